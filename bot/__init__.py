@@ -1,0 +1,1 @@
+"""Everything conversational: the advisor facade, planners, grounding, store, API and CLI."""

@@ -1,0 +1,83 @@
+"""Output for the CLI: rich tables for people, `--json` for scripts, one clean line for errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
+
+from tools.errors import AdvisorError
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def lang_of(text: str) -> str:
+    """"zh" when the text holds CJK characters, else "en"."""
+    return "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"
+
+
+@contextmanager
+def user_errors(lang: str = "en"):
+    """Turn an `AdvisorError` into one line on stderr and exit code 2; never a stack trace."""
+    try:
+        yield
+    except AdvisorError as err:
+        err_console.print(f"[bold red]error:[/] {err.message(lang)}", highlight=False)
+        raise typer.Exit(2) from None
+
+
+def print_json(data: Any) -> None:
+    if isinstance(data, BaseModel):
+        data = data.model_dump(mode="json")
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None) -> Table:
+    t = Table(title=title, caption=caption, title_justify="left", caption_justify="left")
+    for i, col in enumerate(columns):
+        t.add_column(col, justify="left" if i == 0 else "right")
+    for row in rows:
+        t.add_row(*(fmt(v) for v in row))
+    return t
+
+
+def fmt(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if value == int(value) and abs(value) < 1e15:
+            return f"{int(value):,}"
+        return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.3g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def assumptions_table(assumptions: Iterable[Any]) -> Table:
+    rows = []
+    for a in assumptions:
+        a = a if isinstance(a, dict) else a.model_dump()
+        value = f"{fmt(a['value'])} {a.get('unit') or ''}".strip()
+        rows.append((a["key"], value, "default" if a.get("default") else "given", a.get("note", "")))
+    t = table("Assumptions", ["assumption", "value", "", "note"], rows)
+    t.columns[3].justify = "left"
+    return t
+
+
+def run_tool(fn: Callable[[], BaseModel], as_json: bool, render: Callable[[BaseModel], None], lang: str = "en") -> None:
+    with user_errors(lang):
+        result = fn()
+    if as_json:
+        print_json(result)
+    else:
+        render(result)

@@ -1,0 +1,91 @@
+"""The one registry of calculators: name -> function, input model, output model.
+
+Every calculator is a function `fn(inp: InputModel) -> OutputModel`. `call(name, args)` validates a
+plain dict against the input model, runs the function and returns the output as a plain dict.
+Validation errors become `InvalidInput` naming the field, in English and Chinese.
+The LangChain tools, the HTTP endpoints, the CLI and the offline planner are generated from here.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from tools.errors import InvalidInput
+
+#: tool name -> "module:function"
+_TOOLS: dict[str, str] = {
+    "gpu_specs": "tools.specs_tools:gpu_specs",
+    "compare_gpus": "tools.specs_tools:compare_gpus",
+    "fit_training": "tools.memory:fit_training",
+    "fit_inference": "tools.memory:fit_inference",
+    "training_time": "tools.speed:training_time",
+    "inference_speed": "tools.speed:inference_speed",
+    "run_cost": "tools.cost:run_cost",
+    "rent_vs_buy": "tools.cost:rent_vs_buy",
+    "recommend_gpus": "tools.select:recommend_gpus",
+}
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    fn: Callable[[Any], BaseModel]
+    input_model: type[BaseModel]
+    output_model: type[BaseModel]
+
+    @property
+    def description(self) -> str:
+        return (self.fn.__doc__ or "").strip()
+
+
+def names() -> list[str]:
+    return list(_TOOLS)
+
+
+@functools.cache
+def get(name: str) -> Tool:
+    if name not in _TOOLS:
+        raise InvalidInput(
+            f"Unknown tool {name!r}; known tools: {', '.join(_TOOLS)}.",
+            f"未知的工具“{name}”；可用工具：{'、'.join(_TOOLS)}。",
+            field="name",
+        )
+    module_name, fn_name = _TOOLS[name].split(":")
+    fn = getattr(importlib.import_module(module_name), fn_name)
+    hints = typing.get_type_hints(fn)
+    params = [h for k, h in hints.items() if k != "return"]
+    return Tool(name=name, fn=fn, input_model=params[0], output_model=hints["return"])
+
+
+def invalid_from_validation(err: ValidationError) -> InvalidInput:
+    """The first validation error as one bilingual sentence naming the field."""
+    first = err.errors()[0]
+    field = ".".join(str(p) for p in first["loc"]) or "input"
+    msg = first["msg"]
+    if first["type"] == "extra_forbidden":
+        return InvalidInput(f"Unknown field {field!r}.", f"未知的字段“{field}”。", field=field)
+    if first["type"] == "missing":
+        return InvalidInput(f"Missing field {field!r}.", f"缺少字段“{field}”。", field=field)
+    return InvalidInput(f"Invalid {field}: {msg}.", f"字段“{field}”的值无效：{msg}。", field=field)
+
+
+def validate(name: str, args: dict) -> BaseModel:
+    tool = get(name)
+    try:
+        return tool.input_model.model_validate(args)
+    except ValidationError as err:
+        raise invalid_from_validation(err) from None
+
+
+def call(name: str, args: dict) -> dict:
+    """Validate `args`, run the calculator `name`, return its output as a JSON-ready dict."""
+    tool = get(name)
+    result = tool.fn(validate(name, args))
+    return result.model_dump(mode="json")

@@ -1,0 +1,40 @@
+"""One unit system for the calculators.
+
+Inside `tools/` memory is in bytes, compute in FLOP/s and bandwidth in bytes/s; outputs are
+converted at the edge into fields whose names carry the unit (`memory_gb`, `bandwidth_gb_s`).
+GB is the decimal gigabyte (10**9 bytes) used in answers; GiB (2**30) is what `nvidia-smi`
+reports, and is only used where a card is described that way.
+"""
+
+from __future__ import annotations
+
+KB = 10**3
+MB = 10**6
+GB = 10**9
+TB = 10**12
+GiB = 2**30
+MiB = 2**20
+
+TFLOPS = 10**12
+HOURS_PER_MONTH = 730  # 8,760 h / 12, the convention used in TCO models
+
+#: bytes per element for each precision name used in the public API
+BYTES_PER_PARAM: dict[str, float] = {
+    "fp32": 4.0,
+    "tf32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "int4": 0.5,
+    "nf4": 0.5,
+}
+
+
+def gb(n_bytes: float, ndigits: int = 2) -> float:
+    """Bytes -> decimal GB, rounded for presentation."""
+    return round(n_bytes / GB, ndigits)
+
+
+def gib_to_gb(gib: float) -> float:
+    return gib * GiB / GB
