@@ -24,7 +24,9 @@ _SUBCOMMANDS = [
     ("bot.cli.catalog", "gpus_app", "gpus"),
     ("bot.cli.catalog", "models_app", "models"),
     ("bot.cli.fit", "fit_app", "fit"),
-    ("bot.cli.numbers", "register", None),
+    ("bot.cli.speed", "register", None),  # time, speed
+    ("bot.cli.cost", "register", None),  # cost, rent-vs-buy
+    ("bot.cli.select", "register", None),  # recommend
     ("bot.cli.kb", "kb_app", "kb"),
     ("bot.cli.advisor", "register", None),
 ]
