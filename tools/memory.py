@@ -1,0 +1,581 @@
+"""GPU memory for training and inference: a per-GPU breakdown, fits or not, what would fit.
+
+Conventions (stated in every output's `assumptions`):
+- Model states, mixed-precision AdamW: 16 bytes per trainable parameter (ZeRO paper, Rajbhandari et
+  al. 2020, arXiv 1910.02054): bf16 weight 2 + bf16 gradient 2 + fp32 master 4 + Adam m 4 + v 4.
+  Megatron keeps fp32 gradients (18 B); we use 16 and say so.
+- Activations per layer (Korthikanti et al. 2022, arXiv 2205.05198), 16-bit:
+  s·b·h·(c + 5·a·s/h) bytes, with c = 18 + 6·f/h for a SwiGLU MLP (34 when f = 8h/3) and
+  18 + 4·f/h for a GELU MLP (34 when f = 4h). Flash attention drops the 5·a·s/h term; tensor
+  parallel with sequence parallel divides by t; full recomputation keeps 2·s·b·h per layer plus
+  one layer being recomputed. A framework factor scales it (Megatron ≈ 1, HF eager higher).
+- Logits: b·s·V elements at 6 bytes (fp32 logits + a bf16 copy), divided by t (vocab-parallel).
+- ZeRO stage k shards over the data-parallel degree d: 1 optimizer states, 2 + gradients,
+  3 + parameters (plus two gathered layers in flight).
+- Usable memory is a fraction of the capacity the driver reports (fragmentation, allocator reserve).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from tools.architecture import ParamCount, kv_bytes_per_token, param_count
+from tools.catalog import get_gpu, get_model, gpus
+from tools.errors import InvalidInput
+from tools.gpu_spec import GpuSpec
+from tools.model_spec import ModelSpec
+from tools.schemas.common import Assumption
+from tools.schemas.memory import (
+    FitInferenceInput,
+    FitInferenceOutput,
+    FitTrainingInput,
+    FitTrainingOutput,
+    Suggestion,
+)
+from tools.units import BYTES_PER_PARAM, GB, GiB
+
+GPUS_PER_NODE = 8
+NCCL_BUFFERS_BYTES = 1.5 * GiB  # REFERENCE.md: ≈ 1.5 GiB allocated at the first collective
+HOST_RAM_FACTOR = 1.5  # DeepSpeed's estimators: offloaded states × 1.5 of host RAM
+NF4_BYTES = 0.5 + 0.127 / 8  # 4-bit weights + double-quantised constants (QLoRA paper, arXiv 2305.14314)
+INT4_GROUP_BYTES = 0.5 + 0.25 / 8  # AWQ/GPTQ group 128: fp16 scale + zero per 128 weights ≈ 0.25 bit
+PREFILL_CHUNK_TOKENS = 8192  # tokens per scheduler step (vLLM chunked prefill budget)
+MAX_COUNT = 1 << 17  # the largest GPU count min_gpus looks at
+
+#: optimizer bytes per trainable parameter (states, without the fp32 master copy)
+OPTIMIZER_STATE_BYTES = {"adamw": 8.0, "adamw8bit": 2.0, "sgd": 4.0, "adafactor": 0.0}
+
+
+def capacity_bytes(gpu: GpuSpec) -> float:
+    """What the driver reports: A100/H100 "80 GB" is 80 GiB (81,920 MiB in nvidia-smi)."""
+    if gpu.memory_reported_gib:
+        return gpu.memory_reported_gib * GiB
+    return gpu.memory_gb * GB
+
+
+@dataclass(frozen=True)
+class _Train:
+    """Resolved training settings: plain values, cheap to copy for what-if suggestions."""
+
+    model: ModelSpec
+    params: ParamCount
+    method: str
+    n_gpus: int
+    precision: str
+    optimizer: str
+    zero_stage: int
+    offload: str
+    seq_len: int
+    micro_batch: int
+    grad_checkpointing: bool
+    flash_attention: bool
+    tp: int
+    pp: int
+    lora_rank: int
+    lora_targets: str
+    trainable_layers: int
+    activation_factor: float
+    cuda_context: float
+
+    @property
+    def dp(self) -> int:
+        return self.n_gpus // (self.tp * self.pp)
+
+
+def _lora_params(m: ModelSpec, p: ParamCount, rank: int, targets: str) -> int:
+    """Adapter parameters: r·(in + out) for each adapted linear layer."""
+    h, a, k, d = m.hidden_size, m.n_heads, m.n_kv_heads, m.head_dim
+    attn = rank * ((h + a * d) * 2 + (h + k * d) * 2)  # q, o, k, v
+    if targets == "attention":
+        return m.n_layers * attn
+    f = m.moe_ffn_size or m.ffn_size
+    mats = 3 if m.mlp == "swiglu" else 2
+    experts = (m.n_experts or 1) + (m.n_shared_experts or 0) if m.is_moe else 1
+    return m.n_layers * (attn + mats * rank * (h + f) * experts)
+
+
+def _trainable(c: _Train) -> tuple[float, float]:
+    """(trainable parameters, frozen parameters)."""
+    total = c.params.total
+    if c.method == "full":
+        return total, 0.0
+    if c.method in ("lora", "qlora"):
+        return float(_lora_params(c.model, c.params, c.lora_rank, c.lora_targets)), float(total)
+    per_layer = c.params.layers_total / c.model.n_layers
+    trainable = min(c.trainable_layers, c.model.n_layers) * per_layer
+    return trainable, total - trainable
+
+
+def _activation_coefficient(m: ModelSpec) -> float:
+    """Korthikanti's 34, generalised to the model's MLP (and top-k experts for a MoE)."""
+    f = m.moe_ffn_size or m.ffn_size
+    per_ffn = 6 if m.mlp == "swiglu" else 4
+    experts = ((m.experts_per_token or 1) + (m.n_shared_experts or 0)) if m.is_moe else 1
+    return 18 + per_ffn * f * experts / m.hidden_size
+
+
+def _train_breakdown(c: _Train) -> tuple[dict[str, float], float]:
+    """Per-GPU bytes by component, and host RAM per node for offload."""
+    m, p = c.model, c.params
+    mp = c.tp * c.pp
+    dp = c.dp
+    trainable, frozen = _trainable(c)
+    compute_bytes = 4.0 if c.precision == "fp32" else 2.0
+    master = 0.0 if c.precision == "fp32" else 4.0
+    grad_bytes = 4.0 if c.precision == "fp32" else 2.0
+
+    # weights: trainable in the compute precision (+ an fp8 copy for fp8 training), frozen as stored
+    w_train = trainable * (compute_bytes + (1.0 if c.precision == "fp8" else 0.0))
+    if c.method == "qlora":
+        embed = p.embedding  # embeddings and the output head stay in 16-bit (bitsandbytes skips them)
+        w_frozen = (frozen - embed) * NF4_BYTES + embed * 2.0
+    else:
+        w_frozen = frozen * compute_bytes
+    weights = (w_train + w_frozen) / mp
+    grads = trainable * grad_bytes / mp
+    optim = trainable * (master + OPTIMIZER_STATE_BYTES[c.optimizer]) / mp
+    stage = c.zero_stage
+    if stage >= 1:
+        optim /= dp
+    if stage >= 2:
+        grads /= dp
+    buffers = 0.0
+    if stage >= 3:
+        weights /= dp
+        buffers = 2 * p.largest_layer * compute_bytes / c.tp  # current + prefetched layer
+    host = 0.0
+    if c.offload in ("optimizer", "optimizer+params"):
+        host += optim
+        optim = 0.0
+    if c.offload == "optimizer+params":
+        host += weights + grads
+        weights, grads = 0.0, 0.0
+
+    s, b, h, a = c.seq_len, c.micro_batch, m.hidden_size, m.n_heads
+    coeff = _activation_coefficient(m) + (0 if c.flash_attention else 5 * a * s / h)
+    per_layer_full = s * b * h * coeff * c.activation_factor / c.tp
+    layers = m.n_layers if c.method != "freeze" else min(c.trainable_layers, m.n_layers)
+    # 1F1B: the first stage holds pp micro-batches of L/pp layers each, i.e. L layers in all
+    if c.grad_checkpointing:
+        activations = layers * 2 * s * b * h / c.tp + per_layer_full
+    else:
+        activations = layers * per_layer_full
+    logits = b * s * m.vocab_size * 6.0 / c.tp
+
+    parts = {
+        "weights": weights,
+        "gradients": grads,
+        "optimizer": optim,
+        "activations": activations,
+        "logits": logits,
+        "zero3_buffers": buffers,
+        "cuda_context": c.cuda_context,
+        "comm_buffers": NCCL_BUFFERS_BYTES if c.n_gpus > 1 else 0.0,
+    }
+    per_node = min(c.n_gpus, GPUS_PER_NODE)
+    return parts, host * per_node * HOST_RAM_FACTOR
+
+
+def _shardable(parts: dict[str, float], stage: int, offload: str) -> float:
+    """Bytes that shrink as 1/dp at this ZeRO stage (the rest is fixed per GPU)."""
+    keys = {0: (), 1: ("optimizer",), 2: ("optimizer", "gradients"), 3: ("optimizer", "gradients", "weights")}[stage]
+    return sum(parts[k] for k in keys)
+
+
+def _counts_from(n: int) -> int:
+    """Round a GPU count up to what people buy: 1, 2, 4, 8, then whole 8-GPU nodes."""
+    if n <= 1:
+        return 1
+    if n <= GPUS_PER_NODE:
+        return 1 << math.ceil(math.log2(n))
+    return math.ceil(n / GPUS_PER_NODE) * GPUS_PER_NODE
+
+
+def _min_gpus(c: _Train, usable: float) -> tuple[int | None, int | None]:
+    """Smallest GPU count (1, 2, 4, 8, whole nodes) where some ZeRO stage fits, and that stage.
+
+    Per GPU = fixed + shardable / dp, so the count is solved directly rather than searched.
+    """
+    mp = c.tp * c.pp
+    best: tuple[int, int] | None = None
+    stages = (3,) if c.offload == "optimizer+params" else ((1, 2, 3) if c.offload != "none" else (0, 1, 2, 3))
+    for stage in stages:
+        probe = replace(c, zero_stage=stage, n_gpus=mp * 2)  # any dp > 1 gives the per-dp split
+        parts, _ = _train_breakdown(probe)
+        shard = _shardable(parts, stage, c.offload) * 2  # undo the probe's dp of 2
+        fixed = sum(parts.values()) - shard / 2
+        single = replace(c, zero_stage=stage, n_gpus=mp)
+        if sum(_train_breakdown(single)[0].values()) <= usable:
+            n = mp
+        elif fixed >= usable:
+            continue
+        else:
+            n = _counts_from(mp * max(2, math.ceil(shard / (usable - fixed))))
+            while n % mp:
+                n += GPUS_PER_NODE if n >= GPUS_PER_NODE else n
+        if n <= MAX_COUNT and (best is None or n < best[0]):
+            best = (n, stage)
+    return best if best else (None, None)
+
+
+def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[Assumption]]:
+    model = get_model(inp.model)
+    gpu = get_gpu(inp.gpu)
+    _check_parallel(model, inp.tp, inp.pp)
+    if inp.n_gpus % (inp.tp * inp.pp):
+        raise InvalidInput(
+            f"n_gpus ({inp.n_gpus}) must be a multiple of tp × pp ({inp.tp} × {inp.pp}).",
+            f"GPU 数量 {inp.n_gpus} 必须是 tp × pp（{inp.tp} × {inp.pp}）的整数倍。",
+            field="n_gpus",
+        )
+    if inp.offload == "optimizer+params" and inp.zero_stage not in (None, 3):
+        raise InvalidInput("Offloading parameters needs ZeRO stage 3.", "参数卸载（offload params）需要 ZeRO-3。", field="zero_stage")
+    if inp.offload != "none" and inp.zero_stage == 0:
+        raise InvalidInput("ZeRO-Offload needs ZeRO stage 1 or higher.", "ZeRO-Offload 需要 ZeRO 1 级或以上。", field="zero_stage")
+    if inp.precision == "fp8" and not gpu.fp8_tflops:
+        raise InvalidInput(
+            f"{gpu.name} has no FP8 tensor cores; choose bf16 or fp16.",
+            f"{gpu.name} 不支持 FP8 张量计算，请改用 bf16 或 fp16。",
+            field="precision",
+        )
+    if inp.method == "qlora" and inp.precision == "fp32":
+        raise InvalidInput("QLoRA computes in bf16/fp16, not fp32.", "QLoRA 以 bf16/fp16 计算，不支持 fp32。", field="precision")
+    c = _Train(
+        model=model,
+        params=param_count(model),
+        method=inp.method,
+        n_gpus=inp.n_gpus,
+        precision=inp.precision,
+        optimizer=inp.optimizer,
+        zero_stage=inp.zero_stage if inp.zero_stage is not None else 0,
+        offload=inp.offload,
+        seq_len=inp.seq_len,
+        micro_batch=inp.micro_batch,
+        grad_checkpointing=inp.grad_checkpointing,
+        flash_attention=inp.flash_attention,
+        tp=inp.tp,
+        pp=inp.pp,
+        lora_rank=inp.lora_rank,
+        lora_targets=inp.lora_targets,
+        trainable_layers=inp.trainable_layers,
+        activation_factor=inp.activation_factor,
+        cuda_context=inp.cuda_context_gb * GB,
+    )
+    given = inp.model_fields_set
+    notes = {
+        "method": "full: every weight trained",
+        "precision": "mixed precision with an fp32 master copy" if inp.precision != "fp32" else "pure fp32",
+        "optimizer": "AdamW",
+        "offload": "no ZeRO-Offload",
+        "seq_len": "tokens per sequence",
+        "micro_batch": "sequences per GPU per step",
+        "grad_checkpointing": "off: every layer's activations are kept",
+        "flash_attention": "on: no s² attention-score matrix is stored",
+        "tp": "tensor parallel size",
+        "pp": "pipeline stages",
+        "activation_factor": "1.0 = Megatron-LM; measured HF eager stacks need more",
+        "usable_fraction": "the rest is left to the allocator and fragmentation",
+        "cuda_context_gb": "CUDA context per process (0.5–2 GiB in practice)",
+    }
+    if inp.method in ("lora", "qlora"):
+        notes["lora_rank"] = "adapter rank r"
+        notes["lora_targets"] = "which linear layers get adapters"
+    if inp.method == "freeze":
+        notes["trainable_layers"] = "top layers left trainable (LLaMA-Factory's default is 2)"
+    units = {"seq_len": "tokens", "cuda_context_gb": "GB", "usable_fraction": "of capacity"}
+    assumptions = [
+        Assumption(key=k, value=getattr(inp, k), unit=units.get(k, ""), default=k not in given, note=v)
+        for k, v in notes.items()
+    ]
+    if model.generic:
+        assumptions.insert(0, Assumption(key="model_architecture", value=model.name, note=model.notes or ""))
+    return c, gpu, assumptions
+
+
+def _check_parallel(model: ModelSpec, tp: int, pp: int) -> None:
+    if model.n_heads % tp:
+        raise InvalidInput(
+            f"tp={tp} does not divide {model.name}'s {model.n_heads} attention heads.",
+            f"张量并行 tp={tp} 不能整除 {model.name} 的 {model.n_heads} 个注意力头。",
+            field="tp",
+        )
+    if pp > model.n_layers:
+        raise InvalidInput(
+            f"pp={pp} is more pipeline stages than {model.name}'s {model.n_layers} layers.",
+            f"流水线并行 pp={pp} 超过了 {model.name} 的层数 {model.n_layers}。",
+            field="pp",
+        )
+
+
+def _auto_stage(c: _Train, usable: float, explicit: int | None) -> _Train:
+    """The given ZeRO stage, or the lowest that fits (3 when none does); 0 on a single GPU."""
+    if explicit is not None:
+        return c
+    low = 1 if c.offload == "optimizer" else 3 if c.offload == "optimizer+params" else 0
+    if c.dp == 1:
+        return replace(c, zero_stage=max(low, 0) if c.offload == "none" else low)
+    for stage in range(low, 4):
+        trial = replace(c, zero_stage=stage)
+        if sum(_train_breakdown(trial)[0].values()) <= usable:
+            return trial
+    return replace(c, zero_stage=3)
+
+
+def _total(c: _Train) -> float:
+    return sum(_train_breakdown(c)[0].values())
+
+
+def _suggest(c: _Train, gpu: GpuSpec, usable: float, min_gpus: int | None) -> list[Suggestion]:
+    """Single changes that make the run fit, each with its new per-GPU figure."""
+    out: list[Suggestion] = []
+
+    def add(key: str, en: str, zh: str, trial: _Train, settings: dict, card: GpuSpec = gpu) -> None:
+        need = _total(trial)
+        cap = capacity_bytes(card) * (usable / capacity_bytes(gpu))
+        if need <= cap:
+            out.append(
+                Suggestion(
+                    change=key,
+                    description_en=en,
+                    description_zh=zh,
+                    per_gpu_gb=round(need / GB, 1),
+                    fits=True,
+                    n_gpus=trial.n_gpus,
+                    gpu=card.name,
+                    settings=settings,
+                )
+            )
+
+    if not c.grad_checkpointing:
+        add("grad_checkpointing", "Turn on gradient checkpointing.", "开启梯度检查点（重计算）。",
+            replace(c, grad_checkpointing=True), {"grad_checkpointing": True})
+    if c.method == "full":
+        add("lora", "Fine-tune with LoRA instead of all weights.", "改用 LoRA 微调，不训练全部权重。",
+            replace(c, method="lora"), {"method": "lora"})
+    if c.method in ("full", "lora", "freeze") and c.precision != "fp32":
+        add("qlora", "Use QLoRA: a 4-bit NF4 base with 16-bit adapters.", "改用 QLoRA：4 位 NF4 底座加 16 位适配器。",
+            replace(c, method="qlora", grad_checkpointing=True), {"method": "qlora", "grad_checkpointing": True})
+    if c.optimizer == "adamw":
+        add("adamw8bit", "Use 8-bit AdamW (bitsandbytes).", "改用 8 位 AdamW（bitsandbytes）。",
+            replace(c, optimizer="adamw8bit"), {"optimizer": "adamw8bit"})
+    if c.dp > 1 and c.zero_stage < 3:
+        add("zero3", "Shard parameters, gradients and optimizer states with ZeRO-3.", "用 ZeRO-3 切分参数、梯度和优化器状态。",
+            replace(c, zero_stage=3), {"zero_stage": 3})
+    if c.offload == "none":
+        add("offload_optimizer", "Offload optimizer states to CPU memory (ZeRO-Offload).", "把优化器状态卸载到 CPU 内存（ZeRO-Offload）。",
+            replace(c, offload="optimizer", zero_stage=max(c.zero_stage, 2) if c.dp > 1 else max(c.zero_stage, 1)),
+            {"offload": "optimizer"})
+        add("offload_params", "Offload optimizer states and parameters to CPU (ZeRO-3 Offload).", "把优化器状态和参数都卸载到 CPU（ZeRO-3 Offload）。",
+            replace(c, offload="optimizer+params", zero_stage=3), {"offload": "optimizer+params", "zero_stage": 3})
+    if min_gpus is not None and min_gpus > c.n_gpus:
+        add("more_gpus", f"Use {min_gpus} GPUs with ZeRO-3.", f"增加到 {min_gpus} 张卡并使用 ZeRO-3。",
+            replace(c, n_gpus=min_gpus, zero_stage=3), {"n_gpus": min_gpus, "zero_stage": 3})
+    need = _total(c)
+    bigger = [g for g in gpus() if capacity_bytes(g) > capacity_bytes(gpu) and capacity_bytes(g) * usable / capacity_bytes(gpu) >= need]
+    if bigger:
+        card = min(bigger, key=lambda g: (capacity_bytes(g), g.segment != "datacenter", g.id))
+        add("bigger_gpu", f"Use a card with more memory: {card.name}.", f"换用显存更大的卡：{card.name}。",
+            c, {"gpu": card.name}, card=card)
+    return out
+
+
+def _assumption_states(c: _Train) -> Assumption:
+    if c.precision == "fp32":
+        note = "fp32 weight 4 + gradient 4 + optimizer states"
+    else:
+        note = "bf16 weight 2 + bf16 gradient 2 + fp32 master 4 + optimizer states (16 B/param for AdamW, ZeRO paper; Megatron's fp32 gradients would make it 18)"
+    master = 0 if c.precision == "fp32" else 4
+    value = (4 if c.precision == "fp32" else 2) * 2 + master + OPTIMIZER_STATE_BYTES[c.optimizer]
+    return Assumption(key="bytes_per_trainable_param", value=value, unit="B/param", note=note)
+
+
+def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
+    """Per-GPU memory of a training or fine-tuning run: breakdown, fits, min GPUs and what would fit.
+
+    Covers full / LoRA / QLoRA / freeze, fp32 / bf16 / fp16 / fp8 mixed precision, AdamW / 8-bit AdamW /
+    SGD / Adafactor, ZeRO 0–3 with optimizer or parameter offload, checkpointing, flash attention,
+    tensor and pipeline parallel and MoE models.
+    """
+    c, gpu, assumptions = _resolve_train(inp)
+    capacity = capacity_bytes(gpu)
+    usable = capacity * inp.usable_fraction
+    c = _auto_stage(c, usable, inp.zero_stage)
+    parts, host = _train_breakdown(c)
+    per_gpu = sum(parts.values())
+    fits = per_gpu <= usable
+    min_n, min_stage = _min_gpus(c, usable)
+    suggestions = [] if fits else _suggest(c, gpu, usable, min_n)
+    trainable, _ = _trainable(c)
+    assumptions += [
+        Assumption(key="zero_stage", value=c.zero_stage, default=inp.zero_stage is None,
+                   note="lowest ZeRO stage that fits" if inp.zero_stage is None and c.dp > 1 else "DeepSpeed ZeRO stage"),
+        _assumption_states(c),
+        Assumption(key="capacity", value=round(capacity / GB, 1), unit="GB",
+                   note=f"{gpu.memory_reported_gib:g} GiB as the driver reports" if gpu.memory_reported_gib else "vendor figure"),
+        Assumption(key="logits_bytes_per_element", value=6, unit="B", note="fp32 logits + a bf16 copy"),
+    ]
+    if c.n_gpus > 1:
+        assumptions.append(Assumption(key="comm_buffers", value=round(NCCL_BUFFERS_BYTES / GB, 2), unit="GB", note="NCCL buffers at the first collective"))
+    if c.offload != "none":
+        assumptions.append(Assumption(key="host_ram_factor", value=HOST_RAM_FACTOR, note="host RAM = offloaded states × 1.5 (DeepSpeed estimators)"))
+    return FitTrainingOutput(
+        model=c.model.name,
+        gpu=gpu.name,
+        method=c.method,
+        n_gpus=c.n_gpus,
+        fits=fits,
+        per_gpu_gb=round(per_gpu / GB, 2),
+        capacity_gb=round(capacity / GB, 2),
+        usable_gb=round(usable / GB, 2),
+        shortfall_gb=round(max(0.0, per_gpu - usable) / GB, 2),
+        headroom_gb=round((usable - per_gpu) / GB, 2),
+        breakdown_gb={k: round(v / GB, 2) for k, v in parts.items()},
+        zero_stage=c.zero_stage,
+        host_ram_gb=round(host / GB, 1),
+        trainable_params_b=round(trainable / 1e9, 4),
+        total_params_b=round(c.params.total / 1e9, 3),
+        bytes_per_param_states=float(_assumption_states(c).value),
+        min_gpus=min_n,
+        min_gpus_zero_stage=min_stage,
+        suggestions=suggestions,
+        assumptions=assumptions,
+    )
+
+
+# --- inference -----------------------------------------------------------------------------
+
+
+def _weight_bytes(model: ModelSpec, p: ParamCount, precision: str) -> float:
+    """Weights at a precision; 4-bit formats keep embeddings and the head in 16-bit."""
+    if precision == "nf4":
+        return (p.total - p.embedding) * NF4_BYTES + p.embedding * 2.0
+    if precision == "int4":
+        return (p.total - p.embedding) * INT4_GROUP_BYTES + p.embedding * 2.0
+    if precision == "int8":
+        return (p.total - p.embedding) * 1.0 + p.embedding * 2.0
+    return p.total * BYTES_PER_PARAM[precision]
+
+
+def _split(model: ModelSpec, n: int) -> tuple[int, int]:
+    """Tensor × pipeline split for n GPUs: the largest tp ≤ 8 dividing both n and the heads."""
+    tp = 1
+    for t in range(1, min(n, GPUS_PER_NODE) + 1):
+        if n % t == 0 and model.n_heads % t == 0:
+            tp = t
+    return tp, n // tp
+
+
+def _infer_parts(model, p, precision, kv_bytes, n, batch, ctx, context_gb) -> tuple[dict[str, float], float]:
+    tp, pp = _split(model, n)
+    weights = _weight_bytes(model, p, precision) / n
+    kv_tok = kv_bytes_per_token(model, kv_bytes)
+    kv = kv_tok * batch * ctx / n
+    tokens = min(batch * ctx, PREFILL_CHUNK_TOKENS)
+    f = (model.moe_ffn_size or model.ffn_size) * ((model.experts_per_token or 1) if model.is_moe else 1)
+    activations = tokens * (4 * model.hidden_size + 2 * f) * 2.0 / tp  # live tensors of one layer
+    logits = min(batch, PREFILL_CHUNK_TOKENS) * model.vocab_size * 4.0 / tp
+    parts = {
+        "weights": weights,
+        "kv_cache": kv,
+        "activations": activations,
+        "logits": logits,
+        "cuda_context": context_gb * GB,
+        "comm_buffers": NCCL_BUFFERS_BYTES if n > 1 else 0.0,
+    }
+    return parts, kv_tok
+
+
+def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
+    """Per-GPU memory to serve a model: weights, KV cache, activations; min GPUs and max batch."""
+    model = get_model(inp.model)
+    gpu = get_gpu(inp.gpu)
+    if inp.precision == "fp8" and not gpu.fp8_tflops:
+        raise InvalidInput(
+            f"{gpu.name} has no FP8 support; choose bf16, int8 or int4.",
+            f"{gpu.name} 不支持 FP8，请改用 bf16、int8 或 int4。",
+            field="precision",
+        )
+    p = param_count(model)
+    kv_prec = inp.kv_precision or ("fp16" if inp.precision == "fp16" else "bf16")
+    kv_b = BYTES_PER_PARAM[kv_prec]
+    ctx = inp.context_len or min(model.max_context, 4096)
+    n = inp.n_gpus
+    capacity = capacity_bytes(gpu)
+    usable = capacity * inp.usable_fraction
+    parts, kv_tok = _infer_parts(model, p, inp.precision, kv_b, n, inp.batch, ctx, inp.cuda_context_gb)
+    per_gpu = sum(parts.values())
+    tp, pp = _split(model, n)
+
+    def need(count: int, batch: int, context: int) -> float:
+        return sum(_infer_parts(model, p, inp.precision, kv_b, count, batch, context, inp.cuda_context_gb)[0].values())
+
+    min_n = None
+    count = 1
+    while count <= MAX_COUNT:
+        if need(count, inp.batch, ctx) <= usable:
+            min_n = count
+            break
+        count = count * 2 if count < GPUS_PER_NODE else count + GPUS_PER_NODE
+    fixed = per_gpu - parts["kv_cache"] - parts["activations"] - parts["logits"]
+    per_seq = kv_tok * ctx / n
+    max_batch = _largest(lambda b: need(n, b, ctx) <= usable, 1 << 20)
+    max_ctx = _largest(lambda s: need(n, inp.batch, s) <= usable, 1 << 24)
+    assumptions = [
+        Assumption(key="precision", value=inp.precision, default="precision" not in inp.model_fields_set, note="weight precision"),
+        Assumption(key="kv_precision", value=kv_prec, default=inp.kv_precision is None, note="KV-cache precision"),
+        Assumption(key="context_len", value=ctx, unit="tokens", default=inp.context_len is None,
+                   note="tokens per sequence (prompt + output)"),
+        Assumption(key="batch", value=inp.batch, default="batch" not in inp.model_fields_set, note="concurrent sequences"),
+        Assumption(key="parallelism", value=f"tp={tp} pp={pp}", default=True, note="largest tensor-parallel size ≤ 8 that divides the heads"),
+        Assumption(key="usable_fraction", value=inp.usable_fraction, default="usable_fraction" not in inp.model_fields_set,
+                   note="vLLM's gpu_memory_utilization default"),
+        Assumption(key="capacity", value=round(capacity / GB, 1), unit="GB",
+                   note=f"{gpu.memory_reported_gib:g} GiB as the driver reports" if gpu.memory_reported_gib else "vendor figure"),
+        Assumption(key="prefill_chunk_tokens", value=PREFILL_CHUNK_TOKENS, unit="tokens", note="activation workspace sized for one chunked-prefill step"),
+    ]
+    if model.generic:
+        assumptions.insert(0, Assumption(key="model_architecture", value=model.name, note=model.notes or ""))
+    if inp.precision in ("int4", "nf4", "int8"):
+        assumptions.append(Assumption(key="quantization", value=inp.precision,
+                                      note="embeddings and output head stay 16-bit; int4 adds group-128 scales (≈0.25 bit/param)"))
+    del fixed, per_seq
+    return FitInferenceOutput(
+        model=model.name,
+        gpu=gpu.name,
+        n_gpus=n,
+        tp=tp,
+        pp=pp,
+        fits=per_gpu <= usable,
+        per_gpu_gb=round(per_gpu / GB, 2),
+        capacity_gb=round(capacity / GB, 2),
+        usable_gb=round(usable / GB, 2),
+        shortfall_gb=round(max(0.0, per_gpu - usable) / GB, 2),
+        headroom_gb=round((usable - per_gpu) / GB, 2),
+        breakdown_gb={k: round(v / GB, 3) for k, v in parts.items()},
+        kv_cache_bytes_per_token=kv_tok,
+        kv_cache_gb_per_sequence=round(kv_tok * ctx / GB, 3),
+        context_len=ctx,
+        batch=inp.batch,
+        min_gpus=min_n,
+        max_batch=max_batch,
+        max_context=max_ctx,
+        assumptions=assumptions,
+    )
+
+
+def _largest(ok, cap: int) -> int:
+    """Largest x in [1, cap] with ok(x) (ok monotone decreasing); 0 when ok(1) fails."""
+    if not ok(1):
+        return 0
+    lo, hi = 1, 2
+    while hi <= cap and ok(hi):
+        lo, hi = hi, hi * 2
+    hi = min(hi, cap + 1)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo

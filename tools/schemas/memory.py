@@ -1,0 +1,121 @@
+"""Inputs and outputs of `fit_training` and `fit_inference`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tools.model_spec import ModelSpec
+from tools.schemas.common import ToolInput, ToolOutput
+
+Method = Literal["full", "lora", "qlora", "freeze"]
+TrainPrecision = Literal["fp32", "bf16", "fp16", "fp8"]
+Optimizer = Literal["adamw", "adamw8bit", "sgd", "adafactor"]
+Offload = Literal["none", "optimizer", "optimizer+params"]
+WeightPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"]
+KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
+
+
+class FitTrainingInput(ToolInput):
+    """Will a training or fine-tuning run fit in GPU memory?"""
+
+    model: str | ModelSpec = Field(
+        description="Model name or size, e.g. 'Llama-3-70B', 'Qwen2.5-7B', '70B', '700亿参数' (or a full architecture)."
+    )
+    gpu: str = Field(description="GPU name or alias, e.g. 'A100 80GB', 'H800', '4090D', '910B'.")
+    method: Method = Field("full", description="full fine-tune/pretrain, lora, qlora (NF4 base) or freeze.")
+    n_gpus: int = Field(1, ge=1, le=100_000, description="Total GPUs (data × tensor × pipeline parallel).")
+    precision: TrainPrecision = Field("bf16", description="bf16/fp16/fp8 mixed precision, or pure fp32.")
+    optimizer: Optimizer = "adamw"
+    zero_stage: int | None = Field(
+        None, ge=0, le=3, description="DeepSpeed ZeRO stage 0–3; omitted: the lowest stage that fits."
+    )
+    offload: Offload = Field("none", description="ZeRO-Offload of optimizer states, or optimizer and parameters.")
+    seq_len: int = Field(2048, ge=1, le=10_000_000, description="Tokens per sequence.")
+    micro_batch: int = Field(1, ge=1, le=100_000, description="Sequences per GPU per step.")
+    grad_checkpointing: bool = Field(False, description="Full activation recomputation per layer.")
+    flash_attention: bool = Field(True, description="Memory-efficient attention (no s² score matrix).")
+    tp: int = Field(1, ge=1, le=1024, description="Tensor-parallel size.")
+    pp: int = Field(1, ge=1, le=1024, description="Pipeline-parallel stages.")
+    lora_rank: int = Field(16, ge=1, le=4096)
+    lora_targets: Literal["all-linear", "attention"] = "all-linear"
+    trainable_layers: int = Field(2, ge=1, description="freeze: number of top layers left trainable.")
+    activation_factor: float = Field(
+        1.0, gt=0, le=10, description="Framework factor on Korthikanti activations (1.0 Megatron; HF eager is higher)."
+    )
+    usable_fraction: float = Field(0.9, gt=0.1, le=1.0, description="Share of GPU memory the run may use.")
+    cuda_context_gb: float = Field(1.0, ge=0, le=10)
+
+
+class Suggestion(BaseModel):
+    """One change that makes the run fit, with what it would need per GPU."""
+
+    model_config = ConfigDict(frozen=True)
+
+    change: str  # stable key: "qlora", "lora", "zero3", "offload_optimizer", "grad_checkpointing", ...
+    description_en: str
+    description_zh: str
+    per_gpu_gb: float
+    fits: bool
+    n_gpus: int
+    gpu: str
+    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+
+class FitTrainingOutput(ToolOutput):
+    model: str
+    gpu: str
+    method: Method
+    n_gpus: int
+    fits: bool
+    per_gpu_gb: float
+    capacity_gb: float
+    usable_gb: float
+    shortfall_gb: float  # 0 when it fits
+    headroom_gb: float  # usable − per_gpu (negative when it does not fit)
+    breakdown_gb: dict[str, float]
+    zero_stage: int
+    host_ram_gb: float  # per node, for offload
+    trainable_params_b: float
+    total_params_b: float
+    bytes_per_param_states: float  # weight + gradient + optimizer bytes per trainable parameter
+    min_gpus: int | None  # None: does not fit at any count we consider
+    min_gpus_zero_stage: int | None
+    suggestions: list[Suggestion]
+
+
+class FitInferenceInput(ToolInput):
+    """Will a model serve from GPU memory, and at what batch?"""
+
+    model: str | ModelSpec = Field(description="Model name or size, e.g. 'Qwen2.5-72B', '70B' (or a full architecture).")
+    gpu: str = Field(description="GPU name or alias, e.g. 'H20', 'A100 80GB', '4090'.")
+    n_gpus: int = Field(1, ge=1, le=100_000, description="GPUs serving one replica (tensor × pipeline parallel).")
+    precision: WeightPrecision = Field("bf16", description="Weight precision: bf16/fp16, fp8, int8, int4 (AWQ/GPTQ), nf4.")
+    kv_precision: KvPrecision | None = Field(None, description="KV-cache precision; omitted: bf16 (fp16 for fp16).")
+    batch: int = Field(1, ge=1, le=1_000_000, description="Concurrent sequences.")
+    context_len: int | None = Field(None, ge=1, le=10_000_000, description="Tokens per sequence (prompt + output).")
+    usable_fraction: float = Field(0.9, gt=0.1, le=1.0, description="vLLM's gpu_memory_utilization default is 0.9.")
+    cuda_context_gb: float = Field(1.0, ge=0, le=10)
+
+
+class FitInferenceOutput(ToolOutput):
+    model: str
+    gpu: str
+    n_gpus: int
+    tp: int
+    pp: int
+    fits: bool
+    per_gpu_gb: float
+    capacity_gb: float
+    usable_gb: float
+    shortfall_gb: float
+    headroom_gb: float
+    breakdown_gb: dict[str, float]
+    kv_cache_bytes_per_token: float
+    kv_cache_gb_per_sequence: float
+    context_len: int
+    batch: int
+    min_gpus: int | None
+    max_batch: int  # at this context on these GPUs (0: weights alone do not fit)
+    max_context: int  # at this batch on these GPUs

@@ -1,0 +1,55 @@
+"""Inputs and outputs of `gpu_specs` and `compare_gpus`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from tools.schemas.common import ToolInput, ToolOutput
+
+
+class GpuSpecsInput(ToolInput):
+    """Look up one GPU's catalog entry."""
+
+    gpu: str = Field(description="GPU name or alias, e.g. 'H800', 'A100 80G', '昇腾910B'.")
+
+
+class GpuSpecsOutput(ToolOutput):
+    """The catalog entry (every field of GpuSpec) with its sources."""
+
+    id: str
+    name: str
+    vendor: str
+    memory_gb: float
+    memory_type: str
+    memory_reported_gib: float | None
+    bandwidth_gb_s: float | None
+    fp32_tflops: float | None
+    tf32_tflops: float | None
+    fp16_tflops: float | None
+    bf16_tflops: float | None
+    fp8_tflops: float | None
+    int8_tops: float | None
+    interconnect_gb_s: float | None
+    interconnect_kind: str
+    pcie_gen: int | None
+    tdp_w: float | None
+    form_factor: str
+    launch_year: int | None
+    china_available: bool
+    china_note: str
+    sources: list[dict[str, Any]]
+    notes: str | None = None
+
+
+class CompareGpusInput(ToolInput):
+    """Compare several GPUs side by side."""
+
+    gpus: list[str] = Field(min_length=2, max_length=12, description="Two or more GPU names or aliases.")
+
+
+class CompareGpusOutput(ToolOutput):
+    rows: list[GpuSpecsOutput]
+    #: ratio of each figure to the first GPU's (None where either is unknown)
+    ratios_to_first: list[dict[str, float | None]]

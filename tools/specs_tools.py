@@ -1,0 +1,63 @@
+"""`gpu_specs` and `compare_gpus`: the catalog as tools."""
+
+from __future__ import annotations
+
+from tools.catalog import get_gpu
+from tools.gpu_spec import GpuSpec
+from tools.schemas.common import Assumption
+from tools.schemas.specs import CompareGpusInput, CompareGpusOutput, GpuSpecsInput, GpuSpecsOutput
+
+RATIO_FIELDS = ("memory_gb", "bandwidth_gb_s", "bf16_tflops", "fp8_tflops", "tf32_tflops", "interconnect_gb_s", "tdp_w")
+
+
+def _row(g: GpuSpec) -> GpuSpecsOutput:
+    data = g.model_dump(mode="json")
+    unverified = sorted({f for s in g.sources if not s.verified for f in s.fields})
+    assumptions = [Assumption(key="compute_convention", value="dense", note="tensor TFLOPS without 2:4 sparsity")]
+    if unverified:
+        assumptions.append(Assumption(key="unverified_fields", value=", ".join(unverified), note="not confirmed by a vendor document"))
+    return GpuSpecsOutput(
+        id=g.id,
+        name=g.name,
+        vendor=g.vendor,
+        memory_gb=g.memory_gb,
+        memory_type=g.memory_type,
+        memory_reported_gib=g.memory_reported_gib,
+        bandwidth_gb_s=g.bandwidth_gb_s,
+        fp32_tflops=g.fp32_tflops,
+        tf32_tflops=g.tf32_tflops,
+        fp16_tflops=g.fp16_tflops,
+        bf16_tflops=g.bf16_tflops,
+        fp8_tflops=g.fp8_tflops,
+        int8_tops=g.int8_tops,
+        interconnect_gb_s=g.interconnect_gb_s,
+        interconnect_kind=g.interconnect.kind,
+        pcie_gen=g.pcie_gen,
+        tdp_w=g.tdp_w,
+        form_factor=g.form_factor,
+        launch_year=g.launch_year,
+        china_available=g.china.available,
+        china_note=g.china.note,
+        sources=data["sources"],
+        notes=g.notes,
+        assumptions=assumptions,
+    )
+
+
+def gpu_specs(inp: GpuSpecsInput) -> GpuSpecsOutput:
+    """A GPU's catalog entry: memory, bandwidth, dense TFLOPS per precision, interconnect, TDP, China status, sources."""
+    return _row(get_gpu(inp.gpu))
+
+
+def compare_gpus(inp: CompareGpusInput) -> CompareGpusOutput:
+    """Several GPUs side by side, with each figure's ratio to the first GPU's."""
+    rows = [_row(get_gpu(name)) for name in inp.gpus]
+    first = rows[0]
+    ratios = []
+    for r in rows:
+        ratio: dict[str, float | None] = {}
+        for f in RATIO_FIELDS:
+            a, b = getattr(r, f), getattr(first, f)
+            ratio[f] = round(a / b, 2) if a and b else None
+        ratios.append(ratio)
+    return CompareGpusOutput(rows=rows, ratios_to_first=ratios, assumptions=first.assumptions[:1])
