@@ -28,6 +28,7 @@ _VENDOR_WORDS = ("nvidia", "英伟达", "辉达", "geforce", "tesla", "huawei", 
 _ZH_WORDS = {"昇腾": "ascend", "寒武纪": "cambricon", "摩尔线程": "mtt", "显卡": "", "加速卡": "", "版": ""}
 
 
+@functools.lru_cache(maxsize=4096)
 def normalize(name: str) -> str:
     """Canonical key for matching: lower case, vendor words and separators removed."""
     s = name.strip().lower()

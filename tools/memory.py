@@ -25,7 +25,7 @@ from tools.catalog import get_gpu, get_model, gpus
 from tools.errors import InvalidInput
 from tools.gpu_spec import GpuSpec
 from tools.model_spec import ModelSpec
-from tools.schemas.common import Assumption
+from tools.schemas.common import assume
 from tools.schemas.memory import (
     FitInferenceInput,
     FitInferenceOutput,
@@ -115,16 +115,14 @@ def _activation_coefficient(m: ModelSpec) -> float:
     return 18 + per_ffn * f * experts / m.hidden_size
 
 
-def _train_breakdown(c: _Train) -> tuple[dict[str, float], float]:
-    """Per-GPU bytes by component, and host RAM per node for offload."""
+def _base(c: _Train) -> dict[str, float]:
+    """Per-GPU bytes before ZeRO sharding and offload (model states split by tp × pp only)."""
     m, p = c.model, c.params
     mp = c.tp * c.pp
-    dp = c.dp
     trainable, frozen = _trainable(c)
     compute_bytes = 4.0 if c.precision == "fp32" else 2.0
     master = 0.0 if c.precision == "fp32" else 4.0
     grad_bytes = 4.0 if c.precision == "fp32" else 2.0
-
     # weights: trainable in the compute precision (+ an fp8 copy for fp8 training), frozen as stored
     w_train = trainable * (compute_bytes + (1.0 if c.precision == "fp8" else 0.0))
     if c.method == "qlora":
@@ -132,25 +130,6 @@ def _train_breakdown(c: _Train) -> tuple[dict[str, float], float]:
         w_frozen = (frozen - embed) * NF4_BYTES + embed * 2.0
     else:
         w_frozen = frozen * compute_bytes
-    weights = (w_train + w_frozen) / mp
-    grads = trainable * grad_bytes / mp
-    optim = trainable * (master + OPTIMIZER_STATE_BYTES[c.optimizer]) / mp
-    stage = c.zero_stage
-    if stage >= 1:
-        optim /= dp
-    if stage >= 2:
-        grads /= dp
-    buffers = 0.0
-    if stage >= 3:
-        weights /= dp
-        buffers = 2 * p.largest_layer * compute_bytes / c.tp  # current + prefetched layer
-    host = 0.0
-    if c.offload in ("optimizer", "optimizer+params"):
-        host += optim
-        optim = 0.0
-    if c.offload == "optimizer+params":
-        host += weights + grads
-        weights, grads = 0.0, 0.0
 
     s, b, h, a = c.seq_len, c.micro_batch, m.hidden_size, m.n_heads
     coeff = _activation_coefficient(m) + (0 if c.flash_attention else 5 * a * s / h)
@@ -161,23 +140,52 @@ def _train_breakdown(c: _Train) -> tuple[dict[str, float], float]:
         activations = layers * 2 * s * b * h / c.tp + per_layer_full
     else:
         activations = layers * per_layer_full
-    logits = b * s * m.vocab_size * 6.0 / c.tp
+    return {
+        "weights": (w_train + w_frozen) / mp,
+        "gradients": trainable * grad_bytes / mp,
+        "optimizer": trainable * (master + OPTIMIZER_STATE_BYTES[c.optimizer]) / mp,
+        "activations": activations,
+        "logits": b * s * m.vocab_size * 6.0 / c.tp,
+        "zero3_buffers": 2 * p.largest_layer * compute_bytes / c.tp,  # current + prefetched layer
+        "cuda_context": c.cuda_context,
+    }
 
+
+def _assemble(base: dict[str, float], stage: int, dp: int, offload: str, n_gpus: int) -> tuple[dict[str, float], float]:
+    """Per-GPU bytes by component at a ZeRO stage and data-parallel degree, and offloaded bytes per GPU."""
+    weights, grads, optim = base["weights"], base["gradients"], base["optimizer"]
+    if stage >= 1:
+        optim /= dp
+    if stage >= 2:
+        grads /= dp
+    if stage >= 3:
+        weights /= dp
+    host = 0.0
+    if offload in ("optimizer", "optimizer+params"):
+        host, optim = optim, 0.0
+    if offload == "optimizer+params":
+        host += weights + grads
+        weights, grads = 0.0, 0.0
     parts = {
         "weights": weights,
         "gradients": grads,
         "optimizer": optim,
-        "activations": activations,
-        "logits": logits,
-        "zero3_buffers": buffers,
-        "cuda_context": c.cuda_context,
-        "comm_buffers": NCCL_BUFFERS_BYTES if c.n_gpus > 1 else 0.0,
+        "activations": base["activations"],
+        "logits": base["logits"],
+        "zero3_buffers": base["zero3_buffers"] if stage >= 3 else 0.0,
+        "cuda_context": base["cuda_context"],
+        "comm_buffers": NCCL_BUFFERS_BYTES if n_gpus > 1 else 0.0,
     }
-    per_node = min(c.n_gpus, GPUS_PER_NODE)
-    return parts, host * per_node * HOST_RAM_FACTOR
+    return parts, host
 
 
-def _shardable(parts: dict[str, float], stage: int, offload: str) -> float:
+def _train_breakdown(c: _Train, base: dict[str, float] | None = None) -> tuple[dict[str, float], float]:
+    """Per-GPU bytes by component, and host RAM per node for offload."""
+    parts, host = _assemble(base or _base(c), c.zero_stage, c.dp, c.offload, c.n_gpus)
+    return parts, host * min(c.n_gpus, GPUS_PER_NODE) * HOST_RAM_FACTOR
+
+
+def _shardable(parts: dict[str, float], stage: int) -> float:
     """Bytes that shrink as 1/dp at this ZeRO stage (the rest is fixed per GPU)."""
     keys = {0: (), 1: ("optimizer",), 2: ("optimizer", "gradients"), 3: ("optimizer", "gradients", "weights")}[stage]
     return sum(parts[k] for k in keys)
@@ -192,7 +200,7 @@ def _counts_from(n: int) -> int:
     return math.ceil(n / GPUS_PER_NODE) * GPUS_PER_NODE
 
 
-def _min_gpus(c: _Train, usable: float) -> tuple[int | None, int | None]:
+def _min_gpus(c: _Train, usable: float, base: dict[str, float]) -> tuple[int | None, int | None]:
     """Smallest GPU count (1, 2, 4, 8, whole nodes) where some ZeRO stage fits, and that stage.
 
     Per GPU = fixed + shardable / dp, so the count is solved directly rather than searched.
@@ -200,13 +208,12 @@ def _min_gpus(c: _Train, usable: float) -> tuple[int | None, int | None]:
     mp = c.tp * c.pp
     best: tuple[int, int] | None = None
     stages = (3,) if c.offload == "optimizer+params" else ((1, 2, 3) if c.offload != "none" else (0, 1, 2, 3))
+    single = sum(_assemble(base, 0, 1, c.offload, mp)[0].values())
     for stage in stages:
-        probe = replace(c, zero_stage=stage, n_gpus=mp * 2)  # any dp > 1 gives the per-dp split
-        parts, _ = _train_breakdown(probe)
-        shard = _shardable(parts, stage, c.offload) * 2  # undo the probe's dp of 2
-        fixed = sum(parts.values()) - shard / 2
-        single = replace(c, zero_stage=stage, n_gpus=mp)
-        if sum(_train_breakdown(single)[0].values()) <= usable:
+        parts, _ = _assemble(base, stage, 1, c.offload, mp * 2)  # unsharded, with the multi-GPU buffers
+        shard = _shardable(parts, stage)
+        fixed = sum(parts.values()) - shard
+        if single <= usable and (mp > 1 or stage == stages[0]):
             n = mp
         elif fixed >= usable:
             continue
@@ -219,7 +226,7 @@ def _min_gpus(c: _Train, usable: float) -> tuple[int | None, int | None]:
     return best if best else (None, None)
 
 
-def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[Assumption]]:
+def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
     model = get_model(inp.model)
     gpu = get_gpu(inp.gpu)
     _check_parallel(model, inp.tp, inp.pp)
@@ -285,11 +292,11 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[Assumpt
         notes["trainable_layers"] = "top layers left trainable (LLaMA-Factory's default is 2)"
     units = {"seq_len": "tokens", "cuda_context_gb": "GB", "usable_fraction": "of capacity"}
     assumptions = [
-        Assumption(key=k, value=getattr(inp, k), unit=units.get(k, ""), default=k not in given, note=v)
+        assume(k, value=getattr(inp, k), unit=units.get(k, ""), default=k not in given, note=v)
         for k, v in notes.items()
     ]
     if model.generic:
-        assumptions.insert(0, Assumption(key="model_architecture", value=model.name, note=model.notes or ""))
+        assumptions.insert(0, assume("model_architecture", value=model.name, note=model.notes or ""))
     return c, gpu, assumptions
 
 
@@ -315,10 +322,10 @@ def _auto_stage(c: _Train, usable: float, explicit: int | None) -> _Train:
     low = 1 if c.offload == "optimizer" else 3 if c.offload == "optimizer+params" else 0
     if c.dp == 1:
         return replace(c, zero_stage=max(low, 0) if c.offload == "none" else low)
+    base = _base(c)
     for stage in range(low, 4):
-        trial = replace(c, zero_stage=stage)
-        if sum(_train_breakdown(trial)[0].values()) <= usable:
-            return trial
+        if sum(_assemble(base, stage, c.dp, c.offload, c.n_gpus)[0].values()) <= usable:
+            return replace(c, zero_stage=stage)
     return replace(c, zero_stage=3)
 
 
@@ -380,14 +387,14 @@ def _suggest(c: _Train, gpu: GpuSpec, usable: float, min_gpus: int | None) -> li
     return out
 
 
-def _assumption_states(c: _Train) -> Assumption:
+def _assumption_states(c: _Train) -> dict:
     if c.precision == "fp32":
         note = "fp32 weight 4 + gradient 4 + optimizer states"
     else:
         note = "bf16 weight 2 + bf16 gradient 2 + fp32 master 4 + optimizer states (16 B/param for AdamW, ZeRO paper; Megatron's fp32 gradients would make it 18)"
     master = 0 if c.precision == "fp32" else 4
     value = (4 if c.precision == "fp32" else 2) * 2 + master + OPTIMIZER_STATE_BYTES[c.optimizer]
-    return Assumption(key="bytes_per_trainable_param", value=value, unit="B/param", note=note)
+    return assume("bytes_per_trainable_param", value=value, unit="B/param", note=note)
 
 
 def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
@@ -401,24 +408,25 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
     capacity = capacity_bytes(gpu)
     usable = capacity * inp.usable_fraction
     c = _auto_stage(c, usable, inp.zero_stage)
-    parts, host = _train_breakdown(c)
+    base = _base(c)
+    parts, host = _train_breakdown(c, base)
     per_gpu = sum(parts.values())
     fits = per_gpu <= usable
-    min_n, min_stage = _min_gpus(c, usable)
+    min_n, min_stage = _min_gpus(c, usable, base)
     suggestions = [] if fits else _suggest(c, gpu, usable, min_n)
     trainable, _ = _trainable(c)
     assumptions += [
-        Assumption(key="zero_stage", value=c.zero_stage, default=inp.zero_stage is None,
+        assume("zero_stage", value=c.zero_stage, default=inp.zero_stage is None,
                    note="lowest ZeRO stage that fits" if inp.zero_stage is None and c.dp > 1 else "DeepSpeed ZeRO stage"),
         _assumption_states(c),
-        Assumption(key="capacity", value=round(capacity / GB, 1), unit="GB",
+        assume("capacity", value=round(capacity / GB, 1), unit="GB",
                    note=f"{gpu.memory_reported_gib:g} GiB as the driver reports" if gpu.memory_reported_gib else "vendor figure"),
-        Assumption(key="logits_bytes_per_element", value=6, unit="B", note="fp32 logits + a bf16 copy"),
+        assume("logits_bytes_per_element", value=6, unit="B", note="fp32 logits + a bf16 copy"),
     ]
     if c.n_gpus > 1:
-        assumptions.append(Assumption(key="comm_buffers", value=round(NCCL_BUFFERS_BYTES / GB, 2), unit="GB", note="NCCL buffers at the first collective"))
+        assumptions.append(assume("comm_buffers", value=round(NCCL_BUFFERS_BYTES / GB, 2), unit="GB", note="NCCL buffers at the first collective"))
     if c.offload != "none":
-        assumptions.append(Assumption(key="host_ram_factor", value=HOST_RAM_FACTOR, note="host RAM = offloaded states × 1.5 (DeepSpeed estimators)"))
+        assumptions.append(assume("host_ram_factor", value=HOST_RAM_FACTOR, note="host RAM = offloaded states × 1.5 (DeepSpeed estimators)"))
     return FitTrainingOutput(
         model=c.model.name,
         gpu=gpu.name,
@@ -435,7 +443,7 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
         host_ram_gb=round(host / GB, 1),
         trainable_params_b=round(trainable / 1e9, 4),
         total_params_b=round(c.params.total / 1e9, 3),
-        bytes_per_param_states=float(_assumption_states(c).value),
+        bytes_per_param_states=float(_assumption_states(c)["value"]),
         min_gpus=min_n,
         min_gpus_zero_stage=min_stage,
         suggestions=suggestions,
@@ -466,24 +474,63 @@ def _split(model: ModelSpec, n: int) -> tuple[int, int]:
     return tp, n // tp
 
 
-def _infer_parts(model, p, precision, kv_bytes, n, batch, ctx, context_gb) -> tuple[dict[str, float], float]:
-    tp, pp = _split(model, n)
-    weights = _weight_bytes(model, p, precision) / n
-    kv_tok = kv_bytes_per_token(model, kv_bytes)
-    kv = kv_tok * batch * ctx / n
-    tokens = min(batch * ctx, PREFILL_CHUNK_TOKENS)
+@dataclass(frozen=True)
+class _Serving:
+    """Per-GPU bytes to serve one replica, as cheap arithmetic in (GPUs, batch, context)."""
+
+    model: ModelSpec
+    weights: float  # all weights, bytes
+    kv_tok: float  # KV bytes per token, all layers
+    act_tok: float  # live activation bytes per token of one layer
+    logit_seq: float  # fp32 logits bytes per sequence (one position)
+    context: float
+
+    def parts(self, n: int, batch: int, ctx: int) -> dict[str, float]:
+        tp = _split(self.model, n)[0]
+        return {
+            "weights": self.weights / n,
+            "kv_cache": self.kv_tok * batch * ctx / n,
+            "activations": min(batch * ctx, PREFILL_CHUNK_TOKENS) * self.act_tok / tp,
+            "logits": min(batch, PREFILL_CHUNK_TOKENS) * self.logit_seq / tp,
+            "cuda_context": self.context,
+            "comm_buffers": NCCL_BUFFERS_BYTES if n > 1 else 0.0,
+        }
+
+    def need(self, n: int, batch: int, ctx: int) -> float:
+        return sum(self.parts(n, batch, ctx).values())
+
+    def need_on(self, n: int):
+        """need(batch, ctx) on n GPUs as a closure with the constants folded (for the searches)."""
+        tp = _split(self.model, n)[0]
+        fixed = self.weights / n + self.context + (NCCL_BUFFERS_BYTES if n > 1 else 0.0)
+        kv, act, logit = self.kv_tok / n, self.act_tok / tp, self.logit_seq / tp
+        chunk = PREFILL_CHUNK_TOKENS
+        return lambda b, s: fixed + kv * b * s + act * min(b * s, chunk) + logit * min(b, chunk)
+
+    def min_gpus(self, batch: int, ctx: int, usable: float) -> int | None:
+        """1, 2, 4, 8, then whole nodes: per GPU = fixed + (weights + KV) / n beyond one node."""
+        for n in (1, 2, 4, 8):
+            if self.need(n, batch, ctx) <= usable:
+                return n
+        parts = self.parts(GPUS_PER_NODE, batch, ctx)  # tp is settled at 8 GPUs per node
+        shard = (parts["weights"] + parts["kv_cache"]) * GPUS_PER_NODE
+        fixed = sum(parts.values()) - parts["weights"] - parts["kv_cache"]
+        if fixed >= usable:
+            return None
+        n = _counts_from(math.ceil(shard / (usable - fixed)))
+        return n if n <= MAX_COUNT else None
+
+
+def _serving(model: ModelSpec, precision: str, kv_bytes: float, context_gb: float) -> _Serving:
     f = (model.moe_ffn_size or model.ffn_size) * ((model.experts_per_token or 1) if model.is_moe else 1)
-    activations = tokens * (4 * model.hidden_size + 2 * f) * 2.0 / tp  # live tensors of one layer
-    logits = min(batch, PREFILL_CHUNK_TOKENS) * model.vocab_size * 4.0 / tp
-    parts = {
-        "weights": weights,
-        "kv_cache": kv,
-        "activations": activations,
-        "logits": logits,
-        "cuda_context": context_gb * GB,
-        "comm_buffers": NCCL_BUFFERS_BYTES if n > 1 else 0.0,
-    }
-    return parts, kv_tok
+    return _Serving(
+        model=model,
+        weights=_weight_bytes(model, param_count(model), precision),
+        kv_tok=kv_bytes_per_token(model, kv_bytes),
+        act_tok=(4 * model.hidden_size + 2 * f) * 2.0,  # live tensors of one layer, 16-bit
+        logit_seq=model.vocab_size * 4.0,
+        context=context_gb * GB,
+    )
 
 
 def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
@@ -496,50 +543,38 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
             f"{gpu.name} 不支持 FP8，请改用 bf16、int8 或 int4。",
             field="precision",
         )
-    p = param_count(model)
     kv_prec = inp.kv_precision or ("fp16" if inp.precision == "fp16" else "bf16")
-    kv_b = BYTES_PER_PARAM[kv_prec]
+    serving = _serving(model, inp.precision, BYTES_PER_PARAM[kv_prec], inp.cuda_context_gb)
+    kv_tok = serving.kv_tok
     ctx = inp.context_len or min(model.max_context, 4096)
     n = inp.n_gpus
     capacity = capacity_bytes(gpu)
     usable = capacity * inp.usable_fraction
-    parts, kv_tok = _infer_parts(model, p, inp.precision, kv_b, n, inp.batch, ctx, inp.cuda_context_gb)
+    parts = serving.parts(n, inp.batch, ctx)
     per_gpu = sum(parts.values())
     tp, pp = _split(model, n)
-
-    def need(count: int, batch: int, context: int) -> float:
-        return sum(_infer_parts(model, p, inp.precision, kv_b, count, batch, context, inp.cuda_context_gb)[0].values())
-
-    min_n = None
-    count = 1
-    while count <= MAX_COUNT:
-        if need(count, inp.batch, ctx) <= usable:
-            min_n = count
-            break
-        count = count * 2 if count < GPUS_PER_NODE else count + GPUS_PER_NODE
-    fixed = per_gpu - parts["kv_cache"] - parts["activations"] - parts["logits"]
-    per_seq = kv_tok * ctx / n
-    max_batch = _largest(lambda b: need(n, b, ctx) <= usable, 1 << 20)
-    max_ctx = _largest(lambda s: need(n, inp.batch, s) <= usable, 1 << 24)
+    min_n = serving.min_gpus(inp.batch, ctx, usable)
+    need = serving.need_on(n)
+    max_batch = _largest(lambda b: need(b, ctx) <= usable, 1 << 20)
+    max_ctx = _largest(lambda s: need(inp.batch, s) <= usable, 1 << 24)
     assumptions = [
-        Assumption(key="precision", value=inp.precision, default="precision" not in inp.model_fields_set, note="weight precision"),
-        Assumption(key="kv_precision", value=kv_prec, default=inp.kv_precision is None, note="KV-cache precision"),
-        Assumption(key="context_len", value=ctx, unit="tokens", default=inp.context_len is None,
+        assume("precision", value=inp.precision, default="precision" not in inp.model_fields_set, note="weight precision"),
+        assume("kv_precision", value=kv_prec, default=inp.kv_precision is None, note="KV-cache precision"),
+        assume("context_len", value=ctx, unit="tokens", default=inp.context_len is None,
                    note="tokens per sequence (prompt + output)"),
-        Assumption(key="batch", value=inp.batch, default="batch" not in inp.model_fields_set, note="concurrent sequences"),
-        Assumption(key="parallelism", value=f"tp={tp} pp={pp}", default=True, note="largest tensor-parallel size ≤ 8 that divides the heads"),
-        Assumption(key="usable_fraction", value=inp.usable_fraction, default="usable_fraction" not in inp.model_fields_set,
+        assume("batch", value=inp.batch, default="batch" not in inp.model_fields_set, note="concurrent sequences"),
+        assume("parallelism", value=f"tp={tp} pp={pp}", default=True, note="largest tensor-parallel size ≤ 8 that divides the heads"),
+        assume("usable_fraction", value=inp.usable_fraction, default="usable_fraction" not in inp.model_fields_set,
                    note="vLLM's gpu_memory_utilization default"),
-        Assumption(key="capacity", value=round(capacity / GB, 1), unit="GB",
+        assume("capacity", value=round(capacity / GB, 1), unit="GB",
                    note=f"{gpu.memory_reported_gib:g} GiB as the driver reports" if gpu.memory_reported_gib else "vendor figure"),
-        Assumption(key="prefill_chunk_tokens", value=PREFILL_CHUNK_TOKENS, unit="tokens", note="activation workspace sized for one chunked-prefill step"),
+        assume("prefill_chunk_tokens", value=PREFILL_CHUNK_TOKENS, unit="tokens", note="activation workspace sized for one chunked-prefill step"),
     ]
     if model.generic:
-        assumptions.insert(0, Assumption(key="model_architecture", value=model.name, note=model.notes or ""))
+        assumptions.insert(0, assume("model_architecture", value=model.name, note=model.notes or ""))
     if inp.precision in ("int4", "nf4", "int8"):
-        assumptions.append(Assumption(key="quantization", value=inp.precision,
+        assumptions.append(assume("quantization", value=inp.precision,
                                       note="embeddings and output head stay 16-bit; int4 adds group-128 scales (≈0.25 bit/param)"))
-    del fixed, per_seq
     return FitInferenceOutput(
         model=model.name,
         gpu=gpu.name,

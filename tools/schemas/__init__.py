@@ -3,6 +3,6 @@
 One module per calculator family; this package re-exports them.
 """
 
-from tools.schemas.common import Assumption, ToolInput, ToolOutput
+from tools.schemas.common import Assumption, ToolInput, ToolOutput, assume
 
-__all__ = ["Assumption", "ToolInput", "ToolOutput"]
+__all__ = ["Assumption", "ToolInput", "ToolOutput", "assume"]

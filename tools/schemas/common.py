@@ -27,6 +27,11 @@ class Assumption(BaseModel):
     note: str = ""
 
 
+def assume(key: str, value: float | int | str | bool | None, unit: str = "", default: bool = True, note: str = "") -> dict:
+    """An assumption as a plain dict; the output model validates the whole list at once (fast)."""
+    return {"key": key, "value": value, "unit": unit, "default": default, "note": note}
+
+
 class ToolOutput(BaseModel):
     model_config = ConfigDict(frozen=True)
 

@@ -1,0 +1,104 @@
+"""Microseconds per calculator call: median and p95, next to a trivial baseline from the same run.
+
+    .venv/bin/python bench/calculators.py [--repeat 300]
+
+Targets (issue 2/3): median ≤ 50 µs per calculator call; recommend_gpus over the whole catalog
+≤ 20 ms. Inputs vary between calls (no result caching is measured). The baseline is a plain
+function doing a few dict operations, so ratios stay comparable on a noisy shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tools import registry
+from tools.catalog import gpus, models
+
+TARGET_US = {"recommend_gpus": 20_000}
+DEFAULT_TARGET_US = 50
+
+
+def _inputs() -> dict[str, list[dict]]:
+    g = [x.id for x in gpus()][:12]
+    m = [x.id for x in models()][:8] + ["70B", "13B"]
+    pairs = list(itertools.islice(itertools.cycle(itertools.product(m, g)), 64))
+    return {
+        "gpu_specs": [{"gpu": gpu} for gpu in g],
+        "compare_gpus": [{"gpus": [a, b]} for a, b in zip(g, g[1:])],
+        "fit_training": [
+            {"model": mo, "gpu": gpu, "method": meth, "n_gpus": n, "grad_checkpointing": ck}
+            for (mo, gpu), meth, n, ck in zip(pairs, itertools.cycle(["full", "lora", "qlora", "freeze"]),
+                                               itertools.cycle([1, 8, 16]), itertools.cycle([True, False]))
+        ],
+        "fit_inference": [{"model": mo, "gpu": gpu, "batch": b} for (mo, gpu), b in zip(pairs, itertools.cycle([1, 8, 32]))],
+        "training_time": [{"model": mo, "gpu": gpu, "n_gpus": n, "tokens": 1_000_000_000}
+                          for (mo, gpu), n in zip(pairs, itertools.cycle([1, 8, 64]))],
+        "inference_speed": [{"model": mo, "gpu": gpu, "batch": b} for (mo, gpu), b in zip(pairs, itertools.cycle([1, 16]))],
+        "run_cost": [{"gpu": gpu, "gpu_hours": h, "price_cny_per_hour": 20.0} for gpu, h in zip(g, itertools.cycle([100, 5000]))],
+        "rent_vs_buy": [{"gpu": gpu, "n_gpus": 8, "hours_per_day": h} for gpu, h in zip(g, itertools.cycle([24, 8]))],
+        "recommend_gpus": [{"model": mo, "workload": w, "tokens": 1_000_000_000}
+                           for mo, w in zip(m[:4], itertools.cycle(["finetune", "infer"]))],
+    }
+
+
+def _baseline(args: dict) -> dict:
+    out = dict(args)
+    out["x"] = sum(len(str(v)) for v in args.values())
+    return out
+
+
+def _time(fn, inputs: list, repeat: int) -> list[float]:
+    samples = []
+    for i in range(repeat):
+        args = inputs[i % len(inputs)]
+        t0 = time.perf_counter_ns()
+        fn(args)
+        samples.append((time.perf_counter_ns() - t0) / 1000)
+    return samples
+
+
+def _p95(xs: list[float]) -> float:
+    return statistics.quantiles(xs, n=20)[-1]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=300)
+    args = ap.parse_args()
+    inputs = _inputs()
+    base = _time(_baseline, inputs["fit_training"], args.repeat * 3)
+    base_med = statistics.median(base)
+    print(f"{'calculator':<16} {'median µs':>10} {'p95 µs':>10} {'× baseline':>11} {'target µs':>10}  ok")
+    print(f"{'baseline':<16} {base_med:>10.1f} {_p95(base):>10.1f} {1:>11.1f} {'':>10}")
+    failed = False
+    for name in registry.names():
+        try:
+            tool = registry.get(name)
+        except ModuleNotFoundError:
+            print(f"{name:<16} not built yet")
+            continue
+        if not inputs[name]:
+            print(f"{name:<16} no inputs (catalog too small)")
+            continue
+        calls = [tool.input_model.model_validate(a) for a in inputs[name]]
+        for c in calls:  # warm the catalog caches and check every input is valid
+            tool.fn(c)
+        repeat = max(20, args.repeat // 10) if name == "recommend_gpus" else args.repeat
+        samples = _time(lambda a, v=tool: registry.call(v.name, a), inputs[name], repeat)
+        med = statistics.median(samples)
+        target = TARGET_US.get(name, DEFAULT_TARGET_US)
+        ok = med <= target
+        failed |= not ok
+        print(f"{name:<16} {med:>10.1f} {_p95(samples):>10.1f} {med / base_med:>11.1f} {target:>10}  {'yes' if ok else 'NO'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

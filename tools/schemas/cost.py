@@ -1,0 +1,141 @@
+"""Inputs and outputs of `run_cost` and `rent_vs_buy` (field names: see DESIGN.md)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tools.errors import InvalidInput
+from tools.schemas.common import ToolInput, ToolOutput
+
+Currency = Literal["CNY", "USD"]
+
+
+class RunCostInput(ToolInput):
+    """What does a run of N GPU-hours cost at rental prices?"""
+
+    gpu: str = Field(description="GPU name or alias, e.g. 'H800', 'A100 80GB', '910B'.")
+    gpu_hours: float | None = Field(None, gt=0, description="Total GPU-hours (card-hours). Or give hours and n_gpus.")
+    hours: float | None = Field(None, gt=0, description="Wall-clock hours of the run (with n_gpus).")
+    n_gpus: int | None = Field(None, ge=1, le=1_000_000, description="GPUs used for `hours` (with hours).")
+    price_cny_per_hour: float | None = Field(
+        None, gt=0, description="Your rental price per card-hour in 元; omitted: the catalog default."
+    )
+    currency: Currency = Field("CNY", description="CNY (default) or USD: USD adds *_usd fields.")
+    fx_cny_per_usd: float | None = Field(None, gt=0, description="元 per US dollar; omitted: the dated default.")
+
+    @model_validator(mode="after")
+    def _one_way_to_give_hours(self) -> RunCostInput:
+        by_total = self.gpu_hours is not None
+        by_pair = self.hours is not None or self.n_gpus is not None
+        if by_total and by_pair:
+            raise InvalidInput(
+                "Give either gpu_hours, or hours together with n_gpus, not both.",
+                "请只给一种：gpu_hours（总卡时），或 hours 加 n_gpus。",
+                field="gpu_hours",
+            )
+        if not by_total and (self.hours is None or self.n_gpus is None):
+            missing = "n_gpus" if self.hours is not None else "hours" if self.n_gpus is not None else "gpu_hours"
+            raise InvalidInput(
+                f"Missing {missing}: give gpu_hours, or hours together with n_gpus.",
+                f"缺少 {missing}：请给出 gpu_hours（总卡时），或 hours 加 n_gpus。",
+                field=missing,
+            )
+        return self
+
+    @property
+    def total_gpu_hours(self) -> float:
+        if self.gpu_hours is not None:
+            return self.gpu_hours
+        assert self.hours is not None and self.n_gpus is not None  # guaranteed by the validator
+        return self.hours * self.n_gpus
+
+
+class RunCostOutput(ToolOutput):
+    gpu: str
+    gpu_hours: float
+    price_cny_per_hour: float
+    price_low_cny_per_hour: float
+    price_high_cny_per_hour: float
+    total_cny: float
+    low_cny: float
+    high_cny: float
+    price_source: str
+    currency: Currency = "CNY"
+    fx_cny_per_usd: float | None = None
+    total_usd: float | None = None
+    low_usd: float | None = None
+    high_usd: float | None = None
+    price_usd_per_hour: float | None = None
+
+
+class RentVsBuyInput(ToolInput):
+    """Rent GPUs by the hour, or buy and host them? Totals over a horizon and the break-even month."""
+
+    gpu: str = Field(description="GPU name or alias.")
+    n_gpus: int = Field(8, ge=1, le=1_000_000, description="GPUs to rent or buy.")
+    hours_per_day: float = Field(24, gt=0, le=24, description="Hours a day the GPUs are busy.")
+    months: int = Field(36, ge=1, le=120, description="Horizon in months (a month is 730 h).")
+    rent_cny_per_hour: float | None = Field(None, gt=0, description="Rental price per card-hour; default: catalog mid.")
+    purchase_cny: float | None = Field(None, gt=0, description="Purchase price per card (card only); default: mid.")
+    host_share_cny_per_gpu: float | None = Field(None, ge=0, description="Server, CPUs, RAM, NICs per GPU, 元.")
+    node_kw_per_gpu: float | None = Field(None, gt=0, description="Whole-server power per GPU at full load, kW.")
+    load_factor: float | None = Field(None, gt=0, le=1, description="Average draw as a share of full load.")
+    pue: float | None = Field(None, ge=1, le=3)
+    electricity_cny_per_kwh: float | None = Field(None, ge=0)
+    hosting_cny_per_kw_month: float | None = Field(None, ge=0, description="Colocation per provisioned kW-month.")
+    depreciation_years: float | None = Field(None, gt=0, le=15)
+    maintenance_pct_per_year: float | None = Field(None, ge=0, le=100)
+    residual_value_pct: float | None = Field(None, ge=0, le=100, description="Resale at the horizon, % of capex.")
+    cost_of_capital_pct_per_year: float | None = Field(None, ge=0, le=100)
+    currency: Currency = "CNY"
+    fx_cny_per_usd: float | None = Field(None, gt=0)
+
+
+class MonthPoint(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    month: int
+    rent_cny: float
+    own_cny: float
+
+
+class FlipPoint(BaseModel):
+    """A parameter whose value at `threshold` makes renting and owning cost the same over the horizon."""
+
+    model_config = ConfigDict(frozen=True)
+
+    parameter: str
+    current: float
+    threshold: float | None  # None: no value in range flips the verdict
+    unit: str
+    en: str
+    zh: str
+
+
+class RentVsBuyOutput(ToolOutput):
+    gpu: str
+    n_gpus: int
+    hours_per_day: float
+    months: int
+    rent_cny_per_hour: float
+    purchase_cny: float
+    rent_total_cny: float
+    own_total_cny: float
+    rent_monthly_cny: float
+    own_monthly_cny: float  # running cost only (power, hosting, maintenance, capital)
+    own_upfront_cny: float
+    own_residual_cny: float
+    own_cost_per_gpu_hour_cny: float  # depreciation + running, per busy GPU-hour
+    breakeven_months: float | None  # None: owning never catches up within 120 months
+    breakeven_utilisation: float | None  # share of 24 h at which totals match over the horizon
+    breakeven_hours_per_day: float | None
+    cheaper: Literal["rent", "buy"]
+    saving_cny: float  # what the cheaper option saves over the horizon
+    flip: list[FlipPoint]
+    cumulative: list[MonthPoint]
+    currency: Currency = "CNY"
+    fx_cny_per_usd: float | None = None
+    rent_total_usd: float | None = None
+    own_total_usd: float | None = None

@@ -1,0 +1,144 @@
+"""Inputs and outputs of `training_time` and `inference_speed`."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from tools.schemas.common import ToolInput, ToolOutput
+
+Method = Literal["full", "lora", "qlora", "freeze"]
+TrainPrecision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
+WeightPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"]
+KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
+
+_EN_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+_ZH_SCALE = {"万亿": 1e12, "千亿": 1e11, "百亿": 1e10, "亿": 1e8, "千万": 1e7, "百万": 1e6, "万": 1e4}
+_TOKENS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbgt]|万亿|千亿|百亿|亿|千万|百万|万)?\s*(?:tokens?|个?token|词元)?\s*$", re.I)
+
+
+def parse_token_count(value: int | float | str) -> int:
+    """A token count from a number or a phrase: 2e12, "2T", "1B", "500M", "10亿", "2万亿" -> int.
+
+    Raises ValueError (turned into InvalidInput naming `tokens`) for anything else or a count ≤ 0.
+    """
+    if isinstance(value, bool):
+        raise ValueError("tokens must be a number such as 2000000000 or a phrase such as '2B' / '20亿'")
+    if isinstance(value, int | float):
+        count = float(value)
+    else:
+        m = _TOKENS_RE.match(value.replace(",", "").replace("_", ""))
+        if not m:
+            raise ValueError(f"cannot read {value!r} as a token count; write e.g. '2T', '500M', '10亿' or 2000000000")
+        unit = (m.group(2) or "").lower()
+        count = float(m.group(1)) * (_ZH_SCALE.get(unit) or _EN_SCALE.get(unit) or 1.0)
+    if not count > 0 or count != count or count == float("inf"):
+        raise ValueError("tokens must be greater than 0")
+    return round(count)
+
+
+class TrainingTimeInput(ToolInput):
+    """How long does a pretraining or fine-tuning run take, and how many GPU-hours?"""
+
+    model: str = Field(description="Model name or size, e.g. 'Llama-2-7B', 'DeepSeek-V3', '37B', '700亿参数'.")
+    gpu: str = Field(description="GPU name or alias, e.g. 'A100 80GB', 'H800', '910B'.")
+    n_gpus: int = Field(1, ge=1, le=200_000, description="Total GPUs (data × tensor × pipeline parallel).")
+    tokens: int = Field(description="Training tokens: an integer or '2T', '1B', '500M', '10亿', '2万亿'.")
+    method: Method = Field("full", description="full (pretrain / full fine-tune), lora, qlora or freeze.")
+    precision: TrainPrecision = Field("bf16", description="Compute precision of the matmuls: bf16, fp16, fp8, tf32, fp32.")
+    seq_len: int = Field(4096, ge=1, le=10_000_000, description="Tokens per training sequence.")
+    mfu: float | None = Field(
+        None, gt=0, le=1, description="Model FLOPs utilisation to use; omitted: the calibrated default for this GPU."
+    )
+    grad_checkpointing: bool = Field(False, description="Full activation recomputation (one extra forward pass).")
+    tp: int = Field(1, ge=1, le=1024, description="Tensor-parallel size (inside a node).")
+    pp: int = Field(1, ge=1, le=1024, description="Pipeline-parallel stages.")
+    nodes_fabric: str = Field(
+        "ib-ndr", description="Fabric between nodes when n_gpus > 8: ib-ndr, ib-hdr, roce, roce-200, ethernet-100g, ..."
+    )
+    gpus_per_node: int = Field(8, ge=1, le=72, description="GPUs sharing one scale-up (NVLink/PCIe) domain.")
+    global_batch_tokens: int = Field(
+        4_194_304, ge=1, description="Tokens per optimizer step across all GPUs (Llama 1/2 used 4M)."
+    )
+    comm_overlap: float = Field(
+        0.5, ge=0, le=1, description="Share of the data-parallel gradient traffic hidden behind backward compute."
+    )
+    lora_rank: int = Field(16, ge=1, le=4096)
+    lora_targets: Literal["all-linear", "attention"] = "all-linear"
+    trainable_layers: int = Field(2, ge=1, description="freeze: number of top layers left trainable.")
+
+    @field_validator("tokens", mode="before")
+    @classmethod
+    def _tokens(cls, value):
+        return parse_token_count(value)
+
+    @model_validator(mode="after")
+    def _parallel(self) -> TrainingTimeInput:
+        if self.n_gpus % (self.tp * self.pp):
+            raise ValueError(f"n_gpus ({self.n_gpus}) must be a multiple of tp × pp ({self.tp} × {self.pp})")
+        if self.tp > self.gpus_per_node:
+            raise ValueError(f"tp ({self.tp}) must not exceed gpus_per_node ({self.gpus_per_node})")
+        return self
+
+
+class TrainingTimeOutput(ToolOutput):
+    model: str
+    gpu: str
+    n_gpus: int
+    tokens: int
+    method: Method
+    precision: TrainPrecision
+    flops_per_token: float = Field(description="Model FLOPs per training token (MFU convention, no recompute).")
+    total_flops: float
+    hours: float
+    days: float
+    gpu_hours: float
+    hours_low: float
+    hours_high: float
+    gpu_hours_low: float
+    gpu_hours_high: float
+    mfu: float = Field(description="End-to-end model FLOPs utilisation, communication included.")
+    mfu_low: float
+    mfu_high: float
+    hfu: float = Field(description="Hardware FLOPs utilisation (counts recomputed FLOPs).")
+    tokens_per_s: float
+    tokens_per_s_per_gpu: float
+    comm_share: float = Field(description="Share of step time spent in exposed (not overlapped) communication.")
+    peak_tflops: float
+
+
+class InferenceSpeedInput(ToolInput):
+    """How fast does a model generate on a GPU (decode tokens/s, prefill, time to first token)?"""
+
+    model: str = Field(description="Model name or size, e.g. 'Llama-2-7B', 'Qwen2.5-72B', '70B'.")
+    gpu: str = Field(description="GPU name or alias, e.g. 'A100 80GB', 'H20', '4090'.")
+    n_gpus: int = Field(1, ge=1, le=64, description="GPUs serving one model replica (tensor parallel).")
+    precision: WeightPrecision = Field("bf16", description="Weight precision: bf16, fp16, fp8, int8, int4 (nf4).")
+    kv_precision: KvPrecision = Field("bf16", description="KV-cache precision.")
+    batch: int = Field(1, ge=1, le=100_000, description="Sequences decoded together.")
+    context_len: int = Field(4096, ge=1, le=10_000_000, description="Average KV length read per decode step.")
+    prompt_len: int | None = Field(None, ge=1, le=10_000_000, description="Prompt tokens for TTFT; omitted: context_len.")
+    bandwidth_efficiency: float | None = Field(
+        None, gt=0, le=1, description="Achieved share of spec memory bandwidth; omitted: default by weight precision."
+    )
+    compute_efficiency: float = Field(0.5, gt=0, le=1, description="Achieved share of dense peak in matmul-bound phases.")
+
+
+class InferenceSpeedOutput(ToolOutput):
+    model: str
+    gpu: str
+    n_gpus: int
+    precision: WeightPrecision
+    batch: int
+    context_len: int
+    prompt_len: int
+    decode_tokens_per_s: float = Field(description="Tokens per second for one sequence.")
+    total_tokens_per_s: float = Field(description="Decode tokens per second over the whole batch.")
+    tpot_ms: float = Field(description="Time per output token (one decode step), milliseconds.")
+    prefill_tokens_per_s: float
+    ttft_s: float = Field(description="Time to first token for one prompt of prompt_len tokens.")
+    bound: Literal["memory", "compute"]
+    bytes_per_step_gb: float = Field(description="Bytes read from memory per GPU per decode step, GB.")
+    achieved_bandwidth_gb_s: float
