@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from tools.specs_base import AltFigure, ChinaStatus, Frozen, Interconnect, Source
+from tools.specs_base import GPU_FIGURES, AltFigure, ChinaStatus, Frozen, Interconnect, Source
 
 
 class GpuSpec(Frozen):
@@ -27,6 +27,8 @@ class GpuSpec(Frozen):
     fp8_tflops: float | None = Field(default=None, gt=0)
     int8_tops: float | None = Field(default=None, gt=0)
     interconnect: Interconnect
+    #: how many devices the driver exposes per package (MI250X: 2 GCDs of 64 GB each); memory_gb is the package total
+    devices_per_package: int = Field(default=1, ge=1, le=8)
     interconnect_gb_s: float | None = Field(default=None, gt=0)
     pcie_gen: int | None = Field(default=None, ge=3, le=6)
     tdp_w: float | None = Field(default=None, gt=0)
@@ -45,6 +47,16 @@ class GpuSpec(Frozen):
         if self.interconnect_gb_s is not None and self.interconnect.gb_s not in (None, self.interconnect_gb_s):
             raise ValueError("interconnect_gb_s and interconnect.gb_s disagree")
         return self
+
+    @property
+    def verified(self) -> bool:
+        """True when every figure the record gives is covered by a source checked against the vendor's document."""
+        return not self.unverified_fields()
+
+    def unverified_fields(self) -> tuple[str, ...]:
+        """Non-null figures that no verified source covers (third-party reports, derivations, recalls)."""
+        checked = {f for src in self.sources if src.verified for f in src.fields}
+        return tuple(f for f in GPU_FIGURES if getattr(self, f) is not None and f not in checked)
 
     def peak_tflops(self, precision: str) -> float | None:
         """Dense tensor peak for a training/inference precision (int4/nf4 compute as bf16)."""
