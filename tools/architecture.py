@@ -1,7 +1,16 @@
 """Parameter counts and KV-cache sizes worked out from a model's published config.
 
-All counts are in parameters (not bytes); biases and norm weights are ignored (< 0.1%).
-Symbols: h hidden size, L layers, a query heads, k KV heads, d head dim, f ffn size, V vocabulary.
+All counts are in parameters (not bytes); biases and norm weights are ignored (< 0.1%: the
+QKV biases of Qwen2/GLM add about 0.01%). Symbols: h hidden size, L layers, a query heads,
+k KV heads, d head dim, f ffn size, V vocabulary.
+
+Conventions checked against published totals (tests/tools/test_catalog_models.py):
+- a tied output head shares the input embedding (counted once);
+- MoE "active" counts both embeddings plus, per layer, attention, the top-k routed experts, the
+  shared experts and the router. DeepSeek publishes activated counts without the input embedding
+  (DeepSeek-V3 README_WEIGHTS: 36.6B "including 0.9B for the output head"), which is
+  `active_excluding_input_embedding`; a model's `active_excludes_embedding` flag says which one
+  its published figure uses.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ class ParamCount:
     mlp_per_layer_moe_active: int  # a MoE layer: routed top-k + shared experts + router
     n_dense_layers: int
     n_moe_layers: int
+    input_embedding: int = 0  # the V·h input table alone (part of `embedding`)
 
     @property
     def layers_total(self) -> int:
@@ -39,6 +49,11 @@ class ParamCount:
             + self.n_dense_layers * self.mlp_per_layer_dense
             + self.n_moe_layers * self.mlp_per_layer_moe_active
         )
+
+    @property
+    def active_excluding_input_embedding(self) -> int:
+        """Activated parameters that do arithmetic per token: the input lookup is not a matmul."""
+        return self.active - self.input_embedding
 
     @property
     def largest_layer(self) -> int:
@@ -69,7 +84,8 @@ def mlp_params(h: int, f: int, kind: str) -> int:
 
 def param_count(m: ModelSpec) -> ParamCount:
     h = m.hidden_size
-    embedding = m.vocab_size * h * (1 if m.tie_embeddings else 2)
+    table = m.vocab_size * h
+    embedding = table * (1 if m.tie_embeddings else 2)
     attn = attention_params(m)
     dense = mlp_params(h, m.ffn_size, m.mlp)
     if m.is_moe:
@@ -79,8 +95,10 @@ def param_count(m: ModelSpec) -> ParamCount:
         moe_total = (m.n_experts or 0) * expert + shared + router
         moe_active = (m.experts_per_token or 0) * expert + shared + router
         n_dense = m.n_dense_layers or 0
-        return ParamCount(embedding, attn, dense if n_dense else 0, moe_total, moe_active, n_dense, m.n_layers - n_dense)
-    return ParamCount(embedding, attn, dense, 0, 0, m.n_layers, 0)
+        return ParamCount(
+            embedding, attn, dense if n_dense else 0, moe_total, moe_active, n_dense, m.n_layers - n_dense, table
+        )
+    return ParamCount(embedding, attn, dense, 0, 0, m.n_layers, 0, table)
 
 
 def kv_elements_per_token(m: ModelSpec) -> int:

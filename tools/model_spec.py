@@ -24,6 +24,8 @@ class ModelSpec(Frozen):
     vocab_size: int = Field(gt=0)
     params_b: float = Field(gt=0)  # total parameters, billions
     active_params_b: float | None = Field(default=None, gt=0)  # MoE: activated per token
+    #: True when the published activated count leaves out the input embedding (DeepSeek's convention)
+    active_excludes_embedding: bool = False
     n_experts: int | None = Field(default=None, gt=0)  # routed experts
     n_shared_experts: int | None = Field(default=None, ge=0)
     experts_per_token: int | None = Field(default=None, gt=0)

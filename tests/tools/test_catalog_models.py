@@ -1,0 +1,149 @@
+"""The model catalog (tools/data/models.yaml): it loads, names resolve, figures are sourced, and the
+parameter count worked out from each config agrees with the published size."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tools.architecture import param_count
+from tools.catalog import get_model, models, normalize, parse_param_count
+from tools.errors import UnknownModel
+from tools.specs import MODEL_FIGURES
+
+TOLERANCE = 0.03
+EXCEPTIONS = {
+    row["model"]: row
+    for row in yaml.safe_load((Path(__file__).parents[1] / "golden" / "param_count_exceptions.yaml").read_text("utf-8"))
+}
+MODELS = models()
+IDS = [m.id for m in MODELS]
+
+
+def test_catalog_is_large_enough_and_has_the_families_asked_for():
+    assert len(MODELS) >= 30
+    wanted = set(
+        "llama-2-7b llama-2-13b llama-2-70b llama-3-8b llama-3-70b llama-3.1-8b llama-3.1-70b llama-3.1-405b "
+        "qwen2.5-0.5b qwen2.5-1.5b qwen2.5-3b qwen2.5-7b qwen2.5-14b qwen2.5-32b qwen2.5-72b qwen3-8b qwen3-14b "
+        "qwen3-32b qwen3-30b-a3b qwen3-235b-a22b deepseek-v3 deepseek-r1 deepseek-r1-distill-qwen-7b "
+        "deepseek-r1-distill-qwen-14b deepseek-r1-distill-qwen-32b deepseek-r1-distill-llama-8b "
+        "deepseek-r1-distill-llama-70b mixtral-8x7b mixtral-8x22b glm-4-9b chatglm3-6b chatglm-6b yi-34b yi-6b "
+        "baichuan2-7b baichuan2-13b internlm2.5-7b internlm2.5-20b deepseek-v2-lite".split()
+    )
+    assert wanted <= set(IDS)
+
+
+def test_ids_names_and_aliases_are_unique_after_normalising():
+    seen: dict[str, str] = {}
+    for m in MODELS:
+        for key in {normalize(m.id), normalize(m.name), *(normalize(a) for a in m.aliases)}:
+            assert key, m.id
+            assert seen.setdefault(key, m.id) == m.id, f"{key!r} used by {seen[key]} and {m.id}"
+
+
+def test_no_alias_is_a_bare_size():
+    """'70B' must stay generic: an alias that is only a size would capture every such question."""
+    bare = re.compile(r"^\d+(?:\.\d+)?(?:[bmkt]|亿|万亿|千亿|百亿)(?:参数)?$")
+    for m in MODELS:
+        for alias in (*m.aliases, m.name):
+            assert not bare.match(normalize(alias)), (m.id, alias)
+
+
+@pytest.mark.parametrize("model", MODELS, ids=IDS)
+def test_every_figure_is_covered_by_a_source(model):
+    covered = {f for s in model.sources for f in s.fields}
+    for field in MODEL_FIGURES:
+        if getattr(model, field) is not None:
+            assert field in covered, f"{model.id}.{field} has no source"
+    for s in model.sources:
+        assert s.url.startswith("https://"), (model.id, s.title)
+        assert s.verified or s.note, f"{model.id}: an unverified source must say why ({s.title})"
+
+
+@pytest.mark.parametrize("model", MODELS, ids=IDS)
+def test_computed_total_matches_published(model):
+    tolerance = EXCEPTIONS.get(model.id, {}).get("tolerance", TOLERANCE)
+    computed_b = param_count(model).total / 1e9
+    assert computed_b == pytest.approx(model.params_b, rel=tolerance), (
+        f"{model.id}: config gives {computed_b:.2f}B, published {model.params_b}B"
+    )
+
+
+@pytest.mark.parametrize("model", [m for m in MODELS if m.is_moe], ids=[m.id for m in MODELS if m.is_moe])
+def test_computed_active_matches_published(model):
+    pc = param_count(model)
+    active = pc.active_excluding_input_embedding if model.active_excludes_embedding else pc.active
+    assert active / 1e9 == pytest.approx(model.active_params_b, rel=TOLERANCE), model.id
+
+
+def test_exceptions_are_real_and_still_needed():
+    for model_id, row in EXCEPTIONS.items():
+        m = get_model(model_id)
+        off = abs(param_count(m).total / 1e9 / m.params_b - 1)
+        assert TOLERANCE < off <= row["tolerance"], (model_id, off)
+        assert row["reason"] and row["source"].startswith("https://")
+
+
+def test_deepseek_v3_shape_from_the_brief():
+    v3 = get_model("deepseek v3")
+    assert (v3.params_b, v3.active_params_b) == (671, 37)
+    assert (v3.attention, v3.kv_lora_rank, v3.qk_rope_head_dim, v3.q_lora_rank) == ("MLA", 512, 64, 1536)
+    assert (v3.n_dense_layers, v3.n_experts, v3.n_shared_experts, v3.experts_per_token) == (3, 256, 1, 8)
+
+
+@pytest.mark.parametrize(
+    ("typed", "model_id"),
+    [
+        ("Llama-3-70B", "llama-3-70b"),
+        ("llama3 70b", "llama-3-70b"),
+        ("Meta-Llama-3.1-405B-Instruct", "llama-3.1-405b"),
+        ("Qwen2.5-72B-Instruct", "qwen2.5-72b"),
+        ("qwen2.5 7b", "qwen2.5-7b"),
+        ("通义千问2.5-72B", "qwen2.5-72b"),
+        ("Qwen3-30B-A3B", "qwen3-30b-a3b"),
+        ("DeepSeek-R1", "deepseek-r1"),
+        ("R1", "deepseek-r1"),
+        ("满血版DeepSeek", "deepseek-r1"),
+        ("deepseek v3", "deepseek-v3"),
+        ("DeepSeek-R1-Distill-Qwen-32B", "deepseek-r1-distill-qwen-32b"),
+        ("Mixtral-8x7B", "mixtral-8x7b"),
+        ("Mixtral 8x7B", "mixtral-8x7b"),
+        ("8x7B", "mixtral-8x7b"),
+        ("8x22B", "mixtral-8x22b"),
+        ("GLM4-9B", "glm-4-9b"),
+        ("ChatGLM3-6B", "chatglm3-6b"),
+        ("百川2-13B", "baichuan2-13b"),
+        ("书生浦语2.5-7B", "internlm2.5-7b"),
+        ("Yi-34B", "yi-34b"),
+    ],
+)
+def test_names_people_type_resolve(typed, model_id):
+    assert get_model(typed).id == model_id
+
+
+def test_mixture_names_are_not_sizes():
+    assert parse_param_count("8x7B") is None  # reachable only through the Mixtral aliases
+
+
+@pytest.mark.parametrize(
+    ("typed", "size_b"),
+    [("65B", 65), ("70B", 70), ("a 37B model", 37), ("700亿参数", 70), ("Qwen-72B", 72)],
+)
+def test_a_bare_size_gives_a_generic_model_of_that_size(typed, size_b):
+    """'Qwen-72B' (Qwen 1) is deliberately not in the catalog: it resolves to a generic 72B model."""
+    m = get_model(typed)
+    assert m.generic
+    assert param_count(m).total / 1e9 == pytest.approx(size_b, rel=0.05)
+
+
+def test_an_unknown_name_without_a_size_suggests_close_names():
+    with pytest.raises(UnknownModel) as info:
+        get_model("Mixtrl")
+    err = info.value
+    assert "Mixtral-8x7B" in err.suggestions
+    assert "Mixtral-8x7B" in err.message("en")
+    assert "未知的模型" in err.message("zh")
+    assert err.field == "model"
