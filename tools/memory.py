@@ -74,6 +74,7 @@ class _Train:
     pp: int
     lora_rank: int
     lora_targets: str
+    adapter_precision: str
     trainable_layers: int
     activation_factor: float
     cuda_context: float
@@ -123,13 +124,17 @@ def _base(c: _Train) -> dict[str, float]:
     compute_bytes = 4.0 if c.precision == "fp32" else 2.0
     master = 0.0 if c.precision == "fp32" else 4.0
     grad_bytes = 4.0 if c.precision == "fp32" else 2.0
+    if c.method in ("lora", "qlora"):
+        # adapters are kept in their own dtype and updated directly: no separate master copy
+        compute_bytes = grad_bytes = 4.0 if c.adapter_precision == "fp32" else 2.0
+        master = 0.0
     # weights: trainable in the compute precision (+ an fp8 copy for fp8 training), frozen as stored
     w_train = trainable * (compute_bytes + (1.0 if c.precision == "fp8" else 0.0))
     if c.method == "qlora":
         embed = p.embedding  # embeddings and the output head stay in 16-bit (bitsandbytes skips them)
         w_frozen = (frozen - embed) * NF4_BYTES + embed * 2.0
     else:
-        w_frozen = frozen * compute_bytes
+        w_frozen = frozen * (4.0 if c.precision == "fp32" else 2.0)
 
     s, b, h, a = c.seq_len, c.micro_batch, m.hidden_size, m.n_heads
     coeff = _activation_coefficient(m) + (0 if c.flash_attention else 5 * a * s / h)
@@ -265,6 +270,7 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
         pp=inp.pp,
         lora_rank=inp.lora_rank,
         lora_targets=inp.lora_targets,
+        adapter_precision=inp.adapter_precision,
         trainable_layers=inp.trainable_layers,
         activation_factor=inp.activation_factor,
         cuda_context=inp.cuda_context_gb * GB,
@@ -288,6 +294,7 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
     if inp.method in ("lora", "qlora"):
         notes["lora_rank"] = "adapter rank r"
         notes["lora_targets"] = "which linear layers get adapters"
+        notes["adapter_precision"] = "fp32 (PEFT's default) or bf16 (the QLoRA paper's setup)"
     if inp.method == "freeze":
         notes["trainable_layers"] = "top layers left trainable (LLaMA-Factory's default is 2)"
     units = {"seq_len": "tokens", "cuda_context_gb": "GB", "usable_fraction": "of capacity"}
@@ -388,13 +395,19 @@ def _suggest(c: _Train, gpu: GpuSpec, usable: float, min_gpus: int | None) -> li
 
 
 def _assumption_states(c: _Train) -> dict:
+    """Bytes per trainable parameter for weight + gradient + optimizer, with the convention used."""
+    states = OPTIMIZER_STATE_BYTES[c.optimizer]
+    if c.method in ("lora", "qlora"):
+        w = 4 if c.adapter_precision == "fp32" else 2
+        note = f"{c.adapter_precision} adapter weight {w} + gradient {w} + optimizer states {states:g}, no master copy"
+        return assume("bytes_per_trainable_param", value=2 * w + states, unit="B/param", note=note)
     if c.precision == "fp32":
-        note = "fp32 weight 4 + gradient 4 + optimizer states"
-    else:
-        note = "bf16 weight 2 + bf16 gradient 2 + fp32 master 4 + optimizer states (16 B/param for AdamW, ZeRO paper; Megatron's fp32 gradients would make it 18)"
-    master = 0 if c.precision == "fp32" else 4
-    value = (4 if c.precision == "fp32" else 2) * 2 + master + OPTIMIZER_STATE_BYTES[c.optimizer]
-    return assume("bytes_per_trainable_param", value=value, unit="B/param", note=note)
+        return assume("bytes_per_trainable_param", value=8 + states, unit="B/param",
+                      note=f"fp32 weight 4 + gradient 4 + optimizer states {states:g}")
+    note = ("bf16 weight 2 + bf16 gradient 2 + fp32 master 4 + optimizer states "
+            "(16 B/param for AdamW, ZeRO paper; Megatron's fp32 gradients would make it 18)")
+    return assume("bytes_per_trainable_param", value=2 + 2 + 4 + states + (1 if c.precision == "fp8" else 0),
+                  unit="B/param", note=note)
 
 
 def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:

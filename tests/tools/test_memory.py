@@ -23,6 +23,8 @@ def test_published_memory(row):
     if "per_gpu_gb" in expect:
         tol = row["tolerance"]
         assert out["per_gpu_gb"] == pytest.approx(expect["per_gpu_gb"], rel=tol), out["breakdown_gb"]
+    if "per_gpu_gb_max" in expect:
+        assert out["per_gpu_gb"] <= expect["per_gpu_gb_max"]
     if "per_gpu_gb_min" in expect:
         assert out["per_gpu_gb"] >= expect["per_gpu_gb_min"]
 

@@ -40,6 +40,9 @@ class FitTrainingInput(ToolInput):
     pp: int = Field(1, ge=1, le=1024, description="Pipeline-parallel stages.")
     lora_rank: int = Field(16, ge=1, le=4096)
     lora_targets: Literal["all-linear", "attention"] = "all-linear"
+    adapter_precision: Literal["fp32", "bf16"] = Field(
+        "fp32", description="LoRA/QLoRA adapter dtype: fp32 (PEFT default) or bf16 (QLoRA paper)."
+    )
     trainable_layers: int = Field(2, ge=1, description="freeze: number of top layers left trainable.")
     activation_factor: float = Field(
         1.0, gt=0, le=10, description="Framework factor on Korthikanti activations (1.0 Megatron; HF eager is higher)."
