@@ -68,7 +68,7 @@ def invalid_from_validation(err: ValidationError) -> InvalidInput:
     """The first validation error as one bilingual sentence naming the field."""
     first = err.errors()[0]
     field = ".".join(str(p) for p in first["loc"]) or "input"
-    msg = first["msg"]
+    msg = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         return InvalidInput(f"Unknown field {field!r}.", f"未知的字段“{field}”。", field=field)
     if first["type"] == "missing":

@@ -1,0 +1,260 @@
+"""training_time and inference_speed: published runs (tests/golden/speed.yaml), errors, CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+import tools
+from tools.catalog import get_gpu
+from tools.errors import InvalidInput, UnknownGpu
+from tools.mfu import rules
+from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput, parse_token_count
+from tools.speed import inference_speed, training_time
+
+GOLDEN = yaml.safe_load((Path(__file__).parents[1] / "golden" / "speed.yaml").read_text(encoding="utf-8"))
+
+
+def _gpu_or_skip(row: dict) -> None:
+    try:
+        get_gpu(row["input"]["gpu"])
+    except UnknownGpu:
+        pytest.skip(f"needs GPU {row.get('needs_gpu', row['input']['gpu'])!r} in tools/data/gpus.yaml")
+
+
+def _estimate_and_range(row: dict) -> tuple[float, float, float]:
+    out = training_time(TrainingTimeInput(**row["input"]))
+    field = row["field"]
+    if field == "gpu_hours":
+        return out.gpu_hours, out.gpu_hours_low, out.gpu_hours_high
+    if field == "tokens_per_s":
+        return out.tokens_per_s, out.tokens / (out.hours_high * 3600), out.tokens / (out.hours_low * 3600)
+    if field == "mfu":
+        return out.mfu, out.mfu_low, out.mfu_high
+    if field == "hfu":
+        ratio = out.hfu / out.mfu
+        return out.hfu, out.mfu_low * ratio, out.mfu_high * ratio
+    raise AssertionError(f"unknown golden field {field}")
+
+
+@pytest.mark.parametrize("row", GOLDEN["training"], ids=lambda r: r["id"])
+def test_training_golden_within_tolerance_and_range(row):
+    _gpu_or_skip(row)
+    est, low, high = _estimate_and_range(row)
+    pub = row["published"]
+    assert abs(est / pub - 1) <= row["tolerance"], f"{row['id']}: estimate {est:.4g} vs published {pub:.4g}"
+    assert low <= pub <= high, f"{row['id']}: published {pub:.4g} outside the range {low:.4g}–{high:.4g}"
+
+
+@pytest.mark.parametrize("row", GOLDEN["inference"], ids=lambda r: r["id"])
+def test_inference_golden_gpt_fast(row):
+    args = {**GOLDEN["inference_defaults"], **row["input"]}
+    out = inference_speed(InferenceSpeedInput(**args))
+    pub = row["published"]
+    assert abs(out.decode_tokens_per_s / pub - 1) <= GOLDEN["inference_tolerance"], (out.decode_tokens_per_s, pub)
+    assert out.bound == "memory"
+
+
+def test_golden_rows_carry_sources():
+    for row in GOLDEN["training"]:
+        assert row["source"]["url"].startswith("https://") and row["tolerance"] <= 0.2
+    assert GOLDEN["inference_source"]["url"].startswith("https://")
+
+
+def test_mfu_rules_are_few_and_sourced():
+    r = rules()
+    assert r.free_parameters <= 6
+    assert {g.id for g in r.generations} >= {"ampere", "hopper", "other"}
+    doc = yaml.safe_load((Path(tools.__file__).parent / "data" / "mfu.yaml").read_text(encoding="utf-8"))
+    assert all(row["source"]["url"].startswith("https://") for row in doc["calibration"])
+
+
+# --- behaviour -----------------------------------------------------------------------------------
+
+
+def _train(**kw):
+    base = {"model": "Llama-2-7B", "gpu": "A100 80GB", "n_gpus": 8, "tokens": "1B"}
+    return training_time(TrainingTimeInput(**{**base, **kw}))
+
+
+def test_flops_are_6nd_plus_attention():
+    out = _train(seq_len=4096)
+    n = 6.74e9 - 32000 * 4096  # matmul parameters: all but the input embedding
+    attention = 12 * 32 * 4096 * 4096
+    assert out.flops_per_token == pytest.approx(6 * n + attention, rel=0.01)
+    assert out.total_flops == pytest.approx(out.flops_per_token * 1e9)
+    assert out.hours_low < out.hours < out.hours_high
+    assert out.gpu_hours == pytest.approx(out.hours * 8)
+    assert out.days == pytest.approx(out.hours / 24)
+
+
+def test_recompute_counts_in_hfu_not_mfu():
+    plain, ckpt = _train(), _train(grad_checkpointing=True)
+    assert ckpt.flops_per_token == plain.flops_per_token
+    assert ckpt.hours == pytest.approx(plain.hours * 8 / 6, rel=0.03)
+    assert ckpt.hfu == pytest.approx(ckpt.mfu * 4 / 3, rel=0.03)
+
+
+def test_lora_cheaper_than_full_and_qlora_slower_than_lora():
+    full, lora, qlora = _train(), _train(method="lora"), _train(method="qlora")
+    assert lora.flops_per_token < 0.8 * full.flops_per_token
+    assert qlora.flops_per_token == lora.flops_per_token
+    assert qlora.hours > 1.15 * lora.hours
+    assert qlora.assumption("qlora_overhead").value > 1
+
+
+def test_given_mfu_is_used_end_to_end():
+    out = _train(mfu=0.3)
+    assert out.mfu == pytest.approx(0.3)
+    assert out.hours == out.hours_low == out.hours_high
+    assert out.assumption("mfu").default is False
+    expected_s = out.total_flops / (8 * 312e12 * 0.3)
+    assert out.hours == pytest.approx(expected_s / 3600)
+
+
+def test_assumptions_state_defaults():
+    out = _train(n_gpus=16)
+    keys = {a.key for a in out.assumptions}
+    assert {"utilisation", "global_batch_tokens", "comm_overlap", "nodes_fabric", "peak_tflops"} <= keys
+    assert out.assumption("nodes_fabric").value == "ib-ndr"
+
+
+def test_moe_counts_active_parameters():
+    out = _train(model="DeepSeek-V3", n_gpus=64, tokens="1T")
+    assert 6 * 30e9 < out.flops_per_token < 6 * 60e9
+    assert out.assumption("moe").value.startswith("37")
+
+
+def test_slow_nvlink_shows_in_comm_share():
+    try:
+        slow = get_gpu("A800")
+    except UnknownGpu:
+        pytest.skip("needs GPU 'a800-sxm4-80gb' in tools/data/gpus.yaml")
+    args = {"model": "Llama-2-70B", "n_gpus": 8, "tokens": "1B", "tp": 8}
+    fast_out = training_time(TrainingTimeInput(gpu="A100 80GB", **args))
+    slow_out = training_time(TrainingTimeInput(gpu=slow.name, **args))
+    assert slow_out.comm_share > fast_out.comm_share > 0.02
+    assert slow_out.hours > fast_out.hours
+
+
+def test_tokens_phrases():
+    assert parse_token_count("2T") == 2 * 10**12
+    assert parse_token_count("1B") == 10**9
+    assert parse_token_count("500M tokens") == 5 * 10**8
+    assert parse_token_count("10亿") == 10**9
+    assert parse_token_count("2万亿") == 2 * 10**12
+    assert parse_token_count("1.5e9") == 1_500_000_000
+    assert parse_token_count(3_000) == 3_000
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ({"n_gpus": 0}, "n_gpus"),
+        ({"tokens": 0}, "tokens"),
+        ({"tokens": "-5B"}, "tokens"),
+        ({"tokens": "lots"}, "tokens"),
+        ({"mfu": 1.5}, "mfu"),
+        ({"method": "dora"}, "method"),
+        ({"n_gpus": 8, "tp": 3}, "input"),
+    ],
+)
+def test_invalid_training_inputs_name_the_field(args, field):
+    base = {"model": "Llama-2-7B", "gpu": "A100", "tokens": "1B"}
+    with pytest.raises(InvalidInput) as err:
+        tools.call("training_time", {**base, **args})
+    assert err.value.field.startswith(field) or field == "input"
+    assert err.value.message("zh") != err.value.message("en")
+
+
+def test_tp_must_divide_heads():
+    with pytest.raises(InvalidInput) as err:
+        _train(n_gpus=6, tp=6)
+    assert err.value.field == "tp" and "6" in err.value.message("zh")
+
+
+def test_unknown_fabric_and_missing_precision_are_clear():
+    with pytest.raises(InvalidInput) as err:
+        _train(n_gpus=16, nodes_fabric="carrier pigeon")
+    assert err.value.field == "nodes_fabric"
+    with pytest.raises(InvalidInput) as err:
+        _train(precision="fp8")  # A100 has no FP8 tensor cores
+    assert err.value.field == "precision"
+
+
+def test_registry_round_trip_json():
+    out = tools.call("training_time", {"model": "7B", "gpu": "A100", "n_gpus": 8, "tokens": "10亿"})
+    assert out["tokens"] == 10**9 and out["hours"] > 0
+    out = tools.call("inference_speed", {"model": "Llama-2-7B", "gpu": "A100"})
+    assert out["bound"] == "memory" and out["tpot_ms"] == pytest.approx(1000 / out["decode_tokens_per_s"])
+
+
+# --- inference behaviour ----------------------------------------------------------------------------
+
+
+def _infer(**kw):
+    return inference_speed(InferenceSpeedInput(**{"model": "Llama-2-7B", "gpu": "A100 80GB", **kw}))
+
+
+def test_decode_turns_compute_bound_at_large_batch():
+    assert _infer(batch=1).bound == "memory"
+    big = _infer(batch=512, context_len=128)
+    assert big.bound == "compute"
+    assert big.total_tokens_per_s > 20 * _infer(batch=1, context_len=128).total_tokens_per_s
+
+
+def test_prefill_and_ttft():
+    out = _infer(prompt_len=2000)
+    assert out.prompt_len == 2000
+    assert out.prefill_tokens_per_s > 50 * out.decode_tokens_per_s
+    assert out.ttft_s == pytest.approx(2000 / out.prefill_tokens_per_s + out.tpot_ms / 1000, rel=0.05)
+    assert _infer().assumption("prompt_len").value == 4096
+
+
+def test_inference_tp_must_divide_heads():
+    with pytest.raises(InvalidInput) as err:
+        tools.call("inference_speed", {"model": "Llama-2-7B", "gpu": "A100", "n_gpus": 3})
+    assert err.value.field == "tp"
+
+
+# --- CLI ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def test_cli_time_table_and_json(runner):
+    from bot.cli import app
+
+    res = runner.invoke(app, ["time", "--model", "7B", "--gpu", "A100", "--n-gpus", "8", "--tokens", "1B"])
+    assert res.exit_code == 0, res.output
+    assert "GPU-hours" in res.output and "MFU" in res.output and "Assumptions" in res.output
+    res = runner.invoke(app, ["time", "--model", "7B", "--gpu", "A100", "--n-gpus", "8", "--tokens", "1B", "--json"])
+    data = json.loads(res.stdout)
+    assert data["n_gpus"] == 8 and data["hours_low"] < data["hours"] < data["hours_high"]
+
+
+def test_cli_speed_table_and_json(runner):
+    from bot.cli import app
+
+    res = runner.invoke(app, ["speed", "--model", "Llama-2-7B", "--gpu", "A100 80GB"])
+    assert res.exit_code == 0, res.output
+    assert "tokens/s" in res.output and "memory" in res.output
+    res = runner.invoke(app, ["speed", "--model", "Llama-2-7B", "--gpu", "A100 80GB", "--json"])
+    assert json.loads(res.stdout)["bound"] == "memory"
+
+
+def test_cli_errors_are_one_line(runner):
+    from bot.cli import app
+
+    res = runner.invoke(app, ["time", "--model", "7B", "--gpu", "Z9000", "--tokens", "1B"])
+    assert res.exit_code == 2
+    assert "Traceback" not in res.output
+    res = runner.invoke(app, ["time", "--model", "7B", "--gpu", "A100", "--tokens", "0"])
+    assert res.exit_code == 2 and "tokens" in res.output

@@ -1,0 +1,83 @@
+"""Monotonic behaviour of training_time and inference_speed over the catalogs (Hypothesis)."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tools.catalog import gpus, models
+from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput
+from tools.speed import inference_speed, training_time
+
+TRAIN_GPUS = sorted(g.name for g in gpus() if g.peak_tflops("bf16"))
+INFER_GPUS = sorted(g.name for g in gpus() if g.peak_tflops("bf16") and g.bandwidth_gb_s)
+MODELS = sorted(m.name for m in models()) + ["7B", "70B"]
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+REL = 1e-9
+
+model_st = st.sampled_from(MODELS)
+method_st = st.sampled_from(["full", "lora", "qlora", "freeze"])
+
+
+def _train(**kw):
+    return training_time(TrainingTimeInput(**kw))
+
+
+@SETTINGS
+@given(model=model_st, gpu=st.sampled_from(TRAIN_GPUS), method=method_st,
+       exps=st.tuples(st.integers(0, 12), st.integers(0, 12)), ckpt=st.booleans())
+def test_more_gpus_never_slower_nor_superlinear(model, gpu, method, exps, ckpt):
+    small, large = sorted(2**e for e in exps)
+    args = {"model": model, "gpu": gpu, "tokens": 10**10, "method": method, "grad_checkpointing": ckpt}
+    a, b = _train(n_gpus=small, **args), _train(n_gpus=large, **args)
+    assert b.hours <= a.hours * (1 + REL)
+    assert b.gpu_hours >= a.gpu_hours * (1 - REL)  # hours(n)·n ≥ hours(1): no super-linear speed-up
+    for out in (a, b):
+        assert out.hours_low <= out.hours <= out.hours_high
+        assert 0 <= out.comm_share < 1 and 0 < out.mfu < 1
+
+
+@SETTINGS
+@given(model=model_st, gpu=st.sampled_from(TRAIN_GPUS), method=method_st, n=st.sampled_from([1, 8, 64, 1024]),
+       tokens=st.tuples(st.integers(10**6, 10**13), st.integers(10**6, 10**13)))
+def test_more_tokens_never_less_time(model, gpu, method, n, tokens):
+    few, many = sorted(tokens)
+    args = {"model": model, "gpu": gpu, "n_gpus": n, "method": method}
+    assert _train(tokens=many, **args).hours >= _train(tokens=few, **args).hours * (1 - REL)
+
+
+def _infer(**kw):
+    return inference_speed(InferenceSpeedInput(**kw))
+
+
+@SETTINGS
+@given(model=model_st, gpu=st.sampled_from(INFER_GPUS), precision=st.sampled_from(["bf16", "int8", "int4"]),
+       batches=st.tuples(st.integers(1, 4096), st.integers(1, 4096)), ctx=st.integers(1, 131072))
+def test_decode_per_sequence_never_faster_with_batch(model, gpu, precision, batches, ctx):
+    small, large = sorted(batches)
+    args = {"model": model, "gpu": gpu, "precision": precision, "context_len": ctx}
+    a, b = _infer(batch=small, **args), _infer(batch=large, **args)
+    assert b.decode_tokens_per_s <= a.decode_tokens_per_s * (1 + REL)
+    assert b.total_tokens_per_s >= a.total_tokens_per_s * (1 - REL)
+
+
+@SETTINGS
+@given(model=model_st, gpu=st.sampled_from(INFER_GPUS), batch=st.integers(1, 256),
+       ctxs=st.tuples(st.integers(1, 131072), st.integers(1, 131072)))
+def test_decode_never_faster_with_longer_context(model, gpu, batch, ctxs):
+    short, long = sorted(ctxs)
+    args = {"model": model, "gpu": gpu, "batch": batch}
+    assert _infer(context_len=long, **args).decode_tokens_per_s <= _infer(
+        context_len=short, **args
+    ).decode_tokens_per_s * (1 + REL)
+
+
+@SETTINGS
+@given(model=model_st, gpu=st.sampled_from(INFER_GPUS), batch=st.integers(1, 256),
+       effs=st.tuples(st.floats(0.05, 1.0), st.floats(0.05, 1.0)))
+def test_more_bandwidth_never_slower(model, gpu, batch, effs):
+    low, high = sorted(effs)
+    args = {"model": model, "gpu": gpu, "batch": batch}
+    assert _infer(bandwidth_efficiency=high, **args).decode_tokens_per_s >= _infer(
+        bandwidth_efficiency=low, **args
+    ).decode_tokens_per_s * (1 - REL)
