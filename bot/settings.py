@@ -1,0 +1,55 @@
+"""Settings for the advisor, read from the environment (and a `.env` file) with pydantic-settings.
+
+    GPU_ADVISOR_DATA_DIR        data folder: SQLite store, embedded Chroma index (~/.local/share/gpu-advisor)
+    DATABASE_URL                conversations store; default sqlite:///<data dir>/gpu-advisor.sqlite3,
+                                or postgresql://user@host:5432/db
+    GPU_ADVISOR_LLM_BASE_URL    an OpenAI-compatible chat endpoint (OpenAI, DeepSeek, DashScope, vLLM, Ollama);
+                                unset = offline mode (the default)
+    GPU_ADVISOR_LLM_MODEL       model name at that endpoint (e.g. gpt-4o-mini, deepseek-chat, qwen-plus)
+    GPU_ADVISOR_LLM_API_KEY     its key (OPENAI_API_KEY is used when this is unset)
+    GPU_ADVISOR_LLM_TIMEOUT_S   per request (default 30); GPU_ADVISOR_LLM_MAX_STEPS caps model+tool calls (default 8)
+    CHROMA_HOST, CHROMA_PORT    use a Chroma server (needed for several API workers)
+    EMBEDDINGS_MODEL, EMBEDDINGS_BASE_URL, EMBEDDINGS_API_KEY   an OpenAI-compatible embeddings endpoint
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from knowledge.config import DEFAULT_DATA_DIR, KnowledgeSettings
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    data_dir: Path = Field(DEFAULT_DATA_DIR, validation_alias=AliasChoices("GPU_ADVISOR_DATA_DIR", "data_dir"))
+    database_url: str | None = Field(None, validation_alias=AliasChoices("DATABASE_URL", "database_url"))
+
+    llm_base_url: str | None = Field(None, validation_alias=AliasChoices("GPU_ADVISOR_LLM_BASE_URL", "llm_base_url"))
+    llm_model: str | None = Field(None, validation_alias=AliasChoices("GPU_ADVISOR_LLM_MODEL", "llm_model"))
+    llm_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("GPU_ADVISOR_LLM_API_KEY", "OPENAI_API_KEY", "llm_api_key")
+    )
+    llm_timeout_s: float = Field(30.0, gt=0, le=600, validation_alias=AliasChoices("GPU_ADVISOR_LLM_TIMEOUT_S", "llm_timeout_s"))
+    llm_max_steps: int = Field(8, ge=1, le=50, validation_alias=AliasChoices("GPU_ADVISOR_LLM_MAX_STEPS", "llm_max_steps"))
+    llm_max_retries: int = Field(1, ge=0, le=10, validation_alias=AliasChoices("GPU_ADVISOR_LLM_MAX_RETRIES", "llm_max_retries"))
+
+    @field_validator("llm_base_url", "llm_model", "database_url", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, v):
+        return v or None
+
+    @property
+    def llm_enabled(self) -> bool:
+        return bool(self.llm_base_url and self.llm_model)
+
+    @property
+    def store_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir.expanduser()}/gpu-advisor.sqlite3"
+
+    def knowledge(self):
+        """The knowledge index configuration (Chroma embedded or server, embeddings)."""
+        return KnowledgeSettings().to_config()

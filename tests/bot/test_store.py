@@ -1,0 +1,73 @@
+"""Conversations persist in SQLite (default) and PostgreSQL, and survive a restart."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+
+from pg import temp_database  # noqa: E402
+
+from bot.store import Store, UnknownConversation  # noqa: E402
+from bot.trace import AnswerTrace  # noqa: E402
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def url(request, tmp_path):
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/sub/gpu-advisor.sqlite3"
+    else:
+        with temp_database() as pg_url:
+            yield pg_url
+
+
+def _trace(cid: str, answer: str) -> AnswerTrace:
+    return AnswerTrace(conversation_id=cid, answer=answer, language="zh", mode="offline",
+                       tool_calls=[{"id": "call_1", "tool": "fit_training", "input": {"model": "70B"}, "output": {"fits": False}}])
+
+
+def test_turns_traces_and_state_survive_a_restart(url):
+    store = Store(url)
+    cid = store.new_conversation(channel="cli")
+    i0 = store.start_turn(cid, "70B 全参训练，单卡 A100 够吗？")
+    store.finish_turn(cid, i0, _trace(cid, "不够。"), state={"model": "70B", "gpu": "a100-sxm4-80gb"})
+    i1 = store.start_turn(cid, "那换成H800呢？")
+    assert (i0, i1) == (0, 1)
+    store.close()
+
+    again = Store(url)  # a new process would do exactly this
+    turns = again.turns(cid)
+    assert [t.question for t in turns] == ["70B 全参训练，单卡 A100 够吗？", "那换成H800呢？"]
+    assert turns[0].status == "answered" and turns[0].trace["tool_calls"][0]["tool"] == "fit_training"
+    assert turns[1].status == "pending"  # asked but not answered: kept, not lost
+    assert again.last_state(cid) == {"model": "70B", "gpu": "a100-sxm4-80gb"}
+    assert again.turns(cid, limit=1)[0].idx == 1
+    again.close()
+
+
+def test_failed_turn_keeps_the_question(url):
+    store = Store(url)
+    cid = store.new_conversation()
+    idx = store.start_turn(cid, "hello?")
+    store.fail_turn(cid, idx, "endpoint timed out")
+    t = store.turns(cid)[0]
+    assert (t.question, t.status) == ("hello?", "failed")
+    assert store.last_state(cid) is None
+
+
+def test_feedback_needs_an_existing_turn(url):
+    store = Store(url)
+    cid = store.new_conversation()
+    idx = store.start_turn(cid, "q")
+    store.finish_turn(cid, idx, _trace(cid, "a"))
+    store.add_feedback(cid, idx, rating=1, comment="准确")
+    assert store.feedback_for(cid)[0]["comment"] == "准确"
+    with pytest.raises(UnknownConversation):
+        store.add_feedback(cid, 7, rating=-1)
+
+
+def test_sqlite_uses_wal(tmp_path):
+    store = Store(f"sqlite:///{tmp_path}/x.sqlite3")
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
