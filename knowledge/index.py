@@ -1,0 +1,439 @@
+"""The knowledge index: notes -> chunks -> embeddings -> one Chroma collection, kept in step incrementally.
+
+Every chunk carries a content hash. `sync()` chunks the corpus, compares ids and hashes with what
+the collection holds, and writes only the difference: new chunks are added, changed ones upserted,
+chunks of deleted notes (or sections) removed. An unchanged corpus costs one read and no write.
+
+The corpus is the shipped notes (`knowledge/docs`) plus every folder a user has indexed; those
+folders are remembered in `<data dir>/kb-manifest.json`, so `gpu-advisor kb index` with no argument
+refreshes all of them, and a folder that disappeared has its documents removed.
+
+Backends
+    embedded (default)  `chromadb.PersistentClient(<data dir>/chroma)`. SQLite underneath, so ONE writer:
+                        writes take an exclusive lock on `<data dir>/chroma.lock`; a second writer
+                        waits `lock_timeout_s`, then gets `IndexBusy` naming the holder's pid.
+    server              `chromadb.HttpClient(CHROMA_HOST, CHROMA_PORT)`, for several bot workers or
+                        machines: start `chroma run --path /var/lib/chroma --host 0.0.0.0 --port 8000`,
+                        point every worker at it, and run `gpu-advisor kb index` once from any of them.
+
+A missing index is built on first use; an embedded index that cannot be read is moved aside to
+`chroma.broken-<time>` and rebuilt from the notes, with a notice saying so (`KnowledgeIndex.notices`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import chromadb
+from chromadb.config import Settings
+from pydantic import BaseModel, ConfigDict
+
+from knowledge.chunking import Chunk, chunk_note
+from knowledge.config import KnowledgeConfig
+from knowledge.embeddings import make_embedding
+from knowledge.errors import IndexBusy, IndexUnavailable
+from knowledge.notes import BUILTIN, CorpusRoot, Note, load_corpus
+
+log = logging.getLogger("gpu_advisor.knowledge")
+
+COLLECTION_PREFIX = "gpu-advisor-kb"
+_BATCH = 128
+Progress = Callable[[int, int], None]
+
+
+class StoredChunk(BaseModel):
+    """A chunk as the index holds it: text plus the note's metadata."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    doc_id: str
+    title: str
+    lang: str
+    topics: tuple[str, ...] = ()
+    source: str
+    origin: str
+    path: str
+    section: str
+    text: str
+    hash: str
+
+
+class SyncReport(BaseModel):
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    docs: int = 0
+    notices: list[str] = []
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+class IndexStats(BaseModel):
+    docs: int
+    chunks: int
+    languages: dict[str, int]
+    topics: dict[str, int]
+    origins: dict[str, int]
+    backend: str
+    location: str
+    collection: str
+    embedding: str
+
+
+def _stored_from(note: Note, chunk: Chunk) -> StoredChunk:
+    fields = {
+        "id": chunk.id,
+        "doc_id": note.doc_id,
+        "title": note.title,
+        "lang": note.lang,
+        "topics": note.topics,
+        "source": note.source,
+        "origin": note.origin,
+        "path": note.path,
+        "section": chunk.section,
+        "text": chunk.text,
+    }
+    digest = hashlib.sha256(json.dumps(fields, ensure_ascii=False, sort_keys=True).encode()).hexdigest()[:32]
+    return StoredChunk(**fields, hash=digest)
+
+
+def _metadata(c: StoredChunk) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "doc_id": c.doc_id,
+        "title": c.title,
+        "lang": c.lang,
+        "source": c.source,
+        "origin": c.origin,
+        "path": c.path,
+        "section": c.section,
+        "hash": c.hash,
+    }
+    if c.topics:  # Chroma refuses empty lists
+        meta["topics"] = list(c.topics)
+    return meta
+
+
+def _from_record(chunk_id: str, text: str | None, meta: dict[str, Any] | None) -> StoredChunk:
+    meta = meta or {}
+    return StoredChunk(
+        id=chunk_id,
+        doc_id=str(meta.get("doc_id", chunk_id.split("#")[0])),
+        title=str(meta.get("title", "")),
+        lang=str(meta.get("lang", "en")),
+        topics=tuple(meta.get("topics") or ()),
+        source=str(meta.get("source", "")),
+        origin=str(meta.get("origin", "")),
+        path=str(meta.get("path", "")),
+        section=str(meta.get("section", "")),
+        text=text or "",
+        hash=str(meta.get("hash", "")),
+    )
+
+
+class KnowledgeIndex:
+    """One Chroma collection of chunks (see the module docstring for backends and locking)."""
+
+    def __init__(self, config: KnowledgeConfig, embedding: Any = None, *, client: Any = None):
+        self.config = config
+        self.embedding = embedding or make_embedding(config.embeddings)
+        self.collection_name = f"{COLLECTION_PREFIX}-{self.embedding.collection_suffix}"
+        self.notices: list[str] = []
+        self._client = client
+        self._collection: Any = None
+
+    # --- opening -------------------------------------------------------------------------------
+    @property
+    def backend(self) -> str:
+        return "server" if self.config.server else "embedded"
+
+    def _make_client(self) -> Any:
+        settings = Settings(anonymized_telemetry=False)
+        if self.config.server:
+            return chromadb.HttpClient(host=self.config.host, port=self.config.port, settings=settings)
+        self.config.chroma_path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(self.config.chroma_path), settings=settings)
+
+    def _open(self) -> Any:
+        self._client = self._client or self._make_client()
+        collection = self._client.get_or_create_collection(
+            self.collection_name,
+            embedding_function=self.embedding,
+            configuration={"hnsw": {"space": "cosine"}},
+        )
+        collection.count()  # touch the store, so a broken one fails here
+        return collection
+
+    def collection(self) -> Any:
+        if self._collection is not None:
+            return self._collection
+        try:
+            self._collection = self._open()
+        except Exception as err:
+            if self.config.server:
+                raise self._unavailable(err) from None
+            if isinstance(err, PermissionError):
+                raise IndexUnavailable(
+                    f"Cannot write the knowledge index at {self.config.chroma_path} ({err}); "
+                    "set GPU_ADVISOR_DATA_DIR to a writable folder.",
+                    f"无法写入知识库索引 {self.config.chroma_path}（{err}）；请把 GPU_ADVISOR_DATA_DIR 设为可写的目录。",
+                    field="data_dir",
+                ) from None
+            self._recover(err)
+        return self._collection
+
+    def _unavailable(self, err: Exception) -> IndexUnavailable:
+        where = self.config.location
+        return IndexUnavailable(
+            f"The Chroma server at {where} cannot be used ({type(err).__name__}: {err}). "
+            "Start it (`chroma run --path DIR --host 127.0.0.1 --port 8000`) or unset CHROMA_HOST/CHROMA_PORT.",
+            f"无法使用 {where} 的 Chroma 服务（{type(err).__name__}：{err}）。"
+            "请启动它（`chroma run --path DIR --host 127.0.0.1 --port 8000`），或取消设置 CHROMA_HOST/CHROMA_PORT。",
+            field="chroma",
+        )
+
+    def _recover(self, err: Exception) -> None:
+        """Move an unreadable embedded index aside and start an empty one (filled by the next sync)."""
+        with self._write_lock():
+            self._close_client(forget_cached=True)
+            try:  # another process may have been mid-write: look once more under the lock
+                self._collection = self._open()
+                return
+            except Exception:
+                self._close_client(forget_cached=True)
+            path = self.config.chroma_path
+            broken = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
+            if path.exists():
+                path.rename(broken)
+            notice = (
+                f"The knowledge index at {path} could not be read ({type(err).__name__}: {err}); "
+                f"moved it to {broken.name} and rebuilt it from the notes."
+            )
+            self.notices.append(notice)
+            log.warning(notice)
+            self._collection = self._open()
+            plan = self._plan(self._roots())
+            self._apply(plan[1] + plan[2], plan[3], None)
+
+    def _close_client(self, *, forget_cached: bool = False) -> None:
+        client, self._client, self._collection = self._client, None, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()
+        if forget_cached and not self.config.server:
+            # Chroma shares one system per path in a process; after a failure drop it so a reopen is fresh
+            from chromadb.api.shared_system_client import SharedSystemClient
+
+            system = SharedSystemClient._identifier_to_system.pop(str(self.config.chroma_path), None)
+            SharedSystemClient._identifier_to_refcount.pop(str(self.config.chroma_path), None)
+            if system is not None:
+                with contextlib.suppress(Exception):
+                    system.stop()
+
+    def close(self) -> None:
+        """Release this index's Chroma client (other clients on the same path keep working)."""
+        self._close_client()
+
+    # --- locking ---------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        if self.config.server:  # the server serialises writes itself
+            yield
+            return
+        path = self.config.lock_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a+") as fh:
+            deadline = time.monotonic() + self.config.lock_timeout_s
+            while True:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        fh.seek(0)
+                        holder = fh.read().strip() or "unknown"
+                        raise IndexBusy(
+                            f"Another process (pid {holder}) is writing the knowledge index at {self.config.chroma_path}. "
+                            "Wait for it to finish and retry; for several writers run a Chroma server (CHROMA_HOST).",
+                            f"另一个进程（pid {holder}）正在写入知识库索引 {self.config.chroma_path}。"
+                            "请等它完成后重试；多个进程同时写入时请使用 Chroma 服务（CHROMA_HOST）。",
+                            field="index",
+                        ) from None
+                    time.sleep(0.1)
+            try:
+                fh.seek(0)
+                fh.truncate()
+                fh.write(str(os.getpid()))
+                fh.flush()
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    # --- the corpus -------------------------------------------------------------------------------
+    def _manifest(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.config.manifest_path.read_text(encoding="utf-8"))
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def user_roots(self) -> list[str]:
+        return [str(r) for r in self._manifest().get("roots", [])]
+
+    def _roots(self, extra: Sequence[Path] = (), forget: Sequence[Path] = ()) -> list[CorpusRoot]:
+        forgotten = {str(p.expanduser().resolve()) for p in forget}
+        roots = [CorpusRoot(self.config.docs_dir, BUILTIN)]
+        seen = set()
+        for r in [*(Path(p) for p in self.user_roots()), *extra]:
+            root = CorpusRoot.user(r)
+            if root.origin in seen or root.origin in forgotten:
+                continue
+            seen.add(root.origin)
+            if not root.path.exists():
+                self.notices.append(f"{root.path} no longer exists; its documents were removed from the index.")
+                continue
+            roots.append(root)
+        return roots
+
+    def stored(self) -> list[StoredChunk]:
+        """Every chunk the collection holds, in id order."""
+        col = self.collection()
+        out: list[StoredChunk] = []
+        offset = 0
+        while True:
+            page = col.get(include=["documents", "metadatas"], limit=1000, offset=offset)
+            ids = page["ids"]
+            docs = page["documents"] or [None] * len(ids)
+            metas = page["metadatas"] or [None] * len(ids)
+            out += [_from_record(i, d, m) for i, d, m in zip(ids, docs, metas, strict=True)]
+            if len(ids) < 1000:
+                break
+            offset += 1000
+        return sorted(out, key=lambda c: c.id)
+
+    # --- writing ---------------------------------------------------------------------------------
+    def sync(
+        self, paths: Sequence[Path] = (), *, forget: Sequence[Path] = (), progress: Progress | None = None
+    ) -> SyncReport:
+        """Bring the index in step with the shipped notes, the remembered folders and `paths`.
+
+        Takes the write lock only when something has to be written.
+        """
+        self.notices.clear()
+        self.collection()  # may rebuild a broken index (and report it)
+        roots = self._roots(paths, forget)
+        report = self._sync(roots, progress)
+        report.notices = [*self.notices]
+        return report
+
+    def ensure_built(self) -> SyncReport | None:
+        """Build or refresh the index when it is empty or the notes changed; None when already in step."""
+        self.notices.clear()
+        was_empty = self.collection().count() == 0  # a broken index is rebuilt here, with a notice
+        report = self._sync(self._roots())
+        report.notices = [*self.notices]
+        if was_empty and report.added:
+            notice = (
+                f"The knowledge index at {self.config.location} was missing or empty; "
+                f"built it from {report.docs} documents ({report.added} chunks)."
+            )
+            log.info(notice)
+            report.notices.append(notice)
+            self.notices.append(notice)
+        return report if report.changed or report.notices else None
+
+    def _plan(self, roots: list[CorpusRoot]) -> tuple[int, list[StoredChunk], list[StoredChunk], list[str], int]:
+        notes = load_corpus(roots)
+        wanted = {c.id: c for note in notes for c in (_stored_from(note, ch) for ch in chunk_note(note))}
+        held = {c.id: c.hash for c in self.stored()}
+        new = [c for i, c in wanted.items() if i not in held]
+        changed = [c for i, c in wanted.items() if i in held and held[i] != c.hash]
+        gone = sorted(set(held) - set(wanted))
+        return len(notes), new, changed, gone, len(wanted)
+
+    def _sync(self, roots: list[CorpusRoot], progress: Progress | None = None) -> SyncReport:
+        plan = self._plan(roots)
+        if plan[1] or plan[2] or plan[3] or self._manifest_for(roots) != self._manifest():
+            with self._write_lock():
+                plan = self._plan(roots)  # again, under the lock: another writer may have been first
+                self._apply(plan[1] + plan[2], plan[3], progress)
+                self._save_manifest(roots)
+        docs, new, changed, gone, wanted = plan
+        return SyncReport(
+            added=len(new),
+            updated=len(changed),
+            removed=len(gone),
+            unchanged=wanted - len(new) - len(changed),
+            docs=docs,
+        )
+
+    def _apply(self, todo: list[StoredChunk], gone: list[str], progress: Progress | None) -> None:
+        col = self.collection()
+        total = len(todo) + len(gone)
+        if progress:
+            progress(0, total)
+        for start in range(0, len(todo), _BATCH):
+            batch = todo[start : start + _BATCH]
+            col.upsert(
+                ids=[c.id for c in batch],
+                documents=[c.text for c in batch],
+                metadatas=[_metadata(c) for c in batch],
+                embeddings=self.embedding([c.text for c in batch]),
+            )
+            if progress:
+                progress(start + len(batch), total)
+        for start in range(0, len(gone), _BATCH):
+            col.delete(ids=gone[start : start + _BATCH])
+        if progress and gone:
+            progress(total, total)
+
+    @staticmethod
+    def _manifest_for(roots: list[CorpusRoot]) -> dict[str, Any]:
+        return {"roots": [r.origin for r in roots if r.origin != BUILTIN]}
+
+    def _save_manifest(self, roots: list[CorpusRoot]) -> None:
+        data = self._manifest_for(roots)
+        if data != self._manifest():
+            self.config.manifest_path.parent.mkdir(parents=True, exist_ok=True)
+            self.config.manifest_path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+
+    # --- reading ---------------------------------------------------------------------------------
+    def dense(self, text: str, n: int, where: dict[str, Any] | None = None) -> list[tuple[str, float]]:
+        """(chunk id, cosine distance) of the `n` nearest chunks to `text`."""
+        col = self.collection()
+        count = col.count()
+        if count == 0 or n <= 0:
+            return []
+        vec = self.embedding([text])
+        res = col.query(query_embeddings=vec, n_results=min(n, count), where=where or None, include=["distances"])
+        return list(zip(res["ids"][0], res["distances"][0], strict=True))
+
+    def stats(self) -> IndexStats:
+        chunks = self.stored()
+        docs: dict[str, StoredChunk] = {}
+        for c in chunks:
+            docs.setdefault(c.doc_id, c)
+        return IndexStats(
+            docs=len(docs),
+            chunks=len(chunks),
+            languages=dict(Counter(c.lang for c in docs.values())),
+            topics=dict(Counter(t for c in docs.values() for t in c.topics).most_common()),
+            origins=dict(Counter(c.origin for c in docs.values())),
+            backend=self.backend,
+            location=self.config.location,
+            collection=self.collection_name,
+            embedding=self.embedding.name(),
+        )

@@ -1,0 +1,194 @@
+"""Hybrid retrieval over the knowledge index: BM25 over zh/en tokens + Chroma's dense leg, fused by RRF.
+
+    retriever = Retriever.from_config(config)      # once per process: loads jieba and the chunks
+    retriever.search("H20 显存多大", k=5, lang="zh")  # -> [Passage(id, doc_id, title, text, source, score)]
+
+`search()` uses a process-wide default retriever built from the environment on first call
+(`KnowledgeSettings`); the bot sets its own with `set_default_retriever()`. The score of a passage is
+its reciprocal-rank-fusion score: sum over legs of weight / (60 + rank), comparable only within one
+answer.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from knowledge.config import KnowledgeConfig, KnowledgeSettings
+from knowledge.index import KnowledgeIndex, StoredChunk
+from knowledge.lexical import LexicalIndex, tokenize, warm_up
+from tools.errors import InvalidInput
+
+RRF_K = 60
+
+
+class Passage(BaseModel):
+    """One retrieved chunk, citable by its stable `id`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    doc_id: str
+    title: str
+    text: str
+    #: the note's first source URL, or the file path of a user's document
+    source: str
+    score: float
+
+
+class SearchKnowledgeInput(BaseModel):
+    """Search the knowledge base (GPU notes, in Chinese and English) for passages to cite."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=1000, description="the question or keywords, zh or en")
+    k: int = Field(5, ge=1, le=20, description="how many passages")
+    lang: Literal["zh", "en"] | None = Field(None, description="only notes in this language")
+    topics: list[str] | None = Field(None, description="only notes with one of these topics")
+
+
+class SearchKnowledgeOutput(BaseModel):
+    passages: list[Passage]
+
+
+class Retriever:
+    """The loaded index: chunks and BM25 in memory, the dense leg in Chroma. Build once, search often."""
+
+    def __init__(
+        self,
+        index: KnowledgeIndex,
+        *,
+        lexical_weight: float = 1.0,
+        dense_weight: float | None = None,
+        candidates: int = 50,
+        per_doc: int | None = 2,
+    ):
+        self.index = index
+        self.lexical_weight = lexical_weight
+        #: by default the embedding's own `fusion_weight` (0.5 for the hashing embedding, 1 for a model)
+        self.dense_weight = getattr(index.embedding, "fusion_weight", 1.0) if dense_weight is None else dense_weight
+        self.candidates = candidates
+        self.per_doc = per_doc
+        self.notices: list[str] = []
+        self.reload()
+
+    @classmethod
+    def from_config(cls, config: KnowledgeConfig, **options: float | int | None) -> Retriever:
+        """Open the index, building or refreshing it first when the notes changed."""
+        index = KnowledgeIndex(config)
+        index.ensure_built()
+        retriever = cls(index, **options)  # type: ignore[arg-type]
+        retriever.notices = list(index.notices)
+        return retriever
+
+    def reload(self) -> None:
+        """Read the chunks back from the index and rebuild the lexical leg (after a sync)."""
+        warm_up()
+        self._chunks: list[StoredChunk] = self.index.stored()
+        self._position = {c.id: i for i, c in enumerate(self._chunks)}
+        self._lexical = LexicalIndex([tokenize(c.text) for c in self._chunks])
+        self._langs = np.array([c.lang for c in self._chunks], dtype=object)
+        self._topics = [frozenset(c.topics) for c in self._chunks]
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    def _mask(self, lang: str | None, topics: Sequence[str] | None) -> np.ndarray:
+        mask = np.ones(len(self._chunks), dtype=bool)
+        if lang:
+            mask &= self._langs == lang
+        if topics:
+            wanted = set(topics)
+            mask &= np.array([bool(t & wanted) for t in self._topics], dtype=bool)
+        return mask
+
+    @staticmethod
+    def _where(lang: str | None, topics: Sequence[str] | None) -> dict | None:
+        clauses: list[dict] = []
+        if lang:
+            clauses.append({"lang": lang})
+        if topics:
+            ors = [{"topics": {"$contains": t}} for t in topics]
+            clauses.append(ors[0] if len(ors) == 1 else {"$or": ors})
+        if not clauses:
+            return None
+        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+    def search(
+        self, query: str, k: int = 5, lang: str | None = None, topics: Sequence[str] | None = None
+    ) -> list[Passage]:
+        """The `k` best passages for `query`, optionally only in `lang` and with one of `topics`."""
+        if not query or not query.strip():
+            raise InvalidInput("The search query is empty.", "检索内容为空。", field="query")
+        if k < 1:
+            raise InvalidInput("k must be at least 1.", "k 至少为 1。", field="k")
+        if lang not in (None, "zh", "en"):
+            raise InvalidInput(
+                f"Unknown language {lang!r}; use zh or en.", f"未知的语言“{lang}”；请用 zh 或 en。", field="lang"
+            )
+        if not self._chunks:
+            return []
+        mask = self._mask(lang, topics)
+        fused: dict[int, float] = {}
+
+        scores = self._lexical.scores(tokenize(query))
+        scores = np.where(mask, scores, 0.0)
+        top = np.argsort(-scores, kind="stable")[: self.candidates]
+        for rank, i in enumerate(int(i) for i in top if scores[i] > 0):
+            fused[i] = fused.get(i, 0.0) + self.lexical_weight / (RRF_K + rank + 1)
+
+        if self.dense_weight > 0 and mask.any():
+            floor = getattr(self.index.embedding, "min_similarity", 0.0)
+            hits = self.index.dense(query, self.candidates, self._where(lang, topics))
+            hits = [(chunk_id, d) for chunk_id, d in hits if 1.0 - d >= floor]
+            for rank, (chunk_id, _distance) in enumerate(hits):
+                i = self._position.get(chunk_id)
+                if i is not None and mask[i]:
+                    fused[i] = fused.get(i, 0.0) + self.dense_weight / (RRF_K + rank + 1)
+
+        ranked = sorted(fused.items(), key=lambda kv: (-kv[1], self._chunks[kv[0]].id))
+        out: list[Passage] = []
+        per_doc: dict[str, int] = {}
+        for i, score in ranked:
+            c = self._chunks[i]
+            if self.per_doc and per_doc.get(c.doc_id, 0) >= self.per_doc:
+                continue
+            per_doc[c.doc_id] = per_doc.get(c.doc_id, 0) + 1
+            out.append(Passage(id=c.id, doc_id=c.doc_id, title=c.title, text=c.text, source=c.source, score=score))
+            if len(out) == k:
+                break
+        return out
+
+
+_default: Retriever | None = None
+_default_lock = threading.Lock()
+
+
+def default_retriever() -> Retriever:
+    """The process-wide retriever, built from the environment on first use."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Retriever.from_config(KnowledgeSettings().to_config())
+        return _default
+
+
+def set_default_retriever(retriever: Retriever | None) -> None:
+    """Use this retriever for `search()` (None: build from the environment on next use)."""
+    global _default
+    with _default_lock:
+        _default = retriever
+
+
+def search(query: str, k: int = 5, lang: str | None = None, topics: Sequence[str] | None = None) -> list[Passage]:
+    """Hybrid search with the default retriever; see `Retriever.search`."""
+    return default_retriever().search(query, k=k, lang=lang, topics=topics)
+
+
+def search_knowledge(inp: SearchKnowledgeInput) -> SearchKnowledgeOutput:
+    """Search the knowledge base (GPU notes in Chinese and English) and return passages to cite by id."""
+    return SearchKnowledgeOutput(passages=search(inp.query, k=inp.k, lang=inp.lang, topics=inp.topics))
