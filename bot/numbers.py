@@ -1,0 +1,380 @@
+"""Find the figures in an answer (Chinese or English markdown), with their units.
+
+`extract_numbers(text)` returns every figure a reader would take as a claim: "1,120 GB", "6–9万元",
+"8×H800" (8 GPUs), "3.2×", "2T tokens", "70B" (7e10 parameters), "15~25 元/卡时", "1.2e21 FLOPs".
+Each `Number` carries the span as written, its value in base units (magnitude words applied:
+"6万" = 60000, "2万亿" = 2e12), a normalised unit and `tolerance`: half a unit in the last digit
+written, so "172万" stands for anything within 5,000 of 1,720,000.
+
+Ignore policy (what is NOT a figure; these spans are masked before scanning):
+  * code: fenced blocks and `inline code`; URLs and markdown link targets;
+  * citation and footnote markers: "[1]", "[^2]", "【3】", "[kb:tco-breakeven#3]", bare "kb:doc#3";
+  * dates and times: "2026-11-29", "2024年5月", "2023年", "in 2024", "(2023)", "Nov 2024", "10:30";
+  * ordinals and structure: list markers ("1.", "2)", "3、", "（1）"), heading numbers ("## 2.1"),
+    "第3", "step 1", "方案 2", "option 3", "Top-5", "#3", "表 1", "Figure 2";
+  * names and versions: any token that starts with a letter and holds a digit ("A100", "H800",
+    "Qwen2.5-72B", "Llama-3.1-8B", "ZeRO-3", "fp16", "bf16", "int4", "NF4", "GPT-4o", "call_1",
+    "A100-80GB" — a SKU name); a product word followed by a version ("CUDA 12.1", "PyTorch 2.3",
+    "RTX 4090", "Ascend 910B", "Llama 3", "PCIe 5.0"); bare chip numbers "910B", "4090"; "8x7B";
+  * precision widths: "4-bit", "8 bit", "16 位";
+  * a digit glued to letters that are not a unit ("3D", "1F1B", "2nd").
+Signs are not part of a figure: "-30%" is 30 % (a "-" before a digit is a dash or a range far more
+often than a sign). Numbers spelled in Chinese or English words ("两种", "three") are not extracted.
+Parallel degrees ("TP=8") ARE figures: they come from the tool inputs and must be grounded there.
+
+Small-integer policy: an integer 0–10 with no unit, magnitude, decimal point or sign of a figure
+is a count in prose ("3 个建议", "2 options") and gets `prose_count=True`; the grounding step
+accepts it without a source. It loses that status inside a table row or right after "=", ":",
+"≈", "约", "~", "about", "approximately" and the like, where a bare number is a figure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+__all__ = ["UNITS", "Number", "extract_numbers", "name_sizes"]
+
+
+@dataclass(frozen=True, slots=True)
+class Number:
+    """One figure found in a text.
+
+    `value` is in base units of `unit` after magnitude words ("6万元" -> 60000, "CNY";
+    "70B" -> 7e10, "params"); `tolerance` is half a unit of the last written digit, in the same
+    unit. `alt_values` are other readings of the same text ("128K" may be 131,072).
+    """
+
+    text: str
+    value: float
+    unit: str
+    start: int
+    end: int
+    tolerance: float = 0.0
+    prose_count: bool = False
+    alt_values: tuple[float, ...] = ()
+
+
+#: normalised unit -> (dimension, factor to the dimension's base). Units of one dimension convert.
+UNITS: dict[str, tuple[str, float]] = {
+    "bytes": ("bytes", 1.0), "KB": ("bytes", 1e3), "MB": ("bytes", 1e6), "GB": ("bytes", 1e9),
+    "TB": ("bytes", 1e12), "PB": ("bytes", 1e15), "MiB": ("bytes", 2.0**20), "GiB": ("bytes", 2.0**30),
+    "TiB": ("bytes", 2.0**40),
+    "MB/s": ("bytes/s", 1e6), "GB/s": ("bytes/s", 1e9), "TB/s": ("bytes/s", 1e12), "GiB/s": ("bytes/s", 2.0**30),
+    "Gb/s": ("bits/s", 1e9), "Tb/s": ("bits/s", 1e12),
+    # rates and totals of floating-point work share a dimension: their magnitudes never collide
+    "FLOP": ("flop", 1.0), "GFLOPS": ("flop", 1e9), "TFLOPS": ("flop", 1e12), "PFLOPS": ("flop", 1e15),
+    "TOPS": ("flop", 1e12),
+    "W": ("power", 1.0), "kW": ("power", 1e3), "MW": ("power", 1e6),
+    "kWh": ("energy", 1.0), "MWh": ("energy", 1e3),
+    # time in hours; a month is 730 h (8,760 h / 12), the TCO convention of tools/units.py.
+    # GPU-hours share the dimension: "184,320 小时" for a gpu_hours output is a label slip, not a new figure
+    "ms": ("time", 1 / 3.6e6), "s": ("time", 1 / 3600), "min": ("time", 1 / 60), "h": ("time", 1.0), "day": ("time", 24.0),
+    "week": ("time", 168.0), "month": ("time", 730.0), "year": ("time", 8760.0),
+    "GPU-h": ("time", 1.0), "GPU-day": ("time", 24.0),
+    "%": ("ratio", 0.01), "fraction": ("ratio", 1.0),
+    "x": ("times", 1.0),
+    "tokens": ("tokens", 1.0), "tokens/s": ("tokens/s", 1.0),
+    "GPU": ("count", 1.0), "node": ("count", 1.0),
+    "params": ("params", 1.0), "B_params": ("params", 1e9),
+}
+CURRENCIES = ("CNY", "USD")  # "CNY", "CNY/h", "CNY/month" ... all have the currency as dimension
+
+_E = r"(?![A-Za-z0-9_])"  # end of an ASCII unit word (\b fails before CJK, which is \w)
+
+# (normalised unit, alternatives); order matters: the longer or more specific spelling first
+_UNIT_SPECS: list[tuple[str, str]] = [
+    ("GPU-h", rf"(?:GPU|卡)\s?[-·・]?\s?(?:个?小时|hours?{_E}|hrs?{_E}|h{_E})|卡时|卡·时"),
+    ("GB/s", r"GB/s|GB/秒|GBps"), ("TB/s", r"TB/s|TB/秒|TBps"), ("MB/s", r"MB/s"), ("GiB/s", r"GiB/s"),
+    ("Gb/s", r"Gb/s|Gbps|Gbit/s"), ("Tb/s", r"Tb/s|Tbps"),
+    ("PFLOPS", rf"PFLOP[Ss]?(?:/s)?{_E}|PFlops{_E}"), ("TFLOPS", rf"TFLOP[Ss]?(?:/s)?{_E}|TFlops{_E}"),
+    ("GFLOPS", rf"GFLOP[Ss]?(?:/s)?{_E}"), ("TOPS", rf"TOPS{_E}"), ("FLOP", rf"FLOP[Ss]?{_E}|flops{_E}|次浮点运算"),
+    ("tokens/s", rf"tok(?:en)?s?\s?/\s?(?:s{_E}|秒|sec{_E})|tokens?\s?每秒|tokens? per second{_E}"),
+    ("tokens", rf"(?:个\s?)?tokens?{_E}|词元|(?:个\s?)?Token{_E}"),
+    ("params", rf"(?:个\s?)?参数|parameters{_E}|params{_E}"),
+    ("GiB", rf"GiB{_E}"), ("TiB", rf"TiB{_E}"), ("MiB", rf"MiB{_E}"),
+    ("GB", rf"GB{_E}|G(?![A-Za-z0-9_/])"), ("TB", rf"TB{_E}"), ("MB", rf"MB{_E}"), ("KB", rf"[Kk]B{_E}"),
+    ("PB", rf"PB{_E}"), ("bytes", rf"bytes?{_E}|字节"),
+    ("kWh", rf"kWh{_E}|KWh{_E}|千瓦时|度电"), ("MWh", rf"MWh{_E}"),
+    ("kW", rf"kW{_E}|KW{_E}|千瓦"), ("MW", rf"MW{_E}|兆瓦"), ("W", rf"W{_E}|瓦"),
+    ("CNY", rf"元|块钱|RMB{_E}|CNY{_E}|人民币"), ("USD", rf"美元|美金|USD{_E}|dollars?{_E}"),
+    ("%", rf"%|％|个百分点|percent{_E}|pct{_E}"),
+    ("x", rf"倍|times{_E}"),
+    ("GPU", rf"(?:张|块)\s?(?:GPU|卡|显卡)|(?:张|块)(?=\s?\x02)|张|GPUs?{_E}|显卡|加速卡|卡|cards?{_E}"),
+    ("CNY", r"块"),
+    ("node", rf"台(?:服务器|机器)?|nodes?{_E}|节点|servers?{_E}|机器"),
+    ("ms", rf"毫秒|ms{_E}"), ("min", rf"分钟|minutes?{_E}|mins?{_E}"),
+    ("h", rf"个?小时|hours?{_E}|hrs?{_E}|h{_E}"),
+    ("s", rf"秒|seconds?{_E}|secs?{_E}|s{_E}"),
+    ("day", rf"天|days?{_E}"), ("week", rf"周|weeks?{_E}|个?星期"),
+    ("month", rf"个月|months?{_E}|月"), ("year", rf"年|years?{_E}|yrs?{_E}"),
+]
+_UNIT_RE = re.compile(
+    r"[ \t]?(?:" + "|".join(f"(?P<u{i}>{alt})" for i, (_, alt) in enumerate(_UNIT_SPECS)) + ")"
+)
+_DENOMS: list[tuple[str, str]] = [
+    ("GPU-h", rf"卡时|卡·时|卡/小时|卡/时|卡小时|GPU\s?[-·]?\s?(?:hours?|hrs?|h){_E}|卡\s?每小时|GPU/h{_E}"),
+    ("h", rf"小时|时|hours?{_E}|hrs?{_E}|h{_E}"), ("day", rf"天|days?{_E}"),
+    ("month", rf"月|months?{_E}|mo{_E}"), ("year", rf"年|years?{_E}|yrs?{_E}"),
+    ("kWh", rf"度|kWh{_E}"), ("GPU", rf"卡|张|GPU{_E}|cards?{_E}"), ("s", rf"秒|s{_E}"),
+    ("Mtokens", rf"(?:百万|1M|M)\s?tokens?{_E}"), ("Ktokens", rf"(?:千|1K|K)\s?tokens?{_E}"),
+]
+_DENOM_RE = re.compile(
+    r"[ \t]?(?:/|每|per[ \t])[ \t]?(?:" + "|".join(f"(?P<d{i}>{a})" for i, (_, a) in enumerate(_DENOMS)) + ")"
+)
+_MAGS = {"万亿": 1e12, "千亿": 1e11, "百亿": 1e10, "十亿": 1e9, "亿": 1e8, "千万": 1e7, "百万": 1e6,
+         "十万": 1e5, "万": 1e4, "千": 1e3, "thousand": 1e3, "million": 1e6, "billion": 1e9,
+         "trillion": 1e12, "K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
+_MAG_RE = re.compile(
+    rf"[ \t]?(?P<zh>万亿|千亿|百亿|十亿|亿|千万|百万|十万|万|千(?!瓦))|[ \t](?P<en>thousand|million|billion|trillion){_E}"
+    r"|(?P<letter>[KkMBT])(?![A-Za-z0-9_])"
+)
+_NUM_RE = re.compile(r"(?<![A-Za-z0-9_.\x01\x02])([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)")
+_SCI_RE = re.compile(r"[eE](?P<e1>[+-]?[0-9]{1,3})(?![0-9A-Za-z])|[ \t]?[×xX*][ \t]?10[ \t]?(?:\^|\*\*)[ \t]?"
+                     r"(?P<e2>[+-]?[0-9]{1,3})|[ \t]?×[ \t]?10(?P<e3>[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+_SUP = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+_TIMES_COUNT_RE = re.compile(r"[ \t]?[×xX✕][ \t]?(?=\x02|GPU|卡|显卡)")
+_TIMES_RATIO_RE = re.compile(r"[ \t]?[×xX✕](?![A-Za-z0-9_])(?![ \t]*[0-9])")
+_BEFORE_GPU_RE = re.compile(r"[ \t]?\x02+")
+_CURRENCY_BEFORE_RE = re.compile(r"(?:[¥￥]|US\$|\$|RMB[ \t]?|CNY[ \t]?|USD[ \t]?)$")
+_RANGE_SEP_RE = re.compile(r"[ \t]*(?:-|–|—|~|～|〜|至|到|to)[ \t]*")
+_YEAR_RE = re.compile(r"(?:199[0-9]|20[0-3][0-9])")
+_YEAR_CUE_RE = re.compile(
+    r"(?<![A-Za-z])(?:in|since|by|until|from|during|before|after|with|than|vs\.?|versus|of|to|and|early|late|mid"
+    r"|as of|year|Q[1-4]|H[12])[ \t,]*$|(?:截至|截止|于|在|年份)[ \t]*$",
+    re.I,
+)
+_FIGURE_CUE_RE = re.compile(
+    r"(?:[=:：≈~～<>≥≤±×*]|约|大约|并行度|批大小|秩|(?<![A-Za-z])(?:about|around|approximately|roughly|batch|batch size"
+    r"|bs|rank|TP|PP|DP|EP|CP|stage|epochs?|degree))$",
+    re.I,
+)
+
+# ---- masking ----------------------------------------------------------------------------------
+_NAME, _GPU = "\x01", "\x02"  # fillers: a masked name, a masked GPU name (for "8×H800" counts)
+_GPU_TOKEN_RE = re.compile(r"(?:[AHLBVTPKZ]|GB|MI|RTX|GTX|MLU|BR|DCU)[ -]?[0-9]{1,4}[A-Za-z0-9-]*")
+_PRODUCTS_GPU = r"RTX|GTX|Ascend|昇腾|Tesla|Radeon|Instinct|Gaudi|Atlas|思元|MLU|海光|DCU|壁仞|摩尔线程|MTT"
+_PRODUCTS = (r"CUDA|cuDNN|PyTorch|Torch|TensorFlow|JAX|Python|vLLM|SGLang|NCCL|TensorRT(?:-LLM)?|Megatron(?:-LM)?"
+             r"|DeepSpeed|Transformers|Ubuntu|CentOS|Linux|Windows|Kubernetes|Docker|Triton|FlashAttention"
+             r"|Flash Attention|PCIe(?:[ \t]?Gen)?|Gen|NVLink|NVSwitch|InfiniBand|HBM|GDDR|DDR|ZeRO(?:[ \t]stage)?"
+             r"|Llama|LLaMA|Qwen|DeepSeek|GPT|Mistral|Mixtral|Gemma|Yi|GLM|ChatGLM|Baichuan|InternLM|Phi|Falcon"
+             r"|Claude|ERNIE|文心|Kimi|MiniMax|Grok|Hopper|Ampere|Blackwell|CANN|ROCm|MindSpore|MindIE|NeMo|oneAPI"
+             r"|HCCL|PEFT|Accelerate|bitsandbytes|xFormers|Apex|Horovod|Ollama|TGI|Ray|Driver|driver|驱动|version|版本")
+_VERSION = r"[ \t]?[vV]?[0-9]+(?:\.[0-9]+)*[A-Za-z]*(?:[ \t](?:Ti|SUPER|Super|Pro|Max))?"
+
+
+def _blank(m: re.Match) -> str:
+    return re.sub(r"[^\n]", " ", m.group())
+
+
+def _blank_group(m: re.Match) -> str:
+    s, e = m.span(1)
+    o = m.start()
+    g = m.group()
+    return g[: s - o] + " " * (e - s) + g[e - o :]
+
+
+def _name(m: re.Match) -> str:
+    tok = m.group()
+    if not re.search(r"[0-9]", tok) or re.fullmatch(r"[xX][0-9]+", tok):
+        return tok
+    return (_GPU if _GPU_TOKEN_RE.fullmatch(tok) else _NAME) * len(tok)
+
+
+_MONTHS = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+
+
+def _if_word_start(fill: str):
+    """A fill for patterns that cannot start with a look-behind (kept fast): only at a word start."""
+
+    def sub(m: re.Match) -> str:
+        before = m.string[m.start() - 1 : m.start()]
+        return m.group() if before and re.match(r"[A-Za-z0-9_]", before) else fill * len(m.group())
+
+    return sub
+
+
+# Every pattern starts with a literal or a character class, never a look-behind: the regex engine
+# then skips ahead to candidate characters instead of trying each position (3x faster on long notes).
+_MASKS: list[tuple[re.Pattern, object]] = [
+    # code, links and citation markers
+    (re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]+`|https?://\S+|www\.\S+|\]\([^)\n]*\)"
+                r"|\[\^?[0-9]+\]|【[0-9]+】|\[[^\[\]\n]*[:#][^\[\]\n]*\]", re.S), _blank),
+    (re.compile(r"^[ \t]*#{1,6}[ \t]+([0-9]+(?:\.[0-9]+)*\.?)", re.M), _blank_group),
+    (re.compile(r"^[ \t>]*(?:[-*+][ \t]+)?([0-9]{1,3}[.)、．]|[(（][0-9]{1,3}[)）])(?=[ \t]|[^\x00-\x7f])", re.M),
+     _blank_group),
+    (re.compile(r"9(?<![0-9A-Za-z.]9)10[ABC][0-9]?(?![0-9A-Za-z.])|[345](?<![0-9A-Za-z.][345])0[6-9]0(?:D|Ti)?"
+                r"(?![0-9A-Za-z.])(?![ \t]*(?:元|块|万|千|%|GB|G\b|小时|h\b|tokens?|张|台|W\b|瓦))"),
+     lambda m: _GPU * len(m.group())),
+    (re.compile(r"[A-Za-z](?<![A-Za-z0-9_\x01\x02][A-Za-z])(?=[A-Za-z0-9_.+-]*[0-9])[A-Za-z0-9_]*"
+                r"(?:[.\-+][A-Za-z0-9_]+)*"), _name),
+    (re.compile(rf"(?:{_PRODUCTS_GPU})[ \t]?-?{_VERSION}"), _if_word_start(_GPU)),
+    (re.compile(rf"(?:{_PRODUCTS}){_VERSION}"), _if_word_start(_NAME)),
+]
+# checked where a number starts: spans that are not figures (dates, times, bit widths, "8x7B")
+_SKIP_AT_RE = re.compile(
+    r"(?:19|20)[0-9]{2}[ \t]*[-–~至到][ \t]*(?:19|20)[0-9]{2}(?:[ \t]*年)?(?![0-9])"
+    r"|(?:19|20)[0-9]{2}[ \t]*年[ \t]*[0-9]{1,2}[ \t]*月(?:[ \t]*[0-9]{1,2}[ \t]*[日号])?"
+    r"|(?:19|20)[0-9]{2}[-/.][0-9]{1,2}(?:[-/.][0-9]{1,2})?(?![0-9])"
+    r"|(?:19|20)[0-9]{2}[ \t]*(?:年度?|财年)"
+    r"|[0-9]{1,2}[ \t]*月[ \t]*[0-9]{1,2}[ \t]*[日号]"
+    rf"|[0-9]{{1,2}}[ \t]+{_MONTHS}[ \t]+(?:19|20)[0-9]{{2}}(?![0-9])"
+    r"|[0-9]{1,2}:[0-9]{2}(?![0-9])"
+    r"|[0-9]{1,2}[ \t]?-?[ \t]?(?:bits?(?![A-Za-z])|位)"
+    r"|[0-9]+x[0-9]+(?:\.[0-9]+)?[BM](?![A-Za-z0-9])"
+)
+# checked on the text just before a number: ordinals ("第 3", "step 1", "#4") and "Nov 2024"
+_SKIP_AFTER_RE = re.compile(
+    r"(?:第|步骤|方案|选项|#|No\.|[Ss]tep|[Oo]ption|[Pp]lan|[Tt]able|[Ff]igure|[Tt]op|表|图)[ \t]*-?[ \t]*$"
+    rf"|(?<![A-Za-z]){_MONTHS}[ \t]+(?:[0-9]{{1,2}},?[ \t]+)?$"
+)
+_YEAR_IN_PARENS_RE = re.compile(r"[(（](?:19|20)[0-9]{2}[)）]")
+_GPU_TIMES_RE = re.compile(r"\x02[ \t]*[×xX✕*][ \t]*([0-9]+)(?![0-9A-Za-z.])")
+
+
+def _mask(text: str) -> str:
+    for pattern, fill in _MASKS:
+        text = pattern.sub(fill, text)  # type: ignore[arg-type]
+    return text
+
+
+def _half_unit(num: str) -> float:
+    """Half a unit of the last written digit. Two or more trailing zeros of an integer may be
+    rounding, but the first two digits always count: "1,200" -> ±50, "100" -> ±5, "1,720,000" -> ±5,000,
+    while "1,120", "1,720,320" and "80" are read as exact to the unit (±0.5)."""
+    num = num.replace(",", "")
+    if "." in num:
+        return 0.5 * 10.0 ** -len(num.split(".")[1])
+    digits = num.lstrip("0") or "0"
+    zeros = len(digits) - len(digits.rstrip("0"))
+    if zeros < 2:
+        return 0.5
+    return 0.5 * 10.0 ** (len(digits) - max(len(digits) - zeros, 2))
+
+
+def _line_context(masked: str, pos: int) -> tuple[bool, str]:
+    line_start = masked.rfind("\n", 0, pos) + 1
+    before = masked[line_start:pos]
+    return before.lstrip().startswith("|"), before.rstrip(" \t*_")
+
+
+def extract_numbers(text: str) -> list[Number]:
+    """Every figure in `text`, in order, with value in base units and a normalised unit."""
+    masked = _mask(text)
+    found: list[Number] = []
+    for m in _GPU_TIMES_RE.finditer(masked):  # "H800×8", "A100 x8"
+        s, e = m.span(1)
+        found.append(Number(text[m.start() + 1 : e].strip(), float(m.group(1)), "GPU", m.start() + 1, e, 0.5))
+        masked = masked[:s] + " " * (e - s) + masked[e:]
+    last_end = 0
+    for m in _NUM_RE.finditer(masked):
+        if m.start() < last_end:
+            continue  # the exponent of "1.2×10^21" was read with its mantissa; the rest of a date
+        if skip := _SKIP_AT_RE.match(masked, m.start()):
+            last_end = skip.end()
+            continue
+        if _SKIP_AFTER_RE.search(masked, max(0, m.start() - 16), m.start()) or _YEAR_IN_PARENS_RE.match(
+            masked, m.start() - 1
+        ):
+            continue
+        n = _parse_at(text, masked, m)
+        if n is not None:
+            found.append(n)
+            last_end = n.end
+    found.sort(key=lambda n: n.start)
+    return _merge_ranges(found, text, masked)
+
+
+def _parse_at(text: str, masked: str, m: re.Match) -> Number | None:
+    raw = m.group(1)
+    start, pos = m.start(), m.end()
+    value = float(raw.replace(",", ""))
+    tol = _half_unit(raw)
+    plain = "." not in raw
+    sci = _SCI_RE.match(masked, pos)
+    if sci:
+        exp = int((sci.group("e1") or sci.group("e2") or sci.group("e3") or "0").translate(_SUP))
+        value, tol, pos, plain = value * 10.0**exp, tol * 10.0**exp, sci.end(), False
+    mag_word = ""
+    mag = _MAG_RE.match(masked, pos)
+    if mag:
+        mag_word = mag.group("zh") or mag.group("en") or mag.group("letter")
+        value, tol, pos, plain = value * _MAGS[mag_word], tol * _MAGS[mag_word], mag.end(), False
+    unit = ""
+    cur = _CURRENCY_BEFORE_RE.search(masked, max(0, start - 4), start)
+    if cur:
+        start = cur.start()
+        unit = "USD" if "$" in cur.group() or "USD" in cur.group() else "CNY"
+    if not unit and (hit := _TIMES_COUNT_RE.match(masked, pos)):
+        unit, pos = "GPU", hit.end()
+    elif not unit and (hit := _TIMES_RATIO_RE.match(masked, pos)):
+        unit, pos = "x", hit.end()
+    elif hit := _UNIT_RE.match(masked, pos):
+        u = _UNIT_SPECS[int(hit.lastgroup[1:])][0]  # type: ignore[index]
+        if not unit or u in CURRENCIES:
+            unit, pos = u, hit.end()
+    elif not unit and (hit := _BEFORE_GPU_RE.match(masked, pos)):
+        after = _UNIT_RE.match(masked, hit.end())  # "2.788M H800 GPU 小时" is GPU-hours
+        if after and _UNIT_SPECS[int(after.lastgroup[1:])][0] == "GPU-h":  # type: ignore[index]
+            unit, pos = "GPU-h", after.end()
+        else:
+            unit = "GPU"  # "8 A100"
+    if unit in CURRENCIES and (den := _DENOM_RE.match(masked, pos)):
+        unit, pos = f"{unit}/{_DENOMS[int(den.lastgroup[1:])][0]}", den.end()  # type: ignore[index]
+    if not unit and pos < len(masked) and re.match(r"[A-Za-z0-9_]", masked[pos]):
+        return None  # "3D", "1F1B", "2nd": part of a name
+    if not unit and mag_word in ("B", "T", "M"):
+        unit = "params"  # "70B", "1.8T"
+    alt = (value * 1.024,) if mag_word in ("K", "k") else ()
+    prose = False
+    if not unit and plain:
+        in_table, before = _line_context(masked, start)
+        if _YEAR_RE.fullmatch(raw) and not in_table and _YEAR_CUE_RE.search(before):
+            return None  # "compared with 2023", "in 2024", "截至 2025"
+        prose = value <= 10 and not in_table and not _FIGURE_CUE_RE.search(before)
+        prose = prose and not re.match(r"[ \t]?[:：][ \t]?[0-9]", masked[pos : pos + 3])  # "3:1" is a ratio
+    span = text[start:pos].rstrip()
+    return Number(span, value, unit, start, start + len(span), tol, prose, alt)
+
+
+def _merge_ranges(found: list[Number], text: str, masked: str) -> list[Number]:
+    """Ranges ("6–9万元", "15~25 元/卡时", "2-3x"): both ends are figures; the unit (and a magnitude
+    given only after the second end) applies to both."""
+    out = list(found)
+    for i in range(len(out) - 1):
+        a, b = out[i], out[i + 1]
+        sep = _RANGE_SEP_RE.fullmatch(masked, a.end, b.start)
+        if not sep or b.start == a.end:
+            continue
+        a_value, a_tol, a_unit, b_unit = a.value, a.tolerance, a.unit, b.unit
+        b_mag = _MAG_RE.search(masked, b.start, b.end)
+        if b_mag and not _MAG_RE.search(masked, a.start, a.end):
+            factor = _MAGS[b_mag.group("zh") or b_mag.group("en") or b_mag.group("letter")]
+            a_value, a_tol = a_value * factor, a_tol * factor
+        if not a_unit or (a_unit in CURRENCIES and b_unit.startswith(a_unit + "/")):
+            a_unit = b_unit  # "6–9万元", "$4 to $3.2 per hour"
+        if not b_unit:
+            b_unit = a_unit
+        s, e = a.start, b.end
+        if b_unit in CURRENCIES and (den := _DENOM_RE.match(masked, e)):  # "$1.8–2.5/GPU-hour"
+            a_unit = b_unit = f"{b_unit}/{_DENOMS[int(den.lastgroup[1:])][0]}"  # type: ignore[index]
+            e = den.end()
+        out[i] = replace(a, text=text[s:e], value=a_value, tolerance=a_tol, unit=a_unit, prose_count=False,
+                         start=s, end=e)
+        out[i + 1] = replace(b, text=text[s:e], unit=b_unit, prose_count=False, start=s, end=e)
+    return out
+
+
+_NAME_SIZE_RE = re.compile(r"(?<![0-9.])([0-9]+(?:\.[0-9]+)?)[ \t]?([BMT])(?![A-Za-z0-9])")
+_NAME_GB_RE = re.compile(r"(?<![0-9.])([0-9]{2,3})[ \t]?(GB|G)(?![A-Za-z0-9])")
+
+
+def name_sizes(text: str) -> list[Number]:
+    """Sizes inside names, for sources only: "Llama-3.1-70B" holds 7e10 params, "A100-80GB" 80 GB.
+
+    An answer that says "70B" is grounded by a question or tool output naming "Llama-3.1-70B".
+    """
+    out = [Number(m.group(), float(m.group(1)) * _MAGS[m.group(2)], "params", m.start(), m.end(),
+                  0.5 * _MAGS[m.group(2)]) for m in _NAME_SIZE_RE.finditer(text)]
+    out += [Number(m.group(), float(m.group(1)), "GB", m.start(), m.end(), 0.5) for m in _NAME_GB_RE.finditer(text)]
+    return out
