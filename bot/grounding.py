@@ -122,7 +122,7 @@ _UNIT_WORDS = {"gb": "GB", "gib": "GiB", "tb": "TB", "mb": "MB", "w": "W", "kw":
 @lru_cache(maxsize=4096)
 def unit_from_key(key: str) -> str | None:
     """The unit a field name spells (`per_gpu_gb` -> "GB", `mfu` -> "fraction"); None when none."""
-    k = key.lower()
+    k = re.sub(r"_(low|high|mid|min|max|default)$", "", key.lower())  # "hours_low" is in hours
     for pattern, unit in _KEY_UNITS:
         if pattern.search(k):
             return unit

@@ -194,6 +194,13 @@ def _if_word_start(fill: str):
     return sub
 
 
+def _gpu_memory_suffix(m: re.Match) -> str:
+    before = m.string[max(0, m.start() - 4) : m.start()]
+    if before and (before[-1] in (_NAME, _GPU) or before.endswith(("NVL", "PCIe", "SXM"))):
+        return m.group()[0] + _GPU * (len(m.group()) - 1)
+    return m.group()
+
+
 # Every pattern starts with a literal or a character class, never a look-behind: the regex engine
 # then skips ahead to candidate characters instead of trying each position (3x faster on long notes).
 _MASKS: list[tuple[re.Pattern, object]] = [
@@ -210,6 +217,8 @@ _MASKS: list[tuple[re.Pattern, object]] = [
                 r"(?:[.\-+][A-Za-z0-9_]+)*"), _name),
     (re.compile(rf"(?:{_PRODUCTS_GPU})[ \t]?-?{_VERSION}"), _if_word_start(_GPU)),
     (re.compile(rf"(?:{_PRODUCTS}){_VERSION}"), _if_word_start(_NAME)),
+    # the memory suffix of a GPU's catalog name: "A100 SXM4 80GB", "H20 96GB", "H100 NVL 94GB"
+    (re.compile(r"[ \t][0-9]{2,3}GB(?![A-Za-z0-9/])"), _gpu_memory_suffix),
 ]
 # checked where a number starts: spans that are not figures (dates, times, bit widths, "8x7B")
 _SKIP_AT_RE = re.compile(

@@ -546,18 +546,26 @@ def _serving(model: ModelSpec, precision: str, kv_bytes: float, context_gb: floa
     )
 
 
+def default_weight_precision(model: ModelSpec, gpu: GpuSpec) -> str:
+    """The model's published precision where the GPU computes in it (FP8 needs FP8 tensor cores), else bf16."""
+    if model.native_precision == "fp8" and gpu.fp8_tflops:
+        return "fp8"
+    return model.native_precision if model.native_precision in ("bf16", "fp16") else "bf16"
+
+
 def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     """Per-GPU memory to serve a model: weights, KV cache, activations; min GPUs and max batch."""
     model = get_model(inp.model)
     gpu = get_gpu(inp.gpu)
-    if inp.precision == "fp8" and not gpu.fp8_tflops:
+    precision = inp.precision or default_weight_precision(model, gpu)
+    if precision == "fp8" and not gpu.fp8_tflops:
         raise InvalidInput(
             f"{gpu.name} has no FP8 support; choose bf16, int8 or int4.",
             f"{gpu.name} 不支持 FP8，请改用 bf16、int8 或 int4。",
             field="precision",
         )
-    kv_prec = inp.kv_precision or ("fp16" if inp.precision == "fp16" else "bf16")
-    serving = _serving(model, inp.precision, BYTES_PER_PARAM[kv_prec], inp.cuda_context_gb)
+    kv_prec = inp.kv_precision or ("fp16" if precision == "fp16" else "bf16")
+    serving = _serving(model, precision, BYTES_PER_PARAM[kv_prec], inp.cuda_context_gb)
     kv_tok = serving.kv_tok
     ctx = inp.context_len or min(model.max_context, 4096)
     n = inp.n_gpus
@@ -571,7 +579,8 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     max_batch = _largest(lambda b: need(b, ctx) <= usable, 1 << 20)
     max_ctx = _largest(lambda s: need(inp.batch, s) <= usable, 1 << 24)
     assumptions = [
-        assume("precision", value=inp.precision, default="precision" not in inp.model_fields_set, note="weight precision"),
+        assume("precision", value=precision, default=inp.precision is None,
+               note="weight precision" + (" (the model is published in FP8)" if model.native_precision == "fp8" else "")),
         assume("kv_precision", value=kv_prec, default=inp.kv_precision is None, note="KV-cache precision"),
         assume("context_len", value=ctx, unit="tokens", default=inp.context_len is None,
                    note="tokens per sequence (prompt + output)"),
@@ -585,8 +594,8 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     ]
     if model.generic:
         assumptions.insert(0, assume("model_architecture", value=model.name, note=model.notes or ""))
-    if inp.precision in ("int4", "nf4", "int8"):
-        assumptions.append(assume("quantization", value=inp.precision,
+    if precision in ("int4", "nf4", "int8"):
+        assumptions.append(assume("quantization", value=precision,
                                       note="embeddings and output head stay 16-bit; int4 adds group-128 scales (≈0.25 bit/param)"))
     return FitInferenceOutput(
         model=model.name,

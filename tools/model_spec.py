@@ -41,6 +41,8 @@ class ModelSpec(Frozen):
     #: "swiglu" (gate, up, down: 3 matrices) or "gelu" (up, down: 2 matrices)
     mlp: Literal["swiglu", "gelu"] = "swiglu"
     max_context: int = Field(gt=0)
+    #: the precision the weights are published in (DeepSeek-V3/R1 ship FP8); None means bf16/fp16
+    native_precision: Literal["bf16", "fp16", "fp8"] | None = None
     tie_embeddings: bool = False
     license: str | None = None
     release: str | None = None  # "2024-09"

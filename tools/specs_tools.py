@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from tools.catalog import get_gpu
 from tools.gpu_spec import GpuSpec
+from tools.prices import prices_for
 from tools.schemas.common import Assumption
 from tools.schemas.specs import CompareGpusInput, CompareGpusOutput, GpuSpecsInput, GpuSpecsOutput
 
-RATIO_FIELDS = ("memory_gb", "bandwidth_gb_s", "bf16_tflops", "fp8_tflops", "tf32_tflops", "interconnect_gb_s", "tdp_w")
+#: output key -> catalog field; ratios are unit-free, so their keys carry no unit
+RATIO_FIELDS = {"memory": "memory_gb", "bandwidth": "bandwidth_gb_s", "bf16": "bf16_tflops", "fp8": "fp8_tflops",
+                "tf32": "tf32_tflops", "interconnect": "interconnect_gb_s", "tdp": "tdp_w"}
 
 
 def _row(g: GpuSpec) -> GpuSpecsOutput:
@@ -16,7 +19,15 @@ def _row(g: GpuSpec) -> GpuSpecsOutput:
     assumptions = [Assumption(key="compute_convention", value="dense", note="tensor TFLOPS without 2:4 sparsity")]
     if unverified:
         assumptions.append(Assumption(key="unverified_fields", value=", ".join(unverified), note="not confirmed by a vendor document"))
+    table = prices_for(g)
+    buy = table.default("purchase") if table else None
+    rent = table.default("rental") if table else None
     return GpuSpecsOutput(
+        purchase_low_cny=buy.low_cny if buy else None,
+        purchase_high_cny=buy.high_cny if buy else None,
+        rent_low_cny_per_hour=rent.low_cny if rent else None,
+        rent_high_cny_per_hour=rent.high_cny if rent else None,
+        price_source=(buy or rent).cite() if (buy or rent) else None,
         id=g.id,
         name=g.name,
         vendor=g.vendor,
@@ -56,8 +67,8 @@ def compare_gpus(inp: CompareGpusInput) -> CompareGpusOutput:
     ratios = []
     for r in rows:
         ratio: dict[str, float | None] = {}
-        for f in RATIO_FIELDS:
+        for key, f in RATIO_FIELDS.items():
             a, b = getattr(r, f), getattr(first, f)
-            ratio[f] = round(a / b, 2) if a and b else None
+            ratio[key] = round(a / b, 2) if a and b else None
         ratios.append(ratio)
     return CompareGpusOutput(rows=rows, ratios_to_first=ratios, assumptions=first.assumptions[:1])

@@ -94,7 +94,10 @@ class FitInferenceInput(ToolInput):
     model: str | ModelSpec = Field(description="Model name or size, e.g. 'Qwen2.5-72B', '70B' (or a full architecture).")
     gpu: str = Field(description="GPU name or alias, e.g. 'H20', 'A100 80GB', '4090'.")
     n_gpus: int = Field(1, ge=1, le=100_000, description="GPUs serving one replica (tensor × pipeline parallel).")
-    precision: WeightPrecision = Field("bf16", description="Weight precision: bf16/fp16, fp8, int8, int4 (AWQ/GPTQ), nf4.")
+    precision: WeightPrecision | None = Field(
+        None, description="Weight precision: bf16/fp16, fp8, int8, int4 (AWQ/GPTQ), nf4; omitted: the model's published "
+        "precision (FP8 for DeepSeek-V3/R1 where the GPU has FP8), else bf16."
+    )
     kv_precision: KvPrecision | None = Field(None, description="KV-cache precision; omitted: bf16 (fp16 for fp16).")
     batch: int = Field(1, ge=1, le=1_000_000, description="Concurrent sequences.")
     context_len: int | None = Field(None, ge=1, le=10_000_000, description="Tokens per sequence (prompt + output).")

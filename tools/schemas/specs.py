@@ -41,6 +41,12 @@ class GpuSpecsOutput(ToolOutput):
     china_note: str
     sources: list[dict[str, Any]]
     notes: str | None = None
+    #: default price quotes from tools/data/prices.yaml (None where none is on file)
+    purchase_low_cny: float | None = None
+    purchase_high_cny: float | None = None
+    rent_low_cny_per_hour: float | None = None
+    rent_high_cny_per_hour: float | None = None
+    price_source: str | None = None
 
 
 class CompareGpusInput(ToolInput):
@@ -51,5 +57,6 @@ class CompareGpusInput(ToolInput):
 
 class CompareGpusOutput(ToolOutput):
     rows: list[GpuSpecsOutput]
-    #: ratio of each figure to the first GPU's (None where either is unknown)
+    #: ratio of each figure to the first GPU's, keyed memory, bandwidth, bf16, fp8, tf32, interconnect, tdp
+    #: (None where either is unknown)
     ratios_to_first: list[dict[str, float | None]]

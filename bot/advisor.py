@@ -1,0 +1,193 @@
+"""`Advisor`: the facade every interface calls — `advisor.ask(text, conversation_id) -> AnswerTrace`.
+
+It records the question before answering (nothing a user sent is lost), rebuilds the
+conversation context from the store, runs the planner (the LLM agent when an endpoint is
+configured, else the offline planner; the offline planner again when the endpoint fails), checks
+that every number in the answer has a source, and stores the trace.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from bot.grounding import drop_ungrounded_sentences, ground, ungrounded_report
+from bot.planner import Context, Emit, Planner, PlannerError, PlanResult, _ignore
+from bot.settings import Settings
+from bot.store import Store
+from bot.toolbox import Toolbox
+from bot.trace import AnswerTrace, NumberRef, Ungrounded
+from tools.errors import AdvisorError
+
+log = logging.getLogger("gpu_advisor.advisor")
+
+MAX_QUESTION_CHARS = 4000
+HISTORY_TURNS = 6
+FALLBACK_NOTE = {
+    "zh": "（大模型服务暂时不可用，以下为离线规划器的回答。）",
+    "en": "(The language-model endpoint is unavailable; this answer comes from the offline planner.)",
+}
+
+
+def detect_language(text: str) -> str:
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return "zh" if cjk and cjk * 3 >= latin else "en"
+
+
+class QuestionError(AdvisorError):
+    """The question itself cannot be used (empty, too long)."""
+
+
+@dataclass
+class Advisor:
+    """Built once per process (`Advisor.from_settings()`); thread-safe for concurrent `ask` calls."""
+
+    store: Store
+    toolbox: Toolbox
+    offline: Planner
+    llm: Planner | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None) -> Advisor:
+        from bot.rules import RulesPlanner
+        from knowledge.index import KnowledgeIndex
+        from knowledge.search import Retriever, set_default_retriever
+
+        settings = settings or Settings()
+        retriever = Retriever.from_config(settings.knowledge())
+        set_default_retriever(retriever)
+        llm = None
+        if settings.llm_enabled:
+            from bot.agent import AgentPlanner
+
+            llm = AgentPlanner.from_settings(settings)
+        del KnowledgeIndex
+        return cls(store=Store(settings.store_url), toolbox=Toolbox(retriever), offline=RulesPlanner(), llm=llm)
+
+    @property
+    def mode(self) -> str:
+        return self.llm.mode if self.llm else self.offline.mode
+
+    # ------------------------------------------------------------------------------------------
+    def ask(self, text: str, conversation_id: str | None = None, lang: str | None = None,
+            emit: Emit = _ignore) -> AnswerTrace:
+        text = (text or "").strip()
+        language = lang or detect_language(text)
+        self._check(text)
+        cid = conversation_id or uuid.uuid4().hex
+        idx = self.store.start_turn(cid, text)
+        try:
+            trace, state = self._answer(text, cid, language if lang else None, emit)
+        except Exception as err:
+            self.store.fail_turn(cid, idx, f"{type(err).__name__}: {err}")
+            raise
+        self.store.finish_turn(cid, idx, trace, state)
+        return trace
+
+    def stream(self, text: str, conversation_id: str | None = None, lang: str | None = None) -> Iterator[dict[str, Any]]:
+        """Events while answering (tool started/finished, answer deltas), then the final trace or an error."""
+        events: queue.Queue = queue.Queue()
+        done = object()
+
+        def work() -> None:
+            try:
+                trace = self.ask(text, conversation_id, lang, emit=events.put)
+                for piece in _pieces(trace.answer):
+                    events.put({"type": "delta", "text": piece})
+                events.put({"type": "final", "trace": trace.model_dump(mode="json")})
+            except AdvisorError as err:
+                events.put({"type": "error", "code": "invalid_input",
+                            "message": err.message(lang or detect_language(text or ""))})
+            except Exception:  # never a stack trace to the client
+                log.exception("stream failed")
+                events.put({"type": "error", "code": "internal", "message": "internal error"})
+            finally:
+                events.put(done)
+
+        threading.Thread(target=work, daemon=True).start()
+        while (event := events.get()) is not done:
+            yield event
+
+    # ------------------------------------------------------------------------------------------
+    def _check(self, text: str) -> None:
+        if not text:
+            raise QuestionError("Please type a question, e.g. “Will a 70B model fit on one A100 80GB?”",
+                                "请输入一个问题，例如：“70B 模型单卡 A100 80GB 放得下吗？”", field="text")
+        if len(text) > MAX_QUESTION_CHARS:
+            raise QuestionError(f"The question is {len(text)} characters; please keep it under {MAX_QUESTION_CHARS}.",
+                                f"问题长度为 {len(text)} 个字符，请控制在 {MAX_QUESTION_CHARS} 个字符以内。", field="text")
+
+    def _context(self, cid: str, lang: str | None) -> Context:
+        turns = self.store.turns(cid, limit=HISTORY_TURNS + 1)
+        history = [(t.question, t.answer) for t in turns if t.status == "answered" and t.answer]
+        return Context(conversation_id=cid, history=history, state=self.store.last_state(cid) or {}, language=lang)
+
+    def _answer(self, text: str, cid: str, lang: str | None, emit: Emit) -> tuple[AnswerTrace, dict]:
+        ctx = self._context(cid, lang)
+        mode = self.offline.mode
+        result: PlanResult | None = None
+        if self.llm is not None:
+            try:
+                result = self.llm.plan(text, ctx, self.toolbox.run, emit)
+                mode = self.llm.mode
+                result = self._grounded_llm(text, ctx, result, emit)
+            except PlannerError as err:
+                log.warning("LLM planner failed, answering offline: %s", err)
+                result, mode = None, "llm-fallback"
+        if result is None:
+            result = self.offline.plan(text, ctx, self.toolbox.run, emit)
+            if mode == "llm-fallback":
+                result.answer = FALLBACK_NOTE[result.language] + "\n\n" + result.answer
+        grounding = self._ground(text, result)
+        if grounding.ungrounded:  # never let an unsourced number out, even from a template
+            log.error("ungrounded numbers in %s answer: %s", mode, [u.text for u in grounding.ungrounded])
+            result.answer = drop_ungrounded_sentences(result.answer, grounding)
+            grounding = self._ground(text, result)
+        trace = AnswerTrace(
+            conversation_id=cid,
+            answer=result.answer,
+            language=result.language if result.language in ("zh", "en") else "en",
+            mode=mode,
+            tool_calls=result.tool_calls,
+            citations=result.citations,
+            numbers=[NumberRef(**n.model_dump()) for n in grounding.numbers],
+            ungrounded=[Ungrounded(**u.model_dump()) for u in grounding.ungrounded],
+            follow_ups=result.follow_ups,
+        )
+        return trace, result.state
+
+    def _ground(self, question: str, result: PlanResult):
+        outputs = {c.id: {"input": c.input, "output": c.output} for c in result.tool_calls if c.tool != "search_knowledge"}
+        outputs.update(result.offered)
+        passages = {c.id: c.text for c in result.citations}
+        return ground(result.answer, outputs, passages, question)
+
+    def _grounded_llm(self, text: str, ctx: Context, result: PlanResult, emit: Emit) -> PlanResult | None:
+        """One repair round for ungrounded numbers; if some remain, their sentences are dropped."""
+        grounding = self._ground(text, result)
+        if not grounding.ungrounded:
+            return result
+        repair = getattr(self.llm, "repair", None)
+        if repair is not None:
+            fixed = repair(text, ctx, result, ungrounded_report(grounding, result.language), emit)
+            if fixed is not None:
+                result = fixed
+                grounding = self._ground(text, result)
+        if grounding.ungrounded:
+            result.answer = drop_ungrounded_sentences(result.answer, grounding)
+            if not result.answer.strip():
+                return None  # nothing left worth sending: answer offline
+        return result
+
+
+def _pieces(answer: str, size: int = 48) -> Iterator[str]:
+    """The answer in small pieces for streaming, split at line ends where possible."""
+    for line in answer.splitlines(keepends=True):
+        for i in range(0, len(line), size):
+            yield line[i:i + size]

@@ -1,0 +1,101 @@
+"""The bot's one tool registry: the nine calculators of `tools` plus `search_knowledge`.
+
+`Toolbox` holds the retriever (built once by the advisor) and describes every tool for the LLM and
+the HTTP API; `ToolRun` executes calls for one answer, numbering them (`call_1`, `call_2`, …),
+emitting started/finished events and keeping the `ToolCall` records and citations for the trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from bot.planner import Emit, _ignore
+from bot.trace import Citation, ToolCall
+from knowledge.search import Retriever, SearchKnowledgeInput, SearchKnowledgeOutput
+from tools import registry
+from tools.errors import AdvisorError
+
+SEARCH = "search_knowledge"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    output_model: type[BaseModel]
+
+
+class Toolbox:
+    def __init__(self, retriever: Retriever | None):
+        self.retriever = retriever
+
+    def names(self) -> list[str]:
+        return [*registry.names(), SEARCH]
+
+    def spec(self, name: str) -> ToolSpec:
+        if name == SEARCH:
+            return ToolSpec(SEARCH, "Search the knowledge base (GPU buying notes in Chinese and English, corrections of "
+                            "common claims, prices and channels) and return passages to cite by id.",
+                            SearchKnowledgeInput, SearchKnowledgeOutput)
+        tool = registry.get(name)
+        return ToolSpec(name, tool.description, tool.input_model, tool.output_model)
+
+    def specs(self) -> list[ToolSpec]:
+        return [self.spec(n) for n in self.names()]
+
+    def call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Run one tool on plain JSON arguments; AdvisorError for bad input or unknown names."""
+        if name == SEARCH:
+            try:
+                inp = SearchKnowledgeInput.model_validate(args)
+            except ValidationError as err:
+                raise registry.invalid_from_validation(err) from None
+            if self.retriever is None:
+                return {"passages": []}
+            passages = self.retriever.search(inp.query, k=inp.k, lang=inp.lang, topics=inp.topics)
+            return {"passages": [p.model_dump() for p in passages]}
+        return registry.call(name, args)
+
+    def run(self, emit: Emit = _ignore) -> ToolRun:
+        return ToolRun(self, emit)
+
+
+@dataclass
+class ToolRun:
+    """The tool calls of one answer."""
+
+    box: Toolbox
+    emit: Emit = _ignore
+    calls: list[ToolCall] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)
+
+    def __call__(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Call a tool, record it, return its output (AdvisorError propagates, recorded as an error event)."""
+        call_id = f"call_{len(self.calls) + 1}"
+        self.emit({"type": "tool_started", "id": call_id, "tool": name, "input": args})
+        try:
+            output = self.box.call(name, args)
+        except AdvisorError as err:
+            self.emit({"type": "tool_finished", "id": call_id, "tool": name, "error": err.message("en")})
+            raise
+        self.calls.append(ToolCall(id=call_id, tool=name, input=args, output=output))
+        if name == SEARCH:
+            self._cite(output["passages"])
+        self.emit({"type": "tool_finished", "id": call_id, "tool": name, "output": output})
+        return output
+
+    def _cite(self, passages: list[dict[str, Any]]) -> None:
+        known = {c.id for c in self.citations}
+        for p in passages:
+            if p["id"] not in known:
+                self.citations.append(Citation(id=p["id"], doc_id=p["doc_id"], title=p["title"], text=p["text"],
+                                               source=p["source"]))
+                known.add(p["id"])
+
+    def outputs(self) -> dict[str, Any]:
+        """Tool outputs by call id (what grounding matches numbers against)."""
+        return {c.id: c.output for c in self.calls if c.tool != SEARCH}
