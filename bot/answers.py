@@ -166,7 +166,8 @@ def _fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     for sug in near[:4]:
         todo.append(say("suggestion", lang, text=sug[f"description_{lang}"], need=gb(sug["per_gpu_gb"]),
                         n=sug["n_gpus"], gpu=sug["gpu"]))
-    if r["min_gpus"] and r["min_gpus"] != r["n_gpus"] and (r["min_gpus"] <= MANY_GPUS or not near):
+    shown_more = any(x["change"] == "more_gpus" for x in near[:4])
+    if r["min_gpus"] and r["min_gpus"] != r["n_gpus"] and not shown_more and (r["min_gpus"] <= MANY_GPUS or not near):
         todo.append(say("min_gpus_train", lang, n=r["min_gpus"], gpu=r["gpu"], zero=r["min_gpus_zero_stage"]))
     elif not r["min_gpus"]:
         todo.append(say("min_gpus_none", lang))

@@ -368,10 +368,10 @@ def _suggest(c: _Train, gpu: GpuSpec, usable: float, min_gpus: int | None) -> li
         add("lora", "Fine-tune with LoRA instead of all weights.", "改用 LoRA 微调，不训练全部权重。",
             replace(c, method="lora"), {"method": "lora"})
     if c.method in ("full", "lora", "freeze") and c.precision != "fp32":
-        add("qlora", "Use QLoRA: a 4-bit NF4 base with 16-bit adapters.", "改用 QLoRA：4 位 NF4 底座加 16 位适配器。",
+        add("qlora", "Use QLoRA: an NF4-quantized base with LoRA adapters.", "改用 QLoRA：NF4 量化的底座加 LoRA 适配器。",
             replace(c, method="qlora", grad_checkpointing=True), {"method": "qlora", "grad_checkpointing": True})
     if c.optimizer == "adamw":
-        add("adamw8bit", "Use 8-bit AdamW (bitsandbytes).", "改用 8 位 AdamW（bitsandbytes）。",
+        add("adamw8bit", "Use bitsandbytes' 8-bit AdamW.", "改用 bitsandbytes 的 8-bit AdamW。",
             replace(c, optimizer="adamw8bit"), {"optimizer": "adamw8bit"})
     if c.dp > 1 and c.zero_stage < 3:
         add("zero3", "Shard parameters, gradients and optimizer states with ZeRO-3.", "用 ZeRO-3 切分参数、梯度和优化器状态。",
