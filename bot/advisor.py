@@ -56,7 +56,6 @@ class Advisor:
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Advisor:
         from bot.rules import RulesPlanner
-        from knowledge.index import KnowledgeIndex
         from knowledge.search import Retriever, set_default_retriever
 
         settings = settings or Settings()
@@ -66,8 +65,10 @@ class Advisor:
         if settings.llm_enabled:
             from bot.agent import AgentPlanner
 
-            llm = AgentPlanner.from_settings(settings)
-        del KnowledgeIndex
+            try:
+                llm = AgentPlanner.from_settings(settings)
+            except PlannerError as err:  # e.g. a hosted endpoint without a key: answer offline, say why in the log
+                log.warning("LLM endpoint not usable, running offline: %s", err)
         return cls(store=Store(settings.store_url), toolbox=Toolbox(retriever), offline=RulesPlanner(), llm=llm)
 
     @property
@@ -140,6 +141,8 @@ class Advisor:
             except PlannerError as err:
                 log.warning("LLM planner failed, answering offline: %s", err)
                 result, mode = None, "llm-fallback"
+            if result is None:
+                mode = "llm-fallback"  # failed, or nothing grounded was left of its answer
         if result is None:
             result = self.offline.plan(text, ctx, self.toolbox.run, emit)
             if mode == "llm-fallback":

@@ -7,7 +7,7 @@
                                 unset = offline mode (the default)
     GPU_ADVISOR_LLM_MODEL       model name at that endpoint (e.g. gpt-4o-mini, deepseek-chat, qwen-plus)
     GPU_ADVISOR_LLM_API_KEY     its key (OPENAI_API_KEY is used when this is unset)
-    GPU_ADVISOR_LLM_TIMEOUT_S   per request (default 30); GPU_ADVISOR_LLM_MAX_STEPS caps model+tool calls (default 8)
+    GPU_ADVISOR_LLM_TIMEOUT_S   per request (default 30); GPU_ADVISOR_LLM_MAX_STEPS caps model+tool rounds (default 12)
     CHROMA_HOST, CHROMA_PORT    use a Chroma server (needed for several API workers)
     EMBEDDINGS_MODEL, EMBEDDINGS_BASE_URL, EMBEDDINGS_API_KEY   an OpenAI-compatible embeddings endpoint
 """
@@ -34,7 +34,7 @@ class Settings(BaseSettings):
         None, validation_alias=AliasChoices("GPU_ADVISOR_LLM_API_KEY", "OPENAI_API_KEY", "llm_api_key")
     )
     llm_timeout_s: float = Field(30.0, gt=0, le=600, validation_alias=AliasChoices("GPU_ADVISOR_LLM_TIMEOUT_S", "llm_timeout_s"))
-    llm_max_steps: int = Field(8, ge=1, le=50, validation_alias=AliasChoices("GPU_ADVISOR_LLM_MAX_STEPS", "llm_max_steps"))
+    llm_max_steps: int = Field(12, ge=1, le=50, validation_alias=AliasChoices("GPU_ADVISOR_LLM_MAX_STEPS", "llm_max_steps"))
     llm_max_retries: int = Field(1, ge=0, le=10, validation_alias=AliasChoices("GPU_ADVISOR_LLM_MAX_RETRIES", "llm_max_retries"))
 
     @field_validator("llm_base_url", "llm_model", "database_url", mode="before")

@@ -72,10 +72,12 @@ class ToolRun:
     emit: Emit = _ignore
     calls: list[ToolCall] = field(default_factory=list)
     citations: list[Citation] = field(default_factory=list)
+    attempts: int = 0  # every call, failed ones too, so ids never repeat
 
     def __call__(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """Call a tool, record it, return its output (AdvisorError propagates, recorded as an error event)."""
-        call_id = f"call_{len(self.calls) + 1}"
+        self.attempts += 1
+        call_id = f"call_{self.attempts}"
         self.emit({"type": "tool_started", "id": call_id, "tool": name, "input": args})
         try:
             output = self.box.call(name, args)
