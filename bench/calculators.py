@@ -42,9 +42,16 @@ def _inputs() -> dict[str, list[dict]]:
                           for (mo, gpu), n in zip(pairs, itertools.cycle([1, 8, 64]))],
         "inference_speed": [{"model": mo, "gpu": gpu, "batch": b} for (mo, gpu), b in zip(pairs, itertools.cycle([1, 16]))],
         "run_cost": [{"gpu": gpu, "gpu_hours": h, "price_cny_per_hour": 20.0} for gpu, h in zip(g, itertools.cycle([100, 5000]))],
-        "rent_vs_buy": [{"gpu": gpu, "n_gpus": 8, "hours_per_day": h} for gpu, h in zip(g, itertools.cycle([24, 8]))],
-        "recommend_gpus": [{"model": mo, "workload": w, "tokens": 1_000_000_000}
-                           for mo, w in zip(m[:4], itertools.cycle(["finetune", "infer"]))],
+        "rent_vs_buy": [{"gpu": gpu, "n_gpus": 8, "hours_per_day": h, "rent_cny_per_hour": 20.0, "purchase_cny": 80000.0}
+                        for gpu, h in zip(g, itertools.cycle([24, 8]))],
+        "recommend_gpus": [  # whole catalog each call; easy and hard cases (full 70B, deadline search, infer)
+            {"model": m[0], "workload": "finetune", "tokens": 1_000_000_000},
+            {"model": "70B", "workload": "finetune", "method": "full", "tokens": "1B"},
+            {"model": m[2], "workload": "finetune", "tokens": "1B", "deadline_hours": 24},
+            {"model": m[3], "workload": "infer", "batch": 16},
+            {"model": "13B", "workload": "train", "tokens": "2T", "deadline_hours": 500, "budget_cny": 2_000_000},
+            {"model": m[1], "workload": "finetune", "tokens": "1B", "china_available": True, "pricing": "buy"},
+        ],
     }
 
 

@@ -1,0 +1,115 @@
+"""`gpu-advisor recommend`: which GPUs, how many, how long and at what cost, and why the others were dropped."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.panel import Panel
+
+from bot.cli.output import assumptions_table, console, fmt, lang_of, print_json, table, user_errors
+from tools import call
+
+Model = Annotated[str, typer.Option("--model", "-m", help="Model name or size: 'Qwen2.5-7B', '70B', '700亿参数'.")]
+Workload = Annotated[str, typer.Option("--workload", "-w", help="train (pretraining) | finetune | infer")]
+
+
+def _fig(x: float | None, money: bool = False) -> str:
+    """Three significant digits for hours and tokens/s; whole 元 for money."""
+    if x is None:
+        return "—"
+    if money or x >= 100:
+        return f"{x:,.0f}"
+    return f"{float(f'{x:.3g}'):g}"
+
+
+def _range(mid: float | None, low: float | None, high: float | None, money: bool = False) -> str:
+    if mid is None:
+        return "—"
+    text = _fig(mid, money)
+    if low is not None and high is not None and low != high:
+        text += f" ({_fig(low, money)}–{_fig(high, money)})"
+    return text
+
+
+def _grouped(dropped: list[dict], zh: bool) -> list[tuple[str, str]]:
+    """One row per distinct reason, naming every GPU it applies to."""
+    groups: dict[str, list[str]] = {}
+    for d in dropped:
+        groups.setdefault(d["reason_zh"] if zh else d["reason_en"], []).append(d["gpu"])
+    return [(", ".join(names), reason) for reason, names in groups.items()]
+
+
+def recommend(
+    model: Model,
+    workload: Workload = "finetune",
+    method: Annotated[str | None, typer.Option(help="full | lora | qlora | freeze (default: full for train, "
+                                                    "lora for finetune)")] = None,
+    tokens: Annotated[str | None, typer.Option("--tokens", "-t", help="Training tokens: '1B', '2T', '10亿'.")] = None,
+    budget: Annotated[float | None, typer.Option("--budget", help="Budget in 元.")] = None,
+    deadline_hours: Annotated[float | None, typer.Option("--deadline-hours", help="Finish within this many hours.")] = None,
+    china: Annotated[bool, typer.Option("--china", help="Only GPUs purchasable in mainland China.")] = False,
+    pricing: Annotated[str, typer.Option(help="rent (元 per card-hour) | buy (元 per card)")] = "rent",
+    seq_len: Annotated[int | None, typer.Option(help="Tokens per training sequence (default 4096).")] = None,
+    batch: Annotated[int | None, typer.Option(help="infer: concurrent sequences (default 1).")] = None,
+    context_len: Annotated[int | None, typer.Option(help="infer: tokens per sequence (default 4096).")] = None,
+    precision: Annotated[str | None, typer.Option(help="infer: bf16 | fp16 | fp8 | int8 | int4")] = None,
+    max_gpus: Annotated[int | None, typer.Option("--max-gpus", help="Largest GPU count to consider (1024).")] = None,
+    top_k: Annotated[int | None, typer.Option("--top", help="How many options to show (5).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+) -> None:
+    """Rank GPU types and counts for a job under a budget, a deadline and China availability.
+
+    Examples: gpu-advisor recommend --model 70B --workload finetune --method lora --tokens 1B --budget 300000
+              gpu-advisor recommend --model Qwen2.5-7B --workload finetune --tokens 1B --china
+              gpu-advisor recommend --model 70B --workload infer --batch 16 --pricing buy
+    """
+    args = {
+        "model": model, "workload": workload, "method": method, "tokens": tokens, "budget_cny": budget,
+        "deadline_hours": deadline_hours, "china_available": True if china else None, "pricing": pricing,
+        "seq_len": seq_len, "batch": batch, "context_len": context_len, "precision": precision,
+        "max_gpus": max_gpus, "top_k": top_k,
+    }
+    lang = lang_of(model + (tokens or ""))
+    with user_errors(lang):
+        r = call("recommend_gpus", {k: v for k, v in args.items() if v is not None})
+    if as_json:
+        print_json(r)
+        return
+    render(r, lang)
+
+
+def render(r: dict, lang: str = "en") -> None:
+    zh = lang == "zh"
+    infer = r["workload"] == "infer"
+    job = f"{r['workload']}" + (f" ({r['method']})" if r["method"] else "")
+    tokens = f", {r['tokens']:,} tokens" if r["tokens"] else ""
+    cost_col = {"buy": "cards, 元", "rent": "rent / month, 元" if infer else "rent, 元"}[r["pricing"]]
+    columns = ["#", "GPU", "n", "GB / GPU", "ZeRO", "tokens/s" if infer else "hours", cost_col, "China"]
+    rows = []
+    for o in r["options"]:  # the why column is for the picks below; the table keeps to figures
+        speed = _fig(o["tokens_per_s"]) if infer else _range(o["hours"], o["hours_low"], o["hours_high"])
+        rows.append((o["rank"], o["gpu"], o["n_gpus"], f"{fmt(o['per_gpu_gb'])} / {fmt(o['usable_gb'])}",
+                     o["zero_stage"], speed, _range(o["total_cny"], o["low_cny"], o["high_cny"], money=True),
+                     o["china_available"]))
+    caption = f"cost: {r['cost_basis']}"
+    if r["more_options"]:
+        caption += f"\n{r['more_options']} more option(s) pass; show them with --top"
+    if rows:
+        console.print(table(f"GPU options for {job} of {r['model']}{tokens}", columns, rows, caption=caption))
+    console.print(Panel(r["verdict_zh"] if zh else r["verdict_en"], expand=False))
+    picks = [(label, r[key]) for key, label in (("cheapest", "cheapest"), ("fastest", "fastest"),
+                                                  ("best_value", "best value")) if r[key]]
+    if picks:
+        t = table("Picks", ["", "why"], [(label, o["why_zh"] if zh else o["why"]) for label, o in picks])
+        t.columns[1].justify = "left"
+        console.print(t)
+    if r["dropped"]:
+        t = table("Dropped", ["GPU", "reason"], _grouped(r["dropped"], zh))
+        t.columns[1].justify = "left"
+        console.print(t)
+    console.print(assumptions_table(r["assumptions"]))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("recommend")(recommend)
