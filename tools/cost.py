@@ -20,10 +20,9 @@ from tools.catalog import get_gpu
 from tools.errors import InvalidInput
 from tools.gpu_spec import GpuSpec
 from tools.prices import Kind, PriceQuote, TcoParam, node_kw_per_gpu, prices_for, tco_params
-from tools.schemas.common import Assumption
+from tools.schemas.common import assume
 from tools.schemas.cost import (
     FlipPoint,
-    MonthPoint,
     RentVsBuyInput,
     RentVsBuyOutput,
     RunCostInput,
@@ -42,9 +41,9 @@ def _missing_price(gpu: GpuSpec, field: str, what_en: str, what_zh: str) -> Inva
     )
 
 
-def _quote_assumptions(prefix: str, quotes: tuple[PriceQuote, ...], unit: str) -> list[Assumption]:
+def _quote_assumptions(prefix: str, quotes: tuple[PriceQuote, ...], unit: str) -> list[dict]:
     return [
-        Assumption(
+        assume(
             key=f"{prefix}_alternative_{i}",
             value=f"{q.low_cny:g}–{q.high_cny:g}",
             unit=unit,
@@ -54,10 +53,10 @@ def _quote_assumptions(prefix: str, quotes: tuple[PriceQuote, ...], unit: str) -
     ]
 
 
-def _fx(given: float | None) -> tuple[float, Assumption]:
+def _fx(given: float | None) -> tuple[float, dict]:
     param = tco_params()["fx_cny_per_usd"]
     value = given if given is not None else param.default
-    return value, Assumption(key="fx_cny_per_usd", value=value, unit="元/$", default=given is None, note=param.cite())
+    return value, assume(key="fx_cny_per_usd", value=value, unit="元/$", default=given is None, note=param.cite())
 
 
 def run_cost(inp: RunCostInput) -> RunCostOutput:
@@ -67,11 +66,11 @@ def run_cost(inp: RunCostInput) -> RunCostOutput:
     """
     gpu = get_gpu(inp.gpu)
     gpu_hours = inp.total_gpu_hours
-    assumptions: list[Assumption] = []
+    assumptions: list[dict] = []
     if inp.price_cny_per_hour is not None:
         price = low = high = inp.price_cny_per_hour
         source = "user"
-        assumptions.append(Assumption(key="price_cny_per_hour", value=price, unit="元/卡时", default=False))
+        assumptions.append(assume(key="price_cny_per_hour", value=price, unit="元/卡时", default=False))
     else:
         table = prices_for(gpu)
         quote = table.default("rental") if table else None
@@ -80,7 +79,7 @@ def run_cost(inp: RunCostInput) -> RunCostOutput:
         price, low, high = quote.mid_cny, quote.low_cny, quote.high_cny
         source = quote.cite()
         assumptions.append(
-            Assumption(
+            assume(
                 key="price_cny_per_hour",
                 value=price,
                 unit="元/卡时",
@@ -90,7 +89,7 @@ def run_cost(inp: RunCostInput) -> RunCostOutput:
         assumptions += _quote_assumptions("rental_price", table.alternatives("rental"), "元/卡时")
     if inp.gpu_hours is None:
         assumptions.append(
-            Assumption(
+            assume(
                 key="gpu_hours",
                 value=gpu_hours,
                 unit="卡时",
@@ -126,23 +125,23 @@ def run_cost(inp: RunCostInput) -> RunCostOutput:
 # --- rent vs buy ------------------------------------------------------------------------
 
 
-def _param(inp: RentVsBuyInput, key: str, assumptions: list[Assumption]) -> float:
+def _param(inp: RentVsBuyInput, key: str, assumptions: list[dict]) -> float:
     spec: TcoParam = tco_params()[key]
     given = getattr(inp, key)
     value = spec.default if given is None else given
     assumptions.append(
-        Assumption(
+        assume(
             key=key, value=value, unit=spec.unit, default=given is None, note="" if given is not None else spec.cite()
         )
     )
     return value
 
 
-def _price(inp: RentVsBuyInput, gpu: GpuSpec, kind: Kind, assumptions: list[Assumption]) -> float:
+def _price(inp: RentVsBuyInput, gpu: GpuSpec, kind: Kind, assumptions: list[dict]) -> float:
     field, unit = ("rent_cny_per_hour", "元/卡时") if kind == "rental" else ("purchase_cny", "元/卡")
     given = getattr(inp, field)
     if given is not None:
-        assumptions.append(Assumption(key=field, value=given, unit=unit, default=False))
+        assumptions.append(assume(key=field, value=given, unit=unit, default=False))
         return given
     table = prices_for(gpu)
     quote = table.default(kind) if table else None
@@ -150,7 +149,7 @@ def _price(inp: RentVsBuyInput, gpu: GpuSpec, kind: Kind, assumptions: list[Assu
         what = ("rental price", "租赁价格（元/卡时）") if kind == "rental" else ("purchase price", "采购价格（元/卡）")
         raise _missing_price(gpu, field, *what)
     assumptions.append(
-        Assumption(
+        assume(
             key=field,
             value=quote.mid_cny,
             unit=unit,
@@ -166,13 +165,13 @@ def _price(inp: RentVsBuyInput, gpu: GpuSpec, kind: Kind, assumptions: list[Assu
 def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyOutput:
     """Rent by the card-hour or buy and host: totals over `months`, running costs, break-even and what flips it."""
     gpu = get_gpu(inp.gpu)
-    a: list[Assumption] = []
+    a: list[dict] = []
     rent_price = _price(inp, gpu, "rental", a)
     purchase = _price(inp, gpu, "purchase", a)
     host = _param(inp, "host_share_cny_per_gpu", a)
     if inp.node_kw_per_gpu is not None:
         kw = inp.node_kw_per_gpu
-        a.append(Assumption(key="node_kw_per_gpu", value=kw, unit="kW/卡", default=False))
+        a.append(assume(key="node_kw_per_gpu", value=kw, unit="kW/卡", default=False))
     else:
         factor = tco_params()["node_power_factor_vs_tdp"].default
         kw, kw_note = node_kw_per_gpu(gpu, factor)
@@ -182,7 +181,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyOutput:
                 f"没有 {gpu.name} 的功耗数据，请给出 node_kw_per_gpu（每卡分摊的整机功耗，kW）。",
                 field="node_kw_per_gpu",
             )
-        a.append(Assumption(key="node_kw_per_gpu", value=round(kw, 4), unit="kW/卡", note=kw_note))
+        a.append(assume(key="node_kw_per_gpu", value=round(kw, 4), unit="kW/卡", note=kw_note))
     load = _param(inp, "load_factor", a)
     pue = _param(inp, "pue", a)
     elec = _param(inp, "electricity_cny_per_kwh", a)
@@ -191,7 +190,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyOutput:
     maint = _param(inp, "maintenance_pct_per_year", a)
     residual_pct = _param(inp, "residual_value_pct", a)
     coc = _param(inp, "cost_of_capital_pct_per_year", a)
-    a.append(Assumption(key="hours_per_month", value=HOURS_PER_MONTH, unit="h", note="8,760 h / 12"))
+    a.append(assume(key="hours_per_month", value=HOURS_PER_MONTH, unit="h", note="8,760 h / 12"))
 
     n, months = inp.n_gpus, inp.months
     busy_h = inp.hours_per_day / 24 * HOURS_PER_MONTH  # per GPU per month
@@ -234,8 +233,8 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyOutput:
         energy_weight=n * months * busy_h * kw * load * pue,
     )
     cumulative = [
-        MonthPoint(month=m, rent_cny=round(rent_month * m, 2), own_cny=round(upfront + running_month * m, 2))
-        for m in range(months + 1)
+        {"month": m, "rent_cny": round(rent_month * m, 2), "own_cny": round(upfront + running_month * m, 2)}
+        for m in range(months + 1)  # plain dicts: the output model validates the list in one pass
     ]
     out = dict(
         gpu=gpu.name,

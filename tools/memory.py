@@ -17,8 +17,9 @@ Conventions (stated in every output's `assumptions`):
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from tools.architecture import ParamCount, kv_bytes_per_token, param_count
 from tools.catalog import get_gpu, get_model, gpus
@@ -82,6 +83,15 @@ class _Train:
     @property
     def dp(self) -> int:
         return self.n_gpus // (self.tp * self.pp)
+
+
+def replace(c: _Train, **changes) -> _Train:
+    """A copy of the settings with some changed (dataclasses.replace re-runs __init__: 5x slower here)."""
+    new = object.__new__(_Train)
+    state = dict(c.__dict__)
+    state.update(changes)
+    object.__setattr__(new, "__dict__", state)
+    return new
 
 
 def _lora_params(m: ModelSpec, p: ParamCount, rank: int, targets: str) -> int:
@@ -322,30 +332,39 @@ def _check_parallel(model: ModelSpec, tp: int, pp: int) -> None:
         )
 
 
-def _auto_stage(c: _Train, usable: float, explicit: int | None) -> _Train:
+def _auto_stage(c: _Train, usable: float, explicit: int | None, base: dict[str, float]) -> _Train:
     """The given ZeRO stage, or the lowest that fits (3 when none does); 0 on a single GPU."""
     if explicit is not None:
         return c
     low = 1 if c.offload == "optimizer" else 3 if c.offload == "optimizer+params" else 0
     if c.dp == 1:
         return replace(c, zero_stage=max(low, 0) if c.offload == "none" else low)
-    base = _base(c)
     for stage in range(low, 4):
         if sum(_assemble(base, stage, c.dp, c.offload, c.n_gpus)[0].values()) <= usable:
             return replace(c, zero_stage=stage)
     return replace(c, zero_stage=3)
 
 
-def _total(c: _Train) -> float:
-    return sum(_train_breakdown(c)[0].values())
+def _total(c: _Train, base: dict[str, float] | None = None) -> float:
+    return sum(_train_breakdown(c, base)[0].values())
 
 
-def _suggest(c: _Train, gpu: GpuSpec, usable: float, min_gpus: int | None) -> list[Suggestion]:
-    """Single changes that make the run fit, each with its new per-GPU figure."""
+@functools.cache
+def _cards_by_capacity() -> tuple[tuple[float, int, str, GpuSpec], ...]:
+    """Catalog GPUs by capacity (datacenter parts first at equal capacity): for "a bigger card"."""
+    return tuple(sorted((capacity_bytes(g), g.segment != "datacenter", g.id, g) for g in gpus()))
+
+
+def _suggest(c: _Train, gpu: GpuSpec, usable: float, min_gpus: int | None, base: dict[str, float]) -> list[Suggestion]:
+    """Single changes that make the run fit, each with its new per-GPU figure.
+
+    Changes of ZeRO stage, offload, GPU count or card keep the unsharded breakdown (`base`); only
+    method, optimizer and checkpointing changes need it recomputed.
+    """
     out: list[Suggestion] = []
 
-    def add(key: str, en: str, zh: str, trial: _Train, settings: dict, card: GpuSpec = gpu) -> None:
-        need = _total(trial)
+    def add(key: str, en: str, zh: str, trial: _Train, settings: dict, card: GpuSpec = gpu, same: bool = False) -> None:
+        need = _total(trial, base if same else None)
         cap = capacity_bytes(card) * (usable / capacity_bytes(gpu))
         if need <= cap:
             out.append(
@@ -375,22 +394,23 @@ def _suggest(c: _Train, gpu: GpuSpec, usable: float, min_gpus: int | None) -> li
             replace(c, optimizer="adamw8bit"), {"optimizer": "adamw8bit"})
     if c.dp > 1 and c.zero_stage < 3:
         add("zero3", "Shard parameters, gradients and optimizer states with ZeRO-3.", "用 ZeRO-3 切分参数、梯度和优化器状态。",
-            replace(c, zero_stage=3), {"zero_stage": 3})
+            replace(c, zero_stage=3), {"zero_stage": 3}, same=True)
     if c.offload == "none":
         add("offload_optimizer", "Offload optimizer states to CPU memory (ZeRO-Offload).", "把优化器状态卸载到 CPU 内存（ZeRO-Offload）。",
             replace(c, offload="optimizer", zero_stage=max(c.zero_stage, 2) if c.dp > 1 else max(c.zero_stage, 1)),
-            {"offload": "optimizer"})
+            {"offload": "optimizer"}, same=True)
         add("offload_params", "Offload optimizer states and parameters to CPU (ZeRO-3 Offload).", "把优化器状态和参数都卸载到 CPU（ZeRO-3 Offload）。",
-            replace(c, offload="optimizer+params", zero_stage=3), {"offload": "optimizer+params", "zero_stage": 3})
+            replace(c, offload="optimizer+params", zero_stage=3), {"offload": "optimizer+params", "zero_stage": 3},
+            same=True)
     if min_gpus is not None and min_gpus > c.n_gpus:
         add("more_gpus", f"Use {min_gpus} GPUs with ZeRO-3.", f"增加到 {min_gpus} 张卡并使用 ZeRO-3。",
-            replace(c, n_gpus=min_gpus, zero_stage=3), {"n_gpus": min_gpus, "zero_stage": 3})
-    need = _total(c)
-    bigger = [g for g in gpus() if capacity_bytes(g) > capacity_bytes(gpu) and capacity_bytes(g) * usable / capacity_bytes(gpu) >= need]
-    if bigger:
-        card = min(bigger, key=lambda g: (capacity_bytes(g), g.segment != "datacenter", g.id))
+            replace(c, n_gpus=min_gpus, zero_stage=3), {"n_gpus": min_gpus, "zero_stage": 3}, same=True)
+    need = _total(c, base)
+    own, fraction = capacity_bytes(gpu), usable / capacity_bytes(gpu)
+    card = next((g for cap, _, _, g in _cards_by_capacity() if cap > own and cap * fraction >= need), None)
+    if card is not None:
         add("bigger_gpu", f"Use a card with more memory: {card.name}.", f"换用显存更大的卡：{card.name}。",
-            c, {"gpu": card.name}, card=card)
+            c, {"gpu": card.name}, card=card, same=True)
     return out
 
 
@@ -420,13 +440,13 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
     c, gpu, assumptions = _resolve_train(inp)
     capacity = capacity_bytes(gpu)
     usable = capacity * inp.usable_fraction
-    c = _auto_stage(c, usable, inp.zero_stage)
-    base = _base(c)
+    base = _base(c)  # independent of the ZeRO stage, offload and data-parallel degree
+    c = _auto_stage(c, usable, inp.zero_stage, base)
     parts, host = _train_breakdown(c, base)
     per_gpu = sum(parts.values())
     fits = per_gpu <= usable
     min_n, min_stage = _min_gpus(c, usable, base)
-    suggestions = [] if fits else _suggest(c, gpu, usable, min_n)
+    suggestions = [] if fits else _suggest(c, gpu, usable, min_n, base)
     trainable, _ = _trainable(c)
     assumptions += [
         assume("zero_stage", value=c.zero_stage, default=inp.zero_stage is None,

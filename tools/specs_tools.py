@@ -5,7 +5,7 @@ from __future__ import annotations
 from tools.catalog import get_gpu
 from tools.gpu_spec import GpuSpec
 from tools.prices import prices_for
-from tools.schemas.common import Assumption
+from tools.schemas.common import assume
 from tools.schemas.specs import CompareGpusInput, CompareGpusOutput, GpuSpecsInput, GpuSpecsOutput
 
 #: output key -> catalog field; ratios are unit-free, so their keys carry no unit
@@ -16,9 +16,9 @@ RATIO_FIELDS = {"memory": "memory_gb", "bandwidth": "bandwidth_gb_s", "bf16": "b
 def _row(g: GpuSpec) -> GpuSpecsOutput:
     data = g.model_dump(mode="json")
     unverified = sorted({f for s in g.sources if not s.verified for f in s.fields})
-    assumptions = [Assumption(key="compute_convention", value="dense", note="tensor TFLOPS without 2:4 sparsity")]
+    assumptions = [assume(key="compute_convention", value="dense", note="tensor TFLOPS without 2:4 sparsity")]
     if unverified:
-        assumptions.append(Assumption(key="unverified_fields", value=", ".join(unverified), note="not confirmed by a vendor document"))
+        assumptions.append(assume(key="unverified_fields", value=", ".join(unverified), note="not confirmed by a vendor document"))
     table = prices_for(g)
     buy = table.default("purchase") if table else None
     rent = table.default("rental") if table else None

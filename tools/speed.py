@@ -28,7 +28,7 @@ from tools.errors import InvalidInput
 from tools.gpu_spec import GpuSpec
 from tools.mfu import default_utilisation, rules
 from tools.model_spec import ModelSpec
-from tools.schemas.common import Assumption
+from tools.schemas.common import assume
 from tools.schemas.speed import InferenceSpeedInput, InferenceSpeedOutput, TrainingTimeInput, TrainingTimeOutput
 from tools.units import BYTES_PER_PARAM, GB, TFLOPS
 
@@ -210,50 +210,50 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
     return out
 
 
-def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak) -> list[Assumption]:
+def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak) -> list[dict]:
     given = inp.model_fields_set
     up, up_note = scale_up_gb_s(gpu)
     a = [
-        Assumption(key="flops_convention", value="6N+attention" if inp.method == "full" else f"{inp.method} FLOPs",
+        assume(key="flops_convention", value="6N+attention" if inp.method == "full" else f"{inp.method} FLOPs",
                    note=f"N = {s.n_matmul / 1e9:.2f}B matmul parameters on the active path (layers + output head; "
                    "input embedding lookup excluded); attention 6·L·s·(d_qk+d_v) per token (PaLM appendix B)."),
-        Assumption(key="peak_tflops", value=round(peak / TFLOPS, 1), unit="TFLOPS",
+        assume(key="peak_tflops", value=round(peak / TFLOPS, 1), unit="TFLOPS",
                    note=f"{gpu.name} dense {inp.precision} tensor peak from the GPU catalog."),
     ]
     if inp.mfu is None:
         r = rules()
-        a.append(Assumption(
+        a.append(assume(
             key="utilisation", value=round(util.value, 3), note=(
                 f"compute-phase utilisation = {util.generation.id} base {util.generation.base} × {inp.precision} "
                 f"{util.precision.value} × {inp.method} {util.method.value}; range {util.low:.2f}–{util.high:.2f}. "
                 f"{util.generation.note} Calibrated on published runs (tools/data/mfu.yaml, "
                 f"{r.free_parameters} free parameters); communication is added separately.")))
         if inp.method == "qlora":
-            a.append(Assumption(key="qlora_overhead", value=round(1 / util.method.value, 2), unit="×",
+            a.append(assume(key="qlora_overhead", value=round(1 / util.method.value, 2), unit="×",
                                 note=util.method.note))
     else:
-        a.append(Assumption(key="mfu", value=inp.mfu, default=False,
+        a.append(assume(key="mfu", value=inp.mfu, default=False,
                             note="given by the user; treated as end-to-end MFU (communication included)."))
     a += [
-        Assumption(key="global_batch_tokens", value=global_batch, unit="tokens",
+        assume(key="global_batch_tokens", value=global_batch, unit="tokens",
                    default="global_batch_tokens" not in given,
                    note="tokens per optimizer step (at least one sequence per data-parallel replica)."),
-        Assumption(key="seq_len", value=inp.seq_len, unit="tokens", default="seq_len" not in given, note=""),
-        Assumption(key="grad_checkpointing", value=inp.grad_checkpointing, default="grad_checkpointing" not in given,
+        assume(key="seq_len", value=inp.seq_len, unit="tokens", default="seq_len" not in given, note=""),
+        assume(key="grad_checkpointing", value=inp.grad_checkpointing, default="grad_checkpointing" not in given,
                    note="full recompute adds one forward pass: HFU counts it, MFU does not."),
-        Assumption(key="scale_up_bus_gb_s", value=round(up, 1), unit="GB/s", note=up_note),
-        Assumption(key="comm_overlap", value=inp.comm_overlap, default="comm_overlap" not in given,
+        assume(key="scale_up_bus_gb_s", value=round(up, 1), unit="GB/s", note=up_note),
+        assume(key="comm_overlap", value=inp.comm_overlap, default="comm_overlap" not in given,
                    note="share of the gradient all-reduce hidden behind backward; tensor-parallel collectives "
                    "are not overlapped; pipeline bubbles and expert all-to-all are not modelled."),
     ]
     if inp.n_gpus > inp.gpus_per_node:
-        a.append(Assumption(key="nodes_fabric", value=fabric.id, default="nodes_fabric" not in given,
+        a.append(assume(key="nodes_fabric", value=fabric.id, default="nodes_fabric" not in given,
                             note=f"{fabric.name}: {fabric.node_gb_s():.0f} GB/s per node achieved "
                             f"({fabric.source_title})."))
     if m.generic:
-        a.insert(0, Assumption(key="model_architecture", value=m.name, note=m.notes or ""))
+        a.insert(0, assume(key="model_architecture", value=m.name, note=m.notes or ""))
     if m.is_moe:
-        a.append(Assumption(key="moe", value=f"{m.active_b:g}B active of {m.params_b:g}B",
+        a.append(assume(key="moe", value=f"{m.active_b:g}B active of {m.params_b:g}B",
                             note="FLOPs count the active experts only; expert gradients are sharded by expert "
                             "parallelism and not all-reduced across data-parallel replicas."))
     return a
@@ -330,27 +330,27 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
 
     given = inp.model_fields_set
     assumptions = [
-        Assumption(key="bandwidth_efficiency", value=eff, default="bandwidth_efficiency" not in given,
+        assume(key="bandwidth_efficiency", value=eff, default="bandwidth_efficiency" not in given,
                    note=f"achieved share of {gpu.bandwidth_gb_s:g} GB/s; the defaults (16-bit 0.75, 8-bit 0.6, 4-bit 0.45) with "
                    "the per-step overhead reproduce gpt-fast's A100-80GB table (Llama-2-7B bf16 at 330 W: 104.9 tokens/s)."),
-        Assumption(key="step_overhead_ms", value=STEP_OVERHEAD_S * 1e3, unit="ms",
+        assume(key="step_overhead_ms", value=STEP_OVERHEAD_S * 1e3, unit="ms",
                    note="fixed cost per decode step (launches, norms, sampling), fitted to the gpt-fast table."),
-        Assumption(key="compute_efficiency", value=inp.compute_efficiency, default="compute_efficiency" not in given,
+        assume(key="compute_efficiency", value=inp.compute_efficiency, default="compute_efficiency" not in given,
                    note=f"share of the dense {compute_precision} peak reached by prefill and large-batch decode."),
-        Assumption(key="prompt_len", value=prompt, unit="tokens", default=inp.prompt_len is None,
+        assume(key="prompt_len", value=prompt, unit="tokens", default=inp.prompt_len is None,
                    note="prompt for time to first token; defaults to context_len."),
-        Assumption(key="kv_precision", value=inp.kv_precision, default="kv_precision" not in given,
+        assume(key="kv_precision", value=inp.kv_precision, default="kv_precision" not in given,
                    note=f"{kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision]) / 1e3:.1f} kB per token."),
-        Assumption(key="weights_read", value="active path" if m.is_moe else "all weights",
+        assume(key="weights_read", value="active path" if m.is_moe else "all weights",
                    note="input embedding lookup reads one row; 4/8-bit formats keep the LM head in 16-bit"
                    + ("; MoE: experts touched by the batch under uniform routing." if m.is_moe else ".")),
     ]
     if tp > 1:
-        assumptions.append(Assumption(key="tensor_parallel", value=tp,
+        assumptions.append(assume(key="tensor_parallel", value=tp,
                                       note=f"weights and KV split {tp} ways; two all-reduces per layer per step "
                                       f"({ALLREDUCE_LATENCY_S * 1e6:.0f} µs latency each + bytes at the NVLink/PCIe rate)."))
     if m.generic:
-        assumptions.insert(0, Assumption(key="model_architecture", value=m.name, note=m.notes or ""))
+        assumptions.insert(0, assume(key="model_architecture", value=m.name, note=m.notes or ""))
     return InferenceSpeedOutput(
         model=m.name, gpu=gpu.name, n_gpus=tp, precision=inp.precision, batch=b, context_len=ctx, prompt_len=prompt,
         decode_tokens_per_s=1 / t_step, total_tokens_per_s=b / t_step, tpot_ms=t_step * 1e3,
