@@ -21,7 +21,7 @@ import functools
 import math
 from dataclasses import dataclass
 
-from tools.architecture import ParamCount, kv_bytes_per_token, param_count
+from tools.architecture import ParamCount, check_parallel, kv_bytes_per_token, param_count
 from tools.catalog import get_gpu, get_model, gpus
 from tools.errors import InvalidInput
 from tools.gpu_spec import GpuSpec
@@ -244,7 +244,7 @@ def _min_gpus(c: _Train, usable: float, base: dict[str, float]) -> tuple[int | N
 def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
     model = get_model(inp.model)
     gpu = get_gpu(inp.gpu)
-    _check_parallel(model, inp.tp, inp.pp)
+    check_parallel(model, inp.tp, inp.pp)
     if inp.n_gpus % (inp.tp * inp.pp):
         raise InvalidInput(
             f"n_gpus ({inp.n_gpus}) must be a multiple of tp × pp ({inp.tp} × {inp.pp}).",
@@ -315,21 +315,6 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
     if model.generic:
         assumptions.insert(0, assume("model_architecture", value=model.name, note=model.notes or ""))
     return c, gpu, assumptions
-
-
-def _check_parallel(model: ModelSpec, tp: int, pp: int) -> None:
-    if model.n_heads % tp:
-        raise InvalidInput(
-            f"tp={tp} does not divide {model.name}'s {model.n_heads} attention heads.",
-            f"张量并行 tp={tp} 不能整除 {model.name} 的 {model.n_heads} 个注意力头。",
-            field="tp",
-        )
-    if pp > model.n_layers:
-        raise InvalidInput(
-            f"pp={pp} is more pipeline stages than {model.name}'s {model.n_layers} layers.",
-            f"流水线并行 pp={pp} 超过了 {model.name} 的层数 {model.n_layers}。",
-            field="pp",
-        )
 
 
 def _auto_stage(c: _Train, usable: float, explicit: int | None, base: dict[str, float]) -> _Train:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.architecture import ParamCount, kv_bytes_per_token, mlp_params, param_count
+from tools.architecture import ParamCount, check_parallel, kv_bytes_per_token, mlp_params, param_count
 from tools.catalog import get_gpu, get_model
 from tools.comm import get_fabric, ring_allreduce_s, scale_up_gb_s, step_comm
 from tools.errors import InvalidInput
@@ -119,21 +119,6 @@ def _peak(gpu: GpuSpec, precision: str, field: str = "precision") -> float:
     return value * TFLOPS
 
 
-def _check_parallel(m: ModelSpec, tp: int, pp: int) -> None:
-    if m.n_heads % tp or (m.n_kv_heads % tp and tp % m.n_kv_heads):
-        raise InvalidInput(
-            f"tp={tp} does not divide {m.name}'s {m.n_heads} attention heads ({m.n_kv_heads} KV heads).",
-            f"张量并行 tp={tp} 不能整除 {m.name} 的 {m.n_heads} 个注意力头（{m.n_kv_heads} 个 KV 头）。",
-            field="tp",
-        )
-    if pp > m.n_layers:
-        raise InvalidInput(
-            f"pp={pp} is more pipeline stages than {m.name}'s {m.n_layers} layers.",
-            f"流水线并行 pp={pp} 超过了 {m.name} 的层数 {m.n_layers}。",
-            field="pp",
-        )
-
-
 # --- training time -------------------------------------------------------------------------------
 
 QLORA_NOTE = "QLoRA: 4-bit weights are dequantised before every matmul"
@@ -147,7 +132,7 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
     over NVLink/PCIe and the inter-node fabric added on top.
     """
     m, gpu = get_model(inp.model), get_gpu(inp.gpu)
-    _check_parallel(m, inp.tp, inp.pp)
+    check_parallel(m, inp.tp, inp.pp)
     fabric = get_fabric(inp.nodes_fabric)
     peak = _peak(gpu, inp.precision)
     s = shape(m)
@@ -298,7 +283,7 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
     """
     m, gpu = get_model(inp.model), get_gpu(inp.gpu)
     tp = inp.n_gpus
-    _check_parallel(m, tp, 1)
+    check_parallel(m, tp, 1)
     if not gpu.bandwidth_gb_s:
         raise InvalidInput(f"{gpu.name} has no published memory bandwidth.", f"{gpu.name} 没有公开的显存带宽。",
                            field="gpu")
