@@ -5,6 +5,7 @@ Every figure written here is a tool output (formatted, never computed), so groun
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -254,9 +255,19 @@ def _assumptions(items: list[dict[str, Any]], lang: str, keys: tuple[str, ...] =
             value = ("是" if value else "否") if lang == "zh" else ("on" if value else "off")
         elif isinstance(value, float) and not value.is_integer():
             value = f"{value:g}"
-        note = f"（{a['note']}）" if lang == "zh" and a.get("note") else (f" ({a['note']})" if a.get("note") else "")
+        text = _short_note(a.get("note") or "")
+        note = f"（{text}）" if lang == "zh" and text else (f" ({text})" if text else "")
         lines.append(f"- `{a['key']}` = {value}{(' ' + a['unit']) if a.get('unit') else ''}{note}")
     return (say("assumptions_header", lang) + "\n" + "\n".join(lines)) if lines else ""
+
+
+def _short_note(note: str, limit: int = 140) -> str:
+    """An assumption's note without links, cut to its first sentence (the full note stays in the trace)."""
+    note = re.sub(r"\s*[(<]?https?://\S+[)>]?", "", note).strip()
+    end = re.search(r"(?<=[.。;；])\s", note)
+    if end and end.start() < limit:
+        return note[: end.start()].rstrip()
+    return note if len(note) <= limit else note[:limit].rstrip() + "…"
 
 
 def _time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -498,14 +509,15 @@ def _recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> 
 
 def _knowledge(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
-    r = run("search_knowledge", {"query": p.text[:500], "k": 3, "lang": lang})
+    r = run("search_knowledge", {"query": p.text[:500], "k": 5, "lang": lang})
     if not r["passages"]:
-        r = run("search_knowledge", {"query": p.text[:500], "k": 3})
+        r = run("search_knowledge", {"query": p.text[:500], "k": 5})
     if not r["passages"]:
         out.add(say("knowledge_none", lang))
         return
     out.add(say("knowledge_intro", lang))
-    for passage in r["passages"][:2]:
+    substantial = [x for x in r["passages"] if len(_excerpt(x["text"])) >= 80] or r["passages"]
+    for passage in substantial[:2]:
         body = _excerpt(passage["text"])
         marker = f" [{ref_number(run, passage['doc_id'])}]"
         out.add("\n".join(f"> {line}" for line in body.splitlines()) + marker)
@@ -519,7 +531,8 @@ def ref_number(run: ToolRun, doc_id: str) -> int:
 
 def _excerpt(text: str, limit: int = 420) -> str:
     """The passage without its heading lines, cut at a sentence end; list lines stay lines."""
-    lines = [line.rstrip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    lines = [line.rstrip() for line in text.splitlines()
+             if line.strip() and not line.lstrip().startswith("#") and " › " not in line]  # no heading breadcrumbs
     out: list[str] = []
     used = 0
     for line in lines:

@@ -7,12 +7,14 @@ template is a test failure, never a half-filled answer.
 from __future__ import annotations
 
 import functools
+import re
 import string
 from pathlib import Path
 
 import yaml
 
 TEMPLATES = Path(__file__).parent / "templates" / "answers.yaml"
+_ONE_GPU = re.compile(r"(?<![\d.,])1 GPUs ")
 
 
 @functools.cache
@@ -28,7 +30,8 @@ class _Strict(dict):
 def say(key: str, lang: str, **values) -> str:
     entry = _templates()[key]
     text = entry.get(lang) or entry["en"]
-    return string.Formatter().vformat(text, (), _Strict(values))
+    out = string.Formatter().vformat(text, (), _Strict(values))
+    return _ONE_GPU.sub("1 GPU ", out) if lang == "en" else out
 
 
 def keys() -> list[str]:

@@ -29,6 +29,8 @@ _SUBCOMMANDS = [
     ("bot.cli.select", "register", None),  # recommend
     ("bot.cli.kb", "kb_app", "kb"),
     ("bot.cli.advisor", "register", None),
+    ("bot.cli.serve", "register", None),  # serve
+    ("bot.cli.keys", "keys_app", "keys"),
 ]
 
 

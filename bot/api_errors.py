@@ -1,0 +1,134 @@
+"""One error shape for every HTTP answer that is not a success, and the handlers that produce it.
+
+    {"error": {"code": "unknown_gpu", "type": "invalid_request_error", "message": "…",
+               "field": "gpu", "suggestions": ["NVIDIA A100 SXM4 80GB", …], "request_id": "…"}}
+
+`code` is stable and machine-readable; `message` is one sentence in the caller's language (the
+`lang` query parameter, else `Accept-Language`); `type` follows the OpenAI error types so OpenAI
+clients show the message. A stack trace never reaches a client.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from tools.errors import AdvisorError, UnknownGpu, UnknownModel, UnknownName
+
+log = logging.getLogger("gpu_advisor.api")
+
+_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+          404: "not_found_error", 405: "invalid_request_error", 413: "invalid_request_error",
+          422: "invalid_request_error", 429: "rate_limit_error", 500: "server_error", 503: "server_error"}
+_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
+          413: "body_too_large", 415: "unsupported_media_type", 422: "invalid_input", 429: "rate_limited",
+          500: "internal", 503: "unavailable"}
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    type: str
+    message: str
+    field: str | None = None
+    suggestions: list[str] = []
+    request_id: str | None = None
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class ApiError(Exception):
+    """Raised by handlers and dependencies; rendered as `ErrorBody` with `status`."""
+
+    def __init__(self, status: int, message: str, *, code: str | None = None, field: str | None = None,
+                 suggestions: list[str] | None = None, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code or _CODES.get(status, "error")
+        self.field = field
+        self.suggestions = suggestions or []
+        self.headers = headers
+
+
+def error_payload(status: int, message: str, *, code: str | None = None, field: str | None = None,
+                  suggestions: list[str] | None = None, request_id: str | None = None) -> dict[str, Any]:
+    detail = ErrorDetail(code=code or _CODES.get(status, "error"), type=_TYPES.get(status, "invalid_request_error"),
+                         message=message, field=field, suggestions=suggestions or [], request_id=request_id)
+    return {"error": detail.model_dump()}
+
+
+def error_response(status: int, message: str, *, headers: dict[str, str] | None = None,
+                   request_id: str | None = None, **kw: Any) -> JSONResponse:
+    return JSONResponse(error_payload(status, message, request_id=request_id, **kw), status_code=status,
+                        headers=headers)
+
+
+def request_lang(request: Request) -> str:
+    """"zh" or "en": the `lang` query parameter, else the first language of `Accept-Language`."""
+    lang = request.query_params.get("lang", "")
+    if lang in ("zh", "en"):
+        return lang
+    header = request.headers.get("accept-language", "")
+    first = header.split(",")[0].split(";")[0].strip().lower()
+    return "zh" if first.startswith("zh") else "en"
+
+
+def _request_id(request: Request) -> str | None:
+    return request.scope.get("state", {}).get("request_id")
+
+
+def advisor_error(err: AdvisorError, lang: str) -> ApiError:
+    """An `AdvisorError` as HTTP: 404 for names not in a catalog, else 422."""
+    if isinstance(err, UnknownName):
+        code = "unknown_gpu" if isinstance(err, UnknownGpu) else "unknown_model" if isinstance(err, UnknownModel) \
+            else "unknown_name"
+        return ApiError(404, err.message(lang), code=code, field=err.field, suggestions=list(err.suggestions))
+    return ApiError(422, err.message(lang), code="invalid_input", field=err.field)
+
+
+def _validation_message(first: dict[str, Any], lang: str) -> tuple[str, str]:
+    loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path", "header")]
+    field = ".".join(loc) or "body"
+    msg = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+    if first.get("type") == "missing":
+        return field, (f"缺少字段“{field}”。" if lang == "zh" else f"Missing field {field!r}.")
+    if first.get("type") == "extra_forbidden":
+        return field, (f"未知的字段“{field}”。" if lang == "zh" else f"Unknown field {field!r}.")
+    if first.get("type") == "json_invalid":
+        return "body", ("请求体不是有效的 JSON。" if lang == "zh" else "The request body is not valid JSON.")
+    return field, (f"字段“{field}”的值无效：{msg}。" if lang == "zh" else f"Invalid {field}: {msg}.")
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that turn every known error into `ErrorBody`."""
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, err: ApiError) -> JSONResponse:
+        return error_response(err.status, err.message, code=err.code, field=err.field, suggestions=err.suggestions,
+                              headers=err.headers, request_id=_request_id(request))
+
+    @app.exception_handler(AdvisorError)
+    async def _advisor_error(request: Request, err: AdvisorError) -> JSONResponse:
+        return await _api_error(request, advisor_error(err, request_lang(request)))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, err: RequestValidationError) -> JSONResponse:
+        errors = err.errors()
+        field, message = _validation_message(errors[0] if errors else {}, request_lang(request))
+        return error_response(422, message, code="invalid_input", field=field, request_id=_request_id(request))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, err: StarletteHTTPException) -> JSONResponse:
+        message = err.detail if isinstance(err.detail, str) else "request failed"
+        if err.status_code == 404 and message == "Not Found":
+            message = f"No route {request.url.path}; see /docs for the API."
+        return error_response(err.status_code, message, headers=getattr(err, "headers", None),
+                              request_id=_request_id(request))

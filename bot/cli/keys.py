@@ -1,0 +1,74 @@
+"""`gpu-advisor keys create|list|revoke`: API keys for the HTTP API, stored hashed in the conversation store."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from bot.cli.output import console, err_console, print_json, table
+
+keys_app = typer.Typer(help="API keys for `gpu-advisor serve` (stored hashed; a key is shown once).",
+                       no_args_is_help=True)
+
+
+def _store():
+    from bot.settings import Settings
+    from bot.store import Store
+
+    return Store(Settings().store_url)
+
+
+@keys_app.command("create")
+def create(
+    name: Annotated[str, typer.Argument(help="Who the key is for, e.g. 'sales-shenzhen'.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+) -> None:
+    """Create a key and print it once; from then on every /v1 route needs a key.
+
+    Example: gpu-advisor keys create sales-shenzhen
+    """
+    from bot import keys
+
+    try:
+        info, key = keys.create(_store(), name)
+    except ValueError as err:
+        err_console.print(f"[bold red]error:[/] {err}")
+        raise typer.Exit(2) from None
+    if as_json:
+        print_json({"id": info.id, "name": info.name, "key": key})
+        return
+    console.print(f"id:  {info.id}\nkey: {key}", highlight=False)
+    console.print("[dim]Store the key now: only its hash is kept. Use it as `Authorization: Bearer <key>`.[/]")
+
+
+@keys_app.command("list")
+def list_(as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False) -> None:
+    """List keys (ids and names, never the keys).
+
+    Example: gpu-advisor keys list
+    """
+    from bot import keys
+
+    rows = keys.list_keys(_store())
+    if as_json:
+        print_json([{"id": k.id, "name": k.name, "created_at": k.created_at.isoformat(),
+                     "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None} for k in rows])
+        return
+    console.print(table("API keys", ["id", "name", "created", "revoked"],
+                        [(k.id, k.name, k.created_at.strftime("%Y-%m-%d %H:%M"),
+                          k.revoked_at.strftime("%Y-%m-%d %H:%M") if k.revoked_at else None) for k in rows]))
+
+
+@keys_app.command("revoke")
+def revoke(key_id: Annotated[str, typer.Argument(help="The key's id (from `keys list`).")]) -> None:
+    """Revoke a key at once; requests with it get 401.
+
+    Example: gpu-advisor keys revoke 3f2a9c1b0d4e
+    """
+    from bot import keys
+
+    if not keys.revoke(_store(), key_id):
+        err_console.print(f"[bold red]error:[/] no active key with id {key_id!r}")
+        raise typer.Exit(2)
+    console.print(f"revoked {key_id}")

@@ -1,0 +1,84 @@
+"""API keys kept in the store's `api_keys` table, hashed.
+
+A key is `gpa_` + 32 random bytes (url-safe base64); only its SHA-256 is stored, so a key is shown
+once, when it is created. A fast hash is enough here: the keys are random, not passwords.
+
+    create(store, "sales-team")  -> (KeyInfo, "gpa_…")
+    verify(store, "gpa_…")       -> KeyInfo | None   (None for unknown or revoked keys)
+    revoke(store, key_id)        -> bool
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import insert, select, update
+
+from bot.store import Store, api_keys
+
+PREFIX = "gpa_"
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    id: str
+    name: str
+    created_at: dt.datetime
+    revoked_at: dt.datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _info(row) -> KeyInfo:
+    return KeyInfo(id=row["id"], name=row["name"], created_at=row["created_at"], revoked_at=row["revoked_at"])
+
+
+def create(store: Store, name: str) -> tuple[KeyInfo, str]:
+    """A new key named `name`; returns its record and the key itself (not stored, shown once)."""
+    name = name.strip()
+    if not name or len(name) > 128:
+        raise ValueError("a key name is 1 to 128 characters")
+    key = PREFIX + secrets.token_urlsafe(32)
+    info = KeyInfo(id=secrets.token_hex(6), name=name, created_at=dt.datetime.now(dt.UTC))
+    with store.engine.begin() as conn:
+        conn.execute(insert(api_keys).values(id=info.id, name=info.name, key_hash=hash_key(key),
+                                             created_at=info.created_at))
+    return info, key
+
+
+def list_keys(store: Store) -> list[KeyInfo]:
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(api_keys).order_by(api_keys.c.created_at)).mappings().all()
+    return [_info(r) for r in rows]
+
+
+def revoke(store: Store, key_id: str) -> bool:
+    """Revoke the key `key_id`; False when there is no such active key."""
+    with store.engine.begin() as conn:
+        res = conn.execute(update(api_keys).where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
+                           .values(revoked_at=dt.datetime.now(dt.UTC)))
+    return res.rowcount > 0
+
+
+def verify(store: Store, key: str) -> KeyInfo | None:
+    """The active key record matching `key`, or None."""
+    with store.engine.connect() as conn:
+        row = conn.execute(select(api_keys).where(api_keys.c.key_hash == hash_key(key))).mappings().first()
+    if row is None or row["revoked_at"] is not None:
+        return None
+    return _info(row)
+
+
+def any_created(store: Store) -> bool:
+    """Whether a key was ever created (revoked ones count: revoking the last key does not open the API)."""
+    with store.engine.connect() as conn:
+        return conn.execute(select(api_keys.c.id).limit(1)).first() is not None
