@@ -103,7 +103,7 @@ class Advisor:
                     events.put({"type": "delta", "text": piece})
                 events.put({"type": "final", "trace": trace.model_dump(mode="json")})
             except AdvisorError as err:
-                events.put({"type": "error", "code": "invalid_input",
+                events.put({"type": "error", "code": error_code(err),
                             "message": err.message(lang or detect_language(text or ""))})
             except Exception:  # never a stack trace to the client
                 log.exception("stream failed")
@@ -187,6 +187,17 @@ class Advisor:
             if not result.answer.strip():
                 return None  # nothing left worth sending: answer offline
         return result
+
+
+def error_code(err: AdvisorError) -> str:
+    """The wire code of a user error: unknown_gpu, unknown_model, invalid_question or invalid_input."""
+    from tools.errors import UnknownGpu, UnknownModel
+
+    if isinstance(err, UnknownGpu):
+        return "unknown_gpu"
+    if isinstance(err, UnknownModel):
+        return "unknown_model"
+    return "invalid_question" if isinstance(err, QuestionError) else "invalid_input"
 
 
 def _pieces(answer: str, size: int = 48) -> Iterator[str]:

@@ -39,7 +39,7 @@ class UnknownName(AdvisorError):
         super().__init__(
             f"Unknown {self.kind_en} {name!r}.{near_en}",
             f"未知的{self.kind_zh}“{name}”。{near_zh}",
-            field=self.kind_en.replace(" ", "_"),
+            field=self.kind_en.lower(),  # the input field: "gpu" or "model"
         )
 
 

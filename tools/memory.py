@@ -287,7 +287,8 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
     )
     given = inp.model_fields_set
     notes = {
-        "method": "full: every weight trained",
+        "method": {"full": "every weight trained", "lora": "LoRA adapters on a frozen 16-bit base",
+                   "qlora": "LoRA adapters on a frozen NF4 base", "freeze": "only the top layers trained"}[inp.method],
         "precision": "mixed precision with an fp32 master copy" if inp.precision != "fp32" else "pure fp32",
         "optimizer": "AdamW",
         "offload": "no ZeRO-Offload",

@@ -7,10 +7,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from pg import temp_database  # noqa: E402
+from pg import temp_database
 
-from bot.store import Store, UnknownConversation  # noqa: E402
-from bot.trace import AnswerTrace  # noqa: E402
+from bot.store import Store, UnknownConversation
+from bot.trace import AnswerTrace
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -1,0 +1,252 @@
+"""Load on a real API server: requests/s, median and p95 latency per endpoint, 1 worker then 2.
+
+    .venv/bin/python bench/load.py [--clients 8] [--duration 5] [--workers 1 2] [--database-url URL]
+
+For each worker count it starts `gpu-advisor serve` on a free loopback port (offline mode, no keys,
+no rate limit, a temporary data dir and SQLite store; with several workers also a `chroma run`
+server on another free port, which the workers share), waits for /readyz, and then, one endpoint
+at a time, runs N concurrent clients for a fixed duration:
+
+    GET  /healthz                 trivial baseline, measured in the same run
+    POST /v1/tools/fit_training   a calculator (inputs vary)
+    POST /v1/ask                  a mix of offline questions (a new conversation each)
+
+Targets (issue 6, offline mode on this machine): p95 ≤ 100 ms at 8 clients, ≥ 150 answers/s.
+Loopback only; everything it starts is stopped at the end, also on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+QUESTIONS = [
+    "70B 全参训练，单卡 A100 够吗？",
+    "Llama 3 8B LoRA on one RTX 4090?",
+    "H100 和 A100 比较一下",
+    "Qwen2.5-72B 推理需要几张 H20？",
+    "8 张 H800 全参微调 7B，10 亿 token 要多久？",
+    "Rent or buy 8 A100 80GB for 12 months?",
+    "QLoRA 微调 70B，单卡 4090 放得下吗？",
+    "How much memory does Llama 3 70B need for inference in fp8 on H100?",
+]
+FIT_INPUTS = [
+    {"model": m, "gpu": g, "method": meth, "n_gpus": n}
+    for m, g, meth, n, _ in zip(
+        itertools.cycle(["70B", "llama-3-8b", "qwen2.5-72b", "13B"]),
+        itertools.cycle(["A100 80GB", "H800", "RTX 4090", "H20", "910B"]),
+        itertools.cycle(["full", "lora", "qlora"]),
+        itertools.cycle([1, 8, 16, 2]),
+        range(40),
+    )
+]
+TARGET_P95_MS = 100.0
+TARGET_ANSWERS_PER_S = 150.0
+
+
+@dataclass
+class Result:
+    name: str
+    latencies: list[float] = field(default_factory=list)
+    errors: int = 0
+    seconds: float = 0.0
+
+    @property
+    def rps(self) -> float:
+        return len(self.latencies) / self.seconds if self.seconds else 0.0
+
+    def pct(self, q: float) -> float:
+        if not self.latencies:
+            return float("nan")
+        xs = sorted(self.latencies)
+        return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.latencies) * 1000 if self.latencies else float("nan")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _binary(name: str) -> str:
+    local = Path(sys.executable).parent / name
+    found = str(local) if local.exists() else shutil.which(name)
+    if not found:
+        raise SystemExit(f"`{name}` is not installed in this environment")
+    return found
+
+
+def _wait(url: str, proc: subprocess.Popen, seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the process serving {url} exited with code {proc.returncode}")
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        time.sleep(0.2)
+    raise SystemExit(f"{url} did not answer within {seconds:.0f} s")
+
+
+def _stop(proc: subprocess.Popen | None) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+
+
+@contextlib.contextmanager
+def server(workers: int, database_url: str | None) -> Iterator[str]:
+    """A running `gpu-advisor serve` (and a Chroma server when workers > 1); yields its base URL."""
+    with tempfile.TemporaryDirectory(prefix="gpu-advisor-load-") as tmp:
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_")) and k not in ("DATABASE_URL", "OPENAI_API_KEY")}
+        env.update(ANONYMIZED_TELEMETRY="False", GPU_ADVISOR_DATA_DIR=f"{tmp}/data", GPU_ADVISOR_RATE_LIMIT="0",
+                   DATABASE_URL=database_url or f"sqlite:///{tmp}/store.sqlite3")
+        chroma = api = None
+        logs = open(f"{tmp}/server.log", "w+")  # closed below
+        try:
+            if workers > 1:
+                cport = free_port()
+                chroma = subprocess.Popen([_binary("chroma"), "run", "--path", f"{tmp}/chroma", "--host", "127.0.0.1",
+                                           "--port", str(cport)], stdout=logs, stderr=subprocess.STDOUT, env=env,
+                                          start_new_session=True)
+                _wait(f"http://127.0.0.1:{cport}/api/v2/heartbeat", chroma)
+                env.update(CHROMA_HOST="127.0.0.1", CHROMA_PORT=str(cport))
+                _build_index(env)  # once, before the workers start, so they do not race to build it
+            port = free_port()
+            api = subprocess.Popen([_binary("gpu-advisor"), "serve", "--port", str(port), "--workers", str(workers),
+                                    "--log-level", "warning"], stdout=logs, stderr=subprocess.STDOUT, env=env,
+                                   start_new_session=True)
+            base = f"http://127.0.0.1:{port}"
+            _wait(base + "/readyz", api, seconds=180)
+            yield base
+        except SystemExit:
+            logs.seek(0)
+            sys.stderr.write(logs.read()[-3000:])
+            raise
+        finally:
+            _stop(api)
+            _stop(chroma)
+            logs.close()
+
+
+def _build_index(env: dict[str, str]) -> None:
+    code = ("from knowledge.config import KnowledgeSettings; from knowledge.index import KnowledgeIndex; "
+            "KnowledgeIndex(KnowledgeSettings().to_config()).ensure_built()")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=Path(__file__).resolve().parents[1])
+
+
+def drive(base: str, name: str, method: str, path: str, bodies: list | None, clients: int, seconds: float) -> Result:
+    """`clients` threads, each with its own keep-alive connection, sending requests until the time is up."""
+    result = Result(name)
+    lock = threading.Lock()
+    start = threading.Barrier(clients + 1)
+    stop_at = [0.0]
+
+    def client(i: int) -> None:
+        local: list[float] = []
+        errors = 0
+        cycle = itertools.cycle(bodies[i:] + bodies[:i]) if bodies else itertools.repeat(None)
+        with httpx.Client(base_url=base, timeout=30) as http:
+            start.wait()
+            while time.perf_counter() < stop_at[0]:
+                body = next(cycle)
+                t0 = time.perf_counter()
+                try:
+                    resp = http.request(method, path, json=body)
+                    ok = resp.status_code == 200
+                except httpx.HTTPError:
+                    ok = False
+                if ok:
+                    local.append(time.perf_counter() - t0)
+                else:
+                    errors += 1
+        with lock:
+            result.latencies.extend(local)
+            result.errors += errors
+
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(clients)]
+    for t in threads:
+        t.start()
+    t0 = time.perf_counter()
+    stop_at[0] = t0 + seconds
+    start.wait()
+    for t in threads:
+        t.join(timeout=seconds + 60)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def run(workers: int, clients: int, seconds: float, database_url: str | None) -> list[Result]:
+    with server(workers, database_url) as base:
+        asks = [{"text": q} for q in QUESTIONS]
+        with httpx.Client(base_url=base, timeout=60) as warm:  # first calls load lazy caches in each worker
+            for body in asks * 2:
+                warm.post("/v1/ask", json=body)
+            for body in FIT_INPUTS[:10]:
+                warm.post("/v1/tools/fit_training", json=body)
+        return [
+            drive(base, "GET /healthz (baseline)", "GET", "/healthz", None, clients, seconds),
+            drive(base, "POST /v1/tools/fit_training", "POST", "/v1/tools/fit_training", FIT_INPUTS, clients, seconds),
+            drive(base, "POST /v1/ask", "POST", "/v1/ask", asks, clients, seconds),
+        ]
+
+
+def report(workers: int, clients: int, results: list[Result]) -> None:
+    print(f"\n{workers} worker(s), {clients} concurrent clients")
+    print(f"{'endpoint':<30} {'requests':>9} {'req/s':>8} {'median ms':>10} {'p95 ms':>8} {'errors':>7}")
+    for r in results:
+        print(f"{r.name:<30} {len(r.latencies):>9} {r.rps:>8.1f} {r.median_ms:>10.1f} {r.pct(0.95):>8.1f} {r.errors:>7}")
+    ask, fit = results[2], results[1]
+    verdict = lambda ok: "met" if ok else "MISSED"  # noqa: E731
+    print(f"targets: /v1/ask p95 ≤ {TARGET_P95_MS:.0f} ms: {verdict(ask.pct(0.95) <= TARGET_P95_MS)}; "
+          f"fit_training p95 ≤ {TARGET_P95_MS:.0f} ms: {verdict(fit.pct(0.95) <= TARGET_P95_MS)}; "
+          f"≥ {TARGET_ANSWERS_PER_S:.0f} answers/s: {verdict(ask.rps >= TARGET_ANSWERS_PER_S)} ({ask.rps:.1f})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds per endpoint (1 to 60)")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--database-url", default=None, help="a shared store, e.g. postgresql://127.0.0.1:5432/db")
+    args = parser.parse_args()
+    seconds = min(max(args.duration, 1.0), 60.0)
+    clients = min(max(args.clients, 1), 64)
+    print(f"gpu-advisor load: {clients} clients, {seconds:.0f} s per endpoint, {os.cpu_count()} CPUs "
+          "(clients and server share them)")
+    for workers in args.workers:
+        report(workers, clients, run(workers, clients, seconds, args.database_url))
+
+
+if __name__ == "__main__":
+    main()
