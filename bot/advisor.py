@@ -84,7 +84,7 @@ class Advisor:
         cid = conversation_id or uuid.uuid4().hex
         idx = self.store.start_turn(cid, text)
         try:
-            trace, state = self._answer(text, cid, language if lang else None, emit)
+            trace, state = self._answer(text, cid, language if lang else None, emit, fresh=idx == 0)
         except Exception as err:
             self.store.fail_turn(cid, idx, f"{type(err).__name__}: {err}")
             raise
@@ -124,13 +124,17 @@ class Advisor:
             raise QuestionError(f"The question is {len(text)} characters; please keep it under {MAX_QUESTION_CHARS}.",
                                 f"问题长度为 {len(text)} 个字符，请控制在 {MAX_QUESTION_CHARS} 个字符以内。", field="text")
 
-    def _context(self, cid: str, lang: str | None) -> Context:
+    def _context(self, cid: str, lang: str | None, fresh: bool) -> Context:
+        if fresh:  # the first turn: nothing to read back
+            return Context(conversation_id=cid, language=lang)
         turns = self.store.turns(cid, limit=HISTORY_TURNS + 1)
-        history = [(t.question, t.answer) for t in turns if t.status == "answered" and t.answer]
-        return Context(conversation_id=cid, history=history, state=self.store.last_state(cid) or {}, language=lang)
+        answered = [t for t in turns if t.status == "answered" and t.answer]
+        history = [(t.question, t.answer) for t in answered]
+        state = answered[-1].state if answered else self.store.last_state(cid)
+        return Context(conversation_id=cid, history=history, state=state or {}, language=lang)
 
-    def _answer(self, text: str, cid: str, lang: str | None, emit: Emit) -> tuple[AnswerTrace, dict]:
-        ctx = self._context(cid, lang)
+    def _answer(self, text: str, cid: str, lang: str | None, emit: Emit, fresh: bool = False) -> tuple[AnswerTrace, dict]:
+        ctx = self._context(cid, lang, fresh)
         mode = self.offline.mode
         result: PlanResult | None = None
         if self.llm is not None:

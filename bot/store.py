@@ -34,6 +34,8 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
 
 from bot.trace import AnswerTrace
@@ -167,18 +169,22 @@ class Store:
         with self.engine.connect() as conn:
             return conn.execute(select(conversations.c.id).where(conversations.c.id == conversation_id)).first() is not None
 
-    def start_turn(self, conversation_id: str, question: str) -> int:
+    def start_turn(self, conversation_id: str, question: str, channel: str = "api") -> int:
         """Record the question before it is answered; returns the turn index (0-based)."""
+        now = _now()
         with self.engine.begin() as conn:
-            if conn.execute(select(conversations.c.id).where(conversations.c.id == conversation_id)).first() is None:
-                now = _now()
-                conn.execute(insert(conversations).values(id=conversation_id, channel="api", created_at=now, updated_at=now))
+            conn.execute(self._touch(conversation_id, channel, now))
             last = conn.execute(select(func.max(turns.c.idx)).where(turns.c.conversation_id == conversation_id)).scalar()
             idx = 0 if last is None else last + 1
             conn.execute(insert(turns).values(conversation_id=conversation_id, idx=idx, question=question,
-                                              status="pending", created_at=_now()))
-            conn.execute(update(conversations).where(conversations.c.id == conversation_id).values(updated_at=_now()))
+                                              status="pending", created_at=now))
         return idx
+
+    def _touch(self, conversation_id: str, channel: str, now: dt.datetime):
+        """Create the conversation or bump its updated_at, in one statement (an upsert on both backends)."""
+        dialect = sqlite_insert if self.engine.dialect.name == "sqlite" else pg_insert
+        stmt = dialect(conversations).values(id=conversation_id, channel=channel, created_at=now, updated_at=now)
+        return stmt.on_conflict_do_update(index_elements=[conversations.c.id], set_={"updated_at": now})
 
     def finish_turn(self, conversation_id: str, idx: int, trace: AnswerTrace, state: dict[str, Any] | None = None) -> None:
         with self.engine.begin() as conn:

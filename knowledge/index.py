@@ -411,10 +411,14 @@ class KnowledgeIndex:
             self.config.manifest_path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
 
     # --- reading ---------------------------------------------------------------------------------
-    def dense(self, text: str, n: int, where: dict[str, Any] | None = None) -> list[tuple[str, float]]:
-        """(chunk id, cosine distance) of the `n` nearest chunks to `text`."""
+    def dense(self, text: str, n: int, where: dict[str, Any] | None = None,
+              total: int | None = None) -> list[tuple[str, float]]:
+        """(chunk id, cosine distance) of the `n` nearest chunks to `text`.
+
+        `total` is the number of stored chunks when the caller already knows it (saves a round trip).
+        """
         col = self.collection()
-        count = col.count()
+        count = col.count() if total is None else total
         if count == 0 or n <= 0:
             return []
         vec = self.embedding([text])

@@ -143,7 +143,7 @@ class Retriever:
 
         if self.dense_weight > 0 and mask.any():
             floor = getattr(self.index.embedding, "min_similarity", 0.0)
-            hits = self.index.dense(query, self.candidates, self._where(lang, topics))
+            hits = self.index.dense(query, self.candidates, self._where(lang, topics), total=len(self._chunks))
             hits = [(chunk_id, d) for chunk_id, d in hits if 1.0 - d >= floor]
             for rank, (chunk_id, _distance) in enumerate(hits):
                 i = self._position.get(chunk_id)
