@@ -22,6 +22,7 @@ import inspect
 import time
 from collections.abc import Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
@@ -137,6 +138,13 @@ _NOT_FOUND = {404: {"model": ErrorBody, "description": "unknown name, with the c
 
 # ---- the app ----------------------------------------------------------------------------------------
 
+def answer_limiter(advisor: Advisor) -> anyio.CapacityLimiter:
+    """How many answers run at once. Offline answers are pure CPU under one GIL: one at a time keeps
+    them first-come first-served instead of time-slicing eight and stretching every latency. An LLM
+    advisor mostly waits on the network, so many may run together."""
+    return anyio.CapacityLimiter(1 if advisor.llm is None else 32)
+
+
 def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
                api_settings: ApiSettings | None = None) -> FastAPI:
     """The API app. Anything not given is built from the environment when the app starts."""
@@ -150,6 +158,7 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
         app.state.keyring = KeyRing(conf.static_keys, adv.store)
         app.state.limiter = RateLimiter(conf.rate_limit_per_minute)
         app.state.stream_limiter = stream_limiter()
+        app.state.answer_limiter = answer_limiter(adv)
         app.state.started_at = time.time()
         try:
             yield
@@ -205,10 +214,12 @@ def _advisor_routes() -> APIRouter:
     router = APIRouter(tags=["advisor"])
 
     @router.post("/ask", response_model=AnswerTrace)
-    def ask(body: AskRequest, advisor: AdvisorDep, metrics: MetricsDep) -> Response:
+    async def ask(body: AskRequest, advisor: AdvisorDep, metrics: MetricsDep, request: Request) -> Response:
         """Answer one question; every number in the answer comes from a calculator, a cited note or the question."""
         try:
-            trace = advisor.ask(body.text, conversation_id=body.conversation_id, lang=body.lang)
+            trace = await anyio.to_thread.run_sync(
+                partial(advisor.ask, body.text, conversation_id=body.conversation_id, lang=body.lang),
+                limiter=request.app.state.answer_limiter)
         except AdvisorError as err:
             raise advisor_error(err, body.lang or detect_language(body.text)) from None
         metrics.answers.labels(trace.mode).inc()

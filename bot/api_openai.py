@@ -213,7 +213,7 @@ async def chat_completions(body: ChatCompletionRequest, request: Request, adviso
         chunks = _chunks(advisor, body, question, cid, completion_id, created, include_usage, request)
         return StreamingResponse(chunks, media_type="text/event-stream", headers=SSE_HEADERS)
     try:
-        trace = await anyio.to_thread.run_sync(advisor.ask, question, cid)
+        trace = await anyio.to_thread.run_sync(advisor.ask, question, cid, limiter=request.app.state.answer_limiter)
     except AdvisorError as err:
         raise advisor_error(err, detect_language(question)) from None
     metrics.answers.labels(trace.mode).inc()

@@ -12,6 +12,7 @@ answer.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Literal
 
@@ -74,6 +75,7 @@ class Retriever:
         self.candidates = candidates
         self.per_doc = per_doc
         self.notices: list[str] = []
+        self._cache_lock = threading.Lock()
         self.reload()
 
     @classmethod
@@ -93,6 +95,7 @@ class Retriever:
         self._lexical = LexicalIndex([tokenize(c.text) for c in self._chunks])
         self._langs = np.array([c.lang for c in self._chunks], dtype=object)
         self._topics = [frozenset(c.topics) for c in self._chunks]
+        self._cache: OrderedDict[tuple, list[Passage]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._chunks)
@@ -118,7 +121,27 @@ class Retriever:
             return None
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
+    #: answers to repeated queries (FAQ-like questions) come from memory until the index is reloaded
+    CACHE_SIZE = 1024
+
     def search(
+        self, query: str, k: int = 5, lang: str | None = None, topics: Sequence[str] | None = None
+    ) -> list[Passage]:
+        """The `k` best passages for `query`, optionally only in `lang` and with one of `topics`."""
+        key = (query, k, lang, tuple(topics) if topics else None)
+        with self._cache_lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return list(hit)
+        found = self._search(query, k, lang, topics)
+        with self._cache_lock:
+            self._cache[key] = found
+            if len(self._cache) > self.CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return list(found)
+
+    def _search(
         self, query: str, k: int = 5, lang: str | None = None, topics: Sequence[str] | None = None
     ) -> list[Passage]:
         """The `k` best passages for `query`, optionally only in `lang` and with one of `topics`."""
