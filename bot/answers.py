@@ -14,7 +14,7 @@ from bot.phrases import say
 from bot.toolbox import ToolRun
 from tools.catalog import get_gpu, get_model
 from tools.errors import AdvisorError
-from tools.memory import default_weight_precision
+from tools.serving import default_weight_precision
 
 PART_NAMES = {
     "zh": {"weights": "权重", "gradients": "梯度", "optimizer": "优化器状态", "activations": "激活值", "logits": "logits",

@@ -24,7 +24,7 @@ _TOOLS: dict[str, str] = {
     "gpu_specs": "tools.specs_tools:gpu_specs",
     "compare_gpus": "tools.specs_tools:compare_gpus",
     "fit_training": "tools.memory:fit_training",
-    "fit_inference": "tools.memory:fit_inference",
+    "fit_inference": "tools.serving:fit_inference",
     "training_time": "tools.speed:training_time",
     "inference_speed": "tools.speed:inference_speed",
     "run_cost": "tools.cost:run_cost",

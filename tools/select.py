@@ -27,12 +27,13 @@ from dataclasses import dataclass, field
 from tools.catalog import get_model, gpus
 from tools.errors import AdvisorError
 from tools.gpu_spec import GpuSpec
-from tools.memory import GPUS_PER_NODE, capacity_bytes, fit_inference, fit_training
+from tools.memory import GPUS_PER_NODE, capacity_bytes, fit_training
 from tools.prices import PriceQuote, prices_for
 from tools.schemas.common import assume
 from tools.schemas.memory import FitInferenceInput, FitTrainingInput
 from tools.schemas.select import DEFAULT_METHOD, DroppedGpu, RecommendInput, RecommendOption, RecommendOutput
 from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput
+from tools.serving import fit_inference
 from tools.speed import inference_speed, training_time
 from tools.units import HOURS_PER_MONTH
 

@@ -4,8 +4,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tools.catalog import generic_model, gpus
-from tools.memory import fit_inference, fit_training
+from tools.memory import fit_training
 from tools.schemas.memory import FitInferenceInput, FitTrainingInput
+from tools.serving import fit_inference
 
 GPU_IDS = [g.id for g in gpus()]
 methods = st.sampled_from(["full", "lora", "qlora", "freeze"])
