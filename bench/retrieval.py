@@ -132,7 +132,7 @@ def main() -> int:
             print(f"  {row['q']!r}: expected {row['expect']}, top {args.k}: {got}")
 
         queries = [r["q"] for r in rows]
-        ours = timed(lambda q: retriever.search(q, k=args.k), queries, args.rounds)
+        ours = timed(lambda q: retriever.search(q, k=args.k, use_cache=False), queries, args.rounds)
         base = timed(lambda q: baseline.search(q, args.k), queries, args.rounds)
         m, p = statistics.median(ours), pct(ours, 95)
         bm, bp = statistics.median(base), pct(base, 95)

@@ -125,9 +125,12 @@ class Retriever:
     CACHE_SIZE = 1024
 
     def search(
-        self, query: str, k: int = 5, lang: str | None = None, topics: Sequence[str] | None = None
+        self, query: str, k: int = 5, lang: str | None = None, topics: Sequence[str] | None = None,
+        *, use_cache: bool = True,
     ) -> list[Passage]:
         """The `k` best passages for `query`, optionally only in `lang` and with one of `topics`."""
+        if not use_cache:
+            return self._search(query, k, lang, topics)
         key = (query, k, lang, tuple(topics) if topics else None)
         with self._cache_lock:
             hit = self._cache.get(key)

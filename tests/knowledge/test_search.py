@@ -178,3 +178,14 @@ def test_cli_stats_shows_backend_and_location(tmp_path):
     result = CliRunner().invoke(app, ["kb", "stats"], env=_env(tmp_path))
     assert result.exit_code == 0, result.output
     assert "embedded" in result.output and str(tmp_path / "chroma") in result.output
+
+
+def test_repeated_queries_come_from_the_cache_until_reload(tmp_path):
+    from knowledge.config import KnowledgeConfig
+    from knowledge.search import Retriever
+
+    r = Retriever.from_config(KnowledgeConfig(data_dir=tmp_path))
+    first = r.search("H20 显存", k=3)
+    assert r.search("H20 显存", k=3) == first == r.search("H20 显存", k=3, use_cache=False)
+    r.reload()
+    assert r._cache == {}  # a reload (after re-indexing) forgets cached answers
