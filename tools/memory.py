@@ -32,7 +32,6 @@ from tools.schemas.common import assume
 from tools.schemas.memory import (
     FitTrainingInput,
     FitTrainingOutput,
-    Suggestion,
 )
 from tools.units import GB, GiB
 
@@ -341,30 +340,20 @@ def _cards_by_capacity() -> tuple[tuple[float, int, str, GpuSpec], ...]:
     return tuple(sorted((capacity_bytes(g), g.segment != "datacenter", g.id, g) for g in gpus()))
 
 
-def _suggest(c: _Train, gpu: GpuSpec, usable: float, min_gpus: int | None, base: dict[str, float]) -> list[Suggestion]:
+def _suggest(c: _Train, gpu: GpuSpec, usable: float, min_gpus: int | None, base: dict[str, float]) -> list[dict]:
     """Single changes that make the run fit, each with its new per-GPU figure.
 
     Changes of ZeRO stage, offload, GPU count or card keep the unsharded breakdown (`base`); only
     method, optimizer and checkpointing changes need it recomputed.
     """
-    out: list[Suggestion] = []
+    out: list[dict] = []  # validated as `Suggestion`s with the output, in one pass
 
     def add(key: str, en: str, zh: str, trial: _Train, settings: dict, card: GpuSpec = gpu, same: bool = False) -> None:
         need = _total(trial, base if same else None)
         cap = capacity_bytes(card) * (usable / capacity_bytes(gpu))
         if need <= cap:
-            out.append(
-                Suggestion(
-                    change=key,
-                    description_en=en,
-                    description_zh=zh,
-                    per_gpu_gb=round(need / GB, 1),
-                    fits=True,
-                    n_gpus=trial.n_gpus,
-                    gpu=card.name,
-                    settings=settings,
-                )
-            )
+            out.append({"change": key, "description_en": en, "description_zh": zh, "per_gpu_gb": round(need / GB, 1),
+                        "fits": True, "n_gpus": trial.n_gpus, "gpu": card.name, "settings": settings})
 
     if not c.grad_checkpointing:
         add("grad_checkpointing", "Turn on gradient checkpointing.", "开启梯度检查点（重计算）。",
