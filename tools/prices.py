@@ -100,10 +100,14 @@ class TcoParam(_Frozen):
             raise ValueError(f"default {self.default} outside [{self.low}, {self.high}]")
         return self
 
-    def cite(self) -> str:
+    @functools.cached_property
+    def _citation(self) -> str:
         refs = "; ".join(f"{s.title} <{s.url}>" for s in self.sources) or "no public source found"
         checked = "" if self.verified else " [unverified]"
         return f"{self.note.strip()} Sources: {refs}.{checked}"
+
+    def cite(self) -> str:
+        return self._citation
 
 
 class NodePower(_Frozen):
