@@ -220,6 +220,12 @@ def _fit_infer(s: dict[str, Any], run: ToolRun, out: Out) -> None:
     out.add(say("why_infer", lang, weights=gb(r["breakdown_gb"]["weights"]), kv=gb(r["breakdown_gb"]["kv_cache"]),
                 kv_tok=f"{r['kv_cache_bytes_per_token']:,.0f} B"))
     todo = []
+    if not r["fits"]:
+        for lower in _LOWER_PRECISIONS.get(args["precision"], ()):
+            q = run("fit_inference", {**args, "precision": lower})
+            if q["fits"]:
+                todo.append(say("quantized_fit", lang, precision=lower, need=gb(q["per_gpu_gb"]), n=q["n_gpus"], gpu=q["gpu"]))
+                break
     if not r["fits"] and r["min_gpus"]:
         todo.append(say("min_gpus_infer", lang, n=r["min_gpus"], gpu=r["gpu"]))
     elif r["fits"]:
@@ -227,6 +233,12 @@ def _fit_infer(s: dict[str, Any], run: ToolRun, out: Out) -> None:
     if todo:
         out.add(say("todo_header", lang) + "\n" + "\n".join(todo))
     out.add(_assumptions(r["assumptions"], lang))
+
+
+#: what to try when the weights do not fit: the next smaller formats, in order
+_LOWER_PRECISIONS = {"fp32": ("bf16", "int8", "int4"), "bf16": ("int8", "int4"), "fp16": ("int8", "int4"),
+                     "fp8": ("int4",), "int8": ("int4",)}
+_PRICE_WORDS = re.compile(r"价格|多少钱|价钱|贵|便宜|报价|price|cost|cheaper|expensive", re.IGNORECASE)
 
 
 def _serving_precision(s: dict[str, Any]) -> str:
@@ -388,6 +400,10 @@ def _compare(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> No
     names = list(dict.fromkeys(s.get("gpus") or []))
     if len(names) < 2:
         _specs(s, p, run, out)
+        return
+    if _PRICE_WORDS.search(p.text) and not s.get("model"):
+        for name in names[:4]:  # "A100 40G 和 80G 价格差多少": the price ranges side by side
+            _price_ranges(name, run, out)
         return
     r = run("compare_gpus", {"gpus": names})
     out.add(say("compare_intro", lang, names=" / ".join(row["name"] for row in r["rows"])))

@@ -85,7 +85,8 @@ def _standalone(p: ParsedQuestion) -> bool:
     return bool(p.models and p.gpus)
 
 
-_RENT = re.compile(r"划算|回本|自建|买卡|租卡|rent|buy|break[- ]?even", re.IGNORECASE)
+_RENT = re.compile(r"划算|回本|自建|买卡|租卡|电费|机房|rent|buy|break[- ]?even|electricity", re.IGNORECASE)
+_TIME = re.compile(r"多久|多长时间|几天|GPU\s*小时|卡时|gpu[- ]?hours?|how long", re.IGNORECASE)
 _CLAIM = re.compile(r"只要|只需|才要?|就要|costs?|is only|price is|价格是|卖")
 
 
@@ -94,6 +95,10 @@ def _intent(p: ParsedQuestion, state: dict[str, Any]) -> str:
         return "price_claim"  # "H100 只要 1000 元" states a price; we answer with the catalog's, never theirs
     if p.intents and p.intents[0] == "knowledge" and p.gpus and (p.months or p.hours_per_day) and _RENT.search(p.text):
         return "rent_vs_buy"  # "自建是不是用半年以上才划算？A100": a claim our rent-vs-buy can check
+    if p.gpus and not p.models and (p.intent in ("cost", "specs", "knowledge")) and re.search(r"自建|电费|机房", p.text):
+        return "rent_vs_buy"  # owning costs (power, hosting) are in the rent-vs-buy model
+    if p.models and p.intent in ("fit", "knowledge") and not p.workload == "infer" and _TIME.search(p.text):
+        return "time"  # "训练一次要多少 GPU 小时": a duration, not a memory question
     if p.intents and p.intents[0] in ("fit", "min_gpus") and not p.models and p.gpus and "specs" in p.intents:
         return "specs"  # "how much memory does the H100 have?" asks for a spec, not a fit
     if p.intents:
@@ -123,6 +128,8 @@ class RulesPlanner:
         else:
             intent = _intent(p, state)
             slots = _slots(p, state, p.follow_up or bool(pending))
+            if intent == "rent_vs_buy" and p.months == 1 and re.search(r"(一个|每个?)月|per month|a month", text):
+                slots["months"] = None  # "电费一个月多少钱" asks for a monthly figure, not a one-month horizon
         if p.injection and intent in ("out_of_scope", "knowledge") and not (p.gpus or p.models):
             intent = "out_of_scope"
         out = answers.Out(lang=lang)

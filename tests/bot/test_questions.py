@@ -32,8 +32,13 @@ def _last(trace, tool):
 
 
 def _value(trace, path):
+    """"tool.part.key…" reads the tool's last call; "tool[0].part.key…" its first."""
     tool, part, *keys = path.split(".")
-    node = getattr(_last(trace, tool), part)
+    if tool.endswith("]"):
+        tool, index = tool[:-1].split("[")
+        node = getattr([c for c in trace.tool_calls if c.tool == tool][int(index)], part)
+    else:
+        node = getattr(_last(trace, tool), part)
     for k in keys:
         node = node[k]
     return node
