@@ -273,7 +273,7 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
         offload=inp.offload,
         seq_len=inp.seq_len,
         micro_batch=inp.micro_batch,
-        grad_checkpointing=inp.grad_checkpointing,
+        grad_checkpointing=inp.method == "qlora" if inp.grad_checkpointing is None else inp.grad_checkpointing,
         flash_attention=inp.flash_attention,
         tp=inp.tp,
         pp=inp.pp,
@@ -293,7 +293,9 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
         "offload": "no ZeRO-Offload",
         "seq_len": "tokens per sequence",
         "micro_batch": "sequences per GPU per step",
-        "grad_checkpointing": "off: every layer's activations are kept",
+        "grad_checkpointing": "on: PEFT's prepare_model_for_kbit_training turns it on for QLoRA"
+        if inp.method == "qlora" and inp.grad_checkpointing is None else "every layer's activations are kept"
+        if not inp.grad_checkpointing else "each layer's activations are recomputed in the backward pass",
         "flash_attention": "on: no s² attention-score matrix is stored",
         "tp": "tensor parallel size",
         "pp": "pipeline stages",
@@ -309,7 +311,8 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
         notes["trainable_layers"] = "top layers left trainable (LLaMA-Factory's default is 2)"
     units = {"seq_len": "tokens", "cuda_context_gb": "GB", "usable_fraction": "of capacity"}
     assumptions = [
-        assume(k, value=getattr(inp, k), unit=units.get(k, ""), default=k not in given, note=v)
+        assume(k, value=c.grad_checkpointing if k == "grad_checkpointing" else getattr(inp, k), unit=units.get(k, ""),
+               default=k not in given, note=v)
         for k, v in notes.items()
     ]
     if model.generic:

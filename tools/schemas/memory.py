@@ -34,7 +34,10 @@ class FitTrainingInput(ToolInput):
     offload: Offload = Field("none", description="ZeRO-Offload of optimizer states, or optimizer and parameters.")
     seq_len: int = Field(2048, ge=1, le=10_000_000, description="Tokens per sequence.")
     micro_batch: int = Field(1, ge=1, le=100_000, description="Sequences per GPU per step.")
-    grad_checkpointing: bool = Field(False, description="Full activation recomputation per layer.")
+    grad_checkpointing: bool | None = Field(
+        None, description="Full activation recomputation per layer; omitted: on for QLoRA (as PEFT's "
+        "prepare_model_for_kbit_training does), off otherwise."
+    )
     flash_attention: bool = Field(True, description="Memory-efficient attention (no s² score matrix).")
     tp: int = Field(1, ge=1, le=1024, description="Tensor-parallel size.")
     pp: int = Field(1, ge=1, le=1024, description="Pipeline-parallel stages.")
