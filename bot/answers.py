@@ -93,7 +93,7 @@ def method_label(method: str, lang: str) -> str:
 
 def compose(intent: str, s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     if p.unknown_gpus or p.unknown_models:
-        _unknown(p, run, out)
+        unknown_names(p, run, out)
         if (p.unknown_gpus and not s.get("gpu")) or (p.unknown_models and not s.get("model")) or intent in (
                 "knowledge", "out_of_scope", "specs"):
             return
@@ -107,7 +107,8 @@ def compose(intent: str, s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out
     handler(s, p, run, out)
 
 
-def _unknown(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+def unknown_names(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    """Unknown GPU and model names with the closest catalog names (from the tools' own errors)."""
     for name in p.unknown_gpus:
         try:
             run("gpu_specs", {"gpu": name})
@@ -532,7 +533,11 @@ def _knowledge(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> 
         out.add(say("knowledge_none", lang))
         return
     out.add(say("knowledge_intro", lang))
-    substantial = [x for x in r["passages"] if len(_excerpt(x["text"])) >= 80] or r["passages"]
+    # quote prose: skip stubs and passages that are code or data blocks (they stay citable)
+    substantial = [x for x in r["passages"] if "```" not in x["text"] and len(_excerpt(x["text"])) >= 80]
+    if not substantial:
+        out.add(say("knowledge_none", lang))
+        return
     for passage in substantial[:2]:
         body = _excerpt(passage["text"])
         marker = f" [{ref_number(run, passage['doc_id'])}]"

@@ -304,11 +304,33 @@ def ground(
         source = _lookup(n, index, rel_tol)
         if source is None and n.prose_count:
             source = COUNT_ID
+        if source is None and _quoted_from_question(answer, n.start, n.end, question):
+            source = QUESTION_ID
         if source is None:
             missing.append(UngroundedNumber(text=n.text, value=n.value, unit=n.unit, start=n.start, end=n.end))
         else:
             refs.append(NumberRef(text=n.text, value=n.value, unit=n.unit, source_id=source, start=n.start, end=n.end))
     return GroundingResult(numbers=refs, ungrounded=missing)
+
+
+_QUOTES = {"“": "”", '"': '"', "「": "」", "‘": "’", "'": "'"}
+
+
+def _quoted_from_question(answer: str, start: int, end: int, question: str) -> bool:
+    """A figure inside a quoted span the user typed verbatim ("unknown model “通义30万”") echoes the
+    question; it states nothing new."""
+    line_start = answer.rfind("\n", 0, start) + 1
+    for open_q, close_q in _QUOTES.items():
+        left = answer.rfind(open_q, line_start, start)
+        if left < 0:
+            continue
+        right = answer.find(close_q, end)
+        if right < 0 or "\n" in answer[left:right]:
+            continue
+        quoted = answer[left + 1 : right]
+        if quoted and quoted in question:
+            return True
+    return False
 
 
 # ---- repair helpers -----------------------------------------------------------------------------

@@ -30,6 +30,7 @@ accepts it without a source. It loses that status inside a table row or right af
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -241,7 +242,19 @@ _YEAR_IN_PARENS_RE = re.compile(r"[(（](?:19|20)[0-9]{2}[)）]")
 _GPU_TIMES_RE = re.compile(r"\x02[ \t]*[×xX✕*][ \t]*([0-9]+)(?![0-9A-Za-z.])")
 
 
+@functools.cache
+def _catalog_names() -> re.Pattern | None:
+    """GPU catalog names that carry a figure of their own ("NVIDIA H20 96GB", "NVIDIA B200 (HGX, 180GB)")."""
+    from tools.catalog import gpus  # bot may use tools; loaded on first use, not at import
+
+    names = sorted({g.name for g in gpus() if re.search(r"[0-9]", g.name)}, key=len, reverse=True)
+    return re.compile("|".join(re.escape(n) for n in names)) if names else None
+
+
 def _mask(text: str) -> str:
+    names = _catalog_names()
+    if names is not None and ("NVIDIA" in text or "AMD" in text or "Huawei" in text):
+        text = names.sub(lambda m: _GPU * len(m.group()), text)
     for pattern, fill in _MASKS:
         text = pattern.sub(fill, text)  # type: ignore[arg-type]
     return text
@@ -303,6 +316,7 @@ def _parse_at(text: str, masked: str, m: re.Match) -> Number | None:
     sci = _SCI_RE.match(masked, pos)
     if sci:
         exp = int((sci.group("e1") or sci.group("e2") or sci.group("e3") or "0").translate(_SUP))
+        exp = max(-300, min(300, exp))  # "1e999" is still a figure (to be grounded), not a crash
         value, tol, pos, plain = value * 10.0**exp, tol * 10.0**exp, sci.end(), False
     mag_word = ""
     mag = _MAG_RE.match(masked, pos)

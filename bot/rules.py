@@ -141,7 +141,10 @@ class RulesPlanner:
             missing = ["gpu"]  # with a GPU alone, the answer is its price ranges
         if intent == "recommend" and not slots.get("model") and not slots.get("gpu"):
             missing = ["model"]
-        if missing and not (p.unknown_gpus or p.unknown_models):
+        shown = len(out.blocks)
+        if missing and (p.unknown_gpus or p.unknown_models):
+            answers.unknown_names(p, run, out)  # say which names we do not know, with the closest ones
+        if missing and len(out.blocks) == shown:
             key = missing[0]
             out.add(say(ASK_KEY[key], lang, default=DEFAULT_LABEL[key][lang]))
             new_state = {**{k: v for k, v in slots.items() if k in CARRIED}, "intent": intent,
@@ -149,15 +152,21 @@ class RulesPlanner:
             return PlanResult(answer=out.text(), language=lang, tool_calls=run.calls, citations=run.citations,
                               follow_ups=[], state=_jsonable(new_state),
                               offered={"planner_defaults": {key: DEFAULTS[key]}})
+        offered: dict[str, Any] = {}
         try:
-            answers.compose(intent, slots, p, run, out)
+            if not missing:
+                answers.compose(intent, slots, p, run, out)
         except AdvisorError as err:
+            message = err.message(lang)
             out.add(say("unknown_name" if getattr(err, "suggestions", None) is not None else "invalid_input", lang,
-                        message=err.message(lang)))
+                        message=message))
+            offered["tool_error"] = {"message": message}  # a limit the calculator states ("≤ 100000") is its figure
+        if len(out.blocks) == shown:
+            out.add(say("knowledge_none", lang))  # never an empty answer: say what we can do
         answers.cite(text, intent, run, out)
         state_out = {**{k: v for k, v in slots.items() if k in CARRIED and v not in (None, [])}, "intent": intent}
         return PlanResult(answer=out.text(), language=lang, tool_calls=run.calls, citations=run.citations,
-                          follow_ups=answers.follow_ups(intent, slots, lang), state=_jsonable(state_out))
+                          follow_ups=answers.follow_ups(intent, slots, lang), state=_jsonable(state_out), offered=offered)
 
 
 def _jsonable(value: Any) -> Any:

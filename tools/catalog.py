@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from tools.errors import UnknownGpu, UnknownModel
+from tools.errors import InvalidInput, UnknownGpu, UnknownModel
 from tools.specs import GpuSpec, ModelSpec, Source
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -113,14 +113,22 @@ def get_model(name: str | ModelSpec) -> ModelSpec:
     size = parse_param_count(name)
     if size is None:
         raise UnknownModel(name, _closest(name, models(), _model_index()))
-    return generic_model(size / 1e9, typed=name)
+    if not MIN_PARAMS <= size <= MAX_PARAMS:
+        raise InvalidInput(
+            f"A model of {size / 1e9:g}B parameters is outside what the calculators size (0.01B to 100,000B).",
+            f"{size / 1e9:g}B 参数的模型超出了可估算范围（0.01B 到 100,000B）。",
+            field="model",
+        )
+    return generic_model(round(size / 1e9, 6), typed=name)
 
 
 # --- sizes -----------------------------------------------------------------------------
 
+MIN_PARAMS = 1e7  # 0.01B: below this a "model" is a typo
+MAX_PARAMS = 1e14  # 100T: far beyond any published model
 _ZH_MAGNITUDE = {"亿": 1e8, "万": 1e4, "千": 1e3, "百": 1e2}
 _EN_MAGNITUDE = {"t": 1e12, "b": 1e9, "m": 1e6, "k": 1e3}
-_SIZE_EN = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bmt])(?![a-z])", re.IGNORECASE)
+_SIZE_EN = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*([bmt])(?![a-z])", re.IGNORECASE)
 _SIZE_ZH = re.compile(r"(\d+(?:\.\d+)?)\s*(万亿|千亿|百亿|亿|万)\s*(?:个)?(?:参数|参数量)?")
 
 
@@ -134,12 +142,10 @@ def parse_param_count(text: str) -> float | None:
     m = _SIZE_ZH.search(text)
     if m:
         mult = {"万亿": 1e12, "千亿": 1e11, "百亿": 1e10, "亿": 1e8, "万": 1e4}[m.group(2)]
-        value = float(m.group(1)) * mult
-        return value if value >= 1e7 else None
+        return float(m.group(1)) * mult
     m = _SIZE_EN.search(text)
     if m:
-        value = float(m.group(1)) * _EN_MAGNITUDE[m.group(2).lower()]
-        return value if value >= 1e7 else None
+        return float(m.group(1)) * _EN_MAGNITUDE[m.group(2).lower()]
     return None
 
 

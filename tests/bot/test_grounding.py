@@ -299,3 +299,9 @@ def test_provenance_strings_are_not_sources_but_notes_are():
         }
     }
     assert _one("400 GB/s，989 TFLOPS", tools) == (["c"], ["989 TFLOPS"])
+
+
+def test_a_name_the_user_typed_and_we_quote_back_is_not_a_new_figure():
+    answer = "未知的模型“通义30万”。"
+    assert ground(answer, {}, {}, "通义30万 能跑吗").ok
+    assert not ground(answer, {}, {}, "通义 能跑吗").ok  # not what the user wrote: still flagged

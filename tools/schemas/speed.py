@@ -24,7 +24,7 @@ def parse_token_count(value: int | float | str) -> int:
 
     Raises ValueError (turned into InvalidInput naming `tokens`) for anything else or a count ≤ 0.
     """
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError("tokens must be a number such as 2000000000 or a phrase such as '2B' / '20亿'")
     if isinstance(value, int | float):
         count = float(value)
