@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli.output import console, fmt, lang_of, print_json, table, user_errors
+from bot.cli.output import JsonOpt, console, fmt, lang_of, print_json, table, user_errors
 from tools import call
 from tools.architecture import kv_bytes_per_token, param_count
 from tools.catalog import get_model, gpus, models
@@ -14,7 +14,6 @@ from tools.catalog import get_model, gpus, models
 gpus_app = typer.Typer(help="The GPU catalog: dense TFLOPS, memory, bandwidth, interconnect, sources.", no_args_is_help=True)
 models_app = typer.Typer(help="The model catalog: architecture from each model's published config.", no_args_is_help=True)
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 
 @gpus_app.command("list")

@@ -8,11 +8,20 @@ from typing import Annotated
 import typer
 from rich.panel import Panel
 
-from bot.cli.output import assumptions_table, console, err_console, fmt, lang_of, print_json, table, user_errors
+from bot.cli.output import (
+    GpuOpt,
+    JsonOpt,
+    assumptions_table,
+    console,
+    err_console,
+    fmt,
+    lang_of,
+    print_json,
+    table,
+    user_errors,
+)
 from tools import call
 
-Gpu = Annotated[str, typer.Option("--gpu", "-g", help="GPU name or alias: 'H800', 'A100 80GB', '910B'.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 Currency = Annotated[str, typer.Option(help="CNY (default) or USD.")]
 Fx = Annotated[float | None, typer.Option("--fx", help="元 per US dollar (default: the dated catalog rate).")]
 
@@ -24,7 +33,7 @@ def _drop_none(args: dict) -> dict:
 
 
 def cost(
-    gpu: Gpu,
+    gpu: GpuOpt,
     gpu_hours: Annotated[float | None, typer.Option("--gpu-hours", help="Total GPU-hours (card-hours).")] = None,
     hours: Annotated[float | None, typer.Option("--hours", help="Wall-clock hours (with --n-gpus).")] = None,
     n_gpus: Annotated[int | None, typer.Option("--n-gpus", "-n", help="GPUs used for --hours.")] = None,
@@ -61,7 +70,7 @@ def cost(
 
 
 def rent_vs_buy(
-    gpu: Gpu,
+    gpu: GpuOpt,
     n_gpus: Annotated[int, typer.Option("--n-gpus", "-n", help="GPUs to rent or buy.")] = 8,
     hours_per_day: Annotated[float, typer.Option("--hours-per-day", help="Busy hours a day (0-24].")] = 24,
     months: Annotated[int, typer.Option("--months", help="Horizon in months (a month is 730 h).")] = 36,

@@ -7,22 +7,25 @@ from typing import Annotated
 import typer
 from rich.panel import Panel
 
-from bot.cli.output import assumptions_table, console, lang_of, print_json, table, user_errors
+from bot.cli.output import (
+    GpuOpt,
+    JsonOpt,
+    ModelOpt,
+    NGpusOpt,
+    assumptions_table,
+    console,
+    given_options,
+    lang_of,
+    print_json,
+    table,
+    user_errors,
+)
 from tools import call
 from tools.schemas.memory import FitInferenceInput, FitTrainingInput
 
 fit_app = typer.Typer(help="GPU memory: does a training run or a served model fit, and what would.", no_args_is_help=True)
 
-Model = Annotated[str, typer.Option("--model", "-m", help="Model name or size: 'Llama-3-70B', '70B', '700亿参数'.")]
-Gpu = Annotated[str, typer.Option("--gpu", "-g", help="GPU name or alias: 'A100 80GB', 'H800', '4090D'.")]
-NGpus = Annotated[int, typer.Option("--n-gpus", "-n", help="Number of GPUs.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
-
-def _given(args: dict, model: type) -> dict:
-    """Only the options the user changed, so the output can tell given values from defaults."""
-    fields = model.model_fields
-    return {k: v for k, v in args.items() if fields[k].is_required() or v != fields[k].default}
 
 
 def _breakdown(result: dict) -> None:
@@ -43,10 +46,10 @@ def _verdict(result: dict, what: str) -> None:
 
 @fit_app.command("train")
 def fit_train(
-    model: Model,
-    gpu: Gpu,
+    model: ModelOpt,
+    gpu: GpuOpt,
     method: Annotated[str, typer.Option(help="full | lora | qlora | freeze")] = "full",
-    n_gpus: NGpus = 1,
+    n_gpus: NGpusOpt = 1,
     precision: Annotated[str, typer.Option(help="bf16 | fp16 | fp8 | fp32")] = "bf16",
     optimizer: Annotated[str, typer.Option(help="adamw | adamw8bit | sgd | adafactor")] = "adamw",
     zero_stage: Annotated[int | None, typer.Option("--zero", help="ZeRO stage 0–3 (default: lowest that fits).")] = None,
@@ -71,7 +74,7 @@ def fit_train(
             "lora_rank": lora_rank}
     if zero_stage is not None:
         args["zero_stage"] = zero_stage
-    args = _given(args, FitTrainingInput)
+    args = given_options(args, FitTrainingInput)
     with user_errors(lang_of(model + gpu)):
         r = call("fit_training", args)
     if as_json:
@@ -101,9 +104,9 @@ def fit_train(
 
 @fit_app.command("infer")
 def fit_infer(
-    model: Model,
-    gpu: Gpu,
-    n_gpus: NGpus = 1,
+    model: ModelOpt,
+    gpu: GpuOpt,
+    n_gpus: NGpusOpt = 1,
     precision: Annotated[str, typer.Option(help="Weights: bf16 | fp16 | fp8 | int8 | int4 | nf4")] = "bf16",
     kv_precision: Annotated[str | None, typer.Option(help="KV cache: bf16 | fp16 | fp8 | int8")] = None,
     batch: Annotated[int, typer.Option(help="Concurrent sequences.")] = 1,
@@ -119,7 +122,7 @@ def fit_infer(
         args["kv_precision"] = kv_precision
     if context_len:
         args["context_len"] = context_len
-    args = _given(args, FitInferenceInput)
+    args = given_options(args, FitInferenceInput)
     with user_errors(lang_of(model + gpu)):
         r = call("fit_inference", args)
     if as_json:

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bot.cli.output import console, err_console, fmt, lang_of, print_json, table, user_errors
+from bot.cli.output import JsonOpt, console, err_console, fmt, lang_of, print_json, table, user_errors
 from knowledge.config import KnowledgeSettings
 from knowledge.index import KnowledgeIndex
 from knowledge.search import Retriever
@@ -27,7 +27,6 @@ kb_app = typer.Typer(
     no_args_is_help=True,
 )
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 
 class Lang(StrEnum):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from pydantic import BaseModel
@@ -16,6 +16,18 @@ from rich.table import Table
 from tools.errors import AdvisorError
 
 console = Console()
+
+# options shared by the calculator commands
+ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model name or size: 'Llama-3-70B', 'Qwen2.5-7B', '70B', '700亿参数'.")]
+GpuOpt = Annotated[str, typer.Option("--gpu", "-g", help="GPU name or alias: 'A100 80GB', 'H800', '4090D', '910B'.")]
+NGpusOpt = Annotated[int, typer.Option("--n-gpus", "-n", help="Number of GPUs.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+def given_options(args: dict, model: type) -> dict:
+    """Only the options the user set or changed, so the output can tell given values from defaults."""
+    fields = model.model_fields
+    return {k: v for k, v in args.items() if v is not None and (fields[k].is_required() or v != fields[k].default)}
 err_console = Console(stderr=True)
 
 
@@ -72,12 +84,3 @@ def assumptions_table(assumptions: Iterable[Any]) -> Table:
     t = table("Assumptions", ["assumption", "value", "", "note"], rows)
     t.columns[3].justify = "left"
     return t
-
-
-def run_tool(fn: Callable[[], BaseModel], as_json: bool, render: Callable[[BaseModel], None], lang: str = "en") -> None:
-    with user_errors(lang):
-        result = fn()
-    if as_json:
-        print_json(result)
-    else:
-        render(result)

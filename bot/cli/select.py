@@ -7,10 +7,9 @@ from typing import Annotated
 import typer
 from rich.panel import Panel
 
-from bot.cli.output import assumptions_table, console, fmt, lang_of, print_json, table, user_errors
+from bot.cli.output import ModelOpt, assumptions_table, console, fmt, lang_of, print_json, table, user_errors
 from tools import call
 
-Model = Annotated[str, typer.Option("--model", "-m", help="Model name or size: 'Qwen2.5-7B', '70B', '700亿参数'.")]
 Workload = Annotated[str, typer.Option("--workload", "-w", help="train (pretraining) | finetune | infer")]
 
 
@@ -41,7 +40,7 @@ def _grouped(dropped: list[dict], zh: bool) -> list[tuple[str, str]]:
 
 
 def recommend(
-    model: Model,
+    model: ModelOpt,
     workload: Workload = "finetune",
     method: Annotated[str | None, typer.Option(help="full | lora | qlora | freeze (default: full for train, "
                                                     "lora for finetune)")] = None,

@@ -6,20 +6,21 @@ from typing import Annotated
 
 import typer
 
-from bot.cli.output import assumptions_table, console, lang_of, print_json, table, user_errors
+from bot.cli.output import (
+    GpuOpt,
+    JsonOpt,
+    ModelOpt,
+    NGpusOpt,
+    assumptions_table,
+    console,
+    given_options,
+    lang_of,
+    print_json,
+    table,
+    user_errors,
+)
 from tools import call
 from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput
-
-Model = Annotated[str, typer.Option("--model", "-m", help="Model name or size: 'Llama-2-7B', '37B', '700亿参数'.")]
-Gpu = Annotated[str, typer.Option("--gpu", "-g", help="GPU name or alias: 'A100 80GB', 'H800', '910B'.")]
-NGpus = Annotated[int, typer.Option("--n-gpus", "-n", help="Number of GPUs.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
-
-
-def _given(args: dict, model: type) -> dict:
-    """Only the options the user set or changed, so the output can tell given values from defaults."""
-    fields = model.model_fields
-    return {k: v for k, v in args.items() if v is not None and (fields[k].is_required() or v != fields[k].default)}
 
 
 def _num(x: float, digits: int = 3) -> float:
@@ -27,10 +28,10 @@ def _num(x: float, digits: int = 3) -> float:
 
 
 def time_cmd(
-    model: Model,
-    gpu: Gpu,
+    model: ModelOpt,
+    gpu: GpuOpt,
     tokens: Annotated[str, typer.Option("--tokens", "-t", help="Training tokens: '1B', '2T', '10亿', 2000000000.")],
-    n_gpus: NGpus = 1,
+    n_gpus: NGpusOpt = 1,
     method: Annotated[str, typer.Option(help="full | lora | qlora | freeze")] = "full",
     precision: Annotated[str, typer.Option(help="bf16 | fp16 | fp8 | tf32 | fp32")] = "bf16",
     seq_len: Annotated[int, typer.Option(help="Tokens per sequence.")] = 4096,
@@ -49,7 +50,7 @@ def time_cmd(
             "precision": precision, "seq_len": seq_len, "mfu": mfu, "grad_checkpointing": checkpointing,
             "tp": tp, "pp": pp, "nodes_fabric": fabric}
     with user_errors(lang_of(model + gpu + tokens)):
-        r = call("training_time", _given(args, TrainingTimeInput))
+        r = call("training_time", given_options(args, TrainingTimeInput))
     if as_json:
         print_json(r)
         return
@@ -69,8 +70,8 @@ def time_cmd(
 
 
 def speed_cmd(
-    model: Model,
-    gpu: Gpu,
+    model: ModelOpt,
+    gpu: GpuOpt,
     n_gpus: Annotated[int, typer.Option("--n-gpus", "-n", help="GPUs per replica (tensor parallel).")] = 1,
     precision: Annotated[str, typer.Option(help="Weights: bf16 | fp16 | fp8 | int8 | int4")] = "bf16",
     kv_precision: Annotated[str, typer.Option(help="KV cache: bf16 | fp8 | int8")] = "bf16",
@@ -88,7 +89,7 @@ def speed_cmd(
             "batch": batch, "context_len": context_len, "prompt_len": prompt_len,
             "bandwidth_efficiency": bandwidth_efficiency}
     with user_errors(lang_of(model + gpu)):
-        r = call("inference_speed", _given(args, InferenceSpeedInput))
+        r = call("inference_speed", given_options(args, InferenceSpeedInput))
     if as_json:
         print_json(r)
         return
