@@ -6,91 +6,32 @@ Every figure written here is a tool output (formatted, never computed), so groun
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from bot.parse import ParsedQuestion
 from bot.phrases import say
+from bot.render import (
+    PART_NAMES,
+    Out,
+    assumptions_block,
+    breakdown_table,
+    count,
+    duration,
+    excerpt,
+    gb,
+    method_label,
+    money,
+    months_label,
+    num,
+    pct,
+    rate,
+)
 from bot.toolbox import ToolRun
 from tools.catalog import get_gpu, get_model
 from tools.errors import AdvisorError
 from tools.serving import default_weight_precision
 
-PART_NAMES = {
-    "zh": {"weights": "权重", "gradients": "梯度", "optimizer": "优化器状态", "activations": "激活值", "logits": "logits",
-           "zero3_buffers": "ZeRO-3 缓冲", "cuda_context": "CUDA 上下文", "comm_buffers": "通信缓冲", "kv_cache": "KV 缓存"},
-    "en": {"weights": "weights", "gradients": "gradients", "optimizer": "optimizer states", "activations": "activations",
-           "logits": "logits", "zero3_buffers": "ZeRO-3 buffers", "cuda_context": "CUDA context",
-           "comm_buffers": "communication buffers", "kv_cache": "KV cache"},
-}
 MANY_GPUS = 64  # beyond this, "add GPUs" is not a useful suggestion next to a settings change
-SHOWN_ASSUMPTIONS = ("model_architecture", "seq_len", "micro_batch", "grad_checkpointing", "precision", "usable_fraction",
-                     "zero_stage", "context_len", "kv_precision", "mfu", "nodes_fabric", "pricing", "hours_per_day")
-
-
-@dataclass
-class Out:
-    lang: str
-    blocks: list[str] = field(default_factory=list)
-
-    def add(self, block: str) -> None:
-        if block:
-            self.blocks.append(block)
-
-    def text(self) -> str:
-        return "\n\n".join(self.blocks)
-
-
-# ---- formatting (presentation only: no arithmetic beyond unit scaling) -----------------------------
-
-def num(x: float, digits: int = 1) -> str:
-    if abs(x) >= 100 or float(x).is_integer():
-        return f"{x:,.0f}"
-    return f"{x:,.{digits}f}"
-
-
-def gb(x: float) -> str:
-    return f"{num(x)} GB"
-
-
-def money(x: float, lang: str) -> str:
-    if lang == "zh" and abs(x) >= 10_000:
-        return f"{x / 10_000:,.1f} 万元"
-    return f"{x:,.0f} 元" if lang == "zh" else f"{x:,.0f} CNY"
-
-
-def rate(x: float, lang: str) -> str:
-    return f"{x:,.2f} 元" if lang == "zh" else f"{x:,.2f} CNY"
-
-
-def duration(hours: float, lang: str) -> str:
-    if hours >= 48:
-        return f"{hours / 24:,.1f} 天" if lang == "zh" else f"{hours / 24:,.1f} days"
-    return f"{num(hours)} 小时" if lang == "zh" else f"{num(hours)} hours"
-
-
-def months_label(m: float, lang: str) -> str:
-    return f"{num(m)} 个月" if lang == "zh" else f"{num(m)} months"
-
-
-def pct(f: float) -> str:
-    return f"{f * 100:.0f}%"
-
-
-def count(x: float) -> str:
-    """Large counts: 1.2e9 → "1.2B" (tokens, parameters)."""
-    for div, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
-        if x >= div:
-            return f"{x / div:,.1f}{suffix}".replace(".0" + suffix, suffix)
-    return f"{x:,.0f}"
-
-
-def method_label(method: str, lang: str) -> str:
-    return say(f"method_{method}", lang)
-
-
-# ---- composers -------------------------------------------------------------------------------------
-
 def compose(intent: str, s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     if p.unknown_gpus or p.unknown_models:
         unknown_names(p, run, out)
@@ -158,7 +99,7 @@ def _fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         out.add(say("fit_train_yes", lang, headroom=gb(r["headroom_gb"]), **common))
     else:
         out.add(say("fit_train_no", lang, short=gb(r["shortfall_gb"]), **common))
-    out.add(_breakdown(r, lang))
+    out.add(breakdown_table(r, lang))
     if not r["fits"]:
         part = max(r["breakdown_gb"], key=lambda k: r["breakdown_gb"][k])
         out.add(say("why_largest", lang, part=PART_NAMES[lang][part], part_gb=gb(r["breakdown_gb"][part]),
@@ -177,7 +118,7 @@ def _fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         todo.append(say("host_ram", lang, ram=gb(r["host_ram_gb"])))
     if todo:
         out.add(say("todo_header", lang) + "\n" + "\n".join(todo))
-    out.add(_assumptions(r["assumptions"], lang))
+    out.add(assumptions_block(r["assumptions"], lang))
 
 
 def _min_gpus(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -217,7 +158,7 @@ def _fit_infer(s: dict[str, Any], run: ToolRun, out: Out) -> None:
         out.add(say("fit_infer_yes", lang, **common))
     else:
         out.add(say("fit_infer_no", lang, short=gb(r["shortfall_gb"]), **common))
-    out.add(_breakdown(r, lang))
+    out.add(breakdown_table(r, lang))
     out.add(say("why_infer", lang, weights=gb(r["breakdown_gb"]["weights"]), kv=gb(r["breakdown_gb"]["kv_cache"]),
                 kv_tok=f"{r['kv_cache_bytes_per_token']:,.0f} B"))
     todo = []
@@ -233,7 +174,7 @@ def _fit_infer(s: dict[str, Any], run: ToolRun, out: Out) -> None:
         todo.append(say("max_batch_line", lang, n=r["n_gpus"], ctx=f"{r['context_len']:,}", max_batch=r["max_batch"]))
     if todo:
         out.add(say("todo_header", lang) + "\n" + "\n".join(todo))
-    out.add(_assumptions(r["assumptions"], lang))
+    out.add(assumptions_block(r["assumptions"], lang))
 
 
 #: what to try when the weights do not fit: the next smaller formats, in order
@@ -249,38 +190,6 @@ def _serving_precision(s: dict[str, Any]) -> str:
     if s.get("precision") == "nf4":
         return "int4"
     return default_weight_precision(get_model(s["model"]), get_gpu(s["gpu"]))
-
-
-def _breakdown(r: dict[str, Any], lang: str) -> str:
-    rows = [f"| {PART_NAMES[lang].get(k, k)} | {gb(v)} |" for k, v in r["breakdown_gb"].items() if v >= 0.005]
-    total = "合计" if lang == "zh" else "total"
-    rows.append(f"| **{total}** | **{gb(r['per_gpu_gb'])}** |")
-    return say("breakdown_header", lang) + "\n" + "\n".join(rows)
-
-
-def _assumptions(items: list[dict[str, Any]], lang: str, keys: tuple[str, ...] = SHOWN_ASSUMPTIONS) -> str:
-    lines = []
-    for a in items:
-        if a["key"] not in keys or not a.get("default", True):
-            continue
-        value = a["value"]
-        if isinstance(value, bool):
-            value = ("是" if value else "否") if lang == "zh" else ("on" if value else "off")
-        elif isinstance(value, float) and not value.is_integer():
-            value = f"{value:g}"
-        text = _short_note(a.get("note") or "")
-        note = f"（{text}）" if lang == "zh" and text else (f" ({text})" if text else "")
-        lines.append(f"- `{a['key']}` = {value}{(' ' + a['unit']) if a.get('unit') else ''}{note}")
-    return (say("assumptions_header", lang) + "\n" + "\n".join(lines)) if lines else ""
-
-
-def _short_note(note: str, limit: int = 140) -> str:
-    """An assumption's note without links, cut to its first sentence (the full note stays in the trace)."""
-    note = re.sub(r"\s*[(<]?https?://\S+[)>]?", "", note).strip()
-    end = re.search(r"(?<=[.。;；])\s", note)
-    if end and end.start() < limit:
-        return note[: end.start()].rstrip()
-    return note if len(note) <= limit else note[:limit].rstrip() + "…"
 
 
 def _time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -303,7 +212,7 @@ def _time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         out.add(say("time_not_fit", lang, need=gb(fit["per_gpu_gb"]), usable=gb(fit["usable_gb"]),
                     min_n=fit["min_gpus"] or "—"))
     _cost_of(t["gpu_hours"], s, run, out)
-    out.add(_assumptions(t["assumptions"], lang, ("model_architecture", "mfu", "seq_len", "nodes_fabric")))
+    out.add(assumptions_block(t["assumptions"], lang, ("model_architecture", "mfu", "seq_len", "nodes_fabric")))
 
 
 def _cost_of(gpu_hours: float, s: dict[str, Any], run: ToolRun, out: Out) -> None:
@@ -392,7 +301,7 @@ def _rent_vs_buy(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
     flips = [say("rvb_flip", lang, text=f[lang]) for f in r.get("flip", [])[:3]]
     if flips:
         out.add(say("todo_header", lang) + "\n" + "\n".join(flips))
-    out.add(_assumptions(r["assumptions"], lang, ("electricity_cny_per_kwh", "pue", "hosting_cny_per_kw_month",
+    out.add(assumptions_block(r["assumptions"], lang, ("electricity_cny_per_kwh", "pue", "hosting_cny_per_kw_month",
                                                   "depreciation_years", "rent_cny_per_hour", "purchase_cny")))
 
 
@@ -484,7 +393,7 @@ def _speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None
     out.add(say("speed_verdict", lang, decode=f"{r['decode_tokens_per_s']:,.1f}", total=f"{r['total_tokens_per_s']:,.0f}",
                 n=r["n_gpus"], gpu=r["gpu"], model=r["model"], precision=r["precision"], batch=r["batch"],
                 ctx=f"{r['context_len']:,}", bound=bound, tpot=f"{r['tpot_ms']:,.1f}", ttft=f"{r['ttft_s']:,.2f}"))
-    out.add(_assumptions(r["assumptions"], lang, ("bandwidth_efficiency", "context_len", "prompt_len", "precision")))
+    out.add(assumptions_block(r["assumptions"], lang, ("bandwidth_efficiency", "context_len", "prompt_len", "precision")))
 
 
 def _recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -521,7 +430,7 @@ def _recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> 
     dropped = [say("dropped_line", lang, gpu=d["gpu"], reason=d[f"reason_{lang}"]) for d in r.get("dropped", [])[:4]]
     if dropped:
         out.add("\n".join(dropped))
-    out.add(_assumptions(r["assumptions"], lang, ("pricing", "method", "grad_checkpointing", "tokens")))
+    out.add(assumptions_block(r["assumptions"], lang, ("pricing", "method", "grad_checkpointing", "tokens")))
 
 
 def _knowledge(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -534,12 +443,12 @@ def _knowledge(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> 
         return
     out.add(say("knowledge_intro", lang))
     # quote prose: skip stubs and passages that are code or data blocks (they stay citable)
-    substantial = [x for x in r["passages"] if "```" not in x["text"] and len(_excerpt(x["text"])) >= 80]
+    substantial = [x for x in r["passages"] if "```" not in x["text"] and len(excerpt(x["text"])) >= 80]
     if not substantial:
         out.add(say("knowledge_none", lang))
         return
     for passage in substantial[:2]:
-        body = _excerpt(passage["text"])
+        body = excerpt(passage["text"])
         marker = f" [{ref_number(run, passage['doc_id'])}]"
         out.add("\n".join(f"> {line}" for line in body.splitlines()) + marker)
 
@@ -548,23 +457,6 @@ def ref_number(run: ToolRun, doc_id: str) -> int:
     """The [n] of a note in the sources list (one entry per note, in citation order)."""
     docs = list(dict.fromkeys(c.doc_id for c in run.citations))
     return docs.index(doc_id) + 1
-
-
-def _excerpt(text: str, limit: int = 420) -> str:
-    """The passage without its heading lines, cut at a sentence end; list lines stay lines."""
-    lines = [line.rstrip() for line in text.splitlines()
-             if line.strip() and not line.lstrip().startswith("#") and " › " not in line]  # no heading breadcrumbs
-    out: list[str] = []
-    used = 0
-    for line in lines:
-        if used + len(line) > limit and out:
-            cut = max(line.rfind(ch, 0, max(0, limit - used)) for ch in "。！？.!?")
-            if cut > 0:
-                out.append(line[: cut + 1])
-            break
-        out.append(line)
-        used += len(line)
-    return "\n".join(out)
 
 
 def _out_of_scope(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:

@@ -16,6 +16,7 @@ from bot import answers
 from bot.parse import ParsedQuestion, parse
 from bot.phrases import say
 from bot.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
+from bot.render import Out
 from tools.errors import AdvisorError
 
 #: slots a follow-up inherits from the previous turn
@@ -132,7 +133,7 @@ class RulesPlanner:
                 slots["months"] = None  # "电费一个月多少钱" asks for a monthly figure, not a one-month horizon
         if p.injection and intent in ("out_of_scope", "knowledge") and not (p.gpus or p.models):
             intent = "out_of_scope"
-        out = answers.Out(lang=lang)
+        out = Out(lang=lang)
         if p.injection:
             out.add(say("injection_note", lang))
         missing = [k for k in REQUIRED.get(intent, ()) if not slots.get(k)]
