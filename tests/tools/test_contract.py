@@ -1,0 +1,47 @@
+"""The contract in DESIGN.md: tool names and the output fields every caller relies on."""
+
+import tools
+from tools import registry
+
+# DESIGN.md, "The main inputs and outputs": tool -> (input fields, output fields)
+CONTRACT = {
+    "gpu_specs": ({"gpu"}, {"memory_gb", "bandwidth_gb_s", "bf16_tflops", "fp8_tflops", "interconnect_gb_s", "tdp_w",
+                            "sources"}),
+    "compare_gpus": ({"gpus"}, {"rows"}),
+    "fit_training": ({"model", "gpu", "method", "n_gpus", "precision", "optimizer", "zero_stage", "offload", "seq_len",
+                      "micro_batch", "grad_checkpointing", "flash_attention", "tp", "pp", "lora_rank"},
+                     {"fits", "per_gpu_gb", "capacity_gb", "usable_gb", "breakdown_gb", "min_gpus", "suggestions",
+                      "assumptions"}),
+    "fit_inference": ({"model", "gpu", "n_gpus", "precision", "kv_precision", "batch", "context_len"},
+                      {"fits", "per_gpu_gb", "capacity_gb", "usable_gb", "breakdown_gb", "min_gpus", "max_batch",
+                       "assumptions"}),
+    "training_time": ({"model", "gpu", "n_gpus", "tokens", "method", "mfu"},
+                      {"total_flops", "hours", "days", "gpu_hours", "mfu", "tokens_per_s", "assumptions"}),
+    "inference_speed": ({"model", "gpu", "n_gpus", "precision", "batch", "context_len"},
+                        {"decode_tokens_per_s", "total_tokens_per_s", "prefill_tokens_per_s", "bound", "assumptions"}),
+    "run_cost": ({"gpu", "gpu_hours", "hours", "n_gpus", "price_cny_per_hour"},
+                 {"total_cny", "low_cny", "high_cny", "price_cny_per_hour", "assumptions"}),
+    "rent_vs_buy": ({"gpu", "n_gpus", "hours_per_day", "months"},
+                    {"rent_total_cny", "own_total_cny", "breakeven_months", "cheaper", "assumptions"}),
+    "recommend_gpus": ({"model", "workload", "method", "tokens", "budget_cny", "deadline_hours", "china_available"},
+                       {"options", "assumptions"}),
+}
+
+
+def test_the_nine_calculators_are_registered_by_their_contract_names():
+    assert set(registry.names()) == set(CONTRACT)
+    assert {"call", "names", "AdvisorError", "InvalidInput", "UnknownGpu", "UnknownModel"} <= set(tools.__all__)
+
+
+def test_contract_fields_exist():
+    for name, (inputs, outputs) in CONTRACT.items():
+        tool = registry.get(name)
+        assert inputs <= set(tool.input_model.model_fields), (name, inputs - set(tool.input_model.model_fields))
+        assert outputs <= set(tool.output_model.model_fields), (name, outputs - set(tool.output_model.model_fields))
+        assert tool.description, f"{name} needs a docstring: it is the tool's description for the LLM and the API"
+
+
+def test_recommend_options_carry_the_contract_fields():
+    out = tools.call("recommend_gpus", {"model": "Qwen2.5-7B", "workload": "finetune", "tokens": "1B"})
+    assert out["options"]
+    assert {"gpu", "n_gpus", "fits", "hours", "total_cny"} <= set(out["options"][0])
