@@ -253,7 +253,7 @@ def _advisor_routes() -> APIRouter:
             raise ApiError(404, f"No conversation {conversation_id!r}.", code="unknown_conversation",
                            field="conversation_id")
         turns = [TurnOut(turn=t.idx, question=t.question, answer=t.answer, status=t.status, language=t.language,
-                         mode=t.mode, trace=t.trace, created_at=_utc(t.created_at)) for t in store.turns(conversation_id)]
+                         mode=t.mode, trace=t.trace, created_at=t.created_at) for t in store.turns(conversation_id)]
         feedback = [FeedbackOut(**{k: f[k] for k in ("id", "conversation_id", "turn", "rating", "comment")})
                     for f in store.feedback_for(conversation_id)]
         return ConversationOut(id=conversation_id, turns=turns, feedback=feedback)
@@ -275,11 +275,6 @@ def _json(model: BaseModel) -> Response:
     """A model already validated by its own type, serialized once by pydantic (the route's
     `response_model` still documents it; FastAPI does not validate a returned Response again)."""
     return Response(model.model_dump_json(), media_type="application/json")
-
-
-def _utc(moment: dt.datetime) -> dt.datetime:
-    """SQLite gives back naive datetimes; the store writes UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
 # ---- catalog and tools ------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    TypeDecorator,
     UniqueConstraint,
     create_engine,
     event,
@@ -40,6 +41,17 @@ from sqlalchemy.engine import Engine
 
 from bot.trace import AnswerTrace
 
+
+class UtcDateTime(TypeDecorator):
+    """Timezone-aware UTC on both backends (SQLite stores and returns naive datetimes)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_result_value(self, value, dialect):
+        return value if value is None or value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
 metadata = MetaData()
 
 conversations = Table(
@@ -47,8 +59,8 @@ conversations = Table(
     metadata,
     Column("id", String(64), primary_key=True),
     Column("channel", String(32), nullable=False, default="cli"),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
 )
 
 turns = Table(
@@ -65,7 +77,7 @@ turns = Table(
     Column("error", Text),
     Column("trace", JSON),
     Column("state", JSON),  # the planner's slots after this turn
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
     UniqueConstraint("conversation_id", "idx", name="uq_turn"),
 )
 
@@ -77,7 +89,7 @@ feedback = Table(
     Column("turn", Integer, nullable=False),
     Column("rating", Integer, nullable=False),
     Column("comment", Text),
-    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
 )
 
 api_keys = Table(
@@ -86,8 +98,8 @@ api_keys = Table(
     Column("id", String(32), primary_key=True),
     Column("name", String(128), nullable=False),
     Column("key_hash", String(128), nullable=False, unique=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("revoked_at", DateTime(timezone=True)),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("revoked_at", UtcDateTime()),
 )
 
 

@@ -71,3 +71,10 @@ def test_sqlite_uses_wal(tmp_path):
     store = Store(f"sqlite:///{tmp_path}/x.sqlite3")
     with store.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+
+
+def test_timestamps_come_back_in_utc(url):
+    store = Store(url)
+    cid = store.new_conversation()
+    store.start_turn(cid, "q")
+    assert store.turns(cid)[0].created_at.utcoffset().total_seconds() == 0
