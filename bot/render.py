@@ -112,7 +112,7 @@ def assumptions_block(items: list[dict[str, Any]], lang: str, keys: tuple[str, .
 def short_note(note: str, limit: int = 140) -> str:
     """An assumption's note without links, cut to its first sentence (the full note stays in the trace)."""
     note = re.sub(r"\s*[(<]?https?://\S+[)>]?", "", note).strip()
-    end = re.search(r"(?<=[.。;；])\s", note)
+    end = re.search(r"(?<=[.。])\s", note)
     if end and end.start() < limit:
         return note[: end.start()].rstrip()
     return note if len(note) <= limit else note[:limit].rstrip() + "…"
