@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.grounding import drop_ungrounded_sentences, ground, ungrounded_report
+from bot.language import detect_language
 from bot.planner import Context, Emit, Planner, PlannerError, PlanResult, _ignore
 from bot.settings import Settings
 from bot.store import Store
@@ -32,12 +33,6 @@ FALLBACK_NOTE = {
     "zh": "（大模型服务暂时不可用，以下为离线规划器的回答。）",
     "en": "(The language-model endpoint is unavailable; this answer comes from the offline planner.)",
 }
-
-
-def detect_language(text: str) -> str:
-    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
-    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
-    return "zh" if cjk and cjk * 3 >= latin else "en"
 
 
 class QuestionError(AdvisorError):
@@ -79,12 +74,11 @@ class Advisor:
     def ask(self, text: str, conversation_id: str | None = None, lang: str | None = None,
             emit: Emit = _ignore) -> AnswerTrace:
         text = (text or "").strip()
-        language = lang or detect_language(text)
         self._check(text)
         cid = conversation_id or uuid.uuid4().hex
         idx = self.store.start_turn(cid, text)
         try:
-            trace, state = self._answer(text, cid, language if lang else None, emit, fresh=idx == 0)
+            trace, state = self._answer(text, cid, lang, emit, fresh=idx == 0)
         except Exception as err:
             self.store.fail_turn(cid, idx, f"{type(err).__name__}: {err}")
             raise

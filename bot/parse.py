@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot import lexicon as lx
+from bot.language import detect_language
 from bot.lexicon import to_number
 from tools import catalog
 
@@ -673,16 +674,9 @@ def _words(w: _Work) -> None:
 
 # --- language and intent ------------------------------------------------------------------------
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_EN_WORD = re.compile(r"[a-z]{2,}", re.IGNORECASE)
 _CUES = [(intent, weight, _C(p)) for intent, weight, p in lx.INTENT_CUES]
 _GREETING_ONLY = _C(lx.GREETING_ONLY)
 _DOMAIN = _C(lx.DOMAIN_WORDS)
-
-
-def _language(text: str) -> str:
-    cjk = len(_CJK.findall(text))
-    return "zh" if cjk and cjk >= len(_EN_WORD.findall(text)) else "en"
 
 
 def _intents(w: _Work) -> tuple[str, list[str]]:
@@ -740,7 +734,7 @@ def parse(text: str) -> ParsedQuestion:
     _lengths(w)
     _counts(w)
     _words(w)
-    w.slots["language"] = _language(w.raw)
+    w.slots["language"] = detect_language(w.raw)
     w.slots["intent"], w.slots["intents"] = _intents(w)
     figures = sorted(w.slots["user_figures"], key=lambda f: f.pop("at"))
     w.slots["user_figures"] = [UserFigure(**f) for f in figures]

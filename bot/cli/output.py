@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
+from bot.language import detect_language
 from tools.errors import AdvisorError
 
 console = Console()
@@ -31,9 +32,7 @@ def given_options(args: dict, model: type) -> dict:
 err_console = Console(stderr=True)
 
 
-def lang_of(text: str) -> str:
-    """"zh" when the text holds CJK characters, else "en"."""
-    return "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"
+lang_of = detect_language  # the language of what the user typed, for one-line errors
 
 
 @contextmanager
