@@ -6,8 +6,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli.output import JsonOpt, console, fmt, lang_of, print_json, table, user_errors
-from tools import call
+from bot.cli.output import JsonOpt, calculate, console, fmt, lang_of, print_json, table, user_errors
 from tools.architecture import kv_bytes_per_token, param_count
 from tools.catalog import get_model, gpus, models
 
@@ -45,10 +44,8 @@ def gpus_show(name: Annotated[str, typer.Argument(help="GPU name or alias, e.g. 
 
     Example: gpu-advisor gpus show H800
     """
-    with user_errors(lang_of(name)):
-        spec = call("gpu_specs", {"gpu": name})
-    if as_json:
-        print_json(spec)
+    spec = calculate("gpu_specs", {"gpu": name}, lang_of(name), as_json)
+    if spec is None:
         return
     fields = ["memory_gb", "memory_type", "memory_reported_gib", "bandwidth_gb_s", "fp32_tflops", "tf32_tflops",
               "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "interconnect_kind", "interconnect_gb_s",

@@ -12,24 +12,19 @@ from bot.cli.output import (
     GpuOpt,
     JsonOpt,
     assumptions_table,
+    calculate,
     console,
     err_console,
     fmt,
     lang_of,
     print_json,
     table,
-    user_errors,
 )
-from tools import call
 
 Currency = Annotated[str, typer.Option(help="CNY (default) or USD.")]
 Fx = Annotated[float | None, typer.Option("--fx", help="元 per US dollar (default: the dated catalog rate).")]
 
 PLOT_HINT = "Plotting needs matplotlib: pip install 'gpu-advisor[plot]'"
-
-
-def _drop_none(args: dict) -> dict:
-    return {k: v for k, v in args.items() if v is not None}
 
 
 def cost(
@@ -47,14 +42,10 @@ def cost(
     Examples: gpu-advisor cost --gpu H800 --gpu-hours 1000
               gpu-advisor cost --gpu "A100 80GB" --hours 100 --n-gpus 8 --price 18
     """
-    args = _drop_none(
-        {"gpu": gpu, "gpu_hours": gpu_hours, "hours": hours, "n_gpus": n_gpus, "price_cny_per_hour": price,
-         "currency": currency.upper(), "fx_cny_per_usd": fx}
-    )
-    with user_errors(lang_of(gpu)):
-        r = call("run_cost", args)
-    if as_json:
-        print_json(r)
+    args = {"gpu": gpu, "gpu_hours": gpu_hours, "hours": hours, "n_gpus": n_gpus, "price_cny_per_hour": price,
+            "currency": currency.upper(), "fx_cny_per_usd": fx}
+    r = calculate("run_cost", args, lang_of(gpu), as_json)
+    if r is None:
         return
     rows = [
         ("GPU-hours", r["gpu_hours"]),
@@ -91,15 +82,12 @@ def rent_vs_buy(
     Example: gpu-advisor rent-vs-buy --gpu "A100 80GB" --n-gpus 8 --hours-per-day 24 --months 36 --plot tco.png
     """
     pyplot = _pyplot() if plot is not None else None  # fail before computing when matplotlib is missing
-    args = _drop_none(
-        {"gpu": gpu, "n_gpus": n_gpus, "hours_per_day": hours_per_day, "months": months, "rent_cny_per_hour": rent,
-         "purchase_cny": purchase, "electricity_cny_per_kwh": electricity, "pue": pue,
-         "hosting_cny_per_kw_month": hosting, "host_share_cny_per_gpu": host_share, "residual_value_pct": residual,
-         "currency": currency.upper(), "fx_cny_per_usd": fx}
-    )
+    args = {"gpu": gpu, "n_gpus": n_gpus, "hours_per_day": hours_per_day, "months": months, "rent_cny_per_hour": rent,
+            "purchase_cny": purchase, "electricity_cny_per_kwh": electricity, "pue": pue,
+            "hosting_cny_per_kw_month": hosting, "host_share_cny_per_gpu": host_share, "residual_value_pct": residual,
+            "currency": currency.upper(), "fx_cny_per_usd": fx}
     lang = lang_of(gpu)
-    with user_errors(lang):
-        r = call("rent_vs_buy", args)
+    r = calculate("rent_vs_buy", args, lang)
     if plot is not None:
         draw_plot(r, plot, pyplot)
     if as_json:

@@ -13,15 +13,11 @@ from bot.cli.output import (
     ModelOpt,
     NGpusOpt,
     assumptions_table,
+    calculate,
     console,
-    given_options,
     lang_of,
-    print_json,
     table,
-    user_errors,
 )
-from tools import call
-from tools.schemas.memory import FitInferenceInput, FitTrainingInput
 
 fit_app = typer.Typer(help="GPU memory: does a training run or a served model fit, and what would.", no_args_is_help=True)
 
@@ -74,11 +70,8 @@ def fit_train(
             "lora_rank": lora_rank}
     if zero_stage is not None:
         args["zero_stage"] = zero_stage
-    args = given_options(args, FitTrainingInput)
-    with user_errors(lang_of(model + gpu)):
-        r = call("fit_training", args)
-    if as_json:
-        print_json(r)
+    r = calculate("fit_training", args, lang_of(model + gpu), as_json)
+    if r is None:
         return
     what = f"{r['method']} training of {r['model']} on {r['n_gpus']}× {r['gpu']} (ZeRO-{r['zero_stage']})"
     _verdict(r, what)
@@ -122,11 +115,8 @@ def fit_infer(
         args["kv_precision"] = kv_precision
     if context_len:
         args["context_len"] = context_len
-    args = given_options(args, FitInferenceInput)
-    with user_errors(lang_of(model + gpu)):
-        r = call("fit_inference", args)
-    if as_json:
-        print_json(r)
+    r = calculate("fit_inference", args, lang_of(model + gpu), as_json)
+    if r is None:
         return
     _verdict(r, f"Serving {r['model']} ({precision}) on {r['n_gpus']}× {r['gpu']} at batch {r['batch']} × {r['context_len']} tokens")
     _breakdown(r)

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.language import detect_language
+from tools import call, registry
 from tools.errors import AdvisorError
 
 console = Console()
@@ -83,3 +84,14 @@ def assumptions_table(assumptions: Iterable[Any]) -> Table:
     t = table("Assumptions", ["assumption", "value", "", "note"], rows)
     t.columns[3].justify = "left"
     return t
+
+
+def calculate(name: str, args: dict, lang: str, as_json: bool = False) -> dict | None:
+    """Run calculator `name` on the options the user gave: an error is one clean line; with --json the
+    output is printed here and None returned; otherwise the output comes back to be rendered."""
+    with user_errors(lang):
+        result = call(name, given_options(args, registry.get(name).input_model))
+    if as_json:
+        print_json(result)
+        return None
+    return result

@@ -7,8 +7,7 @@ from typing import Annotated
 import typer
 from rich.panel import Panel
 
-from bot.cli.output import ModelOpt, assumptions_table, console, fmt, lang_of, print_json, table, user_errors
-from tools import call
+from bot.cli.output import ModelOpt, assumptions_table, calculate, console, fmt, lang_of, table
 
 Workload = Annotated[str, typer.Option("--workload", "-w", help="train (pretraining) | finetune | infer")]
 
@@ -70,10 +69,8 @@ def recommend(
         "max_gpus": max_gpus, "top_k": top_k,
     }
     lang = lang_of(model + (tokens or ""))
-    with user_errors(lang):
-        r = call("recommend_gpus", {k: v for k, v in args.items() if v is not None})
-    if as_json:
-        print_json(r)
+    r = calculate("recommend_gpus", args, lang, as_json)
+    if r is None:
         return
     render(r, lang)
 

@@ -12,15 +12,11 @@ from bot.cli.output import (
     ModelOpt,
     NGpusOpt,
     assumptions_table,
+    calculate,
     console,
-    given_options,
     lang_of,
-    print_json,
     table,
-    user_errors,
 )
-from tools import call
-from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput
 
 
 def _num(x: float, digits: int = 3) -> float:
@@ -49,10 +45,8 @@ def time_cmd(
     args = {"model": model, "gpu": gpu, "tokens": tokens, "n_gpus": n_gpus, "method": method,
             "precision": precision, "seq_len": seq_len, "mfu": mfu, "grad_checkpointing": checkpointing,
             "tp": tp, "pp": pp, "nodes_fabric": fabric}
-    with user_errors(lang_of(model + gpu + tokens)):
-        r = call("training_time", given_options(args, TrainingTimeInput))
-    if as_json:
-        print_json(r)
+    r = calculate("training_time", args, lang_of(model + gpu + tokens), as_json)
+    if r is None:
         return
     title = f"{r['method']} training of {r['model']} on {r['n_gpus']}× {r['gpu']}, {r['tokens']:,} tokens"
     rows = [
@@ -88,10 +82,8 @@ def speed_cmd(
     args = {"model": model, "gpu": gpu, "n_gpus": n_gpus, "precision": precision, "kv_precision": kv_precision,
             "batch": batch, "context_len": context_len, "prompt_len": prompt_len,
             "bandwidth_efficiency": bandwidth_efficiency}
-    with user_errors(lang_of(model + gpu)):
-        r = call("inference_speed", given_options(args, InferenceSpeedInput))
-    if as_json:
-        print_json(r)
+    r = calculate("inference_speed", args, lang_of(model + gpu), as_json)
+    if r is None:
         return
     title = f"{r['model']} ({r['precision']}) on {r['n_gpus']}× {r['gpu']}, batch {r['batch']}, context {r['context_len']:,}"
     rows = [
