@@ -426,10 +426,11 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
     min_n, min_stage = _min_gpus(c, usable, base)
     suggestions = [] if fits else _suggest(c, gpu, usable, min_n, base)
     trainable, _ = _trainable(c)
+    states = _assumption_states(c)
     assumptions += [
         assume("zero_stage", value=c.zero_stage, default=inp.zero_stage is None,
                    note="lowest ZeRO stage that fits" if inp.zero_stage is None and c.dp > 1 else "DeepSpeed ZeRO stage"),
-        _assumption_states(c),
+        states,
         assume("capacity", value=round(capacity / GB, 1), unit="GB",
                    note=f"{gpu.memory_reported_gib:g} GiB as the driver reports" if gpu.memory_reported_gib else "vendor figure"),
         assume("logits_bytes_per_element", value=6, unit="B", note="fp32 logits + a bf16 copy"),
@@ -454,7 +455,7 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
         host_ram_gb=round(host / GB, 1),
         trainable_params_b=round(trainable / 1e9, 4),
         total_params_b=round(c.params.total / 1e9, 3),
-        bytes_per_param_states=float(_assumption_states(c)["value"]),
+        bytes_per_param_states=float(states["value"]),
         min_gpus=min_n,
         min_gpus_zero_stage=min_stage,
         suggestions=suggestions,
