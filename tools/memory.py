@@ -205,6 +205,11 @@ def _shardable(parts: dict[str, float], stage: int) -> float:
     return sum(parts[k] for k in keys)
 
 
+def next_count(n: int) -> int:
+    """The next GPU count people buy after n: doubling up to one 8-GPU node, then one more node."""
+    return n * 2 if n < GPUS_PER_NODE else n + GPUS_PER_NODE
+
+
 def _counts_from(n: int) -> int:
     """Round a GPU count up to what people buy: 1, 2, 4, 8, then whole 8-GPU nodes."""
     if n <= 1:
@@ -234,7 +239,7 @@ def _min_gpus(c: _Train, usable: float, base: dict[str, float]) -> tuple[int | N
         else:
             n = _counts_from(mp * max(2, math.ceil(shard / (usable - fixed))))
             while n % mp:
-                n += GPUS_PER_NODE if n >= GPUS_PER_NODE else n
+                n = next_count(n)
         if n <= MAX_COUNT and (best is None or n < best[0]):
             best = (n, stage)
     return best if best else (None, None)

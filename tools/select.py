@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from tools.catalog import get_model, gpus
 from tools.errors import AdvisorError
 from tools.gpu_spec import GpuSpec
-from tools.memory import GPUS_PER_NODE, capacity_bytes, fit_training
+from tools.memory import GPUS_PER_NODE, capacity_bytes, fit_training, next_count
 from tools.prices import PriceQuote, prices_for
 from tools.schemas.common import assume
 from tools.schemas.memory import FitInferenceInput, FitTrainingInput
@@ -148,7 +148,7 @@ def _memory(job: _Job, gpu: GpuSpec) -> Candidate | DroppedGpu:
     for _ in range(3):  # the closed form and the fit at that count agree; guard the edge anyway
         if at.fits:
             break
-        n0 = n0 * 2 if n0 < GPUS_PER_NODE else n0 + GPUS_PER_NODE
+        n0 = next_count(n0)
         if n0 > max_gpus:
             return drop(gpu, "does_not_fit", n_gpus=n0, **too_big)
         at = job.fit(gpu, n0)
