@@ -27,9 +27,8 @@ from bot.render import (
     rate,
 )
 from bot.toolbox import ToolRun
-from tools.catalog import get_gpu, get_model
+from tools.catalog import get_gpu
 from tools.errors import AdvisorError
-from tools.serving import default_weight_precision
 
 MANY_GPUS = 64  # beyond this, "add GPUs" is not a useful suggestion next to a settings change
 def compose(intent: str, s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -124,8 +123,7 @@ def _fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
 def _min_gpus(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     """“How many GPUs?”: find the minimum, then show the fit at that count."""
     if _is_inference(s):
-        probe = run("fit_inference", {"model": s["model"], "gpu": s["gpu"], "n_gpus": _n(s, 1),
-                                      "precision": _serving_precision(s), **_serving_extra(s)})
+        probe = run("fit_inference", _serving_args(s))
         if probe["min_gpus"] and probe["min_gpus"] != probe["n_gpus"]:
             s = {**s, "n_gpus": probe["min_gpus"]}
         _fit_infer(s, run, out)
@@ -148,11 +146,10 @@ def _price_claim(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
 
 def _fit_infer(s: dict[str, Any], run: ToolRun, out: Out) -> None:
     lang = out.lang
-    args: dict[str, Any] = {"model": s["model"], "gpu": s["gpu"], "n_gpus": _n(s, 1),
-                            "precision": _serving_precision(s)}
-    args.update(_serving_extra(s))
+    args = _serving_args(s)
     r = run("fit_inference", args)
-    common = {"model": r["model"], "n": r["n_gpus"], "gpu": r["gpu"], "precision": args.get("precision", "bf16"),
+    precision = _assumed(r, "precision")
+    common = {"model": r["model"], "n": r["n_gpus"], "gpu": r["gpu"], "precision": precision,
               "batch": r["batch"], "ctx": f"{r['context_len']:,}", "need": gb(r["per_gpu_gb"]), "usable": gb(r["usable_gb"])}
     if r["fits"]:
         out.add(say("fit_infer_yes", lang, **common))
@@ -163,7 +160,7 @@ def _fit_infer(s: dict[str, Any], run: ToolRun, out: Out) -> None:
                 kv_tok=f"{r['kv_cache_bytes_per_token']:,.0f} B"))
     todo = []
     if not r["fits"]:
-        for lower in _LOWER_PRECISIONS.get(args["precision"], ()):
+        for lower in _LOWER_PRECISIONS.get(precision, ()):
             q = run("fit_inference", {**args, "precision": lower})
             if q["fits"]:
                 todo.append(say("quantized_fit", lang, precision=lower, need=gb(q["per_gpu_gb"]), n=q["n_gpus"], gpu=q["gpu"]))
@@ -183,13 +180,17 @@ _LOWER_PRECISIONS = {"fp32": ("bf16", "int8", "int4"), "bf16": ("int8", "int4"),
 _PRICE_WORDS = re.compile(r"价格|多少钱|价钱|贵|便宜|报价|price|cost|cheaper|expensive", re.IGNORECASE)
 
 
-def _serving_precision(s: dict[str, Any]) -> str:
-    """The user's weight precision, else the model's published one where the GPU supports it."""
-    if s.get("precision") in ("bf16", "fp16", "fp8", "int8", "int4"):
-        return s["precision"]
-    if s.get("precision") == "nf4":
-        return "int4"
-    return default_weight_precision(get_model(s["model"]), get_gpu(s["gpu"]))
+def _serving_args(s: dict[str, Any]) -> dict[str, Any]:
+    """fit_inference / inference_speed arguments; the weight precision only when the user named one
+    (the calculators default to the model's published precision)."""
+    args: dict[str, Any] = {"model": s["model"], "gpu": s["gpu"], "n_gpus": _n(s, 1), **_serving_extra(s)}
+    if s.get("precision") in ("bf16", "fp16", "fp8", "int8", "int4", "nf4"):
+        args["precision"] = "int4" if s["precision"] == "nf4" else s["precision"]
+    return args
+
+
+def _assumed(r: dict[str, Any], key: str) -> Any:
+    return next(a["value"] for a in r["assumptions"] if a["key"] == key)
 
 
 def _time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -378,15 +379,10 @@ def _unit(v: float | None, unit: str) -> str:
 
 def _speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
-    args: dict[str, Any] = {"model": s["model"], "gpu": s["gpu"], "n_gpus": _n(s, 1),
-                            "precision": _serving_precision(s)}
-    if s.get("batch"):
-        args["batch"] = s["batch"]
-    if s.get("context_len"):
-        args["context_len"] = s["context_len"]
-    fit = run("fit_inference", {k: v for k, v in args.items()})
+    args = _serving_args(s)
+    fit = run("fit_inference", args)
     if not fit["fits"]:
-        _fit_infer({**s, **args, "workload": "infer"}, run, out)
+        _fit_infer({**s, "workload": "infer"}, run, out)
         return
     r = run("inference_speed", args)
     bound = {"memory": "显存带宽", "compute": "算力"}[r["bound"]] if lang == "zh" else r["bound"]

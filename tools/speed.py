@@ -30,6 +30,7 @@ from tools.mfu import default_utilisation, rules
 from tools.model_spec import ModelSpec
 from tools.schemas.common import assume
 from tools.schemas.speed import InferenceSpeedInput, InferenceSpeedOutput, TrainingTimeInput, TrainingTimeOutput
+from tools.serving import default_weight_precision
 from tools.units import BYTES_PER_PARAM, GB, TFLOPS
 
 # --- model arithmetic --------------------------------------------------------------------------
@@ -287,15 +288,16 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
     if not gpu.bandwidth_gb_s:
         raise InvalidInput(f"{gpu.name} has no published memory bandwidth.", f"{gpu.name} 没有公开的显存带宽。",
                            field="gpu")
-    compute_precision = "bf16" if inp.precision in ("int8", "int4", "nf4", "fp32") else inp.precision
+    precision = inp.precision or default_weight_precision(m, gpu)  # the same default as fit_inference
+    compute_precision = "bf16" if precision in ("int8", "int4", "nf4", "fp32") else precision
     peak = _peak(gpu, compute_precision)
     s = shape(m)
-    eff = inp.bandwidth_efficiency or BANDWIDTH_EFFICIENCY[inp.precision]
+    eff = inp.bandwidth_efficiency or BANDWIDTH_EFFICIENCY[precision]
     bw = gpu.bandwidth_gb_s * GB * eff
     prompt = inp.prompt_len or inp.context_len
     b, ctx = inp.batch, inp.context_len
 
-    w_bytes, n_active = _decode_weight_bytes(m, s, inp.precision, b)
+    w_bytes, n_active = _decode_weight_bytes(m, s, precision, b)
     kv = kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision]) * b * ctx
     step_bytes = (w_bytes + kv) / tp
     t_mem = step_bytes / bw
@@ -324,6 +326,7 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
                    note=f"share of the dense {compute_precision} peak reached by prefill and large-batch decode."),
         assume(key="prompt_len", value=prompt, unit="tokens", default=inp.prompt_len is None,
                    note="prompt for time to first token; defaults to context_len."),
+        assume(key="precision", value=precision, default=inp.precision is None, note="weight precision"),
         assume(key="kv_precision", value=inp.kv_precision, default="kv_precision" not in given,
                    note=f"{kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision]) / 1e3:.1f} kB per token."),
         assume(key="weights_read", value="active path" if m.is_moe else "all weights",
@@ -337,7 +340,7 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
     if m.generic:
         assumptions.insert(0, assume(key="model_architecture", value=m.name, note=m.notes or ""))
     return InferenceSpeedOutput(
-        model=m.name, gpu=gpu.name, n_gpus=tp, precision=inp.precision, batch=b, context_len=ctx, prompt_len=prompt,
+        model=m.name, gpu=gpu.name, n_gpus=tp, precision=precision, batch=b, context_len=ctx, prompt_len=prompt,
         decode_tokens_per_s=1 / t_step, total_tokens_per_s=b / t_step, tpot_ms=t_step * 1e3,
         prefill_tokens_per_s=prefill_tps, ttft_s=ttft, bound=bound,
         bytes_per_step_gb=step_bytes / GB, achieved_bandwidth_gb_s=bw / GB, assumptions=assumptions,

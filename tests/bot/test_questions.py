@@ -32,13 +32,17 @@ def _last(trace, tool):
 
 
 def _value(trace, path):
-    """"tool.part.key…" reads the tool's last call; "tool[0].part.key…" its first."""
+    """"tool.part.key…" reads the tool's last call; "tool[0].part.key…" its first; part "assumed" reads the
+    calculator's own assumptions (what it used, whether given or its default)."""
     tool, part, *keys = path.split(".")
     if tool.endswith("]"):
         tool, index = tool[:-1].split("[")
-        node = getattr([c for c in trace.tool_calls if c.tool == tool][int(index)], part)
+        call = [c for c in trace.tool_calls if c.tool == tool][int(index)]
     else:
-        node = getattr(_last(trace, tool), part)
+        call = _last(trace, tool)
+    if part == "assumed":  # "tool.assumed.key": the value the calculator used, given or default
+        return next(a["value"] for a in call.output["assumptions"] if a["key"] == keys[0])
+    node = getattr(call, part)
     for k in keys:
         node = node[k]
     return node

@@ -115,7 +115,10 @@ class InferenceSpeedInput(ToolInput):
     model: str = Field(description="Model name or size, e.g. 'Llama-2-7B', 'Qwen2.5-72B', '70B'.")
     gpu: str = Field(description="GPU name or alias, e.g. 'A100 80GB', 'H20', '4090'.")
     n_gpus: int = Field(1, ge=1, le=64, description="GPUs serving one model replica (tensor parallel).")
-    precision: WeightPrecision = Field("bf16", description="Weight precision: bf16, fp16, fp8, int8, int4 (nf4).")
+    precision: WeightPrecision | None = Field(
+        None, description="Weight precision: bf16, fp16, fp8, int8, int4 (nf4); omitted: the model's published "
+        "precision (FP8 for DeepSeek-V3/R1 where the GPU has FP8), else bf16."
+    )
     kv_precision: KvPrecision = Field("bf16", description="KV-cache precision.")
     batch: int = Field(1, ge=1, le=100_000, description="Sequences decoded together.")
     context_len: int = Field(4096, ge=1, le=10_000_000, description="Average KV length read per decode step.")
