@@ -1,14 +1,43 @@
-"""Which language to answer in: one rule for the parser, the advisor, the agent, the API and the CLI."""
+"""Which language to answer in: one rule for the parser, the advisor, the agent, the API and the CLI.
+
+Han characters decide over Latin technical terms: in "A100 跑 Llama-3-70B 的 LoRA 够吗" or "vLLM
+max-model-len 32k 最大并发多少" the Latin words are product names and jargon, not the language the
+person writes in, so they do not count. Full-width punctuation ("？", "，", "。") is typed with a Chinese
+input method: it makes the text Chinese. Otherwise the text is Chinese when its Han characters are at
+least as many as its ordinary English words ("How long to train Llama-3-70B on 8 H800, 预算 30万?" is
+English: five English words against two Han characters; the 万 of "30万" is part of a number).
+"""
 
 from __future__ import annotations
 
 import re
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_EN_WORD = re.compile(r"[a-z]{2,}", re.IGNORECASE)
+_NUMBER_UNIT = re.compile(r"(?<=[\d.])\s?(?:万亿|千亿|百亿|[万亿千])")
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+#: full-width punctuation a Chinese input method produces (read on the raw text, before any NFKC folding)
+_ZH_PUNCT = re.compile(r"[\u3001\u3002\u300c-\u300f\u3010\u3011\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f\u201c\u201d]")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?")
+#: Latin words people keep in English inside a Chinese sentence (jargon, product and model names)
+JARGON = frozenset("""
+gpu gpus cpu cpus npu vram hbm memory ram card cards lora qlora full fine tune tuning finetune sft rlhf dpo ppo
+pretrain pretraining train training inference infer serving serve deploy deployment batch size seq len length
+context ctx max min model models token tokens tflops fp bf int awq gptq gguf quant quantized quantization zero
+stage offload deepspeed megatron fsdp vllm sglang tensorrt trt llm llms moe kv cache server servers node nodes
+cluster rent renting buy budget price cost nvlink infiniband ib roce pcie sxm nvl nvidia amd intel huawei ascend
+cuda cann rocm llama qwen deepseek mistral mixtral chatglm glm yi baichuan gemma phi internlm instruct chat base
+api benchmark throughput latency ttft tpot tps qps checkpointing checkpoint gradient gradients flash attention
+speedup rack kw kwh idc tco pue h100 a100 mi300x gb tb ok hi rtx tesla instinct gaudi mlu docker k8s kubernetes
+ollama transformers pytorch torch jax optimizer adam adamw mfu hfu flops dense sparse bench demo poc
+""".split())
 
 
 def detect_language(text: str) -> str:
-    """"zh" when Chinese characters are at least as many as English words ("A100 够吗" is zh), else "en"."""
-    cjk = len(_CJK.findall(text))
-    return "zh" if cjk and cjk >= len(_EN_WORD.findall(text)) else "en"
+    """"zh" or "en" for the answer, by the rule above."""
+    text = text or ""
+    if _ZH_PUNCT.search(text):
+        return "zh"
+    han = len(_HAN.findall(_NUMBER_UNIT.sub(" ", text)))
+    if not han:
+        return "en"
+    words = [w for w in _WORD.findall(text) if not (w.lower() in JARGON or w.isupper() or any(c.isdigit() for c in w))]
+    return "zh" if han >= len(words) else "en"

@@ -30,6 +30,7 @@ _TOOLS: dict[str, str] = {
     "run_cost": "tools.cost:run_cost",
     "rent_vs_buy": "tools.cost:rent_vs_buy",
     "recommend_gpus": "tools.select:recommend_gpus",
+    "model_memory": "tools.model_memory:model_memory",
 }
 
 

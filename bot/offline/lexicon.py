@@ -21,7 +21,8 @@ EN_NUMBERS = {
 }  # fmt: skip
 
 #: one number: "8", "1.5万", "2万亿", "八", "两", "十六", "一百二十"
-NUM = r"(?:\d+(?:\.\d+)?(?:\s?(?:万亿|千亿|百亿|亿|万|千))?|[零〇一二两俩三四五六七八九十百千万亿]+)"
+#: (a number starts where a run of digits or numerals starts: "123个月" is 123, never 23)
+NUM = r"(?:(?<![\d.])\d+(?:\.\d+)?(?:\s?(?:万亿|千亿|百亿|亿|万|千))?|(?<![零〇一二两俩三四五六七八九十百千万亿])[零〇一二两俩三四五六七八九十百千万亿]+)"
 #: a number or a range "8到16", "30-50万", "3~5"
 NUM_RANGE = rf"(?:{NUM}(?:\s*(?:到|至|~|-|–|—)\s*{NUM})?)"
 EN_NUM = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen|thirty-two|a single|single|dual)"

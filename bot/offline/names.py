@@ -13,10 +13,11 @@ from typing import Any
 
 from bot.offline import lexicon as lx
 from bot.offline.lexicon import to_number
+from bot.offline.patterns import C
 from tools import catalog
 
 GPU_MARK, MODEL_MARK, USED_MARK = "\ue000", "\ue001", "\ue002"
-_C = functools.partial(re.compile, flags=re.IGNORECASE | re.ASCII)  # ASCII: \\b between 中文 and Latin
+_C = C  # bounded patterns (linear-time parsing); ASCII: \\b between 中文 and Latin
 
 _GAP = _C(r"[\s\-_/·.]*")
 _NOT_NAME = _C(lx.NOT_NAMES)

@@ -238,7 +238,7 @@ def _money(w: _Work) -> None:
     for m in _MONEY.finditer(w.t):
         symbol, num, unit = m.group(1), m.group(2), (m.group(3) or "").lower()
         big = re.search(r"[万亿]", num)
-        if not (symbol or unit or big) or (unit in ("k", "m") and not symbol) or _NOT_MONEY_AFTER.match(w.t[m.end() :]):
+        if not (symbol or unit or big) or (unit in ("k", "m") and not symbol) or _NOT_MONEY_AFTER.match(w.t[m.end() : m.end() + 16]):
             continue
         if unit == "w" and not re.search(r"预算|budget|买|租|花", w.t):
             continue
@@ -576,7 +576,7 @@ def parse(text: str) -> ParsedQuestion:
     _lengths(w)
     _counts(w)
     _words(w)
-    w.slots["language"] = detect_language(w.raw)
+    w.slots["language"] = detect_language(text or "")
     w.slots["intent"], w.slots["intents"] = _intents(w)
     figures = sorted(w.slots["user_figures"], key=lambda f: f.pop("at"))
     w.slots["user_figures"] = [UserFigure(**f) for f in figures]
