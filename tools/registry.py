@@ -31,6 +31,8 @@ _TOOLS: dict[str, str] = {
     "rent_vs_buy": "tools.cost:rent_vs_buy",
     "recommend_gpus": "tools.select:recommend_gpus",
     "model_memory": "tools.model_memory:model_memory",
+    "power_draw": "tools.power:power_draw",
+    "precision_speedup": "tools.precision:precision_speedup",
 }
 
 

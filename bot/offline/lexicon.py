@@ -29,42 +29,50 @@ EN_NUM = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen|th
 APPROX_BEFORE = r"(?:约|大约|大概|差不多|估计|预计|around|about|roughly|approx\.?|approximately|~)\s*$"
 APPROX_AFTER = r"^\s*(?:左右|上下|出头|ish)"
 
-# --- intent cues: (intent, weight, pattern) -----------------------------------------------
-# Scores add up; a detected intent needs at least INTENT_THRESHOLD. Weight-1 cues only count
-# together with something else.
+# --- cue words: features of the intent model ------------------------------------------------------
+# Each group is one feature ("k:<name>") of the trained intent model (bot/offline/intent_model.py): the
+# model learns how much each group counts for each intent, so no rule here decides an intent by itself.
 
-INTENT_THRESHOLD = 2.0
-
-INTENT_CUES: tuple[tuple[str, float, str], ...] = (
-    ("fit", 3, r"\boom\b|out of memory|爆显存|显存(?:不够|不足|溢出|爆了|炸了)|装不下|放不下|塞不下|跑不动|跑不起来|跑不了|训不动|cuda error: out"),
-    ("fit", 2, r"能(?:不能|否)?跑|可以跑|跑得(?:动|了|起来)|能否(?:运行|训练?)|装得下|放得下|塞得下|能装下|能放下|\bfits?\b|run (?:it |this )?on|enough (?:vram|memory)|够不够|够吗|够用吗|(?:需要|要|占|吃)(?:用)?多少(?:g|gb)?显存|显存(?:需求|占用|要求)|how much (?:vram|gpu memory|memory) (?:do|does|will|would|is needed)|memory (?:needed|required|footprint|requirement)|能(?:不能)?训|可以训|能(?:不能)?微调|能(?:不能)?部署|can (?:i|we|it) (?:run|train|fine-?tune|serve|load)|why .*(?:crash|fail)"),
-    ("fit", 1, r"显存|vram|\bmemory\b"),
-    ("min_gpus", 3, r"几张|几块|几卡|几台|多少张|多少块|多少卡|多少台|多少个(?:gpu|节点)|最少(?:要|需要|得)?(?:几|多少)|至少(?:要|需要|得)?(?:几|多少)|how many (?!tokens|hours|days|weeks|months|years|people|users|requests)|min(?:imum)? (?:number of )?(?:gpus|cards|nodes)|最少配置|最低配置"),
-    ("time", 3, r"多久|多长时间|多少时间|几天|几个小时|多少天|多少个?小时|几周|训练时间|训练时长|训练速度|耗时|how long|how many (?:hours|days|weeks)|time to train|training time|wall[- ]?clock|\beta\b|训完|跑完"),
-    ("time", 1, r"时间|\bdays?\b|\bhours?\b"),
-    ("time", 3, r"时间.{0,4}(?:缩短|减少|加快|省)|(?:缩短|节省|省)(?:多少)?时间|快多少|faster by|how much faster"),
-    ("cost", 3, r"多少钱|花多少|费用|成本|贵不贵|多贵|how much (?:does|will|would|is) (?:it|that|this)? ?(?:cost|be)|\bcosts?\b|报价|租金|电费|花费|开销|价格|价钱|\bprice|\bpricing|预算够|要花|总价|算下账|算算账|(?:需要|要)?多少预算|预算(?:要|需要)?多少"),
-    ("rent_vs_buy", 5, r"租还是买|买还是租|租.{0,8}还是.{0,8}买|买.{0,8}还是.{0,8}租|rent or buy|buy or rent|rent (?:vs\.?|versus) buy|buy (?:vs\.?|versus) rent|renting (?:vs\.?|or) buying|buying (?:vs\.?|or) renting|自建还是|自购还是|回本|break[- ]?even|\btco\b|租划算|买划算|租用还是|采购还是|长租.{0,6}买断"),
-    ("compare", 3, r"对比|比较|区别|差别|差距|差多少|哪个(?:的)?(?:性价比|更)?(?:高|好|强|快|便宜|划算|合算)|哪个好|哪个更|哪个适合|哪个合适|选哪个|哪一个|哪款更|哪家强|\bvs\.?\b|versus|替代|代替|取代|平替|替换|换成.{0,12}(?:行|可以)吗|\breplace|compare|comparison|difference between|better than|which is (?:better|faster|cheaper)|相比|比.{1,14}(?:强|快|好|差|慢|便宜|贵|高|低)多少|比.{1,14}(?:强|快|好|差|慢|便宜|贵)吗"),
-    ("compare", 1, r"还是|\bor\b"),
-    ("recommend", 3, r"推荐|选什么|选哪|怎么选|如何选|买什么|买哪|租什么|租哪|用什么卡|上什么卡|配什么|什么卡|哪种卡|哪款|哪个卡|选型|recommend|suggest|which gpus?|what gpus?|what (?:should|can) (?:i|we) (?:buy|rent|get|use|afford)|best gpu|配置方案|怎么配|能买(?:到)?(?:什么|哪些|几张)|买得起|预算.{0,10}(?:怎么|如何|什么)"),
-    ("speed", 3, r"tokens?/s|tok/s|tokens? (?:per|a) second|每秒|吞吐|throughput|延迟|latency|并发|concurren|\bqps\b|\btps\b|\bttft\b|首字|首token|出字|生成速度|推理速度|how fast|多快|每个用户|同时.{0,6}(?:人|用户|请求)"),
-    ("speed", 2, r"速度|\bspeed\b"),
-    ("specs", 3, r"规格|参数表|\bspecs?\b|datasheet|带宽|bandwidth|算力多少|多少算力|tflops|功耗|\btdp\b|显存(?:是|有)?多(?:大|少)(?:g|gb)?(?:啊|呀)?[?？]?$|多大显存|有多少显存|显存多大|what(?:'s| is) the (?:memory|vram)|how much (?:memory|vram) does (?:the |an? )?[\w\- .]+ have|memory of (?:the |an? )?\w|几(?:g|gb)显存|多少(?:g|gb)的?显存(?:啊|呀)?[?？]?$|参数是|spec sheet"),
-    ("knowledge", 2, r"nvlink|nvswitch|infiniband|\bib\b|\broce\b|拆机|矿卡|翻新|二手|保修|质保|\bcuda\b|驱动|\bdriver|兼容|compatib|\bcann\b|mindspore|生态|ecosystem|散热|机房|电源|注意(?:什么|事项|哪些)|有什么坑|踩坑|要问|问(?:清楚|什么)|what (?:to|should i) ask|怎么判断|如何判断|怎么看|explain|解释|什么是|是什么意思|what (?:is|are) (?:a |an |the )?(?!memory|vram)|\bwhy\b|为什么|为啥|原理|\bhow (?:to|do|does|can)\b|怎么(?:做|办|弄|搭|部署|装|配置|用|样)|如何|教程|\bguide\b|best practice|靠谱|风险|水货|出口管制|禁售|export control"),
-    ("knowledge", 1, r"建议|advice|tips?\b"),
-    ("out_of_scope", 5, r"天气|weather|笑话|\bjokes?\b|股票|股价|\bstocks?\b|炒股|基金|彩票|lottery|写(?:一)?首|写诗|作诗|\bpoem|poetry|菜谱|recipe|做饭|电影|\bmovie|足球|篮球|星座|算命|八字|女朋友|男朋友|情书|作文|\bessay|唱(?:首)?歌|比特币|bitcoin|加密货币|\bcrypto|减肥|旅游|机票|外卖|挖矿|炒币|\bsing\b|lyrics|歌词|讲个故事|tell me a story"),
-    ("greeting", 2, r"^(?:你好|您好|hi|hello|hey|哈喽|嗨|在吗|在不在|早上好|下午好|晚上好|good (?:morning|afternoon|evening))(?![a-z])"),
+CUE_GROUPS: tuple[tuple[str, str], ...] = (
+    ("oom", r"\boom\b|out of memory|爆显存|显存(?:不够|不足|溢出|爆了|炸了)|装不下|放不下|塞不下|跑不动|跑不起来|跑不了|训不动"),
+    ("fits", r"能(?:不能|否)?跑|可以跑|跑得(?:动|了|起来)|装得下|放得下|塞得下|能装下|能放下|\bfits?\b|run (?:it |this )?on|enough (?:vram|memory)|够不够|够吗|够用吗|能(?:不能)?训|能(?:不能)?微调|能(?:不能)?部署|can (?:i|we|it) (?:run|train|fine-?tune|serve|load)"),
+    ("memory", r"显存|vram|\bmemory\b|内存"),
+    ("how_much_memory", r"(?:需要|要|占|吃)(?:用)?多少(?:g|gb)?(?:显存|内存)?|多少显存|how much (?:vram|gpu memory|memory)|memory (?:needed|required|footprint|requirement)"),
+    ("count", r"几张|几块|几卡|几台|多少张|多少块|多少卡|多少台|最少(?:要|需要|得)?(?:几|多少)|至少(?:要|需要|得)?(?:几|多少)|how many (?:gpus|cards|nodes|servers|a100s|h100s|h800s|of them)|min(?:imum)? (?:number of )?(?:gpus|cards|nodes)|最低配置"),
+    ("duration", r"多久|多长时间|多少时间|几天|几个小时|多少天|几周|训练时间|时长|耗时|how long|time to train|training time|wall[- ]?clock|训完|跑完|gpu[- ]?hours?|卡时"),
+    ("money", r"多少钱|花多少|费用|成本|贵不贵|多贵|\bcosts?\b|报价|租金|花费|开销|价格|价钱|\bprice|\bpricing|什么价|要花|总价|\busd\b|美元|dollars?"),
+    ("rent", r"\brent|租"),
+    ("buy", r"\bbuy|买|采购|自购|自建|purchase|购置"),
+    ("rent_or_buy", r"租还是买|买还是租|租.{0,8}还是.{0,8}买|买.{0,8}还是.{0,8}租|rent or buy|buy or rent|rent (?:vs\.?|versus) buy|回本|break[- ]?even|\btco\b|划算|上云|keep renting|长租|买断"),
+    ("budget", r"预算|budget|手头|经费|资金|投入"),
+    ("build", r"搭一套|搭建|组一套|配一台|配一套|build|采购方案|怎么配|配置方案"),
+    ("compare", r"对比|比较|区别|差别|差距|差多少|哪个(?:的)?(?:性价比|更)?(?:高|好|强|快|便宜|划算)|哪个好|\bvs\.?\b|versus|compare|comparison|difference between|better than|which is (?:better|faster|cheaper)|相比|比.{1,14}(?:强|快|好|差|慢|便宜|贵|高|低)|跟.{1,12}比"),
+    ("replace", r"替代|代替|取代|平替|替换|replace|substitute|alternative"),
+    ("domestic", r"国产|信创|自主可控|去美化|去英伟达|非英伟达|domestic|chinese (?:chips?|accelerators?|gpus?)|non-nvidia"),
+    ("recommend", r"推荐|选什么|选哪|怎么选|如何选|买什么|买哪|用什么卡|上什么卡|什么卡|哪种卡|哪款|选型|recommend|suggest|which gpus?|what gpus?|what (?:should|can) (?:i|we) (?:buy|rent|get|use)|best gpu|合适"),
+    ("speed", r"tokens?/s|tok/s|tokens? (?:per|a) second|每秒|吞吐|throughput|延迟|latency|\bqps\b|\btps\b|\bttft\b|\btpot\b|首字|首token|首 token|出字|生成速度|推理速度|how fast|多快|速度|\bspeed\b"),
+    ("concurrency", r"并发|concurren|同时|simultaneous|at once|在线|多少路|几路|多少人|几个人|users?\b|用户"),
+    ("max", r"最大|最多|上限|max(?:imum)?\b|how many|能撑|撑得住|支持多少"),
+    ("context", r"上下文|context|max[-_ ]?model[-_ ]?len|长文本|\d+k\b"),
+    ("serve", r"推理|部署|serving|\bserve\b|inference|上线|线上|\bvllm\b|sglang|客服|问答|deploy|私有化"),
+    ("train", r"训练|训|微调|fine-?tun|\bsft\b|lora|全参|pretrain|预训练|\btrain"),
+    ("specs", r"规格|参数表|\bspecs?\b|datasheet|带宽|bandwidth|算力|tflops|显存多大|多大显存|有多少显存|显存是多少|how much (?:memory|vram) does|tell me about|介绍一下"),
+    ("power", r"功耗|功率|电费|用电|度电|耗电|供电|kwh|\bkw\b|千瓦|机柜|rack|power|electricity|\bpue\b|散热|watts?"),
+    ("weights", r"权重|weights?\b|模型文件|模型大小|checkpoint (?:size|file)|文件多大|硬盘|磁盘|disk|download|下载|model size|size of the model"),
+    ("kv", r"\bkv\b|kv[ _-]?cache|kv缓存|kv 缓存|缓存"),
+    ("per_token", r"每个? ?token|per token|每 token|per request|每条请求|一条请求|每个请求"),
+    ("zero", r"zero[- _]?[0-3]?|deepspeed|优化器状态|optimizer states?|model states?|模型状态|切分|shard"),
+    ("precision_pair", r"fp8.{0,12}(?:bf16|fp16)|(?:bf16|fp16).{0,12}fp8|transformer engine"),
+    ("faster", r"快多少|快几倍|提速|加速|speed-?up|faster|省多少(?:时间)?|能快"),
+    ("quant", r"int4|int8|awq|gptq|量化|quantiz|4bit|8bit|gguf"),
+    ("knowledge", r"nvlink|nvswitch|infiniband|\bib\b|\broce\b|拆机|矿卡|翻新|二手|保修|质保|\bcuda\b|驱动|\bdriver|兼容|compatib|\bcann\b|mindspore|生态|ecosystem|注意(?:什么|事项|哪些)|有什么坑|踩坑|问(?:清楚|什么)|what (?:to|should i) ask|怎么判断|怎么看|explain|解释|什么是|是什么意思|what (?:is|are|does)|\bwhy\b|为什么|为啥|原理|\bhow (?:to|do|does|can)\b|如何|教程|\bguide\b|best practice|靠谱吗|风险|水货|出口管制|禁售|export control|区别是什么"),
+    ("off_topic", r"天气|weather|笑话|\bjokes?\b|股票|股价|\bstocks?\b|炒股|基金|彩票|lottery|写(?:一)?首|写诗|作诗|\bpoem|poetry|菜谱|recipe|做饭|电影|\bmovie|足球|篮球|football|星座|算命|女朋友|男朋友|情书|作文|\bessay|唱(?:首)?歌|比特币|bitcoin|加密货币|\bcrypto|减肥|旅游|机票|外卖|挖矿|炒币|\bsing\b|lyrics|歌词|故事|\bstory|游戏|gaming|\bgame|风扇|机箱|翻译|translate|pizza|餐厅"),
+    ("greet", r"^(?:你好|您好|hi|hello|hey|哈喽|嗨|在吗|在不在|早上好|下午好|晚上好|good (?:morning|afternoon|evening))|你是谁|who are you|你能做什么|what can you do|谢谢|thanks"),
+    ("follow", r"呢[?？]?\s*$|what about|how about|and with|换成|改成|改为|instead"),
 )  # fmt: skip
 
 #: a message that is nothing but a greeting or thanks
 GREETING_ONLY = r"^(?:你好|您好|hi|hello|hey|哈喽|嗨|在吗|在不在|早上好|下午好|晚上好|早|老师好|good (?:morning|afternoon|evening)|thanks?(?: you)?|谢谢|多谢|thx|ok|好的|收到)(?:呀|啊|哈|呢|老师|你|哈哈)?[\s!！。.,，~～？?]*$"
-
-#: ties between intents of equal score go to the earlier one
-INTENT_PRIORITY = (
-    "rent_vs_buy", "compare", "min_gpus", "time", "cost", "fit", "recommend", "speed", "specs",
-    "knowledge", "out_of_scope", "greeting",
-)  # fmt: skip
 
 #: words that make a message about this domain at all (else, with no cue and no name: out of scope)
 DOMAIN_WORDS = r"gpu|显卡|卡|显存|训练|推理|模型|\bmodels?\b|微调|算力|服务器|集群|部署|\bcuda\b|nvidia|英伟达|华为|昇腾|token|\bllm|大模型|租|买|机器|节点|\bnode|vram|\btrain|inference|serving|fine-?tun|\brent|\bbuy|芯片|\bchip|加速"

@@ -54,6 +54,13 @@ def money(x: float, lang: str) -> str:
     return f"{x:,.0f} 元" if lang == "zh" else f"{x:,.0f} CNY"
 
 
+def money_span(low: float, high: float, lang: str) -> tuple[str, str]:
+    """Both ends of a range in one unit ("6,706–11,000 元" or "0.7–1.1 万元", never "6,706 元–1.1 万元")."""
+    if lang == "zh" and abs(high) >= 10_000:
+        return f"{low / 10_000:,.1f}", money(high, lang)
+    return f"{low:,.0f}", money(high, lang)
+
+
 def rate(x: float, lang: str) -> str:
     return f"{x:,.2f} 元" if lang == "zh" else f"{x:,.2f} CNY"
 

@@ -34,6 +34,10 @@ ADDED = {
                      {"params_b", "weights_gb", "weights_by_precision_gb", "kv_cache_bytes_per_token",
                       "kv_cache_gb_per_request", "kv_cache_gb", "model_states_gb", "zero_stages", "activations_gb",
                       "training_total_gb", "assumptions"}),
+    "power_draw": ({"gpu", "n_gpus", "hours_per_day", "pue", "electricity_cny_per_kwh"},
+                   {"server_kw", "rack_kw", "total_kw", "kwh_per_year", "electricity_cny_per_year", "assumptions"}),
+    "precision_speedup": ({"model", "gpu", "n_gpus", "tokens", "precision", "baseline"},
+                          {"baseline", "faster", "speedup", "peak_ratio", "assumptions"}),
 }
 
 

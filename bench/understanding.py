@@ -1,0 +1,178 @@
+"""Understanding: intent accuracy, slot F1 and answer pass rate on the corpus's held-out fifth, per language,
+next to the previous planner (the offline planner as of the commit before issue 10) measured in the same run.
+
+    .venv/bin/python bench/understanding.py            # held-out fifth (the figure that counts)
+    .venv/bin/python bench/understanding.py --all      # every row (the training four-fifths included)
+    .venv/bin/python bench/understanding.py --export   # write the training four-fifths into the intent data
+
+The previous planner is the package `bot/offline` at BASELINE_COMMIT, extracted from git into a temporary
+package (imports rewritten) and run through the same advisor, store and knowledge index. It shares today's
+core modules (language rule, toolbox, calculators), so its figures measure its understanding and dialogue
+policy, which is what changed. Its intents have other names where it had no such intent (it has no
+`weights`, `kv_cache`…): a question of a kind it did not know counts as wrong, as a user would see it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+BASELINE_COMMIT = "e3ef10f"  # main before issue 10: "bot/ in wings …"
+INTENT_DATA = ROOT / "bot" / "offline" / "data" / "intents.yaml"
+
+
+def _corpus():
+    spec = importlib.util.spec_from_file_location("corpus", ROOT / "tests" / "corpus" / "corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def export() -> int:
+    """Write the training four-fifths of the corpus (question, intent) into the intent model's data file."""
+    c = _corpus()
+    train = [{"q": t["q"], "intent": t["intent"]} for r in c.rows() if not c.held_out(r["id"]) for t in c.turns(r)]
+    text = INTENT_DATA.read_text(encoding="utf-8").split("\ncorpus_train:")[0].rstrip() + "\n"
+    text += "corpus_train:\n" + "".join(f"  - {yaml.safe_dump(row, allow_unicode=True, default_flow_style=True).strip()}\n"
+                                        for row in train)
+    INTENT_DATA.write_text(text, encoding="utf-8")
+    print(f"wrote {len(train)} training questions to {INTENT_DATA.relative_to(ROOT)}")
+    return 0
+
+
+def _baseline_planner(tmp: Path):
+    """The previous offline planner, from git, as a package of its own."""
+    pkg = tmp / "baseline_offline"
+    pkg.mkdir()
+    files = subprocess.run(["git", "ls-tree", "-r", "--name-only", BASELINE_COMMIT, "bot/offline"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split()
+    for name in files:
+        body = subprocess.run(["git", "show", f"{BASELINE_COMMIT}:{name}"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.replace("bot.offline", "baseline_offline")
+        target = pkg / Path(name).relative_to("bot/offline")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(body, encoding="utf-8")
+    sys.path.insert(0, str(tmp))
+    rules = importlib.import_module("baseline_offline.rules")
+    parse = importlib.import_module("baseline_offline.parse").parse
+    return rules.RulesPlanner(), parse
+
+
+def _old_slots(p) -> dict:
+    return {"model": p.models[0] if p.models else None, "gpu": p.gpus[0] if p.gpus else None, "n_gpus": p.n_gpus,
+            "method": p.method, "precision": p.precision, "tokens": p.tokens, "seq_len": p.seq_len,
+            "context_len": p.context_len, "batch": p.batch or p.concurrency, "budget_cny": p.budget_cny,
+            "hours_per_day": p.hours_per_day, "months": p.months, "gpu_hours": p.gpu_hours, "hours": p.hours,
+            "zero_stage": p.zero_stage, "domestic_only": p.domestic_only,
+            "gpus": list(p.gpus) if len(p.gpus) > 1 else None}
+
+
+def evaluate(advisor, parse, slots_of, intent_of, rows, c) -> dict:
+    stats = defaultdict(lambda: [0, 0, 0, 0, 0, 0])  # turns, intents right, answers right, tp, fp, fn
+    failures = []
+    times = []
+    for row in rows:
+        cid = None
+        for turn in c.turns(row):
+            t0 = time.perf_counter()
+            trace = advisor.ask(turn["q"], conversation_id=cid)
+            times.append(time.perf_counter() - t0)
+            cid = trace.conversation_id
+            intent = intent_of(advisor, cid, turn["q"])
+            problems = c.check(turn, trace)
+            if intent != turn["intent"]:
+                problems.insert(0, f"intent {intent} != {turn['intent']}")
+            first = turn is c.turns(row)[0]
+            predicted = slots_of(parse(turn["q"])) if first else None
+            for key in ("all", c.lang_of(turn["q"])):
+                s = stats[key]
+                s[0] += 1
+                s[1] += intent == turn["intent"]
+                s[2] += not problems
+                if predicted is not None:
+                    tp, fp, fn = c.slot_counts(predicted, turn.get("slots") or {})
+                    s[3] += tp
+                    s[4] += fp
+                    s[5] += fn
+            if problems:
+                failures.append((row["id"], turn["q"], problems))
+    return {"stats": dict(stats), "failures": failures, "times": times}
+
+
+def _f1(tp: int, fp: int, fn: int) -> float:
+    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--all", action="store_true", help="every row, not only the held-out fifth")
+    ap.add_argument("--export", action="store_true", help="write the training four-fifths into the intent data")
+    ap.add_argument("--failures", action="store_true", help="list the turns answered wrong")
+    ap.add_argument("--no-baseline", action="store_true")
+    args = ap.parse_args()
+    if args.export:
+        return export()
+    logging.disable(logging.CRITICAL)
+    c = _corpus()
+    from bot.advisor import Advisor
+    from bot.offline.dialogue import slots_of
+    from bot.offline.parse import parse
+    from bot.offline.rules import RulesPlanner
+    from bot.store import Store
+    from bot.toolbox import Toolbox
+    from knowledge.config import KnowledgeConfig
+    from knowledge.retrieval import Retriever
+
+    rows = [r for r in c.rows() if args.all or c.held_out(r["id"])]
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        toolbox = Toolbox(Retriever.from_config(KnowledgeConfig(data_dir=Path(tmp) / "kb")))
+
+        def new_intent(adv, cid, q):
+            return (adv.store.last_state(cid) or {}).get("frame", {}).get("intent")
+
+        adv = Advisor(store=Store(f"sqlite:///{tmp}/new.sqlite3"), toolbox=toolbox, offline=RulesPlanner())
+        results["this planner"] = evaluate(adv, parse, slots_of, new_intent, rows, c)
+        if not args.no_baseline:
+            old_planner, old_parse = _baseline_planner(Path(tmp))
+
+            def old_intent(adv, cid, q):
+                return (adv.store.last_state(cid) or {}).get("intent")
+
+            old = Advisor(store=Store(f"sqlite:///{tmp}/old.sqlite3"), toolbox=toolbox, offline=old_planner)
+            results["previous planner"] = evaluate(old, old_parse, _old_slots, old_intent, rows, c)
+    n_rows = len(rows)
+    n_turns = sum(len(c.turns(r)) for r in rows)
+    print(f"{'held-out fifth' if not args.all else 'whole corpus'}: {n_rows} rows, {n_turns} questions")
+    print(f"{'planner':<18}{'slice':<8}{'questions':>10}{'intent acc':>12}{'slot F1':>9}{'answers right':>15}")
+    for name, res in results.items():
+        for key in ("all", "zh", "en", "mixed"):
+            s = res["stats"].get(key)
+            if not s:
+                continue
+            print(f"{name:<18}{key:<8}{s[0]:>10}{s[1] / s[0]:>12.1%}{_f1(*s[3:]):>9.2f}{s[2] / s[0]:>15.1%}")
+    new = results["this planner"]
+    times = sorted(new["times"])
+    print(f"median answer {times[len(times) // 2] * 1000:.1f} ms over {len(times)} questions (this planner)")
+    if args.failures:
+        for rid, q, problems in new["failures"]:
+            print(f"  {rid}: {q}\n      " + "; ".join(problems))
+    s = new["stats"]["all"]
+    ok = s[1] / s[0] >= 0.95 and s[2] / s[0] >= 0.90
+    print("targets met (intent ≥ 95%, answers ≥ 90%)" if ok else "targets NOT met (intent ≥ 95%, answers ≥ 90%)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

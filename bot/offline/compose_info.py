@@ -1,0 +1,192 @@
+"""Composers for choosing cards and for words: specs, compare, domestic alternatives, recommend, knowledge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.offline import relevance
+from bot.offline.compose_money import _PRICE_WORDS, FOREIGN, price_ranges
+from bot.offline.frames import DEFAULT_GPU
+from bot.offline.parse import ParsedQuestion
+from bot.offline.phrases import say
+from bot.offline.render import (
+    Out,
+    assumptions_block,
+    duration,
+    excerpt,
+    gb,
+    method_label,
+    money,
+)
+from bot.toolbox import ToolRun
+from tools.catalog import get_gpu, gpus
+from tools.errors import AdvisorError
+
+
+def compare(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    lang = out.lang
+    names = list(dict.fromkeys(s.get("gpus") or [s["gpu"]]))
+    if len(names) < 2:  # one card named: compared with the reference card (said in the answer's defaults note)
+        names.append(DEFAULT_GPU if names[0] != DEFAULT_GPU else "h100-sxm5-80gb")
+    if _PRICE_WORDS.search(p.text) and not s.get("model"):
+        for name in names[:4]:  # "A100 40G 和 80G 价格差多少": the price ranges side by side
+            price_ranges(name, run, out)
+        return
+    r = run("compare_gpus", {"gpus": names})
+    out.add(say("compare_intro", lang, names=" / ".join(row["name"] for row in r["rows"])))
+    out.add(_spec_table(r["rows"], lang))
+    first = r["rows"][0]["name"]
+    lines = []
+    for row, ratio in zip(r["rows"][1:], r["ratios_to_first"][1:]):
+        lines.append(say("compare_ratio", lang, gpu=row["name"], first=first, mem=_x(ratio["memory"]),
+                         bw=_x(ratio["bandwidth"]), bf16=_x(ratio["bf16"])))
+    out.add("\n".join(lines))
+    if s.get("model"):
+        method = s.get("method") or ("lora" if s.get("workload") != "infer" else "full")
+        for name in names[:3]:
+            f = run("fit_training", {"model": s["model"], "gpu": name, "method": method, "grad_checkpointing": True})
+            out.add(say("replace_fit", lang, model=f["model"], method_label=method_label(method, lang), gpu=f["gpu"],
+                        verdict=say("yes_fits" if f["fits"] else "no_fits", lang), need=gb(f["per_gpu_gb"]),
+                        usable=gb(f["usable_gb"])))
+    if any(get_gpu(n).vendor != "nvidia" for n in names):
+        out.add(say("replace_note", lang))
+
+
+def _x(v: float | None) -> str:
+    return "—" if v is None else f"{v:g}"
+
+
+def _spec_table(rows: list[dict[str, Any]], lang: str) -> str:
+    head = ("| GPU | 显存 | 带宽 GB/s | BF16 TFLOPS | FP8 TFLOPS | 互联 GB/s | 功耗 W |\n|---|---|---|---|---|---|---|"
+            if lang == "zh" else
+            "| GPU | memory | bandwidth GB/s | BF16 TFLOPS | FP8 TFLOPS | link GB/s | TDP W |\n|---|---|---|---|---|---|---|")
+    lines = [head]
+    for r in rows:
+        vals = [f"{r['memory_gb']:g} GB", r["bandwidth_gb_s"], r["bf16_tflops"] or r["fp16_tflops"], r["fp8_tflops"],
+                r["interconnect_gb_s"], r["tdp_w"]]
+        lines.append("| " + r["name"] + " | " + " | ".join("—" if v is None else (v if isinstance(v, str) else f"{v:g}")
+                                                            for v in vals) + " |")
+    return "\n".join(lines)
+
+
+def specs(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    lang = out.lang
+    names = list(dict.fromkeys(s.get("gpus") or ([s["gpu"]] if s.get("gpu") else [])))
+    if not names:
+        knowledge(s, p, run, out)
+        return
+    for name in names[:4]:
+        r = run("gpu_specs", {"gpu": name})
+        china = ("可采购" if r["china_available"] else "受限") if lang == "zh" else ("available" if r["china_available"] else "restricted")
+        out.add(say("specs_line", lang, gpu=r["name"], mem=f"{r['memory_gb']:g} GB", mem_type=r["memory_type"],
+                    bw=_unit(r["bandwidth_gb_s"], "GB/s"), bf16=_unit(r["bf16_tflops"] or r["fp16_tflops"], "TFLOPS"),
+                    fp8=_unit(r["fp8_tflops"], "TFLOPS"), link=_unit(r["interconnect_gb_s"], "GB/s"),
+                    link_kind=r["interconnect_kind"], tdp=_unit(r["tdp_w"], "W"), china=china + "，" + r["china_note"]
+                    if lang == "zh" else china + " — " + r["china_note"]))
+    if p.user_figures and names:
+        money_claims = [f for f in p.user_figures if f.unit == "CNY"]
+        if money_claims:
+            price_ranges(names[0], run, out, claim=money_claims[0].text)
+
+
+def _unit(v: float | None, unit: str) -> str:
+    return "—" if v is None else f"{v:g} {unit}"
+
+
+def recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    lang = out.lang
+    # "训练" alone is the common case, fine-tuning; training from scratch is said ("预训练", "from scratch")
+    workload = {"pretrain": "train", "infer": "infer"}.get(s.get("workload") or "", "finetune")
+    args: dict[str, Any] = {"model": s.get("model") or "7B", "workload": workload}
+    if s.get("method") and workload != "infer":
+        args["method"] = s["method"]
+    if workload != "infer":
+        args["tokens"] = s.get("tokens") or 1_000_000_000
+    for key, target in (("budget_cny", "budget_cny"), ("deadline_hours", "deadline_hours"), ("batch", "batch"),
+                        ("context_len", "context_len")):
+        if s.get(key):
+            args[target] = s[key]
+    if s.get("china_only"):
+        args["china_available"] = True
+    r = run("recommend_gpus", args)
+    labels = {"zh": {"cheapest": "最省钱", "fastest": "最快", "best_value": "性价比"},
+              "en": {"cheapest": "Cheapest", "fastest": "Fastest", "best_value": "Best value"}}[lang]
+    picks = [(k, r.get(k)) for k in ("cheapest", "fastest", "best_value") if r.get(k)]
+    if not picks:
+        reason = "; ".join(d[f"reason_{lang}"] for d in r.get("dropped", [])[:3]) or "—"
+        out.add(say("recommend_none", lang, reason=reason))
+        return
+    best = picks[-1][1]
+    out.add(say("recommend_intro", lang, n=best["n_gpus"], gpu=best["gpu"], workload=workload, model=args["model"]))
+    lines = []
+    for key, o in picks:
+        when = duration(o["hours"], lang) if o.get("hours") else (f"{o.get('tokens_per_s', 0):,.0f} token/s")
+        cost = money(o["total_cny"], lang) if o.get("total_cny") is not None else "—"
+        lines.append(say("recommend_pick", lang, label=labels[key], n=o["n_gpus"], gpu=o["gpu"], time=when, cost=cost))
+    out.add("\n".join(lines))
+    dropped = [say("dropped_line", lang, gpu=d["gpu"], reason=d[f"reason_{lang}"]) for d in r.get("dropped", [])[:4]]
+    if dropped:
+        out.add("\n".join(dropped))
+    out.add(assumptions_block(r["assumptions"], lang, ("pricing", "method", "grad_checkpointing", "tokens")))
+
+
+def knowledge(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    """One direct sentence first (the best passage's most relevant sentence, cited), then at most two passages
+    above the relevance cut-off; nothing below it is shown."""
+    lang = out.lang
+    r = run("search_knowledge", {"query": p.text[:500], "k": 5, "lang": lang})
+    if not r["passages"]:
+        r = run("search_knowledge", {"query": p.text[:500], "k": 5})
+    terms = relevance.terms(p.text)
+    ranked = relevance.relevant(terms, [x for x in r["passages"] if "```" not in x["text"]])
+    if not ranked:
+        out.add(say("knowledge_none", lang))
+        return
+    best = ranked[0]
+    sentence = relevance.best_sentence(terms, excerpt(best["text"], limit=1200))
+    out.add(say("knowledge_direct", lang, sentence=sentence, n=ref_number(run, best["doc_id"])))
+    shown = [x for x in ranked[:2] if len(excerpt(x["text"])) >= 80]
+    if shown:
+        out.add(say("knowledge_more", lang))
+    for passage in shown:
+        body = excerpt(passage["text"])
+        marker = f" [{ref_number(run, passage['doc_id'])}]"
+        out.add("\n".join(f"> {line}" for line in body.splitlines()) + marker)
+
+
+def domestic(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    """Chinese-vendor cards beside the card to replace: a spec table (and the fit of a model, when named)."""
+    lang = out.lang
+    target = s["gpu"]
+    home = [g.id for g in gpus() if g.vendor not in FOREIGN]
+    if not home:
+        out.add(say("domestic_none", lang))
+        return
+    r = run("compare_gpus", {"gpus": [target, *home[:6]]})
+    out.add(say("domestic_intro", lang, gpu=r["rows"][0]["name"]))
+    out.add(_spec_table(r["rows"], lang))
+    if s.get("model"):
+        method = s.get("method") or ("lora" if s.get("workload") != "infer" else "full")
+        for name in [target, *home[:3]]:
+            try:
+                f = run("fit_training", {"model": s["model"], "gpu": name, "method": method, "grad_checkpointing": True})
+            except AdvisorError:
+                continue
+            out.add(say("replace_fit", lang, model=f["model"], method_label=method_label(method, lang), gpu=f["gpu"],
+                        verdict=say("yes_fits" if f["fits"] else "no_fits", lang), need=gb(f["per_gpu_gb"]),
+                        usable=gb(f["usable_gb"])))
+    out.add(say("replace_note", lang))
+
+
+def ref_number(run: ToolRun, doc_id: str) -> int:
+    """The [n] of a note in the sources list (one entry per note, in citation order)."""
+    docs = list(dict.fromkeys(c.doc_id for c in run.citations))
+    return docs.index(doc_id) + 1
+
+
+def out_of_scope(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    out.add(say("out_of_scope", out.lang))
+
+
+def greeting(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    out.add(say("greeting", out.lang))

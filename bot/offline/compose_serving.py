@@ -1,0 +1,128 @@
+"""Composers for serving: fits for inference, decode speed, serving capacity, a serving shortlist."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.offline.parse import ParsedQuestion
+from bot.offline.phrases import say
+from bot.offline.render import (
+    Out,
+    assumptions_block,
+    breakdown_table,
+    gb,
+    money,
+)
+from bot.offline.toolargs import assumed, serving_args
+from bot.toolbox import ToolRun
+from tools.catalog import get_gpu
+
+
+def fit_infer(s: dict[str, Any], run: ToolRun, out: Out) -> None:
+    lang = out.lang
+    args = serving_args(s)
+    r = run("fit_inference", args)
+    precision = assumed(r, "precision")
+    common = {"model": r["model"], "n": r["n_gpus"], "gpu": r["gpu"], "precision": precision,
+              "batch": r["batch"], "ctx": f"{r['context_len']:,}", "need": gb(r["per_gpu_gb"]), "usable": gb(r["usable_gb"])}
+    if r["fits"]:
+        out.add(say("fit_infer_yes", lang, **common))
+    else:
+        out.add(say("fit_infer_no", lang, short=gb(r["shortfall_gb"]), **common))
+    out.add(breakdown_table(r, lang))
+    out.add(say("why_infer", lang, weights=gb(r["breakdown_gb"]["weights"]), kv=gb(r["breakdown_gb"]["kv_cache"]),
+                kv_tok=f"{r['kv_cache_bytes_per_token']:,.0f} B"))
+    todo = []
+    if not r["fits"]:
+        for lower in _LOWER_PRECISIONS.get(precision, ()):
+            q = run("fit_inference", {**args, "precision": lower})
+            if q["fits"]:
+                todo.append(say("quantized_fit", lang, precision=lower, need=gb(q["per_gpu_gb"]), n=q["n_gpus"], gpu=q["gpu"]))
+                break
+    if not r["fits"] and r["min_gpus"]:
+        todo.append(say("min_gpus_infer", lang, n=r["min_gpus"], gpu=r["gpu"]))
+    elif r["fits"]:
+        todo.append(say("max_batch_line", lang, n=r["n_gpus"], ctx=f"{r['context_len']:,}", max_batch=r["max_batch"]))
+    if todo:
+        out.add(say("todo_header", lang) + "\n" + "\n".join(todo))
+    out.add(assumptions_block(r["assumptions"], lang))
+
+
+#: what to try when the weights do not fit: the next smaller formats, in order
+
+
+_LOWER_PRECISIONS = {"fp32": ("bf16", "int8", "int4"), "bf16": ("int8", "int4"), "fp16": ("int8", "int4"),
+                     "fp8": ("int4",), "int8": ("int4",)}
+
+
+def speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    lang = out.lang
+    args = serving_args(s)
+    fit = run("fit_inference", args)
+    if not fit["fits"]:
+        fit_infer({**s, "workload": "infer"}, run, out)
+        return
+    r = run("inference_speed", args)
+    bound = {"memory": "显存带宽", "compute": "算力"}[r["bound"]] if lang == "zh" else r["bound"]
+    out.add(say("speed_verdict", lang, decode=f"{r['decode_tokens_per_s']:,.1f}", total=f"{r['total_tokens_per_s']:,.0f}",
+                n=r["n_gpus"], gpu=r["gpu"], model=r["model"], precision=r["precision"], batch=r["batch"],
+                ctx=f"{r['context_len']:,}", bound=bound, tpot=f"{r['tpot_ms']:,.1f}", ttft=f"{r['ttft_s']:,.2f}"))
+    out.add(assumptions_block(r["assumptions"], lang, ("bandwidth_efficiency", "context_len", "prompt_len", "precision")))
+
+
+def capacity(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    """Serving capacity: the most concurrent sequences at a context, and tokens/s per user at that load
+    (or at the user's own concurrency)."""
+    lang = out.lang
+    args = {**serving_args(s), "batch": 1}
+    f = run("fit_inference", args)
+    precision = assumed(f, "precision")
+    if not f["fits"] or not f["max_batch"]:
+        out.add(say("capacity_none", lang, n=f["n_gpus"], gpu=f["gpu"], ctx=f"{f['context_len']:,}",
+                    need=gb(f["per_gpu_gb"]), usable=gb(f["usable_gb"]), min_n=f["min_gpus"] or "—"))
+        return
+    top = run("inference_speed", {**args, "batch": f["max_batch"]})
+    out.add(say("capacity_verdict", lang, n=f["n_gpus"], gpu=f["gpu"], model=f["model"], precision=precision,
+                ctx=f"{f['context_len']:,}", max_batch=f"{f['max_batch']:,}", decode=f"{top['decode_tokens_per_s']:,.1f}",
+                total=f"{top['total_tokens_per_s']:,.0f}"))
+    users = s.get("batch")
+    if users and users > 1:
+        if users <= f["max_batch"]:
+            r = run("inference_speed", {**args, "batch": users})
+            out.add(say("capacity_users", lang, users=users, decode=f"{r['decode_tokens_per_s']:,.1f}",
+                        total=f"{r['total_tokens_per_s']:,.0f}"))
+        else:
+            need = run("fit_inference", {**args, "batch": users})
+            out.add(say("capacity_over", lang, users=users, max_batch=f"{f['max_batch']:,}", min_n=need["min_gpus"] or "—"))
+    out.add(assumptions_block(f["assumptions"], lang, ("precision", "kv_precision", "context_len", "usable_fraction")))
+
+
+def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    """A serving shortlist for a model at a concurrency and context (one month of rent as the cost)."""
+    lang = out.lang
+    args: dict[str, Any] = {"model": s["model"], "workload": "infer"}
+    args.update({k: s[k] for k in ("batch", "context_len", "budget_cny") if s.get(k)})
+    if s.get("china_only") or s.get("domestic_only"):
+        args["china_available"] = True
+    r = run("recommend_gpus", args)
+    labels = {"zh": {"cheapest": "最省钱", "fastest": "最快", "best_value": "性价比"},
+              "en": {"cheapest": "Cheapest", "fastest": "Fastest", "best_value": "Best value"}}[lang]
+    picks = [(k, r.get(k)) for k in ("cheapest", "fastest", "best_value") if r.get(k)]
+    if s.get("domestic_only"):
+        picks = [(k, o) for k, o in picks if get_gpu(o["gpu_id"]).vendor not in ("nvidia", "amd", "intel", "other")]
+    if not picks:
+        reason = "; ".join(d[f"reason_{lang}"] for d in r.get("dropped", [])[:3]) or "—"
+        out.add(say("recommend_none", lang, reason=reason))
+        return
+    best = picks[-1][1]
+    batch = next((a["value"] for a in r["assumptions"] if a["key"] == "batch"), s.get("batch") or 1)
+    ctx = next((a["value"] for a in r["assumptions"] if a["key"] == "context_len"), s.get("context_len") or 4096)
+    out.add(say("serving_recommend_intro", lang, model=r["model"], batch=batch, ctx=f"{ctx:,}", n=best["n_gpus"],
+                gpu=best["gpu"]))
+    lines = []
+    for key, o in picks:
+        cost = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)
+        lines.append(say("serving_pick", lang, label=labels[key], n=o["n_gpus"], gpu=o["gpu"],
+                         tps=f"{o.get('tokens_per_s') or 0:,.0f}", cost=cost))
+    out.add("\n".join(dict.fromkeys(lines)))
+    out.add(assumptions_block(r["assumptions"], lang, ("pricing", "batch", "context_len", "precision")))

@@ -1,0 +1,142 @@
+"""Composers for training: memory fit, minimum GPUs, time (and its cost), precision speed-up."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.offline.compose_serving import fit_infer
+from bot.offline.parse import ParsedQuestion
+from bot.offline.phrases import say
+from bot.offline.render import (
+    PART_NAMES,
+    Out,
+    assumptions_block,
+    breakdown_table,
+    count,
+    duration,
+    gb,
+    method_label,
+    money,
+    money_span,
+    num,
+    pct,
+    rate,
+)
+from bot.offline.toolargs import is_inference, n_of, serving_args, short_source, training_args
+from bot.toolbox import ToolRun
+from tools.catalog import get_gpu
+from tools.errors import AdvisorError
+
+MANY_GPUS = 64  # beyond this, "add GPUs" is not a useful suggestion next to a settings change
+
+
+def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    if is_inference(s):
+        fit_infer(s, run, out)
+        return
+    lang = out.lang
+    r = run("fit_training", training_args(s))
+    label = method_label(r["method"], lang)
+    common = {"method_label": label, "model": r["model"], "n": r["n_gpus"], "gpu": r["gpu"], "zero": r["zero_stage"],
+              "need": gb(r["per_gpu_gb"]), "usable": gb(r["usable_gb"])}
+    if r["fits"]:
+        out.add(say("fit_train_yes", lang, headroom=gb(r["headroom_gb"]), **common))
+    else:
+        out.add(say("fit_train_no", lang, short=gb(r["shortfall_gb"]), **common))
+    out.add(breakdown_table(r, lang))
+    if not r["fits"]:
+        part = max(r["breakdown_gb"], key=lambda k: r["breakdown_gb"][k])
+        out.add(say("why_largest", lang, part=PART_NAMES[lang][part], part_gb=gb(r["breakdown_gb"][part]),
+                    bpp=num(r["bytes_per_param_states"]), trainable=count(r["trainable_params_b"] * 1e9)))
+    todo = []
+    near = [x for x in r["suggestions"] if x["change"] != "more_gpus" or x["n_gpus"] <= MANY_GPUS]
+    for sug in near[:4]:
+        todo.append(say("suggestion", lang, text=sug[f"description_{lang}"], need=gb(sug["per_gpu_gb"]),
+                        n=sug["n_gpus"], gpu=sug["gpu"]))
+    shown_more = any(x["change"] == "more_gpus" for x in near[:4])
+    if r["min_gpus"] and r["min_gpus"] != r["n_gpus"] and not shown_more and (r["min_gpus"] <= MANY_GPUS or not near):
+        todo.append(say("min_gpus_train", lang, n=r["min_gpus"], gpu=r["gpu"], zero=r["min_gpus_zero_stage"]))
+    elif not r["min_gpus"]:
+        todo.append(say("min_gpus_none", lang))
+    if r["host_ram_gb"]:
+        todo.append(say("host_ram", lang, ram=gb(r["host_ram_gb"])))
+    if todo:
+        out.add(say("todo_header", lang) + "\n" + "\n".join(todo))
+    out.add(assumptions_block(r["assumptions"], lang))
+
+
+def min_gpus(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    """“How many GPUs?”: find the minimum, then show the fit at that count."""
+    if is_inference(s):
+        probe = run("fit_inference", serving_args(s))
+        if probe["min_gpus"] and probe["min_gpus"] != probe["n_gpus"]:
+            s = {**s, "n_gpus": probe["min_gpus"]}
+        fit_infer(s, run, out)
+        return
+    probe = run("fit_training", training_args(s))
+    if probe["min_gpus"] and probe["min_gpus"] != probe["n_gpus"]:
+        s = {**s, "n_gpus": probe["min_gpus"], "zero_stage": probe["min_gpus_zero_stage"]}
+    fit(s, p, run, out)
+
+
+def time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    lang = out.lang
+    n = n_of(s, 8)
+    method = s.get("method") or "full"
+    args = {"model": s["model"], "gpu": s["gpu"], "n_gpus": n, "tokens": s["tokens"], "method": method}
+    if s.get("precision") in ("bf16", "fp16", "fp8", "fp32"):
+        args["precision"] = s["precision"]
+    if s.get("seq_len"):
+        args["seq_len"] = s["seq_len"]
+    t = run("training_time", args)
+    out.add(say("time_verdict", lang, time=duration(t["hours"], lang), low=duration(t["hours_low"], lang),
+                high=duration(t["hours_high"], lang), n=t["n_gpus"], gpu=t["gpu"], method_label=method_label(method, lang),
+                model=t["model"], tokens=count(t["tokens"]), flops=f"{t['total_flops']:.2e}"))
+    out.add(say("time_detail", lang, mfu=pct(t["mfu"]), mfu_low=pct(t["mfu_low"]), mfu_high=pct(t["mfu_high"]),
+                tps=f"{t['tokens_per_s']:,.0f}", comm=pct(t["comm_share"]), gpu_hours=f"{t['gpu_hours']:,.0f}"))
+    fit = run("fit_training", {**training_args({**s, "n_gpus": n, "method": method}), "grad_checkpointing": True})
+    if not fit["fits"]:
+        out.add(say("time_not_fit", lang, need=gb(fit["per_gpu_gb"]), usable=gb(fit["usable_gb"]),
+                    min_n=fit["min_gpus"] or "—"))
+    cost_of(t["gpu_hours"], s, run, out)
+    out.add(assumptions_block(t["assumptions"], lang, ("model_architecture", "mfu", "seq_len", "nodes_fabric")))
+
+
+def cost_of(gpu_hours: float, s: dict[str, Any], run: ToolRun, out: Out) -> None:
+    lang = out.lang
+    args: dict[str, Any] = {"gpu": s["gpu"], "gpu_hours": gpu_hours}
+    if s.get("price_cny_per_hour"):
+        args["price_cny_per_hour"] = s["price_cny_per_hour"]
+    try:
+        c = run("run_cost", args)
+    except AdvisorError:
+        out.add(say("cost_no_price", lang, gpu=get_gpu(s["gpu"]).name))
+        return
+    if s.get("price_cny_per_hour"):
+        out.add(say("cost_user_price", lang, price=rate(c["price_cny_per_hour"], lang), total=money(c["total_cny"], lang)))
+    else:
+        out.add(say("cost_line", lang, price=rate(c["price_cny_per_hour"], lang),
+                    price_low=rate(c["price_low_cny_per_hour"], lang), price_high=rate(c["price_high_cny_per_hour"], lang),
+                    total=money(c["total_cny"], lang), low=money_span(c["low_cny"], c["high_cny"], lang)[0],
+                    high=money_span(c["low_cny"], c["high_cny"], lang)[1],
+                    source=short_source(c["price_source"])))
+
+
+def precision_speedup(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    """FP8 vs BF16 training time (same model, GPUs and tokens), through `precision_speedup`."""
+    lang = out.lang
+    method = s.get("method") or "full"
+    args = {"model": s["model"], "gpu": s["gpu"], "n_gpus": n_of(s, 8), "tokens": int(s["tokens"]), "method": method}
+    if s.get("seq_len"):
+        args["seq_len"] = s["seq_len"]
+    try:
+        r = run("precision_speedup", args)
+    except AdvisorError:
+        out.add(say("speedup_no_fp8", lang, gpu=get_gpu(s["gpu"]).name))
+        return
+    out.add(say("speedup_verdict", lang, ratio=f"{r['speedup']:.2f}", n=r["n_gpus"], gpu=r["gpu"],
+                method_label=method_label(method, lang), model=r["model"], tokens=count(r["tokens"]),
+                bf16=duration(r["baseline"]["hours"], lang), fp8=duration(r["faster"]["hours"], lang)))
+    if r["peak_ratio"]:
+        out.add(say("speedup_note", lang, peak=f"{r['peak_ratio']:g}"))
+    out.add(assumptions_block(r["assumptions"], lang, ("model_architecture", "mfu", "seq_len")))

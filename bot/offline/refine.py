@@ -1,0 +1,35 @@
+"""Slot facts that settle an intent the classifier cannot see well; used by the parser (on the question's own
+slots) and by the planner (on the frame after a follow-up edit)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bot.offline.parse import ParsedQuestion
+
+_REPLACE = re.compile(r"替代|代替|取代|平替|替换|replace|substitute|instead of", re.I)
+_CLAIM = re.compile(r"只要|只需|才要?|就要|costs? only|is only|price is|价格是|卖|告诉我", re.I)
+
+
+def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
+    """Slot facts the classifier cannot see well: two cards and a replacement word, a price stated as fact."""
+    if intent == "compare" and slots.get("domestic_only"):
+        return "domestic"
+    if intent in ("fit", "min_gpus", "specs", "knowledge") and len(p.gpus) + len(p.unknown_gpus) >= 2 \
+            and _REPLACE.search(p.text):
+        return "compare"  # "910B 能替代 A100 做 7B 的 LoRA 吗": the comparison runs the fit on each card
+    if p.gpus and not p.models and (p.budget_cny or p.purchase_price_cny) and _CLAIM.search(p.text) \
+            and intent not in ("build_budget", "rent_vs_buy", "recommend"):
+        return "price"  # "H100 只要 1000 元": a price stated as fact, checked against the catalog
+    if intent in ("recommend", "build_budget") and (slots.get("workload") == "infer" or p.concurrency) \
+            and slots.get("model"):
+        return "recommend_serving"
+    if intent == "recommend" and slots.get("budget_cny") and not slots.get("model") and re.search(
+            r"买|采购|搭|buy|purchase|build", p.text, re.I):
+        return "build_budget"
+    if intent == "speed" and p.concurrency and slots.get("model") and re.search(r"最多|最大|max|how many|多少路|多少人|几路",
+                                                                                p.text, re.I):
+        return "serving_capacity"
+    return intent

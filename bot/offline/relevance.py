@@ -1,0 +1,59 @@
+"""Relevance of knowledge passages to a question, by the words they share, and the sentence that answers.
+
+Retrieval ranks by fused ranks (RRF), whose scores say nothing about whether a passage is on topic:
+a question about the weather still gets five passages back. Here a passage counts only when it shares
+enough of the question's content words (jieba words for Chinese, words for English, stop words left
+out): at least two, and at least a third of them. The direct answer is the passage's sentence that
+shares the most.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jieba
+
+MIN_SHARED = 2
+MIN_SHARE = 0.3
+
+_STOP = frozenset("""
+的 了 吗 呢 吧 啊 呀 是 有 和 与 或 在 就 都 也 还 要 会 能 可以 怎么 怎么样 什么 如何 为什么 为啥 哪些 哪个 这个 那个 一个
+我 我们 你 你们 他 她 它 请问 请 一下 多少 一些 还是 如果 应该 需要 比较 现在 今天 一般 大概 是否 能否 这种 那种 没有 不是
+the a an of to in on for with and or is are be can do does what which how why when who whose i we you it this that
+my our your me us there any some should would could will about from as at by into than then so if not no vs
+""".split())
+_WORD = re.compile(r"[a-z][a-z0-9.+-]*|\d+(?:\.\d+)?[a-z]*", re.I)
+_HAN = re.compile(r"[\u3400-\u9fff]+")
+_SENTENCE = re.compile(r"[^。！？!?\n]+[。！？!?]?|[^.\n]+(?:\.(?=\s|$))?")
+
+
+def terms(text: str) -> set[str]:
+    """The content words of a text, lower-cased."""
+    out = {w.lower().strip(".-") for w in _WORD.findall(text)}
+    for run in _HAN.findall(text):
+        out.update(w for w in jieba.lcut(run) if len(w) >= 2)
+    return {t for t in out if t and t not in _STOP}
+
+
+def shared(query: set[str], text: str) -> int:
+    low = text.lower()
+    return sum(1 for t in query if t in low)
+
+
+def relevant(query: set[str], passages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Passages above the cut-off, most shared words first (retrieval order breaks ties)."""
+    if not query:
+        return []
+    need = max(MIN_SHARED if len(query) >= MIN_SHARED else 1, round(MIN_SHARE * len(query)))
+    scored = [(shared(query, p["text"]), i, p) for i, p in enumerate(passages)]
+    return [p for n, _, p in sorted(scored, key=lambda x: (-x[0], x[1])) if n >= need]
+
+
+def best_sentence(query: set[str], text: str, limit: int = 220) -> str:
+    """The sentence of `text` sharing the most words with the question (the first on ties), cut to `limit`."""
+    sentences = [s.strip(" >-*") for s in _SENTENCE.findall(text) if len(s.strip(" >-*")) >= 8]
+    if not sentences:
+        return text[:limit]
+    best = max(sentences, key=lambda s: (shared(query, s), -sentences.index(s)))
+    return best if len(best) <= limit else best[:limit].rstrip() + "…"
