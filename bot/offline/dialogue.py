@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.offline.parse import ParsedQuestion
+from bot.offline.question import ParsedQuestion
 
 #: slots a question can give, in the planner's names (what a frame is made of)
 SLOTS = ("model", "gpu", "gpus", "n_gpus", "method", "workload", "precision", "tokens", "seq_len", "batch",

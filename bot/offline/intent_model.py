@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import jieba
@@ -122,10 +122,9 @@ def load_examples(path: Path = DATA) -> list[tuple[str, str]]:
 
 
 @functools.cache
-def model() -> IntentModel:
-    """The model, trained once per process from the training file (through the parser's abstraction)."""
-    from bot.offline.parse import analyse  # the parser's view of the text (names masked, slot flags)
-
+def model(analyse: Callable[[str], tuple[str, list[str]]]) -> IntentModel:
+    """The model, trained once per process from the training file, each question seen through `analyse`
+    (the parser's view: names masked, slot flags)."""
     rows = []
     for q, intent in load_examples():
         text, flags = analyse(q)

@@ -18,96 +18,20 @@ the calculators' job, helped by `invalid`, which lists the spans that cannot be 
 from __future__ import annotations
 
 import re
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from bot.language import detect_language
 from bot.offline import lexicon as lx
+from bot.offline.dialogue import slots_of
+from bot.offline.intent_model import model
 from bot.offline.money import claims, money, tokens
 from bot.offline.names import _C, GPU_MARK, MODEL_MARK, names_in
 from bot.offline.quantities import counts, durations, gpu_hours, hours, lengths
+from bot.offline.question import INTENTS, Intent, ParsedQuestion, UserFigure
+from bot.offline.refine import refine
 from bot.offline.words import words
 from bot.offline.work import Work
 
-Intent = Literal[
-    "fit", "min_gpus", "time", "cost", "price", "rent_vs_buy", "build_budget", "compare", "domestic", "recommend",
-    "recommend_serving", "speed", "serving_capacity", "specs", "power", "precision_speedup", "weights", "kv_cache",
-    "zero_states", "train_memory", "knowledge", "out_of_scope", "greeting",
-]  # fmt: skip
-INTENTS: tuple[str, ...] = Intent.__args__
-
-
-class UserFigure(BaseModel):
-    """A number the user states as a fact ("H100 是 25 万一张对吧"): to check, never to repeat as fact."""
-
-    model_config = ConfigDict(extra="forbid")
-    text: str
-    value: float
-    unit: str  # "CNY", "USD", "GB", "TFLOPS", "GB/s", "W"
-    kind: Literal["price", "price_per_month", "memory", "compute", "bandwidth", "power"]
-
-
-class ParsedQuestion(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    text: str
-    language: Literal["zh", "en"]
-    #: intents[0], or, when no cue was found (intents == []), a guess from the slots
-    intent: Intent
-    #: every intent whose cues scored, strongest first
-    intents: list[Intent] = Field(default_factory=list)
-    #: the intent model's probability for `intent` (1.0 for a rule: a bare greeting)
-    confidence: float = 0.0
-    models: list[str] = Field(default_factory=list)
-    gpus: list[str] = Field(default_factory=list)
-    unknown_gpus: list[str] = Field(default_factory=list)
-    unknown_models: list[str] = Field(default_factory=list)
-    n_gpus: int | None = None  # total across nodes
-    n_nodes: int | None = None
-    method: Literal["full", "lora", "qlora", "freeze"] | None = None
-    workload: Literal["pretrain", "finetune", "infer", "train"] | None = None
-    precision: Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"] | None = None
-    mixed_precision: bool = False
-    zero_stage: int | None = None
-    offload: bool | Literal["optimizer", "param"] | None = None
-    seq_len: int | None = None
-    context_len: int | None = None
-    micro_batch: int | None = None
-    batch: int | None = None
-    concurrency: int | None = None
-    tokens: float | None = None
-    budget_cny: float | None = None  # set only when the budget is in CNY (no exchange rate here)
-    budget_amount: float | None = None
-    budget_currency: Literal["CNY", "USD"] | None = None
-    price_cny_per_hour: float | None = None  # per GPU-hour, CNY only
-    price_per_hour: float | None = None
-    price_currency: Literal["CNY", "USD"] | None = None
-    purchase_price_cny: float | None = None  # per card, when the user gives one as an input
-    hours: float | None = None  # wall-clock run time the user gives ("跑 1000 小时")
-    gpu_hours: float | None = None  # "5000 卡时", "5000 GPU-hours"
-    hours_per_day: float | None = None
-    months: float | None = None
-    deadline_hours: float | None = None
-    deadline_days: float | None = None
-    china_only: bool = False  # only what can be bought in China (国内能买到, 国产)
-    domestic_only: bool = False  # Chinese-made accelerators only (国产, 信创)
-    grad_checkpointing: bool | None = None
-    currency: Literal["CNY", "USD"] | None = None  # the currency the user asks the answer in
-    follow_up: bool = False
-    injection: bool = False
-    user_figures: list[UserFigure] = Field(default_factory=list)
-    #: slot -> [low, high] where the user gave a range ("8到16卡"); the slot holds the high end
-    ranges: dict[str, list[float]] = Field(default_factory=dict)
-    #: slots whose value the user marked as approximate (约, 左右, about)
-    approximate: list[str] = Field(default_factory=list)
-    #: spans that cannot be right ("0卡", "-5B")
-    invalid: list[str] = Field(default_factory=list)
-    #: slot -> raw spans matched, for debugging
-    mentions: dict[str, list[str]] = Field(default_factory=dict)
-
-
-# --- language and intent ------------------------------------------------------------------------
+__all__ = ["INTENTS", "Intent", "ParsedQuestion", "UserFigure", "analyse", "parse"]
 
 # --- the classifier's view, and intent --------------------------------------------------------------
 
@@ -180,9 +104,7 @@ def _intents(w: Work) -> tuple[str, list[str], float]:
     s = w.src.strip()
     if _GREETING_ONLY.match(s):
         return "greeting", ["greeting"], 1.0
-    from bot.offline.intent_model import model
-
-    clf = model()
+    clf = model(analyse)
     abstract, flags = _abstract(w), _flags(w)
     ranked = clf.predict(_collapse(abstract), flags)
     intent, confidence = ranked[0]
@@ -219,9 +141,6 @@ def parse(text: str) -> ParsedQuestion:
     figures = sorted(w.slots["user_figures"], key=lambda f: f.pop("at"))
     w.slots["user_figures"] = [UserFigure(**f) for f in figures]
     p = ParsedQuestion(**w.slots)
-    from bot.offline.dialogue import slots_of  # the planner's view of the slots (imports this module)
-    from bot.offline.refine import refine
-
     settled = refine(p.intent, slots_of(p), p)
     if settled != p.intent:
         p.intents = [settled, *(i for i in p.intents if i not in (settled, p.intent))]

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bot.offline.parse import ParsedQuestion
+    from bot.offline.question import ParsedQuestion
 
 _REPLACE = re.compile(r"替代|代替|取代|平替|替换|replace|substitute|instead of", re.I)
 _CLAIM = re.compile(r"只要|只需|才要?|就要|costs? only|is only|price is|价格是|卖|告诉我", re.I)

@@ -1,0 +1,86 @@
+"""What the parser returns: the question's intent and slots (`ParsedQuestion`), and the intents it knows."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Intent = Literal[
+    "fit", "min_gpus", "time", "cost", "price", "rent_vs_buy", "build_budget", "compare", "domestic", "recommend",
+    "recommend_serving", "speed", "serving_capacity", "specs", "power", "precision_speedup", "weights", "kv_cache",
+    "zero_states", "train_memory", "knowledge", "out_of_scope", "greeting",
+]  # fmt: skip
+INTENTS: tuple[str, ...] = Intent.__args__
+
+
+class UserFigure(BaseModel):
+    """A number the user states as a fact ("H100 是 25 万一张对吧"): to check, never to repeat as fact."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str
+    value: float
+    unit: str  # "CNY", "USD", "GB", "TFLOPS", "GB/s", "W"
+    kind: Literal["price", "price_per_month", "memory", "compute", "bandwidth", "power"]
+
+
+class ParsedQuestion(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    language: Literal["zh", "en"]
+    #: intents[0], or, when no cue was found (intents == []), a guess from the slots
+    intent: Intent
+    #: every intent whose cues scored, strongest first
+    intents: list[Intent] = Field(default_factory=list)
+    #: the intent model's probability for `intent` (1.0 for a rule: a bare greeting)
+    confidence: float = 0.0
+    models: list[str] = Field(default_factory=list)
+    gpus: list[str] = Field(default_factory=list)
+    unknown_gpus: list[str] = Field(default_factory=list)
+    unknown_models: list[str] = Field(default_factory=list)
+    n_gpus: int | None = None  # total across nodes
+    n_nodes: int | None = None
+    method: Literal["full", "lora", "qlora", "freeze"] | None = None
+    workload: Literal["pretrain", "finetune", "infer", "train"] | None = None
+    precision: Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"] | None = None
+    mixed_precision: bool = False
+    zero_stage: int | None = None
+    offload: bool | Literal["optimizer", "param"] | None = None
+    seq_len: int | None = None
+    context_len: int | None = None
+    micro_batch: int | None = None
+    batch: int | None = None
+    concurrency: int | None = None
+    tokens: float | None = None
+    budget_cny: float | None = None  # set only when the budget is in CNY (no exchange rate here)
+    budget_amount: float | None = None
+    budget_currency: Literal["CNY", "USD"] | None = None
+    price_cny_per_hour: float | None = None  # per GPU-hour, CNY only
+    price_per_hour: float | None = None
+    price_currency: Literal["CNY", "USD"] | None = None
+    purchase_price_cny: float | None = None  # per card, when the user gives one as an input
+    hours: float | None = None  # wall-clock run time the user gives ("跑 1000 小时")
+    gpu_hours: float | None = None  # "5000 卡时", "5000 GPU-hours"
+    hours_per_day: float | None = None
+    months: float | None = None
+    deadline_hours: float | None = None
+    deadline_days: float | None = None
+    china_only: bool = False  # only what can be bought in China (国内能买到, 国产)
+    domestic_only: bool = False  # Chinese-made accelerators only (国产, 信创)
+    grad_checkpointing: bool | None = None
+    currency: Literal["CNY", "USD"] | None = None  # the currency the user asks the answer in
+    follow_up: bool = False
+    injection: bool = False
+    user_figures: list[UserFigure] = Field(default_factory=list)
+    #: slot -> [low, high] where the user gave a range ("8到16卡"); the slot holds the high end
+    ranges: dict[str, list[float]] = Field(default_factory=dict)
+    #: slots whose value the user marked as approximate (约, 左右, about)
+    approximate: list[str] = Field(default_factory=list)
+    #: spans that cannot be right ("0卡", "-5B")
+    invalid: list[str] = Field(default_factory=list)
+    #: slot -> raw spans matched, for debugging
+    mentions: dict[str, list[str]] = Field(default_factory=dict)
+
+
+# --- language and intent ------------------------------------------------------------------------
