@@ -40,7 +40,10 @@ def weights(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> Non
 
 def kv_cache(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
-    r = run("model_memory", _args(s))
+    args = _args(s)
+    if args.get("precision") in ("fp8", "int8", "fp16", "bf16"):  # a precision in a KV question is the cache's
+        args["kv_precision"] = args.pop("precision")
+    r = run("model_memory", args)
     out.add(say("kv_verdict", lang, model=r["model"], per_token=f"{r['kv_cache_bytes_per_token']:,.0f}",
                 ctx=f"{r['context_len']:,}", per_request=gb(r["kv_cache_gb_per_request"]), kv_precision=r["kv_precision"]))
     if r["batch"] > 1:

@@ -27,6 +27,7 @@ CARRIED = ("model", "gpu", "n_gpus", "method", "workload", "precision", "tokens"
            "hours_per_day", "months", "zero_stage", "price_cny_per_hour", "china_only", "domestic_only", "currency")
 #: a message that is only a value ("16k", "4 卡", "H800?"): an edit even without 呢 / what about
 _SHORT = 24
+_CHANGE = re.compile(r"改成|改为|换成|换为|调到|调成|拉到|加到|降到|改用|换用|instead|switch to|change (?:it )?to", re.I)
 _BARE_K = re.compile(r"^\s*(?:那|那么|and|what about|how about)?\s*(\d+(?:\.\d+)?)\s*k\s*(?:呢|的呢|上下文呢|\?|？)?\s*$", re.I)
 
 LABELS = {
@@ -99,8 +100,11 @@ def is_edit(p: ParsedQuestion, previous: dict[str, Any] | None) -> bool:
 
 def keeps_intent(p: ParsedQuestion, previous: dict[str, Any]) -> bool:
     """Whether an edit keeps the previous intent ("换成 H800 呢") or asks something new of the same frame
-    ("那要多久呢" after a fit: time, with the same model and GPUs)."""
+    ("那要多久呢" after a fit: time, with the same model and GPUs). A change said as a change ("改成",
+    "换成", "instead") always keeps it."""
     if p.intent == previous["intent"] or p.intent in ("knowledge", "out_of_scope", "greeting"):
+        return True
+    if _CHANGE.search(p.text) and len(p.text.strip()) <= _SHORT:
         return True
     short = len(p.text.strip()) <= _SHORT
     return p.confidence < (SHORT_NEW_INTENT_CONFIDENCE if short else NEW_INTENT_CONFIDENCE)

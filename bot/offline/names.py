@@ -11,6 +11,8 @@ import functools
 import re
 from typing import Any
 
+from rapidfuzz import fuzz, process
+
 from bot.offline import lexicon as lx
 from bot.offline.lexicon import to_number
 from bot.offline.patterns import C
@@ -26,6 +28,9 @@ _SIZE_ZH = _C(rf"(?<![\d.])({lx.NUM})\s*(万亿|千亿|百亿|亿)\s*(?:个)?\s*
 _VERSION_WORD = _C(r"^(?:v\d.*|r\d.*|\d.*|chat|instruct|base|coder|moe|turbo|pro|max|mini|flash|o|vl|math|hf|it)$")
 _GPU_NUMBER = _C(r"^[a-z]{0,3}\d{2,5}[a-z]{0,4}$")
 _SOFTWARE = _C(lx.SOFTWARE)
+_O_AS_ZERO = re.compile(r"(?<=\d)o|o(?=\d)")
+#: rapidfuzz ratio (0-100) a misspelt name needs to count as a catalog name (the digits must match exactly)
+FUZZY_CUTOFF = 85
 
 
 class _Names:
@@ -51,6 +56,9 @@ class _Names:
             r"\d+x(?=[a-z])|[a-z0-9]+(?:\.[0-9]+)*[a-z0-9]*|"
             + "|".join(re.escape(p) for p in sorted(cjk, key=len, reverse=True))
         )
+        self.by_digits: dict[str, list[str]] = {}
+        for key in self.index:
+            self.by_digits.setdefault(re.sub(r"\D", "", key), []).append(key)
         self._family_rx = re.compile(
             "^(?:" + "|".join(sorted(map(re.escape, self.families), key=len, reverse=True)) + r")(?:[\d.]+[a-z]?)?$"
         )
@@ -60,6 +68,23 @@ class _Names:
         if hit is None and key.endswith("s"):  # "h800s"
             hit = self.index.get(key[:-1])
         return hit
+
+    def fuzzy(self, key: str) -> tuple[str, str] | None:
+        """A typo of a catalog name: letter O for zero ("a1oo", "h8oo"), or a close spelling with the same
+        digits ("lamma-3-8b", "qwen2.5-7b-instrcut"); None when nothing is close enough."""
+        fixed = _O_AS_ZERO.sub("0", key)
+        while fixed != key:
+            key, fixed = fixed, _O_AS_ZERO.sub("0", fixed)
+        if hit := self.lookup(key):
+            return hit
+        digits = re.sub(r"\D", "", key)
+        if len(key) < 5 or not digits:
+            return None
+        candidates = self.by_digits.get(digits)
+        if not candidates:
+            return None
+        match = process.extractOne(key, candidates, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
+        return self.index[match[0]] if match else None
 
     def is_family(self, token: str) -> bool:
         return bool(self._family_rx.match(token))
@@ -128,6 +153,20 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
 
     def joined(j: int) -> bool:
         return j < len(toks) and _GAP.fullmatch(w.t, toks[j - 1][1], toks[j][0]) is not None
+
+    if re.search(r"[a-z]{2}|[a-z]\d|\d[a-z]", tok) and not _NOT_NAME.match(tok):  # a misspelt name, longest span first
+        last = i
+        while last + 1 < min(len(toks), i + 5) and joined(last + 1):
+            last += 1
+        for j in range(last, i - 1, -1):
+            hit = names.fuzzy(_norm(w.t[start : toks[j][1]]))
+            if hit:
+                kind, rid = hit
+                slot = "gpus" if kind == "gpu" else "models"
+                _add(w, slot, rid)
+                w.note(slot, start, toks[j][1])
+                w.mask(start, toks[j][1], GPU_MARK if kind == "gpu" else MODEL_MARK)
+                return j + 1
 
     if names.is_family(tok):  # "gpt-7", "qwen3-235b-a22b", "llama 5 400b"
         j = i + 1

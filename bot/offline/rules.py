@@ -86,9 +86,12 @@ class RulesPlanner:
         elif dialogue.is_edit(p, previous):
             intent = previous["intent"] if dialogue.keeps_intent(p, previous) else p.intent
             user_slots = dialogue.edit(p, previous)
+            if intent == "rent_vs_buy" != previous["intent"] and not p.months:
+                user_slots.pop("months", None)  # a rental's duration is not a rent-or-buy horizon
             changed = dialogue.changes(previous["slots"], user_slots)
             if changed:
                 offered["previous_frame"] = {k: old for k, old, _ in changed if old is not None}
+                offered["edited_frame"] = {k: new for k, _, new in changed}
                 out.add(say("changed_note", lang, items=changed_items(changed, lang)))
         else:
             intent = p.intent
@@ -122,7 +125,7 @@ class RulesPlanner:
             note = defaults_note(defaulted, slots, intent, lang)
             if note:
                 out.add(note)
-                offered["planner_defaults"] = {k: v for k, v in defaulted.items() if not isinstance(v, str)}
+                offered["planner_defaults"] = dict(defaulted)
         self._answer(intent, slots, p, run, out, offered)
         for extra in p.intents[1:]:
             if extra in COVERS.get(intent, ()) or extra == intent:

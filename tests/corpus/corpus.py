@@ -71,6 +71,8 @@ def normalise(slots: dict[str, Any]) -> dict[str, Any]:
     for key, value in slots.items():
         if key in SLOT_KEYS and value not in (None, [], False):
             out[key] = _resolve(key, value)
+    if len(out.get("gpus") or []) < 2:
+        out.pop("gpus", None)  # one card is the `gpu` slot; `gpus` counts when several are named
     return out
 
 
