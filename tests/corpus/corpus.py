@@ -20,6 +20,7 @@ import tools
 from bot.grounding.numbers import UNITS, extract_numbers
 from tools import registry
 from tools.catalog import get_gpu, get_model
+from tools.errors import AdvisorError
 
 CORPUS = Path(__file__).parent / "questions.yaml"
 TOLERANCE = 0.03
@@ -61,7 +62,7 @@ def _resolve(key: str, value: Any) -> Any:
     if key == "model":
         try:
             return get_model(value).id
-        except Exception:  # noqa: BLE001 - a bare size such as "70B" names no catalog model
+        except AdvisorError:  # a bare size such as "70B" names no catalog model
             return str(value).upper()
     return value
 
