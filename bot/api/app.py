@@ -9,6 +9,7 @@
     POST /v1/tools/{name}           each calculator and search_knowledge, with its own schema in /openapi.json
     GET  /v1/models, POST /v1/chat/completions   OpenAI-compatible (bot/api_openai.py)
     GET  /healthz, /readyz, /metrics
+    GET  /widget.js, /widget, /chat, /widget/config, /widget/assets/…   the web chat widget (bot/channels/widget)
 
 Run it with `gpu-advisor serve`, or `uvicorn --factory bot.api.app:create_app`. Keys, rate limit and body
 limit: `bot/api_security.py`; the error shape: `bot/api_errors.py`; logs and metrics: `bot/api_metrics.py`.
@@ -20,6 +21,7 @@ import datetime as dt
 import difflib
 import inspect
 import time
+import uuid
 from collections.abc import Callable
 from contextlib import asynccontextmanager
 from functools import partial
@@ -40,6 +42,8 @@ from bot.api.metrics import Metrics, RequestContext
 from bot.api.security import BodyLimit, KeyRing, RateLimiter, authenticate
 from bot.api.settings import ApiSettings
 from bot.api.sse import SSE_HEADERS, event, stream_limiter, with_keepalive
+from bot.api.widget_auth import WidgetAccess, widget_conversation
+from bot.channels.widget import routes as widget_routes
 from bot.language import detect_language
 from bot.settings import Settings
 from bot.store import UnknownConversation
@@ -159,6 +163,8 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
         app.state.advisor = adv
         app.state.keyring = KeyRing(conf.static_keys, adv.store)
         app.state.limiter = RateLimiter(conf.rate_limit_per_minute)
+        app.state.widget_limiter = RateLimiter(conf.widget_rate_limit_per_minute)
+        app.state.widget_access = WidgetAccess(app.state.keyring, adv.store)
         app.state.stream_limiter = stream_limiter()
         app.state.answer_limiter = answer_limiter(adv)
         app.state.started_at = time.time()
@@ -180,6 +186,7 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     v1.include_router(api_openai.router)
     app.include_router(v1)
     app.include_router(_ops_routes())
+    app.include_router(widget_routes.router())  # /widget.js, /widget, /chat (bot/channels/widget)
 
     # outermost first: request id + metrics + last-resort 500, then CORS, then the body limit
     app.add_middleware(BodyLimit, max_bytes=lambda scope: scope["app"].state.api_settings.max_body_bytes)
@@ -205,7 +212,7 @@ class SettingsCors:
                 self.app, allow_origins=origins, allow_credentials="*" not in origins,
                 allow_methods=["GET", "POST", "OPTIONS"],
                 allow_headers=["Authorization", "Content-Type", "Accept-Language", "X-Request-ID"],
-                expose_headers=["X-Request-ID", "Retry-After"], max_age=600,
+                expose_headers=["X-Request-ID", "Retry-After", "X-Conversation-ID"], max_age=600,
             )
         await self._cors(scope, receive, send)
 
@@ -234,9 +241,11 @@ def _advisor_routes() -> APIRouter:
                          request: Request) -> StreamingResponse:
         """The answer as server-sent events; keep-alive comments while tools run."""
         limiter = request.app.state.stream_limiter
+        # the id is known before the answer starts, so a client that stops the stream can still continue or rate it
+        cid = widget_conversation(request, body.conversation_id) or uuid.uuid4().hex
 
         async def events():
-            items = advisor.stream(body.text, conversation_id=body.conversation_id, lang=body.lang)
+            items = advisor.stream(body.text, conversation_id=cid, lang=body.lang)
             async for item in with_keepalive(items, conf.sse_keepalive_s, limiter):
                 if item is None:
                     yield ": keep-alive\n\n"
@@ -245,7 +254,8 @@ def _advisor_routes() -> APIRouter:
                     metrics.answers.labels(item["trace"]["mode"]).inc()
                 yield event(item, name=item["type"])
 
-        return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={**SSE_HEADERS, "X-Conversation-ID": cid})
 
     @router.get("/conversations/{conversation_id}", response_model=ConversationOut, responses=_NOT_FOUND)
     def conversation(conversation_id: Annotated[str, Path(max_length=64)], advisor: AdvisorDep) -> ConversationOut:
@@ -261,8 +271,9 @@ def _advisor_routes() -> APIRouter:
         return ConversationOut(id=conversation_id, turns=turns, feedback=feedback)
 
     @router.post("/feedback", status_code=201, response_model=FeedbackOut, responses=_NOT_FOUND)
-    def feedback(body: FeedbackIn, advisor: AdvisorDep) -> FeedbackOut:
+    def feedback(body: FeedbackIn, advisor: AdvisorDep, request: Request) -> FeedbackOut:
         """Rate one answer: 1 helpful, -1 not helpful, with an optional comment."""
+        widget_conversation(request, body.conversation_id)  # a widget key rates only its own conversations
         try:
             fid = advisor.store.add_feedback(body.conversation_id, body.turn, body.rating, body.comment)
         except UnknownConversation:

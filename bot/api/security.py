@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.api import keys
 from bot.api.errors import ApiError, error_response, request_lang
+from bot.api.widget_auth import widget_caller
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class KeyRing:
         self.store = store
 
     def required(self) -> bool:
-        return bool(self._static) or keys.any_created(self.store)
+        return bool(self._static) or keys.any_created(self.store) or keys.any_widget_key(self.store)
 
     def check(self, token: str) -> Principal | None:
         digest = keys.hash_key(token)
@@ -104,6 +105,10 @@ def authenticate(request: Request) -> Principal:
     limiter: RateLimiter = request.app.state.limiter
     zh = request_lang(request) == "zh"
     token = _bearer(request)
+    if token and token.startswith(keys.WIDGET_PREFIX):  # a publishable key: widget routes only (widget_auth)
+        principal = widget_caller(request, token)
+        request.scope.setdefault("state", {})["key_id"] = principal.key_id
+        return principal
     principal = ring.check(token) if token else None
     if principal is None:
         if ring.required():
