@@ -25,7 +25,7 @@ def normalize_origin(value: str) -> str:
     if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username or parts.password:
         raise ValueError(f"{value!r} has a path, query or credentials; an origin is only scheme://host[:port]")
     if "*" in parts.hostname:
-        raise ValueError(f"{value!r}: wildcards are not accepted; list each site")
+        raise ValueError(f"{value!r}: wildcards are not accepted in an origin; list each site")
     host = parts.hostname.lower()
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"

@@ -14,7 +14,7 @@ function s(tag, attrs = {}, text) {
 function fmt(value, lang) {
   const n = Number(value);
   if (!Number.isFinite(n)) return "—";
-  const digits = Math.abs(n) >= 100 ? 0 : Math.abs(n) >= 10 ? 1 : 2;
+  const digits = Math.abs(n) >= 100 ? 0 : Math.abs(n) >= 1 ? 1 : 2;
   return n.toLocaleString(lang === "zh" ? "zh-CN" : "en-US", { maximumFractionDigits: digits });
 }
 

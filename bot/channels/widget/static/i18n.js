@@ -1,8 +1,11 @@
 // Interface text in Chinese and English; the answer itself comes in the question's language.
+const DONE_EN = { Work: "Worked", Find: "Found", Shortlist: "Shortlisted", Compar: "Compared", Cost: "Costed",
+  Estimat: "Estimated", Look: "Looked", Search: "Searched", Calculat: "Calculated" };
+
 const TEXT = {
   zh: {
     title: "GPU 选型助手", newChat: "新对话", close: "关闭", input: "输入问题", send: "发送", stop: "停止",
-    placeholder: "例如：70B 全参训练，单卡 A100 够吗？（Enter 发送，Shift+Enter 换行）",
+    placeholder: "问显存、卡数、租还是买…（Shift+Enter 换行）",
     welcome: "问我显存够不够、要几张卡、租还是买。每个数字都来自计算器。",
     examples: ["Qwen2.5-72B 推理要几张 H100？", "70B 全参训练，单卡 A100 够吗？", "8 张 H100 租还是买？用 3 年"],
     you: "你", advisor: "助手", thinking: "正在思考…", stopped: "已停止。", retry: "重试", copy: "复制",
@@ -15,6 +18,7 @@ const TEXT = {
       training_time: "正在估算训练时间…", inference_speed: "正在估算推理速度…", gpu_specs: "正在查规格…",
       search_knowledge: "正在查资料…", other: "正在计算…",
     },
+    doneStep: (label) => label.replace(/^正在/, "已").replace(/…$/, ""),
     chart: {
       memory: "每卡显存构成（GB）与可用显存", usable: "可用", capacity: "容量", total: "合计",
       parts: { weights: "权重", gradients: "梯度", optimizer: "优化器状态", activations: "激活值", logits: "logits",
@@ -26,7 +30,7 @@ const TEXT = {
   },
   en: {
     title: "GPU advisor", newChat: "New conversation", close: "Close", input: "Your question", send: "Send", stop: "Stop",
-    placeholder: "e.g. Will Llama 3 70B LoRA fit on 2 A100s? (Enter sends, Shift+Enter new line)",
+    placeholder: "Ask about memory, GPU count, rent or buy… (Shift+Enter: new line)",
     welcome: "Ask whether a model fits, how many GPUs it needs, rent or buy. Every figure comes from a calculator.",
     examples: ["How many H100 for Qwen2.5-72B inference?", "Llama 3 8B LoRA on one RTX 4090?", "Rent or buy 8 H100 for 3 years?"],
     you: "You", advisor: "Advisor", thinking: "Thinking…", stopped: "Stopped.", retry: "Retry", copy: "Copy",
@@ -41,6 +45,7 @@ const TEXT = {
       inference_speed: "Estimating inference speed…", gpu_specs: "Looking up specs…", search_knowledge: "Searching the notes…",
       other: "Calculating…",
     },
+    doneStep: (label) => label.replace(/…$/, "").replace(/^(\w+)ing\b/, (_, verb) => DONE_EN[verb] || `${verb}ed`),
     chart: {
       memory: "Memory per GPU (GB) against usable memory", usable: "usable", capacity: "capacity", total: "total",
       parts: { weights: "weights", gradients: "gradients", optimizer: "optimizer", activations: "activations",

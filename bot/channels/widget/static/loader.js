@@ -1,4 +1,4 @@
-/* gpu-advisor widget loader: <script src="https://HOST/widget.js" data-key="pk_…" defer></script>
+/* gpu-advisor widget loader: <script src="…/widget.js" data-key="pk_…" defer></script> (served by the API)
    Options: data-lang (zh|en|auto), data-title, data-position (right|left), data-theme (light|dark|auto);
    colours from the host page's CSS custom properties --gpa-accent, --gpa-bg, --gpa-fg, --gpa-launcher. */
 (() => {

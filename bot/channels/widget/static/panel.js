@@ -110,6 +110,16 @@ function fillBot(turn) {
     return;
   }
   const trace = turn.trace;
+  if (turn.tools && turn.tools.length) {
+    // what was worked out, kept after the answer (✓ per tool)
+    const progress = el("ol", "progress");
+    for (const tool of turn.tools) {
+      const li = el("li", "step done", T.doneStep(T.tools[tool] || T.tools.other));
+      li.dataset.tool = tool;
+      progress.append(li);
+    }
+    bot.append(progress);
+  }
   const answer = el("div", "answer md");
   if (trace) answer.append(render(trace.answer, { citations: trace.citations }));
   else if (turn.partial) answer.append(render(turn.partial));
@@ -259,11 +269,16 @@ async function ask(text) {
           const li = el("li", "step", T.tools[data.tool] || T.tools.other);
           li.dataset.call = data.id;
           li.dataset.tool = data.tool;
+          turn.tools = [...(turn.tools || []), data.tool];
           const steps = turn.view.progress;
           if (steps.firstChild && steps.firstChild.textContent === T.thinking) steps.replaceChildren();
           steps.append(li);
         } else if (name === "tool_finished") {
-          turn.view.progress.querySelector(`[data-call="${CSS.escape(String(data.id))}"]`)?.classList.add("done");
+          const li = turn.view.progress.querySelector(`[data-call="${CSS.escape(String(data.id))}"]`);
+          if (li) {
+            li.classList.add("done");
+            li.textContent = T.doneStep(li.textContent);
+          }
         } else if (name === "delta") {
           partial += data.text;
           if (!frame) frame = requestAnimationFrame(paint);
