@@ -324,6 +324,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.fixture(autouse=True)
+def no_slack_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "SLACK_API_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def fake_slack() -> Iterator[FakeSlack]:
     fake = FakeSlack(locales={"U0ZHUSER01": "zh-CN"})
