@@ -14,7 +14,8 @@ Listeners:
     assistant_thread_started           the agent DM's suggested prompts, in the user's locale (users.info)
     follow_up_* buttons                ask that follow-up in the same thread
     feedback buttons (👍/👎)           a rating of that turn in the feedback store
-A repeated event id (Slack's retries, X-Slack-Retry-Num 1-3) is acknowledged and dropped before any listener.
+A repeated event id (Slack's retries, X-Slack-Retry-Num 1-3) is acknowledged like the first and then dropped;
+the message itself (channel + ts) is the delivery core's de-duplication key on top of that.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import logging
 import re
 from typing import Any
 
-from slack_bolt import BoltResponse
 from slack_bolt.adapter.fastapi.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
@@ -92,25 +92,14 @@ class SlackChannel:
     def _register(self) -> None:
         app = self.bolt
 
-        @app.middleware
-        async def drop_repeats(body: dict, request, next) -> BoltResponse | None:
-            """Slack redelivers an event it thinks was not acknowledged (X-Slack-Retry-Num 1, 2, 3); an event
-            id seen before within the TTL is acknowledged and dropped before any listener runs."""
-            if body.get("type") == "event_callback" and body.get("event_id"):
-                key = f"slack:event:{body.get('team_id', '')}:{body['event_id']}"
-                if not await asyncio.to_thread(self.delivery.first_sighting, key):
-                    log.info("slack event %s repeated (retry %d): dropped", body["event_id"],
-                             ev.retry_number(request.headers))
-                    return BoltResponse(status=200, body="", headers={"X-Slack-No-Retry": "1"})
-            await next()
-            return None
-
         # Bolt passes arguments by parameter name, so the lazy listeners are plain functions, not bound methods
-        async def answer_message(body, client):
-            await self._on_message(body, client)
+        async def answer_message(body, client, request):
+            if await self._first_delivery(body, request):
+                await self._on_message(body, client)
 
-        async def suggest_prompts(body, client):
-            await self._on_thread_started(body, client)
+        async def suggest_prompts(body, client, request):
+            if await self._first_delivery(body, request):
+                await self._on_thread_started(body, client)
 
         async def ask_follow_up(body, client):
             await self._on_follow_up(body, client)
@@ -126,6 +115,19 @@ class SlackChannel:
         app.action(FEEDBACK_ACTION)(ack=_ack, lazy=[store_feedback])
 
     # ---- listeners (lazy: after the acknowledgement) ----------------------------------------------
+    async def _first_delivery(self, body: dict, request) -> bool:
+        """Slack redelivers an event it thinks was not acknowledged in time (X-Slack-Retry-Num 1, 2, 3, or a
+        Socket Mode envelope again): an event id seen within the TTL is dropped here. The check runs after
+        the acknowledgement, so the 3-second deadline never waits on the store; a retry gets the same 200."""
+        event_id = body.get("event_id")
+        if not event_id:
+            return True
+        key = f"slack:event:{body.get('team_id', '')}:{event_id}"
+        if await asyncio.to_thread(self.delivery.first_sighting, key):
+            return True
+        log.info("slack event %s repeated (retry %d): dropped", event_id, ev.retry_number(request.headers))
+        return False
+
     async def _on_message(self, body: dict, client: AsyncWebClient) -> None:
         question = ev.question_from(body, ev.bot_user_of(body))
         if question is None:
