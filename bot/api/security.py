@@ -106,7 +106,8 @@ def authenticate(request: Request) -> Principal:
     zh = request_lang(request) == "zh"
     token = _bearer(request)
     if token and token.startswith(keys.WIDGET_PREFIX):  # a publishable key: widget routes only (widget_auth)
-        principal = widget_caller(request, token)
+        ident, info = widget_caller(request, token, _client_ident(request))
+        principal = Principal(ident=ident, key_id=info.id, key_name=info.name)
         request.scope.setdefault("state", {})["key_id"] = principal.key_id
         return principal
     principal = ring.check(token) if token else None

@@ -44,10 +44,9 @@ def _msg(request: Request, zh: str, en: str) -> str:
     return zh if request_lang(request) == "zh" else en
 
 
-def widget_caller(request: Request, token: str):
-    """The principal for a `pk_…` bearer token on a /v1 route, or an ApiError (401/403/429)."""
-    from bot.api.security import Principal, _client_ident
-
+def widget_caller(request: Request, token: str, client: str) -> tuple[str, keys.WidgetKeyInfo]:
+    """(rate-limit identity, key) for a `pk_…` bearer token on a /v1 route from the client address
+    `client`, or an ApiError (401/403/429)."""
     info = keys.verify_widget(request.app.state.advisor.store, token)
     if info is None:
         raise ApiError(401, _msg(request, "组件密钥（pk_…）无效或已吊销。",
@@ -62,7 +61,7 @@ def widget_caller(request: Request, token: str):
         raise ApiError(403, _msg(request, f"此组件密钥不允许来自 {origin or '（无来源）'} 的页面使用。",
                                  f"This widget key is not allowed on pages from {origin or '(no origin)'}."),
                        code="origin_not_allowed")
-    ident = f"widget:{info.id}:{_client_ident(request)}"
+    ident = f"widget:{info.id}:{client}"
     wait = request.app.state.widget_limiter.take(ident)
     if wait > 0:
         seconds = max(1, math.ceil(wait))
@@ -70,7 +69,7 @@ def widget_caller(request: Request, token: str):
                                  f"Too many requests; try again in {seconds} s."),
                        headers={"Retry-After": str(seconds)})
     request.state.widget_key_id = info.id
-    return Principal(ident=ident, key_id=info.id, key_name=info.name)
+    return ident, info
 
 
 def widget_conversation(request: Request, conversation_id: str | None) -> str | None:
