@@ -11,12 +11,15 @@ clients show the message. A stack trace never reaches a client.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tools.errors import AdvisorError, UnknownGpu, UnknownModel, UnknownName
@@ -25,10 +28,22 @@ log = logging.getLogger("gpu_advisor.api")
 
 _TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
           404: "not_found_error", 405: "invalid_request_error", 413: "invalid_request_error",
-          422: "invalid_request_error", 429: "rate_limit_error", 500: "server_error", 503: "server_error"}
+          422: "invalid_request_error", 429: "rate_limit_error", 500: "server_error", 503: "server_error",
+          504: "server_error"}
 _CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
           413: "body_too_large", 415: "unsupported_media_type", 422: "invalid_input", 429: "rate_limited",
-          500: "internal", 503: "unavailable"}
+          500: "internal", 503: "unavailable", 504: "timeout"}
+#: seconds a client is asked to wait when the store does not answer
+STORE_RETRY_AFTER_S = 5
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def no_control_characters(value: str) -> str:
+    """A pydantic validator: text must not hold control characters (NUL, escape, …) other than tab
+    and line breaks; PostgreSQL cannot even store NUL."""
+    if _CONTROL.search(value):
+        raise ValueError("control characters such as NUL are not allowed in text")
+    return value
 
 
 class ErrorDetail(BaseModel):
@@ -124,6 +139,17 @@ def install(app: FastAPI) -> None:
         errors = err.errors()
         field, message = _validation_message(errors[0] if errors else {}, request_lang(request))
         return error_response(422, message, code="invalid_input", field=field, request_id=_request_id(request))
+
+    async def _store_down(request: Request, err: Exception) -> JSONResponse:
+        log.warning("store unavailable: %s", type(err).__name__)
+        zh = request_lang(request) == "zh"
+        msg = ("服务暂时不可用（数据库无响应），请稍后重试。" if zh
+               else "The service is briefly unavailable (the database does not answer); try again shortly.")
+        return error_response(503, msg, code="store_unavailable", request_id=_request_id(request),
+                              headers={"Retry-After": str(STORE_RETRY_AFTER_S)})
+
+    for kind in (OperationalError, InterfaceError, PoolTimeout):  # not reachable, not a bug: 503, retry later
+        app.add_exception_handler(kind, _store_down)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, err: StarletteHTTPException) -> JSONResponse:

@@ -9,6 +9,9 @@
     GPU_ADVISOR_CORS_ORIGINS     comma-separated origins allowed to call the API from a browser
                                  (default: none; `*` allows every origin, without credentials)
     GPU_ADVISOR_SSE_KEEPALIVE_S  seconds between keep-alive comments on a quiet stream (default 10)
+    GPU_ADVISOR_AUTH_FAILURES    failed authentications per minute per client address before 429
+                                 (default 20; 0 = no limit)
+    GPU_ADVISOR_ANSWER_DEADLINE_S  longest an answer may take before the caller gets 504 (default 120)
 """
 
 from __future__ import annotations
@@ -39,6 +42,13 @@ class ApiSettings(BaseSettings):
     cors_origins: str = Field("", validation_alias=AliasChoices("GPU_ADVISOR_CORS_ORIGINS", "cors_origins"))
     sse_keepalive_s: float = Field(
         10.0, gt=0, le=300, validation_alias=AliasChoices("GPU_ADVISOR_SSE_KEEPALIVE_S", "sse_keepalive_s")
+    )
+
+    auth_failures_per_minute: int = Field(
+        20, ge=0, le=100_000, validation_alias=AliasChoices("GPU_ADVISOR_AUTH_FAILURES", "auth_failures_per_minute")
+    )
+    answer_deadline_s: float = Field(
+        120.0, gt=0, le=3600, validation_alias=AliasChoices("GPU_ADVISOR_ANSWER_DEADLINE_S", "answer_deadline_s")
     )
 
     @field_validator("api_keys")
