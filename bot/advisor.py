@@ -52,6 +52,14 @@ class Advisor:
     toolbox: Toolbox
     offline: Planner
     llm: Planner | None = None
+    #: how many answers plan at once in this process. Offline planning is pure CPU under one GIL: one
+    #: at a time keeps the event loop of a server (and its health checks) responsive and answers
+    #: first-come first-served; an LLM answer mostly waits on the network, so many may run together.
+    gate: threading.Semaphore | None = None
+
+    def __post_init__(self) -> None:
+        if self.gate is None:
+            self.gate = threading.Semaphore(1 if self.llm is None else 32)
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Advisor:
@@ -88,7 +96,8 @@ class Advisor:
         cid = conversation_id or uuid.uuid4().hex
         idx = self.store.start_turn(cid, text, channel=channel, owner=owner)
         try:
-            trace, state = self._answer(text, cid, lang, emit, fresh=idx == 0)
+            with self.gate:  # type: ignore[union-attr]
+                trace, state = self._answer(text, cid, lang, emit, fresh=idx == 0)
         except Exception as err:
             self.store.fail_turn(cid, idx, f"{type(err).__name__}: {err}")
             raise

@@ -30,17 +30,18 @@ import anyio
 import anyio.to_thread
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.advisor import MAX_QUESTION_CHARS, Advisor
 from bot.api import errors as api_errors
 from bot.api import openai_compat as api_openai
-from bot.api.errors import ApiError, ErrorBody, advisor_error, no_control_characters
+from bot.api.errors import NO_CONTROL_PATTERN, TEXT_PATTERN, ApiError, ErrorBody, advisor_error
 from bot.api.metrics import Metrics, RequestContext
 from bot.api.running import run_answer
 from bot.api.security import AuthGate, BodyLimit, Caller, FailureCounter, KeyRing, RateLimiter, authenticate
+from bot.api.server import BodyTimeout
 from bot.api.settings import ApiSettings
 from bot.api.sse import SSE_HEADERS, event, stream_limiter, with_keepalive
 from bot.language import detect_language
@@ -58,9 +59,9 @@ from tools.schemas.specs import GpuSpecsOutput
 log = logging.getLogger("gpu_advisor.api")
 
 ConversationId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:-]{1,64}$")]
-Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS),
-                     AfterValidator(no_control_characters)]
-Comment = Annotated[str, StringConstraints(max_length=2000), AfterValidator(no_control_characters)]
+Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS,
+                                            pattern=TEXT_PATTERN)]
+Comment = Annotated[str, StringConstraints(max_length=2000, pattern=NO_CONTROL_PATTERN)]
 #: a conversation id in a path: printable, no control characters (NUL cannot even be looked up in PostgreSQL)
 PathId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f/]+$")]
 PAGE_MAX = 200
@@ -159,10 +160,9 @@ _NOT_FOUND = {404: {"model": ErrorBody, "description": "unknown name, with the c
 # ---- the app ----------------------------------------------------------------------------------------
 
 def answer_limiter(advisor: Advisor) -> anyio.CapacityLimiter:
-    """How many answers run at once. Offline answers are pure CPU under one GIL: one at a time keeps
-    them first-come first-served instead of time-slicing eight and stretching every latency. An LLM
-    advisor mostly waits on the network, so many may run together."""
-    return anyio.CapacityLimiter(1 if advisor.llm is None else 32)
+    """How many answers may wait in worker threads at once. The advisor's own gate decides how many
+    plan at the same time (one offline: pure CPU under one GIL); this bounds the waiting room."""
+    return anyio.CapacityLimiter(64)
 
 
 def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
@@ -210,6 +210,7 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     # body is read), then the body limit
     app.add_middleware(BodyLimit, max_bytes=lambda scope: scope["app"].state.api_settings.max_body_bytes)
     app.add_middleware(AuthGate)
+    app.add_middleware(BodyTimeout)
     app.add_middleware(SettingsCors)
     app.add_middleware(RequestContext, metrics=app.state.metrics)
     return app

@@ -36,14 +36,11 @@ _CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_f
 #: seconds a client is asked to wait when the store does not answer
 STORE_RETRY_AFTER_S = 5
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def no_control_characters(value: str) -> str:
-    """A pydantic validator: text must not hold control characters (NUL, escape, …) other than tab
-    and line breaks; PostgreSQL cannot even store NUL."""
-    if _CONTROL.search(value):
-        raise ValueError("control characters such as NUL are not allowed in text")
-    return value
+#: the same rule as a JSON-schema pattern, so /openapi.json says what text is accepted
+NO_CONTROL_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
+_WHITESPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"  # str.isspace()
+#: text with at least one visible character and no control characters (a question, a message)
+TEXT_PATTERN = rf"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*[^\x00-\x08\x0e-\x1f\x7f{_WHITESPACE}][^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
 
 
 class ErrorDetail(BaseModel):
@@ -117,6 +114,10 @@ def _validation_message(first: dict[str, Any], lang: str) -> tuple[str, str]:
         return field, (f"缺少字段“{field}”。" if lang == "zh" else f"Missing field {field!r}.")
     if first.get("type") == "extra_forbidden":
         return field, (f"未知的字段“{field}”。" if lang == "zh" else f"Unknown field {field!r}.")
+    if first.get("type") == "string_pattern_mismatch" and (first.get("ctx") or {}).get("pattern") in (
+            NO_CONTROL_PATTERN, TEXT_PATTERN):
+        return field, (f"字段“{field}”为空或含有不允许的控制字符（如 NUL）。" if lang == "zh"
+                       else f"Invalid {field}: empty, or control characters such as NUL, which text may not hold.")
     if first.get("type") == "json_invalid":
         return "body", ("请求体不是有效的 JSON。" if lang == "zh" else "The request body is not valid JSON.")
     return field, (f"字段“{field}”的值无效：{msg}。" if lang == "zh" else f"Invalid {field}: {msg}.")

@@ -12,6 +12,10 @@
     GPU_ADVISOR_AUTH_FAILURES    failed authentications per minute per client address before 429
                                  (default 20; 0 = no limit)
     GPU_ADVISOR_ANSWER_DEADLINE_S  longest an answer may take before the caller gets 504 (default 120)
+    GPU_ADVISOR_KEEPALIVE_S      an idle keep-alive connection is closed after this (default 5)
+    GPU_ADVISOR_HEADER_TIMEOUT_S a request head must arrive within this of connecting (default 10)
+    GPU_ADVISOR_BODY_TIMEOUT_S   a request body must arrive within this of its first byte, else 408 (default 30)
+    GPU_ADVISOR_MAX_CONNECTIONS  open connections per worker; more are refused (default 1000)
 """
 
 from __future__ import annotations
@@ -50,6 +54,15 @@ class ApiSettings(BaseSettings):
     answer_deadline_s: float = Field(
         120.0, gt=0, le=3600, validation_alias=AliasChoices("GPU_ADVISOR_ANSWER_DEADLINE_S", "answer_deadline_s")
     )
+
+    keepalive_s: float = Field(5.0, gt=0, le=600,
+                               validation_alias=AliasChoices("GPU_ADVISOR_KEEPALIVE_S", "keepalive_s"))
+    header_timeout_s: float = Field(
+        10.0, gt=0, le=600, validation_alias=AliasChoices("GPU_ADVISOR_HEADER_TIMEOUT_S", "header_timeout_s"))
+    body_timeout_s: float = Field(
+        30.0, gt=0, le=3600, validation_alias=AliasChoices("GPU_ADVISOR_BODY_TIMEOUT_S", "body_timeout_s"))
+    max_connections: int = Field(
+        1000, ge=1, le=1_000_000, validation_alias=AliasChoices("GPU_ADVISOR_MAX_CONNECTIONS", "max_connections"))
 
     @field_validator("api_keys")
     @classmethod

@@ -28,11 +28,22 @@ def _check_number(value: Any, field: str) -> None:
                            f"字段“{field}”的值无效：数值必须是有限的，且不超过 {MAX_INPUT_MAGNITUDE:.0e}。", field=field)
 
 
+def _bound_numbers(schema: dict[str, Any]) -> None:
+    """Say the magnitude limit in the JSON schema of every number field that has no tighter one."""
+    for prop in schema.get("properties", {}).values():
+        for sub in [prop, *prop.get("anyOf", [])]:
+            if sub.get("type") in ("number", "integer"):
+                if "maximum" not in sub and "exclusiveMaximum" not in sub:
+                    sub["maximum"] = MAX_INPUT_MAGNITUDE
+                if "minimum" not in sub and "exclusiveMinimum" not in sub:
+                    sub["minimum"] = -MAX_INPUT_MAGNITUDE
+
+
 class ToolInput(BaseModel):
     """A calculator input: unknown fields are errors, so a typo never passes silently. Numbers must be
     finite (no Infinity or NaN) and at most `MAX_INPUT_MAGNITUDE`, whatever the field."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, json_schema_extra=_bound_numbers)
 
     @model_validator(mode="before")
     @classmethod
