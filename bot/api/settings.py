@@ -16,6 +16,9 @@
     GPU_ADVISOR_HEADER_TIMEOUT_S a request head must arrive within this of connecting (default 10)
     GPU_ADVISOR_BODY_TIMEOUT_S   a request body must arrive within this of its first byte, else 408 (default 30)
     GPU_ADVISOR_MAX_CONNECTIONS  open connections per worker; more are refused (default 1000)
+    GPU_ADVISOR_MCP_HOSTS        comma-separated Host values the MCP endpoint (/mcp) accepts, `host:*` for
+                                 any port (default: loopback only); the MCP SDK's DNS-rebinding protection
+    GPU_ADVISOR_MCP_ORIGINS      comma-separated browser Origins /mcp accepts (default: loopback only)
 """
 
 from __future__ import annotations
@@ -64,6 +67,14 @@ class ApiSettings(BaseSettings):
     max_connections: int = Field(
         1000, ge=1, le=1_000_000, validation_alias=AliasChoices("GPU_ADVISOR_MAX_CONNECTIONS", "max_connections"))
 
+    mcp_hosts: str = Field(
+        "127.0.0.1:*,localhost:*,[::1]:*", validation_alias=AliasChoices("GPU_ADVISOR_MCP_HOSTS", "mcp_hosts")
+    )
+    mcp_origins: str = Field(
+        "http://127.0.0.1:*,http://localhost:*,http://[::1]:*",
+        validation_alias=AliasChoices("GPU_ADVISOR_MCP_ORIGINS", "mcp_origins"),
+    )
+
     @field_validator("api_keys")
     @classmethod
     def _no_placeholders(cls, value: str) -> str:
@@ -82,3 +93,11 @@ class ApiSettings(BaseSettings):
     @property
     def origins(self) -> list[str]:
         return _split(self.cors_origins)
+
+    @property
+    def mcp_allowed_hosts(self) -> list[str]:
+        return _split(self.mcp_hosts)
+
+    @property
+    def mcp_allowed_origins(self) -> list[str]:
+        return _split(self.mcp_origins)
