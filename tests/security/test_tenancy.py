@@ -11,6 +11,7 @@ import time
 
 import httpx
 import pytest
+
 from bot.api import keys
 
 Q = "70B 全参训练，单卡 A100 够吗？"
@@ -108,7 +109,7 @@ def test_a_bad_key_is_refused_before_the_body_is_read(serve, three_keys):
 
 
 def test_failed_authentications_are_limited_per_address(serve, three_keys):
-    alice, _, _ = three_keys
+    _alice, _, _ = three_keys
     with httpx.Client(base_url=serve(auth_failures_per_minute=5), timeout=30) as http:
         codes = [http.get("/v1/models", headers=auth(f"gpa_guess-{i:04d}-0123456789abcdef")).status_code
                  for i in range(8)]
