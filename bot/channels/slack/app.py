@@ -242,8 +242,10 @@ class _Sink:
         self._run(self.reply.fail(text))
 
     def _turn(self, answer: Answer) -> int | None:
-        """The index of the turn just answered (what the feedback buttons rate)."""
+        """The index of the turn just answered (what the feedback buttons rate): the latest answered turn
+        whose answer starts with this verdict, so a second question racing in the same thread is not mixed up."""
         if not answer.conversation_id:
             return None
-        answered = [t.idx for t in self.advisor.store.turns(answer.conversation_id) if t.status == "answered"]
-        return answered[-1] if answered else None
+        answered = [t for t in self.advisor.store.turns(answer.conversation_id) if t.status == "answered"]
+        mine = [t.idx for t in answered if answer.verdict and (t.answer or "").lstrip().startswith(answer.verdict)]
+        return (mine or [t.idx for t in answered] or [None])[-1]
