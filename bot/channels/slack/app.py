@@ -57,9 +57,11 @@ class SlackChannel:
         self.delivery = delivery
         self._token = settings.bot_token.get_secret_value()
         self._locales: dict[str, str] = {}
+        bolt_log = logging.getLogger("gpu_advisor.channels.slack.bolt")
+        bolt_log.addFilter(_not_the_token_notice)
         self.bolt = AsyncApp(
             name="gpu-advisor",
-            logger=logging.getLogger("gpu_advisor.channels.slack.bolt"),
+            logger=bolt_log,
             signing_secret=settings.signing_secret.get_secret_value() if settings.signing_secret else None,
             request_verification_enabled=settings.signing_secret is not None,
             client=AsyncWebClient(base_url=settings.api_url, timeout=15),
@@ -205,6 +207,12 @@ class SlackChannel:
                 locale = ""
             self._locales[user] = "zh" if locale.lower().startswith("zh") else "en"
         return self._locales[user]
+
+
+def _not_the_token_notice(record: logging.LogRecord) -> bool:
+    """Bolt reads SLACK_BOT_TOKEN from the environment itself and warns that it goes unused next to our client;
+    the token is used (by `authorize`), so that warning would only mislead an operator."""
+    return "`token` will be unused" not in record.getMessage()
 
 
 async def _ack(ack) -> None:
