@@ -122,9 +122,7 @@ def identify(request: Request) -> Principal:
     token = _bearer(request)
     if token and token.startswith(keys.WIDGET_PREFIX):  # a publishable key: widget routes only (widget_auth)
         ident, info = widget_caller(request, token, _client_ident(request))
-        principal = Principal(ident=ident, key_id=info.id, key_name=info.name)
-        request.scope.setdefault("state", {})["key_id"] = principal.key_id
-        return principal
+        return Principal(ident=ident, key_id=info.id, key_name=info.name)
     principal = ring.check(token) if token else None
     if principal is None:
         if ring.required():
