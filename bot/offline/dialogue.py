@@ -92,6 +92,8 @@ def is_edit(p: ParsedQuestion, previous: dict[str, Any] | None) -> bool:
         return True
     if p.follow_up and len(p.text.strip()) <= _SHORT and mine and p.confidence < SHORT_NEW_INTENT_CONFIDENCE:
         return True
+    if _CHANGE.search(p.text) and len(p.text.strip()) <= _SHORT and mine:
+        return True  # "并发改成 200 呢", "换成 H800"
     if p.models and p.gpus:
         return False  # a question that names its own model and GPU starts afresh
     short = len(p.text.strip()) <= _SHORT and bool(mine)

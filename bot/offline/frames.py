@@ -56,7 +56,7 @@ FRAMES: dict[str, Frame] = {f.intent: f for f in (
     _f("min_gpus", ("fit_training", "fit_inference"), "compose_train:min_gpus", ("model",), gpu=DEFAULT_GPU),
     _f("time", ("training_time", "fit_training", "run_cost"), "compose_train:time", ("model",), gpu=DEFAULT_GPU,
        n_gpus=8, tokens=1_000_000_000),
-    _f("precision_speedup", ("training_time",), "compose_train:precision_speedup", (), model="7B", gpu=FP8_GPU,
+    _f("precision_speedup", ("precision_speedup",), "compose_train:precision_speedup", (), model="7B", gpu=FP8_GPU,
        n_gpus=8, tokens=1_000_000_000),
     _f("speed", ("fit_inference", "inference_speed"), "compose_serving:speed", ("model",), gpu=DEFAULT_GPU),
     _f("serving_capacity", ("fit_inference", "inference_speed"), "compose_serving:capacity", ("model",),

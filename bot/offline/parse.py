@@ -108,12 +108,15 @@ def _intents(w: Work) -> tuple[str, list[str], float]:
     abstract, flags = _abstract(w), _flags(w)
     ranked = clf.predict(_collapse(abstract), flags)
     intent, confidence = ranked[0]
+    flags = [f for f in flags if not f.startswith(("workload", "china_only", "domestic_only"))]
     if confidence < CONFIDENCE:
-        named = w.slots["gpus"] or w.slots["models"] or w.slots["unknown_gpus"] or w.slots["unknown_models"]
-        domain = len(_DOMAIN.findall(s))
-        if intent in ("out_of_scope", "greeting") or not (named or domain >= 2):
+        # unsure: slots the parser found (a model, a GPU, a method…) back the model's best guess; a domain word
+        # alone makes it a knowledge question; nothing of the domain, or a best guess of "out of scope", is that
+        if intent in ("out_of_scope", "greeting"):
             return "out_of_scope", [], confidence
-        return ("knowledge" if intent != "knowledge" else intent), [], confidence
+        if flags:
+            return intent, [intent], confidence
+        return ("knowledge" if _DOMAIN.search(s) else "out_of_scope"), [], confidence
     if intent in ("out_of_scope", "greeting"):
         return intent, [], confidence
     found = [intent]

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from bot.offline.question import ParsedQuestion
 
 _REPLACE = re.compile(r"替代|代替|取代|平替|替换|replace|substitute|instead of", re.I)
+_BUY = re.compile(r"买|采购|购置|自建|搭|buy|purchase|build|hardware|硬件", re.I)
 _CLAIM = re.compile(r"只要|只需|才要?|就要|costs? only|is only|price is|价格是|卖|告诉我", re.I)
 
 
@@ -20,9 +21,12 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
     if intent in ("fit", "min_gpus", "specs", "knowledge") and len(p.gpus) + len(p.unknown_gpus) >= 2 \
             and _REPLACE.search(p.text):
         return "compare"  # "910B 能替代 A100 做 7B 的 LoRA 吗": the comparison runs the fit on each card
-    if p.gpus and not p.models and (p.budget_cny or p.purchase_price_cny) and _CLAIM.search(p.text) \
-            and intent not in ("build_budget", "rent_vs_buy", "recommend"):
-        return "price"  # "H100 只要 1000 元": a price stated as fact, checked against the catalog
+    stated = any(f.unit == "CNY" and f.kind == "price" for f in p.user_figures)
+    if p.gpus and not p.models and intent not in ("build_budget", "rent_vs_buy", "recommend", "cost") and (
+            stated or ((p.budget_cny or p.purchase_price_cny) and _CLAIM.search(p.text))):
+        return "price"  # "H100 只要 1000 元", "确认一下 H100 是不是 1000 元一张": checked against the catalog
+    if intent == "build_budget" and slots.get("model") and not _BUY.search(p.text):
+        return "recommend"  # "预算 30 万，一周内微调完 14B，上什么卡": a budget for the job, not for hardware
     if intent in ("recommend", "build_budget") and (slots.get("workload") == "infer" or p.concurrency) \
             and slots.get("model"):
         return "recommend_serving"

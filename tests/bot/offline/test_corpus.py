@@ -56,8 +56,9 @@ def test_the_held_out_fifth_is_never_trained_on():
     data = yaml.safe_load(DATA.read_text(encoding="utf-8"))
     trained = {q for qs in data["examples"].values() for q in qs} | {r["q"] for r in data["corpus_train"]}
     held = {t["q"] for r in ROWS if corpus.held_out(r["id"]) for t in corpus.turns(r)}
-    assert not held & trained
     train = {t["q"] for r in ROWS if not corpus.held_out(r["id"]) for t in corpus.turns(r)}
+    # a short follow-up ("H800 呢") can be asked word for word in a training dialogue too: that copy is trained on
+    assert not (held - train) & trained
     assert train <= trained, "run bench/understanding.py --export after editing the corpus"
 
 

@@ -98,7 +98,7 @@ def test_a_hardware_budget_is_priced_as_a_purchase(advisor):
 
 
 def test_max_concurrency_is_answered_with_capacity_not_single_stream_speed(advisor):
-    (t,) = ask(advisor, "2 张 H100 部署 Llama-3.1-70B 32k 上下文最多能支持多少并发")
+    (t,) = ask(advisor, "4 张 H100 部署 Llama-3.1-70B 32k 上下文最多能支持多少并发")
     first = calls(t, "fit_inference")[0]
     assert first.input["context_len"] == 32768 and "并发" in t.answer
 
