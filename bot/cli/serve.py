@@ -43,8 +43,8 @@ def register(app: typer.Typer) -> None:
             if settings.store_url.startswith("sqlite"):
                 err_console.print(
                     "[yellow]warning:[/] the workers share one SQLite file (WAL): fine on one machine; use "
-                    "DATABASE_URL=postgresql://… when workers run on several machines. The rate limit is counted "
-                    "per worker."
+                    "DATABASE_URL=postgresql://… when workers run on several machines."
+                    + ("" if settings.redis_url else " Without REDIS_URL the rate limit is counted per worker.")
                 )
         if host not in ("127.0.0.1", "localhost", "::1") and not api.static_keys:
             err_console.print(f"[yellow]warning:[/] binding {host} — create a key (`gpu-advisor keys create NAME`) "
