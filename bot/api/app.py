@@ -30,6 +30,7 @@ from fastapi import APIRouter, Depends, FastAPI, Path, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from starlette.middleware.cors import CORSMiddleware
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.advisor import MAX_QUESTION_CHARS, Advisor
@@ -37,6 +38,8 @@ from bot.api import errors as api_errors
 from bot.api import openai_compat as api_openai
 from bot.api.cluster import Cluster
 from bot.api.errors import ApiError, ErrorBody, advisor_error
+from bot.api.mcp_http import PATH as MCP_PATH
+from bot.api.mcp_http import McpHttp
 from bot.api.metrics import Metrics, RequestContext
 from bot.api.security import BodyLimit, KeyRing, authenticate
 from bot.api.settings import ApiSettings
@@ -174,7 +177,8 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
         app.state.answer_limiter = answer_limiter(adv)
         app.state.started_at = time.time()
         try:
-            yield
+            async with mcp_endpoint.running(lambda: app.state.advisor.toolbox, conf):
+                yield
         finally:
             await cluster.stop()
             if advisor is None:
@@ -192,6 +196,9 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     v1.include_router(api_openai.router)
     app.include_router(v1)
     app.include_router(_ops_routes())
+    mcp_endpoint = McpHttp()
+    app.router.routes.append(Route(MCP_PATH, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"],
+                                   include_in_schema=False))
 
     # outermost first: request id + metrics + last-resort 500, then CORS, then the body limit
     app.add_middleware(BodyLimit, max_bytes=lambda scope: scope["app"].state.api_settings.max_body_bytes)
