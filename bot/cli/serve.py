@@ -52,7 +52,17 @@ def register(app: typer.Typer) -> None:
         config = _logging(log_level)
         logging.config.dictConfig(config)
         uvicorn.run("bot.api.app:create_app", factory=True, host=host, port=port, workers=workers,
-                    log_config=config, access_log=False, proxy_headers=False, timeout_graceful_shutdown=10)
+                    log_config=config, access_log=False, proxy_headers=False, timeout_graceful_shutdown=10,
+                    **_worker_patience(uvicorn))
+
+
+def _worker_patience(uvicorn) -> dict:
+    """A worker process needs seconds to import and load the index before it can answer the supervisor's
+    ping; uvicorn's 5 s default kills and restarts it forever on a busy machine."""
+    import inspect
+
+    known = inspect.signature(uvicorn.Config).parameters
+    return {"timeout_worker_healthcheck": 120} if "timeout_worker_healthcheck" in known else {}
 
 
 def _logging(level: str) -> dict:
