@@ -194,27 +194,31 @@ def test_every_worker_reports_its_dependencies(topology):
 
 
 def test_the_rate_limit_holds_across_workers(topology):
-    """RATE + 1 requests with one key, alternating workers: the last is refused whichever worker takes it.
-    Counted per process, each worker would have seen only about half and let every one through."""
+    """One key, requests alternating between workers: request RATE + 1 is refused, whichever worker takes it
+    (plus whatever tokens came back while the burst ran on a slow machine). Counted per process, each
+    worker would see only half and let 2 x RATE through."""
     statuses: list[tuple[str, int]] = []
+    retry_after = 0
     started = time.monotonic()
     with topology.client(RATE_KEY) as http:
-        for i in range(RATE + 1):
+        for i in range(2 * RATE):
             base = (topology.a, topology.b)[i % 2]
-            resp = http.get(base + "/v1/models")
+            resp = http.get(base + "/v1/models", headers={"Accept-Language": "en"})
             statuses.append((base, resp.status_code))
+            if resp.status_code == 429:
+                retry_after = int(resp.headers["Retry-After"])
+                assert resp.json()["error"]["message"].startswith("Too many requests")
+                break
         elapsed = time.monotonic() - started
-        refilled = int(elapsed * RATE / 60)  # tokens that came back while the burst ran (0 unless it took >= 3 s)
+        refilled = int(elapsed * RATE / 60)  # tokens that came back meanwhile (0 unless the burst took >= 3 s)
         ok = [s for s in statuses if s[1] == 200]
-        assert RATE <= len(ok) <= RATE + refilled
-        assert {base for base, _ in ok} == {topology.a, topology.b}  # both workers served the same budget
+        assert statuses[-1][1] == 429 and RATE <= len(ok) <= RATE + refilled
+        assert {base for base, _ in ok} == {topology.a, topology.b}  # both workers drew on one budget
         if refilled == 0:
-            assert statuses[-1] == (topology.a, 429)
-        for base in (topology.b, topology.a):  # and now both refuse, whichever answers
-            refused = http.get(base + "/v1/models", headers={"Accept-Language": "en"})
-            assert refused.status_code == 429, refused.text
-            assert int(refused.headers["Retry-After"]) >= 1
-            assert refused.json()["error"]["message"].startswith("Too many requests")
+            assert statuses[-1] == (topology.a, 429)  # request RATE + 1
+        if retry_after >= 2:  # the next token is more than a second away: the other worker refuses too
+            other = topology.a if statuses[-1][0] == topology.b else topology.b
+            assert http.get(other + "/v1/models").status_code == 429
 
 
 def test_a_conversation_continues_on_another_worker(topology):
