@@ -146,6 +146,12 @@ class Cluster:
         listener.start()
         return cls(limiter, redis_config, client, listener)
 
+    def limiter_for(self, name: str, rate_per_minute: int) -> Limiter:
+        """Another budget (e.g. the widget's publishable keys), shared the same way as `limiter`."""
+        if self.redis_client is None or self.redis_config is None:
+            return RateLimiter(rate_per_minute)
+        return RedisRateLimiter(self.redis_client, self.redis_config.key(name, ""), rate_per_minute)
+
     async def stop(self) -> None:
         if self.listener is not None:
             await self.listener.stop()
