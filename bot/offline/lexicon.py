@@ -26,6 +26,8 @@ NUM = r"(?:(?<![\d.])\d+(?:\.\d+)?(?:\s?(?:万亿|千亿|百亿|亿|万|千))?|(
 #: a number or a range "8到16", "30-50万", "3~5"
 NUM_RANGE = rf"(?:{NUM}(?:\s*(?:到|至|~|-|–|—)\s*{NUM})?)"
 EN_NUM = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen|thirty-two|a single|single|dual)"
+#: the verbs of a follow-up edit ("并发改成 200", "seq 调到 16k", "context to 32k")
+CHANGE_TO = r"(?:改成|改为|换成|换为|调到|调成|拉到|加到|增加到|降到|提到|变成|to)"
 APPROX_BEFORE = r"(?:约|大约|大概|差不多|估计|预计|around|about|roughly|approx\.?|approximately|~)\s*$"
 APPROX_AFTER = r"^\s*(?:左右|上下|出头|ish)"
 

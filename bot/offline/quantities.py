@@ -49,7 +49,7 @@ _MONTHS = (
 
 _K = r"(\d+(?:\.\d+)?\s*k?)(?![a-z\d])(?!\s*(?:个|路|人|用户|张|卡|台|并发|users?|concurrent|requests?|gpus?))"
 _SEQ = (
-    _C(rf"(?:seq(?:uence)?[_\s-]*(?:len(?:gth)?)?|序列长度|序列长|max[_\s-]*(?:seq|model)?[_\s-]*len(?:gth)?|cutoff[_\s-]*len|上下文(?:长度|窗口)?|context(?:[_\s-]*(?:length|len|window))?|ctx|长度)\s*(?:=|:|是|为|of|设为|设置为|开到|要|改成|改为|换成|调到|调成|拉到|to)?\s*(?:约|大概)?\s*{_K}"),
+    _C(rf"(?:seq(?:uence)?[_\s-]*(?:len(?:gth)?)?|序列长度|序列长|max[_\s-]*(?:seq|model)?[_\s-]*len(?:gth)?|cutoff[_\s-]*len|上下文(?:长度|窗口)?|context(?:[_\s-]*(?:length|len|window))?|ctx|长度)\s*(?:=|:|是|为|of|设为|设置为|开到|要|{lx.CHANGE_TO})?\s*(?:约|大概)?\s*{_K}"),
     _C(rf"(?<![\d.]){_K}\s*(?:的)?\s*(?:tokens?\s*)?(?:上下文|context|长度|序列|长文本|seq(?:uence)?)"),
     # a bare "32k" / "128K" is a length (money in k needs a currency sign; token amounts say tokens)
     _C(r"(?<![\d.$¥])(\d+(?:\.\d+)?\s*k)(?![a-z\d])(?!\s*(?:tokens?|元|块|rmb|usd|美元|刀|卡时|小时|hours?|gpu|张|卡|条|个|人|用户|样本|steps?|步))"),
@@ -58,11 +58,11 @@ _SEQ = (
 MIN_LENGTH = 128
 _MICRO = _C(r"(?:micro[_\s-]*batch(?:[_\s-]*size)?|mbs|micro[_\s-]*bs|per[_\s-]device[_\s-](?:train[_\s-])?batch[_\s-]size)\s*(?:=|:|是|为|of)?\s*(\d+)")
 _BATCH = (
-    _C(r"(?:global[_\s-]*batch(?:[_\s-]*size)?|gbs|batch[_\s-]*size|batch|bs|批大小|批量大小|批次大小|批量|批次)\s*(?:=|:|是|为|of|设为|开到)?\s*(\d+)"),
+    _C(rf"(?:global[_\s-]*batch(?:[_\s-]*size)?|gbs|batch[_\s-]*size|batch|bs|批大小|批量大小|批次大小|批量|批次)\s*(?:=|:|是|为|of|设为|开到|{lx.CHANGE_TO})?\s*(\d+)"),
     _C(r"(?<![\d.])(\d+)\s*(?:的)?\s*(?:batch|bs)(?![a-z])"),
 )
 _CONCURRENCY = (
-    _C(rf"(?:并发(?:数|量)?|concurrency(?: of)?|同时在线|同时)\s*(?:=|:|是|为|要|达到|大概|约|有|支持)?\s*({lx.NUM})\s*(?:个|路|人|用户|请求)?"),
+    _C(rf"(?:并发(?:数|量)?|concurrency(?: of)?|同时在线|同时)\s*(?:=|:|是|为|要|达到|大概|约|有|支持|{lx.CHANGE_TO})?\s*({lx.NUM})\s*(?:个|路|人|用户|请求)?"),
     _C(rf"(?<![\d.])({lx.NUM})\s*(?:个|路)?\s*(?:人|用户|请求)?\s*(?:并发|concurrent|simultaneous|人同时|个?用户同时|同时在线|路并发)"),
     _C(r"(?<![\d.])(\d+)\s*(?:users|requests)\s*(?:at once|at the same time|in parallel|simultaneously)"),
     _C(rf"(?:for|serve|serving|support|supports|handle)\s+({lx.NUM})\s+(?:concurrent\s+|simultaneous\s+|active\s+)?(?:users|people|customers|sessions)"),
