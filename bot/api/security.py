@@ -31,6 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.api import keys
 from bot.api.errors import ApiError, error_response, request_lang
+from bot.api.widget_auth import widget_caller
 from bot.store import LOCAL_OWNER
 
 
@@ -86,7 +87,7 @@ class KeyRing:
 
     def required(self) -> bool:
         if not self._required:  # once a key exists the API never opens again: remember it
-            self._required = keys.any_created(self.store)
+            self._required = keys.any_created(self.store) or keys.any_widget_key(self.store)
         return self._required
 
     def check(self, token: str) -> Principal | None:
@@ -119,6 +120,9 @@ def identify(request: Request) -> Principal:
     ring: KeyRing = request.app.state.keyring
     zh = request_lang(request) == "zh"
     token = _bearer(request)
+    if token and token.startswith(keys.WIDGET_PREFIX):  # a publishable key: widget routes only (widget_auth)
+        ident, info = widget_caller(request, token, _client_ident(request))
+        return Principal(ident=ident, key_id=info.id, key_name=info.name)
     principal = ring.check(token) if token else None
     if principal is None:
         if ring.required():
