@@ -464,8 +464,10 @@ def _ops_routes() -> APIRouter:
         except Exception:  # any driver error means "not reachable"
             store_ok = False
         ready = chunks > 0 and store_ok
+        skipped = list(getattr(getattr(retriever, "index", None), "skipped", []) or [])
         body = Readiness(status="ready" if ready else "not_ready", index_chunks=chunks,
-                         store="ok" if store_ok else "unreachable", mode=advisor.mode if advisor else None)
+                         store="ok" if store_ok else "unreachable", mode=advisor.mode if advisor else None,
+                         skipped_notes=skipped)
         return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
 
     @router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
