@@ -168,10 +168,13 @@ class Advisor:
         mode = self.offline.mode
         result: PlanResult | None = None
         if self.llm is not None:
+            from bot.llm.client import answer_deadline, answer_seconds
+
             try:
-                result = self.llm.plan(text, ctx, self.toolbox.run, emit)
-                mode = self.llm.mode
-                result = self._grounded_llm(text, ctx, result, emit)
+                with answer_deadline(answer_seconds(self.llm)):  # the whole answer, not each read
+                    result = self.llm.plan(text, ctx, self.toolbox.run, emit)
+                    mode = self.llm.mode
+                    result = self._grounded_llm(text, ctx, result, emit)
             except PlannerError as err:
                 log.warning("LLM planner failed, answering offline: %s", err)
                 result, mode = None, "llm-fallback"
