@@ -39,6 +39,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.advisor import MAX_QUESTION_CHARS, Advisor
+from bot.api import docs_pages
 from bot.api import errors as api_errors
 from bot.api import openai_compat as api_openai
 from bot.api.errors import NO_CONTROL_PATTERN, TEXT_PATTERN, ApiError, ErrorBody, advisor_error
@@ -215,10 +216,11 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
             if advisor is None:
                 adv.store.close()
 
-    app = FastAPI(title="gpu-advisor", version="0.1.0", lifespan=lifespan,
+    app = FastAPI(title="gpu-advisor", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
                   summary="GPU sizing for AI training and inference; every number comes from code.")
     app.state.metrics = Metrics()
     api_errors.install(app)
+    docs_pages.install(app)  # /docs and /redoc with their assets served here, not from a CDN
 
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(authenticate)], responses=_ERRORS)
     v1.include_router(_advisor_routes())
