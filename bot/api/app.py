@@ -165,10 +165,13 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
         app.state.stream_limiter = stream_limiter()
         app.state.answer_limiter = answer_limiter(adv)
         app.state.started_at = time.time()
+        app.state.delivery = None  # the chat channels' worker pool, built by the first channel that needs it
         try:
             async with mcp_endpoint.running(lambda: app.state.advisor.toolbox, conf):
                 yield
         finally:
+            if app.state.delivery is not None:
+                app.state.delivery.close(wait=False)
             if advisor is None:
                 adv.store.close()
 
@@ -184,6 +187,7 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     v1.include_router(api_openai.router)
     app.include_router(v1)
     app.include_router(_ops_routes())
+    _mount_channels(app)
     mcp_endpoint = McpHttp()
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"],
                                    include_in_schema=False))
@@ -193,6 +197,21 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     app.add_middleware(SettingsCors)
     app.add_middleware(RequestContext, metrics=app.state.metrics)
     return app
+
+
+def _mount_channels(app: FastAPI) -> None:
+    """The chat channels whose settings are present (each checks its own platform's signatures)."""
+    from bot.channels.settings import WeComSettings
+
+    wecom = WeComSettings()
+    if wecom.aibot_http:
+        from bot.channels.wecom.http import aibot_router
+
+        app.include_router(aibot_router(wecom))
+    if wecom.app:
+        from bot.channels.wecom.selfbuilt import app_router
+
+        app.include_router(app_router(wecom))
 
 
 class SettingsCors:
