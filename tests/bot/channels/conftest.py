@@ -34,8 +34,14 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_advisor(tmp_path_factory) -> Advisor:
-    folder = tmp_path_factory.mktemp("channels-advisor")
+def shared_folder(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("channels-advisor")
+
+
+@pytest.fixture(scope="session")
+def shared_advisor(shared_folder: Path) -> Advisor:
+    """The offline advisor; its data folder (with the built index) is `shared_folder / "data"`."""
+    folder = shared_folder
     with pytest.MonkeyPatch.context() as mp:
         for name in _ENV:
             mp.delenv(name, raising=False)
@@ -114,12 +120,7 @@ def sink_factory():
 
 # ---- WeCom: the bot under uvicorn, a fake WeCom, callbacks built as WeCom builds them --------------
 
-AIBOT_TOKEN = "aibotTokenForTests42"
-AIBOT_AES_KEY = "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C"  # 43 characters, as the console shows
-APP_TOKEN = "appTokenForTests42"
-APP_AES_KEY = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG"
-CORP_ID = "ww0123456789abcdef"
-AGENT_ID = "1000002"
+from fake_wecom import AGENT_ID, AIBOT_AES_KEY, AIBOT_TOKEN, APP_AES_KEY, APP_TOKEN, CORP_ID  # noqa: E402
 
 
 @pytest.fixture

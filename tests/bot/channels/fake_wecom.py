@@ -29,6 +29,13 @@ from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from wechatpy.enterprise.crypto import PrpCrypto
 from wechatpy.utils import to_text
 
+AIBOT_TOKEN = "aibotTokenForTests42"
+AIBOT_AES_KEY = "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C"  # 43 characters, as the console shows
+APP_TOKEN = "appTokenForTests42"
+APP_AES_KEY = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG"
+CORP_ID = "ww0123456789abcdef"
+AGENT_ID = "1000002"
+
 
 def free_port() -> int:
     with socket.socket() as s:

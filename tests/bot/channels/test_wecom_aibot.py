@@ -10,7 +10,7 @@ import uuid
 
 import httpx
 import pytest
-from conftest import AIBOT_AES_KEY, AIBOT_TOKEN
+from fake_wecom import AIBOT_AES_KEY, AIBOT_TOKEN
 
 from bot.channels.ledger import DeliveryLog
 

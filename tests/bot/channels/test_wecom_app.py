@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import AGENT_ID, APP_AES_KEY, APP_TOKEN, CORP_ID
+from fake_wecom import AGENT_ID, APP_AES_KEY, APP_TOKEN, CORP_ID
 
 from bot.channels.ledger import DeliveryLog
 
