@@ -70,6 +70,7 @@ class LongConnection:
         self._in_flight: dict[str, int] = defaultdict(int)
         self._streams: dict[str, tuple[str, str]] = {}  # stream id -> (conversation id, question), for feedback
         self._stopping = False
+        self._tasks: set[asyncio.Task] = set()
 
     # ---- the run loop ------------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
@@ -91,7 +92,7 @@ class LongConnection:
                 log.error("WeCom refused the subscription (%s); check WECOM_AIBOT_ID / WECOM_AIBOT_SECRET", err)
                 raise
             except (TimeoutError, OSError, websockets.exceptions.WebSocketException) as err:
-                log.warning("WeCom long connection lost: %s", type(err).__name__)
+                log.warning("WeCom long connection lost: %s %s", type(err).__name__, getattr(err, "rcvd", "") or "")
             finally:
                 self.connected.clear()
                 self._ws = None
@@ -166,16 +167,23 @@ class LongConnection:
                 if fut and not fut.done():
                     fut.set_result(frame)
                 continue
-            try:
-                await self._on_frame(cmd, rid, frame.get("body") or {})
-            except Exception:
-                log.exception("frame %s could not be handled", cmd)
+            # handled in its own task: the reader must keep reading, or the acks its replies wait for never arrive
+            task = asyncio.create_task(self._handle(cmd, rid, frame.get("body") or {}))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _handle(self, cmd: str, rid: str, body: dict[str, Any]) -> None:
+        try:
+            await self._on_frame(cmd, rid, body)
+        except Exception:
+            log.exception("frame %s could not be handled", cmd)
 
     # ---- sending -------------------------------------------------------------------------------------
     async def _send(self, frame: dict[str, Any], timeout: float = ACK_TIMEOUT_S) -> dict[str, Any]:
         """Send one frame and wait for its acknowledgement; frames under one req_id go one at a time."""
         rid = frame["headers"]["req_id"]
-        async with self._req_locks[rid]:
+        lock = self._req_locks[rid] if frame.get("cmd") == "aibot_respond_msg" else asyncio.Lock()
+        async with lock:
             ws = self._ws
             if ws is None:
                 raise ConnectionError("not connected")
@@ -226,8 +234,12 @@ class LongConnection:
             return
         self._in_flight[incoming.user_key] += 1
         self._streams[sink.stream_id] = (msg.conversation_id, msg.text)
-        with contextlib.suppress(Exception):  # the first frame opens the stream: "正在思考…"
+        try:  # the first frame opens the stream ("正在思考…"); the worker's frames wait for it
             await self._respond(rid, stream_body(sink.stream_id, phrase("thinking", incoming.lang), False))
+        except Exception as err:
+            log.warning("could not open the stream (%s)", type(err).__name__)
+        finally:
+            sink.opened.set()
 
     async def _respond(self, rid: str, body: dict[str, Any], cmd: str = "aibot_respond_msg") -> None:
         await self._send({"cmd": cmd, "headers": {"req_id": rid}, "body": body})
@@ -253,12 +265,15 @@ class LongConnection:
         if turns:
             store.add_feedback(cid, turns[-1].idx, rating, comment)
 
-    def done_with(self, user_key: str) -> None:
+    def done_with(self, user_key: str, req_id: str) -> None:
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._release, user_key)
+            self._loop.call_soon_threadsafe(self._release, user_key, req_id)
 
-    def _release(self, user_key: str) -> None:
+    def _release(self, user_key: str, req_id: str) -> None:
         self._in_flight[user_key] = max(0, self._in_flight[user_key] - 1)
+        lock = self._req_locks.get(req_id)
+        if lock is not None and not lock.locked():
+            del self._req_locks[req_id]  # the last frame under this req_id has gone
 
 
 class WsSink:
@@ -271,12 +286,14 @@ class WsSink:
         self.chat_type = 2 if body.get("chattype") == "group" else 1
         self.started = time.monotonic()
         self.notes: list[str] = []
+        self.opened = threading.Event()  # set once the stream's first frame has gone
 
     def _frame(self, body: dict[str, Any]) -> dict[str, Any]:
         return {"cmd": "aibot_respond_msg", "headers": {"req_id": self.req_id}, "body": body}
 
     def progress(self, text: str) -> None:
         self.notes.append(text)
+        self.opened.wait(ACK_TIMEOUT_S)
         if self.conn.connected.is_set():
             self.conn.send_from_thread(self._frame(stream_body(self.stream_id, "\n".join(self.notes), False)))
 
@@ -287,6 +304,7 @@ class WsSink:
         self._final(text)
 
     def _final(self, text: str) -> None:
+        self.opened.wait(ACK_TIMEOUT_S)
         try:
             pieces = split_utf8(text, STREAM_CONTENT_BYTES)
             if time.monotonic() - self.started < self.conn.settings.stream_window_s:
@@ -300,4 +318,4 @@ class WsSink:
                                             "body": {"chatid": self.chat_id, "chat_type": self.chat_type,
                                                      **markdown_body(piece)}}, reconnect_wait_s=30)
         finally:
-            self.conn.done_with(self.user_key)
+            self.conn.done_with(self.user_key, self.req_id)

@@ -95,6 +95,7 @@ class FakeWeCom:
         self.drop_next_connection = False
         self._ws: WebSocket | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._send_lock: asyncio.Lock | None = None
         self.app = self._build()
         self.thread: ServerThread | None = None
 
@@ -140,8 +141,12 @@ class FakeWeCom:
         req_id = req_id or uuid.uuid4().hex
         frame = {"cmd": cmd, "headers": {"req_id": req_id}, "body": body}
         assert self._ws is not None and self._loop is not None, "no bot connected"
-        asyncio.run_coroutine_threadsafe(self._ws.send_text(json.dumps(frame, ensure_ascii=False)), self._loop).result(5)
+        asyncio.run_coroutine_threadsafe(self._send(self._ws, frame), self._loop).result(5)
         return req_id
+
+    async def _send(self, websocket: WebSocket, frame: dict) -> None:
+        async with self._send_lock:  # one frame at a time on the socket, pushes and acks alike
+            await websocket.send_text(json.dumps(frame, ensure_ascii=False))
 
     def kick(self) -> None:
         """Close the bot's connection from the server side (a network blip)."""
@@ -207,13 +212,14 @@ class FakeWeCom:
                     await websocket.close()
                     return
                 self._ws, self._loop = websocket, asyncio.get_running_loop()
+                self._send_lock = asyncio.Lock()
                 self.subscribed.set()
                 while True:
                     frame = json.loads(await websocket.receive_text())
                     with self.lock:
                         self.frames_in.append(frame)
-                    await websocket.send_text(json.dumps({"headers": {"req_id": frame["headers"]["req_id"]},
-                                                          "errcode": 0, "errmsg": "ok"}))
+                    await self._send(websocket, {"headers": {"req_id": frame["headers"]["req_id"]},
+                                                 "errcode": 0, "errmsg": "ok"})
             except WebSocketDisconnect:
                 pass
             finally:
