@@ -70,6 +70,7 @@ class LongConnection:
         self._in_flight: dict[str, int] = defaultdict(int)
         self._streams: dict[str, tuple[str, str]] = {}  # stream id -> (conversation id, question), for feedback
         self._stopping = False
+        self.replaced = False  # WeCom said a newer connection took the bot over
         self._tasks: set[asyncio.Task] = set()
 
     # ---- the run loop ------------------------------------------------------------------------------
@@ -101,7 +102,7 @@ class LongConnection:
                         fut.set_exception(ConnectionError("connection closed"))
                         fut.exception()  # the waiter gets it; nothing is left "never retrieved"
                 self._acks.clear()
-            if stop.is_set():
+            if stop.is_set() or self.replaced:
                 break
             attempt += 1
             low, high = self.backoff_s
@@ -254,8 +255,11 @@ class LongConnection:
             target = self._streams.get(fid)
             if target and rating is not None:
                 await asyncio.to_thread(self._feedback, target, rating, comment)
-        elif kind == "disconnected_event":
-            log.warning("WeCom says another connection took over this bot; this one will reconnect")
+        elif kind == "disconnected_event":  # a newer connection for this bot took over: do not fight it
+            log.warning("another connection took over this bot; this one stops")
+            self.replaced = True
+            if self._ws is not None:
+                await self._ws.close(1000, "replaced")
 
     def _feedback(self, target: tuple[str, str], rating: int, comment: str | None) -> None:
         store = self.delivery.advisor.store

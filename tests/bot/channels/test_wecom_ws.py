@@ -170,3 +170,12 @@ def test_the_cli_without_credentials_says_what_to_set():
 
     done = CliRunner().invoke(app, ["wecom", "connect"])
     assert done.exit_code == 2 and "WECOM_AIBOT_ID" in done.output and "Traceback" not in done.output
+
+
+def test_a_newer_connection_taking_over_stops_this_one(run_conn, fake_wecom):
+    r = run_conn()
+    assert fake_wecom.subscribed.wait(10)
+    fake_wecom.push("aibot_event_callback", {"msgid": "d1", "aibotid": FakeWeCom.BOT_ID, "msgtype": "event",
+                                             "event": {"eventtype": "disconnected_event"}})
+    r.thread.join(10)
+    assert not r.thread.is_alive() and r.error is None and r.conn.replaced and r.conn.sessions == 1
