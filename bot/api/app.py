@@ -42,12 +42,13 @@ from bot.advisor import MAX_QUESTION_CHARS, Advisor
 from bot.api import docs_pages
 from bot.api import errors as api_errors
 from bot.api import openai_compat as api_openai
+from bot.api.cluster import Cluster
 from bot.api.errors import NO_CONTROL_PATTERN, TEXT_PATTERN, ApiError, ErrorBody, advisor_error
 from bot.api.mcp_http import PATH as MCP_PATH
 from bot.api.mcp_http import McpHttp
 from bot.api.metrics import Metrics, RequestContext
 from bot.api.running import run_answer
-from bot.api.security import AuthGate, BodyLimit, Caller, FailureCounter, KeyRing, RateLimiter, authenticate
+from bot.api.security import AuthGate, BodyLimit, Caller, FailureCounter, KeyRing, authenticate
 from bot.api.server import BodyTimeout
 from bot.api.settings import ApiSettings
 from bot.api.sse import SSE_HEADERS, event, stream_limiter, with_keepalive
@@ -55,6 +56,7 @@ from bot.api.widget_auth import WidgetAccess, widget_conversation
 from bot.channels.slack.settings import SlackSettings
 from bot.channels.widget import routes as widget_routes
 from bot.language import detect_language
+from bot.redis_client import RedisConfig
 from bot.settings import Settings
 from bot.store import UnknownConversation
 from bot.toolbox import SEARCH, Toolbox
@@ -133,6 +135,12 @@ class Readiness(BaseModel):
     status: Literal["ready", "not_ready"]
     index_chunks: int
     store: Literal["ok", "unreachable"]
+    store_backend: str | None = Field(None, description="postgresql or sqlite")
+    chroma: Literal["ok", "embedded", "unreachable"] = Field(
+        "embedded", description="the Chroma server's heartbeat, or `embedded` for the in-process index")
+    redis: Literal["ok", "off", "unreachable"] = Field(
+        "off", description="`off` without REDIS_URL; `unreachable` degrades (per-process limits), it does not fail")
+    rate_limit: Literal["shared", "per-process"] = "per-process"
     mode: str | None = None
     skipped_notes: list[str] = Field(default_factory=list,
                                      description="files in remembered note folders that were not indexed, and why")
@@ -182,12 +190,15 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         conf = api_settings or ApiSettings()
-        adv = advisor or await anyio.to_thread.run_sync(Advisor.from_settings, settings or Settings())
+        base = settings or Settings()
+        adv = advisor or await anyio.to_thread.run_sync(Advisor.from_settings, base)
         app.state.api_settings = conf
         app.state.advisor = adv
         app.state.keyring = KeyRing(conf.static_keys, adv.store)
-        app.state.limiter = RateLimiter(conf.rate_limit_per_minute)
-        app.state.widget_limiter = RateLimiter(conf.widget_rate_limit_per_minute)
+        cluster = Cluster.start(conf, RedisConfig.from_settings(base), adv)
+        app.state.cluster = cluster
+        app.state.limiter = cluster.limiter
+        app.state.widget_limiter = cluster.limiter_for("widget-rate", conf.widget_rate_limit_per_minute)
         app.state.widget_access = WidgetAccess(app.state.keyring, adv.store)
         app.state.auth_failures = FailureCounter(conf.auth_failures_per_minute)
         try:  # answers a crash interrupted; the age spares turns another live worker is answering
@@ -199,18 +210,19 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
         app.state.stream_limiter = stream_limiter()
         app.state.answer_limiter = answer_limiter(adv)
         app.state.started_at = time.time()
+        app.state.delivery = None  # the chat channels' one worker pool (shared_delivery), built on first use
         app.state.slack = None
         slack = slack_settings or SlackSettings()
         if slack.http_enabled:
-            from bot.channels.delivery import Delivery
+            from bot.channels.delivery import shared_delivery
             from bot.channels.slack.app import SlackChannel
 
-            app.state.delivery = getattr(app.state, "delivery", None) or Delivery.from_settings(adv)
-            app.state.slack = SlackChannel(slack, adv, app.state.delivery)
+            app.state.slack = SlackChannel(slack, adv, shared_delivery(app.state))
         try:
             async with mcp_endpoint.running(lambda: app.state.advisor.toolbox, conf):
                 yield
         finally:
+            await cluster.stop()
             if getattr(app.state, "delivery", None) is not None:
                 await anyio.to_thread.run_sync(app.state.delivery.close)
             if advisor is None:
@@ -231,6 +243,7 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     app.include_router(_ops_routes())
     app.include_router(widget_routes.router())  # /widget.js, /widget, /chat (bot/channels/widget)
     app.include_router(_channel_routes())
+    _mount_channels(app)
     mcp_endpoint = McpHttp()
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"],
                                    include_in_schema=False))
@@ -243,6 +256,21 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     app.add_middleware(SettingsCors)
     app.add_middleware(RequestContext, metrics=app.state.metrics)
     return app
+
+
+def _mount_channels(app: FastAPI) -> None:
+    """The chat channels whose settings are present (each checks its own platform's signatures)."""
+    from bot.channels.settings import WeComSettings
+
+    wecom = WeComSettings()
+    if wecom.aibot_http:
+        from bot.channels.wecom.http import aibot_router
+
+        app.include_router(aibot_router(wecom))
+    if wecom.app:
+        from bot.channels.wecom.selfbuilt import app_router
+
+        app.include_router(app_router(wecom))
 
 
 class SettingsCors:
@@ -457,20 +485,17 @@ def _ops_routes() -> APIRouter:
 
     @router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})
     def readyz(request: Request) -> Any:
-        """Ready when the knowledge index has chunks and the store answers."""
+        """Ready when the knowledge index has chunks, the store answers and the Chroma server (if any) beats.
+        Redis is reported but not required: without it limits are counted per worker."""
+        cluster: Cluster | None = getattr(request.app.state, "cluster", None)
         advisor: Advisor | None = getattr(request.app.state, "advisor", None)
-        retriever = advisor.toolbox.retriever if advisor else None
-        chunks = len(retriever) if retriever is not None else 0
-        try:
-            store_ok = advisor is not None and advisor.store.ping()
-        except Exception:  # any driver error means "not reachable"
-            store_ok = False
-        ready = chunks > 0 and store_ok
-        skipped = list(getattr(getattr(retriever, "index", None), "skipped", []) or [])
-        body = Readiness(status="ready" if ready else "not_ready", index_chunks=chunks,
-                         store="ok" if store_ok else "unreachable", mode=advisor.mode if advisor else None,
-                         skipped_notes=skipped)
-        return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
+        if cluster is None:
+            body = Readiness(status="not_ready", index_chunks=0, store="unreachable")
+        else:
+            retriever = advisor.toolbox.retriever if advisor else None
+            skipped = list(getattr(getattr(retriever, "index", None), "skipped", []) or [])
+            body = Readiness(**cluster.readiness(advisor), skipped_notes=skipped)
+        return JSONResponse(body.model_dump(), status_code=200 if body.status == "ready" else 503)
 
     @router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
     def metrics(metrics: MetricsDep) -> Response:
