@@ -58,9 +58,14 @@ class ParamCount:
 
     @property
     def largest_layer(self) -> int:
-        """The biggest single block ZeRO-3 must gather at once (a layer or the embedding)."""
+        """The biggest single block ZeRO-3 must gather at once: a layer, the input embedding or the output head.
+
+        The input embedding and an untied output head are separate modules, gathered one at a time (counting
+        their sum as one block overstated every large-vocabulary run).
+        """
         per_layer = self.attention_per_layer + max(self.mlp_per_layer_dense, self.mlp_per_layer_moe_total)
-        return max(per_layer, self.embedding)
+        table = self.input_embedding or self.embedding
+        return max(per_layer, table, self.embedding - table)
 
 
 def attention_params(m: ModelSpec) -> int:
