@@ -150,41 +150,53 @@ def parse_param_count(text: str) -> float | None:
 
 
 _GENERIC_SOURCE = Source(
-    title="Generic dense decoder shape (Llama-style: GQA-free MHA, SwiGLU ffn = 8/3·h, head_dim 128)",
-    url="https://arxiv.org/abs/2302.13971",
-    as_of=dt.date(2023, 2, 27),
+    title="Generic modern dense decoder (Llama-3 proportions: GQA with 8 KV heads, head_dim 128, SwiGLU ffn = 3.5·h, "
+    "128,256-token vocabulary)",
+    url="https://arxiv.org/abs/2407.21783",
+    as_of=dt.date(2024, 7, 31),
     fields=("n_layers", "hidden_size", "n_heads", "n_kv_heads", "head_dim", "ffn_size", "vocab_size", "params_b", "max_context"),
     verified=False,
-    note="shape chosen by gpu-advisor to match the requested parameter count; not a published model",
+    note="shape chosen by gpu-advisor to match the requested parameter count, in the proportions of Llama 3 "
+    "(8B: 32 × 4096, ffn 14336; 70B: 80 × 8192, ffn 28672; vocabulary 128,256) and Qwen2.5 (GQA, 152K vocabulary); "
+    "not a published model",
 )
 
 _HIDDEN_LADDER = (512, 768, 1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384, 18432, 20480, 25600)
+GENERIC_VOCAB = 128256  # Llama 3's; Qwen2.5's is 151,936 (both in the 128K–152K range of 2024–2026 models)
+GENERIC_KV_HEADS = 8
+GENERIC_TIED_BELOW = 4e9  # Llama-3.2-1B/3B and Qwen2.5 ≤ 3B tie the output head to the embedding
 
 
 @functools.cache
 def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
-    """A Llama-style dense decoder with about `params_b` billion parameters.
+    """A modern dense decoder with about `params_b` billion parameters, in Llama-3 proportions.
 
-    Per layer ≈ 4·h² (attention) + 3·h·ffn with ffn = 8/3·h, i.e. ≈ 12·h²; embeddings and
-    an untied head add 2·V·h with V = 32,000. The hidden size is the ladder entry whose layer
-    count is closest to the Llama aspect ratio L ≈ h / 128.
+    Per layer: attention 2·h² + 2·h·k·d (GQA, k = 8 KV heads of d = 128) and a SwiGLU MLP 3·h·f with
+    f = 3.5·h; the embedding and an untied head add 2·V·h with V = 128,256 (tied below 4B). The hidden size
+    is the ladder entry whose layer count is closest to L ≈ h / 102 (Llama 3: 32 layers at 4096, 80 at 8192,
+    126 at 16384).
     """
     n = params_b * 1e9
-    vocab = 32000
+    vocab = GENERIC_VOCAB
+    tied = n < GENERIC_TIED_BELOW
+    tables = 1 if tied else 2
     best = None
     for h in _HIDDEN_LADDER:
-        ffn = int(math.ceil(8 * h / 3 / 256) * 256)
-        per_layer = 4 * h * h + 3 * h * ffn
-        layers = round((n - 2 * vocab * h) / per_layer)
+        heads = max(1, h // 128)
+        kv = _kv_heads(heads)
+        ffn = int(math.ceil(3.5 * h / 256) * 256)
+        per_layer = 2 * h * h + 2 * h * kv * 128 + 3 * h * ffn
+        layers = round((n - tables * vocab * h) / per_layer)
         if layers < 1:
             continue
-        score = abs(math.log(layers / (h / 128)))
+        score = abs(math.log(layers / (h / 102)))
         if best is None or score < best[0]:
             best = (score, h, ffn, layers)
     if best is None:  # tiny models: one layer at the smallest width
-        best = (0.0, 512, 1536, 1)
+        best = (0.0, 512, 1792, 1)
     _, h, ffn, layers = best
     heads = max(1, h // 128)
+    kv = _kv_heads(heads)
     label = f"{params_b:g}B"
     return ModelSpec(
         id=f"generic-{label.lower()}",
@@ -194,15 +206,22 @@ def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
         n_layers=layers,
         hidden_size=h,
         n_heads=heads,
-        n_kv_heads=heads,
+        n_kv_heads=kv,
         head_dim=h // heads,
         ffn_size=ffn,
         vocab_size=vocab,
         params_b=params_b,
-        attention="MHA",
-        max_context=4096,
+        attention="GQA" if kv < heads else "MHA",
+        max_context=131072,
+        tie_embeddings=tied,
         sources=(_GENERIC_SOURCE,),
         generic=True,
         notes=(f"{typed!r} is not in the catalog; " if typed else "")
-        + f"treated as a generic dense {label} model ({layers} layers, hidden {h}, MHA).",
+        + f"treated as a modern dense {label} model in Llama-3 proportions ({layers} layers, hidden {h}, "
+        f"GQA with {kv} KV heads, {vocab:,}-token vocabulary); name the model for its exact shape.",
     )
+
+
+def _kv_heads(heads: int) -> int:
+    """8 KV heads, or the largest divisor of the head count below 8."""
+    return max(k for k in range(1, min(GENERIC_KV_HEADS, heads) + 1) if heads % k == 0)
