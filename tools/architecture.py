@@ -31,6 +31,9 @@ class ParamCount:
     n_dense_layers: int
     n_moe_layers: int
     input_embedding: int = 0  # the V·h input table alone (part of `embedding`)
+    #: a MoE layer's MLP parameters gathered at once under ZeRO-3: shared experts + router + the top-k routed
+    #: experts (each expert is its own module, gathered as it is used, not the whole layer's experts together)
+    moe_gathered: int = 0
 
     @property
     def layers_total(self) -> int:
@@ -63,7 +66,7 @@ class ParamCount:
         The input embedding and an untied output head are separate modules, gathered one at a time (counting
         their sum as one block overstated every large-vocabulary run).
         """
-        per_layer = self.attention_per_layer + max(self.mlp_per_layer_dense, self.mlp_per_layer_moe_total)
+        per_layer = self.attention_per_layer + max(self.mlp_per_layer_dense, self.moe_gathered)
         table = self.input_embedding or self.embedding
         return max(per_layer, table, self.embedding - table)
 
@@ -102,7 +105,8 @@ def param_count(m: ModelSpec) -> ParamCount:
         moe_active = (m.experts_per_token or 0) * expert + shared + router
         n_dense = m.n_dense_layers or 0
         return ParamCount(
-            embedding, attn, dense if n_dense else 0, moe_total, moe_active, n_dense, m.n_layers - n_dense, table
+            embedding, attn, dense if n_dense else 0, moe_total, moe_active, n_dense, m.n_layers - n_dense, table,
+            moe_gathered=moe_active,
         )
     return ParamCount(embedding, attn, dense, 0, 0, m.n_layers, 0, table)
 

@@ -218,7 +218,7 @@ def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
         generic=True,
         notes=(f"{typed!r} is not in the catalog; " if typed else "")
         + f"treated as a modern dense {label} model in Llama-3 proportions ({layers} layers, hidden {h}, "
-        f"GQA with {kv} KV heads, {vocab:,}-token vocabulary); name the model for its exact shape.",
+        f"GQA with {kv} KV heads, Llama 3's vocabulary); name the model for its exact shape.",
     )
 
 

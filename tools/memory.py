@@ -466,10 +466,11 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
     per_gpu = sum(parts.values())
     fits = per_gpu <= usable
     judged = judge(parts, usable)
-    note_en = note_zh = None
+    note_en = note_zh = other_gb = None
     if inp.grad_checkpointing is None:
-        note_en, note_zh = _flip_note(c, usable, judged["verdict"])
+        note_en, note_zh, other_gb = _flip_note(c, usable, judged["verdict"])
     min_n, min_stage = _min_gpus(c, usable, base)
+    fixed, blocker = _unshardable(c, base, usable, min_n)
     suggestions = [] if fits else _suggest(c, gpu, usable, min_n, base)
     trainable, _ = _trainable(c)
     states = _assumption_states(c)
@@ -506,29 +507,50 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
         min_gpus=min_n,
         min_gpus_zero_stage=min_stage,
         suggestions=suggestions,
+        unshardable_gb=round(fixed / GB, 2),
+        min_gpus_blocker=blocker,
         default_note_en=note_en,
         default_note_zh=note_zh,
+        default_other_gb=other_gb,
         assumptions=assumptions,
         **judged,
     )
 
 
-def _flip_note(c: _Train, usable: float, verdict: str) -> tuple[str | None, str | None]:
+def _unshardable(c: _Train, base: dict[str, float], usable: float, min_n: int | None) -> tuple[float, str | None]:
+    """Per-GPU bytes no GPU count removes (ZeRO-3 sharding everything it can), and why no count fits, if none does.
+
+    "activations": activations and logits alone exceed the usable memory (only method, sequence or
+    checkpointing changes help); "unshardable": together with the gathered ZeRO-3 blocks, context and NCCL
+    buffers they do; "max_count": it would need more GPUs than the calculators consider.
+    """
+    parts, _ = _assemble(base, 3, 1, c.offload, 2)
+    fixed = sum(v for k, v in parts.items() if k not in ("weights", "gradients", "optimizer"))
+    if min_n is not None:
+        return fixed, None
+    if parts["activations"] + parts["logits"] > usable:
+        return fixed, "activations"
+    return fixed, "unshardable" if fixed >= usable else "max_count"
+
+
+def _flip_note(c: _Train, usable: float, verdict: str) -> tuple[str | None, str | None, float | None]:
     """One line when the checkpointing default decides the verdict (the other setting, same ZeRO stage)."""
     other = replace(c, grad_checkpointing=not c.grad_checkpointing)
     parts, _ = _train_breakdown(other)
     alt = judge(parts, usable)
     if alt["verdict"] == verdict:
-        return None, None
+        return None, None, None
     need, room = _fmt(alt["process_total_gb"]), _fmt(usable / GB)
     words = {"fits": ("it would fit", "放得下"), "tight": ("it would be tight", "比较紧张"),
              "does not fit": ("it would not fit", "放不下")}
     en_word, zh_word = words[alt["verdict"]]
     if c.grad_checkpointing:
         return (f"Gradient checkpointing is on by default; without it {en_word}: {need} GB per GPU of {room} GB.",
-                f"默认开启了重计算（梯度检查点）；关闭重计算则{zh_word}：每卡需 {need} GB，可用 {room} GB。")
+                f"默认开启了重计算（梯度检查点）；关闭重计算则{zh_word}：每卡需 {need} GB，可用 {room} GB。",
+                alt["process_total_gb"])
     return (f"Gradient checkpointing is off by default; with it {en_word}: {need} GB per GPU of {room} GB.",
-            f"默认未开启重计算；开启重计算则{zh_word}：每卡需 {need} GB，可用 {room} GB。")
+            f"默认未开启重计算；开启重计算（梯度检查点）则{zh_word}：每卡需 {need} GB，可用 {room} GB。",
+            alt["process_total_gb"])
 
 
 def _fmt(x: float) -> str:

@@ -26,6 +26,7 @@ from tools.catalog import get_gpu, get_model
 from tools.comm import get_fabric, ring_allreduce_s, scale_up_gb_s, step_comm
 from tools.errors import InvalidInput
 from tools.gpu_spec import GpuSpec
+from tools.memory import default_checkpointing
 from tools.mfu import default_utilisation, rules
 from tools.model_spec import ModelSpec
 from tools.schemas.common import assume
@@ -122,6 +123,9 @@ def _peak(gpu: GpuSpec, precision: str, field: str = "precision") -> float:
 
 # --- training time -------------------------------------------------------------------------------
 
+#: a full-parameter run over this many tokens is read as pretraining (checkpointing off unless asked)
+PRETRAINING_TOKENS = 50e9
+
 QLORA_NOTE = "QLoRA: 4-bit weights are dequantised before every matmul"
 
 
@@ -134,11 +138,12 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
     """
     m, gpu = get_model(inp.model), get_gpu(inp.gpu)
     check_parallel(m, inp.tp, inp.pp)
+    recompute = _checkpointing(inp, m)
     fabric = get_fabric(inp.nodes_fabric)
     peak = _peak(gpu, inp.precision)
     s = shape(m)
     model_fpt, hw_fpt, fwd_fpt = training_flops_per_token(
-        m, inp.method, inp.seq_len, recompute=inp.grad_checkpointing, lora_rank=inp.lora_rank,
+        m, inp.method, inp.seq_len, recompute=recompute, lora_rank=inp.lora_rank,
         lora_targets=inp.lora_targets, trainable_layers=inp.trainable_layers,
     )
     n, tp, pp = inp.n_gpus, inp.tp, inp.pp
@@ -154,7 +159,7 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
     else:
         trainable = min(inp.trainable_layers, s.layers) * s.n_layer
     grad_bytes = trainable / (tp * pp) * (4.0 if inp.precision in ("fp32", "tf32") else 2.0)
-    tp_ars = (6 if inp.grad_checkpointing else 4) if inp.method != "freeze" else 2
+    tp_ars = (6 if recompute else 4) if inp.method != "freeze" else 2
 
     def step(u: float) -> tuple[float, float, float]:
         """(step seconds, exposed comm seconds, compute seconds) per GPU at utilisation u."""
@@ -191,12 +196,21 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
         hfu=mfu * hw_fpt / model_fpt,
         tokens_per_s=inp.tokens / (hours * 3600), tokens_per_s_per_gpu=inp.tokens / (hours * 3600) / n,
         comm_share=min(1.0, exposed / t_step), peak_tflops=peak / TFLOPS,
-        assumptions=_training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak),
+        assumptions=_training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, recompute),
     )
     return out
 
 
-def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak) -> list[dict]:
+def _checkpointing(inp: TrainingTimeInput, m: ModelSpec) -> bool:
+    """The user's setting, else fit_training's default; a full run over 50B tokens is read as pretraining (off)."""
+    if inp.grad_checkpointing is not None:
+        return inp.grad_checkpointing
+    if inp.method == "full" and inp.tokens > PRETRAINING_TOKENS:
+        return False
+    return default_checkpointing(inp.method, param_count(m).total)
+
+
+def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, recompute) -> list[dict]:
     given = inp.model_fields_set
     up, up_note = scale_up_gb_s(gpu)
     a = [
@@ -225,8 +239,11 @@ def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak) -> l
                    default="global_batch_tokens" not in given,
                    note="tokens per optimizer step (at least one sequence per data-parallel replica)."),
         assume(key="seq_len", value=inp.seq_len, unit="tokens", default="seq_len" not in given, note=""),
-        assume(key="grad_checkpointing", value=inp.grad_checkpointing, default="grad_checkpointing" not in given,
-                   note="full recompute adds one forward pass: HFU counts it, MFU does not."),
+        assume(key="grad_checkpointing", value=recompute, default=inp.grad_checkpointing is None,
+                   note="full recompute adds one forward pass to the time: HFU counts it, MFU does not."
+                   + (" Default: on for full/LoRA/QLoRA of models of 7B and more (as fit_training), off for "
+                      "pretraining (a full run over 50B tokens) and for smaller models." if inp.grad_checkpointing is None
+                      else "")),
         assume(key="scale_up_bus_gb_s", value=round(up, 1), unit="GB/s", note=up_note),
         assume(key="comm_overlap", value=inp.comm_overlap, default="comm_overlap" not in given,
                    note="share of the gradient all-reduce hidden behind backward; tensor-parallel collectives "

@@ -93,7 +93,7 @@ def test_flops_are_6nd_plus_attention():
 
 
 def test_recompute_counts_in_hfu_not_mfu():
-    plain, ckpt = _train(), _train(grad_checkpointing=True)
+    plain, ckpt = _train(grad_checkpointing=False), _train(grad_checkpointing=True)
     assert ckpt.flops_per_token == plain.flops_per_token
     assert ckpt.hours == pytest.approx(plain.hours * 8 / 6, rel=0.03)
     assert ckpt.hfu == pytest.approx(ckpt.mfu * 4 / 3, rel=0.03)
@@ -258,3 +258,15 @@ def test_cli_errors_are_one_line(runner):
     assert "Traceback" not in res.output
     res = runner.invoke(app, ["time", "--model", "7B", "--gpu", "A100", "--tokens", "0"])
     assert res.exit_code == 2 and "tokens" in res.output
+
+
+def test_checkpointing_default_follows_fit_training_and_costs_time():
+    """A 7B fine-tune defaults to recomputation (and pays for it); a long full run is pretraining (off)."""
+    tune = _train()
+    stated = next(a for a in tune.assumptions if a.key == "grad_checkpointing")
+    assert stated.value is True and stated.default is True
+    assert tune.hfu == pytest.approx(tune.mfu * 4 / 3, rel=0.03)
+    pre = _train(tokens=2_000_000_000_000)
+    assert next(a for a in pre.assumptions if a.key == "grad_checkpointing").value is False
+    small = _train(model="Qwen2.5-1.5B")
+    assert next(a for a in small.assumptions if a.key == "grad_checkpointing").value is False

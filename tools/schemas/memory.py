@@ -102,9 +102,16 @@ class FitTrainingOutput(VerdictFields, ToolOutput):
     min_gpus: int | None  # None: does not fit at any count we consider
     min_gpus_zero_stage: int | None
     suggestions: list[Suggestion]
+    #: per-GPU GB that no GPU count removes: activations, logits, gathered ZeRO-3 blocks, CUDA context, NCCL
+    unshardable_gb: float = 0.0
+    #: why min_gpus is None: "activations" (they alone exceed a card), "unshardable" (with the gathered blocks,
+    #: context and NCCL buffers), "max_count" (beyond the largest count considered); None when some count fits
+    min_gpus_blocker: Literal["activations", "unshardable", "max_count"] | None = None
     #: one line when a default (gradient checkpointing) decides the verdict, e.g. "关闭重计算则放不下：…"
     default_note_en: str | None = None
     default_note_zh: str | None = None
+    #: per-GPU GB with the other checkpointing setting, when that changes the verdict (the figure in the note)
+    default_other_gb: float | None = None
 
 
 class FitInferenceInput(ToolInput):

@@ -52,7 +52,10 @@ class TrainingTimeInput(ToolInput):
     mfu: float | None = Field(
         None, gt=0, le=1, description="Model FLOPs utilisation to use; omitted: the calibrated default for this GPU."
     )
-    grad_checkpointing: bool = Field(False, description="Full activation recomputation (one extra forward pass).")
+    grad_checkpointing: bool | None = Field(
+        None, description="Full activation recomputation (one extra forward pass); omitted: the fit_training default "
+        "(on for full/LoRA/QLoRA of models of 7B and more, QLoRA always), off for pretraining runs (over 50B tokens)."
+    )
     tp: int = Field(1, ge=1, le=1024, description="Tensor-parallel size (inside a node).")
     pp: int = Field(1, ge=1, le=1024, description="Pipeline-parallel stages.")
     nodes_fabric: str = Field(
