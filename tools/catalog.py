@@ -11,35 +11,53 @@ architecture of that size (`ModelSpec.generic`); anything else raises `UnknownGp
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import functools
 import math
 import re
 from pathlib import Path
 
 import yaml
+from rapidfuzz import fuzz, process
 
 from tools.errors import InvalidInput, UnknownGpu, UnknownModel
 from tools.specs import GpuSpec, ModelSpec, Source
 
 DATA_DIR = Path(__file__).parent / "data"
 
-_VENDOR_WORDS = ("nvidia", "英伟达", "辉达", "geforce", "tesla", "huawei", "华为", "amd", "instinct", "radeon")
-_ZH_WORDS = {"昇腾": "ascend", "寒武纪": "cambricon", "摩尔线程": "mtt", "显卡": "", "加速卡": "", "版": ""}
+#: vendor and brand words people put in front of a part number, in English and Chinese; removed before matching
+#: ("英伟达 H800", "海光 K100", "Moore Threads S4000", "NVIDIA GeForce RTX 4090")
+_VENDOR_WORDS = (
+    "nvidia", "英伟达", "辉达", "geforce", "tesla", "huawei", "华为", "amd", "instinct", "radeon", "超威",
+    "hygon", "海光", "moore threads", "moorethreads", "摩尔线程", "cambricon", "寒武纪", "kunlunxin", "昆仑芯",
+    "baidu", "百度", "biren", "壁仞", "metax", "沐曦", "enflame", "燧原", "iluvatar", "天数智芯", "天数",
+    "habana", "intel", "英特尔", "昇腾", "ascend", "mtt",
+)
+_ZH_WORDS = {"显卡": "", "加速卡": "", "计算卡": "", "版": "", "显存": ""}
+_TOKEN = re.compile(r"[a-z]+\d*[a-z]*|\d+[a-z]*")
 
 
 @functools.lru_cache(maxsize=4096)
 def normalize(name: str) -> str:
     """Canonical key for matching: lower case, vendor words and separators removed."""
+    return re.sub(r"[\s_\-/·().,，（）+]+", "", _spaced(name))
+
+
+def _spaced(name: str) -> str:
+    """Lower case, vendor words removed, "80G"/"80 GB" -> "80gb", separators kept (for word order)."""
     s = name.strip().lower()
     for zh, en in _ZH_WORDS.items():
         s = s.replace(zh, en)
     for word in _VENDOR_WORDS:
-        s = s.replace(word, "")
+        s = s.replace(word, " ")
     s = re.sub(r"(\d)\s*(?:g|gb|gig)\b", r"\1gb", s)  # "80G", "80 GB" -> "80gb"
     s = re.sub(r"(\d)g(?=[^b]|$)", r"\1gb", s)  # "80g-pcie"
-    s = re.sub(r"[\s_\-/·().,，（）]+", "", s)
     return s
+
+
+@functools.lru_cache(maxsize=4096)
+def word_key(name: str) -> str:
+    """Order-free key: the name's words sorted ("A100 80GB SXM" and "A100 SXM 80GB" give the same key)."""
+    return " ".join(sorted(_TOKEN.findall(re.sub(r"[\s_\-/·().,，（）+]+", " ", _spaced(name)))))
 
 
 def _load_yaml(filename: str) -> list[dict]:
@@ -81,23 +99,82 @@ def _build_index(records):
     return index
 
 
+@functools.cache
+def _word_index(kind: str) -> dict[str, object]:
+    """Word-order-free keys -> record; a key two records share is left out (ambiguous)."""
+    records = gpus() if kind == "gpu" else models()
+    index: dict[str, object] = {}
+    clash: set[str] = set()
+    for rec in records:
+        for name in (rec.id, rec.name, *rec.aliases):
+            key = word_key(name)
+            if key in index and index[key].id != rec.id:
+                clash.add(key)
+            index[key] = rec
+    return {k: v for k, v in index.items() if k not in clash}
+
+
+#: a typo is corrected only at this similarity (0–100) or more, and only when no other record is as close
+TYPO_SCORE = 85
+TYPO_MARGIN = 4
+
+
+def _digits(key: str) -> str:
+    return "".join(ch for ch in key if ch.isdigit())
+
+
+def _typo(key: str, index: dict):
+    """The one record whose name is a small typo away, with the same digits ("H8OO" is not "H800", "5090" never "4090")."""
+    if len(key) < 3:
+        return None
+    same = [k for k in index if _digits(k) == _digits(key)]
+    if not same:
+        return None
+    hits = process.extract(key, same, scorer=fuzz.ratio, limit=8)
+    best = [(k, score) for k, score, _ in hits if score >= TYPO_SCORE]
+    if not best:
+        return None
+    top = index[best[0][0]]
+    rivals = [score for k, score, _ in hits if index[k].id != top.id]
+    if rivals and rivals[0] > best[0][1] - TYPO_MARGIN:
+        return None
+    return top
+
+
 def _closest(name: str, records, index: dict, n: int = 5) -> list[str]:
+    """Display names of the records closest to what was typed (edit distance, then shared words)."""
     key = normalize(name)
-    hits = difflib.get_close_matches(key, list(index), n=n * 3, cutoff=0.5)
-    # substring matches ("a100" -> every A100) are what people usually mean
-    hits += [k for k in index if key and (key in k or k in key)]
     out: list[str] = []
-    for k in hits:
+    hits = process.extract(key, list(index), scorer=fuzz.WRatio, limit=n * 4, score_cutoff=50) if key else []
+    # substring matches ("a100" -> every A100) are what people usually mean
+    subs = [k for k in index if key and (key in k or k in key)]
+    for k in [*subs, *(k for k, _, _ in hits)]:
         display = index[k].name
         if display not in out:
             out.append(display)
     return out[:n]
 
 
+def _resolve(name: str, index: dict, kind: str):
+    """Exact key, then the same words in another order, then a one-record typo; None when nothing is close."""
+    key = normalize(name)
+    hit = index.get(key)
+    if hit is None:
+        hit = _word_index(kind).get(word_key(name))
+    if hit is None:
+        hit = _typo(key, index)
+    return hit
+
+
+@functools.lru_cache(maxsize=1024)
+def _gpu_by_name(name: str) -> GpuSpec | None:
+    return _resolve(name, _gpu_index(), "gpu")
+
+
 def get_gpu(name: str | GpuSpec) -> GpuSpec:
     if isinstance(name, GpuSpec):
         return name
-    hit = _gpu_index().get(normalize(name))
+    hit = _gpu_index().get(normalize(name)) or _gpu_by_name(name)
     if hit is None:
         raise UnknownGpu(name, _closest(name, gpus(), _gpu_index()))
     return hit
@@ -107,12 +184,19 @@ def get_model(name: str | ModelSpec) -> ModelSpec:
     """A catalog model, or a generic dense model when the name only carries a size."""
     if isinstance(name, ModelSpec):
         return name
-    hit = _model_index().get(normalize(name))
+    index = _model_index()
+    hit = index.get(normalize(name))
     if hit is not None:
         return hit
     size = parse_param_count(name)
     if size is None:
-        raise UnknownModel(name, _closest(name, models(), _model_index()))
+        hit = _resolve(name, index, "model")
+        if hit is not None:
+            return hit
+        raise UnknownModel(name, _closest(name, models(), index))
+    hit = _word_index("model").get(word_key(name)) or _typo(normalize(name), index)
+    if hit is not None:
+        return hit
     if not MIN_PARAMS <= size <= MAX_PARAMS:
         raise InvalidInput(
             f"A model of {size / 1e9:g}B parameters is outside what the calculators size (0.01B to 100,000B).",

@@ -215,3 +215,34 @@ def test_reported_memory_is_gib():
 
 def test_mi250x_exposes_two_devices():
     assert catalog.get_gpu("MI250X").devices_per_package == 2
+
+
+SAME_SILICON = [g for g in GPUS if g.same_silicon_as]
+
+
+@pytest.mark.parametrize("gpu", SAME_SILICON, ids=[g.id for g in SAME_SILICON])
+def test_same_silicon_under_a_china_name_gets_the_same_capacity(gpu):
+    """A800/H800/4090 D are the A100/H100/4090 under another name: the memory calculators must see the same card."""
+    from tools.memory import capacity_bytes
+
+    parent = catalog.get_gpu(gpu.same_silicon_as)
+    assert capacity_bytes(gpu) == capacity_bytes(parent)
+    assert (gpu.memory_gb, gpu.memory_reported_gib, gpu.bandwidth_gb_s) == (
+        parent.memory_gb, parent.memory_reported_gib, parent.bandwidth_gb_s)
+    if gpu.vendor == "nvidia" and gpu.segment == "datacenter":  # A800/H800: the same tensor rates, less NVLink
+        assert (gpu.bf16_tflops, gpu.fp8_tflops, gpu.int8_tops) == (parent.bf16_tflops, parent.fp8_tflops, parent.int8_tops)
+
+
+def test_a_china_name_never_loses_a_close_call_its_parent_wins():
+    import tools
+
+    args = {"model": "Llama-2-70B", "method": "full", "n_gpus": 16, "seq_len": 2048, "zero_stage": 3}
+    a100 = tools.call("fit_training", {**args, "gpu": "A100 80GB"})
+    a800 = tools.call("fit_training", {**args, "gpu": "A800 80GB"})
+    assert (a800["verdict"], a800["capacity_gb"], a800["margin_gb"]) == (a100["verdict"], a100["capacity_gb"], a100["margin_gb"])
+
+
+def test_domestic_is_the_vendor_not_availability():
+    assert catalog.get_gpu("910B").domestic and catalog.get_gpu("910B").china.available
+    assert not catalog.get_gpu("H20").domestic and catalog.get_gpu("H20").china.available
+    assert not catalog.get_gpu("H100").domestic and not catalog.get_gpu("H100").china.available
