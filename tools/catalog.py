@@ -33,7 +33,8 @@ _VENDOR_WORDS = (
     "habana", "intel", "英特尔", "昇腾", "ascend", "mtt",
 )
 _ZH_WORDS = {"显卡": "", "加速卡": "", "计算卡": "", "版": "", "显存": ""}
-_TOKEN = re.compile(r"[a-z]+\d*[a-z]*|\d+[a-z]*")
+_TOKEN = re.compile(r"[a-z]+\d*[a-z]*|\d+[a-z]*|[^\x00-\x7f]+")
+_BARE_SIZE = re.compile(r"\d+(?:\.\d+)?[bmkt]?")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -108,6 +109,8 @@ def _word_index(kind: str) -> dict[str, object]:
     for rec in records:
         for name in (rec.id, rec.name, *rec.aliases):
             key = word_key(name)
+            if not key or _BARE_SIZE.fullmatch(key):  # "70B" alone must stay a generic size
+                continue
             if key in index and index[key].id != rec.id:
                 clash.add(key)
             index[key] = rec
@@ -163,7 +166,16 @@ def _resolve(name: str, index: dict, kind: str):
         hit = _word_index(kind).get(word_key(name))
     if hit is None:
         hit = _typo(key, index)
+    if hit is None:  # a misspelt vendor word ("Gefroce RTX 4090", "Nvidai H800"): drop it and try again
+        words = _spaced(name).split()
+        kept = [w for w in words if not (w.isalpha() and len(w) > 3 and _near_vendor_word(w))]
+        if kept and len(kept) < len(words):
+            return _resolve(" ".join(kept), index, kind)
     return hit
+
+
+def _near_vendor_word(word: str) -> bool:
+    return any(fuzz.ratio(word, v) >= 75 for v in _VENDOR_WORDS if v.isascii() and " " not in v)
 
 
 @functools.lru_cache(maxsize=1024)
