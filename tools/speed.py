@@ -19,7 +19,7 @@ per-step overhead and, with tensor parallelism, two all-reduces per layer. Prefi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tools.architecture import ParamCount, check_parallel, kv_bytes_per_token, mlp_params, param_count
 from tools.catalog import get_gpu, get_model
@@ -27,7 +27,7 @@ from tools.comm import get_fabric, ring_allreduce_s, scale_up_gb_s, step_comm
 from tools.errors import InvalidInput
 from tools.gpu_spec import GpuSpec
 from tools.memory import default_checkpointing
-from tools.mfu import default_utilisation, rules
+from tools.mfu import default_utilisation, rules, width_factor
 from tools.model_spec import ModelSpec
 from tools.schemas.common import assume
 from tools.schemas.speed import InferenceSpeedInput, InferenceSpeedOutput, TrainingTimeInput, TrainingTimeOutput
@@ -173,6 +173,9 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
         return t_c + comm.exposed_s, comm.exposed_s, t_c
 
     util = default_utilisation(gpu, inp.precision, inp.method)
+    narrow = width_factor(s.hidden, tp)
+    if narrow < 1.0:  # narrow tensor-parallel shards keep the tensor cores less busy (tools/data/mfu.yaml)
+        util = replace(util, value=util.value * narrow, low=util.low * narrow, high=util.high * narrow)
     flops_step_gpu = model_fpt * global_batch / n
     if inp.mfu is None:
         t_step, exposed, _ = step(util.value)
@@ -228,6 +231,11 @@ def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, reco
                 f"{util.precision.value} × {inp.method} {util.method.value}; range {util.low:.2f}–{util.high:.2f}. "
                 f"{util.generation.note} Calibrated on published runs (tools/data/mfu.yaml, "
                 f"{r.free_parameters} free parameters); communication is added separately.")))
+        narrow = width_factor(s.hidden, inp.tp)
+        if narrow < 1.0:
+            a.append(assume(key="gemm_width_factor", value=round(narrow, 3),
+                            note=f"hidden {s.hidden} / tp {inp.tp} = {s.hidden // inp.tp} columns per GPU: "
+                            + rules().width_note))
         if inp.method == "qlora":
             a.append(assume(key="qlora_overhead", value=round(1 / util.method.value, 2), unit="×",
                                 note=util.method.note))
