@@ -487,7 +487,7 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
         assumptions.append(assume("comm_buffers", value=round(NCCL_BUFFERS_BYTES / GB, 2), unit="GB", note="NCCL buffers at the first collective"))
     if c.offload != "none":
         assumptions.append(assume("host_ram_factor", value=HOST_RAM_FACTOR, note="host RAM = offloaded states × 1.5 (DeepSpeed estimators)"))
-    return FitTrainingOutput(
+    return FitTrainingOutput.trusted(
         model=c.model.name,
         gpu=gpu.name,
         method=c.method,

@@ -162,7 +162,7 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     if precision in ("int4", "nf4", "int8"):
         assumptions.append(assume("quantization", value=precision,
                                       note="embeddings and output head stay 16-bit; int4 adds group-128 scales (≈0.25 bit/param)"))
-    return FitInferenceOutput(
+    return FitInferenceOutput.trusted(
         model=model.name,
         gpu=gpu.name,
         n_gpus=n,

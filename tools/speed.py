@@ -190,7 +190,7 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
     hours_low, hours_high = steps * t_fast / 3600, steps * t_slow / 3600
 
     total = model_fpt * inp.tokens
-    out = TrainingTimeOutput(
+    out = TrainingTimeOutput.trusted(
         model=m.name, gpu=gpu.name, n_gpus=n, tokens=inp.tokens, method=inp.method, precision=inp.precision,
         flops_per_token=model_fpt, total_flops=total,
         hours=hours, days=hours / 24, gpu_hours=hours * n,

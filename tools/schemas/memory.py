@@ -107,6 +107,10 @@ class FitTrainingOutput(VerdictFields, ToolOutput):
     #: why min_gpus is None: "activations" (they alone exceed a card), "unshardable" (with the gathered blocks,
     #: context and NCCL buffers), "max_count" (beyond the largest count considered); None when some count fits
     min_gpus_blocker: Literal["activations", "unshardable", "max_count"] | None = None
+    @classmethod
+    def _nested(cls):
+        return {"suggestions": Suggestion}
+
     #: one line when a default (gradient checkpointing) decides the verdict, e.g. "关闭重计算则放不下：…"
     default_note_en: str | None = None
     default_note_zh: str | None = None
