@@ -272,9 +272,13 @@ def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, reco
 
 # --- inference speed -------------------------------------------------------------------------------
 
-#: achieved share of spec memory bandwidth in decode, by weight format (weight-only quantised kernels
-#: dequantise on the fly and reach less). Set from gpt-fast on A100-80GB (README benchmark table).
+#: achieved share of spec memory bandwidth in decode, by weight format, for PyTorch-native kernels (gpt-fast's
+#: int8/int4 tinygemm dequantise on the fly and reach less). Set from gpt-fast on A100-80GB (README benchmark table).
 BANDWIDTH_EFFICIENCY = {"fp32": 0.75, "bf16": 0.75, "fp16": 0.75, "fp8": 0.6, "int8": 0.6, "int4": 0.45, "nf4": 0.45}
+#: Marlin (IST-DASLab; vLLM's AWQ/GPTQ int4/int8 kernels): "close to ideal (4x) speedups" over FP16 at small
+#: batch, i.e. it streams quantised weights at the 16-bit kernels' achieved share of bandwidth
+MARLIN_EFFICIENCY = {"int8": 0.75, "int4": 0.75}
+MARLIN_FAMILIES = ("ampere", "ada", "hopper", "blackwell")
 #: fixed time per decode step beyond weight/KV reads (kernel launches, norms, sampling), seconds
 STEP_OVERHEAD_S = 1.2e-3
 #: latency of one small all-reduce inside a node (NCCL, NVLink), seconds
@@ -301,6 +305,15 @@ def _decode_weight_bytes(m: ModelSpec, s: Shape, precision: str, batch: int) -> 
     return (body + s.n_head) * BYTES_PER_PARAM[precision], s.n_matmul
 
 
+def _kernel(asked: str, precision: str, gpu: GpuSpec) -> str:
+    """The int4/int8 kernel family in use: as asked, else Marlin where vLLM runs it (NVIDIA Ampere and newer)."""
+    if precision not in MARLIN_EFFICIENCY:
+        return "none" if precision != "nf4" else "torch"
+    if asked != "auto":
+        return asked
+    return "marlin" if gpu.vendor == "nvidia" and gpu.family.lower() in MARLIN_FAMILIES else "torch"
+
+
 def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
     """Decode tokens/s per sequence and in total, prefill tokens/s and time to first token.
 
@@ -317,7 +330,9 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
     compute_precision = "bf16" if precision in ("int8", "int4", "nf4", "fp32") else precision
     peak = _peak(gpu, compute_precision)
     s = shape(m)
-    eff = inp.bandwidth_efficiency or BANDWIDTH_EFFICIENCY[precision]
+    kernel = _kernel(inp.kernel, precision, gpu)
+    eff = inp.bandwidth_efficiency or (MARLIN_EFFICIENCY[precision] if kernel == "marlin" else
+                                       BANDWIDTH_EFFICIENCY[precision])
     bw = gpu.bandwidth_gb_s * GB * eff
     prompt = inp.prompt_len or inp.context_len
     b, ctx = inp.batch, inp.context_len
@@ -345,6 +360,10 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
         assume(key="bandwidth_efficiency", value=eff, default="bandwidth_efficiency" not in given,
                    note=f"achieved share of {gpu.bandwidth_gb_s:g} GB/s; the defaults (16-bit 0.75, 8-bit 0.6, 4-bit 0.45) with "
                    "the per-step overhead reproduce gpt-fast's A100-80GB table (Llama-2-7B bf16 at 330 W: 104.9 tokens/s)."),
+        assume(key="kernel", value=kernel, default=inp.kernel == "auto",
+               note="weight-only quantised kernel family: marlin = vLLM's AWQ/GPTQ Marlin kernels (near-ideal 4-bit "
+               "weight streaming, IST-DASLab/marlin README), torch = gpt-fast/tinygemm (calibrated on gpt-fast's "
+               "table); 16-bit and fp8 weights do not use it."),
         assume(key="step_overhead_ms", value=STEP_OVERHEAD_S * 1e3, unit="ms",
                    note="fixed cost per decode step (launches, norms, sampling), fitted to the gpt-fast table."),
         assume(key="compute_efficiency", value=inp.compute_efficiency, default="compute_efficiency" not in given,

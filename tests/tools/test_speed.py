@@ -272,3 +272,17 @@ def test_checkpointing_default_follows_fit_training_and_costs_time():
     assert next(a for a in pre.assumptions if a.key == "grad_checkpointing").value is False
     small = _train(model="Qwen2.5-1.5B")
     assert next(a for a in small.assumptions if a.key == "grad_checkpointing").value is False
+
+
+@pytest.mark.parametrize("gpu", ["A100 80GB", "H100 SXM", "4090", "L40S"])
+def test_int4_batch1_decode_is_two_to_three_times_bf16_with_the_default_kernel(gpu):
+    """Published int4 (AWQ/GPTQ via Marlin in vLLM) batch-1 decode runs 2-3× bf16 on the same card, not the ~1.6-1.9×
+    of PyTorch-native int4 kernels; the default kernel on Ampere and newer is Marlin and says so."""
+    bf16 = inference_speed(InferenceSpeedInput(model="Llama-3.1-8B", gpu=gpu, precision="bf16", context_len=512))
+    int4 = inference_speed(InferenceSpeedInput(model="Llama-3.1-8B", gpu=gpu, precision="int4", context_len=512))
+    ratio = int4.decode_tokens_per_s / bf16.decode_tokens_per_s
+    assert 2.0 <= ratio <= 3.0, ratio
+    assert next(a for a in int4.assumptions if a.key == "kernel").value == "marlin"
+    torch_int4 = inference_speed(InferenceSpeedInput(model="Llama-3.1-8B", gpu=gpu, precision="int4", context_len=512,
+                                                     kernel="torch"))
+    assert torch_int4.decode_tokens_per_s < int4.decode_tokens_per_s
