@@ -4,7 +4,7 @@
 
 Targets (issue 5): median ≤ 30 ms and p95 ≤ 100 ms per offline answer on this machine. Cold start
 (a fresh process: imports, index load or build, first answer) is measured in a subprocess. The
-baseline is parsing the same questions alone (bot.parse), measured in the same run.
+baseline is parsing the same questions alone (bot.offline.parse), measured in the same run.
 """
 
 from __future__ import annotations
@@ -53,12 +53,12 @@ def main() -> int:
 
     logging.disable(logging.CRITICAL)
     from bot.advisor import Advisor
-    from bot.parse import parse
-    from bot.rules import RulesPlanner
+    from bot.offline.parse import parse
+    from bot.offline.rules import RulesPlanner
     from bot.store import Store
     from bot.toolbox import Toolbox
     from knowledge.config import KnowledgeConfig
-    from knowledge.search import Retriever
+    from knowledge.retrieval import Retriever
 
     dialogs = _questions()
     with tempfile.TemporaryDirectory() as tmp:

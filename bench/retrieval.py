@@ -26,7 +26,7 @@ import yaml  # noqa: E402
 from knowledge.config import KnowledgeConfig  # noqa: E402
 from knowledge.index import KnowledgeIndex  # noqa: E402
 from knowledge.lexical import warm_up  # noqa: E402
-from knowledge.search import Retriever  # noqa: E402
+from knowledge.retrieval import Retriever  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "golden" / "retrieval.yaml"
 

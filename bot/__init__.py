@@ -1,1 +1,31 @@
-"""Everything conversational: the advisor facade, planners, grounding, store, API and CLI."""
+"""Everything conversational, in wings that depend one way (see docs/architecture.md):
+
+    cli -> api -> channels | mcp -> advisor -> (offline | llm) -> toolbox -> (knowledge, tools)
+                                    grounding -> tools
+
+The core every wing shares sits here: `advisor` (the facade), `trace`, `store`, `settings`,
+`language`, `toolbox`, `planner`. The public entry point is `from bot import Advisor`; it is loaded
+on first use so that importing a wing does not pull in the whole advisor.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bot.advisor import Advisor
+    from bot.trace import AnswerTrace
+
+__all__ = ["Advisor", "AnswerTrace"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Advisor":
+        from bot.advisor import Advisor
+
+        return Advisor
+    if name == "AnswerTrace":
+        from bot.trace import AnswerTrace
+
+        return AnswerTrace
+    raise AttributeError(f"module 'bot' has no attribute {name!r}")

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from bot.grounding import drop_ungrounded_sentences, ground, ungrounded_report
+from bot.grounding.check import drop_ungrounded_sentences, ground, ungrounded_report
 from bot.language import detect_language
 from bot.planner import Context, Emit, Planner, PlannerError, PlanResult, _ignore
 from bot.settings import Settings
@@ -50,15 +50,15 @@ class Advisor:
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Advisor:
-        from bot.rules import RulesPlanner
-        from knowledge.search import Retriever, set_default_retriever
+        from bot.offline.rules import RulesPlanner
+        from knowledge.retrieval import Retriever, set_default_retriever
 
         settings = settings or Settings()
         retriever = Retriever.from_config(settings.knowledge())
         set_default_retriever(retriever)
         llm = None
         if settings.llm_enabled:
-            from bot.agent import AgentPlanner
+            from bot.llm.agent import AgentPlanner
 
             try:
                 llm = AgentPlanner.from_settings(settings)

@@ -1,8 +1,8 @@
 """The planner interface both modes implement, and the events they emit while they work.
 
 A planner turns a question plus its conversation context into an answer, calling tools through a
-`ToolRun` (which records every call for the trace). The offline planner (`bot.rules`) and the LLM
-agent (`bot.agent`) are interchangeable behind `Planner`.
+`ToolRun` (which records every call for the trace). The offline planner (`bot.offline.rules`) and the LLM
+agent (`bot.llm.agent`) are interchangeable behind `Planner`.
 
 Events (plain dicts, the wire format of `/v1/ask/stream`):
     {"type": "tool_started", "id": "call_1", "tool": "fit_training", "input": {...}}

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from bot.planner import Emit, _ignore
 from bot.trace import Citation, ToolCall
-from knowledge.search import Retriever, SearchKnowledgeInput, SearchKnowledgeOutput
+from knowledge.retrieval import Retriever, SearchKnowledgeInput, SearchKnowledgeOutput
 from tools import registry
 from tools.errors import AdvisorError
 

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 from rich.markdown import Markdown
 
-from bot.advisor import detect_language
 from bot.cli.output import console, err_console, print_json, user_errors
+from bot.language import detect_language
 
 
 def _advisor():

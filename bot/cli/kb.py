@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from bot.cli.output import JsonOpt, console, err_console, fmt, lang_of, print_json, table, user_errors
 from knowledge.config import KnowledgeSettings
 from knowledge.index import KnowledgeIndex
-from knowledge.search import Retriever
+from knowledge.retrieval import Retriever
 
 kb_app = typer.Typer(
     help="The knowledge base: index notes (shipped and your own), search them, see what is indexed.",

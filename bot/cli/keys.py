@@ -28,7 +28,7 @@ def create(
 
     Example: gpu-advisor keys create sales-shenzhen
     """
-    from bot import keys
+    from bot.api import keys
 
     try:
         info, key = keys.create(_store(), name)
@@ -48,7 +48,7 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="Print JSON for s
 
     Example: gpu-advisor keys list
     """
-    from bot import keys
+    from bot.api import keys
 
     rows = keys.list_keys(_store())
     if as_json:
@@ -66,7 +66,7 @@ def revoke(key_id: Annotated[str, typer.Argument(help="The key's id (from `keys 
 
     Example: gpu-advisor keys revoke 3f2a9c1b0d4e
     """
-    from bot import keys
+    from bot.api import keys
 
     if not keys.revoke(_store(), key_id):
         err_console.print(f"[bold red]error:[/] no active key with id {key_id!r}")

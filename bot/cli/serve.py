@@ -1,4 +1,4 @@
-"""`gpu-advisor serve`: the HTTP API on uvicorn (see bot/api.py and docs/api.md)."""
+"""`gpu-advisor serve`: the HTTP API on uvicorn (see bot/api/app.py and docs/api.md)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
         """
         import uvicorn
 
-        from bot.api_settings import ApiSettings
+        from bot.api.settings import ApiSettings
         from bot.settings import Settings
 
         settings = Settings()
@@ -51,11 +51,11 @@ def register(app: typer.Typer) -> None:
                               "unless a proxy in front checks callers.")
         config = _logging(log_level)
         logging.config.dictConfig(config)
-        uvicorn.run("bot.api:create_app", factory=True, host=host, port=port, workers=workers,
+        uvicorn.run("bot.api.app:create_app", factory=True, host=host, port=port, workers=workers,
                     log_config=config, access_log=False, proxy_headers=False, timeout_graceful_shutdown=10)
 
 
 def _logging(level: str) -> dict:
-    from bot.api_metrics import logging_config
+    from bot.api.metrics import logging_config
 
     return logging_config(level)

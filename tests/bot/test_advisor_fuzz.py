@@ -8,11 +8,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.advisor import Advisor, QuestionError
-from bot.rules import RulesPlanner
+from bot.offline.rules import RulesPlanner
 from bot.store import Store
 from bot.toolbox import Toolbox
 from knowledge.config import KnowledgeConfig
-from knowledge.search import Retriever
+from knowledge.retrieval import Retriever
 
 WORDS = ["A100", "H800", "4090D", "910B", "H20", "H300", "70B", "7b", "700亿参数", "Qwen2.5-72B", "DeepSeek-R1",
          "LoRA", "QLoRA", "全参", "推理", "部署", "8卡", "两台8卡", "0卡", "-5B", "1B token", "2万亿", "30万",

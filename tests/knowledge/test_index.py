@@ -18,7 +18,7 @@ from knowledge.embeddings import HashingEmbedding, OpenAICompatibleEmbedding, ma
 from knowledge.errors import BadNote, IndexBusy, IndexUnavailable
 from knowledge.index import KnowledgeIndex
 from knowledge.notes import BUILTIN, CorpusRoot, load_corpus, load_note
-from knowledge.search import Retriever
+from knowledge.retrieval import Retriever
 
 LONG_ZH = "".join(f"第{i}句说明显存怎样估算，需要把权重、梯度和优化器状态都算进去。" for i in range(40))
 LONG_EN = " ".join(

@@ -9,7 +9,7 @@ import yaml
 
 from knowledge.config import SHIPPED_DOCS, KnowledgeConfig
 from knowledge.notes import BUILTIN, CorpusRoot, load_corpus
-from knowledge.search import Retriever
+from knowledge.retrieval import Retriever
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "retrieval.yaml"
 K = 5

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from knowledge.lexical import tokenize
-from knowledge.search import (
+from knowledge.retrieval import (
     Passage,
     Retriever,
     SearchKnowledgeInput,
@@ -182,7 +182,7 @@ def test_cli_stats_shows_backend_and_location(tmp_path):
 
 def test_repeated_queries_come_from_the_cache_until_reload(tmp_path):
     from knowledge.config import KnowledgeConfig
-    from knowledge.search import Retriever
+    from knowledge.retrieval import Retriever
 
     r = Retriever.from_config(KnowledgeConfig(data_dir=tmp_path))
     first = r.search("H20 显存", k=3)

@@ -16,7 +16,7 @@ import pytest
 from knowledge.config import KnowledgeConfig
 from knowledge.errors import IndexUnavailable
 from knowledge.index import KnowledgeIndex
-from knowledge.search import Retriever
+from knowledge.retrieval import Retriever
 
 pytestmark = pytest.mark.slow
 

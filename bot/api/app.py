@@ -1,0 +1,386 @@
+"""The HTTP API: `create_app()` builds a FastAPI app; settings, advisor, store and index are built in its lifespan.
+
+    POST /v1/ask                    {text, conversation_id?, lang?} -> AnswerTrace
+    POST /v1/ask/stream             SSE: tool_started, tool_finished, delta, final (the trace) or error
+    GET  /v1/conversations/{id}     the turns: questions, answers, traces, and feedback
+    POST /v1/feedback               {conversation_id, turn, rating: -1 | 1, comment?}
+    GET  /v1/catalog/gpus[/{name}]  the GPU catalog; names and aliases resolve, unknown -> 404 with suggestions
+    GET  /v1/catalog/models
+    POST /v1/tools/{name}           each calculator and search_knowledge, with its own schema in /openapi.json
+    GET  /v1/models, POST /v1/chat/completions   OpenAI-compatible (bot/api_openai.py)
+    GET  /healthz, /readyz, /metrics
+
+Run it with `gpu-advisor serve`, or `uvicorn --factory bot.api.app:create_app`. Keys, rate limit and body
+limit: `bot/api_security.py`; the error shape: `bot/api_errors.py`; logs and metrics: `bot/api_metrics.py`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import inspect
+import time
+from collections.abc import Callable
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Annotated, Any, Literal
+
+import anyio.to_thread
+from fastapi import APIRouter, Depends, FastAPI, Path, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from starlette.middleware.cors import CORSMiddleware
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from bot.advisor import MAX_QUESTION_CHARS, Advisor
+from bot.api import errors as api_errors
+from bot.api import openai_compat as api_openai
+from bot.api.errors import ApiError, ErrorBody, advisor_error
+from bot.api.mcp_http import PATH as MCP_PATH
+from bot.api.mcp_http import McpHttp
+from bot.api.metrics import Metrics, RequestContext
+from bot.api.security import BodyLimit, KeyRing, RateLimiter, authenticate
+from bot.api.settings import ApiSettings
+from bot.api.sse import SSE_HEADERS, event, stream_limiter, with_keepalive
+from bot.language import detect_language
+from bot.settings import Settings
+from bot.store import UnknownConversation
+from bot.toolbox import SEARCH, Toolbox
+from bot.trace import AnswerTrace
+from tools import registry
+from tools.catalog import gpus, models
+from tools.errors import AdvisorError
+from tools.gpu_spec import GpuSpec
+from tools.model_spec import ModelSpec
+from tools.schemas.specs import GpuSpecsOutput
+
+ConversationId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:-]{1,64}$")]
+Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS)]
+
+
+# ---- request and response models --------------------------------------------------------------------
+
+class AskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: Question = Field(description="the question, in Chinese or English")
+    conversation_id: ConversationId | None = Field(None, description="continue this conversation")
+    lang: Literal["zh", "en"] | None = Field(None, description="answer language; detected from the text if absent")
+
+
+class TurnOut(BaseModel):
+    turn: int
+    question: str
+    answer: str | None
+    status: Literal["pending", "answered", "failed"]
+    language: str | None
+    mode: str | None
+    trace: AnswerTrace | None
+    created_at: dt.datetime
+
+
+class FeedbackIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    conversation_id: ConversationId
+    turn: int = Field(ge=0, le=1_000_000, description="the turn's index, 0 for the first question")
+    rating: Literal[-1, 1] = Field(description="1 helpful, -1 not helpful")
+    comment: str | None = Field(None, max_length=2000)
+
+
+class FeedbackOut(BaseModel):
+    id: int
+    conversation_id: str
+    turn: int
+    rating: int
+    comment: str | None = None
+
+
+class ConversationOut(BaseModel):
+    id: str
+    turns: list[TurnOut]
+    feedback: list[FeedbackOut]
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+
+
+class Readiness(BaseModel):
+    status: Literal["ready", "not_ready"]
+    index_chunks: int
+    store: Literal["ok", "unreachable"]
+    mode: str | None = None
+
+
+# ---- dependencies -----------------------------------------------------------------------------------
+
+def get_advisor(request: Request) -> Advisor:
+    return request.app.state.advisor
+
+
+def get_metrics(request: Request) -> Metrics:
+    return request.app.state.metrics
+
+
+def get_api_settings(request: Request) -> ApiSettings:
+    return request.app.state.api_settings
+
+
+AdvisorDep = Annotated[Advisor, Depends(get_advisor)]
+MetricsDep = Annotated[Metrics, Depends(get_metrics)]
+ApiSettingsDep = Annotated[ApiSettings, Depends(get_api_settings)]
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": text}
+    for status, text in [(401, "missing or invalid API key"), (413, "request body too large"),
+                         (422, "invalid input, naming the field"), (429, "rate limited; see Retry-After"),
+                         (500, "internal error (no details; quote the request id)")]
+}
+_NOT_FOUND = {404: {"model": ErrorBody, "description": "unknown name, with the closest known names"}}
+
+
+# ---- the app ----------------------------------------------------------------------------------------
+
+def answer_limiter(advisor: Advisor) -> anyio.CapacityLimiter:
+    """How many answers run at once. Offline answers are pure CPU under one GIL: one at a time keeps
+    them first-come first-served instead of time-slicing eight and stretching every latency. An LLM
+    advisor mostly waits on the network, so many may run together."""
+    return anyio.CapacityLimiter(1 if advisor.llm is None else 32)
+
+
+def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
+               api_settings: ApiSettings | None = None) -> FastAPI:
+    """The API app. Anything not given is built from the environment when the app starts."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        conf = api_settings or ApiSettings()
+        adv = advisor or await anyio.to_thread.run_sync(Advisor.from_settings, settings or Settings())
+        app.state.api_settings = conf
+        app.state.advisor = adv
+        app.state.keyring = KeyRing(conf.static_keys, adv.store)
+        app.state.limiter = RateLimiter(conf.rate_limit_per_minute)
+        app.state.stream_limiter = stream_limiter()
+        app.state.answer_limiter = answer_limiter(adv)
+        app.state.started_at = time.time()
+        try:
+            async with mcp_endpoint.running(lambda: app.state.advisor.toolbox, conf):
+                yield
+        finally:
+            if advisor is None:
+                adv.store.close()
+
+    app = FastAPI(title="gpu-advisor", version="0.1.0", lifespan=lifespan,
+                  summary="GPU sizing for AI training and inference; every number comes from code.")
+    app.state.metrics = Metrics()
+    api_errors.install(app)
+
+    v1 = APIRouter(prefix="/v1", dependencies=[Depends(authenticate)], responses=_ERRORS)
+    v1.include_router(_advisor_routes())
+    v1.include_router(_catalog_routes())
+    v1.include_router(_tool_routes())
+    v1.include_router(api_openai.router)
+    app.include_router(v1)
+    app.include_router(_ops_routes())
+    mcp_endpoint = McpHttp()
+    app.router.routes.append(Route(MCP_PATH, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"],
+                                   include_in_schema=False))
+
+    # outermost first: request id + metrics + last-resort 500, then CORS, then the body limit
+    app.add_middleware(BodyLimit, max_bytes=lambda scope: scope["app"].state.api_settings.max_body_bytes)
+    app.add_middleware(SettingsCors)
+    app.add_middleware(RequestContext, metrics=app.state.metrics)
+    return app
+
+
+class SettingsCors:
+    """CORS with the allow-list from the app's settings (known only once the lifespan has run)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+        self._cors: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self._cors is None:
+            origins = scope["app"].state.api_settings.origins
+            self._cors = CORSMiddleware(
+                self.app, allow_origins=origins, allow_credentials="*" not in origins,
+                allow_methods=["GET", "POST", "OPTIONS"],
+                allow_headers=["Authorization", "Content-Type", "Accept-Language", "X-Request-ID"],
+                expose_headers=["X-Request-ID", "Retry-After"], max_age=600,
+            )
+        await self._cors(scope, receive, send)
+
+
+# ---- /v1/ask, conversations, feedback ---------------------------------------------------------------
+
+def _advisor_routes() -> APIRouter:
+    router = APIRouter(tags=["advisor"])
+
+    @router.post("/ask", response_model=AnswerTrace)
+    async def ask(body: AskRequest, advisor: AdvisorDep, metrics: MetricsDep, request: Request) -> Response:
+        """Answer one question; every number in the answer comes from a calculator, a cited note or the question."""
+        try:
+            trace = await anyio.to_thread.run_sync(
+                partial(advisor.ask, body.text, conversation_id=body.conversation_id, lang=body.lang),
+                limiter=request.app.state.answer_limiter)
+        except AdvisorError as err:
+            raise advisor_error(err, body.lang or detect_language(body.text)) from None
+        metrics.answers.labels(trace.mode).inc()
+        return _json(trace)
+
+    @router.post("/ask/stream", response_class=StreamingResponse,
+                 responses={200: {"content": {"text/event-stream": {}},
+                                  "description": "events tool_started, tool_finished, delta, then final or error"}})
+    async def ask_stream(body: AskRequest, advisor: AdvisorDep, metrics: MetricsDep, conf: ApiSettingsDep,
+                         request: Request) -> StreamingResponse:
+        """The answer as server-sent events; keep-alive comments while tools run."""
+        limiter = request.app.state.stream_limiter
+
+        async def events():
+            items = advisor.stream(body.text, conversation_id=body.conversation_id, lang=body.lang)
+            async for item in with_keepalive(items, conf.sse_keepalive_s, limiter):
+                if item is None:
+                    yield ": keep-alive\n\n"
+                    continue
+                if item["type"] == "final":
+                    metrics.answers.labels(item["trace"]["mode"]).inc()
+                yield event(item, name=item["type"])
+
+        return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
+
+    @router.get("/conversations/{conversation_id}", response_model=ConversationOut, responses=_NOT_FOUND)
+    def conversation(conversation_id: Annotated[str, Path(max_length=64)], advisor: AdvisorDep) -> ConversationOut:
+        """The conversation's questions, answers and traces, oldest first, with any feedback."""
+        store = advisor.store
+        if not store.exists(conversation_id):
+            raise ApiError(404, f"No conversation {conversation_id!r}.", code="unknown_conversation",
+                           field="conversation_id")
+        turns = [TurnOut(turn=t.idx, question=t.question, answer=t.answer, status=t.status, language=t.language,
+                         mode=t.mode, trace=t.trace, created_at=t.created_at) for t in store.turns(conversation_id)]
+        feedback = [FeedbackOut(**{k: f[k] for k in ("id", "conversation_id", "turn", "rating", "comment")})
+                    for f in store.feedback_for(conversation_id)]
+        return ConversationOut(id=conversation_id, turns=turns, feedback=feedback)
+
+    @router.post("/feedback", status_code=201, response_model=FeedbackOut, responses=_NOT_FOUND)
+    def feedback(body: FeedbackIn, advisor: AdvisorDep) -> FeedbackOut:
+        """Rate one answer: 1 helpful, -1 not helpful, with an optional comment."""
+        try:
+            fid = advisor.store.add_feedback(body.conversation_id, body.turn, body.rating, body.comment)
+        except UnknownConversation:
+            raise ApiError(404, f"No turn {body.turn} in conversation {body.conversation_id!r}.",
+                           code="unknown_turn", field="turn") from None
+        return FeedbackOut(id=fid, **body.model_dump())
+
+    return router
+
+
+def _json(model: BaseModel) -> Response:
+    """A model already validated by its own type, serialized once by pydantic (the route's
+    `response_model` still documents it; FastAPI does not validate a returned Response again)."""
+    return Response(model.model_dump_json(), media_type="application/json")
+
+
+# ---- catalog and tools ------------------------------------------------------------------------------
+
+def _catalog_routes() -> APIRouter:
+    router = APIRouter(prefix="/catalog", tags=["catalog"])
+
+    @router.get("/gpus", response_model=list[GpuSpec])
+    def catalog_gpus() -> list[GpuSpec]:
+        """Every GPU in the catalog, with the source of each figure."""
+        return list(gpus())
+
+    @router.get("/gpus/{name}", response_model=GpuSpecsOutput, responses=_NOT_FOUND)
+    def catalog_gpu(name: Annotated[str, Path(max_length=200)]) -> dict[str, Any]:
+        """One GPU by name or alias ("A100 80G", "910B"); 404 lists the closest names."""
+        return registry.call("gpu_specs", {"gpu": name})
+
+    @router.get("/models", response_model=list[ModelSpec])
+    def catalog_models() -> list[ModelSpec]:
+        """Every model in the catalog, with its architecture and sources."""
+        return list(models())
+
+    return router
+
+
+def _tool_routes() -> APIRouter:
+    router = APIRouter(prefix="/tools", tags=["tools"])
+    box = Toolbox(None)  # only for the names and schemas; calls go through the app's advisor
+    for name in box.names():
+        spec = box.spec(name)
+        router.add_api_route(
+            f"/{name}", _tool_handler(name, spec.input_model, spec.output_model), methods=["POST"],
+            response_model=spec.output_model, responses=_NOT_FOUND, name=f"tool_{name}",
+            summary=name, description=spec.description or spec.input_model.__doc__ or name,
+        )
+
+    @router.post("/{name}", include_in_schema=False)
+    def unknown_tool(name: str) -> None:
+        close = difflib.get_close_matches(name, box.names(), n=3, cutoff=0.4)
+        raise ApiError(404, f"Unknown tool {name!r}; tools: {', '.join(box.names())}.", code="unknown_tool",
+                       field="name", suggestions=close)
+
+    return router
+
+
+def _tool_handler(name: str, input_model: type[BaseModel], output_model: type[BaseModel]) -> Callable[..., Any]:
+    def handler(body: BaseModel, advisor: Advisor, metrics: Metrics) -> Response:
+        try:
+            if name == SEARCH:
+                out = output_model.model_validate(advisor.toolbox.call(name, body.model_dump(exclude_unset=True)))
+            else:
+                out = registry.get(name).fn(body)
+        except AdvisorError:
+            metrics.tool_calls.labels(name, "error").inc()
+            raise
+        metrics.tool_calls.labels(name, "ok").inc()
+        return _json(out)
+
+    kw = inspect.Parameter.KEYWORD_ONLY
+    handler.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("body", kw, annotation=input_model),
+         inspect.Parameter("advisor", kw, annotation=AdvisorDep),
+         inspect.Parameter("metrics", kw, annotation=MetricsDep)],
+        return_annotation=output_model,
+    )
+    handler.__name__ = f"tool_{name}"
+    return handler
+
+
+# ---- operations -------------------------------------------------------------------------------------
+
+def _ops_routes() -> APIRouter:
+    router = APIRouter(tags=["operations"])
+
+    @router.get("/healthz", response_model=Health)
+    def healthz() -> Health:
+        """The process is up."""
+        return Health()
+
+    @router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})
+    def readyz(request: Request) -> Any:
+        """Ready when the knowledge index has chunks and the store answers."""
+        advisor: Advisor | None = getattr(request.app.state, "advisor", None)
+        retriever = advisor.toolbox.retriever if advisor else None
+        chunks = len(retriever) if retriever is not None else 0
+        try:
+            store_ok = advisor is not None and advisor.store.ping()
+        except Exception:  # any driver error means "not reachable"
+            store_ok = False
+        ready = chunks > 0 and store_ok
+        body = Readiness(status="ready" if ready else "not_ready", index_chunks=chunks,
+                         store="ok" if store_ok else "unreachable", mode=advisor.mode if advisor else None)
+        return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
+
+    @router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
+    def metrics(metrics: MetricsDep) -> Response:
+        """Prometheus metrics of this worker process."""
+        return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    return router

@@ -1,0 +1,184 @@
+"""Who may call the API and how much: bearer keys, a per-key rate limit, a request-body limit.
+
+- Keys come from `GPU_ADVISOR_API_KEYS` and from the store's `api_keys` table (`bot.api.keys`). While no
+  key exists the API is open (meant for 127.0.0.1); once one exists (or ever existed: revoking the
+  last key does not open the API again) every /v1 route answers 401 without a valid
+  `Authorization: Bearer <key>`.
+- The rate limit is a token bucket per key (per client address when open): `rate` requests per
+  minute, bursts up to that many; over it, 429 with `Retry-After` in whole seconds. Each worker
+  process counts on its own.
+- Bodies larger than `max_body_bytes` are refused with 413 before any handler reads them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from bot.api import keys
+from bot.api.errors import ApiError, error_response, request_lang
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The caller of one request: a key (`key_id`) or, on an open API, a client address."""
+
+    ident: str  # what the rate limit counts by
+    key_id: str | None = None
+    key_name: str | None = None
+
+
+class RateLimiter:
+    """Token buckets keyed by caller; thread-safe. `rate_per_minute == 0` disables it."""
+
+    def __init__(self, rate_per_minute: int, clock=time.monotonic):
+        self.capacity = float(rate_per_minute)
+        self.per_second = rate_per_minute / 60.0
+        self.clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}  # ident -> (tokens, last refill time)
+        self._lock = threading.Lock()
+
+    def take(self, ident: str) -> float:
+        """0 when the request may go ahead, else the seconds to wait."""
+        if self.capacity <= 0:
+            return 0.0
+        now = self.clock()
+        with self._lock:
+            tokens, last = self._buckets.get(ident, (self.capacity, now))
+            tokens = min(self.capacity, tokens + (now - last) * self.per_second)
+            if tokens >= 1.0:
+                self._buckets[ident] = (tokens - 1.0, now)
+                return 0.0
+            self._buckets[ident] = (tokens, now)
+            if len(self._buckets) > 100_000:  # forget idle callers rather than grow without bound
+                self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < 120}
+            return (1.0 - tokens) / self.per_second
+
+
+class KeyRing:
+    """The keys from settings (hashed in memory) plus the store's table."""
+
+    def __init__(self, static_keys: list[str], store):
+        self._static = {keys.hash_key(k): f"env-{i + 1}" for i, k in enumerate(static_keys)}
+        self.store = store
+
+    def required(self) -> bool:
+        return bool(self._static) or keys.any_created(self.store)
+
+    def check(self, token: str) -> Principal | None:
+        digest = keys.hash_key(token)
+        for known, label in self._static.items():
+            if hmac.compare_digest(known, digest):
+                return Principal(ident=f"key:{label}", key_id=label, key_name=label)
+        info = keys.verify(self.store, token)
+        if info is None:
+            return None
+        return Principal(ident=f"key:{info.id}", key_id=info.id, key_name=info.name)
+
+
+def _bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def _client_ident(request: Request) -> str:
+    host = request.client.host if request.client else "unknown"
+    return "ip:" + hashlib.sha256(host.encode()).hexdigest()[:16]
+
+
+def authenticate(request: Request) -> Principal:
+    """The /v1 guard: 401 without a valid key when keys exist, then the rate limit (429)."""
+    ring: KeyRing = request.app.state.keyring
+    limiter: RateLimiter = request.app.state.limiter
+    zh = request_lang(request) == "zh"
+    token = _bearer(request)
+    principal = ring.check(token) if token else None
+    if principal is None:
+        if ring.required():
+            if token:
+                msg = "API 密钥无效或已吊销。" if zh else "The API key is not valid or has been revoked."
+            else:
+                msg = ("缺少 API 密钥：请加上请求头 Authorization: Bearer <密钥>。" if zh
+                       else "An API key is required: send Authorization: Bearer <key>.")
+            raise ApiError(401, msg, headers={"WWW-Authenticate": "Bearer"})
+        principal = Principal(ident=_client_ident(request))
+    wait = limiter.take(principal.ident)
+    if wait > 0:
+        seconds = max(1, math.ceil(wait))
+        msg = (f"请求过于频繁，请 {seconds} 秒后再试。" if zh
+               else f"Too many requests; try again in {seconds} s.")
+        raise ApiError(429, msg, headers={"Retry-After": str(seconds)})
+    request.scope.setdefault("state", {})["key_id"] = principal.key_id
+    return principal
+
+
+Caller = Annotated[Principal, Depends(authenticate)]
+
+
+class BodyLimit:
+    """ASGI middleware: 413 for bodies over `max_bytes` (by Content-Length, or counted when chunked)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int | Callable[[Scope], int]):
+        self.app = app
+        self._max = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE"):
+            await self.app(scope, receive, send)
+            return
+        limit = self._max(scope) if callable(self._max) else self._max
+        headers = dict(scope["headers"])
+        length = headers.get(b"content-length")
+        if length is not None:
+            if not length.isdigit() or int(length) > limit:
+                await self._refuse(scope, receive, send, limit)
+                return
+            await self.app(scope, receive, send)
+            return
+        # no length given: read the body here (it is small by definition) and replay it
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            size += len(message.get("body", b""))
+            if size > limit:
+                await self._refuse(scope, receive, send, limit)
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        from starlette.requests import Request
+
+        request = Request(scope)
+        zh = request_lang(request) == "zh"
+        msg = (f"请求体超过 {limit} 字节的上限。" if zh
+               else f"The request body is larger than the {limit}-byte limit.")
+        rid = scope.get("state", {}).get("request_id")
+        await error_response(413, msg, request_id=rid, headers={"Connection": "close"})(scope, receive, send)

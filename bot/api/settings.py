@@ -1,0 +1,80 @@
+"""Settings of the HTTP API, read from the environment (and `.env`) when the server starts.
+
+    GPU_ADVISOR_API_KEYS         comma-separated bearer keys (at least 16 characters each); keys can
+                                 also be created with `gpu-advisor keys create NAME`. When any key
+                                 exists, every /v1 route needs `Authorization: Bearer <key>`.
+    GPU_ADVISOR_RATE_LIMIT       requests per minute per key (per client address when the API is open);
+                                 0 switches the limit off (default 120). Counted in each worker process.
+    GPU_ADVISOR_MAX_BODY_BYTES   largest request body accepted (default 65536); larger is 413
+    GPU_ADVISOR_CORS_ORIGINS     comma-separated origins allowed to call the API from a browser
+                                 (default: none; `*` allows every origin, without credentials)
+    GPU_ADVISOR_SSE_KEEPALIVE_S  seconds between keep-alive comments on a quiet stream (default 10)
+    GPU_ADVISOR_MCP_HOSTS        comma-separated Host values the MCP endpoint (/mcp) accepts, `host:*` for
+                                 any port (default: loopback only); the MCP SDK's DNS-rebinding protection
+    GPU_ADVISOR_MCP_ORIGINS      comma-separated browser Origins /mcp accepts (default: loopback only)
+"""
+
+from __future__ import annotations
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: values people leave in example files; refused so that a placeholder never guards a deployment
+PLACEHOLDER_KEYS = {"changeme", "change-me", "secret", "password", "your-api-key", "sk-xxx", "test", "example"}
+MIN_KEY_CHARS = 16
+
+
+def _split(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+class ApiSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    api_keys: str = Field("", validation_alias=AliasChoices("GPU_ADVISOR_API_KEYS", "api_keys"))
+    rate_limit_per_minute: int = Field(
+        120, ge=0, le=1_000_000, validation_alias=AliasChoices("GPU_ADVISOR_RATE_LIMIT", "rate_limit_per_minute")
+    )
+    max_body_bytes: int = Field(
+        64 * 1024, ge=1024, le=64 * 1024 * 1024,
+        validation_alias=AliasChoices("GPU_ADVISOR_MAX_BODY_BYTES", "max_body_bytes"),
+    )
+    cors_origins: str = Field("", validation_alias=AliasChoices("GPU_ADVISOR_CORS_ORIGINS", "cors_origins"))
+    sse_keepalive_s: float = Field(
+        10.0, gt=0, le=300, validation_alias=AliasChoices("GPU_ADVISOR_SSE_KEEPALIVE_S", "sse_keepalive_s")
+    )
+
+    mcp_hosts: str = Field(
+        "127.0.0.1:*,localhost:*,[::1]:*", validation_alias=AliasChoices("GPU_ADVISOR_MCP_HOSTS", "mcp_hosts")
+    )
+    mcp_origins: str = Field(
+        "http://127.0.0.1:*,http://localhost:*,http://[::1]:*",
+        validation_alias=AliasChoices("GPU_ADVISOR_MCP_ORIGINS", "mcp_origins"),
+    )
+
+    @field_validator("api_keys")
+    @classmethod
+    def _no_placeholders(cls, value: str) -> str:
+        for key in _split(value):
+            if key.lower() in PLACEHOLDER_KEYS or len(key) < MIN_KEY_CHARS:
+                raise ValueError(
+                    f"GPU_ADVISOR_API_KEYS holds a placeholder or a key shorter than {MIN_KEY_CHARS} characters; "
+                    "use `gpu-advisor keys create NAME` or a long random string"
+                )
+        return value
+
+    @property
+    def static_keys(self) -> list[str]:
+        return _split(self.api_keys)
+
+    @property
+    def origins(self) -> list[str]:
+        return _split(self.cors_origins)
+
+    @property
+    def mcp_allowed_hosts(self) -> list[str]:
+        return _split(self.mcp_hosts)
+
+    @property
+    def mcp_allowed_origins(self) -> list[str]:
+        return _split(self.mcp_origins)

@@ -1,0 +1,453 @@
+"""Number provenance: every figure in an answer must come from a tool call, a cited passage or the question.
+
+`ground(answer, tool_outputs, passages, question)` finds the figures in `answer` (see `bot.grounding.numbers`
+for what counts as a figure and what is ignored) and looks each one up among the sources, in this
+order: tool calls (id such as "call_1"), cited passages (id such as "kb:tco-breakeven#3"), the
+question (id "question"). An integer 0–10 used as a count in prose is accepted as "count".
+
+Matching rules (kept small on purpose):
+  * Tool outputs are walked once: every numeric leaf of nested dicts and lists, with a unit taken
+    from its key (`*_gb` GB, `*_gib` GiB, `*_cny` CNY, `hours`, `days`, `months`, `*_tflops`,
+    `*_w`, `*_per_s`, `mfu` and `*_fraction` a fraction, `*_pct` %, `n_gpus` GPUs, `params_b`
+    billions of parameters), from a parent key (`breakdown_gb: {weights: ...}`) or, for an
+    `{key, value, unit}` assumption, from its `unit` or `key`. Strings in outputs are read like
+    passages. Pass the whole call (input and output) to ground parallel degrees such as "TP=8".
+  * Same dimension, converted: GB/GiB/TB/MB, W/kW, h/day/week/month (730 h)/year, % and fraction,
+    TFLOPS and FLOP/s, 万元 and 元 (magnitudes are applied at extraction). A leaf whose key names
+    no unit matches a figure of any unit by the number as written (and a % by its fraction).
+    A figure without unit matches any source by the number as written.
+  * GB and GiB labels are also accepted swapped (vendor "80 GB" is 80 GiB), both ways.
+  * Rounding: |written - source| <= half a unit of the last written digit ("172万" ~ 1,720,320,
+    "3.5 天" ~ 3.47 days, "约 1.1×" ~ 1.12) + `rel_tol` (0.01 %) x |figure| + the source's own rounding when
+    the source is text. Parameter counts are nominal labels: "70B" matches 70.6e9 (10 %).
+  * No arithmetic: a sum, difference or ratio of two sources is NOT grounded unless a tool output
+    it. The only derived forms are the unit conversions above.
+Signs are ignored: values are compared by magnitude.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.grounding.numbers import UNITS, Number, extract_numbers, name_sizes
+
+__all__ = [
+    "GroundingResult",
+    "NumberRef",
+    "UngroundedNumber",
+    "drop_ungrounded_sentences",
+    "ground",
+    "ungrounded_report",
+    "unit_from_key",
+]
+
+QUESTION_ID = "question"
+COUNT_ID = "count"
+DEFAULT_REL_TOL = 1e-4  # float noise and conversions of rounded figures; small enough to catch "184,230"
+PARAMS_NOMINAL_TOL = 0.10  # "7B" for 6.74e9, "72B" for 72.7e9
+
+
+class NumberRef(BaseModel):
+    """A figure in the answer and the source it was found in: a tool call id, a passage id,
+    "question" or "count" (a small count in prose). Dumps to `bot.trace.NumberRef`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    value: float
+    unit: str
+    source_id: str
+    start: int = Field(default=0, exclude=True)
+    end: int = Field(default=0, exclude=True)
+
+
+class UngroundedNumber(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    value: float
+    unit: str
+    start: int = Field(default=0, exclude=True)
+    end: int = Field(default=0, exclude=True)
+
+
+class GroundingResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    numbers: list[NumberRef]  # the figures with a source, in order (with `ungrounded`: every figure)
+    ungrounded: list[UngroundedNumber]  # the figures with no source; must end up empty
+
+    @property
+    def ok(self) -> bool:
+        return not self.ungrounded
+
+
+# ---- sources ------------------------------------------------------------------------------------
+_KEY_UNITS: list[tuple[re.Pattern, str | None]] = [
+    (re.compile(p), u)
+    for p, u in [
+        (r"(^|_)gpu_hours?$", "GPU-h"), (r"_gib$", "GiB"), (r"_gb_s$|_gb_per_s$", "GB/s"), (r"_tb_s$", "TB/s"),
+        (r"_gb$|^gb$", "GB"), (r"_tb$", "TB"), (r"_mb$", "MB"), (r"_bytes$", "bytes"),
+        (r"_tflops$", "TFLOPS"), (r"_pflops$", "PFLOPS"), (r"_tops$", "TOPS"), (r"flops", "FLOP"),
+        (r"_kwh$", "kWh"), (r"_kw$", "kW"), (r"_w$|watts", "W"),
+        (r"cny_per_(gpu_)?hour$|cny_per_h$", "CNY/h"), (r"cny_per_kwh$", "CNY/kWh"),
+        (r"cny_per_month$", "CNY/month"), (r"cny_per_year$", "CNY/year"), (r"(^|_)cny($|_)", "CNY"),
+        (r"usd_per_(gpu_)?hour$", "USD/h"), (r"(^|_)usd($|_)", "USD"),
+        (r"tokens_per_s(ec)?$|_per_s$", "tokens/s"), (r"(^|_)tokens$", "tokens"),
+        (r"(^|_)hours$|_h$", "h"), (r"(^|_)days$", "day"), (r"(^|_)weeks$", "week"), (r"(^|_)months$", "month"),
+        (r"(^|_)years$", "year"), (r"(^|_)seconds$|_s$", "s"),
+        (r"^(mfu|hfu)$|_mfu$|_fraction$|_frac$|utili[sz]ation|efficiency|_share$", "fraction"),
+        (r"_pct$|_percent$|^percent", "%"),
+        (r"^(n_|min_|max_)?gpus$|gpu_count|^n_cards$", "GPU"), (r"^(n_)?nodes$", "node"),
+        (r"params_b$", "B_params"), (r"(^|_)params$", "params"),
+    ]
+]
+_UNIT_WORDS = {"gb": "GB", "gib": "GiB", "tb": "TB", "mb": "MB", "w": "W", "kw": "kW", "kwh": "kWh",
+               "h": "h", "hour": "h", "hours": "h", "小时": "h", "day": "day", "days": "day", "天": "day",
+               "month": "month", "months": "month", "月": "month", "year": "year", "years": "year",
+               "cny": "CNY", "元": "CNY", "usd": "USD", "%": "%", "percent": "%", "fraction": "fraction",
+               "ratio": "fraction", "x": "x", "tflops": "TFLOPS", "gb/s": "GB/s", "tokens": "tokens",
+               "tokens/s": "tokens/s", "gpu-h": "GPU-h", "gpu_hours": "GPU-h", "gpus": "GPU", "gpu": "GPU",
+               "cny/h": "CNY/h", "元/卡时": "CNY/GPU-h", "cny/kwh": "CNY/kWh", "元/度": "CNY/kWh",
+               "b": "B_params", "params": "params", "flop": "FLOP", "flops": "FLOP"}
+
+
+@lru_cache(maxsize=4096)
+def unit_from_key(key: str) -> str | None:
+    """The unit a field name spells (`per_gpu_gb` -> "GB", `mfu` -> "fraction"); None when none."""
+    k = re.sub(r"_(low|high|mid|min|max|default)$", "", key.lower())  # "hours_low" is in hours
+    for pattern, unit in _KEY_UNITS:
+        if pattern.search(k):
+            return unit
+    return None
+
+
+def _unit_word(word: Any) -> str | None:
+    if not isinstance(word, str) or not word.strip():
+        return None
+    w = word.strip()
+    if w in UNITS or w.split("/")[0] in ("CNY", "USD"):
+        return w
+    return _UNIT_WORDS.get(w.lower())
+
+
+class _Index:
+    """Source values bucketed by dimension ("bytes", "time", ...), plus "raw" (leaves with no unit)
+    and "any" (every source by its number as written). Each bucket holds two sorted lists: exact
+    values (tool leaves) and values read from text, which carry their own rounding tolerance."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[str, bool], list[tuple[float, int, str, float]]] = {}
+        self._values: dict[tuple[str, bool], list[float]] = {}
+        self._ratio: dict[str, float] = {}  # largest tolerance/value among a bucket's text values
+
+    def add(self, bucket: str, value: float, priority: int, source_id: str, tol: float = 0.0) -> None:
+        value = abs(value)
+        fuzzy = tol > 0 and value > 0
+        self._rows.setdefault((bucket, fuzzy), []).append((value, priority, source_id, tol if fuzzy else 0.0))
+
+    def add_value(self, value: float, unit: str | None, priority: int, source_id: str, tol: float = 0.0) -> None:
+        if not math.isfinite(value):
+            return
+        self.add("any", value, priority, source_id, tol)
+        dim = _dimension(unit)
+        if dim is None:
+            self.add("raw", value, priority, source_id, tol)
+        else:
+            factor = UNITS.get(unit, (dim, 1.0))[1]  # type: ignore[arg-type]
+            self.add(dim, value * factor, priority, source_id, tol * factor)
+
+    def add_number(self, n: Number, priority: int, source_id: str) -> None:
+        for v in (n.value, *n.alt_values):
+            self.add_value(v, n.unit or None, priority, source_id, n.tolerance)
+
+    def freeze(self) -> None:
+        for key, rows in self._rows.items():
+            rows.sort()
+            self._values[key] = [r[0] for r in rows]
+            if key[1]:
+                self._ratio[key[0]] = min(0.99, max(r[3] / r[0] for r in rows))
+
+    def best(self, bucket: str, target: float, tol: float) -> tuple[int, str] | None:
+        target = abs(target)
+        best: tuple[int, str] | None = None
+        for fuzzy in (False, True):
+            values = self._values.get((bucket, fuzzy))
+            if not values:
+                continue
+            rows = self._rows[(bucket, fuzzy)]
+            ratio = self._ratio[bucket] if fuzzy else 0.0
+            i = bisect_left(values, (target - tol) / (1 + ratio))
+            high = (target + tol) / (1 - ratio)
+            while i < len(values) and values[i] <= high:
+                value, priority, source_id, src_tol = rows[i]
+                if abs(value - target) <= tol + src_tol and (best is None or priority < best[0]):
+                    best = (priority, source_id)
+                i += 1
+        return best
+
+
+def _dimension(unit: str | None) -> str | None:
+    if not unit:
+        return None
+    if unit in UNITS:
+        return UNITS[unit][0]
+    head = unit.split("/")[0]
+    return head if head in ("CNY", "USD") else None
+
+
+_DIGIT_RE = re.compile(r"[0-9]")
+#: strings under these keys are provenance or identifiers, not statements: their digits are not read
+_NOT_STATEMENTS = frozenset({"url", "urls", "href", "link", "as_of", "date", "retrieved", "published", "id", "key",
+                             "field", "fields", "title", "verified"})
+
+
+def _walk(node: Any, hint: str | None, source_id: str, index: _Index, texts: list[str]) -> None:
+    if isinstance(node, BaseModel):
+        node = node.model_dump()
+    if isinstance(node, bool) or node is None:
+        return
+    if isinstance(node, int | float):
+        index.add_value(float(node), hint, 0, source_id)
+    elif isinstance(node, str):
+        if _DIGIT_RE.search(node):
+            texts.append(node)
+    elif isinstance(node, Mapping):
+        value = node.get("value")
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            own = _unit_word(node.get("unit")) or unit_from_key(str(node.get("key", ""))) or hint
+            index.add_value(float(value), own, 0, source_id)
+        for key, child in node.items():
+            if (key == "value" and child is value) or (key in _NOT_STATEMENTS and isinstance(child, str)):
+                continue
+            _walk(child, unit_from_key(str(key)) or hint, source_id, index, texts)
+    elif isinstance(node, Iterable):
+        for child in node:
+            _walk(child, hint, source_id, index, texts)
+
+
+@lru_cache(maxsize=2048)
+def _text_numbers(text: str) -> tuple[Number, ...]:
+    """Figures in a source text (catalog notes and passages recur across calls and repair rounds)."""
+    return (*extract_numbers(text), *name_sizes(text))
+
+
+def _build_index(tool_outputs: Mapping[str, Any], passages: Mapping[str, str], question: str) -> _Index:
+    index = _Index()
+    texts: list[tuple[str, int, str]] = []
+    for call_id, output in tool_outputs.items():
+        strings: list[str] = []
+        _walk(output, None, call_id, index, strings)
+        texts += [(text, 0, call_id) for text in dict.fromkeys(strings)]
+    texts += [(text, 1, passage_id) for passage_id, text in passages.items()]
+    texts.append((question, 2, QUESTION_ID))
+    for text, priority, source_id in texts:
+        for n in _text_numbers(text):
+            index.add_number(n, priority, source_id)
+    index.freeze()
+    return index
+
+
+# ---- matching -----------------------------------------------------------------------------------
+_LABEL_SWAP = {"GB": 2.0**30, "GiB": 1e9, "TB": 2.0**40, "TiB": 1e12, "MB": 2.0**20, "MiB": 1e6,
+               "GB/s": 2.0**30, "GiB/s": 1e9}
+
+
+def _lookup(n: Number, index: _Index, rel_tol: float) -> str | None:
+    dim = _dimension(n.unit)
+    queries: list[tuple[str, float, float]] = []
+    for v in (n.value, *n.alt_values):
+        tol = n.tolerance
+        if dim == "params":
+            tol = max(tol, PARAMS_NOMINAL_TOL * v)
+        if dim is None:
+            queries.append(("any", v, tol + rel_tol * v))
+            continue
+        factor = UNITS.get(n.unit, (dim, 1.0))[1]
+        queries.append((dim, v * factor, (tol + rel_tol * v) * factor))
+        if n.unit in _LABEL_SWAP:
+            swap = _LABEL_SWAP[n.unit]
+            queries.append((dim, v * swap, (tol + rel_tol * v) * swap))
+        queries.append(("raw", v, tol + rel_tol * v))
+        if n.unit == "%":
+            queries.append(("raw", v / 100, (tol + rel_tol * v) / 100))
+    best: tuple[int, str] | None = None
+    for bucket, target, tol in queries:
+        hit = index.best(bucket, target, tol)
+        if hit and (best is None or hit[0] < best[0]):
+            best = hit
+            if best[0] == 0:
+                break
+    return best[1] if best else None
+
+
+def ground(
+    answer: str,
+    tool_outputs: Mapping[str, Any],
+    passages: Mapping[str, str],
+    question: str,
+    *,
+    rel_tol: float = DEFAULT_REL_TOL,
+) -> GroundingResult:
+    """Find every figure in `answer` and the source it comes from; list those with none."""
+    index = _build_index(tool_outputs, passages, question)
+    refs: list[NumberRef] = []
+    missing: list[UngroundedNumber] = []
+    for n in extract_numbers(answer):
+        source = _lookup(n, index, rel_tol)
+        if source is None and n.prose_count:
+            source = COUNT_ID
+        if source is None and _quoted_from_question(answer, n.start, n.end, question):
+            source = QUESTION_ID
+        if source is None:
+            missing.append(UngroundedNumber(text=n.text, value=n.value, unit=n.unit, start=n.start, end=n.end))
+        else:
+            refs.append(NumberRef(text=n.text, value=n.value, unit=n.unit, source_id=source, start=n.start, end=n.end))
+    return GroundingResult(numbers=refs, ungrounded=missing)
+
+
+_QUOTES = {"“": "”", '"': '"', "「": "」", "‘": "’", "'": "'"}
+
+
+def _quoted_from_question(answer: str, start: int, end: int, question: str) -> bool:
+    """A figure inside a quoted span the user typed verbatim ("unknown model “通义30万”") echoes the
+    question; it states nothing new."""
+    line_start = answer.rfind("\n", 0, start) + 1
+    for open_q, close_q in _QUOTES.items():
+        left = answer.rfind(open_q, line_start, start)
+        if left < 0:
+            continue
+        right = answer.find(close_q, end)
+        if right < 0 or "\n" in answer[left:right]:
+            continue
+        quoted = answer[left + 1 : right]
+        if quoted and quoted in question:
+            return True
+    return False
+
+
+# ---- repair helpers -----------------------------------------------------------------------------
+_REPORT = {
+    "zh": (
+        "以下数字在工具结果、引用的知识库段落和用户的问题中都找不到来源：{items}。"
+        "请删除这些数字，或先调用相应的工具得到它们，然后只使用工具返回或段落中写明的数值，不要自己计算或凭记忆给出数字。"
+    ),
+    "en": (
+        "These numbers have no source in the tool results, the cited passages or the user's question: {items}. "
+        "Remove them, or call the tool that computes them first; then use only the values the tools returned or "
+        "the passages state, and do not compute or recall figures yourself."
+    ),
+}
+
+
+def ungrounded_report(result: GroundingResult, lang: str = "en") -> str:
+    """A message for the model in the repair loop naming the figures with no source ("" when none)."""
+    if not result.ungrounded:
+        return ""
+    seen: list[str] = []
+    for u in result.ungrounded:
+        if u.text not in seen:
+            seen.append(u.text)
+    if lang == "zh":
+        return _REPORT["zh"].format(items="、".join(f"「{t}」" for t in seen))
+    return _REPORT["en"].format(items=", ".join(f'"{t}"' for t in seen))
+
+
+
+_SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?<=[.;；])(?=\s)")
+_LIST_ITEM = re.compile(r"^\s*(?:>\s*)*(?:[-*+]|[0-9]{1,3}[.)、])\s|^\s*#{1,6}\s")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}")
+
+
+def _spans(answer: str, result: GroundingResult) -> list[tuple[int, int]]:
+    spans = []
+    for u in result.ungrounded:
+        start, end = u.start, u.end
+        if answer[start:end] != u.text:  # a result computed on another text: find the figure by its text
+            start = answer.find(u.text)
+            if start < 0:
+                continue
+            end = start + len(u.text)
+        spans.append((start, end))
+    return spans
+
+
+def _balanced(line: str) -> str:
+    for mark in ("**", "`"):
+        if line.count(mark) % 2:
+            line = line.replace(mark, "")
+    return line
+
+
+def _drop_sentences(line: str, offset: int, spans: list[tuple[int, int]]) -> str:
+    kept, pos = [], 0
+    for piece in _SENTENCE_END.split(line):
+        start, end = offset + pos, offset + pos + len(piece)
+        pos += len(piece)
+        if not any(s < end and e > start for s, e in spans):
+            kept.append(piece)
+    text = "".join(kept)
+    return _balanced(text) if text.strip() else ""
+
+
+def drop_ungrounded_sentences(answer: str, result: GroundingResult) -> str:
+    """`answer` without the sentences, list items and table rows that hold an ungrounded figure.
+
+    Sentences end at 。！？ (zh) and . ! ? ; followed by a space (en). A list item or heading with
+    an ungrounded figure goes whole; a table keeps its header (a figure there becomes "—") and loses
+    the rows; a table left without rows goes whole. Code blocks are never touched, emphasis and
+    code marks left unbalanced are removed, and runs of blank lines are closed up.
+    """
+    spans = _spans(answer, result)
+    if not spans:
+        return answer
+    lines = answer.splitlines(keepends=True)
+    out: list[str | None] = []
+    offset, in_code, table_start = 0, False, -1
+    table_rows = table_dropped = 0
+    for i, raw in enumerate(lines):
+        line = raw.rstrip("\n")
+        newline = raw[len(line) :]
+        start, end = offset, offset + len(line)
+        offset += len(raw)
+        hits = [(s, e) for s, e in spans if s < end and e > start]
+        if line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
+        is_table = not in_code and line.lstrip().startswith("|")
+        if is_table and table_start < 0:
+            table_start, table_rows, table_dropped = len(out), 0, 0
+        elif not is_table and table_start >= 0:
+            if table_rows and table_rows == table_dropped:
+                out[table_start:] = [None] * (len(out) - table_start)
+            table_start = -1
+        if in_code or not hits:
+            out.append(raw)
+            if is_table and len(out) - table_start > 2:
+                table_rows += 1
+            continue
+        if is_table:
+            is_header = i + 1 < len(lines) and bool(_TABLE_SEP.match(lines[i + 1]))
+            if is_header or _TABLE_SEP.match(line):
+                for s, e in sorted(hits, reverse=True):
+                    line = line[: max(s, start) - start] + "—" + line[min(e, end) - start :]
+                out.append(line + newline)
+            else:
+                out.append(None)
+                table_rows += 1
+                table_dropped += 1
+        elif _LIST_ITEM.match(line):
+            out.append(None)
+        else:
+            text = _drop_sentences(line, start, hits)
+            out.append(text + newline if text else None)
+    if table_start >= 0 and table_rows and table_rows == table_dropped:
+        out[table_start:] = [None] * (len(out) - table_start)
+    text = "".join(x for x in out if x is not None)
+    return re.sub(r"\n{3,}", "\n\n", text).strip("\n") + ("\n" if answer.endswith("\n") else "")

@@ -1,0 +1,237 @@
+"""LLM mode: a LangChain agent (`create_agent`) over an OpenAI-compatible chat endpoint.
+
+    planner = AgentPlanner.from_settings(settings)            # once per process
+    result = planner.plan(text, ctx, toolbox.run, emit)      # PlanResult, mode "llm"
+    fixed = planner.repair(text, ctx, result, report, emit)  # one more round, or None
+
+The model gets the registry's tools (`bot.llm.tools`), the system prompt of the question's
+language (`bot/llm/prompts/system_{zh,en}.md`), the last turns of the conversation as prior messages
+and the slots of the last turn in one line. Tool calls go through the `ToolRun`, so the trace has
+every call with its full output; tool errors go back to the model as text. Caps: the graph stops
+after `llm_max_steps` steps (a model turn or a round of tool calls is one step), each request has
+`llm_timeout_s` and `llm_max_retries`; tool calls per answer are capped at twice the steps.
+Every failure of the endpoint or of the model (refused connection, 5xx after retries, timeout,
+malformed response, too many steps, an empty answer) is a `PlannerError` with a short reason:
+the advisor then answers offline. The answer text is not streamed from here: the advisor streams
+it after grounding.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import openai
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.errors import GraphRecursionError
+
+from bot.language import detect_language
+from bot.llm.client import Provider, chat_model
+from bot.llm.prompts import render
+from bot.llm.tools import ToolBudget, langchain_tools
+from bot.planner import Context, Emit, PlannerError, PlanResult, ToolRunFactory, _ignore
+from bot.settings import Settings
+from bot.toolbox import SEARCH, ToolRun
+
+log = logging.getLogger("gpu_advisor.agent")
+
+HISTORY_ANSWER_CHARS = 2000  # earlier answers are cut to this in the prompt
+#: slots the next turn inherits, read from the last tool inputs (the offline planner's names)
+CARRIED = ("model", "gpu", "n_gpus", "method", "workload", "precision", "tokens", "seq_len", "batch", "context_len",
+           "zero_stage", "price_cny_per_hour", "hours_per_day", "months", "budget_cny")
+INTENT = {"fit_training": "fit", "fit_inference": "fit", "training_time": "time", "inference_speed": "speed",
+          "run_cost": "cost", "rent_vs_buy": "rent_vs_buy", "compare_gpus": "compare", "gpu_specs": "specs",
+          "recommend_gpus": "recommend", SEARCH: "knowledge"}
+STATE_LABELS = {"zh": "上一轮的设定", "en": "Settings from earlier turns"}
+NO_STATE = {"zh": "（新对话，没有之前的设定。）", "en": "(A new conversation: nothing carried over.)"}
+
+_FOLLOW_UPS = re.compile(r"^\s*[*_>]*\s*(?:FOLLOW[- ]?UPS?|追问)\s*[*_]*\s*[:：]\s*(.*?)\s*[*_]*\s*$",
+                         re.IGNORECASE | re.MULTILINE)
+_THINK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
+
+#: follow-up suggestions by the last tool used, when the model gave none
+SUGGEST = {
+    "zh": {
+        "fit": ["用 LoRA 或 QLoRA 能省多少显存？", "训练要多久、花多少钱？"],
+        "time": ["这次训练要花多少钱？", "换成别的 GPU 会快多少？"],
+        "cost": ["租和买哪个更划算？", "有没有更便宜的国产卡方案？"],
+        "speed": ["部署需要几张卡？", "用 int4 量化会快多少？"],
+        "rent_vs_buy": ["每天只用一半时间呢？", "国产卡的总成本怎么样？"],
+        "compare": ["训练同一个模型各要多久？", "哪一张在国内更好买？"],
+        "specs": ["它能训练多大的模型？", "和 A100 比怎么样？"],
+        "recommend": ["推荐方案要训练多久？", "租和买哪个更划算？"],
+        "knowledge": ["我的模型需要几张卡？", "租卡大概多少钱？"],
+    },
+    "en": {
+        "fit": ["How much memory would LoRA or QLoRA save?", "How long would training take, and what would it cost?"],
+        "time": ["What would this run cost?", "How much faster on another GPU?"],
+        "cost": ["Is renting or buying cheaper?", "Is there a cheaper domestic option?"],
+        "speed": ["How many GPUs do we need to serve it?", "How much faster with int4 quantisation?"],
+        "rent_vs_buy": ["What if we only use them half the day?", "What about the TCO of domestic GPUs?"],
+        "compare": ["How long would each take to train the same model?", "Which is easier to buy in China?"],
+        "specs": ["How large a model can it train?", "How does it compare with the A100?"],
+        "recommend": ["How long would the recommended setup take?", "Is renting or buying cheaper?"],
+        "knowledge": ["How many GPUs does my model need?", "What does renting cost?"],
+    },
+}
+
+
+@dataclass
+class AgentPlanResult(PlanResult):
+    """A PlanResult that remembers its messages and its ToolRun, so `repair` can continue it."""
+
+    messages: list[BaseMessage] = field(default_factory=list, repr=False, compare=False)
+    run: ToolRun | None = field(default=None, repr=False, compare=False)
+
+
+class AgentPlanner:
+    """The LLM planner (mode "llm"); thread-safe: every `plan` builds its own agent graph."""
+
+    mode = "llm"
+
+    def __init__(self, model: Any, provider: Provider, max_steps: int = 8):
+        self.model = model
+        self.provider = provider
+        self.max_steps = max_steps
+
+    @classmethod
+    def from_settings(cls, settings: Settings, http_client: httpx.Client | None = None) -> AgentPlanner:
+        model, provider = chat_model(settings, http_client)
+        if provider.refusal:
+            log.warning("LLM agent will not be used: %s", provider.refusal)
+        return cls(model, provider, max_steps=settings.llm_max_steps)
+
+    # ------------------------------------------------------------------------------------------
+    def plan(self, text: str, ctx: Context, tools: ToolRunFactory, emit: Emit = _ignore) -> PlanResult:
+        lang = ctx.language or detect_language(text)
+        run: ToolRun = tools(emit)
+        messages = [*_history(ctx), HumanMessage(text)]
+        return self._run(lang, ctx, run, messages)
+
+    def repair(self, text: str, ctx: Context, result: PlanResult, report: str, emit: Emit = _ignore) -> PlanResult | None:
+        """Ask the model once more to remove or source the figures named in `report`."""
+        if not isinstance(result, AgentPlanResult) or result.run is None or not report:
+            return None
+        run = result.run
+        run.emit = emit
+        note = render(f"repair_{_lang(result.language)}", report=report)
+        try:
+            return self._run(result.language, ctx, run, [*result.messages, HumanMessage(note)])
+        except PlannerError as err:
+            log.warning("repair round failed: %s", err)
+            return None
+
+    # ------------------------------------------------------------------------------------------
+    def _run(self, lang: str, ctx: Context, run: ToolRun, messages: list[BaseMessage]) -> AgentPlanResult:
+        if self.provider.refusal:
+            raise PlannerError(self.provider.refusal)
+        budget = ToolBudget(2 * self.max_steps)
+        agent = create_agent(self.model, langchain_tools(run.box, run, _lang(lang), budget),
+                             system_prompt=render(f"system_{_lang(lang)}", state=_state_line(ctx.state, lang)))
+        try:
+            # LangGraph runs at most recursion_limit - 1 steps: max_steps model turns + tool rounds
+            out = agent.invoke({"messages": messages}, {"recursion_limit": self.max_steps + 1})
+        except PlannerError:
+            raise
+        except Exception as err:
+            raise PlannerError(_reason(err)) from err
+        final = out["messages"][-1] if out.get("messages") else None
+        answer = _text(final) if isinstance(final, AIMessage) else ""
+        answer, follow_ups = _split_follow_ups(_THINK.sub("", answer))
+        if not answer.strip():
+            if isinstance(final, AIMessage) and final.invalid_tool_calls:
+                raise PlannerError("the model sent a tool call whose arguments are not valid JSON")
+            raise PlannerError("the model returned an empty answer")
+        return AgentPlanResult(
+            answer=answer.strip(), language=_lang(lang), tool_calls=run.calls, citations=run.citations,
+            follow_ups=follow_ups or _suggest(run, lang), state=_next_state(ctx.state, run),
+            messages=list(out["messages"]), run=run,
+        )
+
+
+# ---- messages ------------------------------------------------------------------------------------
+def _lang(lang: str | None) -> str:
+    return "zh" if lang == "zh" else "en"
+
+
+def _history(ctx: Context) -> list[BaseMessage]:
+    messages: list[BaseMessage] = []
+    for question, answer in ctx.history:
+        short = answer if len(answer) <= HISTORY_ANSWER_CHARS else answer[:HISTORY_ANSWER_CHARS] + " …"
+        messages += [HumanMessage(question), AIMessage(short)]
+    return messages
+
+
+def _state_line(state: dict[str, Any], lang: str) -> str:
+    items = [f"{k}={v}" for k, v in (state or {}).items() if k in (*CARRIED, "gpus", "intent") and v not in (None, [], "")]
+    if not items:
+        return NO_STATE[_lang(lang)]
+    return f"{STATE_LABELS[_lang(lang)]}: " + ", ".join(items)
+
+
+def _text(message: AIMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+
+
+def _split_follow_ups(answer: str) -> tuple[str, list[str]]:
+    """The answer without its FOLLOW-UPS line, and the questions from it (at most three)."""
+    found: list[str] = []
+    for match in _FOLLOW_UPS.finditer(answer):
+        found = [q.strip(" *_`\"'") for q in re.split(r"\s*[|｜]\s*", match.group(1))]
+    cleaned = _FOLLOW_UPS.sub("", answer).rstrip()
+    return cleaned, [q for q in found if q][:3]
+
+
+def _suggest(run: ToolRun, lang: str) -> list[str]:
+    intent = next((INTENT[c.tool] for c in reversed(run.calls) if c.tool in INTENT), "knowledge")
+    return list(SUGGEST[_lang(lang)][intent])
+
+
+def _next_state(previous: dict[str, Any], run: ToolRun) -> dict[str, Any]:
+    """The slots the next turn inherits: the previous ones, overwritten by the last tool inputs."""
+    state = {k: v for k, v in (previous or {}).items() if k != "pending"}
+    for call in run.calls:
+        if call.tool == SEARCH:
+            continue
+        for key in CARRIED:
+            value = call.input.get(key)
+            if isinstance(value, str | int | float | bool):
+                state[key] = value
+        if call.tool == "compare_gpus" and isinstance(call.input.get("gpus"), list):
+            state["gpus"] = [g for g in call.input["gpus"] if isinstance(g, str)]
+        if call.tool == "run_cost" and call.input.get("gpu_hours"):
+            state["gpu_hours"] = call.input["gpu_hours"]
+        state["intent"] = INTENT.get(call.tool, state.get("intent"))
+    return state
+
+
+def _reason(err: BaseException) -> str:
+    """A short reason for the log and the trace, never a stack trace."""
+    if isinstance(err, GraphRecursionError):
+        return "the model did not finish within the step limit (GPU_ADVISOR_LLM_MAX_STEPS)"
+    if isinstance(err, openai.APITimeoutError | httpx.TimeoutException):
+        return "the LLM endpoint timed out"
+    if isinstance(err, openai.APIConnectionError | httpx.TransportError):
+        return f"cannot reach the LLM endpoint ({type(err.__cause__ or err).__name__})"
+    if isinstance(err, openai.APIStatusError):
+        return f"the LLM endpoint answered HTTP {err.status_code}: {_first_line(err.message)}"
+    if isinstance(err, openai.APIError):
+        return f"the LLM endpoint failed: {_first_line(err.message)}"
+    if isinstance(err, json.JSONDecodeError | ValueError | KeyError | TypeError | AttributeError):
+        log.warning("unexpected reply from the LLM endpoint", exc_info=err)
+        return f"malformed reply from the LLM endpoint ({type(err).__name__})"
+    log.exception("LLM agent failed", exc_info=err)
+    return f"the LLM agent failed ({type(err).__name__})"
+
+
+def _first_line(message: str) -> str:
+    line = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
+    return line[:200]
