@@ -5,16 +5,13 @@ Every sentence comes in English and Chinese, built only from figures the calcula
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from tools.gpu_spec import GpuSpec
 from tools.model_spec import ModelSpec
 from tools.schemas.common import assume
 from tools.schemas.select import DEFAULT_METHOD, DroppedGpu, RecommendInput
 from tools.units import HOURS_PER_MONTH
-
-if TYPE_CHECKING:
-    from tools.select import Candidate
 
 BEST_VALUE_TRAIN = "lowest total_cny × hours (元·h): cheap and fast together"
 BEST_VALUE_INFER = "lowest total_cny per token/s of batch throughput"
@@ -156,8 +153,8 @@ def _cost_words(workload: str, pricing: str) -> tuple[str, str]:
 _TAGS = {"cheapest": ("cheapest", "最便宜"), "fastest": ("fastest", "最快"), "best_value": ("best value", "性价比最高")}
 
 
-def option_text(c: Candidate, inp: RecommendInput) -> tuple[str, str]:
-    """Why this option: memory, time or throughput, cost, and the picks it won."""
+def option_text(c: Any, inp: RecommendInput) -> tuple[str, str]:
+    """Why this option: memory, time or throughput, cost, and the picks it won (`c`: a tools.select.Candidate)."""
     g = c.gpu.name
     zero = f", ZeRO-{c.zero_stage}" if c.zero_stage is not None else ""
     en = [f"{c.n}× {g}: {_n(c.per_gpu_gb)} of {_n(c.usable_gb)} GB usable per GPU{zero}"]
