@@ -4,6 +4,7 @@ A key is `gpa_` + 32 random bytes (url-safe base64); only its SHA-256 is stored,
 once, when it is created. A fast hash is enough here: the keys are random, not passwords.
 
     create(store, "sales-team")  -> (KeyInfo, "gpa_…")
+    create(store, "ops", admin=True)  an admin key: reads every principal's conversations
     verify(store, "gpa_…")       -> KeyInfo | None   (None for unknown or revoked keys)
     revoke(store, key_id)        -> bool
 """
@@ -28,6 +29,7 @@ class KeyInfo:
     name: str
     created_at: dt.datetime
     revoked_at: dt.datetime | None = None
+    admin: bool = False
 
     @property
     def active(self) -> bool:
@@ -39,19 +41,21 @@ def hash_key(key: str) -> str:
 
 
 def _info(row) -> KeyInfo:
-    return KeyInfo(id=row["id"], name=row["name"], created_at=row["created_at"], revoked_at=row["revoked_at"])
+    return KeyInfo(id=row["id"], name=row["name"], created_at=row["created_at"], revoked_at=row["revoked_at"],
+                   admin=bool(row.get("admin")))
 
 
-def create(store: Store, name: str) -> tuple[KeyInfo, str]:
-    """A new key named `name`; returns its record and the key itself (not stored, shown once)."""
+def create(store: Store, name: str, admin: bool = False) -> tuple[KeyInfo, str]:
+    """A new key named `name`; returns its record and the key itself (not stored, shown once).
+    An admin key may read every conversation (`GET /v1/conversations/{id}`), whoever started it."""
     name = name.strip()
     if not name or len(name) > 128:
         raise ValueError("a key name is 1 to 128 characters")
     key = PREFIX + secrets.token_urlsafe(32)
-    info = KeyInfo(id=secrets.token_hex(6), name=name, created_at=dt.datetime.now(dt.UTC))
+    info = KeyInfo(id=secrets.token_hex(6), name=name, created_at=dt.datetime.now(dt.UTC), admin=admin)
     with store.engine.begin() as conn:
         conn.execute(insert(api_keys).values(id=info.id, name=info.name, key_hash=hash_key(key),
-                                             created_at=info.created_at))
+                                             created_at=info.created_at, admin=admin))
     return info, key
 
 

@@ -23,20 +23,23 @@ def _store():
 def create(
     name: Annotated[str, typer.Argument(help="Who the key is for, e.g. 'sales-shenzhen'.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+    admin: Annotated[bool, typer.Option("--admin", help="May read every caller's conversations.")] = False,
 ) -> None:
     """Create a key and print it once; from then on every /v1 route needs a key.
+
+    Each key sees only the conversations it started; an --admin key reads all of them.
 
     Example: gpu-advisor keys create sales-shenzhen
     """
     from bot.api import keys
 
     try:
-        info, key = keys.create(_store(), name)
+        info, key = keys.create(_store(), name, admin=admin)
     except ValueError as err:
         err_console.print(f"[bold red]error:[/] {err}")
         raise typer.Exit(2) from None
     if as_json:
-        print_json({"id": info.id, "name": info.name, "key": key})
+        print_json({"id": info.id, "name": info.name, "key": key, "admin": info.admin})
         return
     console.print(f"id:  {info.id}\nkey: {key}", highlight=False)
     console.print("[dim]Store the key now: only its hash is kept. Use it as `Authorization: Bearer <key>`.[/]")
@@ -53,11 +56,13 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="Print JSON for s
     rows = keys.list_keys(_store())
     if as_json:
         print_json([{"id": k.id, "name": k.name, "created_at": k.created_at.isoformat(),
-                     "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None} for k in rows])
+                     "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None, "admin": k.admin}
+                    for k in rows])
         return
-    console.print(table("API keys", ["id", "name", "created", "revoked"],
+    console.print(table("API keys", ["id", "name", "created", "revoked", "admin"],
                         [(k.id, k.name, k.created_at.strftime("%Y-%m-%d %H:%M"),
-                          k.revoked_at.strftime("%Y-%m-%d %H:%M") if k.revoked_at else None) for k in rows]))
+                          k.revoked_at.strftime("%Y-%m-%d %H:%M") if k.revoked_at else None,
+                          "yes" if k.admin else None) for k in rows]))
 
 
 @keys_app.command("revoke")
