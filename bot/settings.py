@@ -10,6 +10,10 @@
     GPU_ADVISOR_LLM_TIMEOUT_S   per request (default 30); GPU_ADVISOR_LLM_MAX_STEPS caps model+tool rounds (default 12)
     CHROMA_HOST, CHROMA_PORT    use a Chroma server (needed for several API workers)
     EMBEDDINGS_MODEL, EMBEDDINGS_BASE_URL, EMBEDDINGS_API_KEY   an OpenAI-compatible embeddings endpoint
+    REDIS_URL                   state shared by every worker: rate limits, de-duplication, re-index notices
+                                (redis://host:6379/0); unset = each process keeps its own (the default)
+    GPU_ADVISOR_REDIS_PREFIX    prefix of every Redis key and channel (default `gpu-advisor:`), so several
+                                deployments or test runs can share one Redis
 """
 
 from __future__ import annotations
@@ -37,7 +41,11 @@ class Settings(BaseSettings):
     llm_max_steps: int = Field(12, ge=1, le=50, validation_alias=AliasChoices("GPU_ADVISOR_LLM_MAX_STEPS", "llm_max_steps"))
     llm_max_retries: int = Field(1, ge=0, le=10, validation_alias=AliasChoices("GPU_ADVISOR_LLM_MAX_RETRIES", "llm_max_retries"))
 
-    @field_validator("llm_base_url", "llm_model", "database_url", mode="before")
+    redis_url: str | None = Field(None, validation_alias=AliasChoices("REDIS_URL", "redis_url"))
+    redis_prefix: str = Field("gpu-advisor:", min_length=1, max_length=100,
+                              validation_alias=AliasChoices("GPU_ADVISOR_REDIS_PREFIX", "redis_prefix"))
+
+    @field_validator("llm_base_url", "llm_model", "database_url", "redis_url", mode="before")
     @classmethod
     def _blank_is_unset(cls, v):
         return v or None

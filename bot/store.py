@@ -116,6 +116,19 @@ api_keys = Table(
     Column("admin", Boolean, nullable=False, default=False, server_default=false()),  # reads every conversation
 )
 
+#: publishable keys for the web widget (`bot.api.keys.create_widget`): usable only by the widget's
+#: routes and only from the listed browser origins (a JSON list of "scheme://host[:port]")
+widget_keys = Table(
+    "widget_keys",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("name", String(128), nullable=False),
+    Column("key_hash", String(128), nullable=False, unique=True),
+    Column("origins", JSON, nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("revoked_at", UtcDateTime()),
+)
+
 #: server-wide random values shared by every worker (e.g. the key that makes conversation ids unguessable)
 server_secrets = Table(
     "server_secrets",

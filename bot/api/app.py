@@ -9,6 +9,7 @@
     POST /v1/tools/{name}           each calculator and search_knowledge, with its own schema in /openapi.json
     GET  /v1/models, POST /v1/chat/completions   OpenAI-compatible (bot/api_openai.py)
     GET  /healthz, /readyz, /metrics
+    GET  /widget.js, /widget, /chat, /widget/config, /widget/assets/…   the web chat widget (bot/channels/widget)
     POST /slack/events              the Slack app (Bolt; on when SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET are set)
 
 Run it with `gpu-advisor serve`, or `uvicorn --factory bot.api.app:create_app`. Keys, rate limit and body
@@ -22,6 +23,7 @@ import difflib
 import inspect
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from contextlib import asynccontextmanager
 from functools import partial
@@ -39,17 +41,21 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from bot.advisor import MAX_QUESTION_CHARS, Advisor
 from bot.api import errors as api_errors
 from bot.api import openai_compat as api_openai
+from bot.api.cluster import Cluster
 from bot.api.errors import NO_CONTROL_PATTERN, TEXT_PATTERN, ApiError, ErrorBody, advisor_error
 from bot.api.mcp_http import PATH as MCP_PATH
 from bot.api.mcp_http import McpHttp
 from bot.api.metrics import Metrics, RequestContext
 from bot.api.running import run_answer
-from bot.api.security import AuthGate, BodyLimit, Caller, FailureCounter, KeyRing, RateLimiter, authenticate
+from bot.api.security import AuthGate, BodyLimit, Caller, FailureCounter, KeyRing, authenticate
 from bot.api.server import BodyTimeout
 from bot.api.settings import ApiSettings
 from bot.api.sse import SSE_HEADERS, event, stream_limiter, with_keepalive
+from bot.api.widget_auth import WidgetAccess, widget_conversation
 from bot.channels.slack.settings import SlackSettings
+from bot.channels.widget import routes as widget_routes
 from bot.language import detect_language
+from bot.redis_client import RedisConfig
 from bot.settings import Settings
 from bot.store import UnknownConversation
 from bot.toolbox import SEARCH, Toolbox
@@ -128,6 +134,12 @@ class Readiness(BaseModel):
     status: Literal["ready", "not_ready"]
     index_chunks: int
     store: Literal["ok", "unreachable"]
+    store_backend: str | None = Field(None, description="postgresql or sqlite")
+    chroma: Literal["ok", "embedded", "unreachable"] = Field(
+        "embedded", description="the Chroma server's heartbeat, or `embedded` for the in-process index")
+    redis: Literal["ok", "off", "unreachable"] = Field(
+        "off", description="`off` without REDIS_URL; `unreachable` degrades (per-process limits), it does not fail")
+    rate_limit: Literal["shared", "per-process"] = "per-process"
     mode: str | None = None
     skipped_notes: list[str] = Field(default_factory=list,
                                      description="files in remembered note folders that were not indexed, and why")
@@ -177,11 +189,16 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         conf = api_settings or ApiSettings()
-        adv = advisor or await anyio.to_thread.run_sync(Advisor.from_settings, settings or Settings())
+        base = settings or Settings()
+        adv = advisor or await anyio.to_thread.run_sync(Advisor.from_settings, base)
         app.state.api_settings = conf
         app.state.advisor = adv
         app.state.keyring = KeyRing(conf.static_keys, adv.store)
-        app.state.limiter = RateLimiter(conf.rate_limit_per_minute)
+        cluster = Cluster.start(conf, RedisConfig.from_settings(base), adv)
+        app.state.cluster = cluster
+        app.state.limiter = cluster.limiter
+        app.state.widget_limiter = cluster.limiter_for("widget-rate", conf.widget_rate_limit_per_minute)
+        app.state.widget_access = WidgetAccess(app.state.keyring, adv.store)
         app.state.auth_failures = FailureCounter(conf.auth_failures_per_minute)
         try:  # answers a crash interrupted; the age spares turns another live worker is answering
             closed = await anyio.to_thread.run_sync(adv.store.fail_stale_pending, 2 * conf.answer_deadline_s)
@@ -204,6 +221,7 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
             async with mcp_endpoint.running(lambda: app.state.advisor.toolbox, conf):
                 yield
         finally:
+            await cluster.stop()
             if getattr(app.state, "delivery", None) is not None:
                 await anyio.to_thread.run_sync(app.state.delivery.close)
             if advisor is None:
@@ -221,6 +239,7 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     v1.include_router(api_openai.router)
     app.include_router(v1)
     app.include_router(_ops_routes())
+    app.include_router(widget_routes.router())  # /widget.js, /widget, /chat (bot/channels/widget)
     app.include_router(_channel_routes())
     mcp_endpoint = McpHttp()
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"],
@@ -253,7 +272,7 @@ class SettingsCors:
                 self.app, allow_origins=origins, allow_credentials="*" not in origins,
                 allow_methods=["GET", "POST", "OPTIONS"],
                 allow_headers=["Authorization", "Content-Type", "Accept-Language", "X-Request-ID"],
-                expose_headers=["X-Request-ID", "Retry-After"], max_age=600,
+                expose_headers=["X-Request-ID", "Retry-After", "X-Conversation-ID"], max_age=600,
             )
         await self._cors(scope, receive, send)
 
@@ -287,9 +306,11 @@ def _advisor_routes() -> APIRouter:
                          caller: Caller, request: Request) -> StreamingResponse:
         """The answer as server-sent events; keep-alive comments while tools run."""
         limiter = request.app.state.stream_limiter
+        # the id is known before the answer starts, so a client that stops the stream can still continue or rate it
+        cid = widget_conversation(request, body.conversation_id) or uuid.uuid4().hex
 
         async def events():
-            items = advisor.stream(body.text, conversation_id=body.conversation_id, lang=body.lang, owner=caller.owner)
+            items = advisor.stream(body.text, conversation_id=cid, lang=body.lang, owner=caller.owner)
             async for item in with_keepalive(items, conf.sse_keepalive_s, limiter):
                 if item is None:
                     yield ": keep-alive\n\n"
@@ -298,7 +319,8 @@ def _advisor_routes() -> APIRouter:
                     metrics.answers.labels(item["trace"]["mode"]).inc()
                 yield event(item, name=item["type"])
 
-        return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={**SSE_HEADERS, "X-Conversation-ID": cid})
 
     @router.get("/conversations/{conversation_id}", response_model=ConversationOut, responses=_NOT_FOUND)
     def conversation(conversation_id: PathId, advisor: AdvisorDep, caller: Caller, request: Request,
@@ -323,8 +345,9 @@ def _advisor_routes() -> APIRouter:
                                limit=limit, next_offset=following if following < total else None)
 
     @router.post("/feedback", status_code=201, response_model=FeedbackOut, responses=_NOT_FOUND)
-    def feedback(body: FeedbackIn, advisor: AdvisorDep, caller: Caller) -> FeedbackOut:
+    def feedback(body: FeedbackIn, advisor: AdvisorDep, caller: Caller, request: Request) -> FeedbackOut:
         """Rate one answer: 1 helpful, -1 not helpful, with an optional comment."""
+        widget_conversation(request, body.conversation_id)  # a widget key rates only its own conversations
         try:
             fid = advisor.store.add_feedback(body.conversation_id, body.turn, body.rating, body.comment,
                                              owner=caller.owner)
@@ -444,18 +467,15 @@ def _ops_routes() -> APIRouter:
 
     @router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})
     def readyz(request: Request) -> Any:
-        """Ready when the knowledge index has chunks and the store answers."""
+        """Ready when the knowledge index has chunks, the store answers and the Chroma server (if any) beats.
+        Redis is reported but not required: without it limits are counted per worker."""
+        cluster: Cluster | None = getattr(request.app.state, "cluster", None)
         advisor: Advisor | None = getattr(request.app.state, "advisor", None)
-        retriever = advisor.toolbox.retriever if advisor else None
-        chunks = len(retriever) if retriever is not None else 0
-        try:
-            store_ok = advisor is not None and advisor.store.ping()
-        except Exception:  # any driver error means "not reachable"
-            store_ok = False
-        ready = chunks > 0 and store_ok
-        body = Readiness(status="ready" if ready else "not_ready", index_chunks=chunks,
-                         store="ok" if store_ok else "unreachable", mode=advisor.mode if advisor else None)
-        return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
+        if cluster is None:
+            body = Readiness(status="not_ready", index_chunks=0, store="unreachable")
+        else:
+            body = Readiness(**cluster.readiness(advisor))
+        return JSONResponse(body.model_dump(), status_code=200 if body.status == "ready" else 503)
 
     @router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
     def metrics(metrics: MetricsDep) -> Response:

@@ -4,11 +4,13 @@
                                  also be created with `gpu-advisor keys create NAME`. When any key
                                  exists, every /v1 route needs `Authorization: Bearer <key>`.
     GPU_ADVISOR_RATE_LIMIT       requests per minute per key (per client address when the API is open);
-                                 0 switches the limit off (default 120). Counted in each worker process.
+                                 0 switches the limit off (default 120). Counted in Redis for all workers
+                                 together when REDIS_URL is set, else in each worker process.
     GPU_ADVISOR_MAX_BODY_BYTES   largest request body accepted (default 65536); larger is 413
     GPU_ADVISOR_CORS_ORIGINS     comma-separated origins allowed to call the API from a browser
                                  (default: none; `*` allows every origin, without credentials)
     GPU_ADVISOR_SSE_KEEPALIVE_S  seconds between keep-alive comments on a quiet stream (default 10)
+    GPU_ADVISOR_WIDGET_RATE_LIMIT  widget requests per minute per client address and key (default 20; 0 = off)
     GPU_ADVISOR_AUTH_FAILURES    failed authentications per minute per client address before 429
                                  (default 20; 0 = no limit)
     GPU_ADVISOR_ANSWER_DEADLINE_S  longest an answer may take before the caller gets 504 (default 120)
@@ -49,6 +51,10 @@ class ApiSettings(BaseSettings):
     cors_origins: str = Field("", validation_alias=AliasChoices("GPU_ADVISOR_CORS_ORIGINS", "cors_origins"))
     sse_keepalive_s: float = Field(
         10.0, gt=0, le=300, validation_alias=AliasChoices("GPU_ADVISOR_SSE_KEEPALIVE_S", "sse_keepalive_s")
+    )
+    widget_rate_limit_per_minute: int = Field(
+        20, ge=0, le=1_000_000,
+        validation_alias=AliasChoices("GPU_ADVISOR_WIDGET_RATE_LIMIT", "widget_rate_limit_per_minute"),
     )
 
     auth_failures_per_minute: int = Field(
