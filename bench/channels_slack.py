@@ -7,12 +7,16 @@ of the tests (tests/slack_fake.py), then measures, in the same run:
 
     GET /healthz                      the baseline: the cheapest route of the same server, idle, and
                                       again while the answers below run (what CPU-bound answers cost)
+    POST /slack/events (idle)         signed channel chatter (not questions): the cost of Bolt's verification
+                                      and dispatch alone, nothing running in the background
     POST /slack/events (new mention)  signed like Slack, a new event each: acknowledged, answered later
     POST /slack/events (retry 1)      the same event again, as Slack redelivers it: acknowledged, dropped
 
 and prints median and p95 of each, their ratio to the baseline, and how long the answers took to
 reach the fake Slack. Slack's deadline is 3 s; the target here is p95 under 200 ms while answers run.
-`slack_ack(...)` returns the figures for bench/channels.py to print beside WeCom's.
+`slack_ack(...)` returns the figures; for bench/channels.py (one function per channel, beside WeCom's),
+`slack_setup()` starts the fake Slack and returns the settings to put in the environment before the app is
+built, and `slack_events(base, n, concurrency)` times n signed mentions against that server.
 """
 
 from __future__ import annotations
@@ -81,6 +85,10 @@ def slack_ack(events: int = 60, clients: int = 8) -> dict[str, dict[str, float]]
         try:
             probe = httpx.Client(timeout=30)
             health = [_timed(lambda: probe.get(base + "/healthz")) for _ in range(events)]
+            chatter = [event_envelope({"type": "message", "channel_type": "channel", "channel": CHANNEL,
+                                       "user": "U0SOMEONE1", "text": "lunch?", "ts": f"1764460000.{i:06d}"})
+                       for i in range(events)]  # signed, verified, acknowledged, not a question
+            idle = [_timed(lambda e=e: slack.post_event(e)) for e in chatter]
             envelopes = [event_envelope(mention(QUESTIONS[i % len(QUESTIONS)], f"1764470000.{i:06d}"))
                          for i in range(events)]
             loaded: list[float] = []
@@ -110,9 +118,36 @@ def slack_ack(events: int = 60, clients: int = 8) -> dict[str, dict[str, float]]
             fake.close()
             advisor.store.close()
     replies = len({m.thread_ts for m in fake.messages.values()})
-    return {"healthz": _stats(health), "healthz_under_load": _stats(loaded), "slack_ack": _stats(acks),
+    return {"healthz": _stats(health), "slack_ack_idle": _stats(idle), "healthz_under_load": _stats(loaded),
+            "slack_ack": _stats(acks),
             "slack_retry_ack": _stats(retries),
             "answers": {"n": replies, "all_delivered_s": answered_s}}
+
+
+_FAKE: list = []  # the fake Slack started by slack_setup(), kept alive for the rest of the run
+
+
+def slack_setup() -> dict[str, str]:
+    """Start the fake Slack Web API and return SLACK_* settings pointing the app at it."""
+    from slack_fake import BOT_TOKEN, SIGNING_SECRET, FakeSlack
+
+    if not _FAKE:
+        _FAKE.append(FakeSlack())
+    return {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET, "SLACK_API_URL": _FAKE[0].api_url}
+
+
+def slack_events(base: str, n: int, concurrency: int) -> list[float]:
+    """n new mentions from many users at once, signed like Slack: seconds from request to acknowledgement."""
+    from slack_fake import SlackClient, event_envelope, mention
+
+    slack = SlackClient(base)
+    envelopes = [event_envelope(mention(QUESTIONS[i % len(QUESTIONS)], f"1764480000.{i:06d}", user=f"U0BENCH{i:04d}"))
+                 for i in range(n)]
+    try:
+        with ThreadPoolExecutor(concurrency) as pool:
+            return list(pool.map(lambda e: _timed(lambda: slack.post_event(e)), envelopes))
+    finally:
+        slack.http.close()
 
 
 def _timed(call) -> float:
@@ -134,7 +169,7 @@ def _up(base: str) -> bool:
 def report(figures: dict[str, dict[str, float]]) -> None:
     base = figures["healthz"]["p95_ms"]
     print(f"{'':24}{'n':>5}{'median ms':>12}{'p95 ms':>10}{'p95 / healthz':>15}")
-    for name in ("healthz", "healthz_under_load", "slack_ack", "slack_retry_ack"):
+    for name in ("healthz", "slack_ack_idle", "healthz_under_load", "slack_ack", "slack_retry_ack"):
         f = figures[name]
         print(f"{name:24}{f['n']:>5}{f['median_ms']:>12.1f}{f['p95_ms']:>10.1f}{f['p95_ms'] / base:>15.1f}")
     a = figures["answers"]
