@@ -172,3 +172,13 @@ def app_maker():
     from fake_wecom import CallbackMaker
 
     return CallbackMaker(APP_TOKEN, APP_AES_KEY, CORP_ID)
+
+
+@pytest.fixture(scope="session")
+def fit_7b_h800() -> str:
+    """The per-GPU figure the answer to "8卡H800全参微调7B需要多少显存？" must carry, from the calculator itself
+    (not pinned: the memory model may be refined; the channel must deliver whatever it computes)."""
+    import tools
+
+    out = tools.call("fit_training", {"model": "7B", "gpu": "H800", "method": "full", "n_gpus": 8})
+    return f"{out['per_gpu_gb']:.1f} GB"

@@ -72,11 +72,11 @@ def test_url_verification_echoes_the_decrypted_string(bot_server, aibot_maker):
     assert httpx.get(f"{base}/wecom/aibot", params=bad).status_code == 403
 
 
-def test_a_group_question_streams_progress_then_one_grounded_answer(wecom, advisor):
+def test_a_group_question_streams_progress_then_one_grounded_answer(fit_7b_h800, wecom, advisor):
     first = wecom.ask("msg-1")
     assert first["msgtype"] == "stream" and first["stream"]["finish"] is False
     final, seen = wecom.until_final(first["stream"]["id"])
-    assert final.startswith("**放得下。**") and "50.6 GB" in final and "|---" not in final
+    assert final.startswith("**放得下。**") and fit_7b_h800 in final and "|---" not in final
     assert "`组成" in final and "**参考：**" in final and "**你还可以问：**" in final
     assert all(not s or s in ("正在思考…", final) or s.startswith("正在") for s in seen)
     conv = advisor.store.turns(f"wecom:{AIBOT}:wrkGroup1")
@@ -87,19 +87,27 @@ def test_a_group_question_streams_progress_then_one_grounded_answer(wecom, advis
                      "feedback": {"id": first["stream"]["id"]}}
 
 
-def test_the_conversation_is_readable_over_the_api(wecom, bot_server):
+def test_the_conversation_is_readable_over_the_api(wecom, bot_server, advisor):
+    """A single chat is one conversation, owned by the bot's workspace: an admin key reads it, another key
+    gets the same 404 as for a missing id."""
+    from bot.api import keys
+
     sid = wecom.ask("msg-api", chat=None, user="lisi")["stream"]["id"]
     wecom.until_final(sid, user="lisi")
-    conv = httpx.get(f"{wecom.url.rsplit('/wecom', 1)[0]}/v1/conversations/wecom:{AIBOT}:lisi").json()
+    _, admin = keys.create(advisor.store, "ops", admin=True)
+    _, other = keys.create(advisor.store, "someone-else")
+    url = f"{wecom.url.rsplit('/wecom', 1)[0]}/v1/conversations/wecom:{AIBOT}:lisi"
+    conv = httpx.get(url, headers={"Authorization": f"Bearer {admin}"}).json()
     assert conv["turns"][0]["status"] == "answered" and "放得下" in conv["turns"][0]["answer"]
+    assert httpx.get(url, headers={"Authorization": f"Bearer {other}"}).status_code == 404
 
 
-def test_three_deliveries_of_one_message_get_one_answer(wecom, advisor):
+def test_three_deliveries_of_one_message_get_one_answer(fit_7b_h800, wecom, advisor):
     replies = [wecom.ask("msg-dup") for _ in range(3)]
     ids = {r["stream"]["id"] for r in replies if r}
     assert len(ids) == 1  # WeCom's retries are pointed at the first stream
     final, _ = wecom.until_final(ids.pop())
-    assert "50.6 GB" in final
+    assert fit_7b_h800 in final
     assert len(advisor.store.turns(f"wecom:{AIBOT}:wrkGroup1")) == 1
     assert [r.status for r in DeliveryLog(advisor.store.engine).for_channel("wecom")] == ["answered"]
 
@@ -150,7 +158,7 @@ def test_a_fourth_message_in_flight_is_asked_to_wait(wecom, held):
     held.release()
 
 
-def test_an_answer_later_than_the_stream_window_goes_out_through_response_url(bot_server, aibot_maker, fake_wecom,
+def test_an_answer_later_than_the_stream_window_goes_out_through_response_url(fit_7b_h800, bot_server, aibot_maker, fake_wecom,
                                                                               held):
     wecom = WeComSide(bot_server(WECOM_STREAM_WINDOW_S=1), aibot_maker)
     held.hold()
@@ -160,7 +168,7 @@ def test_an_answer_later_than_the_stream_window_goes_out_through_response_url(bo
     held.release()
     assert fake_wecom.wait_for(lambda: fake_wecom.responses, 30)
     [(key, body)] = fake_wecom.responses
-    assert url.endswith(key) and body["msgtype"] == "markdown" and "50.6 GB" in body["markdown"]["content"]
+    assert url.endswith(key) and body["msgtype"] == "markdown" and fit_7b_h800 in body["markdown"]["content"]
     time.sleep(1.5)
     assert len(fake_wecom.responses) == 1  # single use, and sent once
     assert wecom.refresh(sid)["finish"] is True

@@ -34,13 +34,13 @@ def test_url_verification(bot_server, app_maker):
     assert httpx.get(f"{base}/wecom/app", params={**app_maker.query(echo), "echostr": echo}).text == "echo-778899"
 
 
-def test_a_question_is_acknowledged_empty_and_answered_through_message_send(bot_server, app_maker, fake_wecom, advisor):
+def test_a_question_is_acknowledged_empty_and_answered_through_message_send(fit_7b_h800, bot_server, app_maker, fake_wecom, advisor):
     base = bot_server()
     resp = _post(base, app_maker, _xml("zhangsan", Q, "1001"))
     assert resp.status_code == 200 and resp.content == b""  # the empty passive reply
     assert fake_wecom.wait_for(lambda: fake_wecom.markdown_to("zhangsan"))
     [answer] = fake_wecom.markdown_to("zhangsan")
-    assert answer.startswith("**放得下。**") and "50.6 GB" in answer and "|---" not in answer
+    assert answer.startswith("**放得下。**") and fit_7b_h800 in answer and "|---" not in answer
     [sent] = fake_wecom.sent
     assert sent["agentid"] == int(AGENT_ID) and sent["msgtype"] == "markdown"
     assert [t.question for t in advisor.store.turns(f"wecom:{CORP_ID}:zhangsan")] == [Q]

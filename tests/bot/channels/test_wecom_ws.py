@@ -82,7 +82,7 @@ def _final(fake: FakeWeCom, req_id: str, timeout: float = 60) -> list[dict]:
     return fake.respond_frames(req_id)
 
 
-def test_a_question_streams_over_the_long_connection(run_conn, fake_wecom, advisor):
+def test_a_question_streams_over_the_long_connection(fit_7b_h800, run_conn, fake_wecom, advisor):
     run_conn()
     assert fake_wecom.subscribed.wait(10)
     rid = fake_wecom.push("aibot_msg_callback", _message("ws-1"))
@@ -91,7 +91,7 @@ def test_a_question_streams_over_the_long_connection(run_conn, fake_wecom, advis
     assert len({s["id"] for s in streams}) == 1  # one stream, opened then finished
     assert streams[0] == {"id": streams[0]["id"], "finish": False, "content": "正在思考…"}
     assert [s["finish"] for s in streams].count(True) == 1 and streams[-1]["finish"] is True
-    assert streams[-1]["content"].startswith("**放得下。**") and "50.6 GB" in streams[-1]["content"]
+    assert streams[-1]["content"].startswith("**放得下。**") and fit_7b_h800 in streams[-1]["content"]
     assert [t.question for t in advisor.store.turns(f"wecom:{FakeWeCom.BOT_ID}:wrkGroup9")] == \
         ["8卡H800全参微调7B需要多少显存？"]
 
