@@ -17,15 +17,13 @@ import asyncio
 import base64
 import hashlib
 import json
-import socket
 import threading
 import time
 import uuid
 from typing import Any
 
-import httpx
-import uvicorn
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from loopback import ServerThread, free_port  # noqa: F401  (re-exported for the channel tests)
 from wechatpy.enterprise.crypto import PrpCrypto
 from wechatpy.utils import to_text
 
@@ -35,46 +33,6 @@ APP_TOKEN = "appTokenForTests42"
 APP_AES_KEY = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG"
 CORP_ID = "ww0123456789abcdef"
 AGENT_ID = "1000002"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class ServerThread:
-    """An ASGI app under uvicorn on 127.0.0.1 in a thread, stopped by `stop()`."""
-
-    def __init__(self, app, ready_path: str | None = None):
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                    ws="websockets-sansio" if _has_sansio() else "auto"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("server did not start")
-            time.sleep(0.02)
-        if ready_path:
-            while httpx.get(self.base + ready_path, timeout=5).status_code != 200:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("server not ready")
-                time.sleep(0.05)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-
-
-def _has_sansio() -> bool:
-    try:
-        import uvicorn.protocols.websockets.websockets_sansio_impl  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 class FakeWeCom:
