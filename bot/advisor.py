@@ -19,7 +19,13 @@ from typing import Any
 
 from sqlalchemy.exc import DBAPIError
 
-from bot.grounding.check import drop_ungrounded_sentences, ground, ungrounded_report
+from bot.grounding.check import (
+    citation_markers,
+    drop_ungrounded_sentences,
+    ground,
+    trusted_tool_outputs,
+    ungrounded_report,
+)
 from bot.language import detect_language
 from bot.planner import Context, Emit, Planner, PlannerError, PlanResult, _ignore
 from bot.settings import Settings
@@ -162,10 +168,13 @@ class Advisor:
         mode = self.offline.mode
         result: PlanResult | None = None
         if self.llm is not None:
+            from bot.llm.client import answer_deadline, answer_seconds
+
             try:
-                result = self.llm.plan(text, ctx, self.toolbox.run, emit)
-                mode = self.llm.mode
-                result = self._grounded_llm(text, ctx, result, emit)
+                with answer_deadline(answer_seconds(self.llm)):  # the whole answer, not each read
+                    result = self.llm.plan(text, ctx, self.toolbox.run, emit)
+                    mode = self.llm.mode
+                    result = self._grounded_llm(text, ctx, result, emit)
             except PlannerError as err:
                 log.warning("LLM planner failed, answering offline: %s", err)
                 result, mode = None, "llm-fallback"
@@ -175,11 +184,12 @@ class Advisor:
             result = self.offline.plan(text, ctx, self.toolbox.run, emit)
             if mode == "llm-fallback":
                 result.answer = FALLBACK_NOTE[result.language] + "\n\n" + result.answer
-        grounding = self._ground(text, result)
+        strict = mode == "llm"
+        grounding = self._ground(text, result, strict)
         if grounding.ungrounded:  # never let an unsourced number out, even from a template
             log.error("ungrounded numbers in %s answer: %s", mode, [u.text for u in grounding.ungrounded])
             result.answer = drop_ungrounded_sentences(result.answer, grounding)
-            grounding = self._ground(text, result)
+            grounding = self._ground(text, result, strict)
         trace = AnswerTrace(
             conversation_id=cid,
             answer=result.answer,
@@ -193,15 +203,24 @@ class Advisor:
         )
         return trace, result.state
 
-    def _ground(self, question: str, result: PlanResult):
+    def _ground(self, question: str, result: PlanResult, strict: bool = False):
+        """The answer's figures against their sources. `strict` (a model wrote the answer): a tool call
+        fed a figure the model made up (a price, a token count not in the question) is no source, and a
+        note's figure counts only beside its citation marker."""
+        passages = {c.id: c.text for c in result.citations}
+        if strict:
+            outputs, tainted = trusted_tool_outputs(result.tool_calls, question)
+            if tainted:
+                log.warning("tool calls fed figures with no source, not used as sources: %s", tainted)
+            outputs.update(result.offered)
+            return ground(result.answer, outputs, passages, question, shown=citation_markers(result.citations))
         outputs = {c.id: {"input": c.input, "output": c.output} for c in result.tool_calls if c.tool != "search_knowledge"}
         outputs.update(result.offered)
-        passages = {c.id: c.text for c in result.citations}
         return ground(result.answer, outputs, passages, question)
 
     def _grounded_llm(self, text: str, ctx: Context, result: PlanResult, emit: Emit) -> PlanResult | None:
         """One repair round for ungrounded numbers; if some remain, their sentences are dropped."""
-        grounding = self._ground(text, result)
+        grounding = self._ground(text, result, True)
         if not grounding.ungrounded:
             return result
         repair = getattr(self.llm, "repair", None)
@@ -209,7 +228,7 @@ class Advisor:
             fixed = repair(text, ctx, result, ungrounded_report(grounding, result.language), emit)
             if fixed is not None:
                 result = fixed
-                grounding = self._ground(text, result)
+                grounding = self._ground(text, result, True)
         if grounding.ungrounded:
             result.answer = drop_ungrounded_sentences(result.answer, grounding)
             if not result.answer.strip():

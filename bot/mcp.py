@@ -85,6 +85,14 @@ def _dump(records: Any) -> str:
     return json.dumps(records, ensure_ascii=False, indent=1)
 
 
+def _entry(lookup: Callable[[str], Any], name: str) -> str:
+    """One catalog record as JSON; an unknown name is a resource error listing the closest names."""
+    try:
+        return _dump(lookup(name).model_dump(mode="json"))
+    except AdvisorError as err:
+        raise ResourceError(err.message("en")) from None
+
+
 def build_server(box_for: Callable[[], Toolbox]) -> MCPServer:
     """The MCP server. `box_for()` returns the toolbox to call (the advisor's, with its retriever)."""
     server = MCPServer(
@@ -109,18 +117,12 @@ def build_server(box_for: Callable[[], Toolbox]) -> MCPServer:
     @server.resource("catalog://gpus/{name}", name="gpu", title="One GPU", mime_type="application/json",
                      description="One GPU by name or alias, e.g. catalog://gpus/H800.")
     def gpu_entry(name: str) -> str:
-        try:
-            return _dump(get_gpu(name).model_dump(mode="json"))
-        except AdvisorError as err:
-            raise ResourceError(err.message("en")) from None
+        return _entry(get_gpu, name)
 
     @server.resource("catalog://models/{name}", name="model", title="One model", mime_type="application/json",
                      description="One model by name or alias, e.g. catalog://models/Qwen2.5-72B.")
     def model_entry(name: str) -> str:
-        try:
-            return _dump(get_model(name).model_dump(mode="json"))
-        except AdvisorError as err:
-            raise ResourceError(err.message("en")) from None
+        return _entry(get_model, name)
 
     @server.prompt(name="size_training_run", title="Size my training run",
                    description="Ask the assistant to size a training or fine-tuning run with the calculators.")

@@ -39,6 +39,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.advisor import MAX_QUESTION_CHARS, Advisor
+from bot.api import docs_pages
 from bot.api import errors as api_errors
 from bot.api import openai_compat as api_openai
 from bot.api.cluster import Cluster
@@ -209,14 +210,14 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
         app.state.stream_limiter = stream_limiter()
         app.state.answer_limiter = answer_limiter(adv)
         app.state.started_at = time.time()
+        app.state.delivery = None  # the chat channels' one worker pool (shared_delivery), built on first use
         app.state.slack = None
         slack = slack_settings or SlackSettings()
         if slack.http_enabled:
-            from bot.channels.delivery import Delivery
+            from bot.channels.delivery import shared_delivery
             from bot.channels.slack.app import SlackChannel
 
-            app.state.delivery = getattr(app.state, "delivery", None) or Delivery.from_settings(adv)
-            app.state.slack = SlackChannel(slack, adv, app.state.delivery)
+            app.state.slack = SlackChannel(slack, adv, shared_delivery(app.state))
         try:
             async with mcp_endpoint.running(lambda: app.state.advisor.toolbox, conf):
                 yield
@@ -227,10 +228,11 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
             if advisor is None:
                 adv.store.close()
 
-    app = FastAPI(title="gpu-advisor", version="0.1.0", lifespan=lifespan,
+    app = FastAPI(title="gpu-advisor", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
                   summary="GPU sizing for AI training and inference; every number comes from code.")
     app.state.metrics = Metrics()
     api_errors.install(app)
+    docs_pages.install(app)  # /docs and /redoc with their assets served here, not from a CDN
 
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(authenticate)], responses=_ERRORS)
     v1.include_router(_advisor_routes())
@@ -241,6 +243,7 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     app.include_router(_ops_routes())
     app.include_router(widget_routes.router())  # /widget.js, /widget, /chat (bot/channels/widget)
     app.include_router(_channel_routes())
+    _mount_channels(app)
     mcp_endpoint = McpHttp()
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"],
                                    include_in_schema=False))
@@ -253,6 +256,21 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     app.add_middleware(SettingsCors)
     app.add_middleware(RequestContext, metrics=app.state.metrics)
     return app
+
+
+def _mount_channels(app: FastAPI) -> None:
+    """The chat channels whose settings are present (each checks its own platform's signatures)."""
+    from bot.channels.settings import WeComSettings
+
+    wecom = WeComSettings()
+    if wecom.aibot_http:
+        from bot.channels.wecom.http import aibot_router
+
+        app.include_router(aibot_router(wecom))
+    if wecom.app:
+        from bot.channels.wecom.selfbuilt import app_router
+
+        app.include_router(app_router(wecom))
 
 
 class SettingsCors:
@@ -474,7 +492,9 @@ def _ops_routes() -> APIRouter:
         if cluster is None:
             body = Readiness(status="not_ready", index_chunks=0, store="unreachable")
         else:
-            body = Readiness(**cluster.readiness(advisor))
+            retriever = advisor.toolbox.retriever if advisor else None
+            skipped = list(getattr(getattr(retriever, "index", None), "skipped", []) or [])
+            body = Readiness(**cluster.readiness(advisor), skipped_notes=skipped)
         return JSONResponse(body.model_dump(), status_code=200 if body.status == "ready" else 503)
 
     @router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})

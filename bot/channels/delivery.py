@@ -78,6 +78,12 @@ class Inbound:
         return conversation_id(self.channel, self.tenant, self.chat, self.thread)
 
     @property
+    def owner(self) -> str:
+        """The principal the conversation belongs to: the platform's workspace (`wecom:<corp or bot id>`,
+        `slack:<team id>`); see docs/architecture.md, "Tenancy"."""
+        return f"{self.channel}:{self.tenant}"
+
+    @property
     def language(self) -> str:
         return self.lang or detect_language(self.text)
 
@@ -131,12 +137,14 @@ class Delivery:
         self.seen = seen or seen_keys_for(advisor.store, self.settings.redis_url)
         self.log = deliveries or DeliveryLog(advisor.store.engine)
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
-        self._capacity = self.settings.workers + self.settings.queue
+        # offline answers are pure CPU under one GIL: more threads only slow the acknowledgements
+        self.workers = self.settings.workers or (4 if advisor.llm is not None else 1)
+        self._capacity = self.workers + self.settings.queue
         self._pending = 0
         self._pending_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._closed = False
-        for i in range(self.settings.workers):
+        for i in range(self.workers):
             t = threading.Thread(target=self._work, name=f"channel-worker-{i}", daemon=True)
             t.start()
             self._threads.append(t)
@@ -201,8 +209,10 @@ class Delivery:
         timer.daemon = True
         timer.start()
         try:
-            self.advisor.store.new_conversation(channel=msg.channel, conversation_id=cid)
-            trace = self.advisor.ask(msg.text, cid, lang=msg.lang, emit=self._progress(job, lang))
+            owner = msg.owner
+            self.advisor.store.new_conversation(channel=msg.channel, conversation_id=cid, owner=owner)
+            trace = self.advisor.ask(msg.text, cid, lang=msg.lang, emit=self._progress(job, lang), owner=owner,
+                                     channel=msg.channel)
             answer = Answer.from_trace(trace)
             status = "answered"
         except AdvisorError as err:  # the user's question itself: a clear message, not an apology
@@ -259,3 +269,17 @@ class Delivery:
         latency_ms = (time.monotonic() - job.accepted_at) * 1000
         self.log.record(DeliveryRecord(job.msg.channel, job.msg.message_id, job.msg.conversation_id, status,
                                        round(latency_ms, 1), job.request_id))
+
+
+_shared_lock = threading.Lock()
+
+
+def shared_delivery(state) -> Delivery:
+    """The one delivery core of an app (`request.app.state`), built on first use from `state.advisor`, so
+    every channel in the process shares one worker pool. The API closes it when the app stops."""
+    with _shared_lock:
+        delivery = getattr(state, "delivery", None)
+        if delivery is None:
+            delivery = Delivery.from_settings(state.advisor, getattr(state, "delivery_settings", None))
+            state.delivery = delivery
+        return delivery

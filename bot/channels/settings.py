@@ -1,7 +1,8 @@
 """Settings of the chat channels, read from the environment (and `.env`) when a channel starts.
 
 Delivery core (every channel):
-    CHANNEL_WORKERS              answers computed at once in the background (default 4)
+    CHANNEL_WORKERS              answers computed at once in the background (default: 1 offline, where an
+                                 answer is pure CPU under one GIL; 4 with an LLM endpoint, which mostly waits)
     CHANNEL_QUEUE                questions waiting for a worker before new ones get "busy, try again" (default 64)
     CHANNEL_ANSWER_TIMEOUT_S     an answer not ready by then is replaced by an apology (default 240)
     CHANNEL_DEDUP_TTL_S          how long a platform message id is remembered (default 900, at least 600)
@@ -30,7 +31,7 @@ def _env(*names: str) -> AliasChoices:
 class DeliverySettings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
-    workers: int = Field(4, ge=1, le=256, validation_alias=_env("CHANNEL_WORKERS", "workers"))
+    workers: int | None = Field(None, ge=1, le=256, validation_alias=_env("CHANNEL_WORKERS", "workers"))
     queue: int = Field(64, ge=0, le=100_000, validation_alias=_env("CHANNEL_QUEUE", "queue"))
     answer_timeout_s: float = Field(240.0, gt=0, le=3600,
                                     validation_alias=_env("CHANNEL_ANSWER_TIMEOUT_S", "answer_timeout_s"))

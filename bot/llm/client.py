@@ -28,6 +28,10 @@ from __future__ import annotations
 
 import logging
 import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -114,6 +118,69 @@ def provider_for(base_url: str, model: str) -> Provider:
                     disabled_params=disabled, refusal=refusal, notes=notes)
 
 
+#: when the answer being written must be done (time.monotonic()); set by `answer_deadline`
+_ANSWER_DEADLINE: ContextVar[float | None] = ContextVar("llm_answer_deadline", default=None)
+
+
+@contextmanager
+def answer_deadline(seconds: float | None) -> Iterator[None]:
+    """Every model call made inside (one answer: the agent's steps and the repair round) must be
+    done `seconds` from now; a call past it fails like a timeout and the advisor answers offline."""
+    token = _ANSWER_DEADLINE.set(None if seconds is None else time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _ANSWER_DEADLINE.reset(token)
+
+
+def answer_seconds(planner: Any) -> float | None:
+    """The per-answer budget of an agent planner: its model's timeout (`GPU_ADVISOR_LLM_TIMEOUT_S`)."""
+    timeout = getattr(getattr(planner, "model", None), "request_timeout", None)
+    return float(timeout) if isinstance(timeout, int | float) else None
+
+
+class _DeadlineStream(httpx.SyncByteStream):
+    def __init__(self, inner: httpx.SyncByteStream, deadline: float, request: httpx.Request):
+        self.inner, self.deadline, self.request = inner, deadline, request
+
+    def __iter__(self):
+        for chunk in self.inner:
+            if time.monotonic() > self.deadline:
+                raise httpx.ReadTimeout("the model's answer ran past its deadline", request=self.request)
+            yield chunk
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class DeadlineTransport(httpx.BaseTransport):
+    """An httpx transport whose timeout covers a whole response, not each read: a model that drips
+    keep-alive bytes (each read well inside httpx's read timeout) is cut off `seconds` after the
+    request went out."""
+
+    def __init__(self, inner: httpx.BaseTransport, seconds: float):
+        self.inner, self.seconds = inner, seconds
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        deadline = time.monotonic() + self.seconds
+        answer = _ANSWER_DEADLINE.get()
+        if answer is not None:
+            if time.monotonic() >= answer:
+                raise httpx.ConnectTimeout("the answer's deadline has passed", request=request)
+            deadline = min(deadline, answer)
+        response = self.inner.handle_request(request)
+        response.stream = _DeadlineStream(response.stream, deadline, request)  # type: ignore[arg-type]
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def deadline_client(seconds: float, transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """An httpx client for the model whose `seconds` bound each whole response (see DeadlineTransport)."""
+    return httpx.Client(transport=DeadlineTransport(transport or httpx.HTTPTransport(), seconds), timeout=seconds)
+
+
 def chat_model(settings: Settings, http_client: httpx.Client | None = None) -> tuple[ChatOpenAI, Provider]:
     """A streaming `ChatOpenAI` for the configured endpoint, and the provider profile it used."""
     if not (settings.llm_base_url and settings.llm_model):
@@ -129,8 +196,7 @@ def chat_model(settings: Settings, http_client: httpx.Client | None = None) -> t
         options["extra_body"] = provider.extra_body
     if provider.disabled_params:
         options["disabled_params"] = provider.disabled_params
-    if http_client is not None:
-        options["http_client"] = http_client
+    options["http_client"] = http_client or deadline_client(settings.llm_timeout_s)
     for note in provider.notes:
         log.info("LLM provider %s: %s", provider.name, note)
     model = ChatOpenAI(

@@ -43,6 +43,10 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         out.add(say("fit_train_yes", lang, headroom=gb(r["headroom_gb"]), **common))
     else:
         out.add(say("fit_train_no", lang, short=gb(r["shortfall_gb"]), **common))
+    if r.get("verdict") == "tight":  # within the estimate's own error: say so rather than a flat yes/no
+        out.add(say("fit_tight", lang, gap=gb(abs(r["margin_gb"])), band=gb(r["uncertainty_gb"])))
+    if r.get(f"default_note_{lang}"):  # a default (checkpointing) decided the verdict: say so in one line
+        out.add(r[f"default_note_{lang}"])
     out.add(breakdown_table(r, lang))
     if not r["fits"]:
         part = max(r["breakdown_gb"], key=lambda k: r["breakdown_gb"][k])

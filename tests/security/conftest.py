@@ -4,16 +4,12 @@ throw-away PostgreSQL database where the attack needs one)."""
 
 from __future__ import annotations
 
-import socket
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
-import uvicorn
+from loopback import ServerThread
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
@@ -55,41 +51,20 @@ def advisor(shared_advisor: Advisor, env: Path) -> Advisor:
     return Advisor(store=Store(Settings().store_url), toolbox=shared_advisor.toolbox, offline=shared_advisor.offline)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def serve(advisor: Advisor) -> Iterator[Callable[..., str]]:
     """`serve(advisor=None, **api_settings)` -> the base URL of a real server on 127.0.0.1, served the
     way `gpu-advisor serve` serves (guarded protocol, keep-alive and concurrency limits)."""
-    servers: list[tuple[uvicorn.Server, threading.Thread]] = []
+    servers: list[ServerThread] = []
 
     def start(use_advisor: Advisor | None = None, **api) -> str:
         api.setdefault("rate_limit_per_minute", 0)
         conf = ApiSettings(**api)
-        port = free_port()
         app = create_app(advisor=use_advisor or advisor, api_settings=conf)
-        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                               http=guarded_protocol(conf), **uvicorn_options(conf)))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        servers.append((server, thread))
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(base + "/healthz", timeout=2).status_code == 200:
-                    return base
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("the test server did not start")
-            time.sleep(0.05)
+        servers.append(ServerThread(app, ready_path="/healthz", http=guarded_protocol(conf), ws="auto",
+                                    **uvicorn_options(conf)))
+        return servers[-1].base
 
     yield start
-    for server, thread in servers:
-        server.should_exit = True
-        thread.join(timeout=10)
+    for server in servers:
+        server.stop()

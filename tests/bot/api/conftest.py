@@ -6,16 +6,12 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
+from loopback import ServerThread
 
 from bot.advisor import Advisor
 from bot.api.app import create_app
@@ -78,41 +74,19 @@ def client(make_client) -> TestClient:
     return make_client()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def serve(advisor: Advisor) -> Iterator[Callable[..., str]]:
     """`serve(**api_settings)` -> base URL of a real uvicorn server on 127.0.0.1 (stopped at the end)."""
-    servers: list[tuple[uvicorn.Server, threading.Thread]] = []
+    servers: list[ServerThread] = []
 
     def start(**api) -> str:
         api.setdefault("rate_limit_per_minute", 0)
-        port = free_port()
-        app = create_app(advisor=advisor, api_settings=ApiSettings(**api))
-        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        servers.append((server, thread))
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(base + "/readyz", timeout=2).status_code == 200:
-                    return base
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("the test server did not become ready")
-            time.sleep(0.05)
+        servers.append(ServerThread(create_app(advisor=advisor, api_settings=ApiSettings(**api)), ready_path="/readyz"))
+        return servers[-1].base
 
     yield start
-    for server, thread in servers:
-        server.should_exit = True
-        thread.join(timeout=10)
+    for server in servers:
+        server.stop()
 
 
 def parse_sse(text: str) -> list[tuple[str, str]]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+from loopback import free_port
 
 sys.path.insert(0, str(Path(__file__).parents[3]))
 
@@ -35,14 +36,6 @@ from bot.advisor import Advisor
 from bot.api.app import create_app
 from bot.api.settings import ApiSettings
 from bot.channels.slack.settings import SlackSettings
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,6 @@ origins (one listed with the key, one not), and one Chromium (Debian's /usr/bin/
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from loopback import free_port
 
 from bot.api import keys
 from bot.store import Store
@@ -42,10 +42,6 @@ class Stack:
     store_url: str
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _pages(api: str, key: str, secret: str, listed: str) -> dict[str, str]:
