@@ -7,6 +7,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from pathlib import Path
 
 import httpx
@@ -139,12 +140,7 @@ def test_chinese_question_streams_progress_then_answer_table_chart_and_sources(s
     comment.fill("图很清楚")
     bot.locator(".comment button[type=submit]").click()
     expect(frame.locator("#announce")).to_have_text("谢谢反馈！")
-    store = Store(stack.store_url)
-    try:
-        with store.engine.connect() as conn:
-            rows = conn.execute(select(feedback).where(feedback.c.comment == "图很清楚")).mappings().all()
-    finally:
-        store.close()
+    rows = _stored_feedback(stack.store_url, "图很清楚")
     assert [(r["rating"], r["turn"]) for r in rows] == [(1, 0)]
     assert rows[0]["conversation_id"].startswith("widget:")
 
@@ -321,3 +317,19 @@ def test_small_screen_pictures_and_accessibility(stack, browser):
     expect(page.locator("figure.chart[data-tool=compare_gpus] svg[role=img]")).to_be_visible()
     assert _axe(page) == []
     ctx.close()
+
+
+def _stored_feedback(store_url: str, comment: str, wait_s: float = 10.0) -> list:
+    """The feedback rows with this comment, polled briefly: the panel thanks the user as it sends, so
+    the server may still be writing when the thank-you shows."""
+    store = Store(store_url)
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            with store.engine.connect() as conn:
+                rows = conn.execute(select(feedback).where(feedback.c.comment == comment)).mappings().all()
+            if rows or time.monotonic() > deadline:
+                return rows
+            time.sleep(0.1)
+    finally:
+        store.close()
