@@ -16,7 +16,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from bot.grounding.check import drop_ungrounded_sentences, ground, ungrounded_report
+from bot.gate import check as gate_check
+from bot.gate import uncode
+from bot.grounding.check import drop_ungrounded_sentences, ground
 from bot.language import detect_language
 from bot.planner import Context, Emit, Planner, PlannerError, PlanResult, _ignore
 from bot.settings import Settings
@@ -29,10 +31,20 @@ log = logging.getLogger("gpu_advisor.advisor")
 
 MAX_QUESTION_CHARS = 4000
 HISTORY_TURNS = 6
-FALLBACK_NOTE = {
-    "zh": "（大模型服务暂时不可用，以下为离线规划器的回答。）",
-    "en": "(The language-model endpoint is unavailable; this answer comes from the offline planner.)",
+FALLBACK_NOTES = {  # by PlannerError.kind, and "gate" for an answer the quality gate refused
+    "endpoint": {"zh": "（大模型服务暂时不可用，以下为离线规划器的回答。）",
+                 "en": "(The language-model endpoint is unavailable; this answer comes from the offline planner.)"},
+    "timeout": {"zh": "（大模型没能在时限内答完，以下为离线规划器的回答。）",
+                "en": "(The language model did not finish in time; this answer comes from the offline planner.)"},
+    "context": {"zh": "（问题和对话超出了大模型的上下文长度，以下为离线规划器的回答。）",
+                "en": "(The conversation exceeds the language model's context; this answer comes from the offline planner.)"},
+    "refused": {"zh": "（配置的大模型不能调用工具，以下为离线规划器的回答。）",
+                "en": "(The configured language model cannot call tools; this answer comes from the offline planner.)"},
+    "gate": {"zh": "（大模型的回答没有通过数字与结论核对，以下为离线规划器的回答。）",
+             "en": "(The language model's answer did not pass our checks of figures and verdict; "
+                   "this answer comes from the offline planner.)"},
 }
+FALLBACK_NOTE = FALLBACK_NOTES["endpoint"]
 
 
 class QuestionError(AdvisorError):
@@ -131,20 +143,23 @@ class Advisor:
         ctx = self._context(cid, lang, fresh)
         mode = self.offline.mode
         result: PlanResult | None = None
+        fallback: tuple[str, str] | None = None  # (kind, reason) when the LLM's answer is not shipped
+        reasons: list[str] = []
         if self.llm is not None:
             try:
                 result = self.llm.plan(text, ctx, self.toolbox.run, emit)
                 mode = self.llm.mode
-                result = self._grounded_llm(text, ctx, result, emit)
+                result, reasons, fallback = self._gated(text, ctx, result, emit)
             except PlannerError as err:
                 log.warning("LLM planner failed, answering offline: %s", err)
-                result, mode = None, "llm-fallback"
-            if result is None:
-                mode = "llm-fallback"  # failed, or nothing grounded was left of its answer
+                result, fallback = None, (getattr(err, "kind", "endpoint"), str(err))
+        if fallback is not None:
+            mode = "llm-fallback"
         if result is None:
             result = self.offline.plan(text, ctx, self.toolbox.run, emit)
-            if mode == "llm-fallback":
-                result.answer = FALLBACK_NOTE[result.language] + "\n\n" + result.answer
+            if fallback is not None:
+                note = FALLBACK_NOTES.get(fallback[0], FALLBACK_NOTES["endpoint"])
+                result.answer = note[result.language] + "\n\n" + result.answer
         grounding = self._ground(text, result)
         if grounding.ungrounded:  # never let an unsourced number out, even from a template
             log.error("ungrounded numbers in %s answer: %s", mode, [u.text for u in grounding.ungrounded])
@@ -160,6 +175,8 @@ class Advisor:
             numbers=[NumberRef(**n.model_dump()) for n in grounding.numbers],
             ungrounded=[Ungrounded(**u.model_dump()) for u in grounding.ungrounded],
             follow_ups=result.follow_ups,
+            fallback_reason=f"{fallback[0]}: {fallback[1]}" if fallback else None,
+            gate=reasons,
         )
         return trace, result.state
 
@@ -167,24 +184,46 @@ class Advisor:
         outputs = {c.id: {"input": c.input, "output": c.output} for c in result.tool_calls if c.tool != "search_knowledge"}
         outputs.update(result.offered)
         passages = {c.id: c.text for c in result.citations}
-        return ground(result.answer, outputs, passages, question)
+        return ground(uncode(result.answer), outputs, passages, question)
 
-    def _grounded_llm(self, text: str, ctx: Context, result: PlanResult, emit: Emit) -> PlanResult | None:
-        """One repair round for ungrounded numbers; if some remain, their sentences are dropped."""
-        grounding = self._ground(text, result)
-        if not grounding.ungrounded:
-            return result
+    def _gated(self, text: str, ctx: Context, result: PlanResult,
+               emit: Emit) -> tuple[PlanResult | None, list[str], tuple[str, str] | None]:
+        """The quality gate (bot/gate.py), one repair round, then the last resort of dropping the sentences
+        with unsourced figures. Returns the result to ship (None: answer offline), every reason met, and
+        the fallback (kind, reason) when the LLM's answer is not shipped."""
+        verdict = self._gate(text, ctx, result)
+        seen = list(verdict.reasons)
+        if verdict.ok:
+            return result, seen, None
+        log.info("quality gate: %s (%s)", ", ".join(verdict.reasons), verdict.details)
         repair = getattr(self.llm, "repair", None)
         if repair is not None:
-            fixed = repair(text, ctx, result, ungrounded_report(grounding, result.language), emit)
+            fixed = repair(text, ctx, result, verdict.report(result.language), emit)
             if fixed is not None:
                 result = fixed
-                grounding = self._ground(text, result)
-        if grounding.ungrounded:
-            result.answer = drop_ungrounded_sentences(result.answer, grounding)
-            if not result.answer.strip():
-                return None  # nothing left worth sending: answer offline
-        return result
+                verdict = self._gate(text, ctx, result)
+                seen += [r for r in verdict.reasons if r not in seen]
+                if verdict.ok:
+                    return result, seen, None
+        if verdict.droppable():
+            trimmed = drop_ungrounded_sentences(result.answer, verdict.offending())
+            if not trimmed.strip():
+                log.warning("grounding removed every sentence of the LLM answer (%s); answering offline",
+                            ", ".join(verdict.reasons))
+                seen.append("empty")
+                return None, seen, ("gate", "grounding removed every sentence (" + ", ".join(verdict.reasons) + ")")
+            result.answer = trimmed
+            again = self._gate(text, ctx, result)
+            if again.ok:
+                return result, seen, None
+            verdict = again
+        log.warning("LLM answer rejected by the quality gate: %s", ", ".join(verdict.reasons))
+        return None, seen, ("gate", ", ".join(verdict.reasons))
+
+    def _gate(self, text: str, ctx: Context, result: PlanResult):
+        return gate_check(text, result, lang=result.language, state=ctx.state,
+                          finish_reason=getattr(result, "finish_reason", None),
+                          tool_errors=getattr(result, "tool_errors", 0))
 
 
 def error_code(err: AdvisorError) -> str:

@@ -224,7 +224,7 @@ def _advisor_routes() -> APIRouter:
                 limiter=request.app.state.answer_limiter)
         except AdvisorError as err:
             raise advisor_error(err, body.lang or detect_language(body.text)) from None
-        metrics.answers.labels(trace.mode).inc()
+        metrics.count_answer(trace)
         return _json(trace)
 
     @router.post("/ask/stream", response_class=StreamingResponse,
@@ -242,7 +242,7 @@ def _advisor_routes() -> APIRouter:
                     yield ": keep-alive\n\n"
                     continue
                 if item["type"] == "final":
-                    metrics.answers.labels(item["trace"]["mode"]).inc()
+                    metrics.count_answer(item["trace"])
                 yield event(item, name=item["type"])
 
         return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)

@@ -87,6 +87,8 @@ class AgentPlanResult(PlanResult):
 
     messages: list[BaseMessage] = field(default_factory=list, repr=False, compare=False)
     run: ToolRun | None = field(default=None, repr=False, compare=False)
+    finish_reason: str | None = None  # of the last model reply ("length": cut off by max_tokens)
+    tool_errors: int = 0  # calculator calls that were refused (bad arguments, unknown names)
 
 
 class AgentPlanner:
@@ -139,7 +141,7 @@ class AgentPlanner:
         except PlannerError:
             raise
         except Exception as err:
-            raise PlannerError(_reason(err)) from err
+            raise PlannerError(_reason(err), kind=_kind(err)) from err
         final = out["messages"][-1] if out.get("messages") else None
         answer = _text(final) if isinstance(final, AIMessage) else ""
         answer, follow_ups = _split_follow_ups(_THINK.sub("", answer))
@@ -151,6 +153,8 @@ class AgentPlanner:
             answer=answer.strip(), language=_lang(lang), tool_calls=run.calls, citations=run.citations,
             follow_ups=follow_ups or _suggest(run, lang), state=_next_state(ctx.state, run),
             messages=list(out["messages"]), run=run,
+            finish_reason=(final.response_metadata or {}).get("finish_reason"),
+            tool_errors=max(0, run.attempts - len(run.calls)),
         )
 
 
@@ -211,6 +215,21 @@ def _next_state(previous: dict[str, Any], run: ToolRun) -> dict[str, Any]:
             state["gpu_hours"] = call.input["gpu_hours"]
         state["intent"] = INTENT.get(call.tool, state.get("intent"))
     return state
+
+
+def _kind(err: BaseException) -> str:
+    """The fallback kind of a failure: "timeout", "context" (the request exceeds the model's context) or "endpoint"."""
+    if isinstance(err, openai.APITimeoutError | httpx.TimeoutException):
+        return "timeout"
+    if isinstance(err, openai.BadRequestError) and _CONTEXT_400.search(str(err.message or "")):
+        return "context"
+    return "endpoint"
+
+
+#: how OpenAI, vLLM, llama.cpp, Ollama, DeepSeek and DashScope word a request that exceeds the context
+_CONTEXT_400 = re.compile(r"context[_ ]length|context size|maximum context|context window|too many tokens"
+                          r"|exceeds? the (?:model'?s? )?(?:max|context)|exceed_context|input is too long|prompt is too long",
+                          re.IGNORECASE)
 
 
 def _reason(err: BaseException) -> str:

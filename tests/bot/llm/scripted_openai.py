@@ -36,6 +36,7 @@ class Reply:
     status: int = 200
     error: type[Exception] | None = None
     raw: bytes | None = None  # a body sent as is (malformed responses)
+    finish: str | None = None  # the finish_reason to send ("length"); default stop / tool_calls
 
 
 def text(content: str) -> Reply:
@@ -112,7 +113,7 @@ class ScriptedOpenAI:
                 {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
                 for cid, (name, args) in zip(self._call_ids(reply), reply.calls, strict=True)
             ]
-        finish = "tool_calls" if reply.calls else "stop"
+        finish = reply.finish or ("tool_calls" if reply.calls else "stop")
         return {
             "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": self.model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
@@ -134,7 +135,7 @@ class ScriptedOpenAI:
             arguments = json.dumps(args, ensure_ascii=False)
             for i in range(0, len(arguments), PIECE):
                 out.append(self._chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[i:i + PIECE]}}]}))
-        out.append(self._chunk({}, "tool_calls" if reply.calls else "stop"))
+        out.append(self._chunk({}, reply.finish or ("tool_calls" if reply.calls else "stop")))
         out.append(b"data: [DONE]\n\n")
         return b"".join(out)
 

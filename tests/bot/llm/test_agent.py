@@ -17,6 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from harness import PASSAGE, advisor, results, settings
 from scripted_openai import (
     ScriptedOpenAI,
     last_user,
@@ -29,44 +30,10 @@ from scripted_openai import (
 )
 
 import tools
-from bot.advisor import FALLBACK_NOTE, Advisor
+from bot.advisor import FALLBACK_NOTE, FALLBACK_NOTES
 from bot.llm.agent import AgentPlanner
 from bot.llm.prompts import PromptError, render
-from bot.offline.rules import RulesPlanner
 from bot.planner import Context, PlannerError
-from bot.settings import Settings
-from bot.store import Store
-from bot.toolbox import Toolbox
-from knowledge.retrieval import Passage
-
-BASE_URL = "http://llm.test/v1"
-PASSAGE = Passage(id="kb:interconnect#1", doc_id="kb:interconnect", title="H800 与 A100 的互联",
-                  text="H800 保留了 H100 的算力，NVLink 带宽降到 400 GB/s。", source="https://example.org/h800", score=1.0)
-
-
-class StubRetriever:
-    """One fixed passage for every query (the real retriever is tested in tests/knowledge)."""
-
-    def search(self, query: str, k: int = 5, lang: str | None = None, topics: list[str] | None = None) -> list[Passage]:
-        return [PASSAGE]
-
-
-def settings(**overrides: Any) -> Settings:
-    values: dict[str, Any] = {"llm_base_url": BASE_URL, "llm_model": "scripted-model", "llm_api_key": "sk-test",
-                              "llm_max_retries": 0, "llm_timeout_s": 5}
-    values.update(overrides)
-    return Settings(_env_file=None, **values)
-
-
-def advisor(tmp_path: Path, endpoint: ScriptedOpenAI, **overrides: Any) -> Advisor:
-    llm = AgentPlanner.from_settings(settings(**overrides), http_client=endpoint.client())
-    return Advisor(store=Store(f"sqlite:///{tmp_path}/advisor.sqlite3"), toolbox=Toolbox(retriever=StubRetriever()),
-                   offline=RulesPlanner(), llm=llm)
-
-
-def results(body: dict[str, Any]) -> list[dict[str, Any]]:
-    return [json.loads(r) for r in tool_results(body) if not r.startswith("ERROR")]
-
 
 FIT = {"model": "Qwen2.5-7B", "gpu": "A100 80GB", "n_gpus": 8, "method": "full"}
 COST = {"gpu": "A100 80GB", "gpu_hours": 100}
@@ -196,14 +163,16 @@ def test_failed_repair_drops_the_sentence(tmp_path):
 
 
 # ---- 4. outages fall back ------------------------------------------------------------------------------
-@pytest.mark.parametrize("reply", [raises(httpx.ConnectError), raises(httpx.ReadTimeout), status(503),
-                                   raw(b"data: {not json\n\n"), text("")],
+@pytest.mark.parametrize(("reply", "kind"), [(raises(httpx.ConnectError), "endpoint"), (raises(httpx.ReadTimeout), "timeout"),
+                                            (status(503), "endpoint"), (raw(b"data: {not json\n\n"), "endpoint"),
+                                            (text(""), "endpoint")],
                          ids=["refused", "timeout", "503", "malformed", "empty"])
-def test_outage_falls_back_to_the_offline_planner(tmp_path, reply):
+def test_outage_falls_back_to_the_offline_planner(tmp_path, reply, kind):
     endpoint = ScriptedOpenAI([reply], then=reply)
     trace = advisor(tmp_path, endpoint, llm_max_retries=1).ask("8 张 A100 80GB 全参微调 Qwen2.5-7B 放得下吗？")
     assert trace.mode == "llm-fallback"
-    assert trace.answer.startswith(FALLBACK_NOTE["zh"])
+    assert trace.answer.startswith(FALLBACK_NOTES[kind]["zh"])
+    assert trace.fallback_reason.startswith(kind + ":")
     assert "fit_training" in [c.tool for c in trace.tool_calls]  # the offline planner did the sizing
     assert trace.ungrounded == []
 
@@ -235,7 +204,8 @@ def test_conversation_resumes_after_the_advisor_is_rebuilt(tmp_path):
     trace1 = advisor(tmp_path, first).ask("8 张 A100 80GB 全参微调 Qwen2.5-7B 放得下吗？")
     cid = trace1.conversation_id
 
-    second = ScriptedOpenAI([text("换成 H800 也放得下。")])
+    second = ScriptedOpenAI([tool_calls(("fit_training", {**FIT, "gpu": "H800"})),
+                             lambda body: text(f"换成 H800 也放得下，每卡约需 {results(body)[-1]['per_gpu_gb']} GB。")])
     again = advisor(tmp_path, second)  # a new process: same SQLite file, nothing in memory
     trace2 = again.ask("那换成 H800 呢？", conversation_id=cid)
     messages = second.requests[0]["messages"]
@@ -265,7 +235,7 @@ def test_a_model_that_never_stops_calling_tools_is_capped(tmp_path):
 
 def test_tool_calls_per_answer_are_capped(tmp_path):
     spam = tool_calls(*[("gpu_specs", {"gpu": "H800"})] * 12)
-    endpoint = ScriptedOpenAI([spam, text("H800 规格见工具结果。")])
+    endpoint = ScriptedOpenAI([spam, lambda body: text(f"H800 有 {results(body)[0]['memory_gb']} GB 显存。")])
     trace = advisor(tmp_path, endpoint, llm_max_steps=3).ask("H800 的规格？")
     assert len(trace.tool_calls) == 6  # twice the steps
     assert sum(r.startswith("ERROR:") for r in tool_results(endpoint.requests[1])) == 6
@@ -293,7 +263,8 @@ def test_qwen3_on_vllm_uses_the_chat_template_switch_and_needs_no_key(tmp_path):
 
 
 def test_o_series_never_sends_parallel_tool_calls(tmp_path):
-    endpoint = ScriptedOpenAI([tool_calls(("gpu_specs", {"gpu": "H800"})), text("H800 规格见上。")])
+    endpoint = ScriptedOpenAI([tool_calls(("gpu_specs", {"gpu": "H800"})),
+                               lambda body: text(f"H800 有 {results(body)[0]['memory_gb']} GB 显存。")])
     adv = advisor(tmp_path, endpoint, llm_base_url="https://api.openai.com/v1", llm_model="o4-mini")
     adv.ask("H800 的规格？")
     assert adv.llm.model.disabled_params == {"parallel_tool_calls": None}
