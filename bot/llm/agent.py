@@ -21,17 +21,20 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import openai
 from langchain.agents import create_agent
+from langchain.agents.middleware import wrap_model_call
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.errors import GraphRecursionError
 
 from bot.language import detect_language
 from bot.llm.client import Provider, chat_model
+from bot.llm.deadline import answer_deadline, remaining
 from bot.llm.prompts import render
 from bot.llm.tools import ToolBudget, langchain_tools
 from bot.planner import Context, Emit, PlannerError, PlanResult, ToolRunFactory, _ignore
@@ -89,6 +92,8 @@ class AgentPlanResult(PlanResult):
     run: ToolRun | None = field(default=None, repr=False, compare=False)
     finish_reason: str | None = None  # of the last model reply ("length": cut off by max_tokens)
     tool_errors: int = 0  # calculator calls that were refused (bad arguments, unknown names)
+    deadline_at: float = 0.0  # time.monotonic() by which the whole answer (repair round included) must be done
+    model_calls: int = 0  # model requests made for this answer so far (retries included)
 
 
 class AgentPlanner:
@@ -96,24 +101,28 @@ class AgentPlanner:
 
     mode = "llm"
 
-    def __init__(self, model: Any, provider: Provider, max_steps: int = 8):
+    def __init__(self, model: Any, provider: Provider, max_steps: int = 8, deadline_s: float = 60.0,
+                 max_retries: int = 1):
         self.model = model
         self.provider = provider
         self.max_steps = max_steps
+        self.deadline_s = deadline_s
+        self.max_retries = max_retries
 
     @classmethod
     def from_settings(cls, settings: Settings, http_client: httpx.Client | None = None) -> AgentPlanner:
         model, provider = chat_model(settings, http_client)
         if provider.refusal:
             log.warning("LLM agent will not be used: %s", provider.refusal)
-        return cls(model, provider, max_steps=settings.llm_max_steps)
+        return cls(model, provider, max_steps=settings.llm_max_steps, deadline_s=settings.llm_deadline_s,
+                   max_retries=settings.llm_max_retries)
 
     # ------------------------------------------------------------------------------------------
     def plan(self, text: str, ctx: Context, tools: ToolRunFactory, emit: Emit = _ignore) -> PlanResult:
         lang = ctx.language or detect_language(text)
         run: ToolRun = tools(emit)
         messages = [*_history(ctx), HumanMessage(text)]
-        return self._run(lang, ctx, run, messages)
+        return self._run(lang, ctx, run, messages, time.monotonic() + self.deadline_s, 0)
 
     def repair(self, text: str, ctx: Context, result: PlanResult, report: str, emit: Emit = _ignore) -> PlanResult | None:
         """Ask the model once more to remove or source the figures named in `report`."""
@@ -122,22 +131,30 @@ class AgentPlanner:
         run = result.run
         run.emit = emit
         note = render(f"repair_{_lang(result.language)}", report=report)
+        if time.monotonic() >= result.deadline_at:
+            log.warning("no repair round: the answer's deadline has passed")
+            return None
         try:
-            return self._run(result.language, ctx, run, [*result.messages, HumanMessage(note)])
+            return self._run(result.language, ctx, run, [*result.messages, HumanMessage(note)], result.deadline_at,
+                             result.model_calls)
         except PlannerError as err:
             log.warning("repair round failed: %s", err)
             return None
 
     # ------------------------------------------------------------------------------------------
-    def _run(self, lang: str, ctx: Context, run: ToolRun, messages: list[BaseMessage]) -> AgentPlanResult:
+    def _run(self, lang: str, ctx: Context, run: ToolRun, messages: list[BaseMessage], deadline_at: float,
+             calls_before: int) -> AgentPlanResult:
         if self.provider.refusal:
-            raise PlannerError(self.provider.refusal)
+            raise PlannerError(self.provider.refusal, kind="refused")
         budget = ToolBudget(2 * self.max_steps)
+        calls = _Calls(calls_before)
         agent = create_agent(self.model, langchain_tools(run.box, run, _lang(lang), budget),
-                             system_prompt=render(f"system_{_lang(lang)}", state=_state_line(ctx.state, lang)))
+                             system_prompt=render(f"system_{_lang(lang)}", state=_state_line(ctx.state, lang)),
+                             middleware=[_guard(calls, self.max_retries)])
         try:
             # LangGraph runs at most recursion_limit - 1 steps: max_steps model turns + tool rounds
-            out = agent.invoke({"messages": messages}, {"recursion_limit": self.max_steps + 1})
+            with answer_deadline(deadline_at):
+                out = agent.invoke({"messages": messages}, {"recursion_limit": self.max_steps + 1})
         except PlannerError:
             raise
         except Exception as err:
@@ -155,7 +172,47 @@ class AgentPlanner:
             messages=list(out["messages"]), run=run,
             finish_reason=(final.response_metadata or {}).get("finish_reason"),
             tool_errors=max(0, run.attempts - len(run.calls)),
+            deadline_at=deadline_at, model_calls=calls.n,
         )
+
+
+# ---- model calls: the deadline and the retries ------------------------------------------------------
+@dataclass
+class _Calls:
+    n: int = 0
+
+
+#: failures worth one more try: the request never reached the model, or the server said "later";
+#: a timeout is not one of them (the server may still be busy with the first request)
+_RETRYABLE = (openai.APIConnectionError, openai.InternalServerError, openai.RateLimitError)
+_NO_RETRY = (openai.APITimeoutError, httpx.TimeoutException)
+
+
+def _guard(calls: _Calls, max_retries: int):
+    """Middleware around every model request of an answer: counts them, retries connection errors and
+    429/5xx while the deadline allows (short back-off), never retries a timeout, and stops once the
+    answer's deadline has passed."""
+
+    @wrap_model_call
+    def guard(request, handler):
+        for attempt in range(max_retries + 1):
+            left = remaining()
+            if left is not None and left <= 0:
+                raise PlannerError("the answer's deadline passed before the model finished", kind="timeout")
+            calls.n += 1
+            try:
+                return handler(request)
+            except _NO_RETRY:
+                raise
+            except _RETRYABLE as err:
+                left = remaining()
+                if attempt == max_retries or (left is not None and left < 1.0):
+                    raise
+                log.info("model request failed (%s), retrying", type(err).__name__)
+                time.sleep(min(0.25 * (attempt + 1), (left or 4.0) / 4))
+        raise AssertionError("unreachable")
+
+    return guard
 
 
 # ---- messages ------------------------------------------------------------------------------------

@@ -33,8 +33,10 @@ from typing import Any
 from urllib.parse import urlparse
 
 import httpx
+import openai
 from langchain_openai import ChatOpenAI
 
+from bot.llm.deadline import instrument
 from bot.planner import PlannerError
 from bot.settings import Settings
 
@@ -125,12 +127,16 @@ def chat_model(settings: Settings, http_client: httpx.Client | None = None) -> t
             raise PlannerError(f"GPU_ADVISOR_LLM_API_KEY is not set for {settings.llm_base_url}")
         key = "ollama" if provider.name == "ollama" else "EMPTY"  # local servers accept any key
     options: dict[str, Any] = {}
-    if provider.extra_body:
-        options["extra_body"] = provider.extra_body
+    extra_body = dict(provider.extra_body or {})
+    if provider.name == "openai":  # LangChain sends it as max_completion_tokens, which OpenAI wants
+        options["max_tokens"] = settings.llm_max_tokens
+    else:  # the other servers all read max_tokens; not every one knows max_completion_tokens
+        extra_body["max_tokens"] = settings.llm_max_tokens
+    options["extra_body"] = extra_body
     if provider.disabled_params:
         options["disabled_params"] = provider.disabled_params
-    if http_client is not None:
-        options["http_client"] = http_client
+    # the answer's deadline governs every request (bot.llm.deadline); retries are the agent's, never of a timeout
+    options["http_client"] = instrument(http_client or openai.DefaultHttpxClient(timeout=settings.llm_timeout_s))
     for note in provider.notes:
         log.info("LLM provider %s: %s", provider.name, note)
     model = ChatOpenAI(
@@ -141,7 +147,7 @@ def chat_model(settings: Settings, http_client: httpx.Client | None = None) -> t
         streaming=True,
         stream_usage=provider.stream_usage,
         timeout=settings.llm_timeout_s,
-        max_retries=settings.llm_max_retries,
+        max_retries=0,
         **options,
     )
     return model, provider

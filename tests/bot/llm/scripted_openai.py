@@ -37,6 +37,8 @@ class Reply:
     error: type[Exception] | None = None
     raw: bytes | None = None  # a body sent as is (malformed responses)
     finish: str | None = None  # the finish_reason to send ("length"); default stop / tool_calls
+    stream: Callable[[], Any] | None = None  # a generator of raw SSE bytes, sent as they come (slow or endless)
+    error_body: dict[str, Any] | None = None  # the JSON body of an error status (a provider's own wording)
 
 
 def text(content: str) -> Reply:
@@ -93,8 +95,10 @@ class ScriptedOpenAI:
             raise reply.error("scripted failure", request=request)
         if reply.status != 200:
             # retry-after-ms keeps the openai client's retry back-off short in tests
-            return httpx.Response(reply.status, json={"error": {"message": "scripted error", "type": "server_error"}},
-                                  headers={"retry-after-ms": "1"})
+            error = reply.error_body or {"error": {"message": "scripted error", "type": "server_error"}}
+            return httpx.Response(reply.status, json=error, headers={"retry-after-ms": "1"})
+        if reply.stream is not None:
+            return httpx.Response(200, content=reply.stream(), headers={"content-type": "text/event-stream"})
         if reply.raw is not None:
             kind = "text/event-stream" if body.get("stream") else "application/json"
             return httpx.Response(200, content=reply.raw, headers={"content-type": kind})
