@@ -18,10 +18,13 @@ it after grounding.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.errors import GraphRecursionError
 
 from bot.language import detect_language
+from bot.llm.budget import HISTORY_PREFIX, context_tokens, fit, tools_tokens
 from bot.llm.client import Provider, chat_model
 from bot.llm.deadline import answer_deadline, remaining
 from bot.llm.prompts import render
@@ -102,20 +106,40 @@ class AgentPlanner:
     mode = "llm"
 
     def __init__(self, model: Any, provider: Provider, max_steps: int = 8, deadline_s: float = 60.0,
-                 max_retries: int = 1):
+                 max_retries: int = 1, context_tokens: int = 8192, max_tokens: int = 1024,
+                 probe: Callable[[], int] | None = None):
         self.model = model
         self.provider = provider
         self.max_steps = max_steps
         self.deadline_s = deadline_s
         self.max_retries = max_retries
+        self.max_tokens = max_tokens
+        self._context = context_tokens
+        self._probe = probe  # asks the server for its context length, once
+        self._lock = threading.Lock()
+        self._tools_tokens: int | None = None
+
+    def context_tokens(self) -> int:
+        """The model's context length: the server's word when it gives one (asked once), else the setting."""
+        with self._lock:
+            if self._probe is not None:
+                probe, self._probe = self._probe, None
+                self._context = probe()
+            return self._context
 
     @classmethod
     def from_settings(cls, settings: Settings, http_client: httpx.Client | None = None) -> AgentPlanner:
         model, provider = chat_model(settings, http_client)
         if provider.refusal:
             log.warning("LLM agent will not be used: %s", provider.refusal)
+        client = model.http_client
+        probe = None
+        if provider.name in ("vllm", "compatible", "ollama") or provider.local:  # hosted APIs say nothing useful
+            probe = functools.partial(context_tokens, settings.llm_base_url, provider.model, client,
+                                      settings.llm_context_tokens)
         return cls(model, provider, max_steps=settings.llm_max_steps, deadline_s=settings.llm_deadline_s,
-                   max_retries=settings.llm_max_retries)
+                   max_retries=settings.llm_max_retries, context_tokens=settings.llm_context_tokens,
+                   max_tokens=settings.llm_max_tokens, probe=probe)
 
     # ------------------------------------------------------------------------------------------
     def plan(self, text: str, ctx: Context, tools: ToolRunFactory, emit: Emit = _ignore) -> PlanResult:
@@ -149,8 +173,8 @@ class AgentPlanner:
         budget = ToolBudget(2 * self.max_steps)
         calls = _Calls(calls_before)
         agent = create_agent(self.model, langchain_tools(run.box, run, _lang(lang), budget),
-                             system_prompt=render(f"system_{_lang(lang)}", state=_state_line(ctx.state, lang)),
-                             middleware=[_guard(calls, self.max_retries)])
+                             system_prompt=render(f"system_{_lang(lang)}", context=_state_line(ctx.state, lang)),
+                             middleware=[_guard(calls, self.max_retries, self._fit)])
         try:
             # LangGraph runs at most recursion_limit - 1 steps: max_steps model turns + tool rounds
             with answer_deadline(deadline_at):
@@ -176,6 +200,16 @@ class AgentPlanner:
         )
 
 
+    def _fit(self, request: Any) -> Any:
+        """The request with earlier turns left out as needed to fit the context (PlannerError "context" if it cannot)."""
+        if self._tools_tokens is None:
+            self._tools_tokens = tools_tokens(request.tools)
+        system = request.system_message.content if request.system_message is not None else ""
+        system = system if isinstance(system, str) else str(system)
+        messages = fit(system, self._tools_tokens, list(request.messages), self.context_tokens(), self.max_tokens)
+        return request if len(messages) == len(request.messages) else request.override(messages=messages)
+
+
 # ---- model calls: the deadline and the retries ------------------------------------------------------
 @dataclass
 class _Calls:
@@ -188,13 +222,14 @@ _RETRYABLE = (openai.APIConnectionError, openai.InternalServerError, openai.Rate
 _NO_RETRY = (openai.APITimeoutError, httpx.TimeoutException)
 
 
-def _guard(calls: _Calls, max_retries: int):
-    """Middleware around every model request of an answer: counts them, retries connection errors and
-    429/5xx while the deadline allows (short back-off), never retries a timeout, and stops once the
-    answer's deadline has passed."""
+def _guard(calls: _Calls, max_retries: int, fit_request: Callable[[Any], Any]):
+    """Middleware around every model request of an answer: fits it in the model's context (earlier turns
+    left out first), counts requests, retries connection errors and 429/5xx while the deadline allows
+    (short back-off), never retries a timeout, and stops once the answer's deadline has passed."""
 
     @wrap_model_call
     def guard(request, handler):
+        request = fit_request(request)
         for attempt in range(max_retries + 1):
             left = remaining()
             if left is not None and left <= 0:
@@ -221,10 +256,11 @@ def _lang(lang: str | None) -> str:
 
 
 def _history(ctx: Context) -> list[BaseMessage]:
+    """Earlier turns as messages, ids marked so that `bot.llm.budget.fit` may leave the oldest out."""
     messages: list[BaseMessage] = []
-    for question, answer in ctx.history:
+    for i, (question, answer) in enumerate(ctx.history):
         short = answer if len(answer) <= HISTORY_ANSWER_CHARS else answer[:HISTORY_ANSWER_CHARS] + " …"
-        messages += [HumanMessage(question), AIMessage(short)]
+        messages += [HumanMessage(question, id=f"{HISTORY_PREFIX}{i}q"), AIMessage(short, id=f"{HISTORY_PREFIX}{i}a")]
     return messages
 
 

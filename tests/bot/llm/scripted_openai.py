@@ -18,8 +18,10 @@ When the script runs out, `then` (if given) answers every further request.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +41,7 @@ class Reply:
     finish: str | None = None  # the finish_reason to send ("length"); default stop / tool_calls
     stream: Callable[[], Any] | None = None  # a generator of raw SSE bytes, sent as they come (slow or endless)
     error_body: dict[str, Any] | None = None  # the JSON body of an error status (a provider's own wording)
+    delay: float = 0.0  # seconds before the reply starts; past the request's read timeout it is a ReadTimeout
 
 
 def text(content: str) -> Reply:
@@ -63,6 +66,14 @@ def raw(body: bytes) -> Reply:
     return Reply(raw=body)
 
 
+def slow(seconds: float, source: ReplySource) -> Callable[[dict[str, Any]], Reply]:
+    """`source`, arriving after `seconds` (a server busy with other requests, or a slow model)."""
+    def build(body: dict[str, Any]) -> Reply:
+        reply = source(body) if callable(source) else source
+        return dataclasses.replace(reply, delay=seconds)
+    return build
+
+
 ReplySource = Reply | Callable[[dict[str, Any]], Reply]
 
 
@@ -71,6 +82,8 @@ class ScriptedOpenAI:
     replies: list[ReplySource]
     then: ReplySource | None = None
     model: str = "scripted-model"
+    models: dict[str, Any] | None = None  # the body of GET /v1/models (404 when None), e.g. vLLM's max_model_len
+    props: dict[str, Any] | None = None  # the body of llama.cpp's GET /props (404 when None)
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
@@ -82,6 +95,10 @@ class ScriptedOpenAI:
     # ------------------------------------------------------------------------------------------
     def handler(self, request: httpx.Request) -> httpx.Response:
         self.paths.append(request.url.path)
+        if request.method == "GET" and request.url.path.endswith("/models") and self.models is not None:
+            return httpx.Response(200, json=self.models)
+        if request.method == "GET" and request.url.path.endswith("/props") and self.props is not None:
+            return httpx.Response(200, json=self.props)
         if not request.url.path.endswith("/chat/completions"):
             return httpx.Response(404, json={"error": {"message": f"no route {request.url.path}"}})
         body = json.loads(request.content)
@@ -91,6 +108,11 @@ class ScriptedOpenAI:
         if source is None:
             return httpx.Response(500, json={"error": {"message": "script exhausted", "type": "server_error"}})
         reply = source(body) if callable(source) else source
+        if reply.delay:
+            read = (request.extensions.get("timeout") or {}).get("read")
+            time.sleep(min(reply.delay, read) if read else reply.delay)
+            if read and reply.delay > read:  # what a real transport does when nothing arrives in time
+                raise httpx.ReadTimeout("scripted: no reply within the read timeout", request=request)
         if reply.error is not None:
             raise reply.error("scripted failure", request=request)
         if reply.status != 200:

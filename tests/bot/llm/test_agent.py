@@ -33,6 +33,7 @@ import tools
 from bot.advisor import FALLBACK_NOTE, FALLBACK_NOTES
 from bot.llm.agent import AgentPlanner
 from bot.llm.prompts import PromptError, render
+from bot.llm.tools import WHEN
 from bot.planner import Context, PlannerError
 
 FIT = {"model": "Qwen2.5-7B", "gpu": "A100 80GB", "n_gpus": 8, "method": "full"}
@@ -75,7 +76,7 @@ def test_model_sees_compact_outputs_and_plain_string_model_argument(tmp_path):
     fit_params = tools_sent["fit_training"]["parameters"]
     assert fit_params["properties"]["model"]["type"] == "string"
     assert "ModelSpec" not in json.dumps(fit_params)
-    assert "Use it" in tools_sent["fit_training"]["description"]
+    assert tools_sent["fit_training"]["description"].endswith(WHEN["fit_training"])
     seen = tool_results(endpoint.requests[1])[0]
     assert '"sources"' not in seen and '"memory_gb"' in seen
     assert trace.tool_calls[0].output["sources"]  # the trace keeps the full output
@@ -236,7 +237,7 @@ def test_a_model_that_never_stops_calling_tools_is_capped(tmp_path):
 def test_tool_calls_per_answer_are_capped(tmp_path):
     spam = tool_calls(*[("gpu_specs", {"gpu": "H800"})] * 12)
     endpoint = ScriptedOpenAI([spam, lambda body: text(f"H800 有 {results(body)[0]['memory_gb']} GB 显存。")])
-    trace = advisor(tmp_path, endpoint, llm_max_steps=3).ask("H800 的规格？")
+    trace = advisor(tmp_path, endpoint, llm_max_steps=3, llm_context_tokens=32768).ask("H800 的规格？")
     assert len(trace.tool_calls) == 6  # twice the steps
     assert sum(r.startswith("ERROR:") for r in tool_results(endpoint.requests[1])) == 6
 
@@ -296,9 +297,9 @@ def test_hosted_endpoint_without_a_key_is_a_clear_error(monkeypatch):
 
 # ---- prompts --------------------------------------------------------------------------------------------------
 def test_prompts_render_and_refuse_missing_or_unknown_variables():
-    assert "FOLLOW-UPS:" in render("system_zh", state="（新对话）")
+    assert "FOLLOW-UPS:" in render("system_zh", context="（新对话）")
     assert "数字" in render("repair_zh", report="「37 小时」没有来源。")
-    with pytest.raises(PromptError, match="needs state"):
+    with pytest.raises(PromptError, match="needs context"):
         render("system_en")
     with pytest.raises(PromptError, match="no variable"):
         render("repair_en", report="x", extra="y")
