@@ -9,6 +9,7 @@
     POST /v1/tools/{name}           each calculator and search_knowledge, with its own schema in /openapi.json
     GET  /v1/models, POST /v1/chat/completions   OpenAI-compatible (bot/api_openai.py)
     GET  /healthz, /readyz, /metrics
+    POST /slack/events              the Slack app (Bolt; on when SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET are set)
 
 Run it with `gpu-advisor serve`, or `uvicorn --factory bot.api.app:create_app`. Keys, rate limit and body
 limit: `bot/api_security.py`; the error shape: `bot/api_errors.py`; logs and metrics: `bot/api_metrics.py`.
@@ -30,16 +31,20 @@ from fastapi import APIRouter, Depends, FastAPI, Path, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from starlette.middleware.cors import CORSMiddleware
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.advisor import MAX_QUESTION_CHARS, Advisor
 from bot.api import errors as api_errors
 from bot.api import openai_compat as api_openai
 from bot.api.errors import ApiError, ErrorBody, advisor_error
+from bot.api.mcp_http import PATH as MCP_PATH
+from bot.api.mcp_http import McpHttp
 from bot.api.metrics import Metrics, RequestContext
 from bot.api.security import BodyLimit, KeyRing, RateLimiter, authenticate
 from bot.api.settings import ApiSettings
 from bot.api.sse import SSE_HEADERS, event, stream_limiter, with_keepalive
+from bot.channels.slack.settings import SlackSettings
 from bot.language import detect_language
 from bot.settings import Settings
 from bot.store import UnknownConversation
@@ -148,7 +153,7 @@ def answer_limiter(advisor: Advisor) -> anyio.CapacityLimiter:
 
 
 def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
-               api_settings: ApiSettings | None = None) -> FastAPI:
+               api_settings: ApiSettings | None = None, slack_settings: SlackSettings | None = None) -> FastAPI:
     """The API app. Anything not given is built from the environment when the app starts."""
 
     @asynccontextmanager
@@ -162,9 +167,20 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
         app.state.stream_limiter = stream_limiter()
         app.state.answer_limiter = answer_limiter(adv)
         app.state.started_at = time.time()
+        app.state.slack = None
+        slack = slack_settings or SlackSettings()
+        if slack.http_enabled:
+            from bot.channels.delivery import Delivery
+            from bot.channels.slack.app import SlackChannel
+
+            app.state.delivery = getattr(app.state, "delivery", None) or Delivery.from_settings(adv)
+            app.state.slack = SlackChannel(slack, adv, app.state.delivery)
         try:
-            yield
+            async with mcp_endpoint.running(lambda: app.state.advisor.toolbox, conf):
+                yield
         finally:
+            if getattr(app.state, "delivery", None) is not None:
+                await anyio.to_thread.run_sync(app.state.delivery.close)
             if advisor is None:
                 adv.store.close()
 
@@ -180,6 +196,10 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     v1.include_router(api_openai.router)
     app.include_router(v1)
     app.include_router(_ops_routes())
+    app.include_router(_channel_routes())
+    mcp_endpoint = McpHttp()
+    app.router.routes.append(Route(MCP_PATH, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"],
+                                   include_in_schema=False))
 
     # outermost first: request id + metrics + last-resort 500, then CORS, then the body limit
     app.add_middleware(BodyLimit, max_bytes=lambda scope: scope["app"].state.api_settings.max_body_bytes)
@@ -344,6 +364,23 @@ def _tool_handler(name: str, input_model: type[BaseModel], output_model: type[Ba
     )
     handler.__name__ = f"tool_{name}"
     return handler
+
+
+# ---- chat channels -----------------------------------------------------------------------------------
+
+def _channel_routes() -> APIRouter:
+    router = APIRouter(tags=["channels"], include_in_schema=False)
+
+    @router.post("/slack/events")
+    async def slack_events(request: Request) -> Response:
+        """Slack's Events API and interactivity (Bolt verifies the signature; docs/slack.md)."""
+        channel = getattr(request.app.state, "slack", None)
+        if channel is None:
+            raise ApiError(404, "Slack is not configured on this server (set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET).",
+                           code="not_configured")
+        return await channel.handle(request)
+
+    return router
 
 
 # ---- operations -------------------------------------------------------------------------------------

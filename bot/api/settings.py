@@ -9,6 +9,9 @@
     GPU_ADVISOR_CORS_ORIGINS     comma-separated origins allowed to call the API from a browser
                                  (default: none; `*` allows every origin, without credentials)
     GPU_ADVISOR_SSE_KEEPALIVE_S  seconds between keep-alive comments on a quiet stream (default 10)
+    GPU_ADVISOR_MCP_HOSTS        comma-separated Host values the MCP endpoint (/mcp) accepts, `host:*` for
+                                 any port (default: loopback only); the MCP SDK's DNS-rebinding protection
+    GPU_ADVISOR_MCP_ORIGINS      comma-separated browser Origins /mcp accepts (default: loopback only)
 """
 
 from __future__ import annotations
@@ -41,6 +44,14 @@ class ApiSettings(BaseSettings):
         10.0, gt=0, le=300, validation_alias=AliasChoices("GPU_ADVISOR_SSE_KEEPALIVE_S", "sse_keepalive_s")
     )
 
+    mcp_hosts: str = Field(
+        "127.0.0.1:*,localhost:*,[::1]:*", validation_alias=AliasChoices("GPU_ADVISOR_MCP_HOSTS", "mcp_hosts")
+    )
+    mcp_origins: str = Field(
+        "http://127.0.0.1:*,http://localhost:*,http://[::1]:*",
+        validation_alias=AliasChoices("GPU_ADVISOR_MCP_ORIGINS", "mcp_origins"),
+    )
+
     @field_validator("api_keys")
     @classmethod
     def _no_placeholders(cls, value: str) -> str:
@@ -59,3 +70,11 @@ class ApiSettings(BaseSettings):
     @property
     def origins(self) -> list[str]:
         return _split(self.cors_origins)
+
+    @property
+    def mcp_allowed_hosts(self) -> list[str]:
+        return _split(self.mcp_hosts)
+
+    @property
+    def mcp_allowed_origins(self) -> list[str]:
+        return _split(self.mcp_origins)

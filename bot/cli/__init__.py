@@ -31,6 +31,8 @@ _SUBCOMMANDS = [
     ("bot.cli.advisor", "register", None),
     ("bot.cli.serve", "register", None),  # serve
     ("bot.cli.keys", "keys_app", "keys"),
+    ("bot.cli.slack", "slack_app", "slack"),
+    ("bot.cli.mcp", "register", None),  # mcp (stdio)
 ]
 
 

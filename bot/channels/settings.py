@@ -1,0 +1,79 @@
+"""Settings of the chat channels, read from the environment (and `.env`) when a channel starts.
+
+Delivery core (every channel):
+    CHANNEL_WORKERS              answers computed at once in the background (default 4)
+    CHANNEL_QUEUE                questions waiting for a worker before new ones get "busy, try again" (default 64)
+    CHANNEL_ANSWER_TIMEOUT_S     an answer not ready by then is replaced by an apology (default 240)
+    CHANNEL_DEDUP_TTL_S          how long a platform message id is remembered (default 900, at least 600)
+    REDIS_URL                    share de-duplication and nonces between workers (SET NX EX); unset = the SQL store
+
+WeCom (see docs/wecom.md):
+    WECOM_AIBOT_TOKEN, WECOM_AIBOT_AES_KEY      AI bot, HTTP callback at /wecom/aibot (on when both are set)
+    WECOM_AIBOT_ID, WECOM_AIBOT_SECRET          AI bot, long connection (`gpu-advisor wecom connect`)
+    WECOM_WS_URL                                its WebSocket endpoint (default WeCom's)
+    WECOM_CORP_ID, WECOM_AGENT_ID, WECOM_APP_SECRET, WECOM_APP_TOKEN, WECOM_APP_AES_KEY
+                                                self-built app, XML callback at /wecom/app (on when all are set)
+    WECOM_API_BASE                              WeCom's API host (default WeCom's)
+    WECOM_STREAM_WINDOW_S                       how long WeCom keeps refreshing a stream (default 360)
+"""
+
+from __future__ import annotations
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _env(*names: str) -> AliasChoices:
+    return AliasChoices(*names)
+
+
+class DeliverySettings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    workers: int = Field(4, ge=1, le=256, validation_alias=_env("CHANNEL_WORKERS", "workers"))
+    queue: int = Field(64, ge=0, le=100_000, validation_alias=_env("CHANNEL_QUEUE", "queue"))
+    answer_timeout_s: float = Field(240.0, gt=0, le=3600,
+                                    validation_alias=_env("CHANNEL_ANSWER_TIMEOUT_S", "answer_timeout_s"))
+    dedup_ttl_s: int = Field(900, ge=600, le=7 * 86400, validation_alias=_env("CHANNEL_DEDUP_TTL_S", "dedup_ttl_s"))
+    redis_url: str | None = Field(None, validation_alias=_env("REDIS_URL", "redis_url"))
+
+    @field_validator("redis_url", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, v):
+        return v or None
+
+
+class WeComSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    aibot_token: SecretStr | None = Field(None, validation_alias=_env("WECOM_AIBOT_TOKEN", "aibot_token"))
+    aibot_aes_key: SecretStr | None = Field(None, validation_alias=_env("WECOM_AIBOT_AES_KEY", "aibot_aes_key"))
+    aibot_id: str | None = Field(None, validation_alias=_env("WECOM_AIBOT_ID", "aibot_id"))
+    aibot_secret: SecretStr | None = Field(None, validation_alias=_env("WECOM_AIBOT_SECRET", "aibot_secret"))
+    ws_url: str = Field("wss://openws.work.weixin.qq.com", validation_alias=_env("WECOM_WS_URL", "ws_url"))
+    corp_id: str | None = Field(None, validation_alias=_env("WECOM_CORP_ID", "corp_id"))
+    agent_id: str | None = Field(None, validation_alias=_env("WECOM_AGENT_ID", "agent_id"))
+    app_secret: SecretStr | None = Field(None, validation_alias=_env("WECOM_APP_SECRET", "app_secret"))
+    app_token: SecretStr | None = Field(None, validation_alias=_env("WECOM_APP_TOKEN", "app_token"))
+    app_aes_key: SecretStr | None = Field(None, validation_alias=_env("WECOM_APP_AES_KEY", "app_aes_key"))
+    api_base: str = Field("https://qyapi.weixin.qq.com", validation_alias=_env("WECOM_API_BASE", "api_base"))
+    stream_window_s: float = Field(360.0, gt=0, le=360,
+                                   validation_alias=_env("WECOM_STREAM_WINDOW_S", "stream_window_s"))
+
+    @field_validator("aibot_token", "aibot_aes_key", "aibot_id", "aibot_secret", "corp_id", "agent_id",
+                     "app_secret", "app_token", "app_aes_key", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, v):
+        return v or None
+
+    @property
+    def aibot_http(self) -> bool:
+        return bool(self.aibot_token and self.aibot_aes_key)
+
+    @property
+    def aibot_ws(self) -> bool:
+        return bool(self.aibot_id and self.aibot_secret)
+
+    @property
+    def app(self) -> bool:
+        return bool(self.corp_id and self.agent_id and self.app_secret and self.app_token and self.app_aes_key)

@@ -1,0 +1,249 @@
+"""The Slack app: a Bolt `AsyncApp` with the advisor's listeners, over HTTP (`POST /slack/events`) or Socket Mode.
+
+    channel = SlackChannel(settings, advisor, delivery)   # at start-up; nothing is sent to Slack yet
+    await channel.handle(request)                          # the FastAPI route (Bolt's async FastAPI handler)
+
+Bolt verifies every HTTP request (HMAC-SHA256 of `v0:<timestamp>:<raw body>` with the signing secret, the
+timestamp within 5 minutes) before anything here runs, answers Slack's url_verification and ssl_check, and
+acknowledges events at once; the listeners below are lazy (they run after the acknowledgement), so Slack's
+3-second deadline holds however long an answer takes.
+
+Listeners:
+    app_mention, message (DMs)         a question -> the delivery core (de-duplicated by event id, answered
+                                       in its worker pool, apology on failure) -> one reply in the thread
+    assistant_thread_started           the agent DM's suggested prompts, in the user's locale (users.info)
+    follow_up_* buttons                ask that follow-up in the same thread
+    feedback buttons (👍/👎)           a rating of that turn in the feedback store
+A repeated event id (Slack's retries, X-Slack-Retry-Num 1-3) is acknowledged like the first and then dropped;
+the message itself (channel + ts) is the delivery core's de-duplication key on top of that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import Any
+
+from slack_bolt.adapter.fastapi.async_handler import AsyncSlackRequestHandler
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.authorization import AuthorizeResult
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.advisor import Advisor
+from bot.channels.delivery import Delivery, Inbound
+from bot.channels.render import Answer, phrase
+from bot.channels.slack import events as ev
+from bot.channels.slack.blocks import FEEDBACK_ACTION, FOLLOW_UP_ACTION, parse_feedback
+from bot.channels.slack.phrases import say
+from bot.channels.slack.reply import SlackReply, Target
+from bot.channels.slack.settings import SlackSettings
+from bot.language import detect_language
+
+log = logging.getLogger("gpu_advisor.channels.slack")
+
+SINK_CALL_TIMEOUT_S = 60.0  # one Web API call made on behalf of a worker thread
+
+
+class SlackChannel:
+    """The Bolt app, its HTTP handler, and the bridge from the delivery core's workers back to Slack."""
+
+    def __init__(self, settings: SlackSettings, advisor: Advisor, delivery: Delivery):
+        if settings.bot_token is None:
+            raise ValueError("SLACK_BOT_TOKEN is not set")
+        self.settings = settings
+        self.advisor = advisor
+        self.delivery = delivery
+        self._token = settings.bot_token.get_secret_value()
+        self._locales: dict[str, str] = {}
+        self.bolt = AsyncApp(
+            name="gpu-advisor",
+            logger=logging.getLogger("gpu_advisor.channels.slack.bolt"),
+            signing_secret=settings.signing_secret.get_secret_value() if settings.signing_secret else None,
+            request_verification_enabled=settings.signing_secret is not None,
+            client=AsyncWebClient(base_url=settings.api_url, timeout=15),
+            authorize=self._authorizer(),
+            process_before_response=False,
+        )
+        self.handler = AsyncSlackRequestHandler(self.bolt)
+        self._register()
+
+    # ---- HTTP ------------------------------------------------------------------------------------
+    async def handle(self, request) -> Any:
+        """POST /slack/events: Bolt's FastAPI handler, plus `X-Slack-No-Retry: 1` on a 404 (an event with
+        no listener: a retry cannot change that)."""
+        response = await self.handler.handle(request)
+        if response.status_code == 404:
+            response.headers["X-Slack-No-Retry"] = "1"
+        return response
+
+    # ---- Bolt wiring -----------------------------------------------------------------------------
+    def _authorizer(self):
+        token = self._token
+
+        async def authorize(enterprise_id: str | None, team_id: str | None, user_id: str | None) -> AuthorizeResult:
+            """One workspace, one bot token, and no auth.test call: events from bots are filtered by their
+            `bot_id`/`subtype` (events.answerable), and the bot's own user id is read from each envelope."""
+            return AuthorizeResult(enterprise_id=enterprise_id, team_id=team_id, user_id=user_id, bot_token=token)
+
+        return authorize
+
+    def _register(self) -> None:
+        app = self.bolt
+
+        # Bolt passes arguments by parameter name, so the lazy listeners are plain functions, not bound methods
+        async def answer_message(body, client, request):
+            if await self._first_delivery(body, request):
+                await self._on_message(body, client)
+
+        async def suggest_prompts(body, client, request):
+            if await self._first_delivery(body, request):
+                await self._on_thread_started(body, client)
+
+        async def ask_follow_up(body, client):
+            await self._on_follow_up(body, client)
+
+        async def store_feedback(body, client):
+            await self._on_feedback(body, client)
+
+        app.event("app_mention")(ack=_ack, lazy=[answer_message])
+        app.event("message")(ack=_ack, lazy=[answer_message])
+        app.event("assistant_thread_started")(ack=_ack, lazy=[suggest_prompts])
+        app.event("assistant_thread_context_changed")(ack=_ack, lazy=[])
+        app.action(re.compile(rf"^{FOLLOW_UP_ACTION}_\d+$"))(ack=_ack, lazy=[ask_follow_up])
+        app.action(FEEDBACK_ACTION)(ack=_ack, lazy=[store_feedback])
+
+    # ---- listeners (lazy: after the acknowledgement) ----------------------------------------------
+    async def _first_delivery(self, body: dict, request) -> bool:
+        """Slack redelivers an event it thinks was not acknowledged in time (X-Slack-Retry-Num 1, 2, 3, or a
+        Socket Mode envelope again): an event id seen within the TTL is dropped here. The check runs after
+        the acknowledgement, so the 3-second deadline never waits on the store; a retry gets the same 200."""
+        event_id = body.get("event_id")
+        if not event_id:
+            return True
+        key = f"slack:event:{body.get('team_id', '')}:{event_id}"
+        if await asyncio.to_thread(self.delivery.first_sighting, key):
+            return True
+        log.info("slack event %s repeated (retry %d): dropped", event_id, ev.retry_number(request.headers))
+        return False
+
+    async def _on_message(self, body: dict, client: AsyncWebClient) -> None:
+        question = ev.question_from(body, ev.bot_user_of(body))
+        if question is None:
+            return
+        await self._ask(client, question.team, question.channel, question.thread_ts, question.user,
+                        question.text, message_id=question.message_id)
+
+    async def _on_follow_up(self, body: dict, client: AsyncWebClient) -> None:
+        action = (body.get("actions") or [{}])[0]
+        where = _interaction_thread(body)
+        text = (action.get("value") or "").strip()
+        if where is None or not text:
+            return
+        team, channel, thread = where
+        user = (body.get("user") or {}).get("id", "")
+        lang = detect_language(text)
+        await self._ask(client, team, channel, thread, user, text,
+                        message_id=f"action:{channel}:{action.get('action_ts', '')}:{user}",
+                        heading=say("asked", lang, user=user, question=text))
+
+    async def _ask(self, client: AsyncWebClient, team: str, channel: str, thread: str, user: str, text: str,
+                   message_id: str, heading: str = "") -> None:
+        msg = Inbound(channel="slack", tenant=team, chat=channel, thread=thread, message_id=message_id,
+                      text=text, user=user)
+        target = Target(channel=channel, thread_ts=thread, team=team, user=user, lang=msg.language, heading=heading)
+        sink = _Sink(SlackReply(client=client, target=target), self.advisor, asyncio.get_running_loop())
+        ticket = await asyncio.to_thread(self.delivery.accept, msg, sink)
+        if ticket.status == "busy" and ticket.reply:
+            await sink.reply.fail(ticket.reply)
+
+    async def _on_thread_started(self, body: dict, client: AsyncWebClient) -> None:
+        thread = (body.get("event") or {}).get("assistant_thread") or {}
+        channel, ts, user = thread.get("channel_id"), thread.get("thread_ts"), thread.get("user_id")
+        if not (channel and ts):
+            return
+        lang = await self._locale(client, user)
+        prompts = [{"title": q, "message": q} for q in phrase("welcome_questions", lang)]
+        try:
+            await client.assistant_threads_setSuggestedPrompts(channel_id=channel, thread_ts=ts, prompts=prompts,
+                                                               title=say("prompts_title", lang))
+        except (SlackApiError, SlackClientError) as err:
+            log.warning("could not set suggested prompts: %s", getattr(err, "response", {}).get("error", err))
+
+    async def _on_feedback(self, body: dict, client: AsyncWebClient) -> None:
+        action = (body.get("actions") or [{}])[0]
+        parsed = parse_feedback(action.get("value", ""))
+        where = _interaction_thread(body)
+        if parsed is None or where is None:
+            return
+        turn, rating = parsed
+        cid = Inbound(channel="slack", tenant=where[0], chat=where[1], thread=where[2], message_id="",
+                      text="").conversation_id
+        try:
+            await asyncio.to_thread(self.advisor.store.add_feedback, cid, turn, rating)
+        except LookupError:
+            log.info("feedback for an unknown turn %s#%d ignored", cid, turn)
+            return
+        user = (body.get("user") or {}).get("id", "")
+        lang = await self._locale(client, user)
+        try:
+            await client.chat_postEphemeral(channel=where[1], user=user, thread_ts=where[2],
+                                            text=phrase("feedback_thanks", lang))
+        except (SlackApiError, SlackClientError):
+            pass  # the rating is stored; the thank-you is a courtesy
+
+    async def _locale(self, client: AsyncWebClient, user: str | None) -> str:
+        """zh or en from the user's Slack locale (users.info with include_locale), cached per user."""
+        if not user:
+            return "en"
+        if user not in self._locales:
+            try:
+                info = await client.users_info(user=user, include_locale=True)
+                locale = str((info.get("user") or {}).get("locale") or "")
+            except (SlackApiError, SlackClientError):
+                locale = ""
+            self._locales[user] = "zh" if locale.lower().startswith("zh") else "en"
+        return self._locales[user]
+
+
+async def _ack(ack) -> None:
+    await ack()
+
+
+def _interaction_thread(body: dict) -> tuple[str, str, str] | None:
+    """(team, channel, thread ts) of the message whose button was clicked."""
+    team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id")
+    container = body.get("container") or {}
+    message = body.get("message") or {}
+    channel = container.get("channel_id") or (body.get("channel") or {}).get("id")
+    thread = container.get("thread_ts") or message.get("thread_ts") or container.get("message_ts") or message.get("ts")
+    return (team, channel, thread) if team and channel and thread else None
+
+
+class _Sink:
+    """The delivery core's sink (called from a worker thread): each call runs on the server's event loop."""
+
+    def __init__(self, reply: SlackReply, advisor: Advisor, loop: asyncio.AbstractEventLoop):
+        self.reply = reply
+        self.advisor = advisor
+        self.loop = loop
+
+    def _run(self, coro) -> None:
+        asyncio.run_coroutine_threadsafe(coro, self.loop).result(SINK_CALL_TIMEOUT_S)
+
+    def progress(self, text: str) -> None:
+        self._run(self.reply.progress(text))
+
+    def answer(self, answer: Answer) -> None:
+        self._run(self.reply.finish(answer, self._turn(answer)))
+
+    def apology(self, text: str) -> None:
+        self._run(self.reply.fail(text))
+
+    def _turn(self, answer: Answer) -> int | None:
+        """The index of the turn just answered (what the feedback buttons rate)."""
+        if not answer.conversation_id:
+            return None
+        answered = [t.idx for t in self.advisor.store.turns(answer.conversation_id) if t.status == "answered"]
+        return answered[-1] if answered else None

@@ -1,0 +1,103 @@
+"""MCP over streamable HTTP at /mcp of a real server on loopback, with the SDK's own client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+import tools
+
+KEY = "k-test-0123456789abcdef0123"
+FIT = {"model": "Llama-3.1-8B", "gpu": "A100 80GB", "method": "lora", "n_gpus": 1}
+
+
+def _plain(schema: Any) -> Any:
+    """A schema without titles and null defaults (FastAPI leaves those out of /openapi.json), with `$ref`s
+    reduced to the referenced name (openapi's components vs the model's $defs)."""
+    if isinstance(schema, dict):
+        return {k: (v.rsplit("/", 1)[-1] if k == "$ref" else _plain(v)) for k, v in schema.items()
+                if k != "title" and not (k == "default" and v is None)}
+    if isinstance(schema, list):
+        return [_plain(v) for v in schema]
+    return schema
+
+
+async def _with_client(base: str, fn, key: str | None = KEY):
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+        async with Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
+            return await fn(client)
+
+
+@pytest.fixture
+def base(serve) -> str:
+    return serve(api_keys=KEY)
+
+
+def test_tools_have_the_openapi_schemas_and_answer_like_tools_call(base):
+    async def session(client):
+        listed = (await client.list_tools()).tools
+        fit = await client.call_tool("fit_training", FIT)
+        found = await client.call_tool("search_knowledge", {"query": "70B 单卡 A100 为什么 OOM", "k": 2})
+        return listed, fit, found
+
+    listed, fit, found = anyio.run(_with_client, base, session)
+    openapi = httpx.get(f"{base}/openapi.json", headers={"Authorization": f"Bearer {KEY}"}).json()
+    components = openapi["components"]["schemas"]
+    assert sorted(t.name for t in listed) == sorted([*tools.registry.names(), "search_knowledge"])
+    for tool in listed:
+        ref = openapi["paths"][f"/v1/tools/{tool.name}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        published = components[ref["$ref"].rsplit("/", 1)[-1]]
+        assert _plain(tool.input_schema["properties"]) == _plain(published["properties"]), tool.name
+        assert sorted(tool.input_schema.get("required", [])) == sorted(published.get("required", [])), tool.name
+        assert tool.output_schema and tool.annotations.read_only_hint
+    assert not fit.is_error and fit.structured_content == tools.call("fit_training", FIT)
+    assert fit.structured_content["fits"] is True
+    assert not found.is_error and len(found.structured_content["passages"]) == 2
+
+
+def test_an_unknown_gpu_is_a_tool_error_naming_the_field_and_the_closest_names(base):
+    async def session(client):
+        bad = await client.call_tool("fit_training", {**FIT, "gpu": "A100 80G SXM4x"})
+        worse = await client.call_tool("fit_training", {**FIT, "n_gpus": 0})
+        after = await client.call_tool("gpu_specs", {"gpu": "H800"})  # the session carries on
+        return bad, worse, after
+
+    bad, worse, after = anyio.run(_with_client, base, session)
+    assert bad.is_error and "gpu:" in bad.content[0].text and "A100" in bad.content[0].text
+    assert "未知" in bad.content[0].text  # both languages
+    assert worse.is_error and "n_gpus" in worse.content[0].text
+    assert not after.is_error and after.structured_content["memory_gb"] == 80
+
+
+def test_catalog_resources_and_the_sizing_prompt(base):
+    async def session(client):
+        listed = (await client.list_resources()).resources
+        one = await client.read_resource("catalog://gpus/910B")
+        prompt = await client.get_prompt("size_training_run", {"model": "Qwen2.5-7B", "gpu": "H800"})
+        return listed, one, prompt
+
+    listed, one, prompt = anyio.run(_with_client, base, session)
+    assert {str(r.uri) for r in listed} >= {"catalog://gpus", "catalog://models"}
+    assert '"vendor"' in one.contents[0].text and "910B" in one.contents[0].text
+    text = prompt.messages[0].content.text
+    assert "Qwen2.5-7B" in text and "fit_training" in text
+
+
+def test_no_key_is_401_and_a_foreign_host_is_refused(base):
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}
+    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    no_key = httpx.post(f"{base}/mcp", json=init, headers=accept)
+    assert no_key.status_code == 401 and no_key.headers["www-authenticate"] == "Bearer"
+    rebinding = httpx.post(f"{base}/mcp", json=init,
+                           headers={**accept, "Authorization": f"Bearer {KEY}", "Host": "evil.example:80"})
+    assert rebinding.status_code in (400, 403, 421)
+    ok = httpx.post(f"{base}/mcp", json=init, headers={**accept, "Authorization": f"Bearer {KEY}"})
+    assert ok.status_code == 200

@@ -1,0 +1,192 @@
+"""The delivery core: one answer per platform message however often it is redelivered, a bounded pool
+that says "busy" instead of hanging, an apology (never silence) on failure or timeout, conversation
+ids readable at /v1/conversations, and a delivery record per message."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[2]))
+
+from pg import temp_database
+
+from bot.channels.delivery import Delivery, Inbound, conversation_id
+from bot.channels.ledger import DeliveryLog, RedisSeenKeys, SqlSeenKeys
+from bot.channels.settings import DeliverySettings
+from bot.store import make_engine
+
+Q_ZH = "8卡H800全参微调7B需要多少显存？"
+Q_EN = "70B inference on 4 A100 80GB, fits?"
+
+
+def _msg(mid: str, text: str = Q_ZH, chat: str = "wrkChat1", user: str = "zhangsan") -> Inbound:
+    return Inbound(channel="wecom", tenant="AIBOT1", chat=chat, message_id=mid, text=text, user=user)
+
+
+def _delivery(advisor, **conf) -> Delivery:
+    conf.setdefault("workers", 2)
+    conf.setdefault("queue", 8)
+    return Delivery(advisor, DeliverySettings(**conf))
+
+
+def test_conversation_ids_are_readable_and_never_shared():
+    assert conversation_id("wecom", "ww1234", "wrkSFfCgAAxyz") == "wecom:ww1234:wrkSFfCgAAxyz"
+    assert conversation_id("slack", "T01", "C02", "1700000000.000100") == "slack:T01:C02:1700000000.000100"
+    odd_a, odd_b = conversation_id("wecom", "ww1", "张三/a"), conversation_id("wecom", "ww1", "张三/b")
+    assert odd_a != odd_b and len(odd_a) <= 64 and odd_a.startswith("wecom:ww1:")
+    long = conversation_id("wecom", "w" * 40, "c" * 60, "u" * 60)
+    assert len(long) <= 64 and long.startswith("wecom:")
+    assert long != conversation_id("wecom", "w" * 40, "c" * 60, "u" * 59)
+
+
+def test_a_message_delivered_three_times_is_answered_once(advisor, sink_factory):
+    delivery = _delivery(advisor)
+    sinks = [sink_factory() for _ in range(3)]
+    tickets = [delivery.accept(_msg("msg-1"), s) for s in sinks]
+    assert [t.status for t in tickets] == ["queued", "duplicate", "duplicate"]
+    assert sinks[0].done.wait(30)
+    delivery.close()
+    assert len(sinks[0].answers) == 1 and not sinks[1].answers and not sinks[2].answers
+    answer = sinks[0].answers[0]
+    assert answer.verdict.startswith("**放得下。**") and answer.tables
+    assert "正在计算显存…" in sinks[0].progress_notes
+    turns = advisor.store.turns("wecom:AIBOT1:wrkChat1")
+    assert [t.question for t in turns] == [Q_ZH] and turns[0].status == "answered"
+    records = DeliveryLog(advisor.store.engine).for_conversation("wecom:AIBOT1:wrkChat1")
+    assert [(r.status, r.message_id) for r in records] == [("answered", "msg-1")] and records[0].latency_ms > 0
+
+
+def test_a_full_pool_answers_busy_in_the_users_language(advisor, held, sink_factory):
+    delivery = _delivery(advisor, workers=1, queue=1)
+    held.hold()
+    first, second, third, fourth = (sink_factory() for _ in range(4))
+    assert delivery.accept(_msg("a", chat="c1"), first).status == "queued"
+    assert held.started.acquire(timeout=10)  # the worker is busy with the first question
+    assert delivery.accept(_msg("b", chat="c2"), second).status == "queued"  # waits in the queue
+    busy_zh = delivery.accept(_msg("c", chat="c3"), third)
+    busy_en = delivery.accept(_msg("d", text=Q_EN, chat="c4"), fourth)
+    assert (busy_zh.status, busy_en.status) == ("busy", "busy")
+    assert "请稍后再问" in busy_zh.reply and "ask again" in busy_en.reply
+    held.release()
+    assert first.done.wait(30) and second.done.wait(30)
+    delivery.close()
+    assert len(first.answers) == len(second.answers) == 1
+    statuses = sorted(r.status for r in DeliveryLog(advisor.store.engine).for_channel("wecom"))
+    assert statuses == ["answered", "answered", "busy", "busy"]
+
+
+def test_a_failing_model_gets_an_apology_with_a_request_id(advisor, held, sink_factory, caplog):
+    held.fail = True
+    delivery = _delivery(advisor)
+    zh, en = sink_factory(), sink_factory()
+    t_zh = delivery.accept(_msg("f1", chat="c1"), zh)
+    t_en = delivery.accept(_msg("f2", text=Q_EN, chat="c2"), en)
+    assert zh.done.wait(30) and en.done.wait(30)
+    delivery.close()
+    assert not zh.answers and not en.answers
+    assert zh.apologies == [f"抱歉，这次没能算出答案，请稍后重试。如需反馈，请附上请求编号 {t_zh.request_id}。"]
+    assert t_en.request_id in en.apologies[0] and en.apologies[0].startswith("Sorry")
+    assert "secret detail" not in zh.apologies[0] + en.apologies[0]
+    assert {r.status for r in DeliveryLog(advisor.store.engine).for_channel("wecom")} == {"apology"}
+
+
+def test_a_slow_answer_is_replaced_by_one_apology_and_never_sent_late(advisor, held, sink_factory):
+    held.hold()
+    delivery = _delivery(advisor, answer_timeout_s=0.3)
+    sink = sink_factory()
+    ticket = delivery.accept(_msg("slow"), sink)
+    assert sink.done.wait(10)
+    assert len(sink.apologies) == 1 and ticket.request_id in sink.apologies[0] and "太久" in sink.apologies[0]
+    held.release()
+    delivery.close()  # the late answer finishes here, and is dropped
+    assert sink.answers == [] and len(sink.apologies) == 1
+    assert [r.status for r in DeliveryLog(advisor.store.engine).for_channel("wecom")] == ["timeout"]
+
+
+def test_a_platform_that_refuses_the_answer_still_gets_an_apology(advisor, sink_factory):
+    delivery = _delivery(advisor)
+    sink = sink_factory(refuse=True)
+    ticket = delivery.accept(_msg("r1"), sink)
+    assert sink.done.wait(30)
+    delivery.close()
+    assert sink.answers == [] and ticket.request_id in sink.apologies[0]
+    assert [r.status for r in DeliveryLog(advisor.store.engine).for_channel("wecom")] == ["failed"]
+
+
+def test_a_question_the_advisor_cannot_use_gets_its_clear_message(advisor, sink_factory):
+    delivery = _delivery(advisor)
+    sink = sink_factory()
+    delivery.accept(_msg("long", text="显存" * 2500), sink)
+    assert sink.done.wait(30)
+    delivery.close()
+    assert "问题长度为 5000 个字符" in sink.answers[0].verdict and not sink.apologies
+
+
+def test_fifty_users_at_once_get_fifty_answers(advisor, sink_factory):
+    delivery = _delivery(advisor, workers=4, queue=64)
+    sinks = [sink_factory() for _ in range(50)]
+    tickets = [delivery.accept(_msg(f"m{i}", text="A100 80GB 的显存带宽是多少？", chat=f"user{i}"), s)
+               for i, s in enumerate(sinks)]
+    assert {t.status for t in tickets} == {"queued"}
+    assert all(s.done.wait(120) for s in sinks)
+    delivery.close()
+    assert [len(s.answers) for s in sinks] == [1] * 50 and not any(s.apologies for s in sinks)
+    assert len({t.conversation_id for t in tickets}) == 50
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_the_sql_ttl_set_lets_exactly_one_of_many_racing_workers_win(backend, tmp_path):
+    def check(url: str) -> None:
+        seen = SqlSeenKeys(make_engine(url))
+        results: list[bool] = []
+        barrier = threading.Barrier(8)
+
+        def offer():
+            barrier.wait()
+            results.append(seen.first("msg:wecom:AIBOT1:same", 600))
+
+        threads = [threading.Thread(target=offer) for _ in range(8)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        assert sorted(results) == [False] * 7 + [True]
+        assert seen.first("short", 1) and not seen.first("short", 1)
+        time.sleep(1.2)
+        assert seen.first("short", 1)  # expired: a new sighting
+
+    if backend == "sqlite":
+        check(f"sqlite:///{tmp_path}/ttl.sqlite3")
+    else:
+        with temp_database() as url:
+            check(url)
+
+
+def test_redis_ttl_set_when_redis_url_is_set():
+    redis = pytest.importorskip("redis")
+    url = "redis://127.0.0.1:6379/15"
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+    except redis.exceptions.ConnectionError:
+        pytest.skip("Redis is not reachable on 127.0.0.1:6379; the SQL TTL set is tested instead")
+    seen = RedisSeenKeys(url, prefix=f"test:{time.time_ns()}:")
+    assert seen.first("m1", 600) and not seen.first("m1", 600) and seen.first("m2", 600)
+    ttl = seen.client.ttl(seen.prefix + "m1")
+    assert 590 <= ttl <= 600
+
+
+def test_redis_url_switches_the_core_to_redis(advisor, monkeypatch):
+    redis = pytest.importorskip("redis")
+    try:
+        redis.Redis.from_url("redis://127.0.0.1:6379/15", socket_connect_timeout=1).ping()
+    except redis.exceptions.ConnectionError:
+        pytest.skip("Redis is not reachable on 127.0.0.1:6379")
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:6379/15")
+    delivery = Delivery.from_settings(advisor)
+    try:
+        assert isinstance(delivery.seen, RedisSeenKeys)
+    finally:
+        delivery.close()
