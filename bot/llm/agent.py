@@ -98,6 +98,7 @@ class AgentPlanResult(PlanResult):
     tool_errors: int = 0  # calculator calls that were refused (bad arguments, unknown names)
     deadline_at: float = 0.0  # time.monotonic() by which the whole answer (repair round included) must be done
     model_calls: int = 0  # model requests made for this answer so far (retries included)
+    passages: str = ""  # the passages offered up front, as the system prompt shows them
 
 
 class AgentPlanner:
@@ -146,7 +147,8 @@ class AgentPlanner:
         lang = ctx.language or detect_language(text)
         run: ToolRun = tools(emit)
         messages = [*_history(ctx), HumanMessage(text)]
-        return self._run(lang, ctx, run, messages, time.monotonic() + self.deadline_s, 0)
+        passages = _upfront(run, text)
+        return self._run(lang, ctx, run, messages, time.monotonic() + self.deadline_s, 0, passages)
 
     def repair(self, text: str, ctx: Context, result: PlanResult, report: str, emit: Emit = _ignore) -> PlanResult | None:
         """Ask the model once more to remove or source the figures named in `report`."""
@@ -160,20 +162,21 @@ class AgentPlanner:
             return None
         try:
             return self._run(result.language, ctx, run, [*result.messages, HumanMessage(note)], result.deadline_at,
-                             result.model_calls)
+                             result.model_calls, result.passages)
         except PlannerError as err:
             log.warning("repair round failed: %s", err)
             return None
 
     # ------------------------------------------------------------------------------------------
     def _run(self, lang: str, ctx: Context, run: ToolRun, messages: list[BaseMessage], deadline_at: float,
-             calls_before: int) -> AgentPlanResult:
+             calls_before: int, passages: str = "") -> AgentPlanResult:
         if self.provider.refusal:
             raise PlannerError(self.provider.refusal, kind="refused")
         budget = ToolBudget(2 * self.max_steps)
         calls = _Calls(calls_before)
         agent = create_agent(self.model, langchain_tools(run.box, run, _lang(lang), budget),
-                             system_prompt=render(f"system_{_lang(lang)}", context=_state_line(ctx.state, lang)),
+                             system_prompt=render(f"system_{_lang(lang)}",
+                                                  context=_state_line(ctx.state, lang) + passages),
                              middleware=[_guard(calls, self.max_retries, self._fit)])
         try:
             # LangGraph runs at most recursion_limit - 1 steps: max_steps model turns + tool rounds
@@ -196,7 +199,7 @@ class AgentPlanner:
             messages=list(out["messages"]), run=run,
             finish_reason=(final.response_metadata or {}).get("finish_reason"),
             tool_errors=max(0, run.attempts - len(run.calls)),
-            deadline_at=deadline_at, model_calls=calls.n,
+            deadline_at=deadline_at, model_calls=calls.n, passages=passages,
         )
 
 
@@ -248,6 +251,33 @@ def _guard(calls: _Calls, max_retries: int, fit_request: Callable[[Any], Any]):
         raise AssertionError("unreachable")
 
     return guard
+
+
+# ---- passages up front ---------------------------------------------------------------------------------
+#: a passage is offered before the first model call (saving a search round trip) when retrieval is confident:
+#: an RRF score that needs both the lexical and the dense leg near the top (1/61 + 0.5/70 with the defaults)
+UPFRONT_MIN_SCORE = 0.023
+UPFRONT_MAX = 2
+PASSAGES_LABEL = {"zh": "可引用的知识库段落", "en": "Knowledge-base passages you may cite"}
+
+
+def _upfront(run: ToolRun, question: str) -> str:
+    """The confident passages for the question, registered as citable, as lines for the system prompt."""
+    retriever = run.box.retriever
+    if retriever is None:
+        return ""
+    try:
+        found = retriever.search(question, k=UPFRONT_MAX)
+    except Exception as err:  # retrieval is an aid here: never a reason not to answer
+        log.warning("up-front retrieval failed: %s", err)
+        return ""
+    confident = [p.model_dump() for p in found if p.score >= UPFRONT_MIN_SCORE][:UPFRONT_MAX]
+    if not confident:
+        return ""
+    refs = run.offer(confident)
+    lang = _lang(detect_language(question))
+    lines = [f"[{ref}] {p['title']}: {p['text']}" for ref, p in zip(refs, confident, strict=True)]
+    return f"\n{PASSAGES_LABEL[lang]}:\n" + "\n".join(lines)
 
 
 # ---- messages ------------------------------------------------------------------------------------

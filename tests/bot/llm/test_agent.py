@@ -330,3 +330,23 @@ def test_provider_profiles(base_url, model, name, extra_body, sent):
 
     p = provider_for(base_url, model)
     assert (p.name, p.extra_body, p.model, p.refusal) == (name, extra_body, sent, None)
+
+
+# ---- fewer round trips ----------------------------------------------------------------------------------------
+def test_confident_passages_are_offered_up_front_saving_the_search_round_trip(tmp_path):
+    endpoint = ScriptedOpenAI([text("H800 保留了 H100 的算力，NVLink 带宽降到 400 GB/s [1]。")])
+    trace = advisor(tmp_path, endpoint).ask("卡间互联是什么？")
+    system = endpoint.requests[0]["messages"][0]["content"]
+    assert f"[1] {PASSAGE.title}: {PASSAGE.text}" in system
+    assert len(endpoint.requests) == 1 and trace.tool_calls == []  # no search_knowledge round trip
+    assert [c.id for c in trace.citations] == [PASSAGE.id]
+    assert [n.source_id for n in trace.numbers if n.value == 400] == [PASSAGE.id]
+
+
+def test_weak_retrieval_is_not_offered_up_front(tmp_path):
+    from harness import StubRetriever
+
+    weak = PASSAGE.model_copy(update={"score": 0.01})
+    endpoint = ScriptedOpenAI([text("我可以帮你比较 GPU 的互联。")])
+    trace = advisor(tmp_path, endpoint, retriever=StubRetriever([weak])).ask("你好，互联是什么意思？")
+    assert PASSAGE.text not in endpoint.requests[0]["messages"][0]["content"] and trace.citations == []
