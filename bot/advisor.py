@@ -23,6 +23,7 @@ from bot.language import detect_language
 from bot.planner import Context, Emit, Planner, PlannerError, PlanResult, _ignore
 from bot.settings import Settings
 from bot.store import Store
+from bot.stream_gate import StreamGate
 from bot.toolbox import Toolbox
 from bot.trace import AnswerTrace, NumberRef, Ungrounded
 from tools.errors import AdvisorError
@@ -103,9 +104,20 @@ class Advisor:
         done = object()
 
         def work() -> None:
+            sent: list[str] = []
+
+            def put(event: dict[str, Any]) -> None:
+                if event.get("type") == "delta":
+                    sent.append(event["text"])
+                events.put(event)
+
             try:
-                trace = self.ask(text, conversation_id, lang, emit=events.put)
-                for piece in _pieces(trace.answer):
+                trace = self.ask(text, conversation_id, lang, emit=put)
+                streamed = "".join(sent)  # sentences the LLM's answer already sent, grounded (bot/stream_gate.py)
+                if not trace.answer.startswith(streamed):
+                    log.error("streamed text is not a prefix of the answer; sending the rest may repeat it")
+                    streamed = ""
+                for piece in _pieces(trace.answer[len(streamed):]):
                     events.put({"type": "delta", "text": piece})
                 events.put({"type": "final", "trace": trace.model_dump(mode="json")})
             except AdvisorError as err:
@@ -146,10 +158,23 @@ class Advisor:
         fallback: tuple[str, str] | None = None  # (kind, reason) when the LLM's answer is not shipped
         reasons: list[str] = []
         if self.llm is not None:
+            runs: list[Any] = []
+
+            def tools(e: Emit) -> Any:
+                runs.append(self.toolbox.run(e))
+                return runs[-1]
+
+            streamer = StreamGate(text, ctx.language or detect_language(text), ctx.state, emit,
+                                  run_of=lambda: runs[-1] if runs else None)
+            relay = streamer.relay(emit)
             try:
-                result = self.llm.plan(text, ctx, self.toolbox.run, emit)
+                result = self.llm.plan(text, ctx, tools, relay)
                 mode = self.llm.mode
-                result, reasons, fallback = self._gated(text, ctx, result, emit)
+                if streamer.started:  # sent sentence by sentence, each time the answer so far passed the gate
+                    result.answer = streamer.text
+                    reasons = list(streamer.refused)
+                else:
+                    result, reasons, fallback = self._gated(text, ctx, result, relay, streamer)
             except PlannerError as err:
                 log.warning("LLM planner failed, answering offline: %s", err)
                 result, fallback = None, (getattr(err, "kind", "endpoint"), str(err))
@@ -186,8 +211,8 @@ class Advisor:
         passages = {c.id: c.text for c in result.citations}
         return ground(uncode(result.answer), outputs, passages, question)
 
-    def _gated(self, text: str, ctx: Context, result: PlanResult,
-               emit: Emit) -> tuple[PlanResult | None, list[str], tuple[str, str] | None]:
+    def _gated(self, text: str, ctx: Context, result: PlanResult, emit: Emit,
+               streamer: StreamGate | None = None) -> tuple[PlanResult | None, list[str], tuple[str, str] | None]:
         """The quality gate (bot/gate.py), one repair round, then the last resort of dropping the sentences
         with unsourced figures. Returns the result to ship (None: answer offline), every reason met, and
         the fallback (kind, reason) when the LLM's answer is not shipped."""
@@ -199,6 +224,9 @@ class Advisor:
         repair = getattr(self.llm, "repair", None)
         if repair is not None:
             fixed = repair(text, ctx, result, verdict.report(result.language), emit)
+            if fixed is not None and streamer is not None and streamer.started:  # the repaired answer streamed
+                fixed.answer = streamer.text
+                return fixed, seen + [r for r in streamer.refused if r not in seen], None
             if fixed is not None:
                 result = fixed
                 verdict = self._gate(text, ctx, result)

@@ -32,6 +32,7 @@ import httpx
 import openai
 from langchain.agents import create_agent
 from langchain.agents.middleware import wrap_model_call
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.errors import GraphRecursionError
 
@@ -181,7 +182,8 @@ class AgentPlanner:
         try:
             # LangGraph runs at most recursion_limit - 1 steps: max_steps model turns + tool rounds
             with answer_deadline(deadline_at):
-                out = agent.invoke({"messages": messages}, {"recursion_limit": self.max_steps + 1})
+                out = agent.invoke({"messages": messages}, {"recursion_limit": self.max_steps + 1,
+                                                            "callbacks": [_TokenRelay(run.emit)]})
         except PlannerError:
             raise
         except Exception as err:
@@ -211,6 +213,32 @@ class AgentPlanner:
         system = system if isinstance(system, str) else str(system)
         messages = fit(system, self._tools_tokens, list(request.messages), self.context_tokens(), self.max_tokens)
         return request if len(messages) == len(request.messages) else request.override(messages=messages)
+
+
+class _TokenRelay(BaseCallbackHandler):
+    """The model's text as it streams (`model_token` events) and the end of each model turn
+    (`model_turn_end`, with whether it called tools), for the advisor's grounded streaming."""
+
+    run_inline = True
+
+    def __init__(self, emit: Emit):
+        self.emit = emit
+
+    def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
+        if token:
+            self.emit({"type": "model_token", "text": token})
+
+    def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+        generations = getattr(response, "generations", None) or [[]]
+        generation = generations[0][0] if generations[0] else None
+        message = getattr(generation, "message", None)
+        finish = (getattr(generation, "generation_info", None) or {}).get("finish_reason") or \
+            (getattr(message, "response_metadata", None) or {}).get("finish_reason")
+        self.emit({"type": "model_turn_end", "tool_calls": bool(getattr(message, "tool_calls", None)),
+                   "finish_reason": finish})
+
+    def on_llm_error(self, error: BaseException, **kwargs: Any) -> None:
+        self.emit({"type": "model_turn_end", "tool_calls": False, "error": True})
 
 
 # ---- model calls: the deadline and the retries ------------------------------------------------------

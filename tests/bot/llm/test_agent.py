@@ -65,7 +65,10 @@ def test_two_tool_calls_streamed_as_deltas_reach_the_calculators(tmp_path):
     assert "FOLLOW-UPS" not in trace.answer
     assert trace.follow_ups == ["用 LoRA 能省多少？", "训练要多久？"]
     assert all(body["stream"] is True for body in endpoint.requests)
-    assert [e["type"] for e in events] == ["tool_started", "tool_finished"] * 2  # no deltas from the planner
+    kinds = [e["type"] for e in events]
+    assert kinds[:4] == ["tool_started", "tool_finished"] * 2 and set(kinds[4:]) == {"delta"}  # progress, then text
+    assert len(kinds[4:]) >= 2  # sentence by sentence, not the whole answer at once
+    assert "".join(e["text"] for e in events if e["type"] == "delta") == trace.answer
 
 
 def test_model_sees_compact_outputs_and_plain_string_model_argument(tmp_path):
@@ -125,10 +128,24 @@ def test_invalid_arguments_are_reported_in_the_registry_s_words(tmp_path):
 
 
 # ---- 3. an ungrounded number, repaired ------------------------------------------------------------
-def test_ungrounded_number_gets_one_repair_round(tmp_path):
+def test_a_sentence_with_an_ungrounded_number_is_never_sent(tmp_path):
     def invented(body):
         fit = results(body)[-1]
-        return text(f"放得下：每卡约需 {fit['per_gpu_gb']} GB。训练 1B token 大约只要 37 小时。")
+        return text(f"放得下：每卡约需 {fit['per_gpu_gb']} GB。训练 1B token 大约只要 37 小时。可用 {fit['usable_gb']} GB。")
+
+    endpoint = ScriptedOpenAI([tool_calls(("fit_training", FIT)), invented])
+    events: list[dict] = []
+    trace = advisor(tmp_path, endpoint).ask("8 张 A100 80GB 全参微调 Qwen2.5-7B 放得下吗？", emit=events.append)
+    sent = "".join(e["text"] for e in events if e["type"] == "delta")
+    assert sent == trace.answer and "37" not in sent and "每卡约需" in sent and "可用" in sent
+    assert trace.mode == "llm" and trace.gate == ["ungrounded"] and trace.ungrounded == []
+    assert len(endpoint.requests) == 2  # the grounded sentences went out: no repair round needed
+
+
+def test_ungrounded_number_in_the_verdict_gets_one_repair_round(tmp_path):
+    def invented(body):
+        fit = results(body)[-1]
+        return text(f"放得下，训练大约只要 37 小时，每卡约需 {fit['per_gpu_gb']} GB。")
 
     def repaired(body):
         fit = results(body)[-1]
@@ -148,7 +165,7 @@ def test_ungrounded_number_gets_one_repair_round(tmp_path):
     assert len(reports) == 1 and "37 小时" in reports[0]
     assert reports[0] in last_user(endpoint.requests[-1])  # the report reached the endpoint
     assert "37" not in trace.answer and "再算一次" in trace.answer
-    assert trace.mode == "llm" and trace.ungrounded == []
+    assert trace.mode == "llm" and trace.ungrounded == [] and trace.gate == ["ungrounded"]
     assert len(endpoint.requests) == 3
 
 

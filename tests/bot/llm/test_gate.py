@@ -123,11 +123,12 @@ def test_a_passage_figure_counts_only_when_the_passage_is_cited(tmp_path):
 
 
 def test_figures_in_code_are_checked(tmp_path):
-    code = fit_answer("放得下，每卡约需 {per_gpu_gb} GB：\n\n```bash\ndeepspeed --num_gpus 8 train.py  # 显存 999 GB\n```")
-    inline = fit_answer("放得下，每卡约需 {per_gpu_gb} GB（`最大 999 GB`）。")
-    trace, _ = ask(tmp_path, [tool_calls(("fit_training", FIT)), code, inline])
-    assert_fallback(trace, "ungrounded")
-    assert "999" not in trace.answer
+    code = fit_answer("每卡约需 {per_gpu_gb} GB，放得下：\n\n```bash\ndeepspeed --num_gpus 8 train.py  # 显存 999 GB\n```")
+    inline = fit_answer("每卡约需 {per_gpu_gb} GB（`最大 999 GB`），放得下。")
+    for answer in (code, inline):
+        trace, _ = ask(tmp_path, [tool_calls(("fit_training", FIT)), answer, answer])
+        assert "999" not in trace.answer and "ungrounded" in trace.gate  # never shipped
+        assert trace.ungrounded == []
 
 
 def test_a_reply_cut_off_by_max_tokens_is_not_an_answer(tmp_path):
