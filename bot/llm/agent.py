@@ -383,6 +383,17 @@ _CONTEXT_400 = re.compile(r"context[_ ]length|context size|maximum context|conte
                           re.IGNORECASE)
 
 
+#: server errors that mean the operator must change how the model server runs, and what to change
+_SERVER_HINTS = [
+    (re.compile(r"enable-auto-tool-choice|tool-call-parser", re.IGNORECASE),
+     "start vLLM with --enable-auto-tool-choice and the --tool-call-parser of the model (hermes for Qwen2.5/Qwen3)"),
+    (re.compile(r"--jinja|Unsupported param: tools", re.IGNORECASE),
+     "start llama-server with --jinja (and a chat template that knows tools)"),
+    (re.compile(r"does not support tools", re.IGNORECASE),
+     "this model cannot call tools on this server: configure one that can"),
+]
+
+
 def _reason(err: BaseException) -> str:
     """A short reason for the log and the trace, never a stack trace."""
     if isinstance(err, GraphRecursionError):
@@ -392,7 +403,12 @@ def _reason(err: BaseException) -> str:
     if isinstance(err, openai.APIConnectionError | httpx.TransportError):
         return f"cannot reach the LLM endpoint ({type(err.__cause__ or err).__name__})"
     if isinstance(err, openai.APIStatusError):
-        return f"the LLM endpoint answered HTTP {err.status_code}: {_first_line(err.message)}"
+        reason = f"the LLM endpoint answered HTTP {err.status_code}: {_first_line(err.message)}"
+        hint = next((h for pattern, h in _SERVER_HINTS if pattern.search(str(err.message or ""))), None)
+        if hint:
+            log.error("LLM endpoint misconfigured: %s", hint)
+            reason += f" ({hint})"
+        return reason
     if isinstance(err, openai.APIError):
         return f"the LLM endpoint failed: {_first_line(err.message)}"
     if isinstance(err, json.JSONDecodeError | ValueError | KeyError | TypeError | AttributeError):

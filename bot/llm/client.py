@@ -99,6 +99,11 @@ def provider_for(base_url: str, model: str) -> Provider:
         extra_body = {"chat_template_kwargs": {"enable_thinking": False}}
         notes.append("chat_template_kwargs.enable_thinking=false (Qwen3 on a compatible server)")
 
+    if kind == "deepseek":
+        # thinking mode streams reasoning_content and, with tools, wants it sent back on every later request
+        # (a 400 otherwise), which ChatOpenAI does not do: run the non-thinking mode
+        extra_body = {"thinking": {"type": "disabled"}}
+        notes.append("thinking disabled (DeepSeek)")
     if "deepseek-reasoner" in name_l or re.search(r"deepseek[-_ ]?r1", name_l):
         if kind == "deepseek":
             sent_model = "deepseek-chat"

@@ -84,6 +84,8 @@ class ScriptedOpenAI:
     model: str = "scripted-model"
     models: dict[str, Any] | None = None  # the body of GET /v1/models (404 when None), e.g. vLLM's max_model_len
     props: dict[str, Any] | None = None  # the body of llama.cpp's GET /props (404 when None)
+    #: a server's pace for streamed replies: (seconds to the first token, characters per second after it)
+    pace: tuple[float, float] | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
@@ -125,7 +127,10 @@ class ScriptedOpenAI:
             kind = "text/event-stream" if body.get("stream") else "application/json"
             return httpx.Response(200, content=reply.raw, headers={"content-type": kind})
         if body.get("stream"):
-            return httpx.Response(200, content=self._sse(reply), headers={"content-type": "text/event-stream"})
+            content = self._sse(reply)
+            if self.pace:
+                content = self._paced(content, *self.pace)
+            return httpx.Response(200, content=content, headers={"content-type": "text/event-stream"})
         return httpx.Response(200, json=self._completion(reply))
 
     # ------------------------------------------------------------------------------------------
@@ -150,6 +155,18 @@ class ScriptedOpenAI:
         data = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": self.model,
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+    @staticmethod
+    def _paced(content: bytes, first_s: float, chars_per_s: float):
+        """The SSE events one by one at the server's pace: the first after `first_s`, then by their size."""
+        events = [e + b"\n\n" for e in content.split(b"\n\n") if e]
+
+        def send():
+            time.sleep(first_s)
+            for event in events:
+                time.sleep(PIECE / chars_per_s)
+                yield event
+        return send()
 
     def _sse(self, reply: Reply) -> bytes:
         out = [self._chunk({"role": "assistant", "content": "" if reply.calls else None})]

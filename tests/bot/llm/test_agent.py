@@ -337,7 +337,7 @@ def test_streamed_answer_comes_from_the_advisor_after_grounding(tmp_path):
     ("https://api.openai.com/v1", "gpt-4o-mini", "openai", None, "gpt-4o-mini"),
     ("https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen-plus", "dashscope", {"enable_thinking": False}, "qwen-plus"),
     ("https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "qwq-plus", "dashscope", None, "qwq-plus"),
-    ("https://api.deepseek.com", "deepseek-chat", "deepseek", None, "deepseek-chat"),
+    ("https://api.deepseek.com", "deepseek-chat", "deepseek", {"thinking": {"type": "disabled"}}, "deepseek-chat"),
     ("http://localhost:11434/v1", "qwen3:8b", "ollama", None, "qwen3:8b"),
     ("http://gpu-box:8000/v1", "Qwen/Qwen3-32B", "compatible", {"chat_template_kwargs": {"enable_thinking": False}},
      "Qwen/Qwen3-32B"),
