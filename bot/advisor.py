@@ -176,8 +176,15 @@ class Advisor:
                 else:
                     result, reasons, fallback = self._gated(text, ctx, result, relay, streamer)
             except PlannerError as err:
-                log.warning("LLM planner failed, answering offline: %s", err)
-                result, fallback = None, (getattr(err, "kind", "endpoint"), str(err))
+                if streamer.started:  # what was sent passed the gate and is never taken back: it is the answer
+                    log.warning("LLM planner failed after streaming part of its answer; keeping that part: %s", err)
+                    run = runs[-1]
+                    result = PlanResult(answer=streamer.text, language=streamer.lang, tool_calls=run.calls,
+                                        citations=run.citations, state=dict(ctx.state))
+                    mode, reasons = self.llm.mode, list(streamer.refused)
+                else:
+                    log.warning("LLM planner failed, answering offline: %s", err)
+                    result, fallback = None, (getattr(err, "kind", "endpoint"), str(err))
         if fallback is not None:
             mode = "llm-fallback"
         if result is None:

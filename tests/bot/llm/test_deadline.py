@@ -99,3 +99,26 @@ def test_a_context_length_400_is_a_labelled_fallback(tmp_path):
     assert trace.mode == "llm-fallback" and trace.fallback_reason.startswith("context:")
     assert trace.answer.startswith(FALLBACK_NOTES["context"]["zh"])
     assert len(endpoint.requests) == 1
+
+
+def test_sentences_already_streamed_stay_the_answer_when_the_model_then_runs_past_the_deadline(tmp_path):
+    def verdict_then_loop(body):
+        first = f"放得下：每卡约需 {results(body)[-1]['per_gpu_gb']} GB。"
+
+        def events():
+            head = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                    "choices": [{"index": 0, "delta": {"role": "assistant", "content": first}, "finish_reason": None}]}
+            yield f"data: {json.dumps(head, ensure_ascii=False)}\n\n".encode()
+            for _ in range(100_000):
+                time.sleep(0.02)
+                chunk = {**head, "choices": [{"index": 0, "delta": {"content": "；"}, "finish_reason": None}]}
+                yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode()
+
+        return Reply(stream=events)
+
+    endpoint = ScriptedOpenAI([tool_calls(("fit_training", FIT)), verdict_then_loop])
+    events: list[dict] = []
+    trace = advisor(tmp_path, endpoint, llm_deadline_s=1.5).ask(QUESTION, emit=events.append)
+    sent = "".join(e["text"] for e in events if e["type"] == "delta")
+    assert trace.mode == "llm" and trace.answer == sent and sent.startswith("放得下：每卡约需")  # never taken back
+    assert "；；" not in trace.answer
