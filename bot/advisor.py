@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import logging
 import queue
+import re
 import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from sqlalchemy.exc import DBAPIError
 
 from bot.gate import check as gate_check
 from bot.gate import uncode
@@ -22,7 +25,7 @@ from bot.grounding.check import drop_ungrounded_sentences, ground
 from bot.language import detect_language
 from bot.planner import Context, Emit, Planner, PlannerError, PlanResult, _ignore
 from bot.settings import Settings
-from bot.store import Store
+from bot.store import LOCAL_OWNER, Store, UnknownConversation
 from bot.stream_gate import StreamGate
 from bot.toolbox import Toolbox
 from bot.trace import AnswerTrace, NumberRef, Ungrounded
@@ -31,6 +34,8 @@ from tools.errors import AdvisorError
 log = logging.getLogger("gpu_advisor.advisor")
 
 MAX_QUESTION_CHARS = 4000
+#: control characters a platform may pass through (NUL cannot even be stored in PostgreSQL text)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 HISTORY_TURNS = 6
 FALLBACK_NOTES = {  # by PlannerError.kind, and "gate" for an answer the quality gate refused
     "endpoint": {"zh": "（大模型服务暂时不可用，以下为离线规划器的回答。）",
@@ -60,6 +65,14 @@ class Advisor:
     toolbox: Toolbox
     offline: Planner
     llm: Planner | None = None
+    #: how many answers plan at once in this process. Offline planning is pure CPU under one GIL: one
+    #: at a time keeps the event loop of a server (and its health checks) responsive and answers
+    #: first-come first-served; an LLM answer mostly waits on the network, so many may run together.
+    gate: threading.Semaphore | None = None
+
+    def __post_init__(self) -> None:
+        if self.gate is None:
+            self.gate = threading.Semaphore(1 if self.llm is None else 32)
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Advisor:
@@ -85,20 +98,27 @@ class Advisor:
 
     # ------------------------------------------------------------------------------------------
     def ask(self, text: str, conversation_id: str | None = None, lang: str | None = None,
-            emit: Emit = _ignore) -> AnswerTrace:
-        text = (text or "").strip()
+            emit: Emit = _ignore, owner: str = LOCAL_OWNER, channel: str = "api") -> AnswerTrace:
+        """Answer `text` in conversation `conversation_id` (a new one when None).
+
+        `owner` is the principal the conversation belongs to (see `bot.store`): an API key, a widget
+        site, a channel workspace ("slack:T0123", "wecom:<corp id>"). A conversation another owner
+        holds is refused with `UnknownConversation`, exactly like a missing one."""
+        text = _CONTROL.sub("", (text or "")).strip()
         self._check(text)
         cid = conversation_id or uuid.uuid4().hex
-        idx = self.store.start_turn(cid, text)
+        idx = self.store.start_turn(cid, text, channel=channel, owner=owner)
         try:
-            trace, state = self._answer(text, cid, lang, emit, fresh=idx == 0)
+            with self.gate:  # type: ignore[union-attr]
+                trace, state = self._answer(text, cid, lang, emit, fresh=idx == 0)
         except Exception as err:
             self.store.fail_turn(cid, idx, f"{type(err).__name__}: {err}")
             raise
         self.store.finish_turn(cid, idx, trace, state)
         return trace
 
-    def stream(self, text: str, conversation_id: str | None = None, lang: str | None = None) -> Iterator[dict[str, Any]]:
+    def stream(self, text: str, conversation_id: str | None = None, lang: str | None = None,
+               owner: str = LOCAL_OWNER, channel: str = "api") -> Iterator[dict[str, Any]]:
         """Events while answering (tool started/finished, answer deltas), then the final trace or an error."""
         events: queue.Queue = queue.Queue()
         done = object()
@@ -112,7 +132,7 @@ class Advisor:
                 events.put(event)
 
             try:
-                trace = self.ask(text, conversation_id, lang, emit=put)
+                trace = self.ask(text, conversation_id, lang, emit=put, owner=owner, channel=channel)
                 streamed = "".join(sent)  # sentences the LLM's answer already sent, grounded (bot/stream_gate.py)
                 if not trace.answer.startswith(streamed):
                     log.error("streamed text is not a prefix of the answer; sending the rest may repeat it")
@@ -123,6 +143,16 @@ class Advisor:
             except AdvisorError as err:
                 events.put({"type": "error", "code": error_code(err),
                             "message": err.message(lang or detect_language(text or ""))})
+            except UnknownConversation:
+                zh = (lang or detect_language(text or "")) == "zh"
+                events.put({"type": "error", "code": "unknown_conversation",
+                            "message": "没有这个对话。" if zh else "No such conversation."})
+            except DBAPIError:
+                log.exception("store unavailable")
+                zh = (lang or detect_language(text or "")) == "zh"
+                events.put({"type": "error", "code": "store_unavailable",
+                            "message": "服务暂时不可用，请稍后重试。" if zh else
+                            "The service is briefly unavailable; try again shortly."})
             except Exception:  # never a stack trace to the client
                 log.exception("stream failed")
                 events.put({"type": "error", "code": "internal", "message": "internal error"})

@@ -9,6 +9,7 @@
     POST /v1/tools/{name}           each calculator and search_knowledge, with its own schema in /openapi.json
     GET  /v1/models, POST /v1/chat/completions   OpenAI-compatible (bot/api_openai.py)
     GET  /healthz, /readyz, /metrics
+    GET  /widget.js, /widget, /chat, /widget/config, /widget/assets/…   the web chat widget (bot/channels/widget)
     POST /slack/events              the Slack app (Bolt; on when SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET are set)
 
 Run it with `gpu-advisor serve`, or `uvicorn --factory bot.api.app:create_app`. Keys, rate limit and body
@@ -20,14 +21,17 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import inspect
+import logging
 import time
+import uuid
 from collections.abc import Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Annotated, Any, Literal
 
+import anyio
 import anyio.to_thread
-from fastapi import APIRouter, Depends, FastAPI, Path, Request
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from starlette.middleware.cors import CORSMiddleware
@@ -37,14 +41,18 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from bot.advisor import MAX_QUESTION_CHARS, Advisor
 from bot.api import errors as api_errors
 from bot.api import openai_compat as api_openai
-from bot.api.errors import ApiError, ErrorBody, advisor_error
+from bot.api.errors import NO_CONTROL_PATTERN, TEXT_PATTERN, ApiError, ErrorBody, advisor_error
 from bot.api.mcp_http import PATH as MCP_PATH
 from bot.api.mcp_http import McpHttp
 from bot.api.metrics import Metrics, RequestContext
-from bot.api.security import BodyLimit, KeyRing, RateLimiter, authenticate
+from bot.api.running import run_answer
+from bot.api.security import AuthGate, BodyLimit, Caller, FailureCounter, KeyRing, RateLimiter, authenticate
+from bot.api.server import BodyTimeout
 from bot.api.settings import ApiSettings
 from bot.api.sse import SSE_HEADERS, event, stream_limiter, with_keepalive
+from bot.api.widget_auth import WidgetAccess, widget_conversation
 from bot.channels.slack.settings import SlackSettings
+from bot.channels.widget import routes as widget_routes
 from bot.language import detect_language
 from bot.settings import Settings
 from bot.store import UnknownConversation
@@ -57,8 +65,15 @@ from tools.gpu_spec import GpuSpec
 from tools.model_spec import ModelSpec
 from tools.schemas.specs import GpuSpecsOutput
 
+log = logging.getLogger("gpu_advisor.api")
+
 ConversationId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:-]{1,64}$")]
-Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS)]
+Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS,
+                                            pattern=TEXT_PATTERN)]
+Comment = Annotated[str, StringConstraints(max_length=2000, pattern=NO_CONTROL_PATTERN)]
+#: a conversation id in a path: printable, no control characters (NUL cannot even be looked up in PostgreSQL)
+PathId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f/]+$")]
+PAGE_MAX = 200
 
 
 # ---- request and response models --------------------------------------------------------------------
@@ -88,7 +103,7 @@ class FeedbackIn(BaseModel):
     conversation_id: ConversationId
     turn: int = Field(ge=0, le=1_000_000, description="the turn's index, 0 for the first question")
     rating: Literal[-1, 1] = Field(description="1 helpful, -1 not helpful")
-    comment: str | None = Field(None, max_length=2000)
+    comment: Comment | None = Field(None, description="up to 2,000 characters")
 
 
 class FeedbackOut(BaseModel):
@@ -101,8 +116,12 @@ class FeedbackOut(BaseModel):
 
 class ConversationOut(BaseModel):
     id: str
-    turns: list[TurnOut]
-    feedback: list[FeedbackOut]
+    turns: list[TurnOut] = Field(description="this page of turns, oldest first")
+    feedback: list[FeedbackOut] = Field(description="feedback on the turns of this page")
+    total_turns: int = Field(description="turns in the whole conversation")
+    offset: int
+    limit: int
+    next_offset: int | None = Field(description="the offset of the next page; null on the last page")
 
 
 class Health(BaseModel):
@@ -114,6 +133,8 @@ class Readiness(BaseModel):
     index_chunks: int
     store: Literal["ok", "unreachable"]
     mode: str | None = None
+    skipped_notes: list[str] = Field(default_factory=list,
+                                     description="files in remembered note folders that were not indexed, and why")
 
 
 # ---- dependencies -----------------------------------------------------------------------------------
@@ -138,7 +159,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": text}
     for status, text in [(401, "missing or invalid API key"), (413, "request body too large"),
                          (422, "invalid input, naming the field"), (429, "rate limited; see Retry-After"),
-                         (500, "internal error (no details; quote the request id)")]
+                         (500, "internal error (no details; quote the request id)"),
+                         (503, "the store does not answer; see Retry-After"),
+                         (504, "the answer took longer than the server's deadline")]
 }
 _NOT_FOUND = {404: {"model": ErrorBody, "description": "unknown name, with the closest known names"}}
 
@@ -146,10 +169,9 @@ _NOT_FOUND = {404: {"model": ErrorBody, "description": "unknown name, with the c
 # ---- the app ----------------------------------------------------------------------------------------
 
 def answer_limiter(advisor: Advisor) -> anyio.CapacityLimiter:
-    """How many answers run at once. Offline answers are pure CPU under one GIL: one at a time keeps
-    them first-come first-served instead of time-slicing eight and stretching every latency. An LLM
-    advisor mostly waits on the network, so many may run together."""
-    return anyio.CapacityLimiter(1 if advisor.llm is None else 32)
+    """How many answers may wait in worker threads at once. The advisor's own gate decides how many
+    plan at the same time (one offline: pure CPU under one GIL); this bounds the waiting room."""
+    return anyio.CapacityLimiter(64)
 
 
 def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
@@ -164,6 +186,15 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
         app.state.advisor = adv
         app.state.keyring = KeyRing(conf.static_keys, adv.store)
         app.state.limiter = RateLimiter(conf.rate_limit_per_minute)
+        app.state.widget_limiter = RateLimiter(conf.widget_rate_limit_per_minute)
+        app.state.widget_access = WidgetAccess(app.state.keyring, adv.store)
+        app.state.auth_failures = FailureCounter(conf.auth_failures_per_minute)
+        try:  # answers a crash interrupted; the age spares turns another live worker is answering
+            closed = await anyio.to_thread.run_sync(adv.store.fail_stale_pending, 2 * conf.answer_deadline_s)
+            if closed:
+                log.warning("closed %d turns left pending by an earlier stop as failed", closed)
+        except Exception:  # a store that does not answer yet: /readyz says so; requests get 503
+            log.exception("could not close pending turns")
         app.state.stream_limiter = stream_limiter()
         app.state.answer_limiter = answer_limiter(adv)
         app.state.started_at = time.time()
@@ -196,13 +227,17 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     v1.include_router(api_openai.router)
     app.include_router(v1)
     app.include_router(_ops_routes())
+    app.include_router(widget_routes.router())  # /widget.js, /widget, /chat (bot/channels/widget)
     app.include_router(_channel_routes())
     mcp_endpoint = McpHttp()
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"],
                                    include_in_schema=False))
 
-    # outermost first: request id + metrics + last-resort 500, then CORS, then the body limit
+    # outermost first: request id + metrics + last-resort 500, then CORS, then the key check (before any
+    # body is read), then the body limit
     app.add_middleware(BodyLimit, max_bytes=lambda scope: scope["app"].state.api_settings.max_body_bytes)
+    app.add_middleware(AuthGate)
+    app.add_middleware(BodyTimeout)
     app.add_middleware(SettingsCors)
     app.add_middleware(RequestContext, metrics=app.state.metrics)
     return app
@@ -225,7 +260,7 @@ class SettingsCors:
                 self.app, allow_origins=origins, allow_credentials="*" not in origins,
                 allow_methods=["GET", "POST", "OPTIONS"],
                 allow_headers=["Authorization", "Content-Type", "Accept-Language", "X-Request-ID"],
-                expose_headers=["X-Request-ID", "Retry-After"], max_age=600,
+                expose_headers=["X-Request-ID", "Retry-After", "X-Conversation-ID"], max_age=600,
             )
         await self._cors(scope, receive, send)
 
@@ -235,15 +270,20 @@ class SettingsCors:
 def _advisor_routes() -> APIRouter:
     router = APIRouter(tags=["advisor"])
 
-    @router.post("/ask", response_model=AnswerTrace)
-    async def ask(body: AskRequest, advisor: AdvisorDep, metrics: MetricsDep, request: Request) -> Response:
+    @router.post("/ask", response_model=AnswerTrace, responses=_NOT_FOUND)
+    async def ask(body: AskRequest, advisor: AdvisorDep, metrics: MetricsDep, caller: Caller, conf: ApiSettingsDep,
+                  request: Request) -> Response:
         """Answer one question; every number in the answer comes from a calculator, a cited note or the question."""
+        lang = body.lang or detect_language(body.text)
         try:
-            trace = await anyio.to_thread.run_sync(
-                partial(advisor.ask, body.text, conversation_id=body.conversation_id, lang=body.lang),
-                limiter=request.app.state.answer_limiter)
+            trace = await run_answer(
+                partial(advisor.ask, body.text, conversation_id=body.conversation_id, lang=body.lang,
+                        owner=caller.owner),
+                request.app.state.answer_limiter, conf.answer_deadline_s, lang)
         except AdvisorError as err:
-            raise advisor_error(err, body.lang or detect_language(body.text)) from None
+            raise advisor_error(err, lang) from None
+        except UnknownConversation:
+            raise unknown_conversation(body.conversation_id or "", lang) from None
         metrics.count_answer(trace)
         return _json(trace)
 
@@ -251,12 +291,14 @@ def _advisor_routes() -> APIRouter:
                  responses={200: {"content": {"text/event-stream": {}},
                                   "description": "events tool_started, tool_finished, delta, then final or error"}})
     async def ask_stream(body: AskRequest, advisor: AdvisorDep, metrics: MetricsDep, conf: ApiSettingsDep,
-                         request: Request) -> StreamingResponse:
+                         caller: Caller, request: Request) -> StreamingResponse:
         """The answer as server-sent events; keep-alive comments while tools run."""
         limiter = request.app.state.stream_limiter
+        # the id is known before the answer starts, so a client that stops the stream can still continue or rate it
+        cid = widget_conversation(request, body.conversation_id) or uuid.uuid4().hex
 
         async def events():
-            items = advisor.stream(body.text, conversation_id=body.conversation_id, lang=body.lang)
+            items = advisor.stream(body.text, conversation_id=cid, lang=body.lang, owner=caller.owner)
             async for item in with_keepalive(items, conf.sse_keepalive_s, limiter):
                 if item is None:
                     yield ": keep-alive\n\n"
@@ -265,32 +307,50 @@ def _advisor_routes() -> APIRouter:
                     metrics.count_answer(item["trace"])
                 yield event(item, name=item["type"])
 
-        return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={**SSE_HEADERS, "X-Conversation-ID": cid})
 
     @router.get("/conversations/{conversation_id}", response_model=ConversationOut, responses=_NOT_FOUND)
-    def conversation(conversation_id: Annotated[str, Path(max_length=64)], advisor: AdvisorDep) -> ConversationOut:
-        """The conversation's questions, answers and traces, oldest first, with any feedback."""
+    def conversation(conversation_id: PathId, advisor: AdvisorDep, caller: Caller, request: Request,
+                     offset: Annotated[int, Query(ge=0, le=10_000_000, description="first turn of the page")] = 0,
+                     limit: Annotated[int, Query(ge=1, le=PAGE_MAX, description="turns per page")] = 50,
+                     ) -> ConversationOut:
+        """The conversation's questions, answers and traces, oldest first, a page at a time, with their feedback.
+
+        Only the key that started a conversation (or an admin key) can read it; others get 404."""
         store = advisor.store
-        if not store.exists(conversation_id):
-            raise ApiError(404, f"No conversation {conversation_id!r}.", code="unknown_conversation",
-                           field="conversation_id")
+        if not store.readable(conversation_id, caller.owner, caller.admin):
+            raise unknown_conversation(conversation_id, api_errors.request_lang(request))
+        total = store.count_turns(conversation_id)
+        page = store.turn_page(conversation_id, offset, limit)
         turns = [TurnOut(turn=t.idx, question=t.question, answer=t.answer, status=t.status, language=t.language,
-                         mode=t.mode, trace=t.trace, created_at=t.created_at) for t in store.turns(conversation_id)]
+                         mode=t.mode, trace=t.trace, created_at=t.created_at) for t in page]
+        rows = store.feedback_for(conversation_id, page[0].idx, page[-1].idx) if page else []
         feedback = [FeedbackOut(**{k: f[k] for k in ("id", "conversation_id", "turn", "rating", "comment")})
-                    for f in store.feedback_for(conversation_id)]
-        return ConversationOut(id=conversation_id, turns=turns, feedback=feedback)
+                    for f in rows]
+        following = offset + len(page)
+        return ConversationOut(id=conversation_id, turns=turns, feedback=feedback, total_turns=total, offset=offset,
+                               limit=limit, next_offset=following if following < total else None)
 
     @router.post("/feedback", status_code=201, response_model=FeedbackOut, responses=_NOT_FOUND)
-    def feedback(body: FeedbackIn, advisor: AdvisorDep) -> FeedbackOut:
+    def feedback(body: FeedbackIn, advisor: AdvisorDep, caller: Caller, request: Request) -> FeedbackOut:
         """Rate one answer: 1 helpful, -1 not helpful, with an optional comment."""
+        widget_conversation(request, body.conversation_id)  # a widget key rates only its own conversations
         try:
-            fid = advisor.store.add_feedback(body.conversation_id, body.turn, body.rating, body.comment)
+            fid = advisor.store.add_feedback(body.conversation_id, body.turn, body.rating, body.comment,
+                                             owner=caller.owner)
         except UnknownConversation:
             raise ApiError(404, f"No turn {body.turn} in conversation {body.conversation_id!r}.",
                            code="unknown_turn", field="turn") from None
         return FeedbackOut(id=fid, **body.model_dump())
 
     return router
+
+
+def unknown_conversation(conversation_id: str, lang: str) -> ApiError:
+    """404 for a conversation that does not exist or belongs to another caller (the two look the same)."""
+    msg = f"没有对话“{conversation_id}”。" if lang == "zh" else f"No conversation {conversation_id!r}."
+    return ApiError(404, msg, code="unknown_conversation", field="conversation_id")
 
 
 def _json(model: BaseModel) -> Response:

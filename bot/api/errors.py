@@ -11,12 +11,15 @@ clients show the message. A stack trace never reaches a client.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tools.errors import AdvisorError, UnknownGpu, UnknownModel, UnknownName
@@ -25,10 +28,19 @@ log = logging.getLogger("gpu_advisor.api")
 
 _TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
           404: "not_found_error", 405: "invalid_request_error", 413: "invalid_request_error",
-          422: "invalid_request_error", 429: "rate_limit_error", 500: "server_error", 503: "server_error"}
+          422: "invalid_request_error", 429: "rate_limit_error", 500: "server_error", 503: "server_error",
+          504: "server_error"}
 _CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
           413: "body_too_large", 415: "unsupported_media_type", 422: "invalid_input", 429: "rate_limited",
-          500: "internal", 503: "unavailable"}
+          500: "internal", 503: "unavailable", 504: "timeout"}
+#: seconds a client is asked to wait when the store does not answer
+STORE_RETRY_AFTER_S = 5
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: the same rule as a JSON-schema pattern, so /openapi.json says what text is accepted
+NO_CONTROL_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
+_WHITESPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"  # str.isspace()
+#: text with at least one visible character and no control characters (a question, a message)
+TEXT_PATTERN = rf"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*[^\x00-\x08\x0e-\x1f\x7f{_WHITESPACE}][^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
 
 
 class ErrorDetail(BaseModel):
@@ -102,6 +114,10 @@ def _validation_message(first: dict[str, Any], lang: str) -> tuple[str, str]:
         return field, (f"缺少字段“{field}”。" if lang == "zh" else f"Missing field {field!r}.")
     if first.get("type") == "extra_forbidden":
         return field, (f"未知的字段“{field}”。" if lang == "zh" else f"Unknown field {field!r}.")
+    if first.get("type") == "string_pattern_mismatch" and (first.get("ctx") or {}).get("pattern") in (
+            NO_CONTROL_PATTERN, TEXT_PATTERN):
+        return field, (f"字段“{field}”为空或含有不允许的控制字符（如 NUL）。" if lang == "zh"
+                       else f"Invalid {field}: empty, or control characters such as NUL, which text may not hold.")
     if first.get("type") == "json_invalid":
         return "body", ("请求体不是有效的 JSON。" if lang == "zh" else "The request body is not valid JSON.")
     return field, (f"字段“{field}”的值无效：{msg}。" if lang == "zh" else f"Invalid {field}: {msg}.")
@@ -124,6 +140,17 @@ def install(app: FastAPI) -> None:
         errors = err.errors()
         field, message = _validation_message(errors[0] if errors else {}, request_lang(request))
         return error_response(422, message, code="invalid_input", field=field, request_id=_request_id(request))
+
+    async def _store_down(request: Request, err: Exception) -> JSONResponse:
+        log.warning("store unavailable: %s", type(err).__name__)
+        zh = request_lang(request) == "zh"
+        msg = ("服务暂时不可用（数据库无响应），请稍后重试。" if zh
+               else "The service is briefly unavailable (the database does not answer); try again shortly.")
+        return error_response(503, msg, code="store_unavailable", request_id=_request_id(request),
+                              headers={"Retry-After": str(STORE_RETRY_AFTER_S)})
+
+    for kind in (OperationalError, InterfaceError, PoolTimeout):  # not reachable, not a bug: 503, retry later
+        app.add_exception_handler(kind, _store_down)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, err: StarletteHTTPException) -> JSONResponse:

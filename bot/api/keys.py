@@ -4,6 +4,7 @@ A key is `gpa_` + 32 random bytes (url-safe base64); only its SHA-256 is stored,
 once, when it is created. A fast hash is enough here: the keys are random, not passwords.
 
     create(store, "sales-team")  -> (KeyInfo, "gpa_…")
+    create(store, "ops", admin=True)  an admin key: reads every principal's conversations
     verify(store, "gpa_…")       -> KeyInfo | None   (None for unknown or revoked keys)
     revoke(store, key_id)        -> bool
 """
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import insert, select, update
 
-from bot.store import Store, api_keys
+from bot.store import Store, api_keys, widget_keys
 
 PREFIX = "gpa_"
 
@@ -28,6 +29,7 @@ class KeyInfo:
     name: str
     created_at: dt.datetime
     revoked_at: dt.datetime | None = None
+    admin: bool = False
 
     @property
     def active(self) -> bool:
@@ -39,19 +41,21 @@ def hash_key(key: str) -> str:
 
 
 def _info(row) -> KeyInfo:
-    return KeyInfo(id=row["id"], name=row["name"], created_at=row["created_at"], revoked_at=row["revoked_at"])
+    return KeyInfo(id=row["id"], name=row["name"], created_at=row["created_at"], revoked_at=row["revoked_at"],
+                   admin=bool(row.get("admin")))
 
 
-def create(store: Store, name: str) -> tuple[KeyInfo, str]:
-    """A new key named `name`; returns its record and the key itself (not stored, shown once)."""
+def create(store: Store, name: str, admin: bool = False) -> tuple[KeyInfo, str]:
+    """A new key named `name`; returns its record and the key itself (not stored, shown once).
+    An admin key may read every conversation (`GET /v1/conversations/{id}`), whoever started it."""
     name = name.strip()
     if not name or len(name) > 128:
         raise ValueError("a key name is 1 to 128 characters")
     key = PREFIX + secrets.token_urlsafe(32)
-    info = KeyInfo(id=secrets.token_hex(6), name=name, created_at=dt.datetime.now(dt.UTC))
+    info = KeyInfo(id=secrets.token_hex(6), name=name, created_at=dt.datetime.now(dt.UTC), admin=admin)
     with store.engine.begin() as conn:
         conn.execute(insert(api_keys).values(id=info.id, name=info.name, key_hash=hash_key(key),
-                                             created_at=info.created_at))
+                                             created_at=info.created_at, admin=admin))
     return info, key
 
 
@@ -82,3 +86,78 @@ def any_created(store: Store) -> bool:
     """Whether a key was ever created (revoked ones count: revoking the last key does not open the API)."""
     with store.engine.connect() as conn:
         return conn.execute(select(api_keys.c.id).limit(1)).first() is not None
+
+
+# ---- publishable widget keys ------------------------------------------------------------------------
+# `pk_` + 24 random bytes. A publishable key sits in a public page, so it is no secret: it only opens the
+# widget's routes (the panel, /v1/ask/stream and /v1/feedback), only from the browser origins listed
+# with it, and those calls are rate limited per client address. A secret key (`gpa_…`) is refused there.
+
+WIDGET_PREFIX = "pk_"
+
+
+@dataclass(frozen=True)
+class WidgetKeyInfo:
+    id: str
+    name: str
+    origins: tuple[str, ...]
+    created_at: dt.datetime
+    revoked_at: dt.datetime | None = None
+    kind: str = "widget"
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+def _widget_info(row) -> WidgetKeyInfo:
+    return WidgetKeyInfo(id=row["id"], name=row["name"], origins=tuple(row["origins"] or ()),
+                         created_at=row["created_at"], revoked_at=row["revoked_at"])
+
+
+def create_widget(store: Store, name: str, origins: list[str]) -> tuple[WidgetKeyInfo, str]:
+    """A publishable key for the web widget, usable from `origins` only; ValueError names a bad origin."""
+    from bot.channels.widget.origins import normalize_origin
+
+    name = name.strip()
+    if not name or len(name) > 128:
+        raise ValueError("a key name is 1 to 128 characters")
+    listed = tuple(dict.fromkeys(normalize_origin(o) for o in origins))
+    if not listed:
+        raise ValueError("a widget key needs at least one --origin, e.g. --origin https://shop.example.com")
+    key = WIDGET_PREFIX + secrets.token_urlsafe(24)
+    info = WidgetKeyInfo(id=secrets.token_hex(6), name=name, origins=listed, created_at=dt.datetime.now(dt.UTC))
+    with store.engine.begin() as conn:
+        conn.execute(insert(widget_keys).values(id=info.id, name=info.name, key_hash=hash_key(key),
+                                                origins=list(listed), created_at=info.created_at))
+    return info, key
+
+
+def verify_widget(store: Store, key: str) -> WidgetKeyInfo | None:
+    """The active publishable key matching `key`, or None (unknown, revoked, or not a `pk_` key)."""
+    if not key.startswith(WIDGET_PREFIX):
+        return None
+    with store.engine.connect() as conn:
+        row = conn.execute(select(widget_keys).where(widget_keys.c.key_hash == hash_key(key))).mappings().first()
+    if row is None or row["revoked_at"] is not None:
+        return None
+    return _widget_info(row)
+
+
+def list_widget_keys(store: Store) -> list[WidgetKeyInfo]:
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(widget_keys).order_by(widget_keys.c.created_at)).mappings().all()
+    return [_widget_info(r) for r in rows]
+
+
+def revoke_widget(store: Store, key_id: str) -> bool:
+    with store.engine.begin() as conn:
+        res = conn.execute(update(widget_keys).where(widget_keys.c.id == key_id, widget_keys.c.revoked_at.is_(None))
+                           .values(revoked_at=dt.datetime.now(dt.UTC)))
+    return res.rowcount > 0
+
+
+def any_widget_key(store: Store) -> bool:
+    """Whether a publishable key was ever created: then the API is no longer open to callers without a key."""
+    with store.engine.connect() as conn:
+        return conn.execute(select(widget_keys.c.id).limit(1)).first() is not None

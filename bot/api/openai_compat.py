@@ -5,8 +5,11 @@
 
 `messages` is the conversation: the last user message is the question. The advisor's conversation id
 comes from, in order: `metadata.conversation_id`, the `X-OpenWebUI-Chat-Id` header (Open WebUI sends it
-with ENABLE_FORWARD_USER_INFO_HEADERS), else a hash of `user`, the system prompt and the first user
-message — stable while the chat grows, so follow-ups inherit the earlier turns. Sampling parameters
+with ENABLE_FORWARD_USER_INFO_HEADERS), else `user`, the system prompt and the first user message —
+stable while the chat grows, so follow-ups inherit the earlier turns. Every id is keyed by the caller
+(its principal) and a server secret: two callers who open with the same words, or choose the same
+chat id, never share a conversation, and nobody can compute an id from the text. A client-chosen id
+that names a conversation the caller already owns (one the API returned) is used as it is. Sampling parameters
 (temperature, max_tokens, …) are accepted and ignored: the answers are computed, not sampled.
 
 Streaming follows OpenAI's wire format: `data: {chat.completion.chunk}` events, the first with the
@@ -18,10 +21,13 @@ a `data: {"error": {...}}` event, never a 500. Cited sources stay in the answer'
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import re
 import time
 import uuid
+from collections.abc import Callable
+from functools import partial
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
@@ -31,6 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.advisor import MAX_QUESTION_CHARS, Advisor
 from bot.api.errors import ApiError, advisor_error, error_payload
+from bot.api.running import run_answer
+from bot.api.security import Caller
 from bot.api.sse import KEEPALIVE, SSE_HEADERS, event, with_keepalive
 from bot.language import detect_language
 from bot.trace import AnswerTrace
@@ -38,6 +46,8 @@ from tools.errors import AdvisorError
 
 MODEL_ID = "gpu-advisor"
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+ID_SECRET = "conversation-ids"  # the store's secret that keys chat conversation ids
 
 
 # ---- wire models --------------------------------------------------------------------------------------
@@ -126,18 +136,33 @@ def message_text(message: ChatMessage) -> str:
     return "\n".join(str(p.get("text", "")) for p in message.content if p.get("type") in ("text", "input_text"))
 
 
-def conversation_id(req: ChatCompletionRequest, chat_header: str | None) -> str:
+def conversation_id(req: ChatCompletionRequest, chat_header: str | None, owner: str = "", secret: str = "",
+                    owns: Callable[[str], bool] = lambda _cid: False) -> str:
     """A conversation id that stays the same as the chat grows (see the module docstring)."""
     explicit = (req.metadata or {}).get("conversation_id") or chat_header
     if isinstance(explicit, str) and explicit:
-        return explicit if _SAFE_ID.match(explicit) else "chat-" + hashlib.sha256(explicit.encode()).hexdigest()[:32]
-    system = [message_text(m) for m in req.messages if m.role in ("system", "developer")]
-    first_user = next((message_text(m) for m in req.messages if m.role == "user"), "")
-    seed = json.dumps([req.user or "", system, first_user], ensure_ascii=False)
-    return "chat-" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:32]
+        if _SAFE_ID.match(explicit) and owns(explicit):
+            return explicit  # one of the caller's own conversations, e.g. from an earlier answer
+        seed = json.dumps(["chosen", owner, explicit], ensure_ascii=False)
+    else:
+        system = [message_text(m) for m in req.messages if m.role in ("system", "developer")]
+        first_user = next((message_text(m) for m in req.messages if m.role == "user"), "")
+        seed = json.dumps(["opening", owner, req.user or "", system, first_user], ensure_ascii=False)
+    digest = hmac.new(secret.encode(), seed.encode("utf-8"), hashlib.sha256).hexdigest()
+    return "chat-" + digest[:32]
+
+
+def _no_control(text: str, field: str) -> None:
+    if _CONTROL.search(text):
+        raise ApiError(422, f"Invalid {field}: control characters such as NUL are not allowed in text.",
+                       field=field)
 
 
 def question_of(req: ChatCompletionRequest) -> str:
+    for i, message in enumerate(req.messages):
+        _no_control(message_text(message), f"messages.{i}.content")
+    if req.user:
+        _no_control(req.user, "user")
     for message in reversed(req.messages):
         if message.role == "user":
             text = message_text(message).strip()
@@ -199,24 +224,33 @@ def list_models(request: Request) -> ModelList:
     responses={200: {"content": {"text/event-stream": {}}, "description": "a chat.completion, or SSE chunks"},
                404: {"description": "unknown model id"}},
 )
-async def chat_completions(body: ChatCompletionRequest, request: Request, advisor: AdvisorDep,
+async def chat_completions(body: ChatCompletionRequest, request: Request, advisor: AdvisorDep, caller: Caller,
                            chat_header: ChatHeader = None):
     if body.model != MODEL_ID:
         raise ApiError(404, f"Unknown model {body.model!r}; this server has {MODEL_ID!r}.", code="model_not_found",
                        field="model", suggestions=[MODEL_ID])
     question = question_of(body)
-    cid = conversation_id(body, chat_header)
+    store = advisor.store
+
+    def pick_id() -> str:
+        return conversation_id(body, chat_header, caller.owner, store.secret(ID_SECRET),
+                               owns=lambda cid: store.readable(cid, caller.owner))
+
+    cid = await anyio.to_thread.run_sync(pick_id)
     completion_id = "chatcmpl-" + uuid.uuid4().hex
     created = int(time.time())
     metrics = request.app.state.metrics
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
-        chunks = _chunks(advisor, body, question, cid, completion_id, created, include_usage, request)
+        chunks = _chunks(advisor, body, question, cid, completion_id, created, include_usage, request, caller.owner)
         return StreamingResponse(chunks, media_type="text/event-stream", headers=SSE_HEADERS)
+    lang = detect_language(question)
     try:
-        trace = await anyio.to_thread.run_sync(advisor.ask, question, cid, limiter=request.app.state.answer_limiter)
+        trace = await run_answer(partial(advisor.ask, question, cid, owner=caller.owner),
+                                 request.app.state.answer_limiter, request.app.state.api_settings.answer_deadline_s,
+                                 lang)
     except AdvisorError as err:
-        raise advisor_error(err, detect_language(question)) from None
+        raise advisor_error(err, lang) from None
     metrics.count_answer(trace)
     content = with_sources(trace)
     return ChatCompletion(
@@ -228,7 +262,7 @@ async def chat_completions(body: ChatCompletionRequest, request: Request, adviso
 
 
 async def _chunks(advisor: Advisor, body: ChatCompletionRequest, question: str, cid: str, completion_id: str,
-                  created: int, include_usage: bool, request: Request):
+                  created: int, include_usage: bool, request: Request, owner: str):
     state = request.app.state
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
@@ -237,7 +271,7 @@ async def _chunks(advisor: Advisor, body: ChatCompletionRequest, question: str, 
 
     yield chunk({"role": "assistant", "content": ""})
     sent: list[str] = []
-    async for item in with_keepalive(advisor.stream(question, cid), state.api_settings.sse_keepalive_s,
+    async for item in with_keepalive(advisor.stream(question, cid, owner=owner), state.api_settings.sse_keepalive_s,
                                      state.stream_limiter):
         if item is None or item["type"] in ("tool_started", "tool_finished"):
             yield KEEPALIVE

@@ -8,6 +8,11 @@
   minute, bursts up to that many; over it, 429 with `Retry-After` in whole seconds. Each worker
   process counts on its own.
 - Bodies larger than `max_body_bytes` are refused with 413 before any handler reads them.
+- `AuthGate` checks the key of every /v1 request before a byte of its body is read, and counts failed
+  authentications per client address: over `auth_failures_per_minute`, 429 without looking at the key.
+- Tenancy: `Principal.owner` is who owns the conversations a request starts ("key:<id>" for a stored
+  key, "key:env-N" for a key from the environment, "local" while the API is open); `admin` keys read
+  every conversation.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.api import keys
 from bot.api.errors import ApiError, error_response, request_lang
+from bot.api.widget_auth import widget_caller
+from bot.store import LOCAL_OWNER
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,12 @@ class Principal:
     ident: str  # what the rate limit counts by
     key_id: str | None = None
     key_name: str | None = None
+    admin: bool = False
+
+    @property
+    def owner(self) -> str:
+        """The tenant its conversations belong to: the key, or the local user while the API is open."""
+        return f"key:{self.key_id}" if self.key_id else LOCAL_OWNER
 
 
 class RateLimiter:
@@ -70,9 +83,12 @@ class KeyRing:
     def __init__(self, static_keys: list[str], store):
         self._static = {keys.hash_key(k): f"env-{i + 1}" for i, k in enumerate(static_keys)}
         self.store = store
+        self._required = bool(self._static)
 
     def required(self) -> bool:
-        return bool(self._static) or keys.any_created(self.store)
+        if not self._required:  # once a key exists the API never opens again: remember it
+            self._required = keys.any_created(self.store) or keys.any_widget_key(self.store)
+        return self._required
 
     def check(self, token: str) -> Principal | None:
         digest = keys.hash_key(token)
@@ -82,7 +98,7 @@ class KeyRing:
         info = keys.verify(self.store, token)
         if info is None:
             return None
-        return Principal(ident=f"key:{info.id}", key_id=info.id, key_name=info.name)
+        return Principal(ident=f"key:{info.id}", key_id=info.id, key_name=info.name, admin=info.admin)
 
 
 def _bearer(request: Request) -> str | None:
@@ -98,12 +114,15 @@ def _client_ident(request: Request) -> str:
     return "ip:" + hashlib.sha256(host.encode()).hexdigest()[:16]
 
 
-def authenticate(request: Request) -> Principal:
-    """The /v1 guard: 401 without a valid key when keys exist, then the rate limit (429)."""
+def identify(request: Request) -> Principal:
+    """Who is calling: the key's principal, the local user while the API is open; 401 otherwise.
+    Reads the store (blocking): the gate runs it in a worker thread."""
     ring: KeyRing = request.app.state.keyring
-    limiter: RateLimiter = request.app.state.limiter
     zh = request_lang(request) == "zh"
     token = _bearer(request)
+    if token and token.startswith(keys.WIDGET_PREFIX):  # a publishable key: widget routes only (widget_auth)
+        ident, info = widget_caller(request, token, _client_ident(request))
+        return Principal(ident=ident, key_id=info.id, key_name=info.name)
     principal = ring.check(token) if token else None
     if principal is None:
         if ring.required():
@@ -114,13 +133,24 @@ def authenticate(request: Request) -> Principal:
                        else "An API key is required: send Authorization: Bearer <key>.")
             raise ApiError(401, msg, headers={"WWW-Authenticate": "Bearer"})
         principal = Principal(ident=_client_ident(request))
+    return principal
+
+
+def authenticate(request: Request) -> Principal:
+    """The /v1 guard: 401 without a valid key when keys exist, then the rate limit (429).
+    The principal usually comes from `AuthGate` (checked before the body was read)."""
+    limiter: RateLimiter = request.app.state.limiter
+    state = request.scope.setdefault("state", {})
+    principal = state.get("principal") or identify(request)
     wait = limiter.take(principal.ident)
     if wait > 0:
+        zh = request_lang(request) == "zh"
         seconds = max(1, math.ceil(wait))
         msg = (f"请求过于频繁，请 {seconds} 秒后再试。" if zh
                else f"Too many requests; try again in {seconds} s.")
         raise ApiError(429, msg, headers={"Retry-After": str(seconds)})
-    request.scope.setdefault("state", {})["key_id"] = principal.key_id
+    state["key_id"] = principal.key_id
+    state["principal"] = principal
     return principal
 
 
@@ -182,3 +212,86 @@ class BodyLimit:
                else f"The request body is larger than the {limit}-byte limit.")
         rid = scope.get("state", {}).get("request_id")
         await error_response(413, msg, request_id=rid, headers={"Connection": "close"})(scope, receive, send)
+
+
+class FailureCounter:
+    """Failed authentications per client address: a token bucket that only failures drain, so a
+    caller guessing keys is slowed to `per_minute` guesses while good keys pass untouched."""
+
+    def __init__(self, per_minute: int, clock=time.monotonic):
+        self.capacity = float(per_minute)
+        self.per_second = per_minute / 60.0
+        self.clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def _tokens(self, ident: str, now: float) -> float:
+        tokens, last = self._buckets.get(ident, (self.capacity, now))
+        return min(self.capacity, tokens + (now - last) * self.per_second)
+
+    def wait(self, ident: str) -> float:
+        """Seconds until `ident` may try again (0 when it may now)."""
+        if self.capacity <= 0:
+            return 0.0
+        with self._lock:
+            tokens = self._tokens(ident, self.clock())
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.per_second
+
+    def failed(self, ident: str) -> None:
+        if self.capacity <= 0:
+            return
+        now = self.clock()
+        with self._lock:
+            self._buckets[ident] = (max(0.0, self._tokens(ident, now) - 1.0), now)
+            if len(self._buckets) > 100_000:
+                self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < 300}
+
+
+class AuthGate:
+    """ASGI middleware: authenticate every /v1 request from its headers before its body is read.
+
+    A client over its failed-authentication budget gets 429 with Retry-After; a bad or missing key
+    401 (`Connection: close`, the body never read); a store that does not answer 503. The principal
+    is left in `scope["state"]["principal"]` for the `authenticate` dependency."""
+
+    def __init__(self, app: ASGIApp, prefix: str = "/v1/"):
+        self.app = app
+        self.prefix = prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] == "OPTIONS" or not scope["path"].startswith(self.prefix):
+            await self.app(scope, receive, send)
+            return
+        import anyio.to_thread
+        from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+        from starlette.requests import Request
+
+        request = Request(scope)
+        counter: FailureCounter = scope["app"].state.auth_failures
+        address = _client_ident(request)
+        rid = scope.get("state", {}).get("request_id")
+        zh = request_lang(request) == "zh"
+        wait = counter.wait(address)
+        if wait > 0:
+            seconds = max(1, math.ceil(wait))
+            msg = (f"认证失败次数过多，请 {seconds} 秒后再试。" if zh
+                   else f"Too many failed authentications; try again in {seconds} s.")
+            await error_response(429, msg, request_id=rid, code="too_many_auth_failures",
+                                 headers={"Retry-After": str(seconds), "Connection": "close"})(scope, receive, send)
+            return
+        try:
+            principal = await anyio.to_thread.run_sync(identify, request)
+        except ApiError as err:
+            counter.failed(address)
+            headers = {**(err.headers or {}), "Connection": "close"}
+            await error_response(err.status, err.message, code=err.code, request_id=rid,
+                                 headers=headers)(scope, receive, send)
+            return
+        except (DBAPIError, SQLAlchemyError):
+            msg = "服务暂时不可用（数据库无响应），请稍后重试。" if zh else \
+                "The service is briefly unavailable (the database does not answer); try again shortly."
+            await error_response(503, msg, request_id=rid, code="store_unavailable",
+                                 headers={"Retry-After": "5"})(scope, receive, send)
+            return
+        scope.setdefault("state", {})["principal"] = principal
+        await self.app(scope, receive, send)

@@ -9,6 +9,14 @@
     GPU_ADVISOR_CORS_ORIGINS     comma-separated origins allowed to call the API from a browser
                                  (default: none; `*` allows every origin, without credentials)
     GPU_ADVISOR_SSE_KEEPALIVE_S  seconds between keep-alive comments on a quiet stream (default 10)
+    GPU_ADVISOR_WIDGET_RATE_LIMIT  widget requests per minute per client address and key (default 20; 0 = off)
+    GPU_ADVISOR_AUTH_FAILURES    failed authentications per minute per client address before 429
+                                 (default 20; 0 = no limit)
+    GPU_ADVISOR_ANSWER_DEADLINE_S  longest an answer may take before the caller gets 504 (default 120)
+    GPU_ADVISOR_KEEPALIVE_S      an idle keep-alive connection is closed after this (default 5)
+    GPU_ADVISOR_HEADER_TIMEOUT_S a request head must arrive within this of connecting (default 10)
+    GPU_ADVISOR_BODY_TIMEOUT_S   a request body must arrive within this of its first byte, else 408 (default 30)
+    GPU_ADVISOR_MAX_CONNECTIONS  open connections per worker; more are refused (default 1000)
     GPU_ADVISOR_MCP_HOSTS        comma-separated Host values the MCP endpoint (/mcp) accepts, `host:*` for
                                  any port (default: loopback only); the MCP SDK's DNS-rebinding protection
     GPU_ADVISOR_MCP_ORIGINS      comma-separated browser Origins /mcp accepts (default: loopback only)
@@ -43,6 +51,26 @@ class ApiSettings(BaseSettings):
     sse_keepalive_s: float = Field(
         10.0, gt=0, le=300, validation_alias=AliasChoices("GPU_ADVISOR_SSE_KEEPALIVE_S", "sse_keepalive_s")
     )
+    widget_rate_limit_per_minute: int = Field(
+        20, ge=0, le=1_000_000,
+        validation_alias=AliasChoices("GPU_ADVISOR_WIDGET_RATE_LIMIT", "widget_rate_limit_per_minute"),
+    )
+
+    auth_failures_per_minute: int = Field(
+        20, ge=0, le=100_000, validation_alias=AliasChoices("GPU_ADVISOR_AUTH_FAILURES", "auth_failures_per_minute")
+    )
+    answer_deadline_s: float = Field(
+        120.0, gt=0, le=3600, validation_alias=AliasChoices("GPU_ADVISOR_ANSWER_DEADLINE_S", "answer_deadline_s")
+    )
+
+    keepalive_s: float = Field(5.0, gt=0, le=600,
+                               validation_alias=AliasChoices("GPU_ADVISOR_KEEPALIVE_S", "keepalive_s"))
+    header_timeout_s: float = Field(
+        10.0, gt=0, le=600, validation_alias=AliasChoices("GPU_ADVISOR_HEADER_TIMEOUT_S", "header_timeout_s"))
+    body_timeout_s: float = Field(
+        30.0, gt=0, le=3600, validation_alias=AliasChoices("GPU_ADVISOR_BODY_TIMEOUT_S", "body_timeout_s"))
+    max_connections: int = Field(
+        1000, ge=1, le=1_000_000, validation_alias=AliasChoices("GPU_ADVISOR_MAX_CONNECTIONS", "max_connections"))
 
     mcp_hosts: str = Field(
         "127.0.0.1:*,localhost:*,[::1]:*", validation_alias=AliasChoices("GPU_ADVISOR_MCP_HOSTS", "mcp_hosts")

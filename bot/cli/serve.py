@@ -51,8 +51,11 @@ def register(app: typer.Typer) -> None:
                               "unless a proxy in front checks callers.")
         config = _logging(log_level)
         logging.config.dictConfig(config)
+        from bot.api.server import uvicorn_options
+
         uvicorn.run("bot.api.app:create_app", factory=True, host=host, port=port, workers=workers,
-                    log_config=config, access_log=False, proxy_headers=False, timeout_graceful_shutdown=10)
+                    log_config=config, access_log=False, proxy_headers=False, timeout_graceful_shutdown=10,
+                    http="bot.api.server:GuardedH11Protocol", **uvicorn_options(api))
 
 
 def _logging(level: str) -> dict:

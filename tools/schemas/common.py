@@ -2,13 +2,57 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import math
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tools.errors import InvalidInput
+
+#: no input quantity is larger (15T tokens is 1.5e13; a price in 元 is far below): bigger is a typo or an
+#: attack, and products of such numbers would overflow to infinity
+MAX_INPUT_MAGNITUDE = 1e15
+
+
+def _check_number(value: Any, field: str) -> None:
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and abs(value) > MAX_INPUT_MAGNITUDE:
+        too_big = True
+    elif isinstance(value, float):
+        too_big = not math.isfinite(value) or abs(value) > MAX_INPUT_MAGNITUDE
+    else:
+        return
+    if too_big:
+        raise InvalidInput(f"Invalid {field}: the number must be finite and at most {MAX_INPUT_MAGNITUDE:.0e}.",
+                           f"字段“{field}”的值无效：数值必须是有限的，且不超过 {MAX_INPUT_MAGNITUDE:.0e}。", field=field)
+
+
+def _bound_numbers(schema: dict[str, Any]) -> None:
+    """Say the magnitude limit in the JSON schema of every number field that has no tighter one."""
+    for prop in schema.get("properties", {}).values():
+        for sub in [prop, *prop.get("anyOf", [])]:
+            if sub.get("type") in ("number", "integer"):
+                if "maximum" not in sub and "exclusiveMaximum" not in sub:
+                    sub["maximum"] = MAX_INPUT_MAGNITUDE
+                if "minimum" not in sub and "exclusiveMinimum" not in sub:
+                    sub["minimum"] = -MAX_INPUT_MAGNITUDE
 
 
 class ToolInput(BaseModel):
-    """A calculator input: unknown fields are errors, so a typo never passes silently."""
+    """A calculator input: unknown fields are errors, so a typo never passes silently. Numbers must be
+    finite (no Infinity or NaN) and at most `MAX_INPUT_MAGNITUDE`, whatever the field."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, json_schema_extra=_bound_numbers)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _finite_numbers(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key, value in data.items():
+                for item in value if isinstance(value, list | tuple) else (value,):
+                    _check_number(item, str(key))
+        return data
 
 
 class Assumption(BaseModel):

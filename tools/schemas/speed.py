@@ -26,6 +26,8 @@ def parse_token_count(value: int | float | str) -> int:
     """
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError("tokens must be a number such as 2000000000 or a phrase such as '2B' / '20亿'")
+    if isinstance(value, int) and abs(value) > 10**18:
+        raise ValueError("tokens must be at most 1e18")
     if isinstance(value, int | float):
         count = float(value)
     else:
@@ -36,6 +38,8 @@ def parse_token_count(value: int | float | str) -> int:
         count = float(m.group(1)) * (_ZH_SCALE.get(unit) or _EN_SCALE.get(unit) or 1.0)
     if not count > 0 or count != count or count == float("inf"):
         raise ValueError("tokens must be greater than 0")
+    if count < 1:  # 0.5 or 1e-308 would round to 0 tokens and divide by zero
+        raise ValueError("tokens must be at least 1")
     return round(count)
 
 

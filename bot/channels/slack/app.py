@@ -57,9 +57,11 @@ class SlackChannel:
         self.delivery = delivery
         self._token = settings.bot_token.get_secret_value()
         self._locales: dict[str, str] = {}
+        bolt_log = logging.getLogger("gpu_advisor.channels.slack.bolt")
+        bolt_log.addFilter(_not_the_token_notice)
         self.bolt = AsyncApp(
             name="gpu-advisor",
-            logger=logging.getLogger("gpu_advisor.channels.slack.bolt"),
+            logger=bolt_log,
             signing_secret=settings.signing_secret.get_secret_value() if settings.signing_secret else None,
             request_verification_enabled=settings.signing_secret is not None,
             client=AsyncWebClient(base_url=settings.api_url, timeout=15),
@@ -207,6 +209,12 @@ class SlackChannel:
         return self._locales[user]
 
 
+def _not_the_token_notice(record: logging.LogRecord) -> bool:
+    """Bolt reads SLACK_BOT_TOKEN from the environment itself and warns that it goes unused next to our client;
+    the token is used (by `authorize`), so that warning would only mislead an operator."""
+    return "`token` will be unused" not in record.getMessage()
+
+
 async def _ack(ack) -> None:
     await ack()
 
@@ -242,8 +250,10 @@ class _Sink:
         self._run(self.reply.fail(text))
 
     def _turn(self, answer: Answer) -> int | None:
-        """The index of the turn just answered (what the feedback buttons rate)."""
+        """The index of the turn just answered (what the feedback buttons rate): the latest answered turn
+        whose answer starts with this verdict, so a second question racing in the same thread is not mixed up."""
         if not answer.conversation_id:
             return None
-        answered = [t.idx for t in self.advisor.store.turns(answer.conversation_id) if t.status == "answered"]
-        return answered[-1] if answered else None
+        answered = [t for t in self.advisor.store.turns(answer.conversation_id) if t.status == "answered"]
+        mine = [t.idx for t in answered if answer.verdict and (t.answer or "").lstrip().startswith(answer.verdict)]
+        return (mine or [t.idx for t in answered] or [None])[-1]

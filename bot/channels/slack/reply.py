@@ -65,6 +65,10 @@ class SlackReply:
                 await self._stream.append(chunks=chunks)
             except (SlackApiError, SlackClientError) as err:
                 self._broken(err)
+        elif self.mode == "post" and self.ts:  # the posted progress line follows along
+            t = self.target
+            await self.client.chat_update(channel=t.channel, ts=self.ts, text=note,
+                                          blocks=notice_blocks(f"{t.heading}\n\n_{note}_" if t.heading else f"_{note}_"))
 
     def _close_step(self, status: str = "complete") -> list[dict[str, Any]]:
         if not self._steps or self.mode not in ("stream", "pending"):

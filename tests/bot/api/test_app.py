@@ -250,7 +250,14 @@ def test_chat_conversation_id_is_stable_while_messages_grow():
     other_user = ChatCompletionRequest(model="gpu-advisor", user="u2", messages=[{"role": "user", "content": "q1"}])
     assert chat_conversation_id(first, None) == chat_conversation_id(later, None)
     assert chat_conversation_id(first, None) != chat_conversation_id(other_user, None)
-    assert chat_conversation_id(first, "owui-chat-1") == "owui-chat-1"
+    # a chosen id is namespaced by the caller; one the caller already owns is used as it is
+    mine = chat_conversation_id(first, "owui-chat-1", "key:a", "s3cret")
+    assert mine == chat_conversation_id(later, "owui-chat-1", "key:a", "s3cret") != "owui-chat-1"
+    assert mine != chat_conversation_id(first, "owui-chat-1", "key:b", "s3cret")
+    assert chat_conversation_id(first, "owui-chat-1", "key:a", "s3cret", owns=lambda cid: True) == "owui-chat-1"
+    # two callers who open with the same words never share; the id depends on the server's secret
+    assert chat_conversation_id(first, None, "key:a", "s3cret") != chat_conversation_id(first, None, "key:b", "s3cret")
+    assert chat_conversation_id(first, None, "key:a", "s3cret") != chat_conversation_id(first, None, "key:a", "other")
 
 
 # ---- operations -----------------------------------------------------------------------------------------

@@ -13,13 +13,20 @@ def _done(fake_slack, channel, thread):
     return [m for m in fake_slack.replies(channel, thread) if not m.streaming and (m.blocks or m.text)]
 
 
+def _answered(fake_slack, channel, thread):
+    """Replies that carry a finished answer (the 👍/👎 buttons come last)."""
+    return [m for m in fake_slack.replies(channel, thread) if not m.streaming
+            and any(b["type"] == "context_actions" for b in m.blocks)]
+
+
 def test_without_streaming_the_reply_is_posted_once_then_updated_with_the_answer(slack_server, fake_slack, kit):
     fake_slack.streaming = False
     ts = "1764460900.000100"
     slack_server.post_event(kit.event_envelope(kit.mention("70B 全参训练，单卡 A100 够吗？", ts)))
-    msg = kit.wait_until(lambda: [m for m in _done(fake_slack, kit.CHANNEL, ts) if m.updates])[0]
+    msg = kit.wait_until(lambda: _answered(fake_slack, kit.CHANNEL, ts))[0]
     assert len(fake_slack.replies(kit.CHANNEL, ts)) == 1 and not msg.streamed
-    assert len(fake_slack.called("chat.postMessage")) == 1 and msg.updates == 1
+    assert len(fake_slack.called("chat.postMessage")) == 1 and msg.updates >= 1
+    assert "放不下" in fake_slack.called("chat.update")[-1].args["text"]  # the last update is the answer
     assert "正在" in fake_slack.called("chat.postMessage")[0].args["text"]  # the progress line came first
     kinds = [b["type"] for b in msg.blocks]
     assert kinds == ["markdown", "markdown", "actions", "context_actions"]
@@ -31,8 +38,8 @@ def test_a_stream_that_breaks_midway_is_finished_by_updating_the_same_message(sl
     fake_slack.fail_append_after = 1
     ts = "1764460900.000200"
     slack_server.post_event(kit.event_envelope(kit.mention("70B 全参训练，单卡 A100 够吗？", ts)))
-    msg = kit.wait_until(lambda: [m for m in _done(fake_slack, kit.CHANNEL, ts) if m.updates])[0]
-    assert len(fake_slack.replies(kit.CHANNEL, ts)) == 1 and msg.streamed
+    msg = kit.wait_until(lambda: _answered(fake_slack, kit.CHANNEL, ts))[0]
+    assert len(fake_slack.replies(kit.CHANNEL, ts)) == 1 and msg.streamed and msg.updates == 1
     assert "放不下" in msg.blocks[0]["text"] and msg.blocks[-1]["type"] == "context_actions"
 
 

@@ -1,0 +1,60 @@
+"""The widget's static files: read once from `static/`, served with an ETag and, when accepted, gzipped."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+STATIC = Path(__file__).with_name("static")
+TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
+         ".html": "text/html; charset=utf-8", ".txt": "text/plain; charset=utf-8"}
+#: what the panel page loads (the loader is served as /widget.js; panel.html is a template)
+PANEL_FILES = ("panel.css", "panel.js", "markdown.js", "charts.js", "stream.js", "store.js", "i18n.js")
+
+
+@dataclass(frozen=True)
+class Asset:
+    name: str
+    body: bytes
+    gz: bytes
+    etag: str
+    media_type: str
+
+
+@cache
+def asset(name: str) -> Asset | None:
+    """The named file under static/ (only plain names, no folders), or None."""
+    if "/" in name or "\\" in name or name.startswith(".") or name == "panel.html":
+        return None
+    path = STATIC / name
+    if path.suffix not in TYPES or not path.is_file():
+        return None
+    body = path.read_bytes()
+    return Asset(name=name, body=body, gz=gzip.compress(body, 9, mtime=0),
+                 etag='"' + hashlib.sha256(body).hexdigest()[:16] + '"', media_type=TYPES[path.suffix])
+
+
+@cache
+def panel_template() -> str:
+    return (STATIC / "panel.html").read_text(encoding="utf-8")
+
+
+@cache
+def version() -> str:
+    """One short hash over the panel's files: part of their URLs, so a new release is fetched at once."""
+    digest = hashlib.sha256()
+    for name in PANEL_FILES:
+        item = asset(name)
+        digest.update(item.body if item else b"")
+    return digest.hexdigest()[:10]
+
+
+def gzipped_sizes() -> dict[str, int]:
+    """Bytes on the wire (gzip) of the loader and of everything the panel page loads."""
+    loader = asset("loader.js")
+    panel = sum(len(a.gz) for a in (asset(n) for n in PANEL_FILES) if a)
+    return {"loader": len(loader.gz) if loader else 0,
+            "panel": panel + len(gzip.compress(panel_template().encode(), 9))}
