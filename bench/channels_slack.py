@@ -7,6 +7,8 @@ of the tests (tests/slack_fake.py), then measures, in the same run:
 
     GET /healthz                      the baseline: the cheapest route of the same server, idle, and
                                       again while the answers below run (what CPU-bound answers cost)
+    POST /slack/events (idle)         signed channel chatter (not questions): the cost of Bolt's verification
+                                      and dispatch alone, nothing running in the background
     POST /slack/events (new mention)  signed like Slack, a new event each: acknowledged, answered later
     POST /slack/events (retry 1)      the same event again, as Slack redelivers it: acknowledged, dropped
 
@@ -81,6 +83,10 @@ def slack_ack(events: int = 60, clients: int = 8) -> dict[str, dict[str, float]]
         try:
             probe = httpx.Client(timeout=30)
             health = [_timed(lambda: probe.get(base + "/healthz")) for _ in range(events)]
+            chatter = [event_envelope({"type": "message", "channel_type": "channel", "channel": CHANNEL,
+                                       "user": "U0SOMEONE1", "text": "lunch?", "ts": f"1764460000.{i:06d}"})
+                       for i in range(events)]  # signed, verified, acknowledged, not a question
+            idle = [_timed(lambda e=e: slack.post_event(e)) for e in chatter]
             envelopes = [event_envelope(mention(QUESTIONS[i % len(QUESTIONS)], f"1764470000.{i:06d}"))
                          for i in range(events)]
             loaded: list[float] = []
@@ -110,7 +116,8 @@ def slack_ack(events: int = 60, clients: int = 8) -> dict[str, dict[str, float]]
             fake.close()
             advisor.store.close()
     replies = len({m.thread_ts for m in fake.messages.values()})
-    return {"healthz": _stats(health), "healthz_under_load": _stats(loaded), "slack_ack": _stats(acks),
+    return {"healthz": _stats(health), "slack_ack_idle": _stats(idle), "healthz_under_load": _stats(loaded),
+            "slack_ack": _stats(acks),
             "slack_retry_ack": _stats(retries),
             "answers": {"n": replies, "all_delivered_s": answered_s}}
 
@@ -134,7 +141,7 @@ def _up(base: str) -> bool:
 def report(figures: dict[str, dict[str, float]]) -> None:
     base = figures["healthz"]["p95_ms"]
     print(f"{'':24}{'n':>5}{'median ms':>12}{'p95 ms':>10}{'p95 / healthz':>15}")
-    for name in ("healthz", "healthz_under_load", "slack_ack", "slack_retry_ack"):
+    for name in ("healthz", "slack_ack_idle", "healthz_under_load", "slack_ack", "slack_retry_ack"):
         f = figures[name]
         print(f"{name:24}{f['n']:>5}{f['median_ms']:>12.1f}{f['p95_ms']:>10.1f}{f['p95_ms'] / base:>15.1f}")
     a = figures["answers"]

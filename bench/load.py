@@ -1,17 +1,22 @@
-"""Load on a real API server: requests/s, median and p95 latency per endpoint, 1 worker then 2.
+"""Load on a real API server: requests/s, median and p95 latency per endpoint, a baseline then the scale-out shape.
 
-    .venv/bin/python bench/load.py [--clients 8] [--duration 5] [--workers 1 2] [--database-url URL]
+    .venv/bin/python bench/load.py [--clients 8] [--duration 5] [--workers 2]
+                                   [--database-url postgresql://…] [--redis-url redis://…]
 
-For each worker count it starts `gpu-advisor serve` on a free loopback port (offline mode, no keys,
-no rate limit, a temporary data dir and SQLite store; with several workers also a `chroma run`
-server on another free port, which the workers share), waits for /readyz, and then, one endpoint
-at a time, runs N concurrent clients for a fixed duration:
+First the baseline: one `gpu-advisor serve` process with the defaults (SQLite store, embedded index,
+in-process rate limit). Then, for each `--workers` count, the shared shape: that many worker processes
+on one port, a `chroma run` server they share, the store at `--database-url` (SQLite in a temporary
+folder when not given) and, with `--redis-url`, the rate limit counted in Redis (a key prefix of this
+run's own). Every server runs offline, with no keys and a rate limit too high to refuse anything (so
+the limiter's cost is measured, not its refusals), on a free loopback port. One endpoint at a time,
+N concurrent clients run for a fixed duration:
 
     GET  /healthz                 trivial baseline, measured in the same run
     POST /v1/tools/fit_training   a calculator (inputs vary)
     POST /v1/ask                  a mix of offline questions (a new conversation each)
 
-Targets (issue 6, offline mode on this machine): p95 ≤ 100 ms at 8 clients, ≥ 150 answers/s.
+Targets (issue 6, offline mode on this machine): p95 ≤ 100 ms at 8 clients, ≥ 150 answers/s. The last
+lines set each shape's answers/s and p95 of /v1/ask beside the baseline's.
 Loopback only; everything it starts is stopped at the end, also on Ctrl-C.
 """
 
@@ -30,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,17 +130,38 @@ def _stop(proc: subprocess.Popen | None) -> None:
 
 
 @contextlib.contextmanager
-def server(workers: int, database_url: str | None) -> Iterator[str]:
-    """A running `gpu-advisor serve` (and a Chroma server when workers > 1); yields its base URL."""
-    with tempfile.TemporaryDirectory(prefix="gpu-advisor-load-") as tmp:
+def fresh_database(url: str | None) -> Iterator[str | None]:
+    """A new database on the PostgreSQL server named by `url` (dropped afterwards); other URLs as given."""
+    if not url or not url.startswith(("postgresql://", "postgres://")):
+        yield url
+        return
+    import psycopg
+
+    name = f"gpu_advisor_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(url, autocommit=True, connect_timeout=5) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield f"{url.rsplit('/', 1)[0]}/{name}"
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def server(shape: Shape) -> Iterator[str]:
+    """A running `gpu-advisor serve` (and a Chroma server when shared); yields its base URL."""
+    with tempfile.TemporaryDirectory(prefix="gpu-advisor-load-") as tmp, fresh_database(shape.database_url) as db_url:
         env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_")) and k not in ("DATABASE_URL", "OPENAI_API_KEY")}
-        env.update(ANONYMIZED_TELEMETRY="False", GPU_ADVISOR_DATA_DIR=f"{tmp}/data", GPU_ADVISOR_RATE_LIMIT="0",
-                   DATABASE_URL=database_url or f"sqlite:///{tmp}/store.sqlite3")
+               if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_", "REDIS_"))
+               and k not in ("DATABASE_URL", "OPENAI_API_KEY")}
+        env.update(ANONYMIZED_TELEMETRY="False", GPU_ADVISOR_DATA_DIR=f"{tmp}/data", GPU_ADVISOR_RATE_LIMIT=NO_REFUSALS,
+                   DATABASE_URL=db_url or f"sqlite:///{tmp}/store.sqlite3")
+        if shape.redis_url:
+            env.update(REDIS_URL=shape.redis_url, GPU_ADVISOR_REDIS_PREFIX=f"gpu-advisor-bench-{uuid.uuid4().hex[:8]}:")
+        workers = shape.workers
         chroma = api = None
         logs = open(f"{tmp}/server.log", "w+")  # closed below
         try:
-            if workers > 1:
+            if shape.shared:
                 cport = free_port()
                 chroma = subprocess.Popen([_binary("chroma"), "run", "--path", f"{tmp}/chroma", "--host", "127.0.0.1",
                                            "--port", str(cport)], stdout=logs, stderr=subprocess.STDOUT, env=env,
@@ -206,8 +233,27 @@ def drive(base: str, name: str, method: str, path: str, bodies: list | None, cli
     return result
 
 
-def run(workers: int, clients: int, seconds: float, database_url: str | None) -> list[Result]:
-    with server(workers, database_url) as base:
+@dataclass(frozen=True)
+class Shape:
+    workers: int
+    database_url: str | None = None
+    redis_url: str | None = None
+    shared: bool = False  # a Chroma server for the workers (always with more than one)
+
+    @property
+    def label(self) -> str:
+        if not self.shared:
+            return "1 process, SQLite, embedded index, in-process limit (baseline)"
+        store = "SQLite" if not self.database_url else self.database_url.split("://", 1)[0].split("+")[0]
+        limit = "Redis rate limit" if self.redis_url else "per-process limit"
+        return f"{self.workers} worker(s), {store}, Chroma server, {limit}"
+
+
+NO_REFUSALS = "1000000"  # requests per minute: the limiter runs on every request but never refuses
+
+
+def run(shape: Shape, clients: int, seconds: float) -> list[Result]:
+    with server(shape) as base:
         asks = [{"text": q} for q in QUESTIONS]
         with httpx.Client(base_url=base, timeout=60) as warm:  # first calls load lazy caches in each worker
             for body in asks * 2:
@@ -221,8 +267,8 @@ def run(workers: int, clients: int, seconds: float, database_url: str | None) ->
         ]
 
 
-def report(workers: int, clients: int, results: list[Result]) -> None:
-    print(f"\n{workers} worker(s), {clients} concurrent clients")
+def report(shape: Shape, clients: int, results: list[Result]) -> None:
+    print(f"\n{shape.label}; {clients} concurrent clients")
     print(f"{'endpoint':<30} {'requests':>9} {'req/s':>8} {'median ms':>10} {'p95 ms':>8} {'errors':>7}")
     for r in results:
         print(f"{r.name:<30} {len(r.latencies):>9} {r.rps:>8.1f} {r.median_ms:>10.1f} {r.pct(0.95):>8.1f} {r.errors:>7}")
@@ -237,15 +283,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per endpoint (1 to 60)")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--database-url", default=None, help="a shared store, e.g. postgresql://127.0.0.1:5432/db")
+    parser.add_argument("--workers", type=int, nargs="+", default=[2], help="worker counts of the shared shape")
+    parser.add_argument("--database-url", default=None,
+                        help="a PostgreSQL server, e.g. postgresql://127.0.0.1:5432/test (a fresh database is made on it)")
+    parser.add_argument("--redis-url", default=None, help="shared rate limit, e.g. redis://127.0.0.1:6379/0")
     args = parser.parse_args()
     seconds = min(max(args.duration, 1.0), 60.0)
     clients = min(max(args.clients, 1), 64)
     print(f"gpu-advisor load: {clients} clients, {seconds:.0f} s per endpoint, {os.cpu_count()} CPUs "
           "(clients and server share them)")
-    for workers in args.workers:
-        report(workers, clients, run(workers, clients, seconds, args.database_url))
+    shapes = [Shape(1)] + [Shape(w, args.database_url, args.redis_url, shared=True) for w in args.workers]
+    asks: list[tuple[Shape, Result]] = []
+    for shape in shapes:
+        results = run(shape, clients, seconds)
+        report(shape, clients, results)
+        asks.append((shape, results[2]))
+    base = asks[0][1]
+    print("\nPOST /v1/ask beside the baseline (same run):")
+    for shape, ask in asks:
+        print(f"  {shape.label:<62} {ask.rps:>7.1f} answers/s (x{ask.rps / base.rps if base.rps else float('nan'):.2f})"
+              f"   p95 {ask.pct(0.95):>7.1f} ms (x{ask.pct(0.95) / base.pct(0.95):.2f})")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,10 @@
                                 that failed to connect or got a 429/5xx (default 1), never one that timed out
     CHROMA_HOST, CHROMA_PORT    use a Chroma server (needed for several API workers)
     EMBEDDINGS_MODEL, EMBEDDINGS_BASE_URL, EMBEDDINGS_API_KEY   an OpenAI-compatible embeddings endpoint
+    REDIS_URL                   state shared by every worker: rate limits, de-duplication, re-index notices
+                                (redis://host:6379/0); unset = each process keeps its own (the default)
+    GPU_ADVISOR_REDIS_PREFIX    prefix of every Redis key and channel (default `gpu-advisor:`), so several
+                                deployments or test runs can share one Redis
 """
 
 from __future__ import annotations
@@ -48,7 +52,11 @@ class Settings(BaseSettings):
     llm_context_tokens: int = Field(8192, ge=1024, le=10_000_000,
                                     validation_alias=AliasChoices("GPU_ADVISOR_LLM_CONTEXT_TOKENS", "llm_context_tokens"))
 
-    @field_validator("llm_base_url", "llm_model", "database_url", mode="before")
+    redis_url: str | None = Field(None, validation_alias=AliasChoices("REDIS_URL", "redis_url"))
+    redis_prefix: str = Field("gpu-advisor:", min_length=1, max_length=100,
+                              validation_alias=AliasChoices("GPU_ADVISOR_REDIS_PREFIX", "redis_prefix"))
+
+    @field_validator("llm_base_url", "llm_model", "database_url", "redis_url", mode="before")
     @classmethod
     def _blank_is_unset(cls, v):
         return v or None

@@ -340,9 +340,16 @@ class KnowledgeIndex:
         return report
 
     def ensure_built(self) -> SyncReport | None:
-        """Build or refresh the index when it is empty or the notes changed; None when already in step."""
+        """Build or refresh the index when it is empty or the notes changed; None when already in step.
+
+        A Chroma server's collection is shared: once it holds chunks, only `sync()` (`gpu-advisor kb index`,
+        the deployment's index job) changes it. A worker starting on another machine, or an older version
+        during a rolling upgrade, must not rewrite it or drop folders it never saw.
+        """
         self.notices.clear()
         was_empty = self.collection().count() == 0  # a broken index is rebuilt here, with a notice
+        if self.config.server and not was_empty:
+            return None
         report = self._sync(self._roots())
         report.notices = [*self.notices]
         if was_empty and report.added:

@@ -11,6 +11,7 @@ answer.
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -88,14 +89,28 @@ class Retriever:
         return retriever
 
     def reload(self) -> None:
-        """Read the chunks back from the index and rebuild the lexical leg (after a sync)."""
+        """Read the chunks back from the index and rebuild the lexical leg (after a sync).
+
+        Chunks whose content hash did not change keep their tokens (tokenizing is most of the cost)."""
         warm_up()
         self._chunks: list[StoredChunk] = self.index.stored()
         self._position = {c.id: i for i, c in enumerate(self._chunks)}
-        self._lexical = LexicalIndex([tokenize(c.text) for c in self._chunks])
+        known: dict[tuple[str, str], list[str]] = getattr(self, "_tokens", {})
+        self._tokens = {(c.id, c.hash): (known.get((c.id, c.hash)) if c.hash else None) or tokenize(c.text)
+                        for c in self._chunks}
+        self._lexical = LexicalIndex([self._tokens[c.id, c.hash] for c in self._chunks])
         self._langs = np.array([c.lang for c in self._chunks], dtype=object)
         self._topics = [frozenset(c.topics) for c in self._chunks]
         self._cache: OrderedDict[tuple, list[Passage]] = OrderedDict()
+
+    def fresh(self) -> Retriever:
+        """A new retriever over the same index with the chunks read again (after a re-index by another
+        process); searches in flight on this one finish undisturbed, and its answer cache is not carried over."""
+        new = copy.copy(self)
+        new.notices = []
+        new._cache_lock = threading.Lock()
+        new.reload()
+        return new
 
     def __len__(self) -> int:
         return len(self._chunks)

@@ -26,6 +26,7 @@ WINGS = [
     ("bot.planner", 2, "core"),
     ("bot.toolbox", 2, "core"),
     ("bot.store", 2, "core"),
+    ("bot.redis_client", 2, "core"),
     ("bot.offline", 3, "offline"),
     ("bot.llm", 3, "llm"),
     ("bot.advisor", 4, "advisor"),

@@ -41,12 +41,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from bot.advisor import MAX_QUESTION_CHARS, Advisor
 from bot.api import errors as api_errors
 from bot.api import openai_compat as api_openai
+from bot.api.cluster import Cluster
 from bot.api.errors import NO_CONTROL_PATTERN, TEXT_PATTERN, ApiError, ErrorBody, advisor_error
 from bot.api.mcp_http import PATH as MCP_PATH
 from bot.api.mcp_http import McpHttp
 from bot.api.metrics import Metrics, RequestContext
 from bot.api.running import run_answer
-from bot.api.security import AuthGate, BodyLimit, Caller, FailureCounter, KeyRing, RateLimiter, authenticate
+from bot.api.security import AuthGate, BodyLimit, Caller, FailureCounter, KeyRing, authenticate
 from bot.api.server import BodyTimeout
 from bot.api.settings import ApiSettings
 from bot.api.sse import SSE_HEADERS, event, stream_limiter, with_keepalive
@@ -54,6 +55,7 @@ from bot.api.widget_auth import WidgetAccess, widget_conversation
 from bot.channels.slack.settings import SlackSettings
 from bot.channels.widget import routes as widget_routes
 from bot.language import detect_language
+from bot.redis_client import RedisConfig
 from bot.settings import Settings
 from bot.store import UnknownConversation
 from bot.toolbox import SEARCH, Toolbox
@@ -132,6 +134,12 @@ class Readiness(BaseModel):
     status: Literal["ready", "not_ready"]
     index_chunks: int
     store: Literal["ok", "unreachable"]
+    store_backend: str | None = Field(None, description="postgresql or sqlite")
+    chroma: Literal["ok", "embedded", "unreachable"] = Field(
+        "embedded", description="the Chroma server's heartbeat, or `embedded` for the in-process index")
+    redis: Literal["ok", "off", "unreachable"] = Field(
+        "off", description="`off` without REDIS_URL; `unreachable` degrades (per-process limits), it does not fail")
+    rate_limit: Literal["shared", "per-process"] = "per-process"
     mode: str | None = None
     skipped_notes: list[str] = Field(default_factory=list,
                                      description="files in remembered note folders that were not indexed, and why")
@@ -181,12 +189,15 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         conf = api_settings or ApiSettings()
-        adv = advisor or await anyio.to_thread.run_sync(Advisor.from_settings, settings or Settings())
+        base = settings or Settings()
+        adv = advisor or await anyio.to_thread.run_sync(Advisor.from_settings, base)
         app.state.api_settings = conf
         app.state.advisor = adv
         app.state.keyring = KeyRing(conf.static_keys, adv.store)
-        app.state.limiter = RateLimiter(conf.rate_limit_per_minute)
-        app.state.widget_limiter = RateLimiter(conf.widget_rate_limit_per_minute)
+        cluster = Cluster.start(conf, RedisConfig.from_settings(base), adv)
+        app.state.cluster = cluster
+        app.state.limiter = cluster.limiter
+        app.state.widget_limiter = cluster.limiter_for("widget-rate", conf.widget_rate_limit_per_minute)
         app.state.widget_access = WidgetAccess(app.state.keyring, adv.store)
         app.state.auth_failures = FailureCounter(conf.auth_failures_per_minute)
         try:  # answers a crash interrupted; the age spares turns another live worker is answering
@@ -210,6 +221,7 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
             async with mcp_endpoint.running(lambda: app.state.advisor.toolbox, conf):
                 yield
         finally:
+            await cluster.stop()
             if getattr(app.state, "delivery", None) is not None:
                 await anyio.to_thread.run_sync(app.state.delivery.close)
             if advisor is None:
@@ -455,18 +467,15 @@ def _ops_routes() -> APIRouter:
 
     @router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})
     def readyz(request: Request) -> Any:
-        """Ready when the knowledge index has chunks and the store answers."""
+        """Ready when the knowledge index has chunks, the store answers and the Chroma server (if any) beats.
+        Redis is reported but not required: without it limits are counted per worker."""
+        cluster: Cluster | None = getattr(request.app.state, "cluster", None)
         advisor: Advisor | None = getattr(request.app.state, "advisor", None)
-        retriever = advisor.toolbox.retriever if advisor else None
-        chunks = len(retriever) if retriever is not None else 0
-        try:
-            store_ok = advisor is not None and advisor.store.ping()
-        except Exception:  # any driver error means "not reachable"
-            store_ok = False
-        ready = chunks > 0 and store_ok
-        body = Readiness(status="ready" if ready else "not_ready", index_chunks=chunks,
-                         store="ok" if store_ok else "unreachable", mode=advisor.mode if advisor else None)
-        return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
+        if cluster is None:
+            body = Readiness(status="not_ready", index_chunks=0, store="unreachable")
+        else:
+            body = Readiness(**cluster.readiness(advisor))
+        return JSONResponse(body.model_dump(), status_code=200 if body.status == "ready" else 503)
 
     @router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
     def metrics(metrics: MetricsDep) -> Response:

@@ -4,7 +4,8 @@
                                  also be created with `gpu-advisor keys create NAME`. When any key
                                  exists, every /v1 route needs `Authorization: Bearer <key>`.
     GPU_ADVISOR_RATE_LIMIT       requests per minute per key (per client address when the API is open);
-                                 0 switches the limit off (default 120). Counted in each worker process.
+                                 0 switches the limit off (default 120). Counted in Redis for all workers
+                                 together when REDIS_URL is set, else in each worker process.
     GPU_ADVISOR_MAX_BODY_BYTES   largest request body accepted (default 65536); larger is 413
     GPU_ADVISOR_CORS_ORIGINS     comma-separated origins allowed to call the API from a browser
                                  (default: none; `*` allows every origin, without credentials)

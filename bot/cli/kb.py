@@ -83,9 +83,11 @@ def index_cmd(
 
             report = index.sync(paths or [], forget=forget or [], progress=progress)
         stats = index.stats()
+    notified = _notify_workers(report, index) if report.changed else None
     elapsed = time.perf_counter() - started
     if as_json:
-        print_json({**report.model_dump(), "chunks": stats.chunks, "location": stats.location, "seconds": elapsed})
+        print_json({**report.model_dump(), "chunks": stats.chunks, "location": stats.location, "seconds": elapsed,
+                    "workers_notified": notified})
         return
     _notices(report.notices)
     rows = [
@@ -98,6 +100,28 @@ def index_cmd(
     console.print(
         f"{stats.docs} documents, {stats.chunks} chunks in {stats.location} ({elapsed:.1f} s)", highlight=False
     )
+
+
+def _notify_workers(report, index: KnowledgeIndex) -> int | None:
+    """With REDIS_URL set and a Chroma server, tell every API worker to reload (they listen on pub/sub)."""
+    import os
+    import socket
+
+    from bot.redis_client import RedisConfig, publish_reindex
+    from bot.settings import Settings
+
+    config = RedisConfig.from_settings(Settings())
+    if config is None or index.backend != "server":
+        return None
+    payload = {"collection": index.collection_name, "changed": report.added + report.updated + report.removed,
+               "host": socket.gethostname(), "pid": os.getpid(), "at": time.time()}
+    listening = publish_reindex(config, payload)
+    if listening is None:
+        err_console.print(f"[yellow]note:[/] Redis at {escape(config.safe_url)} did not answer; running API workers "
+                          "serve the new index after a restart.", highlight=False)
+    else:
+        err_console.print(f"{listening} API worker(s) told to reload the index.", highlight=False)
+    return listening
 
 
 @kb_app.command("search")

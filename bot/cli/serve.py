@@ -43,8 +43,8 @@ def register(app: typer.Typer) -> None:
             if settings.store_url.startswith("sqlite"):
                 err_console.print(
                     "[yellow]warning:[/] the workers share one SQLite file (WAL): fine on one machine; use "
-                    "DATABASE_URL=postgresql://… when workers run on several machines. The rate limit is counted "
-                    "per worker."
+                    "DATABASE_URL=postgresql://… when workers run on several machines."
+                    + ("" if settings.redis_url else " Without REDIS_URL the rate limit is counted per worker.")
                 )
         if host not in ("127.0.0.1", "localhost", "::1") and not api.static_keys:
             err_console.print(f"[yellow]warning:[/] binding {host} — create a key (`gpu-advisor keys create NAME`) "
@@ -55,7 +55,16 @@ def register(app: typer.Typer) -> None:
 
         uvicorn.run("bot.api.app:create_app", factory=True, host=host, port=port, workers=workers,
                     log_config=config, access_log=False, proxy_headers=False, timeout_graceful_shutdown=10,
-                    http="bot.api.server:GuardedH11Protocol", **uvicorn_options(api))
+                    http="bot.api.server:GuardedH11Protocol", **uvicorn_options(api), **_worker_patience(uvicorn))
+
+
+def _worker_patience(uvicorn) -> dict:
+    """A worker process needs seconds to import and load the index before it can answer the supervisor's
+    ping; uvicorn's 5 s default kills and restarts it forever on a busy machine."""
+    import inspect
+
+    known = inspect.signature(uvicorn.Config).parameters
+    return {"timeout_worker_healthcheck": 120} if "timeout_worker_healthcheck" in known else {}
 
 
 def _logging(level: str) -> dict:

@@ -93,6 +93,18 @@ def test_two_workers_share_one_server_index(chroma_server, config, tmp_path):
     assert all(h.doc_id != "kv-cache" for h in first.search("key-value cache", k=5))
 
 
+def test_a_worker_starting_elsewhere_leaves_the_shared_index_alone(chroma_server, config, tmp_path):
+    """Folders indexed by the index job stay when a worker with another data dir (another machine) starts."""
+    own = tmp_path / "price-sheets"
+    own.mkdir()
+    (own / "quotes.md").write_text("# Quotes\n\nThe qzxvbundle pairs eight cards with support.\n", encoding="utf-8")
+    job = config.model_copy(update={"chroma_host": "127.0.0.1", "chroma_port": chroma_server,
+                                    "data_dir": tmp_path / "job"})
+    KnowledgeIndex(job).sync([own])
+    worker = Retriever.from_config(job.model_copy(update={"data_dir": tmp_path / "worker-3"}))
+    assert any("qzxvbundle" in p.text for p in worker.search("qzxvbundle", k=3))
+
+
 def test_an_unreachable_server_is_a_clear_error(tmp_path):
     config = KnowledgeConfig(data_dir=tmp_path, chroma_host="127.0.0.1", chroma_port=_free_port())
     with pytest.raises(IndexUnavailable) as err:

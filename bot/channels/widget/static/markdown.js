@@ -201,10 +201,3 @@ export function render(md, ctx = {}) {
   }
   return out;
 }
-
-// the plain text of an answer, for the live region and for copying as text
-export function plain(md) {
-  const box = document.createElement("div");
-  box.append(render(md));
-  return box.textContent.replace(/\s+/g, " ").trim();
-}

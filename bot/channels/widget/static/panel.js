@@ -1,6 +1,6 @@
 // The chat panel: inside the widget's iframe (data-mode="widget") or as the full page /chat ("page").
 import { pickLang, texts } from "./i18n.js";
-import { plain, render } from "./markdown.js";
+import { render } from "./markdown.js";
 import { charts } from "./charts.js";
 import { askStream, HttpError, sendFeedback } from "./stream.js";
 import { clear, load, save, slim, storageKey } from "./store.js";
@@ -312,7 +312,10 @@ async function ask(text) {
     fillBot(turn);
     persist();
     scrollDown();
-    if (turn.status === "done") say(`${T.done}${plain(turn.trace.answer).slice(0, 800)}`);
+    if (turn.status === "done") {
+      const text = turn.view.bot.querySelector(".answer").textContent.replace(/\s+/g, " ").trim();
+      say(`${T.done}${text.slice(0, 800)}`);
+    }
     else say(turn.status === "stopped" ? T.stopped : turn.error);
   }
 }

@@ -3,7 +3,6 @@ origins (one listed with the key, one not), and one Chromium (Debian's /usr/bin/
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -17,6 +16,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from bot.api import keys
+from bot.store import Store
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -58,6 +60,9 @@ def _pages(api: str, key: str, secret: str, listed: str) -> dict[str, str]:
     return {
         "/": page(snippet(key)),
         "/secret": page(snippet(secret)),
+        # every option, and the page's colours for the widget
+        "/options": page('<style>:root { --gpa-accent: #0f766e; }</style>' + snippet(
+            key, ' data-position="left" data-theme="dark" data-title="算力顾问"').replace('data-lang="zh"', 'data-lang="en"')),
         # a page that frames the panel directly, claiming to be the listed site
         "/frame": page(f'<iframe title="panel" src="{api}/widget?key={key}&parent={listed}"></iframe>'),
     }
@@ -106,8 +111,13 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
     host_port, other_port, api_port = free_port(), free_port(), free_port()
     api, listed = f"http://127.0.0.1:{api_port}", f"http://127.0.0.1:{host_port}"
     _cli(env, tmp, "kb", "index", str(notes))
-    key = json.loads(_cli(env, tmp, "keys", "create", "shop", "--widget", "--origin", listed, "--json"))["key"]
-    secret = json.loads(_cli(env, tmp, "keys", "create", "ops", "--json"))["key"]
+    store_url = f"sqlite:///{tmp / 'data' / 'gpu-advisor.sqlite3'}"
+    store = Store(store_url)  # the keys as `keys create` makes them, without two more process start-ups
+    try:
+        key = keys.create_widget(store, "shop", [listed])[1]
+        secret = keys.create(store, "ops")[1]
+    finally:
+        store.close()
     log = (tmp / "serve.log").open("wb")
     proc = subprocess.Popen([str(CLI), "serve", "--port", str(api_port), "--log-level", "warning"],
                             env=env, cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
@@ -126,7 +136,7 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
         pages = _pages(api, key, secret, listed)
         servers += [_host_server(pages, host_port), _host_server(pages, other_port)]
         yield Stack(api=api, host=listed, other=f"http://127.0.0.1:{other_port}", key=key, secret=secret,
-                    store_url=f"sqlite:///{tmp / 'data' / 'gpu-advisor.sqlite3'}")
+                    store_url=store_url)
     finally:
         for server in servers:
             server.shutdown()

@@ -124,6 +124,9 @@ def test_chinese_question_streams_progress_then_answer_table_chart_and_sources(s
     frame.locator(".chart").first.scroll_into_view_if_needed()
     page.screenshot(path=str(DOCS / "widget-desktop.png"))
 
+    bot.get_by_role("button", name="复制").click()
+    expect(frame.locator("#announce")).to_have_text("已复制")
+
     # 👍 with a comment: stored in the database
     bot.get_by_role("button", name="有帮助").click()
     comment = bot.locator(".comment textarea")
@@ -259,6 +262,22 @@ def test_unlisted_origin_and_secret_key_are_refused(stack, browser):
     resp = httpx.post(f"{stack.api}/v1/ask/stream", json={"text": "H100"},
                       headers={"Authorization": f"Bearer {stack.key}", "Origin": stack.other})
     assert resp.status_code == 403 and resp.json()["error"]["code"] == "origin_not_allowed"
+    ctx.close()
+
+
+def test_snippet_options_reach_the_launcher_and_the_panel(stack, browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
+    page = ctx.new_page()
+    page.goto(stack.host + "/options")
+    launcher = page.locator(LAUNCHER)
+    expect(launcher).to_have_attribute("aria-label", "Open 算力顾问")  # data-lang="en", data-title
+    assert launcher.bounding_box()["x"] < 100  # data-position="left"
+    launcher.click()
+    frame = panel(page)
+    expect(frame.locator("#title")).to_have_text("算力顾问")
+    assert frame.evaluate("document.documentElement.dataset.theme") == "dark"
+    assert frame.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--host-accent').trim()") == "#0f766e"
+    expect(frame.get_by_role("button", name="Send")).to_be_visible()
     ctx.close()
 
 
