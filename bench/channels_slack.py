@@ -14,7 +14,9 @@ of the tests (tests/slack_fake.py), then measures, in the same run:
 
 and prints median and p95 of each, their ratio to the baseline, and how long the answers took to
 reach the fake Slack. Slack's deadline is 3 s; the target here is p95 under 200 ms while answers run.
-`slack_ack(...)` returns the figures for bench/channels.py to print beside WeCom's.
+`slack_ack(...)` returns the figures; for bench/channels.py (one function per channel, beside WeCom's),
+`slack_setup()` starts the fake Slack and returns the settings to put in the environment before the app is
+built, and `slack_events(base, n, concurrency)` times n signed mentions against that server.
 """
 
 from __future__ import annotations
@@ -120,6 +122,32 @@ def slack_ack(events: int = 60, clients: int = 8) -> dict[str, dict[str, float]]
             "slack_ack": _stats(acks),
             "slack_retry_ack": _stats(retries),
             "answers": {"n": replies, "all_delivered_s": answered_s}}
+
+
+_FAKE: list = []  # the fake Slack started by slack_setup(), kept alive for the rest of the run
+
+
+def slack_setup() -> dict[str, str]:
+    """Start the fake Slack Web API and return SLACK_* settings pointing the app at it."""
+    from slack_fake import BOT_TOKEN, SIGNING_SECRET, FakeSlack
+
+    if not _FAKE:
+        _FAKE.append(FakeSlack())
+    return {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET, "SLACK_API_URL": _FAKE[0].api_url}
+
+
+def slack_events(base: str, n: int, concurrency: int) -> list[float]:
+    """n new mentions from many users at once, signed like Slack: seconds from request to acknowledgement."""
+    from slack_fake import SlackClient, event_envelope, mention
+
+    slack = SlackClient(base)
+    envelopes = [event_envelope(mention(QUESTIONS[i % len(QUESTIONS)], f"1764480000.{i:06d}", user=f"U0BENCH{i:04d}"))
+                 for i in range(n)]
+    try:
+        with ThreadPoolExecutor(concurrency) as pool:
+            return list(pool.map(lambda e: _timed(lambda: slack.post_event(e)), envelopes))
+    finally:
+        slack.http.close()
 
 
 def _timed(call) -> float:

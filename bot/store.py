@@ -173,6 +173,27 @@ def make_engine(url: str) -> Engine:
                          connect_args={"connect_timeout": 5})
 
 
+#: one number for every schema change this project makes: PostgreSQL serialises them on it
+_SCHEMA_LOCK = 0x67707561  # "gpua"
+
+
+def create_schema(engine: Engine, schema: MetaData | None = None, tables: list[Table] | None = None) -> None:
+    """Create missing tables (and, for the store's own schema, missing columns), safely from many workers.
+
+    Several workers starting at once against a fresh PostgreSQL would otherwise race in CREATE TABLE
+    (a duplicate type error in pg_type for the loser); a transaction-level advisory lock makes the
+    second wait for the first and then find the tables there. SQLite serialises writers by itself."""
+    schema = metadata if schema is None else schema
+    if engine.dialect.name == "postgresql":
+        with engine.begin() as conn:
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK})
+            schema.create_all(conn, tables=tables)
+    else:
+        schema.create_all(engine, tables=tables)
+    if schema is metadata:
+        add_missing_columns(engine)
+
+
 def add_missing_columns(engine: Engine) -> None:
     """Columns added to a table after a database was created (`create_all` only makes new tables):
     each missing nullable or defaulted column is added with ALTER TABLE, on SQLite and PostgreSQL."""
@@ -220,8 +241,7 @@ class Store:
     def __init__(self, url: str):
         self.url = url
         self.engine = make_engine(url)
-        metadata.create_all(self.engine)
-        add_missing_columns(self.engine)
+        create_schema(self.engine)
 
     def close(self) -> None:
         self.engine.dispose()

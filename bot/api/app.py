@@ -209,14 +209,14 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
         app.state.stream_limiter = stream_limiter()
         app.state.answer_limiter = answer_limiter(adv)
         app.state.started_at = time.time()
+        app.state.delivery = None  # the chat channels' one worker pool (shared_delivery), built on first use
         app.state.slack = None
         slack = slack_settings or SlackSettings()
         if slack.http_enabled:
-            from bot.channels.delivery import Delivery
+            from bot.channels.delivery import shared_delivery
             from bot.channels.slack.app import SlackChannel
 
-            app.state.delivery = getattr(app.state, "delivery", None) or Delivery.from_settings(adv)
-            app.state.slack = SlackChannel(slack, adv, app.state.delivery)
+            app.state.slack = SlackChannel(slack, adv, shared_delivery(app.state))
         try:
             async with mcp_endpoint.running(lambda: app.state.advisor.toolbox, conf):
                 yield
@@ -241,6 +241,7 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     app.include_router(_ops_routes())
     app.include_router(widget_routes.router())  # /widget.js, /widget, /chat (bot/channels/widget)
     app.include_router(_channel_routes())
+    _mount_channels(app)
     mcp_endpoint = McpHttp()
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"],
                                    include_in_schema=False))
@@ -253,6 +254,21 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     app.add_middleware(SettingsCors)
     app.add_middleware(RequestContext, metrics=app.state.metrics)
     return app
+
+
+def _mount_channels(app: FastAPI) -> None:
+    """The chat channels whose settings are present (each checks its own platform's signatures)."""
+    from bot.channels.settings import WeComSettings
+
+    wecom = WeComSettings()
+    if wecom.aibot_http:
+        from bot.channels.wecom.http import aibot_router
+
+        app.include_router(aibot_router(wecom))
+    if wecom.app:
+        from bot.channels.wecom.selfbuilt import app_router
+
+        app.include_router(app_router(wecom))
 
 
 class SettingsCors:

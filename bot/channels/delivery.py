@@ -259,3 +259,17 @@ class Delivery:
         latency_ms = (time.monotonic() - job.accepted_at) * 1000
         self.log.record(DeliveryRecord(job.msg.channel, job.msg.message_id, job.msg.conversation_id, status,
                                        round(latency_ms, 1), job.request_id))
+
+
+_shared_lock = threading.Lock()
+
+
+def shared_delivery(state) -> Delivery:
+    """The one delivery core of an app (`request.app.state`), built on first use from `state.advisor`, so
+    every channel in the process shares one worker pool. The API closes it when the app stops."""
+    with _shared_lock:
+        delivery = getattr(state, "delivery", None)
+        if delivery is None:
+            delivery = Delivery.from_settings(state.advisor, getattr(state, "delivery_settings", None))
+            state.delivery = delivery
+        return delivery

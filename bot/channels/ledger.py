@@ -18,7 +18,7 @@ from sqlalchemy import Column, Float, Integer, MetaData, String, Table, delete, 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from bot.store import Store, UtcDateTime
+from bot.store import Store, UtcDateTime, create_schema
 
 log = logging.getLogger("gpu_advisor.channels")
 
@@ -59,7 +59,7 @@ class SqlSeenKeys:
 
     def __init__(self, engine: Engine):
         self.engine = engine
-        metadata.create_all(engine, tables=[seen_keys])
+        create_schema(engine, metadata, [seen_keys])
         self._inserts = 0
 
     def first(self, key: str, ttl_s: int) -> bool:
@@ -116,7 +116,7 @@ class DeliveryLog:
 
     def __init__(self, engine: Engine):
         self.engine = engine
-        metadata.create_all(engine, tables=[deliveries])
+        create_schema(engine, metadata, [deliveries])
 
     def record(self, rec: DeliveryRecord) -> None:
         try:

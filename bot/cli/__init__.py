@@ -31,6 +31,7 @@ _SUBCOMMANDS = [
     ("bot.cli.advisor", "register", None),
     ("bot.cli.serve", "register", None),  # serve
     ("bot.cli.keys", "keys_app", "keys"),
+    ("bot.cli.wecom", "wecom_app", "wecom"),
     ("bot.cli.slack", "slack_app", "slack"),
     ("bot.cli.mcp", "register", None),  # mcp (stdio)
 ]

@@ -78,3 +78,36 @@ def test_timestamps_come_back_in_utc(url):
     cid = store.new_conversation()
     store.start_turn(cid, "q")
     assert store.turns(cid)[0].created_at.utcoffset().total_seconds() == 0
+
+
+@pytest.mark.postgres
+def test_workers_starting_together_on_a_fresh_database_all_come_up():
+    """Several workers creating the schema at once must not race in CREATE TABLE (a pg_type duplicate)."""
+    import threading
+
+    from bot.channels.ledger import DeliveryLog, SqlSeenKeys
+
+    with temp_database() as pg_url:
+        errors: list[BaseException] = []
+        barrier = threading.Barrier(6)
+
+        def start() -> None:
+            try:
+                barrier.wait()
+                store = Store(pg_url)
+                SqlSeenKeys(store.engine)
+                DeliveryLog(store.engine)
+                store.close()
+            except BaseException as err:  # collected and asserted below
+                errors.append(err)
+
+        threads = [threading.Thread(target=start) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert errors == []
+        store = Store(pg_url)
+        cid = store.new_conversation(channel="api")
+        assert store.start_turn(cid, "q") == 0
+        store.close()

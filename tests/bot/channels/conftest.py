@@ -3,6 +3,7 @@ test, a recording sink, and a planner wrapper that lets a test hold or break an 
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import pytest
 from bot.advisor import Advisor
 from bot.settings import Settings
 from bot.store import Store
+
+sys.path.insert(0, str(Path(__file__).parent))  # fake_wecom
 
 _ENV = ("GPU_ADVISOR_LLM_BASE_URL", "GPU_ADVISOR_LLM_MODEL", "GPU_ADVISOR_LLM_API_KEY", "OPENAI_API_KEY", "CHROMA_HOST",
         "CHROMA_PORT", "EMBEDDINGS_MODEL", "EMBEDDINGS_BASE_URL", "EMBEDDINGS_API_KEY", "REDIS_URL", "CHANNEL_WORKERS",
@@ -31,8 +34,14 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_advisor(tmp_path_factory) -> Advisor:
-    folder = tmp_path_factory.mktemp("channels-advisor")
+def shared_folder(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("channels-advisor")
+
+
+@pytest.fixture(scope="session")
+def shared_advisor(shared_folder: Path) -> Advisor:
+    """The offline advisor; its data folder (with the built index) is `shared_folder / "data"`."""
+    folder = shared_folder
     with pytest.MonkeyPatch.context() as mp:
         for name in _ENV:
             mp.delenv(name, raising=False)
@@ -107,3 +116,59 @@ class RecordingSink:
 @pytest.fixture
 def sink_factory():
     return RecordingSink
+
+
+# ---- WeCom: the bot under uvicorn, a fake WeCom, callbacks built as WeCom builds them --------------
+
+from fake_wecom import AGENT_ID, AIBOT_AES_KEY, AIBOT_TOKEN, APP_AES_KEY, APP_TOKEN, CORP_ID  # noqa: E402
+
+
+@pytest.fixture
+def fake_wecom():
+    from fake_wecom import FakeWeCom
+
+    fake = FakeWeCom().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def bot_server(advisor, monkeypatch, fake_wecom):
+    """`bot_server(**env)` -> base URL of the API (with the WeCom routes on) under uvicorn on loopback."""
+    from fake_wecom import ServerThread
+
+    from bot.api.app import create_app
+    from bot.api.settings import ApiSettings
+
+    servers = []
+
+    def start(**env) -> str:
+        values = {"WECOM_AIBOT_TOKEN": AIBOT_TOKEN, "WECOM_AIBOT_AES_KEY": AIBOT_AES_KEY, "WECOM_CORP_ID": CORP_ID,
+                  "WECOM_AGENT_ID": AGENT_ID, "WECOM_APP_SECRET": fake_wecom.CORP_SECRET, "WECOM_APP_TOKEN": APP_TOKEN,
+                  "WECOM_APP_AES_KEY": APP_AES_KEY, "WECOM_API_BASE": fake_wecom.base, "CHANNEL_WORKERS": "2",
+                  "CHANNEL_QUEUE": "64"}
+        values.update(env)
+        for k, v in values.items():
+            monkeypatch.setenv(k, str(v))
+        app = create_app(advisor=advisor, api_settings=ApiSettings(rate_limit_per_minute=0))
+        server = ServerThread(app, ready_path="/readyz")
+        servers.append(server)
+        return server.base
+
+    yield start
+    for s in servers:
+        s.stop()
+
+
+@pytest.fixture
+def aibot_maker():
+    from fake_wecom import CallbackMaker
+
+    return CallbackMaker(AIBOT_TOKEN, AIBOT_AES_KEY, "")
+
+
+@pytest.fixture
+def app_maker():
+    from fake_wecom import CallbackMaker
+
+    return CallbackMaker(APP_TOKEN, APP_AES_KEY, CORP_ID)

@@ -1,0 +1,212 @@
+"""Streams of the AI bot in HTTP-callback mode: WeCom pulls, we never push.
+
+The first reply to a message names a stream id (`finish: false`); WeCom then sends stream-refresh
+callbacks for that id until a reply says `finish: true`, for at most 6 minutes from the message. A
+refresh is answered from this board with the text accumulated so far (tool progress first, then the
+final answer), so refreshes that arrive out of order, twice, or after the finish all see one coherent
+state, and the final message is the same every time it is asked for.
+
+If an answer is finished but no refresh fetched it before the window closed, it goes out once through
+the message's `response_url` (single use, valid for an hour). A user has at most 3 messages in flight;
+the board says so for a 4th. State lives in this process: one API worker per AI bot, or see
+docs/wecom.md for several.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import httpx
+
+from bot.channels.render import Answer, phrase, render_wecom, split_utf8
+from bot.channels.wecom.aibot import STREAM_CONTENT_BYTES, markdown_body
+
+log = logging.getLogger("gpu_advisor.channels.wecom")
+
+MAX_IN_FLIGHT = 3
+KEEP_AFTER_WINDOW_S = 600  # a finished stream is still answered (the same final) this long
+
+
+@dataclass
+class Stream:
+    id: str
+    message_id: str
+    user_key: str
+    lang: str
+    response_url: str | None
+    created: float
+    conversation_id: str | None = None
+    question: str | None = None
+    progress: list[str] = field(default_factory=list)
+    final: str | None = None
+    fetched_final: bool = False  # a refresh has returned finish: true
+    pushed: bool = False  # the final went out through response_url instead
+    overflow: str | None = None  # what did not fit in the stream content, for response_url
+
+    @property
+    def open(self) -> bool:
+        return self.final is None
+
+
+class StreamBoard:
+    """Thread-safe: HTTP handlers read it, delivery workers write it, a sweeper pushes late answers."""
+
+    def __init__(self, window_s: float = 360.0, post: Callable[[str, dict], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic, sweep_every_s: float = 1.0):
+        self.window_s = window_s
+        self.clock = clock
+        self.post = post or post_json
+        self._streams: dict[str, Stream] = {}
+        self._by_message: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._sweep_every = sweep_every_s
+        self._stop = threading.Event()
+        self._sweeper = threading.Thread(target=self._sweep_loop, name="wecom-stream-sweeper", daemon=True)
+        self._sweeper.start()
+
+    def close(self) -> None:
+        self._stop.set()
+
+    # ---- handlers --------------------------------------------------------------------------------
+    def for_message(self, message_id: str) -> Stream | None:
+        with self._lock:
+            sid = self._by_message.get(message_id)
+            return self._streams.get(sid) if sid else None
+
+    def get(self, stream_id: str) -> Stream | None:
+        with self._lock:
+            return self._streams.get(stream_id)
+
+    def in_flight(self, user_key: str) -> int:
+        with self._lock:
+            return sum(1 for s in self._streams.values() if s.user_key == user_key and s.open)
+
+    def open(self, message_id: str, user_key: str, lang: str, response_url: str | None) -> Stream | None:
+        """A new stream, or None when the user already has 3 open."""
+        with self._lock:
+            if sum(1 for s in self._streams.values() if s.user_key == user_key and s.open) >= MAX_IN_FLIGHT:
+                return None
+            stream = Stream(id="s" + uuid.uuid4().hex, message_id=message_id, user_key=user_key, lang=lang,
+                            response_url=response_url, created=self.clock())
+            self._streams[stream.id] = stream
+            self._by_message[message_id] = stream.id
+            return stream
+
+    def drop(self, stream_id: str) -> None:
+        with self._lock:
+            stream = self._streams.pop(stream_id, None)
+            if stream:
+                self._by_message.pop(stream.message_id, None)
+
+    def refresh(self, stream_id: str, lang: str = "zh") -> tuple[str, bool]:
+        """(content so far, finished) for a stream-refresh callback; an unknown id is finished politely."""
+        with self._lock:
+            stream = self._streams.get(stream_id)
+            if stream is None:
+                return phrase("expired", lang), True
+            if stream.final is not None and not stream.pushed:
+                stream.fetched_final = True
+                return stream.final, True
+            if stream.pushed:  # it went out through response_url: close this stream without repeating it
+                return stream.final or "", True
+            return ("\n".join(stream.progress) or phrase("thinking", stream.lang)), False
+
+    # ---- delivery workers --------------------------------------------------------------------------
+    def add_progress(self, stream_id: str, note: str) -> None:
+        with self._lock:
+            stream = self._streams.get(stream_id)
+            if stream and stream.open and note not in stream.progress:
+                stream.progress.append(note)
+
+    def finish(self, stream_id: str, text: str) -> None:
+        """The final text; what does not fit one stream reply waits for response_url."""
+        pieces = split_utf8(text, STREAM_CONTENT_BYTES)
+        late = False
+        with self._lock:
+            stream = self._streams.get(stream_id)
+            if stream is None or not stream.open:
+                return
+            stream.final = pieces[0]
+            stream.overflow = "\n".join(pieces[1:]) or None
+            late = self.clock() - stream.created >= self.window_s
+        if late:
+            self._push(stream)
+
+    # ---- late answers --------------------------------------------------------------------------------
+    def _sweep_loop(self) -> None:
+        while not self._stop.wait(self._sweep_every):
+            try:
+                self.sweep()
+            except Exception:
+                log.exception("stream sweep failed")
+
+    def sweep(self) -> None:
+        now = self.clock()
+        due, gone = [], []
+        with self._lock:
+            for s in self._streams.values():
+                age = now - s.created
+                if s.final is not None and not s.fetched_final and not s.pushed and age >= self.window_s:
+                    due.append(s)
+                elif s.final is not None and s.fetched_final and s.overflow and not s.pushed:
+                    due.append(s)
+                if age >= self.window_s + KEEP_AFTER_WINDOW_S and (s.final is not None or age >= 3600):
+                    gone.append(s.id)
+        for s in due:
+            self._push(s)
+        for sid in gone:
+            self.drop(sid)
+
+    def _push(self, stream: Stream) -> None:
+        """The answer (or its overflow) through response_url, once."""
+        with self._lock:
+            if stream.pushed:
+                return
+            stream.pushed = True
+            text = stream.overflow if stream.fetched_final else "\n".join(p for p in (stream.final, stream.overflow) if p)
+        if not stream.response_url or not text:
+            log.warning("stream %s could not be finished and has no response_url", stream.id)
+            return
+        try:  # response_url is single use: one message, within one stream reply's size
+            self.post(stream.response_url, markdown_body(split_utf8(text, STREAM_CONTENT_BYTES)[0]))
+        except Exception:
+            log.exception("response_url post failed for stream %s", stream.id)
+
+
+class StreamSink:
+    """The delivery core's sink for one HTTP-mode stream."""
+
+    def __init__(self, board: StreamBoard, stream_id: str):
+        self.board = board
+        self.stream_id = stream_id
+
+    def progress(self, text: str) -> None:
+        self.board.add_progress(self.stream_id, text)
+
+    def answer(self, answer: Answer) -> None:
+        self.board.finish(self.stream_id, render_wecom(answer))
+
+    def apology(self, text: str) -> None:
+        self.board.finish(self.stream_id, text)
+
+
+_client_lock = threading.Lock()
+_client: httpx.Client | None = None
+
+
+def post_json(url: str, body: dict) -> None:
+    """POST a JSON body (response_url); raises on a transport error or a non-zero errcode."""
+    global _client
+    with _client_lock:
+        if _client is None:
+            _client = httpx.Client(timeout=10.0)
+    resp = _client.post(url, json=body)
+    resp.raise_for_status()
+    data = resp.json() if resp.content else {}
+    if data.get("errcode", 0) != 0:
+        raise RuntimeError(f"WeCom answered errcode {data.get('errcode')}: {data.get('errmsg')}")
