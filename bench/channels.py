@@ -75,8 +75,15 @@ def wecom_aibot(base: str, n: int, concurrency: int) -> list[float]:
         return list(pool.map(one, bodies))
 
 
-CHANNELS: dict[str, Callable[[str, int, int], list[float]]] = {"wecom_aibot": wecom_aibot}
-SETUP: dict[str, dict[str, str]] = {"wecom_aibot": {"WECOM_AIBOT_TOKEN": TOKEN, "WECOM_AIBOT_AES_KEY": AES_KEY}}
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))  # the fake Slack Web API the app's replies go to
+from channels_slack import slack_events, slack_setup  # noqa: E402
+
+CHANNELS: dict[str, Callable[[str, int, int], list[float]]] = {"wecom_aibot": wecom_aibot, "slack": slack_events}
+SETUP: dict[str, Callable[[], dict[str, str]]] = {
+    "wecom_aibot": lambda: {"WECOM_AIBOT_TOKEN": TOKEN, "WECOM_AIBOT_AES_KEY": AES_KEY},
+    "slack": slack_setup,  # starts the fake Slack on loopback, returns SLACK_* pointing at it
+}
 
 
 def _free_port() -> int:
@@ -112,7 +119,7 @@ def main() -> None:
     for name in ("REDIS_URL", "GPU_ADVISOR_LLM_BASE_URL", "GPU_ADVISOR_API_KEYS"):
         os.environ.pop(name, None)
     for conf in SETUP.values():
-        os.environ.update(conf)
+        os.environ.update(conf())
 
     from bot.advisor import Advisor
     from bot.api.app import create_app

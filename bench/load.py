@@ -17,6 +17,11 @@ N concurrent clients run for a fixed duration:
 
 Targets (issue 6, offline mode on this machine): p95 ≤ 100 ms at 8 clients, ≥ 150 answers/s. The last
 lines set each shape's answers/s and p95 of /v1/ask beside the baseline's.
+
+    .venv/bin/python bench/load.py --stall [--duration 5]
+
+measures only /healthz (one client) on an idle server and again while three clients send
+4,000-character questions back to back, and prints both p95s and their ratio (issue 17).
 Loopback only; everything it starts is stopped at the end, also on Ctrl-C.
 """
 
@@ -279,6 +284,47 @@ def report(shape: Shape, clients: int, results: list[Result]) -> None:
           f"≥ {TARGET_ANSWERS_PER_S:.0f} answers/s: {verdict(ask.rps >= TARGET_ANSWERS_PER_S)} ({ask.rps:.1f})")
 
 
+# ---- /healthz while long questions run (issue 17: no stalls) -------------------------------------------
+#: the longest question the API takes, built from real sizing phrases (what a pasted requirements list is)
+LONG_QUESTION = ("我们有 8 张 A100 80GB，想全参微调 Qwen2.5-72B，序列长度 4096，预算 50 万元，"
+                 "能放下吗？要多久？租卡还是买卡划算？") * 60
+
+
+def stall_check(base: str, seconds: float, long_clients: int = 3) -> tuple[Result, Result, int]:
+    """/healthz from one client with the server idle, then while `long_clients` clients send the longest
+    questions the API accepts, back to back. Returns (idle, under load, long answers finished)."""
+    idle = drive(base, "GET /healthz idle", "GET", "/healthz", None, 1, seconds)
+    stop = threading.Event()
+    done = [0]
+
+    def long_asker() -> None:
+        with httpx.Client(base_url=base, timeout=300) as http:
+            while not stop.is_set():
+                with contextlib.suppress(httpx.HTTPError):
+                    http.post("/v1/ask", json={"text": LONG_QUESTION[:4000]})
+                    done[0] += 1
+
+    askers = [threading.Thread(target=long_asker, daemon=True) for _ in range(long_clients)]
+    for t in askers:
+        t.start()
+    time.sleep(1.0)  # the long answers are running
+    busy = drive(base, f"GET /healthz, {long_clients} long asks", "GET", "/healthz", None, 1, seconds)
+    stop.set()
+    for t in askers:
+        t.join(timeout=300)
+    return idle, busy, done[0]
+
+
+def report_stall(idle: Result, busy: Result, answered: int) -> None:
+    print(f"\n/healthz while {len(LONG_QUESTION[:4000])}-character questions run (1 worker)")
+    print(f"{'':<34} {'requests':>9} {'median ms':>10} {'p95 ms':>8} {'max ms':>8}")
+    for r in (idle, busy):
+        print(f"{r.name:<34} {len(r.latencies):>9} {r.median_ms:>10.1f} {r.pct(0.95):>8.1f} "
+              f"{(max(r.latencies) * 1000 if r.latencies else float('nan')):>8.1f}")
+    ratio = busy.pct(0.95) / idle.pct(0.95) if idle.latencies and idle.pct(0.95) > 0 else float("nan")
+    print(f"p95 under long questions / idle p95: {ratio:.1f}x; long answers finished meanwhile: {answered}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=8)
@@ -287,8 +333,14 @@ def main() -> None:
     parser.add_argument("--database-url", default=None,
                         help="a PostgreSQL server, e.g. postgresql://127.0.0.1:5432/test (a fresh database is made on it)")
     parser.add_argument("--redis-url", default=None, help="shared rate limit, e.g. redis://127.0.0.1:6379/0")
+    parser.add_argument("--stall", action="store_true",
+                        help="only /healthz p95 idle vs. while 4,000-character questions run (1 worker)")
     args = parser.parse_args()
     seconds = min(max(args.duration, 1.0), 60.0)
+    if args.stall:
+        with server(Shape(1)) as base:
+            report_stall(*stall_check(base, seconds))
+        return
     clients = min(max(args.clients, 1), 64)
     print(f"gpu-advisor load: {clients} clients, {seconds:.0f} s per endpoint, {os.cpu_count()} CPUs "
           "(clients and server share them)")

@@ -21,7 +21,7 @@ from sqlalchemy.exc import DBAPIError
 
 from bot.gate import check as gate_check
 from bot.gate import uncode
-from bot.grounding.check import drop_ungrounded_sentences, ground
+from bot.grounding.check import citation_markers, drop_ungrounded_sentences, ground, trusted_tool_outputs
 from bot.language import detect_language
 from bot.planner import Context, Emit, Planner, PlannerError, PlanResult, _ignore
 from bot.settings import Settings
@@ -222,11 +222,12 @@ class Advisor:
             if fallback is not None:
                 note = FALLBACK_NOTES.get(fallback[0], FALLBACK_NOTES["endpoint"])
                 result.answer = note[result.language] + "\n\n" + result.answer
-        grounding = self._ground(text, result)
+        strict = mode == "llm"
+        grounding = self._ground(text, result, strict)
         if grounding.ungrounded:  # never let an unsourced number out, even from a template
             log.error("ungrounded numbers in %s answer: %s", mode, [u.text for u in grounding.ungrounded])
             result.answer = drop_ungrounded_sentences(result.answer, grounding)
-            grounding = self._ground(text, result)
+            grounding = self._ground(text, result, strict)
         trace = AnswerTrace(
             conversation_id=cid,
             answer=result.answer,
@@ -242,10 +243,19 @@ class Advisor:
         )
         return trace, result.state
 
-    def _ground(self, question: str, result: PlanResult):
+    def _ground(self, question: str, result: PlanResult, strict: bool = False):
+        """The answer's figures (code included) against their sources. `strict` (a model wrote the answer):
+        a tool call fed a figure the model made up (a price, a token count not in the question) is no
+        source, and a note's figure counts only beside its citation marker."""
+        passages = {c.id: c.text for c in result.citations}
+        if strict:
+            outputs, tainted = trusted_tool_outputs(result.tool_calls, question)
+            if tainted:
+                log.warning("tool calls fed figures with no source, not used as sources: %s", tainted)
+            outputs.update(result.offered)
+            return ground(uncode(result.answer), outputs, passages, question, shown=citation_markers(result.citations))
         outputs = {c.id: {"input": c.input, "output": c.output} for c in result.tool_calls if c.tool != "search_knowledge"}
         outputs.update(result.offered)
-        passages = {c.id: c.text for c in result.citations}
         return ground(uncode(result.answer), outputs, passages, question)
 
     def _gated(self, text: str, ctx: Context, result: PlanResult, emit: Emit,

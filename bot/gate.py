@@ -39,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from bot.grounding.check import GroundingResult, UngroundedNumber, ground
+from bot.grounding.check import GroundingResult, UngroundedNumber, ground, trusted_tool_outputs
 from bot.language import detect_language
 from bot.planner import PlanResult
 from bot.toolbox import SEARCH
@@ -242,7 +242,8 @@ def _grounding(question: str, answer: str, result: PlanResult,
     if bad:
         reasons["bad_citation"] = ", ".join(f"[{r}]" for r in bad)
     cited = {result.citations[r - 1].id: result.citations[r - 1].text for r in refs if 1 <= r <= len(result.citations)}
-    outputs = {c.id: {"input": c.input, "output": c.output} for c in result.tool_calls if c.tool != SEARCH}
+    # a calculator fed a figure the model made up (not in the question) is no source (bot.grounding)
+    outputs, _tainted = trusted_tool_outputs(result.tool_calls, question)
     outputs.update(result.offered)
     text = uncode(answer)
     grounding = ground(text, outputs, cited, question)

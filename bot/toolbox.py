@@ -19,6 +19,8 @@ from tools import registry
 from tools.errors import AdvisorError
 
 SEARCH = "search_knowledge"
+#: how a note from a user's own folder is labelled wherever it is cited: never mistaken for the catalog
+USER_NOTE_LABEL = "用户资料 / user note: "
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,12 @@ class Toolbox:
                 raise registry.invalid_from_validation(err) from None
             if self.retriever is None:
                 return {"passages": []}
-            passages = self.retriever.search(inp.query, k=inp.k, lang=inp.lang, topics=inp.topics)
-            return {"passages": [p.model_dump() for p in passages]}
+            passages = [p.model_dump() for p in self.retriever.search(inp.query, k=inp.k, lang=inp.lang,
+                                                                      topics=inp.topics)]
+            for p in passages:
+                if p.get("origin", "builtin") != "builtin" and not p["title"].startswith(USER_NOTE_LABEL):
+                    p["title"] = USER_NOTE_LABEL + p["title"]
+            return {"passages": passages}
         return registry.call(name, args)
 
     def run(self, emit: Emit = _ignore) -> ToolRun:

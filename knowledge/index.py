@@ -152,6 +152,8 @@ class KnowledgeIndex:
         self.embedding = embedding or make_embedding(config.embeddings)
         self.collection_name = f"{COLLECTION_PREFIX}-{self.embedding.collection_suffix}"
         self.notices: list[str] = []
+        #: files of user folders left out at the last sync (links out of the folder, binaries, oversize, ...)
+        self.skipped: list[str] = []
         self._client = client
         self._collection: Any = None
 
@@ -336,7 +338,7 @@ class KnowledgeIndex:
         self.collection()  # may rebuild a broken index (and report it)
         roots = self._roots(paths, forget)
         report = self._sync(roots, progress)
-        report.notices = [*self.notices]
+        report.notices = [*self.notices, *self.skipped]
         return report
 
     def ensure_built(self) -> SyncReport | None:
@@ -350,8 +352,8 @@ class KnowledgeIndex:
         was_empty = self.collection().count() == 0  # a broken index is rebuilt here, with a notice
         if self.config.server and not was_empty:
             return None
-        report = self._sync(self._roots())
-        report.notices = [*self.notices]
+        report = self._sync(self._roots(), lenient=True)  # a bad file in a remembered folder never stops a start
+        report.notices = [*self.notices, *self.skipped]
         if was_empty and report.added:
             notice = (
                 f"The knowledge index at {self.config.location} was missing or empty; "
@@ -362,8 +364,13 @@ class KnowledgeIndex:
             self.notices.append(notice)
         return report if report.changed or report.notices else None
 
-    def _plan(self, roots: list[CorpusRoot]) -> tuple[int, list[StoredChunk], list[StoredChunk], list[str], int]:
-        notes = load_corpus(roots)
+    def _plan(self, roots: list[CorpusRoot], lenient: bool = False
+              ) -> tuple[int, list[StoredChunk], list[StoredChunk], list[str], int]:
+        skipped: list[str] = []
+        notes = load_corpus(roots, skipped, lenient=lenient)
+        self.skipped = skipped
+        for message in skipped:
+            log.warning("knowledge: %s", message)
         wanted = {c.id: c for note in notes for c in (_stored_from(note, ch) for ch in chunk_note(note))}
         held = {c.id: c.hash for c in self.stored()}
         new = [c for i, c in wanted.items() if i not in held]
@@ -371,15 +378,16 @@ class KnowledgeIndex:
         gone = sorted(set(held) - set(wanted))
         return len(notes), new, changed, gone, len(wanted)
 
-    def _sync(self, roots: list[CorpusRoot], progress: Progress | None = None) -> SyncReport:
-        plan = self._plan(roots)
+    def _sync(self, roots: list[CorpusRoot], progress: Progress | None = None, lenient: bool = False) -> SyncReport:
+        plan = self._plan(roots, lenient)
         if plan[1] or plan[2] or plan[3] or self._manifest_for(roots) != self._manifest():
             with self._write_lock():
-                plan = self._plan(roots)  # again, under the lock: another writer may have been first
+                plan = self._plan(roots, lenient)  # again, under the lock: another writer may have been first
                 self._apply(plan[1] + plan[2], plan[3], progress)
                 self._save_manifest(roots)
         docs, new, changed, gone, wanted = plan
         return SyncReport(
+            notices=list(self.skipped),
             added=len(new),
             updated=len(changed),
             removed=len(gone),

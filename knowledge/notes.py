@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,10 @@ from knowledge.errors import BadNote
 #: origin label of the notes shipped with the package
 BUILTIN = "builtin"
 SUFFIXES = (".md", ".txt")
+#: a note larger than this is not a note (a log, a dump): refused, naming the file
+MAX_NOTE_BYTES = 1_000_000
+#: notes per folder; a folder with more is not a note folder (a home directory, a source tree)
+MAX_NOTES_PER_FOLDER = 5000
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
 _CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -87,7 +93,20 @@ def split_front_matter(text: str) -> tuple[dict, str]:
 
 
 def _read_text(path: Path) -> tuple[str, str]:
-    raw = path.read_bytes()
+    with path.open("rb") as fh:  # never more than the cap, whatever the file claims to be
+        raw = fh.read(MAX_NOTE_BYTES + 1)
+    if len(raw) > MAX_NOTE_BYTES:
+        raise BadNote(
+            f"{path}: larger than {MAX_NOTE_BYTES:,} bytes; a note should be a page of text, not a dump. Skipped.",
+            f"{path}：超过 {MAX_NOTE_BYTES:,} 字节；笔记应是一页文字，而不是数据转储。已跳过。",
+            field="path",
+        )
+    if b"\x00" in raw[:8192]:
+        raise BadNote(
+            f"{path}: a binary file, not text; only .md and .txt notes are indexed. Skipped.",
+            f"{path}：是二进制文件而不是文本；只索引 .md 和 .txt 笔记。已跳过。",
+            field="path",
+        )
     digest = hashlib.sha256(raw).hexdigest()
     for encoding in ("utf-8-sig", "gb18030"):  # price sheets from Windows machines are often GBK
         try:
@@ -157,35 +176,102 @@ def load_note(path: Path, origin: str) -> Note:
     )
 
 
-def note_files(root: Path) -> list[Path]:
-    """The .md and .txt files under a folder (or the file itself), sorted; hidden files, `_*` and README skipped."""
+def note_files(root: Path, skipped: list[str] | None = None) -> list[Path]:
+    """The .md and .txt files under a folder (or the file itself), sorted; hidden files, `_*` and README skipped.
+
+    Only regular files inside the folder are returned: a symlink that leads out of it (to /etc/passwd,
+    /proc/self/environ, another user's files) is not followed, and devices, pipes and sockets are
+    skipped; each such file is named in `skipped`."""
+    skipped = skipped if skipped is not None else []
     if root.is_file():
-        return [root] if root.suffix.lower() in SUFFIXES else []
+        return [root] if root.suffix.lower() in SUFFIXES and _regular(root, root.parent, skipped) else []
     if not root.is_dir():
         return []
+    base = root.resolve()
     files = []
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root).parts
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        rel = Path(folder).relative_to(root).parts
         if any(part.startswith((".", "_")) for part in rel):
+            dirs[:] = []
             continue
-        if p.is_file() and p.suffix.lower() in SUFFIXES and p.stem.lower() != "readme":
-            files.append(p)
-    return files
+        dirs[:] = [d for d in dirs if not d.startswith((".", "_")) and _inside(Path(folder) / d, base, skipped)]
+        for name in names:
+            p = Path(folder) / name
+            if name.startswith((".", "_")) or p.suffix.lower() not in SUFFIXES or p.stem.lower() == "readme":
+                continue
+            if _regular(p, base, skipped):
+                files.append(p)
+    return sorted(files)
 
 
-def load_corpus(roots: Sequence[CorpusRoot]) -> list[Note]:
-    """Every note under the roots; a doc id used twice is an error naming both files."""
+def _inside(path: Path, base: Path, skipped: list[str]) -> bool:
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        skipped.append(f"{path}: a broken or looping link; skipped.")
+        return False
+    if target != base and base not in target.parents:
+        skipped.append(f"{path}: a link that leads out of {base} (to {target}); not followed.")
+        return False
+    return True
+
+
+def _regular(path: Path, base: Path, skipped: list[str]) -> bool:
+    if not _inside(path, base, skipped):
+        return False
+    try:
+        mode = path.stat().st_mode
+    except OSError as err:
+        skipped.append(f"{path}: cannot be read ({err.strerror}); skipped.")
+        return False
+    if not stat.S_ISREG(mode):
+        skipped.append(f"{path}: not a regular file (a device, pipe or socket); skipped.")
+        return False
+    return True
+
+
+def load_corpus(roots: Sequence[CorpusRoot], skipped: list[str] | None = None,
+                lenient: bool | None = None) -> list[Note]:
+    """Every note under the roots; a doc id used twice is an error naming both files.
+
+    With `skipped` (a list to fill), a bad file in a user's folder (binary, too large, not UTF-8,
+    broken front matter, a duplicate id, over the per-folder count) is left out and named there
+    instead of stopping the whole corpus: how a server starts with a folder someone else wrote into.
+    The shipped notes are always strict."""
     notes: list[Note] = []
     seen: dict[str, str] = {}
+    lenient = skipped is not None if lenient is None else lenient
+    skipped = skipped if skipped is not None else []
     for root in roots:
-        for path in note_files(root.path):
-            note = load_note(path, root.origin)
-            if note.doc_id in seen:
-                raise BadNote(
-                    f"Two documents share the id {note.doc_id!r}: {seen[note.doc_id]} and {path}; rename one.",
-                    f"两个文档使用了同一个 id“{note.doc_id}”：{seen[note.doc_id]} 和 {path}；请重命名其中一个。",
-                    field="id",
-                )
+        paths = note_files(root.path, skipped)
+        if len(paths) > MAX_NOTES_PER_FOLDER:
+            message = (f"{root.path}: {len(paths)} files, more than the {MAX_NOTES_PER_FOLDER} notes a folder may hold; "
+                       f"only the first {MAX_NOTES_PER_FOLDER} are indexed.")
+            if not lenient:
+                raise BadNote(message, f"{root.path}：有 {len(paths)} 个文件，超过每个文件夹 {MAX_NOTES_PER_FOLDER} "
+                                       "篇笔记的上限；请只索引笔记所在的文件夹。", field="path")
+            skipped.append(message)
+            paths = paths[:MAX_NOTES_PER_FOLDER]
+        for path in paths:
+            try:
+                note = load_note(path, root.origin)
+                if note.doc_id in seen:
+                    raise BadNote(
+                        f"Two documents share the id {note.doc_id!r}: {seen[note.doc_id]} and {path}; rename one.",
+                        f"两个文档使用了同一个 id“{note.doc_id}”：{seen[note.doc_id]} 和 {path}；请重命名其中一个。",
+                        field="id",
+                    )
+            except BadNote as err:
+                if not lenient or root.origin == BUILTIN:
+                    raise
+                skipped.append(err.message("en"))
+                continue
+            except OSError as err:
+                if not lenient or root.origin == BUILTIN:
+                    raise BadNote(f"{path}: cannot be read ({err.strerror}).", f"{path}：无法读取（{err.strerror}）。",
+                                  field="path") from None
+                skipped.append(f"{path}: cannot be read ({err.strerror}); skipped.")
+                continue
             seen[note.doc_id] = str(path)
             notes.append(note)
     return notes

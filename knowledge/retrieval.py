@@ -40,6 +40,8 @@ class Passage(BaseModel):
     #: the note's first source URL, or the file path of a user's document
     source: str
     score: float
+    #: "builtin" for the notes shipped with the package, else the user folder the note was indexed from
+    origin: str = "builtin"
 
 
 class SearchKnowledgeInput(BaseModel):
@@ -199,7 +201,8 @@ class Retriever:
             if self.per_doc and per_doc.get(c.doc_id, 0) >= self.per_doc:
                 continue
             per_doc[c.doc_id] = per_doc.get(c.doc_id, 0) + 1
-            out.append(Passage(id=c.id, doc_id=c.doc_id, title=c.title, text=c.text, source=c.source, score=score))
+            out.append(Passage(id=c.id, doc_id=c.doc_id, title=c.title, text=c.text, source=c.source, score=score,
+                               origin=c.origin))
             if len(out) == k:
                 break
         return out

@@ -31,6 +31,9 @@ class ParamCount:
     n_dense_layers: int
     n_moe_layers: int
     input_embedding: int = 0  # the V·h input table alone (part of `embedding`)
+    #: a MoE layer's MLP parameters gathered at once under ZeRO-3: shared experts + router + the top-k routed
+    #: experts (each expert is its own module, gathered as it is used, not the whole layer's experts together)
+    moe_gathered: int = 0
 
     @property
     def layers_total(self) -> int:
@@ -58,9 +61,14 @@ class ParamCount:
 
     @property
     def largest_layer(self) -> int:
-        """The biggest single block ZeRO-3 must gather at once (a layer or the embedding)."""
-        per_layer = self.attention_per_layer + max(self.mlp_per_layer_dense, self.mlp_per_layer_moe_total)
-        return max(per_layer, self.embedding)
+        """The biggest single block ZeRO-3 must gather at once: a layer, the input embedding or the output head.
+
+        The input embedding and an untied output head are separate modules, gathered one at a time (counting
+        their sum as one block overstated every large-vocabulary run).
+        """
+        per_layer = self.attention_per_layer + max(self.mlp_per_layer_dense, self.moe_gathered)
+        table = self.input_embedding or self.embedding
+        return max(per_layer, table, self.embedding - table)
 
 
 def attention_params(m: ModelSpec) -> int:
@@ -83,7 +91,24 @@ def mlp_params(h: int, f: int, kind: str) -> int:
     return (3 if kind == "swiglu" else 2) * h * f
 
 
+#: param_count results by record identity (catalog and generic records are long-lived singletons); the
+#: record itself is kept beside its count so a recycled id() can never return another model's count
+_COUNTS: dict[int, tuple[ModelSpec, ParamCount]] = {}
+
+
 def param_count(m: ModelSpec) -> ParamCount:
+    """Parameter counts of a model (memoised per record: every calculator call needs them)."""
+    hit = _COUNTS.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    if len(_COUNTS) > 4096:
+        _COUNTS.clear()
+    pc = _param_count(m)
+    _COUNTS[id(m)] = (m, pc)
+    return pc
+
+
+def _param_count(m: ModelSpec) -> ParamCount:
     h = m.hidden_size
     table = m.vocab_size * h
     embedding = table * (1 if m.tie_embeddings else 2)
@@ -97,7 +122,8 @@ def param_count(m: ModelSpec) -> ParamCount:
         moe_active = (m.experts_per_token or 0) * expert + shared + router
         n_dense = m.n_dense_layers or 0
         return ParamCount(
-            embedding, attn, dense if n_dense else 0, moe_total, moe_active, n_dense, m.n_layers - n_dense, table
+            embedding, attn, dense if n_dense else 0, moe_total, moe_active, n_dense, m.n_layers - n_dense, table,
+            moe_gathered=moe_active,
         )
     return ParamCount(embedding, attn, dense, 0, 0, m.n_layers, 0, table)
 

@@ -11,35 +11,54 @@ architecture of that size (`ModelSpec.generic`); anything else raises `UnknownGp
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import functools
 import math
 import re
 from pathlib import Path
 
 import yaml
+from rapidfuzz import fuzz, process
 
 from tools.errors import InvalidInput, UnknownGpu, UnknownModel
 from tools.specs import GpuSpec, ModelSpec, Source
 
 DATA_DIR = Path(__file__).parent / "data"
 
-_VENDOR_WORDS = ("nvidia", "英伟达", "辉达", "geforce", "tesla", "huawei", "华为", "amd", "instinct", "radeon")
-_ZH_WORDS = {"昇腾": "ascend", "寒武纪": "cambricon", "摩尔线程": "mtt", "显卡": "", "加速卡": "", "版": ""}
+#: vendor and brand words people put in front of a part number, in English and Chinese; removed before matching
+#: ("英伟达 H800", "海光 K100", "Moore Threads S4000", "NVIDIA GeForce RTX 4090")
+_VENDOR_WORDS = (
+    "nvidia", "英伟达", "辉达", "geforce", "tesla", "huawei", "华为", "amd", "instinct", "radeon", "超威",
+    "hygon", "海光", "moore threads", "moorethreads", "摩尔线程", "cambricon", "寒武纪", "kunlunxin", "昆仑芯",
+    "baidu", "百度", "biren", "壁仞", "metax", "沐曦", "enflame", "燧原", "iluvatar", "天数智芯", "天数",
+    "habana", "intel", "英特尔", "昇腾", "ascend", "mtt",
+)
+_ZH_WORDS = {"显卡": "", "加速卡": "", "计算卡": "", "版": "", "显存": ""}
+_TOKEN = re.compile(r"[a-z]+\d*[a-z]*|\d+[a-z]*|[^\x00-\x7f]+")
+_BARE_SIZE = re.compile(r"\d+(?:\.\d+)?[bmkt]?")
 
 
 @functools.lru_cache(maxsize=4096)
 def normalize(name: str) -> str:
     """Canonical key for matching: lower case, vendor words and separators removed."""
+    return re.sub(r"[\s_\-/·().,，（）+]+", "", _spaced(name))
+
+
+def _spaced(name: str) -> str:
+    """Lower case, vendor words removed, "80G"/"80 GB" -> "80gb", separators kept (for word order)."""
     s = name.strip().lower()
     for zh, en in _ZH_WORDS.items():
         s = s.replace(zh, en)
     for word in _VENDOR_WORDS:
-        s = s.replace(word, "")
+        s = s.replace(word, " ")
     s = re.sub(r"(\d)\s*(?:g|gb|gig)\b", r"\1gb", s)  # "80G", "80 GB" -> "80gb"
     s = re.sub(r"(\d)g(?=[^b]|$)", r"\1gb", s)  # "80g-pcie"
-    s = re.sub(r"[\s_\-/·().,，（）]+", "", s)
     return s
+
+
+@functools.lru_cache(maxsize=4096)
+def word_key(name: str) -> str:
+    """Order-free key: the name's words sorted ("A100 80GB SXM" and "A100 SXM 80GB" give the same key)."""
+    return " ".join(sorted(_TOKEN.findall(re.sub(r"[\s_\-/·().,，（）+]+", " ", _spaced(name)))))
 
 
 def _load_yaml(filename: str) -> list[dict]:
@@ -81,23 +100,93 @@ def _build_index(records):
     return index
 
 
+@functools.cache
+def _word_index(kind: str) -> dict[str, object]:
+    """Word-order-free keys -> record; a key two records share is left out (ambiguous)."""
+    records = gpus() if kind == "gpu" else models()
+    index: dict[str, object] = {}
+    clash: set[str] = set()
+    for rec in records:
+        for name in (rec.id, rec.name, *rec.aliases):
+            key = word_key(name)
+            if not key or _BARE_SIZE.fullmatch(key):  # "70B" alone must stay a generic size
+                continue
+            if key in index and index[key].id != rec.id:
+                clash.add(key)
+            index[key] = rec
+    return {k: v for k, v in index.items() if k not in clash}
+
+
+#: a typo is corrected only at this similarity (0–100) or more, and only when no other record is as close
+TYPO_SCORE = 85
+TYPO_MARGIN = 4
+
+
+def _digits(key: str) -> str:
+    return "".join(ch for ch in key if ch.isdigit())
+
+
+def _typo(key: str, index: dict):
+    """The one record whose name is a small typo away, with the same digits ("H8OO" is not "H800", "5090" never "4090")."""
+    if len(key) < 3:
+        return None
+    same = [k for k in index if _digits(k) == _digits(key)]
+    if not same:
+        return None
+    hits = process.extract(key, same, scorer=fuzz.ratio, limit=8)
+    best = [(k, score) for k, score, _ in hits if score >= TYPO_SCORE]
+    if not best:
+        return None
+    top = index[best[0][0]]
+    rivals = [score for k, score, _ in hits if index[k].id != top.id]
+    if rivals and rivals[0] > best[0][1] - TYPO_MARGIN:
+        return None
+    return top
+
+
 def _closest(name: str, records, index: dict, n: int = 5) -> list[str]:
+    """Display names of the records closest to what was typed (edit distance, then shared words)."""
     key = normalize(name)
-    hits = difflib.get_close_matches(key, list(index), n=n * 3, cutoff=0.5)
-    # substring matches ("a100" -> every A100) are what people usually mean
-    hits += [k for k in index if key and (key in k or k in key)]
     out: list[str] = []
-    for k in hits:
+    hits = process.extract(key, list(index), scorer=fuzz.WRatio, limit=n * 4, score_cutoff=50) if key else []
+    # substring matches ("a100" -> every A100) are what people usually mean
+    subs = [k for k in index if key and (key in k or k in key)]
+    for k in [*subs, *(k for k, _, _ in hits)]:
         display = index[k].name
         if display not in out:
             out.append(display)
     return out[:n]
 
 
+def _resolve(name: str, index: dict, kind: str):
+    """Exact key, then the same words in another order, then a one-record typo; None when nothing is close."""
+    key = normalize(name)
+    hit = index.get(key)
+    if hit is None:
+        hit = _word_index(kind).get(word_key(name))
+    if hit is None:
+        hit = _typo(key, index)
+    if hit is None:  # a misspelt vendor word ("Gefroce RTX 4090", "Nvidai H800"): drop it and try again
+        words = _spaced(name).split()
+        kept = [w for w in words if not (w.isalpha() and len(w) > 3 and _near_vendor_word(w))]
+        if kept and len(kept) < len(words):
+            return _resolve(" ".join(kept), index, kind)
+    return hit
+
+
+def _near_vendor_word(word: str) -> bool:
+    return any(fuzz.ratio(word, v) >= 75 for v in _VENDOR_WORDS if v.isascii() and " " not in v)
+
+
+@functools.lru_cache(maxsize=1024)
+def _gpu_by_name(name: str) -> GpuSpec | None:
+    return _resolve(name, _gpu_index(), "gpu")
+
+
 def get_gpu(name: str | GpuSpec) -> GpuSpec:
     if isinstance(name, GpuSpec):
         return name
-    hit = _gpu_index().get(normalize(name))
+    hit = _gpu_index().get(normalize(name)) or _gpu_by_name(name)
     if hit is None:
         raise UnknownGpu(name, _closest(name, gpus(), _gpu_index()))
     return hit
@@ -107,12 +196,19 @@ def get_model(name: str | ModelSpec) -> ModelSpec:
     """A catalog model, or a generic dense model when the name only carries a size."""
     if isinstance(name, ModelSpec):
         return name
-    hit = _model_index().get(normalize(name))
+    index = _model_index()
+    hit = index.get(normalize(name))
     if hit is not None:
         return hit
     size = parse_param_count(name)
     if size is None:
-        raise UnknownModel(name, _closest(name, models(), _model_index()))
+        hit = _resolve(name, index, "model")
+        if hit is not None:
+            return hit
+        raise UnknownModel(name, _closest(name, models(), index))
+    hit = _word_index("model").get(word_key(name)) or _typo(normalize(name), index)
+    if hit is not None:
+        return hit
     if not MIN_PARAMS <= size <= MAX_PARAMS:
         raise InvalidInput(
             f"A model of {size / 1e9:g}B parameters is outside what the calculators size (0.01B to 100,000B).",
@@ -150,41 +246,53 @@ def parse_param_count(text: str) -> float | None:
 
 
 _GENERIC_SOURCE = Source(
-    title="Generic dense decoder shape (Llama-style: GQA-free MHA, SwiGLU ffn = 8/3·h, head_dim 128)",
-    url="https://arxiv.org/abs/2302.13971",
-    as_of=dt.date(2023, 2, 27),
+    title="Generic modern dense decoder (Llama-3 proportions: GQA with 8 KV heads, head_dim 128, SwiGLU ffn = 3.5·h, "
+    "128,256-token vocabulary)",
+    url="https://arxiv.org/abs/2407.21783",
+    as_of=dt.date(2024, 7, 31),
     fields=("n_layers", "hidden_size", "n_heads", "n_kv_heads", "head_dim", "ffn_size", "vocab_size", "params_b", "max_context"),
     verified=False,
-    note="shape chosen by gpu-advisor to match the requested parameter count; not a published model",
+    note="shape chosen by gpu-advisor to match the requested parameter count, in the proportions of Llama 3 "
+    "(8B: 32 × 4096, ffn 14336; 70B: 80 × 8192, ffn 28672; vocabulary 128,256) and Qwen2.5 (GQA, 152K vocabulary); "
+    "not a published model",
 )
 
 _HIDDEN_LADDER = (512, 768, 1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384, 18432, 20480, 25600)
+GENERIC_VOCAB = 128256  # Llama 3's; Qwen2.5's is 151,936 (both in the 128K–152K range of 2024–2026 models)
+GENERIC_KV_HEADS = 8
+GENERIC_TIED_BELOW = 4e9  # Llama-3.2-1B/3B and Qwen2.5 ≤ 3B tie the output head to the embedding
 
 
 @functools.cache
 def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
-    """A Llama-style dense decoder with about `params_b` billion parameters.
+    """A modern dense decoder with about `params_b` billion parameters, in Llama-3 proportions.
 
-    Per layer ≈ 4·h² (attention) + 3·h·ffn with ffn = 8/3·h, i.e. ≈ 12·h²; embeddings and
-    an untied head add 2·V·h with V = 32,000. The hidden size is the ladder entry whose layer
-    count is closest to the Llama aspect ratio L ≈ h / 128.
+    Per layer: attention 2·h² + 2·h·k·d (GQA, k = 8 KV heads of d = 128) and a SwiGLU MLP 3·h·f with
+    f = 3.5·h; the embedding and an untied head add 2·V·h with V = 128,256 (tied below 4B). The hidden size
+    is the ladder entry whose layer count is closest to L ≈ h / 102 (Llama 3: 32 layers at 4096, 80 at 8192,
+    126 at 16384).
     """
     n = params_b * 1e9
-    vocab = 32000
+    vocab = GENERIC_VOCAB
+    tied = n < GENERIC_TIED_BELOW
+    tables = 1 if tied else 2
     best = None
     for h in _HIDDEN_LADDER:
-        ffn = int(math.ceil(8 * h / 3 / 256) * 256)
-        per_layer = 4 * h * h + 3 * h * ffn
-        layers = round((n - 2 * vocab * h) / per_layer)
+        heads = max(1, h // 128)
+        kv = _kv_heads(heads)
+        ffn = int(math.ceil(3.5 * h / 256) * 256)
+        per_layer = 2 * h * h + 2 * h * kv * 128 + 3 * h * ffn
+        layers = round((n - tables * vocab * h) / per_layer)
         if layers < 1:
             continue
-        score = abs(math.log(layers / (h / 128)))
+        score = abs(math.log(layers / (h / 102)))
         if best is None or score < best[0]:
             best = (score, h, ffn, layers)
     if best is None:  # tiny models: one layer at the smallest width
-        best = (0.0, 512, 1536, 1)
+        best = (0.0, 512, 1792, 1)
     _, h, ffn, layers = best
     heads = max(1, h // 128)
+    kv = _kv_heads(heads)
     label = f"{params_b:g}B"
     return ModelSpec(
         id=f"generic-{label.lower()}",
@@ -194,15 +302,22 @@ def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
         n_layers=layers,
         hidden_size=h,
         n_heads=heads,
-        n_kv_heads=heads,
+        n_kv_heads=kv,
         head_dim=h // heads,
         ffn_size=ffn,
         vocab_size=vocab,
         params_b=params_b,
-        attention="MHA",
-        max_context=4096,
+        attention="GQA" if kv < heads else "MHA",
+        max_context=131072,
+        tie_embeddings=tied,
         sources=(_GENERIC_SOURCE,),
         generic=True,
         notes=(f"{typed!r} is not in the catalog; " if typed else "")
-        + f"treated as a generic dense {label} model ({layers} layers, hidden {h}, MHA).",
+        + f"treated as a modern dense {label} model in Llama-3 proportions ({layers} layers, hidden {h}, "
+        f"GQA with {kv} KV heads, Llama 3's vocabulary); name the model for its exact shape.",
     )
+
+
+def _kv_heads(heads: int) -> int:
+    """8 KV heads, or the largest divisor of the head count below 8."""
+    return max(k for k in range(1, min(GENERIC_KV_HEADS, heads) + 1) if heads % k == 0)

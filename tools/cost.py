@@ -263,7 +263,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyOutput:
         fx, fx_assumption = _fx(inp.fx_cny_per_usd)
         a.append(fx_assumption)
         out.update(fx_cny_per_usd=fx, rent_total_usd=round(rent_total / fx, 2), own_total_usd=round(own_total / fx, 2))
-    return RentVsBuyOutput(**out, assumptions=a)
+    return RentVsBuyOutput.trusted(**out, assumptions=a)
 
 
 def _flip_points(

@@ -8,11 +8,16 @@ from pydantic import Field, model_validator
 
 from tools.specs_base import GPU_FIGURES, AltFigure, ChinaStatus, Frozen, Interconnect, Source
 
+#: Chinese accelerator vendors ("国产"): what `domestic` means, separate from `china.available`
+DOMESTIC_VENDORS = frozenset({"huawei", "cambricon", "moore-threads", "hygon", "biren", "kunlunxin", "enflame", "metax",
+                              "iluvatar"})
+
 
 class GpuSpec(Frozen):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-]*$")
     name: str
-    vendor: Literal["nvidia", "amd", "huawei", "cambricon", "moore-threads", "intel", "hygon", "biren", "other"]
+    vendor: Literal["nvidia", "amd", "huawei", "cambricon", "moore-threads", "intel", "hygon", "biren", "kunlunxin",
+                    "enflame", "metax", "iluvatar", "other"]
     family: str  # "Ampere", "Hopper", "Ada", "Blackwell", "CDNA3", "Da Vinci", ...
     aliases: tuple[str, ...] = ()
     memory_gb: float = Field(gt=0)
@@ -27,6 +32,8 @@ class GpuSpec(Frozen):
     fp8_tflops: float | None = Field(default=None, gt=0)
     int8_tops: float | None = Field(default=None, gt=0)
     interconnect: Interconnect
+    #: the record of the same silicon and memory sold under another name (A800 -> A100): same capacity, same rates
+    same_silicon_as: str | None = None
     #: how many devices the driver exposes per package (MI250X: 2 GCDs of 64 GB each); memory_gb is the package total
     devices_per_package: int = Field(default=1, ge=1, le=8)
     interconnect_gb_s: float | None = Field(default=None, gt=0)
@@ -47,6 +54,11 @@ class GpuSpec(Frozen):
         if self.interconnect_gb_s is not None and self.interconnect.gb_s not in (None, self.interconnect_gb_s):
             raise ValueError("interconnect_gb_s and interconnect.gb_s disagree")
         return self
+
+    @property
+    def domestic(self) -> bool:
+        """Made by a Chinese vendor (Huawei, Hygon, Cambricon, ...): not the same as being purchasable in China."""
+        return self.vendor in DOMESTIC_VENDORS
 
     @property
     def verified(self) -> bool:

@@ -14,7 +14,11 @@ Conventions (stated in every output's `assumptions`):
 - Logits: b·s·V elements at 6 bytes (fp32 logits + a bf16 copy), divided by t (vocab-parallel).
 - ZeRO stage k shards over the data-parallel degree d: 1 optimizer states, 2 + gradients,
   3 + parameters (plus two gathered layers in flight).
-- Usable memory is a fraction of the capacity the driver reports (fragmentation, allocator reserve).
+- One memory convention (tools/verdict.py): the process total (allocator peak + CUDA context + NCCL
+  buffers) is compared once with the capacity the driver reports; fragmentation and estimate error form
+  the ±10% band of the `tight` verdict.
+- Gradient checkpointing defaults on for full, LoRA and QLoRA training of models of 7B and more (what
+  LLaMA-Factory, PEFT and the DeepSpeed/FSDP examples do), off for smaller models and freeze-tuning.
 """
 
 from __future__ import annotations
@@ -34,17 +38,29 @@ from tools.schemas.memory import (
     FitTrainingOutput,
 )
 from tools.units import GB, GiB
+from tools.verdict import convention_assumption, judge
 
 GPUS_PER_NODE = 8
 NCCL_BUFFERS_BYTES = 1.5 * GiB  # REFERENCE.md: ≈ 1.5 GiB allocated at the first collective
 HOST_RAM_FACTOR = 1.5  # DeepSpeed's estimators: offloaded states × 1.5 of host RAM
 NF4_BYTES = 0.5 + 0.127 / 8  # 4-bit weights + double-quantised constants (QLoRA paper, arXiv 2305.14314)
+QLORA_UNQUANTISED_BYTES = 4.0  # embeddings/head after prepare_model_for_kbit_training (fp32)
 INT4_GROUP_BYTES = 0.5 + 0.25 / 8  # AWQ/GPTQ group 128: fp16 scale + zero per 128 weights ≈ 0.25 bit
 PREFILL_CHUNK_TOKENS = 8192  # tokens per scheduler step (vLLM chunked prefill budget)
 MAX_COUNT = 1 << 17  # the largest GPU count min_gpus looks at
 
+#: models at least this large get gradient checkpointing by default (full, LoRA, QLoRA); Llama-2-7B is 6.74B
+CHECKPOINTING_MIN_PARAMS = 6.5e9
+
 #: optimizer bytes per trainable parameter (states, without the fp32 master copy)
 OPTIMIZER_STATE_BYTES = {"adamw": 8.0, "adamw8bit": 2.0, "sgd": 4.0, "adafactor": 0.0}
+
+
+def default_checkpointing(method: str, total_params: float) -> bool:
+    """Gradient checkpointing when the user did not say: on for full/LoRA/QLoRA at ≥ 7B, QLoRA always."""
+    if method == "qlora":
+        return True  # PEFT's prepare_model_for_kbit_training turns it on at every size
+    return method in ("full", "lora") and total_params >= CHECKPOINTING_MIN_PARAMS
 
 
 def capacity_bytes(gpu: GpuSpec) -> float:
@@ -140,8 +156,10 @@ def _base(c: _Train) -> dict[str, float]:
     # weights: trainable in the compute precision (+ an fp8 copy for fp8 training), frozen as stored
     w_train = trainable * (compute_bytes + (1.0 if c.precision == "fp8" else 0.0))
     if c.method == "qlora":
-        embed = p.embedding  # embeddings and the output head stay in 16-bit (bitsandbytes skips them)
-        w_frozen = (frozen - embed) * NF4_BYTES + embed * 2.0
+        # bitsandbytes leaves the embeddings and the output head unquantised, and PEFT's
+        # prepare_model_for_kbit_training casts every non-4-bit parameter to fp32
+        embed = p.embedding
+        w_frozen = (frozen - embed) * NF4_BYTES + embed * QLORA_UNQUANTISED_BYTES
     else:
         w_frozen = frozen * (4.0 if c.precision == "fp32" else 2.0)
 
@@ -160,9 +178,17 @@ def _base(c: _Train) -> dict[str, float]:
         "optimizer": trainable * (master + OPTIMIZER_STATE_BYTES[c.optimizer]) / mp,
         "activations": activations,
         "logits": b * s * m.vocab_size * 6.0 / c.tp,
-        "zero3_buffers": 2 * p.largest_layer * compute_bytes / c.tp,  # current + prefetched layer
+        # current + prefetched block, gathered in the base weights' dtype (NF4 for QLoRA), not the adapters'
+        "zero3_buffers": 2 * p.largest_layer * _gathered_bytes(c) / c.tp,
         "cuda_context": c.cuda_context,
     }
+
+
+def _gathered_bytes(c: _Train) -> float:
+    """Bytes per parameter of a ZeRO-3 gathered block: the frozen or compute dtype of the base weights."""
+    if c.method == "qlora":
+        return NF4_BYTES
+    return 4.0 if c.precision == "fp32" else 2.0
 
 
 def _assemble(base: dict[str, float], stage: int, dp: int, offload: str, n_gpus: int) -> tuple[dict[str, float], float]:
@@ -267,9 +293,10 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
         )
     if inp.method == "qlora" and inp.precision == "fp32":
         raise InvalidInput("QLoRA computes in bf16/fp16, not fp32.", "QLoRA 以 bf16/fp16 计算，不支持 fp32。", field="precision")
+    params = param_count(model)
     c = _Train(
         model=model,
-        params=param_count(model),
+        params=params,
         method=inp.method,
         n_gpus=inp.n_gpus,
         precision=inp.precision,
@@ -278,7 +305,8 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
         offload=inp.offload,
         seq_len=inp.seq_len,
         micro_batch=inp.micro_batch,
-        grad_checkpointing=inp.method == "qlora" if inp.grad_checkpointing is None else inp.grad_checkpointing,
+        grad_checkpointing=default_checkpointing(inp.method, params.total) if inp.grad_checkpointing is None
+        else inp.grad_checkpointing,
         flash_attention=inp.flash_attention,
         tp=inp.tp,
         pp=inp.pp,
@@ -298,14 +326,12 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
         "offload": "no ZeRO-Offload",
         "seq_len": "tokens per sequence",
         "micro_batch": "sequences per GPU per step",
-        "grad_checkpointing": "on: PEFT's prepare_model_for_kbit_training turns it on for QLoRA"
-        if inp.method == "qlora" and inp.grad_checkpointing is None else "every layer's activations are kept"
-        if not inp.grad_checkpointing else "each layer's activations are recomputed in the backward pass",
+        "grad_checkpointing": _checkpointing_note(inp.method, c.grad_checkpointing, inp.grad_checkpointing is None),
         "flash_attention": "on: no s² attention-score matrix is stored",
         "tp": "tensor parallel size",
         "pp": "pipeline stages",
         "activation_factor": "1.0 = Megatron-LM; measured HF eager stacks need more",
-        "usable_fraction": "the rest is left to the allocator and fragmentation",
+        "usable_fraction": "share of the reported capacity the run may use (fragmentation is in the ±10% band)",
         "cuda_context_gb": "CUDA context per process (0.5–2 GiB in practice)",
     }
     if inp.method in ("lora", "qlora"):
@@ -323,6 +349,17 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
     if model.generic:
         assumptions.insert(0, assume("model_architecture", value=model.name, note=model.notes or ""))
     return c, gpu, assumptions
+
+
+def _checkpointing_note(method: str, on: bool, defaulted: bool) -> str:
+    if not defaulted:
+        return "each layer's activations are recomputed in the backward pass" if on else "every layer's activations are kept"
+    if method == "qlora":
+        return "on by default: PEFT's prepare_model_for_kbit_training turns it on for QLoRA"
+    if on:
+        return ("on by default for full/LoRA training of models of 7B and more (LLaMA-Factory, PEFT and "
+                "DeepSpeed/FSDP recipes); costs one extra forward pass in training time")
+    return "off by default for models under 7B and for freeze-tuning: every layer's activations are kept"
 
 
 def _auto_stage(c: _Train, usable: float, explicit: int | None, base: dict[str, float]) -> _Train:
@@ -428,7 +465,12 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
     parts, host = _train_breakdown(c, base)
     per_gpu = sum(parts.values())
     fits = per_gpu <= usable
+    judged = judge(parts, usable)
+    note_en = note_zh = other_gb = None
+    if inp.grad_checkpointing is None:
+        note_en, note_zh, other_gb = _flip_note(c, usable, judged["verdict"])
     min_n, min_stage = _min_gpus(c, usable, base)
+    fixed, blocker = _unshardable(c, base, usable, min_n)
     suggestions = [] if fits else _suggest(c, gpu, usable, min_n, base)
     trainable, _ = _trainable(c)
     states = _assumption_states(c)
@@ -439,12 +481,13 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
         assume("capacity", value=round(capacity / GB, 1), unit="GB",
                    note=f"{gpu.memory_reported_gib:g} GiB as the driver reports" if gpu.memory_reported_gib else "vendor figure"),
         assume("logits_bytes_per_element", value=6, unit="B", note="fp32 logits + a bf16 copy"),
+        convention_assumption(inp.usable_fraction, serving=False),
     ]
     if c.n_gpus > 1:
         assumptions.append(assume("comm_buffers", value=round(NCCL_BUFFERS_BYTES / GB, 2), unit="GB", note="NCCL buffers at the first collective"))
     if c.offload != "none":
         assumptions.append(assume("host_ram_factor", value=HOST_RAM_FACTOR, note="host RAM = offloaded states × 1.5 (DeepSpeed estimators)"))
-    return FitTrainingOutput(
+    return FitTrainingOutput.trusted(
         model=c.model.name,
         gpu=gpu.name,
         method=c.method,
@@ -464,5 +507,51 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
         min_gpus=min_n,
         min_gpus_zero_stage=min_stage,
         suggestions=suggestions,
+        unshardable_gb=round(fixed / GB, 2),
+        min_gpus_blocker=blocker,
+        default_note_en=note_en,
+        default_note_zh=note_zh,
+        default_other_gb=other_gb,
         assumptions=assumptions,
+        **judged,
     )
+
+
+def _unshardable(c: _Train, base: dict[str, float], usable: float, min_n: int | None) -> tuple[float, str | None]:
+    """Per-GPU bytes no GPU count removes (ZeRO-3 sharding everything it can), and why no count fits, if none does.
+
+    "activations": activations and logits alone exceed the usable memory (only method, sequence or
+    checkpointing changes help); "unshardable": together with the gathered ZeRO-3 blocks, context and NCCL
+    buffers they do; "max_count": it would need more GPUs than the calculators consider.
+    """
+    parts, _ = _assemble(base, 3, 1, c.offload, 2)
+    fixed = sum(v for k, v in parts.items() if k not in ("weights", "gradients", "optimizer"))
+    if min_n is not None:
+        return fixed, None
+    if parts["activations"] + parts["logits"] > usable:
+        return fixed, "activations"
+    return fixed, "unshardable" if fixed >= usable else "max_count"
+
+
+def _flip_note(c: _Train, usable: float, verdict: str) -> tuple[str | None, str | None, float | None]:
+    """One line when the checkpointing default decides the verdict (the other setting, same ZeRO stage)."""
+    other = replace(c, grad_checkpointing=not c.grad_checkpointing)
+    parts, _ = _train_breakdown(other)
+    alt = judge(parts, usable)
+    if alt["verdict"] == verdict:
+        return None, None, None
+    need, room = _fmt(alt["process_total_gb"]), _fmt(usable / GB)
+    words = {"fits": ("it would fit", "放得下"), "tight": ("it would be tight", "比较紧张"),
+             "does not fit": ("it would not fit", "放不下")}
+    en_word, zh_word = words[alt["verdict"]]
+    if c.grad_checkpointing:
+        return (f"Gradient checkpointing is on by default; without it {en_word}: {need} GB per GPU of {room} GB.",
+                f"默认开启了重计算（梯度检查点）；关闭重计算则{zh_word}：每卡需 {need} GB，可用 {room} GB。",
+                alt["process_total_gb"])
+    return (f"Gradient checkpointing is off by default; with it {en_word}: {need} GB per GPU of {room} GB.",
+            f"默认未开启重计算；开启重计算（梯度检查点）则{zh_word}：每卡需 {need} GB，可用 {room} GB。",
+            alt["process_total_gb"])
+
+
+def _fmt(x: float) -> str:
+    return f"{x:,.1f}"

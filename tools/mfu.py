@@ -46,6 +46,9 @@ class MfuRules:
     precision: dict[str, Factor]
     method: dict[str, Factor]
     free_parameters: int
+    width_knee: int = 2048
+    width_exponent: float = 0.5
+    width_note: str = ""
 
 
 def _factor(row) -> Factor:
@@ -76,6 +79,9 @@ def rules() -> MfuRules:
         precision={k: _factor(v) for k, v in doc["precision_factor"].items()},
         method={k: _factor(v) for k, v in doc["method_factor"].items()},
         free_parameters=int(doc["free_parameters"]),
+        width_knee=int(doc["gemm_width"]["knee"]),
+        width_exponent=float(doc["gemm_width"]["exponent"]),
+        width_note=doc["gemm_width"]["note"],
     )
 
 
@@ -111,3 +117,14 @@ def default_utilisation(gpu: GpuSpec, precision: str, method: str) -> Utilisatio
     low = gen.base * gen.low * prec.low * meth.low
     high = min(0.95, gen.base * gen.high * prec.high * meth.high)
     return Utilisation(value, low, high, gen, prec, meth)
+
+
+def width_factor(hidden: int, tp: int) -> float:
+    """Utilisation factor for narrow per-GPU matmuls: min(1, (h / tp) / knee) ** exponent.
+
+    A tensor-parallel shard of a small model (Llama-3.1-8B at tp 8: 512 columns) keeps the tensor cores
+    less busy than a wide one (405B at tp 8: 2,048); the knee and exponent are in tools/data/mfu.yaml.
+    """
+    r = rules()
+    width = hidden / tp
+    return min(1.0, width / r.width_knee) ** r.width_exponent

@@ -28,6 +28,7 @@ from tools.model_spec import ModelSpec
 from tools.schemas.common import assume
 from tools.schemas.memory import FitInferenceInput, FitInferenceOutput
 from tools.units import BYTES_PER_PARAM, GB
+from tools.verdict import convention_assumption, judge
 
 
 def _weight_bytes(model: ModelSpec, p: ParamCount, precision: str) -> float:
@@ -151,6 +152,7 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
         assume("parallelism", value=f"tp={tp} pp={pp}", default=True, note="largest tensor-parallel size ≤ 8 that divides the heads"),
         assume("usable_fraction", value=inp.usable_fraction, default="usable_fraction" not in inp.model_fields_set,
                    note="vLLM's gpu_memory_utilization default"),
+        convention_assumption(inp.usable_fraction, serving=True),
         assume("capacity", value=round(capacity / GB, 1), unit="GB",
                    note=f"{gpu.memory_reported_gib:g} GiB as the driver reports" if gpu.memory_reported_gib else "vendor figure"),
         assume("prefill_chunk_tokens", value=PREFILL_CHUNK_TOKENS, unit="tokens", note="activation workspace sized for one chunked-prefill step"),
@@ -160,7 +162,7 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     if precision in ("int4", "nf4", "int8"):
         assumptions.append(assume("quantization", value=precision,
                                       note="embeddings and output head stay 16-bit; int4 adds group-128 scales (≈0.25 bit/param)"))
-    return FitInferenceOutput(
+    return FitInferenceOutput.trusted(
         model=model.name,
         gpu=gpu.name,
         n_gpus=n,
@@ -181,6 +183,7 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
         max_batch=max_batch,
         max_context=max_ctx,
         assumptions=assumptions,
+        **judge(parts, usable),
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from tools.catalog import get_gpu
 from tools.gpu_spec import GpuSpec
 from tools.prices import prices_for
@@ -13,7 +15,9 @@ RATIO_FIELDS = {"memory": "memory_gb", "bandwidth": "bandwidth_gb_s", "bf16": "b
                 "tf32": "tf32_tflops", "interconnect": "interconnect_gb_s", "tdp": "tdp_w"}
 
 
+@functools.cache
 def _row(g: GpuSpec) -> GpuSpecsOutput:
+    """One GPU's output row; built once per record (catalog records and outputs are frozen)."""
     data = g.model_dump(mode="json")
     unverified = sorted({f for s in g.sources if not s.verified for f in s.fields})
     assumptions = [assume(key="compute_convention", value="dense", note="tensor TFLOPS without 2:4 sparsity")]
@@ -49,6 +53,8 @@ def _row(g: GpuSpec) -> GpuSpecsOutput:
         launch_year=g.launch_year,
         china_available=g.china.available,
         china_note=g.china.note,
+        domestic=g.domestic,
+        same_silicon_as=g.same_silicon_as,
         sources=data["sources"],
         notes=g.notes,
         assumptions=assumptions,

@@ -19,14 +19,15 @@ per-step overhead and, with tensor parallelism, two all-reduces per layer. Prefi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tools.architecture import ParamCount, check_parallel, kv_bytes_per_token, mlp_params, param_count
 from tools.catalog import get_gpu, get_model
 from tools.comm import get_fabric, ring_allreduce_s, scale_up_gb_s, step_comm
 from tools.errors import InvalidInput
 from tools.gpu_spec import GpuSpec
-from tools.mfu import default_utilisation, rules
+from tools.memory import default_checkpointing
+from tools.mfu import default_utilisation, rules, width_factor
 from tools.model_spec import ModelSpec
 from tools.schemas.common import assume
 from tools.schemas.speed import InferenceSpeedInput, InferenceSpeedOutput, TrainingTimeInput, TrainingTimeOutput
@@ -122,6 +123,9 @@ def _peak(gpu: GpuSpec, precision: str, field: str = "precision") -> float:
 
 # --- training time -------------------------------------------------------------------------------
 
+#: a full-parameter run over this many tokens is read as pretraining (checkpointing off unless asked)
+PRETRAINING_TOKENS = 50e9
+
 QLORA_NOTE = "QLoRA: 4-bit weights are dequantised before every matmul"
 
 
@@ -134,11 +138,12 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
     """
     m, gpu = get_model(inp.model), get_gpu(inp.gpu)
     check_parallel(m, inp.tp, inp.pp)
+    recompute = _checkpointing(inp, m)
     fabric = get_fabric(inp.nodes_fabric)
     peak = _peak(gpu, inp.precision)
     s = shape(m)
     model_fpt, hw_fpt, fwd_fpt = training_flops_per_token(
-        m, inp.method, inp.seq_len, recompute=inp.grad_checkpointing, lora_rank=inp.lora_rank,
+        m, inp.method, inp.seq_len, recompute=recompute, lora_rank=inp.lora_rank,
         lora_targets=inp.lora_targets, trainable_layers=inp.trainable_layers,
     )
     n, tp, pp = inp.n_gpus, inp.tp, inp.pp
@@ -154,7 +159,7 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
     else:
         trainable = min(inp.trainable_layers, s.layers) * s.n_layer
     grad_bytes = trainable / (tp * pp) * (4.0 if inp.precision in ("fp32", "tf32") else 2.0)
-    tp_ars = (6 if inp.grad_checkpointing else 4) if inp.method != "freeze" else 2
+    tp_ars = (6 if recompute else 4) if inp.method != "freeze" else 2
 
     def step(u: float) -> tuple[float, float, float]:
         """(step seconds, exposed comm seconds, compute seconds) per GPU at utilisation u."""
@@ -168,6 +173,9 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
         return t_c + comm.exposed_s, comm.exposed_s, t_c
 
     util = default_utilisation(gpu, inp.precision, inp.method)
+    narrow = width_factor(s.hidden, tp)
+    if narrow < 1.0:  # narrow tensor-parallel shards keep the tensor cores less busy (tools/data/mfu.yaml)
+        util = replace(util, value=util.value * narrow, low=util.low * narrow, high=util.high * narrow)
     flops_step_gpu = model_fpt * global_batch / n
     if inp.mfu is None:
         t_step, exposed, _ = step(util.value)
@@ -182,7 +190,7 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
     hours_low, hours_high = steps * t_fast / 3600, steps * t_slow / 3600
 
     total = model_fpt * inp.tokens
-    out = TrainingTimeOutput(
+    out = TrainingTimeOutput.trusted(
         model=m.name, gpu=gpu.name, n_gpus=n, tokens=inp.tokens, method=inp.method, precision=inp.precision,
         flops_per_token=model_fpt, total_flops=total,
         hours=hours, days=hours / 24, gpu_hours=hours * n,
@@ -191,12 +199,21 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
         hfu=mfu * hw_fpt / model_fpt,
         tokens_per_s=inp.tokens / (hours * 3600), tokens_per_s_per_gpu=inp.tokens / (hours * 3600) / n,
         comm_share=min(1.0, exposed / t_step), peak_tflops=peak / TFLOPS,
-        assumptions=_training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak),
+        assumptions=_training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, recompute),
     )
     return out
 
 
-def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak) -> list[dict]:
+def _checkpointing(inp: TrainingTimeInput, m: ModelSpec) -> bool:
+    """The user's setting, else fit_training's default; a full run over 50B tokens is read as pretraining (off)."""
+    if inp.grad_checkpointing is not None:
+        return inp.grad_checkpointing
+    if inp.method == "full" and inp.tokens > PRETRAINING_TOKENS:
+        return False
+    return default_checkpointing(inp.method, param_count(m).total)
+
+
+def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, recompute) -> list[dict]:
     given = inp.model_fields_set
     up, up_note = scale_up_gb_s(gpu)
     a = [
@@ -214,6 +231,11 @@ def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak) -> l
                 f"{util.precision.value} × {inp.method} {util.method.value}; range {util.low:.2f}–{util.high:.2f}. "
                 f"{util.generation.note} Calibrated on published runs (tools/data/mfu.yaml, "
                 f"{r.free_parameters} free parameters); communication is added separately.")))
+        narrow = width_factor(s.hidden, inp.tp)
+        if narrow < 1.0:
+            a.append(assume(key="gemm_width_factor", value=round(narrow, 3),
+                            note=f"hidden {s.hidden} / tp {inp.tp} = {s.hidden // inp.tp} columns per GPU: "
+                            + rules().width_note))
         if inp.method == "qlora":
             a.append(assume(key="qlora_overhead", value=round(1 / util.method.value, 2), unit="×",
                                 note=util.method.note))
@@ -225,8 +247,11 @@ def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak) -> l
                    default="global_batch_tokens" not in given,
                    note="tokens per optimizer step (at least one sequence per data-parallel replica)."),
         assume(key="seq_len", value=inp.seq_len, unit="tokens", default="seq_len" not in given, note=""),
-        assume(key="grad_checkpointing", value=inp.grad_checkpointing, default="grad_checkpointing" not in given,
-                   note="full recompute adds one forward pass: HFU counts it, MFU does not."),
+        assume(key="grad_checkpointing", value=recompute, default=inp.grad_checkpointing is None,
+                   note="full recompute adds one forward pass to the time: HFU counts it, MFU does not."
+                   + (" Default: on for full/LoRA/QLoRA of models of 7B and more (as fit_training), off for "
+                      "pretraining (a full run over 50B tokens) and for smaller models." if inp.grad_checkpointing is None
+                      else "")),
         assume(key="scale_up_bus_gb_s", value=round(up, 1), unit="GB/s", note=up_note),
         assume(key="comm_overlap", value=inp.comm_overlap, default="comm_overlap" not in given,
                    note="share of the gradient all-reduce hidden behind backward; tensor-parallel collectives "
@@ -247,9 +272,13 @@ def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak) -> l
 
 # --- inference speed -------------------------------------------------------------------------------
 
-#: achieved share of spec memory bandwidth in decode, by weight format (weight-only quantised kernels
-#: dequantise on the fly and reach less). Set from gpt-fast on A100-80GB (README benchmark table).
+#: achieved share of spec memory bandwidth in decode, by weight format, for PyTorch-native kernels (gpt-fast's
+#: int8/int4 tinygemm dequantise on the fly and reach less). Set from gpt-fast on A100-80GB (README benchmark table).
 BANDWIDTH_EFFICIENCY = {"fp32": 0.75, "bf16": 0.75, "fp16": 0.75, "fp8": 0.6, "int8": 0.6, "int4": 0.45, "nf4": 0.45}
+#: Marlin (IST-DASLab; vLLM's AWQ/GPTQ int4/int8 kernels): "close to ideal (4x) speedups" over FP16 at small
+#: batch, i.e. it streams quantised weights at the 16-bit kernels' achieved share of bandwidth
+MARLIN_EFFICIENCY = {"int8": 0.75, "int4": 0.75}
+MARLIN_FAMILIES = ("ampere", "ada", "hopper", "blackwell")
 #: fixed time per decode step beyond weight/KV reads (kernel launches, norms, sampling), seconds
 STEP_OVERHEAD_S = 1.2e-3
 #: latency of one small all-reduce inside a node (NCCL, NVLink), seconds
@@ -276,6 +305,15 @@ def _decode_weight_bytes(m: ModelSpec, s: Shape, precision: str, batch: int) -> 
     return (body + s.n_head) * BYTES_PER_PARAM[precision], s.n_matmul
 
 
+def _kernel(asked: str, precision: str, gpu: GpuSpec) -> str:
+    """The int4/int8 kernel family in use: as asked, else Marlin where vLLM runs it (NVIDIA Ampere and newer)."""
+    if precision not in MARLIN_EFFICIENCY:
+        return "none" if precision != "nf4" else "torch"
+    if asked != "auto":
+        return asked
+    return "marlin" if gpu.vendor == "nvidia" and gpu.family.lower() in MARLIN_FAMILIES else "torch"
+
+
 def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
     """Decode tokens/s per sequence and in total, prefill tokens/s and time to first token.
 
@@ -292,7 +330,9 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
     compute_precision = "bf16" if precision in ("int8", "int4", "nf4", "fp32") else precision
     peak = _peak(gpu, compute_precision)
     s = shape(m)
-    eff = inp.bandwidth_efficiency or BANDWIDTH_EFFICIENCY[precision]
+    kernel = _kernel(inp.kernel, precision, gpu)
+    eff = inp.bandwidth_efficiency or (MARLIN_EFFICIENCY[precision] if kernel == "marlin" else
+                                       BANDWIDTH_EFFICIENCY[precision])
     bw = gpu.bandwidth_gb_s * GB * eff
     prompt = inp.prompt_len or inp.context_len
     b, ctx = inp.batch, inp.context_len
@@ -320,6 +360,10 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
         assume(key="bandwidth_efficiency", value=eff, default="bandwidth_efficiency" not in given,
                    note=f"achieved share of {gpu.bandwidth_gb_s:g} GB/s; the defaults (16-bit 0.75, 8-bit 0.6, 4-bit 0.45) with "
                    "the per-step overhead reproduce gpt-fast's A100-80GB table (Llama-2-7B bf16 at 330 W: 104.9 tokens/s)."),
+        assume(key="kernel", value=kernel, default=inp.kernel == "auto",
+               note="weight-only quantised kernel family: marlin = vLLM's AWQ/GPTQ Marlin kernels (near-ideal 4-bit "
+               "weight streaming, IST-DASLab/marlin README), torch = gpt-fast/tinygemm (calibrated on gpt-fast's "
+               "table); 16-bit and fp8 weights do not use it."),
         assume(key="step_overhead_ms", value=STEP_OVERHEAD_S * 1e3, unit="ms",
                    note="fixed cost per decode step (launches, norms, sampling), fitted to the gpt-fast table."),
         assume(key="compute_efficiency", value=inp.compute_efficiency, default="compute_efficiency" not in given,

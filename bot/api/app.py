@@ -39,6 +39,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.advisor import MAX_QUESTION_CHARS, Advisor
+from bot.api import docs_pages
 from bot.api import errors as api_errors
 from bot.api import openai_compat as api_openai
 from bot.api.cluster import Cluster
@@ -227,10 +228,11 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
             if advisor is None:
                 adv.store.close()
 
-    app = FastAPI(title="gpu-advisor", version="0.1.0", lifespan=lifespan,
+    app = FastAPI(title="gpu-advisor", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
                   summary="GPU sizing for AI training and inference; every number comes from code.")
     app.state.metrics = Metrics()
     api_errors.install(app)
+    docs_pages.install(app)  # /docs and /redoc with their assets served here, not from a CDN
 
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(authenticate)], responses=_ERRORS)
     v1.include_router(_advisor_routes())
@@ -490,7 +492,9 @@ def _ops_routes() -> APIRouter:
         if cluster is None:
             body = Readiness(status="not_ready", index_chunks=0, store="unreachable")
         else:
-            body = Readiness(**cluster.readiness(advisor))
+            retriever = advisor.toolbox.retriever if advisor else None
+            skipped = list(getattr(getattr(retriever, "index", None), "skipped", []) or [])
+            body = Readiness(**cluster.readiness(advisor), skipped_notes=skipped)
         return JSONResponse(body.model_dump(), status_code=200 if body.status == "ready" else 503)
 
     @router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})

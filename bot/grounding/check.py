@@ -42,10 +42,13 @@ __all__ = [
     "GroundingResult",
     "NumberRef",
     "UngroundedNumber",
+    "citation_markers",
     "drop_ungrounded_sentences",
     "ground",
+    "trusted_tool_outputs",
     "ungrounded_report",
     "unit_from_key",
+    "unsourced_inputs",
 ]
 
 QUESTION_ID = "question"
@@ -153,20 +156,28 @@ class _Index:
         fuzzy = tol > 0 and value > 0
         self._rows.setdefault((bucket, fuzzy), []).append((value, priority, source_id, tol if fuzzy else 0.0))
 
-    def add_value(self, value: float, unit: str | None, priority: int, source_id: str, tol: float = 0.0) -> None:
+    def add_value(self, value: float, unit: str | None, priority: int, source_id: str, tol: float = 0.0,
+                  *, text: bool = False, question: bool = False) -> None:
+        """A source value. A unitless value from a tool's structured output may ground a figure of any
+        unit ("raw"); a unitless number read from text (a note, a tool's prose, the question) never
+        grounds a price ("raw-text"): "99" in a note or a tool's remark does not ground "99 元". A number
+        in the question grounds only the same quantity: one with a unit, figures of that dimension;
+        one without, figures without a unit."""
         if not math.isfinite(value):
             return
         self.add("any", value, priority, source_id, tol)
         dim = _dimension(unit)
         if dim is None:
-            self.add("raw", value, priority, source_id, tol)
+            if not question:
+                self.add("raw-text" if text else "raw", value, priority, source_id, tol)
         else:
             factor = UNITS.get(unit, (dim, 1.0))[1]  # type: ignore[arg-type]
             self.add(dim, value * factor, priority, source_id, tol * factor)
 
     def add_number(self, n: Number, priority: int, source_id: str) -> None:
         for v in (n.value, *n.alt_values):
-            self.add_value(v, n.unit or None, priority, source_id, n.tolerance)
+            self.add_value(v, n.unit or None, priority, source_id, n.tolerance, text=True,
+                           question=source_id == QUESTION_ID)
 
     def freeze(self) -> None:
         for key, rows in self._rows.items():
@@ -276,6 +287,8 @@ def _lookup(n: Number, index: _Index, rel_tol: float) -> str | None:
             swap = _LABEL_SWAP[n.unit]
             queries.append((dim, v * swap, (tol + rel_tol * v) * swap))
         queries.append(("raw", v, tol + rel_tol * v))
+        if dim not in ("CNY", "USD"):
+            queries.append(("raw-text", v, tol + rel_tol * v))
         if n.unit == "%":
             queries.append(("raw", v / 100, (tol + rel_tol * v) / 100))
     best: tuple[int, str] | None = None
@@ -295,8 +308,15 @@ def ground(
     question: str,
     *,
     rel_tol: float = DEFAULT_REL_TOL,
+    shown: Mapping[str, Iterable[str]] | None = None,
 ) -> GroundingResult:
-    """Find every figure in `answer` and the source it comes from; list those with none."""
+    """Find every figure in `answer` and the source it comes from; list those with none.
+
+    `shown` (passage id -> the markers that cite it, such as "[2]") makes a passage a source only for
+    the figures of a paragraph that shows one of its markers: a note's figure needs its citation
+    beside it. Without `shown` any listed passage is a source."""
+    if shown is not None:
+        return _ground_cited(answer, tool_outputs, passages, question, rel_tol, shown)
     index = _build_index(tool_outputs, passages, question)
     refs: list[NumberRef] = []
     missing: list[UngroundedNumber] = []
@@ -311,6 +331,77 @@ def ground(
         else:
             refs.append(NumberRef(text=n.text, value=n.value, unit=n.unit, source_id=source, start=n.start, end=n.end))
     return GroundingResult(numbers=refs, ungrounded=missing)
+
+
+def _ground_cited(answer: str, tool_outputs: Mapping[str, Any], passages: Mapping[str, str], question: str,
+                  rel_tol: float, shown: Mapping[str, Iterable[str]]) -> GroundingResult:
+    refs: list[NumberRef] = []
+    missing: list[UngroundedNumber] = []
+    offset = 0
+    for block in re.split(r"(\n\s*\n)", answer):
+        cited = {pid: text for pid, text in passages.items() if any(m and m in block for m in shown.get(pid, ()))}
+        part = ground(block, tool_outputs, cited, question, rel_tol=rel_tol)
+        refs += [r.model_copy(update={"start": r.start + offset, "end": r.end + offset}) for r in part.numbers]
+        missing += [u.model_copy(update={"start": u.start + offset, "end": u.end + offset}) for u in part.ungrounded]
+        offset += len(block)
+    return GroundingResult(numbers=refs, ungrounded=missing)
+
+
+def citation_markers(citations: Iterable[Any]) -> dict[str, list[str]]:
+    """The ways an answer shows each citation: "[n]" by its place in the list (the LLM's `ref`), "[n]"
+    by its note's place among the cited notes (the offline sources list), and its id or doc id."""
+    citations = list(citations)
+    docs = list(dict.fromkeys(c.doc_id for c in citations))
+    return {c.id: [f"[{i}]", f"[{docs.index(c.doc_id) + 1}]", c.id, f"[{c.doc_id}]"]
+            for i, c in enumerate(citations, start=1)}
+
+
+# ---- tool inputs --------------------------------------------------------------------------------
+#: input units that state a fact (a price, a duration, a size, a rate): the model may not invent them
+_FACT_DIMENSIONS = {"CNY", "USD", "time", "tokens", "tokens/s", "bytes", "bytes/s", "bits/s", "flop", "power",
+                    "energy", "ratio", "params"}
+
+
+def unsourced_inputs(tool_input: Mapping[str, Any], question: str, sources: Mapping[str, Any] | None = None,
+                     *, rel_tol: float = DEFAULT_REL_TOL) -> list[str]:
+    """The input fields of a tool call holding a figure that is neither in the question nor in
+    `sources` (earlier trusted tool outputs, e.g. a catalog lookup): a price, duration, size or token
+    count the model made up. Counts and knobs (GPUs, TP, batch) are the model's choices, not claims."""
+    index = _build_index(sources or {}, {}, question)
+    bad: list[str] = []
+    for key, value in tool_input.items():
+        unit = unit_from_key(str(key))
+        if _dimension(unit) not in _FACT_DIMENSIONS or isinstance(value, bool):
+            continue
+        if isinstance(value, str):
+            found = extract_numbers(value) or list(name_sizes(value))
+            values = [n.value for n in found]
+        elif isinstance(value, int | float):
+            values = [float(value)]
+        else:
+            continue
+        for v in values:
+            if index.best("any", v, rel_tol * abs(v) + 1e-9) is None:
+                bad.append(str(key))
+                break
+    return bad
+
+
+def trusted_tool_outputs(calls: Iterable[Any], question: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """Split tool calls ({id, tool, input, output}) into those whose figures may ground an answer and
+    those fed a made-up figure (with the fields): a number the model passed as an input is not a
+    source for what the tool returns unless it came from the question or an earlier trusted output."""
+    trusted: dict[str, Any] = {}
+    tainted: dict[str, list[str]] = {}
+    for call in calls:
+        if call.tool == "search_knowledge":
+            continue
+        bad = unsourced_inputs(call.input, question, {k: v["output"] for k, v in trusted.items()})
+        if bad:
+            tainted[call.id] = bad
+        else:
+            trusted[call.id] = {"input": call.input, "output": call.output}
+    return trusted, tainted
 
 
 _QUOTES = {"“": "”", '"': '"', "「": "」", "‘": "’", "'": "'"}

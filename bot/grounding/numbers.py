@@ -34,6 +34,8 @@ import functools
 import re
 from dataclasses import dataclass, replace
 
+from bot.grounding.normalize import normalize
+
 __all__ = ["UNITS", "Number", "extract_numbers", "name_sizes"]
 
 
@@ -225,7 +227,8 @@ _MASKS: list[tuple[re.Pattern, object]] = [
 _SKIP_AT_RE = re.compile(
     r"(?:19|20)[0-9]{2}[ \t]*[-–~至到][ \t]*(?:19|20)[0-9]{2}(?:[ \t]*年)?(?![0-9])"
     r"|(?:19|20)[0-9]{2}[ \t]*年[ \t]*[0-9]{1,2}[ \t]*月(?:[ \t]*[0-9]{1,2}[ \t]*[日号])?"
-    r"|(?:19|20)[0-9]{2}[-/.][0-9]{1,2}(?:[-/.][0-9]{1,2})?(?![0-9])"
+    r"|(?:19|20)[0-9]{2}[-/][0-9]{1,2}(?:[-/][0-9]{1,2})?(?![0-9])"
+    r"|(?:19|20)[0-9]{2}\.[0-9]{1,2}\.[0-9]{1,2}(?![0-9])"  # "2024.5" alone is a decimal ("2024.5 万元"): checked
     r"|(?:19|20)[0-9]{2}[ \t]*(?:年度?|财年)"
     r"|[0-9]{1,2}[ \t]*月[ \t]*[0-9]{1,2}[ \t]*[日号]"
     rf"|[0-9]{{1,2}}[ \t]+{_MONTHS}[ \t]+(?:19|20)[0-9]{{2}}(?![0-9])"
@@ -281,7 +284,23 @@ def _line_context(masked: str, pos: int) -> tuple[bool, str]:
 
 
 def extract_numbers(text: str) -> list[Number]:
-    """Every figure in `text`, in order, with value in base units and a normalised unit."""
+    """Every figure in `text`, in order, with value in base units and a normalised unit.
+
+    Figures in disguise (Chinese numerals, full-width or other Unicode digits, digits split by
+    invisible characters or spaces) are read as the plain figures they stand for (`normalize`); each
+    `Number` still carries the span of `text` a reader sees."""
+    plain, starts, ends = normalize(text)
+    found = _extract_plain(plain)
+    if plain == text:
+        return found
+    out = []
+    for n in found:
+        start, end = starts[n.start], ends[n.end - 1] if n.end > n.start else starts[n.start]
+        out.append(replace(n, text=text[start:end], start=start, end=end))
+    return out
+
+
+def _extract_plain(text: str) -> list[Number]:
     masked = _mask(text)
     found: list[Number] = []
     for m in _GPU_TIMES_RE.finditer(masked):  # "H800×8", "A100 x8"

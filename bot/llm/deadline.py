@@ -75,9 +75,12 @@ def _before(request: httpx.Request) -> None:
 
 
 def _after(response: httpx.Response) -> None:
-    at = _DEADLINE.get()
-    if at is not None and isinstance(response.stream, httpx.SyncByteStream):
-        response.stream = _DeadlineStream(response.stream, at, response.request)
+    """The body must be complete by the answer's deadline and, at most, one request timeout after the
+    headers: a server dripping keep-alive bytes is cut off even when each read is quick."""
+    read = (response.request.extensions.get("timeout") or {}).get("read")
+    limits = [x for x in (_DEADLINE.get(), time.monotonic() + read if read else None) if x is not None]
+    if limits and isinstance(response.stream, httpx.SyncByteStream):
+        response.stream = _DeadlineStream(response.stream, min(limits), response.request)
 
 
 def instrument(client: httpx.Client) -> httpx.Client:

@@ -98,6 +98,8 @@ def _fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         out.add(say("fit_train_yes", lang, headroom=gb(r["headroom_gb"]), **common))
     else:
         out.add(say("fit_train_no", lang, short=gb(r["shortfall_gb"]), **common))
+    if r.get(f"default_note_{lang}"):  # a default (checkpointing) decided the verdict: say so in one line
+        out.add(r[f"default_note_{lang}"])
     out.add(breakdown_table(r, lang))
     if not r["fits"]:
         part = max(r["breakdown_gb"], key=lambda k: r["breakdown_gb"][k])

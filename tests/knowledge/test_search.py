@@ -134,7 +134,7 @@ def test_the_default_retriever_and_the_tool_function(retriever):
         assert search("昇腾", k=1)[0].doc_id == "ascend-910b"
         out = search_knowledge(SearchKnowledgeInput(query="H100 NVL", k=2, lang="en"))
         assert out.passages[0].doc_id == "h100-nvl"
-        assert set(out.model_dump()["passages"][0]) == {"id", "doc_id", "title", "text", "source", "score"}
+        assert set(out.model_dump()["passages"][0]) == {"id", "doc_id", "title", "text", "source", "score", "origin"}
     finally:
         set_default_retriever(None)
 
@@ -159,7 +159,7 @@ def test_cli_search_builds_the_index_on_first_use_and_prints_sources(tmp_path):
     data = json.loads(result.stdout)
     assert data["query"] == "显存"
     for p in data["passages"]:
-        assert set(p) == {"id", "doc_id", "title", "text", "source", "score"}
+        assert set(p) == {"id", "doc_id", "title", "text", "source", "score", "origin"}
         assert p["id"].startswith(p["doc_id"] + "#") and p["source"]
 
     text = CliRunner().invoke(app, ["kb", "search", "显存", "-k", "1", "--lang", "zh"], env=_env(tmp_path))

@@ -135,3 +135,50 @@ def test_health_checks_answer_while_long_answers_run_and_answers_stop_at_the_dea
     assert max(latencies) < 2.5 and median(latencies) < median(idle) + 1.0, (idle, latencies)
     assert [r.status_code for r in results] == [504] * 3
     assert results[0].json()["error"]["code"] == "answer_timeout"
+
+
+def test_a_model_dripping_keep_alives_is_cut_off_at_its_deadline(serve, advisor):
+    from bot.llm.agent import AgentPlanner
+    from bot.offline.rules import RulesPlanner
+    from bot.settings import Settings
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    stop = threading.Event()
+
+    def drip() -> None:  # an OpenAI-compatible endpoint that answers a stream with keep-alives only
+        listener.settimeout(0.5)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:  # closed at the end of the test
+                return
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+                for _ in range(60):  # 18 s of comments, each well inside a read timeout
+                    if stop.is_set():
+                        break
+                    try:
+                        conn.sendall(b"e\r\n: keep-alive\n\n\r\n")
+                    except OSError:
+                        break
+                    time.sleep(0.3)
+
+    threading.Thread(target=drip, daemon=True).start()
+    try:
+        conf = Settings(_env_file=None, llm_base_url=f"http://127.0.0.1:{port}/v1", llm_model="drip",
+                        llm_api_key="sk-test", llm_max_retries=0, llm_timeout_s=1.5)
+        llm = AgentPlanner.from_settings(conf)
+        adv = Advisor(store=advisor.store, toolbox=advisor.toolbox, offline=RulesPlanner(), llm=llm)
+        base = serve(use_advisor=adv)
+        started = time.monotonic()
+        trace = httpx.post(base + "/v1/ask", json={"text": "H100 显存多大？"}, timeout=60).json()
+        took = time.monotonic() - started
+    finally:
+        stop.set()
+        listener.close()
+    assert trace["mode"] == "llm-fallback" and "H100" in trace["answer"]
+    assert took < 10, took

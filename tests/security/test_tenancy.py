@@ -118,3 +118,20 @@ def test_failed_authentications_are_limited_per_address(serve, three_keys):
         assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) >= 1
         assert blocked.json()["error"]["code"] == "too_many_auth_failures"
         assert http.get("/healthz").status_code == 200  # probes are not part of it
+
+
+def test_docs_and_redoc_load_every_asset_from_this_server(serve):
+    import re
+
+    base = serve()
+    with httpx.Client(base_url=base, timeout=30) as http:
+        for page in ("/docs", "/redoc"):
+            html = http.get(page).text
+            urls = re.findall(r"""(?:src|href)=["']([^"']+)["']|url\(["']?([^"')]+)""", html)
+            assets = [a or b for a, b in urls] + re.findall(r"""['"](/docs/static/[^'"]+)['"]""", html)
+            assert assets, page
+            assert not [a for a in assets if a.startswith(("http://", "https://", "//"))], (page, assets)
+            assert "cdn" not in html.lower() and "fonts.googleapis" not in html
+            for asset in {a for a in assets if a.startswith("/docs/static/")}:
+                assert http.get(asset).status_code == 200, asset
+        assert "Apache License 2.0" in http.get("/docs/static/LICENSES.txt").text

@@ -139,9 +139,15 @@ def test_a_bare_size_gives_a_generic_model_of_that_size(typed, size_b):
     assert param_count(m).total / 1e9 == pytest.approx(size_b, rel=0.05)
 
 
+def test_a_typo_in_a_model_name_resolves():
+    assert get_model("Mixtrl").id == get_model("Mixtral").id
+    assert get_model("Qwen2.5-72B-Instrcut").id == "qwen2.5-72b"
+    assert get_model("72B Qwen2.5").id == "qwen2.5-72b"  # word order
+
+
 def test_an_unknown_name_without_a_size_suggests_close_names():
     with pytest.raises(UnknownModel) as info:
-        get_model("Mixtrl")
+        get_model("Mistral-Large")
     err = info.value
     assert "Mixtral-8x7B" in err.suggestions
     assert "Mixtral-8x7B" in err.message("en")

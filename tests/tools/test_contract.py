@@ -1,5 +1,7 @@
 """The contract in DESIGN.md: tool names and the output fields every caller relies on."""
 
+import pytest
+
 import tools
 from tools import registry
 
@@ -45,3 +47,23 @@ def test_recommend_options_carry_the_contract_fields():
     out = tools.call("recommend_gpus", {"model": "Qwen2.5-7B", "workload": "finetune", "tokens": "1B"})
     assert out["options"]
     assert {"gpu", "n_gpus", "fits", "hours", "total_cny"} <= set(out["options"][0])
+
+
+TRUSTED = {
+    "fit_training": [{"model": "Llama-2-70B", "gpu": "A100 80GB", "method": "full"},
+                     {"model": "Qwen2.5-7B", "gpu": "4090", "method": "qlora", "n_gpus": 2}],
+    "fit_inference": [{"model": "Qwen2.5-72B", "gpu": "H20", "n_gpus": 4, "batch": 8}],
+    "training_time": [{"model": "DeepSeek-V3", "gpu": "H800", "n_gpus": 2048, "tokens": "14.8T", "precision": "fp8"}],
+    "rent_vs_buy": [{"gpu": "H800", "n_gpus": 8, "hours_per_day": 20, "months": 24, "currency": "USD"}],
+}
+
+
+@pytest.mark.parametrize(("name", "args"), [(n, a) for n, rows in TRUSTED.items() for a in rows])
+def test_outputs_built_without_revalidation_still_match_their_models(name, args):
+    """Hot-path outputs skip pydantic validation (ToolOutput.trusted); the real values must still validate."""
+    from tools import registry
+
+    tool = registry.get(name)
+    out = tool.fn(tool.input_model.model_validate(args))
+    again = tool.output_model.model_validate(out.model_dump(), strict=True)
+    assert again.model_dump() == out.model_dump()

@@ -72,3 +72,40 @@ def test_inference_memory_grows_with_batch_and_context_and_shrinks_with_gpus(siz
     assert need(batch=b + more, context_len=ctx) >= need(batch=b, context_len=ctx)
     assert need(batch=b, context_len=ctx + more) >= need(batch=b, context_len=ctx)
     assert need(batch=b, context_len=ctx, n_gpus=n * 2) <= need(batch=b, context_len=ctx) + 1.62  # + NCCL buffers at n = 1
+
+
+CATALOG_MODELS = ["DeepSeek-V3", "Qwen3-235B-A22B", "Mixtral-8x22B", "Llama-3.1-405B", "Qwen2.5-72B", "Llama-2-7B"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(model=st.one_of(st.sampled_from(CATALOG_MODELS), sizes.map(lambda x: f"{x:.1f}B")),
+       gpu=st.sampled_from(GPU_IDS), method=methods, s=st.integers(min_value=256, max_value=131072), b=batch,
+       ckpt=st.sampled_from([None, True, False]), flash=st.booleans())
+def test_no_count_fits_only_when_the_breakdown_says_so(model, gpu, method, s, b, ckpt, flash):
+    """"No GPU count fits (activations alone exceed one card)" must be true of the breakdown we show.
+
+    When min_gpus is None, the reason given must hold: `activations` means activations + logits alone are over
+    the usable memory; `unshardable` means what no count removes is; when a count is given, that count fits.
+    """
+    inp = FitTrainingInput(model=model, gpu=gpu, method=method, seq_len=s, micro_batch=b, grad_checkpointing=ckpt,
+                           flash_attention=flash)
+    out = fit_training(inp)
+    if out.min_gpus is None:
+        assert out.min_gpus_blocker is not None
+        one = out.breakdown_gb  # activations and logits do not depend on the GPU count or ZeRO stage
+        if out.min_gpus_blocker == "activations":
+            assert one["activations"] + one["logits"] > out.usable_gb - 0.01
+        elif out.min_gpus_blocker == "unshardable":
+            assert out.unshardable_gb >= out.usable_gb - 0.01
+            assert one["activations"] + one["logits"] <= out.usable_gb + 0.01
+    else:
+        assert out.min_gpus_blocker is None
+        at = fit_training(inp.model_copy(update={"n_gpus": out.min_gpus, "zero_stage": out.min_gpus_zero_stage}))
+        assert at.fits, (out.min_gpus, at.per_gpu_gb, at.usable_gb)
+
+
+def test_deepseek_v3_full_training_on_h800_has_a_gpu_count():
+    """The false "no count fits" of issue 11: activations are far under 80 GB, so some count must fit."""
+    out = fit_training(FitTrainingInput(model="DeepSeek-V3", gpu="H800", method="full", seq_len=4096))
+    assert out.breakdown_gb["activations"] < out.usable_gb / 2
+    assert out.min_gpus is not None and out.min_gpus_blocker is None

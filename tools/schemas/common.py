@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from tools.errors import InvalidInput
 
@@ -81,8 +82,62 @@ class ToolOutput(BaseModel):
 
     assumptions: list[Assumption] = Field(default_factory=list)
 
+    @classmethod
+    def trusted(cls, **fields):
+        """Build an output from values the calculator computed itself, skipping re-validation (hot path).
+
+        The top-level fields are taken as the calculator computed them; the assumptions and the nested lists a
+        subclass names in `_nested` are validated in one pydantic-core pass. tests/tools/test_contract.py
+        re-validates real outputs against their models in strict mode, so a wrong type still fails a test.
+        """
+        fields["assumptions"] = _list_of(Assumption).validate_python(fields.get("assumptions", ()))
+        for name, model in cls._nested().items():
+            if name in fields:
+                fields[name] = _list_of(model).validate_python(fields[name])
+        return _construct(cls, fields)
+
+    @classmethod
+    def _nested(cls) -> dict[str, type[BaseModel]]:
+        """List-of-model fields other than `assumptions` (overridden where a subclass has them)."""
+        return {}
+
     def assumption(self, key: str) -> Assumption:
         for a in self.assumptions:
             if a.key == key:
                 return a
         raise KeyError(key)
+
+
+@functools.cache
+def _list_of(model: type[BaseModel]) -> TypeAdapter:
+    """Validates a list of nested records in one pass in pydantic-core (faster than constructing each in Python)."""
+    return TypeAdapter(list[model])
+
+
+@functools.cache
+def _defaults(cls: type[BaseModel]) -> tuple[dict, dict]:
+    """(plain defaults, default factories) of a model's optional fields."""
+    plain, factories = {}, {}
+    for name, f in cls.model_fields.items():
+        if f.is_required():
+            continue
+        if f.default_factory is not None:
+            factories[name] = f.default_factory
+        else:
+            plain[name] = f.default
+    return plain, factories
+
+
+def _construct(cls: type[BaseModel], data: dict) -> BaseModel:
+    """`model_construct` without its per-field Python loop: defaults filled, values taken as given."""
+    plain, factories = _defaults(cls)
+    values = {**plain, **data}
+    for name, factory in factories.items():
+        if name not in data:
+            values[name] = factory()
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "__dict__", values)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(data))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj

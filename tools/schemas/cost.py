@@ -139,3 +139,7 @@ class RentVsBuyOutput(ToolOutput):
     fx_cny_per_usd: float | None = None
     rent_total_usd: float | None = None
     own_total_usd: float | None = None
+
+    @classmethod
+    def _nested(cls):
+        return {"flip": FlipPoint, "cumulative": MonthPoint}

@@ -35,8 +35,8 @@ class FitTrainingInput(ToolInput):
     seq_len: int = Field(2048, ge=1, le=10_000_000, description="Tokens per sequence.")
     micro_batch: int = Field(1, ge=1, le=100_000, description="Sequences per GPU per step.")
     grad_checkpointing: bool | None = Field(
-        None, description="Full activation recomputation per layer; omitted: on for QLoRA (as PEFT's "
-        "prepare_model_for_kbit_training does), off otherwise."
+        None, description="Full activation recomputation per layer; omitted: on for full, LoRA and QLoRA "
+        "training of models of 7B and more (as LLaMA-Factory, PEFT and DeepSpeed/FSDP recipes do), off otherwise."
     )
     flash_attention: bool = Field(True, description="Memory-efficient attention (no s² score matrix).")
     tp: int = Field(1, ge=1, le=1024, description="Tensor-parallel size.")
@@ -50,8 +50,21 @@ class FitTrainingInput(ToolInput):
     activation_factor: float = Field(
         1.0, gt=0, le=10, description="Framework factor on Korthikanti activations (1.0 Megatron; HF eager is higher)."
     )
-    usable_fraction: float = Field(0.9, gt=0.1, le=1.0, description="Share of GPU memory the run may use.")
+    usable_fraction: float = Field(
+        1.0, gt=0.1, le=1.0, description="Share of the reported capacity the run may use; 1.0: the breakdown already "
+        "counts the CUDA context and NCCL buffers, and allocator fragmentation is in the verdict's uncertainty band."
+    )
     cuda_context_gb: float = Field(1.0, ge=0, le=10)
+
+
+class VerdictFields(BaseModel):
+    """The three-way verdict (tools/verdict.py): one convention for training and serving."""
+
+    verdict: Literal["fits", "tight", "does not fit"]
+    margin_gb: float  # usable − process total; negative: over
+    uncertainty_gb: float  # ± band around the estimate; |margin| inside it is "tight"
+    allocator_peak_gb: float  # tensors at the peak: what torch.cuda.max_memory_allocated and published tables report
+    process_total_gb: float  # allocator peak + CUDA context + NCCL buffers: what nvidia-smi shows (= per_gpu_gb)
 
 
 class Suggestion(BaseModel):
@@ -69,7 +82,7 @@ class Suggestion(BaseModel):
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
 
 
-class FitTrainingOutput(ToolOutput):
+class FitTrainingOutput(VerdictFields, ToolOutput):
     model: str
     gpu: str
     method: Method
@@ -89,6 +102,20 @@ class FitTrainingOutput(ToolOutput):
     min_gpus: int | None  # None: does not fit at any count we consider
     min_gpus_zero_stage: int | None
     suggestions: list[Suggestion]
+    #: per-GPU GB that no GPU count removes: activations, logits, gathered ZeRO-3 blocks, CUDA context, NCCL
+    unshardable_gb: float = 0.0
+    #: why min_gpus is None: "activations" (they alone exceed a card), "unshardable" (with the gathered blocks,
+    #: context and NCCL buffers), "max_count" (beyond the largest count considered); None when some count fits
+    min_gpus_blocker: Literal["activations", "unshardable", "max_count"] | None = None
+    @classmethod
+    def _nested(cls):
+        return {"suggestions": Suggestion}
+
+    #: one line when a default (gradient checkpointing) decides the verdict, e.g. "关闭重计算则放不下：…"
+    default_note_en: str | None = None
+    default_note_zh: str | None = None
+    #: per-GPU GB with the other checkpointing setting, when that changes the verdict (the figure in the note)
+    default_other_gb: float | None = None
 
 
 class FitInferenceInput(ToolInput):
@@ -108,7 +135,7 @@ class FitInferenceInput(ToolInput):
     cuda_context_gb: float = Field(1.0, ge=0, le=10)
 
 
-class FitInferenceOutput(ToolOutput):
+class FitInferenceOutput(VerdictFields, ToolOutput):
     model: str
     gpu: str
     n_gpus: int

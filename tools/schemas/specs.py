@@ -39,6 +39,10 @@ class GpuSpecsOutput(ToolOutput):
     launch_year: int | None
     china_available: bool
     china_note: str
+    #: made by a Chinese vendor (国产): a different question from china_available
+    domestic: bool = False
+    #: the same silicon sold under another name (A800 -> the A100's record)
+    same_silicon_as: str | None = None
     sources: list[dict[str, Any]]
     notes: str | None = None
     #: default price quotes from tools/data/prices.yaml (None where none is on file)

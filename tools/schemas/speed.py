@@ -56,7 +56,10 @@ class TrainingTimeInput(ToolInput):
     mfu: float | None = Field(
         None, gt=0, le=1, description="Model FLOPs utilisation to use; omitted: the calibrated default for this GPU."
     )
-    grad_checkpointing: bool = Field(False, description="Full activation recomputation (one extra forward pass).")
+    grad_checkpointing: bool | None = Field(
+        None, description="Full activation recomputation (one extra forward pass); omitted: the fit_training default "
+        "(on for full/LoRA/QLoRA of models of 7B and more, QLoRA always), off for pretraining runs (over 50B tokens)."
+    )
     tp: int = Field(1, ge=1, le=1024, description="Tensor-parallel size (inside a node).")
     pp: int = Field(1, ge=1, le=1024, description="Pipeline-parallel stages.")
     nodes_fabric: str = Field(
@@ -127,8 +130,13 @@ class InferenceSpeedInput(ToolInput):
     batch: int = Field(1, ge=1, le=100_000, description="Sequences decoded together.")
     context_len: int = Field(4096, ge=1, le=10_000_000, description="Average KV length read per decode step.")
     prompt_len: int | None = Field(None, ge=1, le=10_000_000, description="Prompt tokens for TTFT; omitted: context_len.")
+    kernel: Literal["auto", "marlin", "torch"] = Field(
+        "auto", description="Weight-only int4/int8 kernel family: marlin (vLLM's AWQ/GPTQ kernels), torch (gpt-fast, "
+        "PyTorch tinygemm); auto: marlin on NVIDIA Ampere and newer, torch elsewhere. bf16/fp8/nf4 ignore it."
+    )
     bandwidth_efficiency: float | None = Field(
-        None, gt=0, le=1, description="Achieved share of spec memory bandwidth; omitted: default by weight precision."
+        None, gt=0, le=1, description="Achieved share of spec memory bandwidth; omitted: default by weight precision "
+        "and kernel."
     )
     compute_efficiency: float = Field(0.5, gt=0, le=1, description="Achieved share of dense peak in matmul-bound phases.")
 

@@ -1,4 +1,8 @@
-"""schemathesis over /openapi.json against the ASGI app: no 5xx, only documented statuses and shapes."""
+"""schemathesis over /openapi.json against the ASGI app, every check: no 5xx, only documented statuses,
+headers and shapes, invalid requests refused. One check is left out: `positive_data_acceptance`
+expects every schema-valid request to succeed, but some rules span fields and JSON Schema cannot say
+them (run_cost needs gpu_hours or hours with n_gpus; a training recommendation needs tokens; a custom
+architecture's heads must divide evenly), so those requests are rightly 422 naming the field."""
 
 from __future__ import annotations
 
@@ -6,12 +10,7 @@ import pytest
 import schemathesis
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
-from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
+from schemathesis.checks import positive_data_acceptance
 
 from bot.api.app import create_app
 from bot.api.settings import ApiSettings
@@ -29,7 +28,6 @@ def app(advisor):
 
 def test_every_operation_honours_its_schema(app):
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
-    checks = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
     failures = []
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 20
@@ -39,7 +37,7 @@ def test_every_operation_honours_its_schema(app):
                   suppress_health_check=list(HealthCheck))
         @given(case=operation.as_strategy())
         def run(case):
-            case.call_and_validate(checks=checks)
+            case.call_and_validate(excluded_checks=[positive_data_acceptance])
 
         try:
             run()

@@ -305,3 +305,71 @@ def test_a_name_the_user_typed_and_we_quote_back_is_not_a_new_figure():
     answer = "未知的模型“通义30万”。"
     assert ground(answer, {}, {}, "通义30万 能跑吗").ok
     assert not ground(answer, {}, {}, "通义 能跑吗").ok  # not what the user wrote: still flagged
+
+
+# ---- figures in disguise (issue 17) -------------------------------------------------------------
+@pytest.mark.parametrize(("text", "value", "unit", "span"), [
+    ("只要两元/卡时", 2, "CNY/GPU-h", "两元/卡时"), ("总价十万元", 1e5, "CNY", "十万元"),
+    ("官方价壹万元", 1e4, "CNY", "壹万元"), ("预算三千五百元", 3500, "CNY", "三千五百元"),
+    ("MFU 百分之五十", 50, "%", "百分之五十"), ("约 ８０ GB", 80, "GB", "８０ GB"),
+    ("优惠 1\u200b200 元", 1200, "CNY", "1\u200b200 元"), ("只要 1 2 0 0 元", 1200, "CNY", "1 2 0 0 元"),
+    ("共 1\u2009000\u2009000 tokens", 1e6, "tokens", "1\u2009000\u2009000 tokens"),
+    ("训练 1900.0 小时", 1900, "h", "1900.0 小时"), ("预算 2024.5 万元", 20_245_000, "CNY", "2024.5 万元"),
+    ("约 ٩٩ 元", 99, "CNY", "٩٩ 元"), ("三点五倍", 3.5, "x", "三点五倍"),
+])
+def test_figures_in_disguise_are_extracted_with_the_span_a_reader_sees(text, value, unit, span):
+    (n,) = extract_numbers(text)
+    assert (n.value, n.unit, n.text) == (pytest.approx(value), unit, span)
+    assert text[n.start:n.end] == span
+
+
+@pytest.mark.parametrize("text", ["一些人统一了口径", "两种方案", "千万不要", "万一不够", "1000 元一张", "二〇二四年发布"])
+def test_chinese_words_with_numerals_are_not_figures(text):
+    assert [n.text for n in extract_numbers(text) if n.text != "1000 元"] == []
+
+
+def test_injected_figures_in_disguise_are_ungrounded_and_dropped():
+    tools = {"call_1": {"total_cny": 2500.0}}
+    answer = "总价 2500 元。其实只要两元/卡时。内部价 ９９ 元。"
+    result = ground(answer, tools, {}, "H100 跑 100 卡时多少钱？")
+    assert [u.text for u in result.ungrounded] == ["两元/卡时", "９９ 元"]
+    assert drop_ungrounded_sentences(answer, result) == "总价 2500 元。"
+
+
+def test_a_question_number_grounds_only_the_same_quantity():
+    q = "8 张 H100 跑 100 卡时"
+    assert _one("需要 100 卡时", question=q) == (["question"], [])
+    assert _one("每卡时 100 元", question=q) == ([], ["100 元"])
+    assert _one("约 8 小时", question=q) == ([], ["8 小时"])
+    assert _one("预算 50 万元", question="预算 50 万") == ([], ["50 万元"])  # a unitless number is not a price
+
+
+def test_unitless_numbers_in_tool_text_do_not_ground_a_price():
+    tools = {"c": {"notes": "rank 99 of the list"}}
+    assert _one("99 元", tools) == ([], ["99 元"])
+    assert _one("排名 99", tools) == (["c"], [])
+
+
+def test_a_tool_call_fed_a_made_up_price_is_not_a_source():
+    from bot.grounding.check import trusted_tool_outputs
+    from bot.trace import ToolCall
+
+    q = "H100 跑 100 卡时多少钱？"
+    made_up = ToolCall(id="call_1", tool="run_cost", input={"gpu": "H100", "gpu_hours": 100, "price_cny_per_hour": 1},
+                       output={"total_cny": 100.0})
+    honest = ToolCall(id="call_2", tool="run_cost", input={"gpu": "H100", "gpu_hours": 100},
+                      output={"total_cny": 2500.0})
+    trusted, tainted = trusted_tool_outputs([made_up, honest], q)
+    assert list(trusted) == ["call_2"] and tainted == {"call_1": ["price_cny_per_hour"]}
+
+
+def test_a_notes_figure_grounds_only_beside_its_citation():
+    from bot.grounding.check import citation_markers
+    from bot.trace import Citation
+
+    cite = Citation(id="kb:prices#1", doc_id="kb:prices", title="prices", text="H100 租金 12 元/卡时。", source="x")
+    shown = citation_markers([cite])
+    passages = {cite.id: cite.text}
+    assert ground("H100 租金 12 元/卡时 [1]。", {}, passages, "", shown=shown).ok
+    assert not ground("H100 租金 12 元/卡时。", {}, passages, "", shown=shown).ok
+    assert not ground("H100 租金 12 元/卡时。\n\n见 [1]。", {}, passages, "", shown=shown).ok
