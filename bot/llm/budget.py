@@ -82,7 +82,7 @@ def context_tokens(base_url: str, model: str, client: httpx.Client, default: int
     root = base[: -len("/v1")] if base.endswith("/v1") else base
     for url, read in ((f"{base}/models", _from_models), (f"{root}/props", _from_props)):
         try:
-            response = client.get(url, timeout=3.0)
+            response = client.get(url, timeout=1.0)
             if response.status_code == 200:
                 value = read(response.json(), model)
                 if value:
