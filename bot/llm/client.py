@@ -33,7 +33,6 @@ from typing import Any
 from urllib.parse import urlparse
 
 import httpx
-import openai
 from langchain_openai import ChatOpenAI
 
 from bot.llm.deadline import instrument
@@ -141,7 +140,7 @@ def chat_model(settings: Settings, http_client: httpx.Client | None = None) -> t
     if provider.disabled_params:
         options["disabled_params"] = provider.disabled_params
     # the answer's deadline governs every request (bot.llm.deadline); retries are the agent's, never of a timeout
-    options["http_client"] = instrument(http_client or openai.DefaultHttpxClient(timeout=settings.llm_timeout_s))
+    options["http_client"] = instrument(http_client or httpx.Client(timeout=settings.llm_timeout_s))
     for note in provider.notes:
         log.info("LLM provider %s: %s", provider.name, note)
     model = ChatOpenAI(
