@@ -19,17 +19,14 @@ from typing import Any
 
 from sqlalchemy.exc import DBAPIError
 
-from bot.grounding.check import (
-    citation_markers,
-    drop_ungrounded_sentences,
-    ground,
-    trusted_tool_outputs,
-    ungrounded_report,
-)
+from bot.gate import check as gate_check
+from bot.gate import uncode
+from bot.grounding.check import citation_markers, drop_ungrounded_sentences, ground, trusted_tool_outputs
 from bot.language import detect_language
 from bot.planner import Context, Emit, Planner, PlannerError, PlanResult, _ignore
 from bot.settings import Settings
 from bot.store import LOCAL_OWNER, Store, UnknownConversation
+from bot.stream_gate import StreamGate
 from bot.toolbox import Toolbox
 from bot.trace import AnswerTrace, NumberRef, Ungrounded
 from tools.errors import AdvisorError
@@ -40,10 +37,20 @@ MAX_QUESTION_CHARS = 4000
 #: control characters a platform may pass through (NUL cannot even be stored in PostgreSQL text)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 HISTORY_TURNS = 6
-FALLBACK_NOTE = {
-    "zh": "（大模型服务暂时不可用，以下为离线规划器的回答。）",
-    "en": "(The language-model endpoint is unavailable; this answer comes from the offline planner.)",
+FALLBACK_NOTES = {  # by PlannerError.kind, and "gate" for an answer the quality gate refused
+    "endpoint": {"zh": "（大模型服务暂时不可用，以下为离线规划器的回答。）",
+                 "en": "(The language-model endpoint is unavailable; this answer comes from the offline planner.)"},
+    "timeout": {"zh": "（大模型没能在时限内答完，以下为离线规划器的回答。）",
+                "en": "(The language model did not finish in time; this answer comes from the offline planner.)"},
+    "context": {"zh": "（问题和对话超出了大模型的上下文长度，以下为离线规划器的回答。）",
+                "en": "(The conversation exceeds the language model's context; this answer comes from the offline planner.)"},
+    "refused": {"zh": "（配置的大模型不能调用工具，以下为离线规划器的回答。）",
+                "en": "(The configured language model cannot call tools; this answer comes from the offline planner.)"},
+    "gate": {"zh": "（大模型的回答没有通过数字与结论核对，以下为离线规划器的回答。）",
+             "en": "(The language model's answer did not pass our checks of figures and verdict; "
+                   "this answer comes from the offline planner.)"},
 }
+FALLBACK_NOTE = FALLBACK_NOTES["endpoint"]
 
 
 class QuestionError(AdvisorError):
@@ -117,9 +124,20 @@ class Advisor:
         done = object()
 
         def work() -> None:
+            sent: list[str] = []
+
+            def put(event: dict[str, Any]) -> None:
+                if event.get("type") == "delta":
+                    sent.append(event["text"])
+                events.put(event)
+
             try:
-                trace = self.ask(text, conversation_id, lang, emit=events.put, owner=owner, channel=channel)
-                for piece in _pieces(trace.answer):
+                trace = self.ask(text, conversation_id, lang, emit=put, owner=owner, channel=channel)
+                streamed = "".join(sent)  # sentences the LLM's answer already sent, grounded (bot/stream_gate.py)
+                if not trace.answer.startswith(streamed):
+                    log.error("streamed text is not a prefix of the answer; sending the rest may repeat it")
+                    streamed = ""
+                for piece in _pieces(trace.answer[len(streamed):]):
                     events.put({"type": "delta", "text": piece})
                 events.put({"type": "final", "trace": trace.model_dump(mode="json")})
             except AdvisorError as err:
@@ -167,23 +185,43 @@ class Advisor:
         ctx = self._context(cid, lang, fresh)
         mode = self.offline.mode
         result: PlanResult | None = None
+        fallback: tuple[str, str] | None = None  # (kind, reason) when the LLM's answer is not shipped
+        reasons: list[str] = []
         if self.llm is not None:
-            from bot.llm.client import answer_deadline, answer_seconds
+            runs: list[Any] = []
 
+            def tools(e: Emit) -> Any:
+                runs.append(self.toolbox.run(e))
+                return runs[-1]
+
+            streamer = StreamGate(text, ctx.language or detect_language(text), ctx.state, emit,
+                                  run_of=lambda: runs[-1] if runs else None)
+            relay = streamer.relay(emit)
             try:
-                with answer_deadline(answer_seconds(self.llm)):  # the whole answer, not each read
-                    result = self.llm.plan(text, ctx, self.toolbox.run, emit)
-                    mode = self.llm.mode
-                    result = self._grounded_llm(text, ctx, result, emit)
+                result = self.llm.plan(text, ctx, tools, relay)
+                mode = self.llm.mode
+                if streamer.started:  # sent sentence by sentence, each time the answer so far passed the gate
+                    result.answer = streamer.text
+                    reasons = list(streamer.refused)
+                else:
+                    result, reasons, fallback = self._gated(text, ctx, result, relay, streamer)
             except PlannerError as err:
-                log.warning("LLM planner failed, answering offline: %s", err)
-                result, mode = None, "llm-fallback"
-            if result is None:
-                mode = "llm-fallback"  # failed, or nothing grounded was left of its answer
+                if streamer.started:  # what was sent passed the gate and is never taken back: it is the answer
+                    log.warning("LLM planner failed after streaming part of its answer; keeping that part: %s", err)
+                    run = runs[-1]
+                    result = PlanResult(answer=streamer.text, language=streamer.lang, tool_calls=run.calls,
+                                        citations=run.citations, state=dict(ctx.state))
+                    mode, reasons = self.llm.mode, list(streamer.refused)
+                else:
+                    log.warning("LLM planner failed, answering offline: %s", err)
+                    result, fallback = None, (getattr(err, "kind", "endpoint"), str(err))
+        if fallback is not None:
+            mode = "llm-fallback"
         if result is None:
             result = self.offline.plan(text, ctx, self.toolbox.run, emit)
-            if mode == "llm-fallback":
-                result.answer = FALLBACK_NOTE[result.language] + "\n\n" + result.answer
+            if fallback is not None:
+                note = FALLBACK_NOTES.get(fallback[0], FALLBACK_NOTES["endpoint"])
+                result.answer = note[result.language] + "\n\n" + result.answer
         strict = mode == "llm"
         grounding = self._ground(text, result, strict)
         if grounding.ungrounded:  # never let an unsourced number out, even from a template
@@ -200,40 +238,67 @@ class Advisor:
             numbers=[NumberRef(**n.model_dump()) for n in grounding.numbers],
             ungrounded=[Ungrounded(**u.model_dump()) for u in grounding.ungrounded],
             follow_ups=result.follow_ups,
+            fallback_reason=f"{fallback[0]}: {fallback[1]}" if fallback else None,
+            gate=reasons,
         )
         return trace, result.state
 
     def _ground(self, question: str, result: PlanResult, strict: bool = False):
-        """The answer's figures against their sources. `strict` (a model wrote the answer): a tool call
-        fed a figure the model made up (a price, a token count not in the question) is no source, and a
-        note's figure counts only beside its citation marker."""
+        """The answer's figures (code included) against their sources. `strict` (a model wrote the answer):
+        a tool call fed a figure the model made up (a price, a token count not in the question) is no
+        source, and a note's figure counts only beside its citation marker."""
         passages = {c.id: c.text for c in result.citations}
         if strict:
             outputs, tainted = trusted_tool_outputs(result.tool_calls, question)
             if tainted:
                 log.warning("tool calls fed figures with no source, not used as sources: %s", tainted)
             outputs.update(result.offered)
-            return ground(result.answer, outputs, passages, question, shown=citation_markers(result.citations))
+            return ground(uncode(result.answer), outputs, passages, question, shown=citation_markers(result.citations))
         outputs = {c.id: {"input": c.input, "output": c.output} for c in result.tool_calls if c.tool != "search_knowledge"}
         outputs.update(result.offered)
-        return ground(result.answer, outputs, passages, question)
+        return ground(uncode(result.answer), outputs, passages, question)
 
-    def _grounded_llm(self, text: str, ctx: Context, result: PlanResult, emit: Emit) -> PlanResult | None:
-        """One repair round for ungrounded numbers; if some remain, their sentences are dropped."""
-        grounding = self._ground(text, result, True)
-        if not grounding.ungrounded:
-            return result
+    def _gated(self, text: str, ctx: Context, result: PlanResult, emit: Emit,
+               streamer: StreamGate | None = None) -> tuple[PlanResult | None, list[str], tuple[str, str] | None]:
+        """The quality gate (bot/gate.py), one repair round, then the last resort of dropping the sentences
+        with unsourced figures. Returns the result to ship (None: answer offline), every reason met, and
+        the fallback (kind, reason) when the LLM's answer is not shipped."""
+        verdict = self._gate(text, ctx, result)
+        seen = list(verdict.reasons)
+        if verdict.ok:
+            return result, seen, None
+        log.info("quality gate: %s (%s)", ", ".join(verdict.reasons), verdict.details)
         repair = getattr(self.llm, "repair", None)
         if repair is not None:
-            fixed = repair(text, ctx, result, ungrounded_report(grounding, result.language), emit)
+            fixed = repair(text, ctx, result, verdict.report(result.language), emit)
+            if fixed is not None and streamer is not None and streamer.started:  # the repaired answer streamed
+                fixed.answer = streamer.text
+                return fixed, seen + [r for r in streamer.refused if r not in seen], None
             if fixed is not None:
                 result = fixed
-                grounding = self._ground(text, result, True)
-        if grounding.ungrounded:
-            result.answer = drop_ungrounded_sentences(result.answer, grounding)
-            if not result.answer.strip():
-                return None  # nothing left worth sending: answer offline
-        return result
+                verdict = self._gate(text, ctx, result)
+                seen += [r for r in verdict.reasons if r not in seen]
+                if verdict.ok:
+                    return result, seen, None
+        if verdict.droppable():
+            trimmed = drop_ungrounded_sentences(result.answer, verdict.offending())
+            if not trimmed.strip():
+                log.warning("grounding removed every sentence of the LLM answer (%s); answering offline",
+                            ", ".join(verdict.reasons))
+                seen.append("empty")
+                return None, seen, ("gate", "grounding removed every sentence (" + ", ".join(verdict.reasons) + ")")
+            result.answer = trimmed
+            again = self._gate(text, ctx, result)
+            if again.ok:
+                return result, seen, None
+            verdict = again
+        log.warning("LLM answer rejected by the quality gate: %s", ", ".join(verdict.reasons))
+        return None, seen, ("gate", ", ".join(verdict.reasons))
+
+    def _gate(self, text: str, ctx: Context, result: PlanResult):
+        return gate_check(text, result, lang=result.language, state=ctx.state,
+                          finish_reason=getattr(result, "finish_reason", None),
+                          tool_errors=getattr(result, "tool_errors", 0))
 
 
 def error_code(err: AdvisorError) -> str:

@@ -61,4 +61,13 @@ class ToolRunFactory(Protocol):
 
 
 class PlannerError(Exception):
-    """The planner could not answer (endpoint down, timeout, model misbehaving)."""
+    """The planner could not answer (endpoint down, timeout, model misbehaving).
+
+    `kind` says which, for the fallback note and the trace: "endpoint" (unreachable, 5xx, malformed),
+    "timeout" (the answer's deadline passed), "context" (the request does not fit the model's context),
+    "refused" (the configured model cannot be used as an agent).
+    """
+
+    def __init__(self, message: str, kind: str = "endpoint"):
+        super().__init__(message)
+        self.kind = kind

@@ -96,6 +96,12 @@ class ToolRun:
         self.emit({"type": "tool_finished", "id": call_id, "tool": name, "output": output})
         return output
 
+    def offer(self, passages: list[dict[str, Any]]) -> list[int]:
+        """Passages given to a planner up front (no tool call): citable like search results; their refs."""
+        self._cite(passages)
+        refs = {c.id: i for i, c in enumerate(self.citations, start=1)}
+        return [refs[p["id"]] for p in passages]
+
     def _cite(self, passages: list[dict[str, Any]]) -> None:
         known = {c.id for c in self.citations}
         for p in passages:

@@ -45,3 +45,7 @@ class AnswerTrace(BaseModel):
     numbers: list[NumberRef] = Field(default_factory=list)
     ungrounded: list[Ungrounded] = Field(default_factory=list)
     follow_ups: list[str] = Field(default_factory=list)
+    #: why an LLM answer was not shipped ("gate: no_tool_call", "timeout: ..."), when mode is llm-fallback
+    fallback_reason: str | None = None
+    #: every quality-gate reason met on the way (bot/gate.py), also for an answer repaired in time
+    gate: list[str] = Field(default_factory=list)

@@ -30,6 +30,7 @@ WINGS = [
     ("bot.offline", 3, "offline"),
     ("bot.llm", 3, "llm"),
     ("bot.advisor", 4, "advisor"),
+    ("bot.gate", 4, "advisor"),
     ("bot", 4, "advisor"),  # the package's own __init__ (lazy `from bot import Advisor`)
     ("bot.channels", 5, "channels"),
     ("bot.mcp", 5, "mcp"),

@@ -314,7 +314,7 @@ def _advisor_routes() -> APIRouter:
             raise advisor_error(err, lang) from None
         except UnknownConversation:
             raise unknown_conversation(body.conversation_id or "", lang) from None
-        metrics.answers.labels(trace.mode).inc()
+        metrics.count_answer(trace)
         return _json(trace)
 
     @router.post("/ask/stream", response_class=StreamingResponse,
@@ -334,7 +334,7 @@ def _advisor_routes() -> APIRouter:
                     yield ": keep-alive\n\n"
                     continue
                 if item["type"] == "final":
-                    metrics.answers.labels(item["trace"]["mode"]).inc()
+                    metrics.count_answer(item["trace"])
                 yield event(item, name=item["type"])
 
         return StreamingResponse(events(), media_type="text/event-stream",

@@ -9,6 +9,8 @@ Metrics (one registry per app, so two apps in one process never collide):
     gpu_advisor_http_requests_total{route, method, status}
     gpu_advisor_http_request_duration_seconds{route}        histogram
     gpu_advisor_answers_total{mode}                          answers by offline / llm / llm-fallback
+    gpu_advisor_gate_total{reason}                           LLM answers' quality-gate reasons (bot/gate.py)
+    gpu_advisor_llm_fallbacks_total{kind}                    why an LLM answer was not shipped (gate, timeout, …)
     gpu_advisor_tool_calls_total{tool, outcome}              POST /v1/tools/{name}
 """
 
@@ -21,6 +23,7 @@ import logging
 import re
 import time
 import uuid
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from starlette.datastructures import MutableHeaders
@@ -44,6 +47,19 @@ class Metrics:
         self.answers = Counter("gpu_advisor_answers", "Answers by planner mode", ["mode"], registry=self.registry)
         self.tool_calls = Counter("gpu_advisor_tool_calls", "Direct calculator calls", ["tool", "outcome"],
                                   registry=self.registry)
+        self.gate = Counter("gpu_advisor_gate", "Quality-gate reasons met by LLM answers (repaired or not)",
+                            ["reason"], registry=self.registry)
+        self.fallbacks = Counter("gpu_advisor_llm_fallbacks", "LLM answers replaced by the offline planner, by kind",
+                                 ["kind"], registry=self.registry)
+
+    def count_answer(self, trace: Any) -> None:
+        """Count one answer (an AnswerTrace or its JSON dict): its mode, gate reasons and fallback kind."""
+        data = trace if isinstance(trace, dict) else trace.model_dump()
+        self.answers.labels(data.get("mode", "offline")).inc()
+        for reason in data.get("gate") or []:
+            self.gate.labels(reason).inc()
+        if data.get("fallback_reason"):
+            self.fallbacks.labels(str(data["fallback_reason"]).split(":", 1)[0]).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -251,7 +251,7 @@ async def chat_completions(body: ChatCompletionRequest, request: Request, adviso
                                  lang)
     except AdvisorError as err:
         raise advisor_error(err, lang) from None
-    metrics.answers.labels(trace.mode).inc()
+    metrics.count_answer(trace)
     content = with_sources(trace)
     return ChatCompletion(
         id=completion_id, created=created, model=MODEL_ID,
@@ -280,7 +280,7 @@ async def _chunks(advisor: Advisor, body: ChatCompletionRequest, question: str, 
             yield chunk({"content": item["text"]})
         elif item["type"] == "final":
             trace = AnswerTrace.model_validate(item["trace"])
-            state.metrics.answers.labels(trace.mode).inc()
+            state.metrics.count_answer(trace)
             full = with_sources(trace)
             tail = full[len("".join(sent)):] if full.startswith("".join(sent)) else ""
             if tail:

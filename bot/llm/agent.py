@@ -18,20 +18,28 @@ it after grounding.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import openai
 from langchain.agents import create_agent
+from langchain.agents.middleware import wrap_model_call
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.errors import GraphRecursionError
 
 from bot.language import detect_language
+from bot.llm.budget import HISTORY_PREFIX, context_tokens, fit, tools_tokens
 from bot.llm.client import Provider, chat_model
+from bot.llm.deadline import answer_deadline, remaining
 from bot.llm.prompts import render
 from bot.llm.tools import ToolBudget, langchain_tools
 from bot.planner import Context, Emit, PlannerError, PlanResult, ToolRunFactory, _ignore
@@ -87,6 +95,11 @@ class AgentPlanResult(PlanResult):
 
     messages: list[BaseMessage] = field(default_factory=list, repr=False, compare=False)
     run: ToolRun | None = field(default=None, repr=False, compare=False)
+    finish_reason: str | None = None  # of the last model reply ("length": cut off by max_tokens)
+    tool_errors: int = 0  # calculator calls that were refused (bad arguments, unknown names)
+    deadline_at: float = 0.0  # time.monotonic() by which the whole answer (repair round included) must be done
+    model_calls: int = 0  # model requests made for this answer so far (retries included)
+    passages: str = ""  # the passages offered up front, as the system prompt shows them
 
 
 class AgentPlanner:
@@ -94,24 +107,49 @@ class AgentPlanner:
 
     mode = "llm"
 
-    def __init__(self, model: Any, provider: Provider, max_steps: int = 8):
+    def __init__(self, model: Any, provider: Provider, max_steps: int = 8, deadline_s: float = 60.0,
+                 max_retries: int = 1, context_tokens: int = 8192, max_tokens: int = 1024,
+                 probe: Callable[[], int] | None = None):
         self.model = model
         self.provider = provider
         self.max_steps = max_steps
+        self.deadline_s = deadline_s
+        self.max_retries = max_retries
+        self.max_tokens = max_tokens
+        self._context = context_tokens
+        self._probe = probe  # asks the server for its context length, once
+        self._lock = threading.Lock()
+        self._tools_tokens: int | None = None
+
+    def context_tokens(self) -> int:
+        """The model's context length: the server's word when it gives one (asked once), else the setting."""
+        with self._lock:
+            if self._probe is not None:
+                probe, self._probe = self._probe, None
+                self._context = probe()
+            return self._context
 
     @classmethod
     def from_settings(cls, settings: Settings, http_client: httpx.Client | None = None) -> AgentPlanner:
         model, provider = chat_model(settings, http_client)
         if provider.refusal:
             log.warning("LLM agent will not be used: %s", provider.refusal)
-        return cls(model, provider, max_steps=settings.llm_max_steps)
+        client = model.http_client
+        probe = None
+        if provider.name in ("vllm", "compatible", "ollama") or provider.local:  # hosted APIs say nothing useful
+            probe = functools.partial(context_tokens, settings.llm_base_url, provider.model, client,
+                                      settings.llm_context_tokens)
+        return cls(model, provider, max_steps=settings.llm_max_steps, deadline_s=settings.llm_deadline_s,
+                   max_retries=settings.llm_max_retries, context_tokens=settings.llm_context_tokens,
+                   max_tokens=settings.llm_max_tokens, probe=probe)
 
     # ------------------------------------------------------------------------------------------
     def plan(self, text: str, ctx: Context, tools: ToolRunFactory, emit: Emit = _ignore) -> PlanResult:
         lang = ctx.language or detect_language(text)
         run: ToolRun = tools(emit)
         messages = [*_history(ctx), HumanMessage(text)]
-        return self._run(lang, ctx, run, messages)
+        passages = _upfront(run, text)
+        return self._run(lang, ctx, run, messages, time.monotonic() + self.deadline_s, 0, passages)
 
     def repair(self, text: str, ctx: Context, result: PlanResult, report: str, emit: Emit = _ignore) -> PlanResult | None:
         """Ask the model once more to remove or source the figures named in `report`."""
@@ -120,26 +158,36 @@ class AgentPlanner:
         run = result.run
         run.emit = emit
         note = render(f"repair_{_lang(result.language)}", report=report)
+        if time.monotonic() >= result.deadline_at:
+            log.warning("no repair round: the answer's deadline has passed")
+            return None
         try:
-            return self._run(result.language, ctx, run, [*result.messages, HumanMessage(note)])
+            return self._run(result.language, ctx, run, [*result.messages, HumanMessage(note)], result.deadline_at,
+                             result.model_calls, result.passages)
         except PlannerError as err:
             log.warning("repair round failed: %s", err)
             return None
 
     # ------------------------------------------------------------------------------------------
-    def _run(self, lang: str, ctx: Context, run: ToolRun, messages: list[BaseMessage]) -> AgentPlanResult:
+    def _run(self, lang: str, ctx: Context, run: ToolRun, messages: list[BaseMessage], deadline_at: float,
+             calls_before: int, passages: str = "") -> AgentPlanResult:
         if self.provider.refusal:
-            raise PlannerError(self.provider.refusal)
+            raise PlannerError(self.provider.refusal, kind="refused")
         budget = ToolBudget(2 * self.max_steps)
+        calls = _Calls(calls_before)
         agent = create_agent(self.model, langchain_tools(run.box, run, _lang(lang), budget),
-                             system_prompt=render(f"system_{_lang(lang)}", state=_state_line(ctx.state, lang)))
+                             system_prompt=render(f"system_{_lang(lang)}",
+                                                  context=_state_line(ctx.state, lang) + passages),
+                             middleware=[_guard(calls, self.max_retries, self._fit)])
         try:
             # LangGraph runs at most recursion_limit - 1 steps: max_steps model turns + tool rounds
-            out = agent.invoke({"messages": messages}, {"recursion_limit": self.max_steps + 1})
+            with answer_deadline(deadline_at):
+                out = agent.invoke({"messages": messages}, {"recursion_limit": self.max_steps + 1,
+                                                            "callbacks": [_TokenRelay(run.emit)]})
         except PlannerError:
             raise
         except Exception as err:
-            raise PlannerError(_reason(err)) from err
+            raise PlannerError(_reason(err), kind=_kind(err)) from err
         final = out["messages"][-1] if out.get("messages") else None
         answer = _text(final) if isinstance(final, AIMessage) else ""
         answer, follow_ups = _split_follow_ups(_THINK.sub("", answer))
@@ -151,7 +199,113 @@ class AgentPlanner:
             answer=answer.strip(), language=_lang(lang), tool_calls=run.calls, citations=run.citations,
             follow_ups=follow_ups or _suggest(run, lang), state=_next_state(ctx.state, run),
             messages=list(out["messages"]), run=run,
+            finish_reason=(final.response_metadata or {}).get("finish_reason"),
+            tool_errors=max(0, run.attempts - len(run.calls)),
+            deadline_at=deadline_at, model_calls=calls.n, passages=passages,
         )
+
+
+    def _fit(self, request: Any) -> Any:
+        """The request with earlier turns left out as needed to fit the context (PlannerError "context" if it cannot)."""
+        if self._tools_tokens is None:
+            self._tools_tokens = tools_tokens(request.tools)
+        system = request.system_message.content if request.system_message is not None else ""
+        system = system if isinstance(system, str) else str(system)
+        messages = fit(system, self._tools_tokens, list(request.messages), self.context_tokens(), self.max_tokens)
+        return request if len(messages) == len(request.messages) else request.override(messages=messages)
+
+
+class _TokenRelay(BaseCallbackHandler):
+    """The model's text as it streams (`model_token` events) and the end of each model turn
+    (`model_turn_end`, with whether it called tools), for the advisor's grounded streaming."""
+
+    run_inline = True
+
+    def __init__(self, emit: Emit):
+        self.emit = emit
+
+    def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
+        if token:
+            self.emit({"type": "model_token", "text": token})
+
+    def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+        generations = getattr(response, "generations", None) or [[]]
+        generation = generations[0][0] if generations[0] else None
+        message = getattr(generation, "message", None)
+        finish = (getattr(generation, "generation_info", None) or {}).get("finish_reason") or \
+            (getattr(message, "response_metadata", None) or {}).get("finish_reason")
+        self.emit({"type": "model_turn_end", "tool_calls": bool(getattr(message, "tool_calls", None)),
+                   "finish_reason": finish})
+
+    def on_llm_error(self, error: BaseException, **kwargs: Any) -> None:
+        self.emit({"type": "model_turn_end", "tool_calls": False, "error": True})
+
+
+# ---- model calls: the deadline and the retries ------------------------------------------------------
+@dataclass
+class _Calls:
+    n: int = 0
+
+
+#: failures worth one more try: the request never reached the model, or the server said "later";
+#: a timeout is not one of them (the server may still be busy with the first request)
+_RETRYABLE = (openai.APIConnectionError, openai.InternalServerError, openai.RateLimitError)
+_NO_RETRY = (openai.APITimeoutError, httpx.TimeoutException)
+
+
+def _guard(calls: _Calls, max_retries: int, fit_request: Callable[[Any], Any]):
+    """Middleware around every model request of an answer: fits it in the model's context (earlier turns
+    left out first), counts requests, retries connection errors and 429/5xx while the deadline allows
+    (short back-off), never retries a timeout, and stops once the answer's deadline has passed."""
+
+    @wrap_model_call
+    def guard(request, handler):
+        request = fit_request(request)
+        for attempt in range(max_retries + 1):
+            left = remaining()
+            if left is not None and left <= 0:
+                raise PlannerError("the answer's deadline passed before the model finished", kind="timeout")
+            calls.n += 1
+            try:
+                return handler(request)
+            except _NO_RETRY:
+                raise
+            except _RETRYABLE as err:
+                left = remaining()
+                if attempt == max_retries or (left is not None and left < 1.0):
+                    raise
+                log.info("model request failed (%s), retrying", type(err).__name__)
+                time.sleep(min(0.25 * (attempt + 1), (left or 4.0) / 4))
+        raise AssertionError("unreachable")
+
+    return guard
+
+
+# ---- passages up front ---------------------------------------------------------------------------------
+#: a passage is offered before the first model call (saving a search round trip) when retrieval is confident:
+#: an RRF score that needs both the lexical and the dense leg near the top (1/61 + 0.5/70 with the defaults)
+UPFRONT_MIN_SCORE = 0.023
+UPFRONT_MAX = 2
+PASSAGES_LABEL = {"zh": "可引用的知识库段落", "en": "Knowledge-base passages you may cite"}
+
+
+def _upfront(run: ToolRun, question: str) -> str:
+    """The confident passages for the question, registered as citable, as lines for the system prompt."""
+    retriever = run.box.retriever
+    if retriever is None:
+        return ""
+    try:
+        found = retriever.search(question, k=UPFRONT_MAX)
+    except Exception as err:  # retrieval is an aid here: never a reason not to answer
+        log.warning("up-front retrieval failed: %s", err)
+        return ""
+    confident = [p.model_dump() for p in found if p.score >= UPFRONT_MIN_SCORE][:UPFRONT_MAX]
+    if not confident:
+        return ""
+    refs = run.offer(confident)
+    lang = _lang(detect_language(question))
+    lines = [f"[{ref}] {p['title']}: {p['text']}" for ref, p in zip(refs, confident, strict=True)]
+    return f"\n{PASSAGES_LABEL[lang]}:\n" + "\n".join(lines)
 
 
 # ---- messages ------------------------------------------------------------------------------------
@@ -160,10 +314,11 @@ def _lang(lang: str | None) -> str:
 
 
 def _history(ctx: Context) -> list[BaseMessage]:
+    """Earlier turns as messages, ids marked so that `bot.llm.budget.fit` may leave the oldest out."""
     messages: list[BaseMessage] = []
-    for question, answer in ctx.history:
+    for i, (question, answer) in enumerate(ctx.history):
         short = answer if len(answer) <= HISTORY_ANSWER_CHARS else answer[:HISTORY_ANSWER_CHARS] + " …"
-        messages += [HumanMessage(question), AIMessage(short)]
+        messages += [HumanMessage(question, id=f"{HISTORY_PREFIX}{i}q"), AIMessage(short, id=f"{HISTORY_PREFIX}{i}a")]
     return messages
 
 
@@ -213,6 +368,32 @@ def _next_state(previous: dict[str, Any], run: ToolRun) -> dict[str, Any]:
     return state
 
 
+def _kind(err: BaseException) -> str:
+    """The fallback kind of a failure: "timeout", "context" (the request exceeds the model's context) or "endpoint"."""
+    if isinstance(err, openai.APITimeoutError | httpx.TimeoutException):
+        return "timeout"
+    if isinstance(err, openai.BadRequestError) and _CONTEXT_400.search(str(err.message or "")):
+        return "context"
+    return "endpoint"
+
+
+#: how OpenAI, vLLM, llama.cpp, Ollama, DeepSeek and DashScope word a request that exceeds the context
+_CONTEXT_400 = re.compile(r"context[_ ]length|context size|maximum context|context window|too many tokens"
+                          r"|exceeds? the (?:model'?s? )?(?:max|context)|exceed_context|input is too long|prompt is too long",
+                          re.IGNORECASE)
+
+
+#: server errors that mean the operator must change how the model server runs, and what to change
+_SERVER_HINTS = [
+    (re.compile(r"enable-auto-tool-choice|tool-call-parser", re.IGNORECASE),
+     "start vLLM with --enable-auto-tool-choice and the --tool-call-parser of the model (hermes for Qwen2.5/Qwen3)"),
+    (re.compile(r"--jinja|Unsupported param: tools", re.IGNORECASE),
+     "start llama-server with --jinja (and a chat template that knows tools)"),
+    (re.compile(r"does not support tools", re.IGNORECASE),
+     "this model cannot call tools on this server: configure one that can"),
+]
+
+
 def _reason(err: BaseException) -> str:
     """A short reason for the log and the trace, never a stack trace."""
     if isinstance(err, GraphRecursionError):
@@ -222,7 +403,12 @@ def _reason(err: BaseException) -> str:
     if isinstance(err, openai.APIConnectionError | httpx.TransportError):
         return f"cannot reach the LLM endpoint ({type(err.__cause__ or err).__name__})"
     if isinstance(err, openai.APIStatusError):
-        return f"the LLM endpoint answered HTTP {err.status_code}: {_first_line(err.message)}"
+        reason = f"the LLM endpoint answered HTTP {err.status_code}: {_first_line(err.message)}"
+        hint = next((h for pattern, h in _SERVER_HINTS if pattern.search(str(err.message or ""))), None)
+        if hint:
+            log.error("LLM endpoint misconfigured: %s", hint)
+            reason += f" ({hint})"
+        return reason
     if isinstance(err, openai.APIError):
         return f"the LLM endpoint failed: {_first_line(err.message)}"
     if isinstance(err, json.JSONDecodeError | ValueError | KeyError | TypeError | AttributeError):

@@ -28,10 +28,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -39,6 +35,7 @@ from urllib.parse import urlparse
 import httpx
 from langchain_openai import ChatOpenAI
 
+from bot.llm.deadline import instrument
 from bot.planner import PlannerError
 from bot.settings import Settings
 
@@ -101,6 +98,11 @@ def provider_for(base_url: str, model: str) -> Provider:
         extra_body = {"chat_template_kwargs": {"enable_thinking": False}}
         notes.append("chat_template_kwargs.enable_thinking=false (Qwen3 on a compatible server)")
 
+    if kind == "deepseek":
+        # thinking mode streams reasoning_content and, with tools, wants it sent back on every later request
+        # (a 400 otherwise), which ChatOpenAI does not do: run the non-thinking mode
+        extra_body = {"thinking": {"type": "disabled"}}
+        notes.append("thinking disabled (DeepSeek)")
     if "deepseek-reasoner" in name_l or re.search(r"deepseek[-_ ]?r1", name_l):
         if kind == "deepseek":
             sent_model = "deepseek-chat"
@@ -118,69 +120,6 @@ def provider_for(base_url: str, model: str) -> Provider:
                     disabled_params=disabled, refusal=refusal, notes=notes)
 
 
-#: when the answer being written must be done (time.monotonic()); set by `answer_deadline`
-_ANSWER_DEADLINE: ContextVar[float | None] = ContextVar("llm_answer_deadline", default=None)
-
-
-@contextmanager
-def answer_deadline(seconds: float | None) -> Iterator[None]:
-    """Every model call made inside (one answer: the agent's steps and the repair round) must be
-    done `seconds` from now; a call past it fails like a timeout and the advisor answers offline."""
-    token = _ANSWER_DEADLINE.set(None if seconds is None else time.monotonic() + seconds)
-    try:
-        yield
-    finally:
-        _ANSWER_DEADLINE.reset(token)
-
-
-def answer_seconds(planner: Any) -> float | None:
-    """The per-answer budget of an agent planner: its model's timeout (`GPU_ADVISOR_LLM_TIMEOUT_S`)."""
-    timeout = getattr(getattr(planner, "model", None), "request_timeout", None)
-    return float(timeout) if isinstance(timeout, int | float) else None
-
-
-class _DeadlineStream(httpx.SyncByteStream):
-    def __init__(self, inner: httpx.SyncByteStream, deadline: float, request: httpx.Request):
-        self.inner, self.deadline, self.request = inner, deadline, request
-
-    def __iter__(self):
-        for chunk in self.inner:
-            if time.monotonic() > self.deadline:
-                raise httpx.ReadTimeout("the model's answer ran past its deadline", request=self.request)
-            yield chunk
-
-    def close(self) -> None:
-        self.inner.close()
-
-
-class DeadlineTransport(httpx.BaseTransport):
-    """An httpx transport whose timeout covers a whole response, not each read: a model that drips
-    keep-alive bytes (each read well inside httpx's read timeout) is cut off `seconds` after the
-    request went out."""
-
-    def __init__(self, inner: httpx.BaseTransport, seconds: float):
-        self.inner, self.seconds = inner, seconds
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        deadline = time.monotonic() + self.seconds
-        answer = _ANSWER_DEADLINE.get()
-        if answer is not None:
-            if time.monotonic() >= answer:
-                raise httpx.ConnectTimeout("the answer's deadline has passed", request=request)
-            deadline = min(deadline, answer)
-        response = self.inner.handle_request(request)
-        response.stream = _DeadlineStream(response.stream, deadline, request)  # type: ignore[arg-type]
-        return response
-
-    def close(self) -> None:
-        self.inner.close()
-
-
-def deadline_client(seconds: float, transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    """An httpx client for the model whose `seconds` bound each whole response (see DeadlineTransport)."""
-    return httpx.Client(transport=DeadlineTransport(transport or httpx.HTTPTransport(), seconds), timeout=seconds)
-
-
 def chat_model(settings: Settings, http_client: httpx.Client | None = None) -> tuple[ChatOpenAI, Provider]:
     """A streaming `ChatOpenAI` for the configured endpoint, and the provider profile it used."""
     if not (settings.llm_base_url and settings.llm_model):
@@ -192,11 +131,16 @@ def chat_model(settings: Settings, http_client: httpx.Client | None = None) -> t
             raise PlannerError(f"GPU_ADVISOR_LLM_API_KEY is not set for {settings.llm_base_url}")
         key = "ollama" if provider.name == "ollama" else "EMPTY"  # local servers accept any key
     options: dict[str, Any] = {}
-    if provider.extra_body:
-        options["extra_body"] = provider.extra_body
+    extra_body = dict(provider.extra_body or {})
+    if provider.name == "openai":  # LangChain sends it as max_completion_tokens, which OpenAI wants
+        options["max_tokens"] = settings.llm_max_tokens
+    else:  # the other servers all read max_tokens; not every one knows max_completion_tokens
+        extra_body["max_tokens"] = settings.llm_max_tokens
+    options["extra_body"] = extra_body
     if provider.disabled_params:
         options["disabled_params"] = provider.disabled_params
-    options["http_client"] = http_client or deadline_client(settings.llm_timeout_s)
+    # the answer's deadline governs every request (bot.llm.deadline); retries are the agent's, never of a timeout
+    options["http_client"] = instrument(http_client or httpx.Client(timeout=settings.llm_timeout_s))
     for note in provider.notes:
         log.info("LLM provider %s: %s", provider.name, note)
     model = ChatOpenAI(
@@ -207,7 +151,7 @@ def chat_model(settings: Settings, http_client: httpx.Client | None = None) -> t
         streaming=True,
         stream_usage=provider.stream_usage,
         timeout=settings.llm_timeout_s,
-        max_retries=settings.llm_max_retries,
+        max_retries=0,
         **options,
     )
     return model, provider

@@ -18,6 +18,7 @@ import copy
 import functools
 import json
 import logging
+import re
 import threading
 from typing import Any
 
@@ -29,23 +30,73 @@ from tools.errors import AdvisorError
 
 log = logging.getLogger("gpu_advisor.agent")
 
-#: one line per tool on when to use it, added to the tool's docstring for the model
+#: when to use each tool, in a few words (after the first sentence of the calculator's docstring)
 WHEN: dict[str, str] = {
-    "gpu_specs": "Use it for any spec of one GPU (memory, bandwidth, TFLOPS, interconnect, power, China availability).",
-    "compare_gpus": "Use it when the user compares GPUs or asks whether one can replace another (e.g. 910B vs A100).",
-    "fit_training": "Use it for 'will training/fine-tuning fit', out-of-memory questions and how many GPUs a run needs.",
-    "fit_inference": "Use it for 'can we serve/deploy this model', memory for inference, max batch or context.",
-    "training_time": "Use it for how long training or fine-tuning takes; its gpu_hours feed run_cost.",
-    "inference_speed": "Use it for serving speed: tokens per second, latency, throughput.",
-    "run_cost": "Use it for what a run costs at rental prices (give gpu_hours from training_time, or hours and n_gpus).",
-    "rent_vs_buy": "Use it when the user weighs renting against buying, TCO or the break-even month.",
-    "recommend_gpus": "Use it when the user asks what to buy or rent, possibly under a budget or deadline.",
-    SEARCH: "Use it for background, policy, availability in China, channels, prices and to check a claim; "
-            "cite passages as [ref].",
+    "gpu_specs": "For any spec of one GPU.",
+    "compare_gpus": "Comparing GPUs, or whether one can replace another.",
+    "fit_training": "Will training/fine-tuning fit; OOM; how many GPUs.",
+    "fit_inference": "Can we serve it; memory, max batch or context.",
+    "training_time": "How long training takes; its gpu_hours feed run_cost.",
+    "inference_speed": "Serving speed: tokens/s, latency.",
+    "run_cost": "What a run costs (gpu_hours, or hours and n_gpus).",
+    "rent_vs_buy": "Rent or buy, TCO, break-even.",
+    "recommend_gpus": "What to buy or rent, under a budget or deadline.",
+    SEARCH: "Background, policy, China availability, channels, prices, checking a claim. Cite passages as [ref].",
 }
+#: the inputs the model is shown (DESIGN.md's "main inputs"); the calculator still accepts every field of its
+#: input model, with the same validation, so an answer can use an advanced option the user names
+MAIN_INPUTS: dict[str, tuple[str, ...]] = {
+    "gpu_specs": ("gpu",),
+    "compare_gpus": ("gpus",),
+    "fit_training": ("model", "gpu", "method", "n_gpus", "precision", "zero_stage", "offload", "seq_len", "micro_batch"),
+    "fit_inference": ("model", "gpu", "n_gpus", "precision", "kv_precision", "batch", "context_len"),
+    "training_time": ("model", "gpu", "n_gpus", "tokens", "method", "precision", "mfu"),
+    "inference_speed": ("model", "gpu", "n_gpus", "precision", "batch", "context_len"),
+    "run_cost": ("gpu", "gpu_hours", "hours", "n_gpus", "price_cny_per_hour"),
+    "rent_vs_buy": ("gpu", "n_gpus", "hours_per_day", "months", "rent_cny_per_hour", "purchase_cny"),
+    "recommend_gpus": ("model", "workload", "method", "tokens", "budget_cny", "deadline_hours", "china_available"),
+    SEARCH: ("query",),
+}
+DESCRIPTION_CHARS = 70  # a field's description is cut to its first clause, at most this long
 
-DROP_KEYS = frozenset({"sources", "cumulative", "score", "source"})
+DROP_KEYS = frozenset({"sources", "cumulative", "score", "source", "price_source", "gpu_id", "url", "urls"})
+MAX_ITEMS = 4  # list items the model sees (recommend_gpus options …); the trace keeps them all
+PICKS = ("cheapest", "fastest", "best_value")  # recommend_gpus repeats ranked options under these: name them only
 ERROR_PREFIX = "ERROR: "
+
+
+def lean_schema(name: str, input_model: type[BaseModel]) -> dict[str, Any]:
+    """The terse JSON schema the LLM sees: the tool's main inputs only, each with its type, its choices
+    and the first clause of its description; no titles, defaults or bounds (the registry checks those)."""
+    full = model_schema(input_model)
+    keep = MAIN_INPUTS.get(name) or tuple(full.get("properties", {}))
+    required = [k for k in full.get("required", []) if k in keep]
+    props: dict[str, Any] = {}
+    for key in keep:
+        prop = full.get("properties", {}).get(key)
+        if prop is None:
+            continue
+        lean = {k: prop[k] for k in ("type", "enum", "items") if k in prop}
+        if "type" not in lean and "anyOf" in prop:
+            lean["anyOf"] = [{k: o[k] for k in ("type", "enum", "items") if k in o} for o in prop["anyOf"]]
+        if isinstance(lean.get("items"), dict):
+            lean["items"] = {k: v for k, v in lean["items"].items() if k in ("type", "enum")}
+        text = _clause(prop.get("description", ""))
+        if text and (key in required or "enum" not in lean):
+            lean["description"] = text
+        props[key] = lean
+    schema: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _clause(text: str) -> str:
+    """The first clause of a field description ("e.g." does not end it), at most DESCRIPTION_CHARS."""
+    text = re.split(r"(?<!e\.g)(?<!i\.e)\.\s|;\s|\s\(", " ".join(text.split()), maxsplit=1)[0].rstrip(".")
+    if len(text) <= DESCRIPTION_CHARS:
+        return text
+    return text[: DESCRIPTION_CHARS - 1].rsplit(" ", 1)[0].rstrip(",") + "…"
 
 
 def model_schema(input_model: type[BaseModel]) -> dict[str, Any]:
@@ -118,9 +169,12 @@ def _refs(node: Any, defs: dict[str, Any], seen: set[str] | None = None) -> set[
 
 
 def description(spec: ToolSpec) -> str:
-    doc = " ".join(line.strip() for line in spec.description.strip().splitlines() if line.strip())
+    """The first sentence of the tool's docstring and, after it, when to use it."""
+    first = spec.description.strip().split("\n\n", 1)[0]
+    doc = " ".join(line.strip() for line in first.splitlines() if line.strip())
+    doc = re.split(r"(?<=[.!?])\s", doc, maxsplit=1)[0]
     when = WHEN.get(spec.name)
-    return f"{doc}\n{when}" if when else doc
+    return f"{doc} {when}" if when else doc
 
 
 def compact(name: str, output: dict[str, Any], lang: str, run: ToolRun) -> str:
@@ -133,19 +187,23 @@ def compact(name: str, output: dict[str, Any], lang: str, run: ToolRun) -> str:
 
 
 def _shrink(node: Any, lang: str) -> Any:
+    """The output without provenance, long series and the other language's text, lists cut to MAX_ITEMS."""
     if isinstance(node, dict):
         out = {}
-        other = "description_en" if lang == "zh" else "description_zh"
+        mine, other = ("_zh", "_en") if lang == "zh" else ("_en", "_zh")
         for key, value in node.items():
-            if key in DROP_KEYS or key == other or value is None:
+            if key in DROP_KEYS or value is None or key.endswith(other) or (mine == "_zh" and f"{key}_zh" in node):
                 continue
             if key == "assumptions" and isinstance(value, list):
                 out[key] = [_assumption(a) for a in value]
+            elif key in PICKS and isinstance(value, dict):
+                out[key] = {k: value[k] for k in ("rank", "gpu", "n_gpus") if k in value}
             else:
                 out[key] = _shrink(value, lang)
         return out
     if isinstance(node, list):
-        return [_shrink(v, lang) for v in node]
+        kept = [_shrink(v, lang) for v in node[:MAX_ITEMS]]
+        return kept + [f"… {len(node) - MAX_ITEMS} more"] if len(node) > MAX_ITEMS else kept
     return node
 
 
@@ -157,8 +215,6 @@ def _assumption(a: Any) -> Any:
         item["unit"] = a["unit"]
     if a.get("default") is False:
         item["given_by_user"] = True
-    if a.get("note"):
-        item["note"] = a["note"]
     return item
 
 
@@ -187,7 +243,7 @@ def langchain_tools(box: Toolbox, run: ToolRun, lang: str, budget: ToolBudget) -
             func=_runner(name, run, lang, budget),
             name=name,
             description=description(spec),
-            args_schema=model_schema(spec.input_model),
+            args_schema=lean_schema(name, spec.input_model),
         ))
     return tools
 

@@ -18,8 +18,10 @@ When the script runs out, `then` (if given) answers every further request.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +38,10 @@ class Reply:
     status: int = 200
     error: type[Exception] | None = None
     raw: bytes | None = None  # a body sent as is (malformed responses)
+    finish: str | None = None  # the finish_reason to send ("length"); default stop / tool_calls
+    stream: Callable[[], Any] | None = None  # a generator of raw SSE bytes, sent as they come (slow or endless)
+    error_body: dict[str, Any] | None = None  # the JSON body of an error status (a provider's own wording)
+    delay: float = 0.0  # seconds before the reply starts; past the request's read timeout it is a ReadTimeout
 
 
 def text(content: str) -> Reply:
@@ -60,6 +66,14 @@ def raw(body: bytes) -> Reply:
     return Reply(raw=body)
 
 
+def slow(seconds: float, source: ReplySource) -> Callable[[dict[str, Any]], Reply]:
+    """`source`, arriving after `seconds` (a server busy with other requests, or a slow model)."""
+    def build(body: dict[str, Any]) -> Reply:
+        reply = source(body) if callable(source) else source
+        return dataclasses.replace(reply, delay=seconds)
+    return build
+
+
 ReplySource = Reply | Callable[[dict[str, Any]], Reply]
 
 
@@ -68,6 +82,10 @@ class ScriptedOpenAI:
     replies: list[ReplySource]
     then: ReplySource | None = None
     model: str = "scripted-model"
+    models: dict[str, Any] | None = None  # the body of GET /v1/models (404 when None), e.g. vLLM's max_model_len
+    props: dict[str, Any] | None = None  # the body of llama.cpp's GET /props (404 when None)
+    #: a server's pace for streamed replies: (seconds to the first token, characters per second after it)
+    pace: tuple[float, float] | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
@@ -79,6 +97,10 @@ class ScriptedOpenAI:
     # ------------------------------------------------------------------------------------------
     def handler(self, request: httpx.Request) -> httpx.Response:
         self.paths.append(request.url.path)
+        if request.method == "GET" and request.url.path.endswith("/models") and self.models is not None:
+            return httpx.Response(200, json=self.models)
+        if request.method == "GET" and request.url.path.endswith("/props") and self.props is not None:
+            return httpx.Response(200, json=self.props)
         if not request.url.path.endswith("/chat/completions"):
             return httpx.Response(404, json={"error": {"message": f"no route {request.url.path}"}})
         body = json.loads(request.content)
@@ -88,17 +110,27 @@ class ScriptedOpenAI:
         if source is None:
             return httpx.Response(500, json={"error": {"message": "script exhausted", "type": "server_error"}})
         reply = source(body) if callable(source) else source
+        if reply.delay:
+            read = (request.extensions.get("timeout") or {}).get("read")
+            time.sleep(min(reply.delay, read) if read else reply.delay)
+            if read and reply.delay > read:  # what a real transport does when nothing arrives in time
+                raise httpx.ReadTimeout("scripted: no reply within the read timeout", request=request)
         if reply.error is not None:
             raise reply.error("scripted failure", request=request)
         if reply.status != 200:
             # retry-after-ms keeps the openai client's retry back-off short in tests
-            return httpx.Response(reply.status, json={"error": {"message": "scripted error", "type": "server_error"}},
-                                  headers={"retry-after-ms": "1"})
+            error = reply.error_body or {"error": {"message": "scripted error", "type": "server_error"}}
+            return httpx.Response(reply.status, json=error, headers={"retry-after-ms": "1"})
+        if reply.stream is not None:
+            return httpx.Response(200, content=reply.stream(), headers={"content-type": "text/event-stream"})
         if reply.raw is not None:
             kind = "text/event-stream" if body.get("stream") else "application/json"
             return httpx.Response(200, content=reply.raw, headers={"content-type": kind})
         if body.get("stream"):
-            return httpx.Response(200, content=self._sse(reply), headers={"content-type": "text/event-stream"})
+            content = self._sse(reply)
+            if self.pace:
+                content = self._paced(content, *self.pace)
+            return httpx.Response(200, content=content, headers={"content-type": "text/event-stream"})
         return httpx.Response(200, json=self._completion(reply))
 
     # ------------------------------------------------------------------------------------------
@@ -112,7 +144,7 @@ class ScriptedOpenAI:
                 {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
                 for cid, (name, args) in zip(self._call_ids(reply), reply.calls, strict=True)
             ]
-        finish = "tool_calls" if reply.calls else "stop"
+        finish = reply.finish or ("tool_calls" if reply.calls else "stop")
         return {
             "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": self.model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
@@ -124,6 +156,18 @@ class ScriptedOpenAI:
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
+    @staticmethod
+    def _paced(content: bytes, first_s: float, chars_per_s: float):
+        """The SSE events one by one at the server's pace: the first after `first_s`, then by their size."""
+        events = [e + b"\n\n" for e in content.split(b"\n\n") if e]
+
+        def send():
+            time.sleep(first_s)
+            for event in events:
+                time.sleep(PIECE / chars_per_s)
+                yield event
+        return send()
+
     def _sse(self, reply: Reply) -> bytes:
         out = [self._chunk({"role": "assistant", "content": "" if reply.calls else None})]
         for i in range(0, len(reply.content or ""), PIECE):
@@ -134,7 +178,7 @@ class ScriptedOpenAI:
             arguments = json.dumps(args, ensure_ascii=False)
             for i in range(0, len(arguments), PIECE):
                 out.append(self._chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[i:i + PIECE]}}]}))
-        out.append(self._chunk({}, "tool_calls" if reply.calls else "stop"))
+        out.append(self._chunk({}, reply.finish or ("tool_calls" if reply.calls else "stop")))
         out.append(b"data: [DONE]\n\n")
         return b"".join(out)
 

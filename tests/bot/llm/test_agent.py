@@ -17,6 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from harness import PASSAGE, advisor, results, settings
 from scripted_openai import (
     ScriptedOpenAI,
     last_user,
@@ -29,44 +30,11 @@ from scripted_openai import (
 )
 
 import tools
-from bot.advisor import FALLBACK_NOTE, Advisor
+from bot.advisor import FALLBACK_NOTE, FALLBACK_NOTES
 from bot.llm.agent import AgentPlanner
 from bot.llm.prompts import PromptError, render
-from bot.offline.rules import RulesPlanner
+from bot.llm.tools import WHEN
 from bot.planner import Context, PlannerError
-from bot.settings import Settings
-from bot.store import Store
-from bot.toolbox import Toolbox
-from knowledge.retrieval import Passage
-
-BASE_URL = "http://llm.test/v1"
-PASSAGE = Passage(id="kb:interconnect#1", doc_id="kb:interconnect", title="H800 与 A100 的互联",
-                  text="H800 保留了 H100 的算力，NVLink 带宽降到 400 GB/s。", source="https://example.org/h800", score=1.0)
-
-
-class StubRetriever:
-    """One fixed passage for every query (the real retriever is tested in tests/knowledge)."""
-
-    def search(self, query: str, k: int = 5, lang: str | None = None, topics: list[str] | None = None) -> list[Passage]:
-        return [PASSAGE]
-
-
-def settings(**overrides: Any) -> Settings:
-    values: dict[str, Any] = {"llm_base_url": BASE_URL, "llm_model": "scripted-model", "llm_api_key": "sk-test",
-                              "llm_max_retries": 0, "llm_timeout_s": 5}
-    values.update(overrides)
-    return Settings(_env_file=None, **values)
-
-
-def advisor(tmp_path: Path, endpoint: ScriptedOpenAI, **overrides: Any) -> Advisor:
-    llm = AgentPlanner.from_settings(settings(**overrides), http_client=endpoint.client())
-    return Advisor(store=Store(f"sqlite:///{tmp_path}/advisor.sqlite3"), toolbox=Toolbox(retriever=StubRetriever()),
-                   offline=RulesPlanner(), llm=llm)
-
-
-def results(body: dict[str, Any]) -> list[dict[str, Any]]:
-    return [json.loads(r) for r in tool_results(body) if not r.startswith("ERROR")]
-
 
 FIT = {"model": "Qwen2.5-7B", "gpu": "A100 80GB", "n_gpus": 8, "method": "full"}
 COST = {"gpu": "A100 80GB", "gpu_hours": 100}
@@ -97,7 +65,10 @@ def test_two_tool_calls_streamed_as_deltas_reach_the_calculators(tmp_path):
     assert "FOLLOW-UPS" not in trace.answer
     assert trace.follow_ups == ["用 LoRA 能省多少？", "训练要多久？"]
     assert all(body["stream"] is True for body in endpoint.requests)
-    assert [e["type"] for e in events] == ["tool_started", "tool_finished"] * 2  # no deltas from the planner
+    kinds = [e["type"] for e in events]
+    assert kinds[:4] == ["tool_started", "tool_finished"] * 2 and set(kinds[4:]) == {"delta"}  # progress, then text
+    assert len(kinds[4:]) >= 2  # sentence by sentence, not the whole answer at once
+    assert "".join(e["text"] for e in events if e["type"] == "delta") == trace.answer
 
 
 def test_model_sees_compact_outputs_and_plain_string_model_argument(tmp_path):
@@ -108,7 +79,7 @@ def test_model_sees_compact_outputs_and_plain_string_model_argument(tmp_path):
     fit_params = tools_sent["fit_training"]["parameters"]
     assert fit_params["properties"]["model"]["type"] == "string"
     assert "ModelSpec" not in json.dumps(fit_params)
-    assert "Use it" in tools_sent["fit_training"]["description"]
+    assert tools_sent["fit_training"]["description"].endswith(WHEN["fit_training"])
     seen = tool_results(endpoint.requests[1])[0]
     assert '"sources"' not in seen and '"memory_gb"' in seen
     assert trace.tool_calls[0].output["sources"]  # the trace keeps the full output
@@ -157,10 +128,24 @@ def test_invalid_arguments_are_reported_in_the_registry_s_words(tmp_path):
 
 
 # ---- 3. an ungrounded number, repaired ------------------------------------------------------------
-def test_ungrounded_number_gets_one_repair_round(tmp_path):
+def test_a_sentence_with_an_ungrounded_number_is_never_sent(tmp_path):
     def invented(body):
         fit = results(body)[-1]
-        return text(f"放得下：每卡约需 {fit['per_gpu_gb']} GB。训练 1B token 大约只要 37 小时。")
+        return text(f"放得下：每卡约需 {fit['per_gpu_gb']} GB。训练 1B token 大约只要 37 小时。可用 {fit['usable_gb']} GB。")
+
+    endpoint = ScriptedOpenAI([tool_calls(("fit_training", FIT)), invented])
+    events: list[dict] = []
+    trace = advisor(tmp_path, endpoint).ask("8 张 A100 80GB 全参微调 Qwen2.5-7B 放得下吗？", emit=events.append)
+    sent = "".join(e["text"] for e in events if e["type"] == "delta")
+    assert sent == trace.answer and "37" not in sent and "每卡约需" in sent and "可用" in sent
+    assert trace.mode == "llm" and trace.gate == ["ungrounded"] and trace.ungrounded == []
+    assert len(endpoint.requests) == 2  # the grounded sentences went out: no repair round needed
+
+
+def test_ungrounded_number_in_the_verdict_gets_one_repair_round(tmp_path):
+    def invented(body):
+        fit = results(body)[-1]
+        return text(f"放得下，训练大约只要 37 小时，每卡约需 {fit['per_gpu_gb']} GB。")
 
     def repaired(body):
         fit = results(body)[-1]
@@ -180,7 +165,7 @@ def test_ungrounded_number_gets_one_repair_round(tmp_path):
     assert len(reports) == 1 and "37 小时" in reports[0]
     assert reports[0] in last_user(endpoint.requests[-1])  # the report reached the endpoint
     assert "37" not in trace.answer and "再算一次" in trace.answer
-    assert trace.mode == "llm" and trace.ungrounded == []
+    assert trace.mode == "llm" and trace.ungrounded == [] and trace.gate == ["ungrounded"]
     assert len(endpoint.requests) == 3
 
 
@@ -196,14 +181,16 @@ def test_failed_repair_drops_the_sentence(tmp_path):
 
 
 # ---- 4. outages fall back ------------------------------------------------------------------------------
-@pytest.mark.parametrize("reply", [raises(httpx.ConnectError), raises(httpx.ReadTimeout), status(503),
-                                   raw(b"data: {not json\n\n"), text("")],
+@pytest.mark.parametrize(("reply", "kind"), [(raises(httpx.ConnectError), "endpoint"), (raises(httpx.ReadTimeout), "timeout"),
+                                            (status(503), "endpoint"), (raw(b"data: {not json\n\n"), "endpoint"),
+                                            (text(""), "endpoint")],
                          ids=["refused", "timeout", "503", "malformed", "empty"])
-def test_outage_falls_back_to_the_offline_planner(tmp_path, reply):
+def test_outage_falls_back_to_the_offline_planner(tmp_path, reply, kind):
     endpoint = ScriptedOpenAI([reply], then=reply)
     trace = advisor(tmp_path, endpoint, llm_max_retries=1).ask("8 张 A100 80GB 全参微调 Qwen2.5-7B 放得下吗？")
     assert trace.mode == "llm-fallback"
-    assert trace.answer.startswith(FALLBACK_NOTE["zh"])
+    assert trace.answer.startswith(FALLBACK_NOTES[kind]["zh"])
+    assert trace.fallback_reason.startswith(kind + ":")
     assert "fit_training" in [c.tool for c in trace.tool_calls]  # the offline planner did the sizing
     assert trace.ungrounded == []
 
@@ -235,7 +222,8 @@ def test_conversation_resumes_after_the_advisor_is_rebuilt(tmp_path):
     trace1 = advisor(tmp_path, first).ask("8 张 A100 80GB 全参微调 Qwen2.5-7B 放得下吗？")
     cid = trace1.conversation_id
 
-    second = ScriptedOpenAI([text("换成 H800 也放得下。")])
+    second = ScriptedOpenAI([tool_calls(("fit_training", {**FIT, "gpu": "H800"})),
+                             lambda body: text(f"换成 H800 也放得下，每卡约需 {results(body)[-1]['per_gpu_gb']} GB。")])
     again = advisor(tmp_path, second)  # a new process: same SQLite file, nothing in memory
     trace2 = again.ask("那换成 H800 呢？", conversation_id=cid)
     messages = second.requests[0]["messages"]
@@ -265,8 +253,8 @@ def test_a_model_that_never_stops_calling_tools_is_capped(tmp_path):
 
 def test_tool_calls_per_answer_are_capped(tmp_path):
     spam = tool_calls(*[("gpu_specs", {"gpu": "H800"})] * 12)
-    endpoint = ScriptedOpenAI([spam, text("H800 规格见工具结果。")])
-    trace = advisor(tmp_path, endpoint, llm_max_steps=3).ask("H800 的规格？")
+    endpoint = ScriptedOpenAI([spam, lambda body: text(f"H800 有 {results(body)[0]['memory_gb']} GB 显存。")])
+    trace = advisor(tmp_path, endpoint, llm_max_steps=3, llm_context_tokens=32768).ask("H800 的规格？")
     assert len(trace.tool_calls) == 6  # twice the steps
     assert sum(r.startswith("ERROR:") for r in tool_results(endpoint.requests[1])) == 6
 
@@ -293,7 +281,8 @@ def test_qwen3_on_vllm_uses_the_chat_template_switch_and_needs_no_key(tmp_path):
 
 
 def test_o_series_never_sends_parallel_tool_calls(tmp_path):
-    endpoint = ScriptedOpenAI([tool_calls(("gpu_specs", {"gpu": "H800"})), text("H800 规格见上。")])
+    endpoint = ScriptedOpenAI([tool_calls(("gpu_specs", {"gpu": "H800"})),
+                               lambda body: text(f"H800 有 {results(body)[0]['memory_gb']} GB 显存。")])
     adv = advisor(tmp_path, endpoint, llm_base_url="https://api.openai.com/v1", llm_model="o4-mini")
     adv.ask("H800 的规格？")
     assert adv.llm.model.disabled_params == {"parallel_tool_calls": None}
@@ -325,9 +314,9 @@ def test_hosted_endpoint_without_a_key_is_a_clear_error(monkeypatch):
 
 # ---- prompts --------------------------------------------------------------------------------------------------
 def test_prompts_render_and_refuse_missing_or_unknown_variables():
-    assert "FOLLOW-UPS:" in render("system_zh", state="（新对话）")
+    assert "FOLLOW-UPS:" in render("system_zh", context="（新对话）")
     assert "数字" in render("repair_zh", report="「37 小时」没有来源。")
-    with pytest.raises(PromptError, match="needs state"):
+    with pytest.raises(PromptError, match="needs context"):
         render("system_en")
     with pytest.raises(PromptError, match="no variable"):
         render("repair_en", report="x", extra="y")
@@ -348,7 +337,7 @@ def test_streamed_answer_comes_from_the_advisor_after_grounding(tmp_path):
     ("https://api.openai.com/v1", "gpt-4o-mini", "openai", None, "gpt-4o-mini"),
     ("https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen-plus", "dashscope", {"enable_thinking": False}, "qwen-plus"),
     ("https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "qwq-plus", "dashscope", None, "qwq-plus"),
-    ("https://api.deepseek.com", "deepseek-chat", "deepseek", None, "deepseek-chat"),
+    ("https://api.deepseek.com", "deepseek-chat", "deepseek", {"thinking": {"type": "disabled"}}, "deepseek-chat"),
     ("http://localhost:11434/v1", "qwen3:8b", "ollama", None, "qwen3:8b"),
     ("http://gpu-box:8000/v1", "Qwen/Qwen3-32B", "compatible", {"chat_template_kwargs": {"enable_thinking": False}},
      "Qwen/Qwen3-32B"),
@@ -358,3 +347,23 @@ def test_provider_profiles(base_url, model, name, extra_body, sent):
 
     p = provider_for(base_url, model)
     assert (p.name, p.extra_body, p.model, p.refusal) == (name, extra_body, sent, None)
+
+
+# ---- fewer round trips ----------------------------------------------------------------------------------------
+def test_confident_passages_are_offered_up_front_saving_the_search_round_trip(tmp_path):
+    endpoint = ScriptedOpenAI([text("H800 保留了 H100 的算力，NVLink 带宽降到 400 GB/s [1]。")])
+    trace = advisor(tmp_path, endpoint).ask("卡间互联是什么？")
+    system = endpoint.requests[0]["messages"][0]["content"]
+    assert f"[1] {PASSAGE.title}: {PASSAGE.text}" in system
+    assert len(endpoint.requests) == 1 and trace.tool_calls == []  # no search_knowledge round trip
+    assert [c.id for c in trace.citations] == [PASSAGE.id]
+    assert [n.source_id for n in trace.numbers if n.value == 400] == [PASSAGE.id]
+
+
+def test_weak_retrieval_is_not_offered_up_front(tmp_path):
+    from harness import StubRetriever
+
+    weak = PASSAGE.model_copy(update={"score": 0.01})
+    endpoint = ScriptedOpenAI([text("我可以帮你比较 GPU 的互联。")])
+    trace = advisor(tmp_path, endpoint, retriever=StubRetriever([weak])).ask("你好，互联是什么意思？")
+    assert PASSAGE.text not in endpoint.requests[0]["messages"][0]["content"] and trace.citations == []
