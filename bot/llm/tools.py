@@ -41,6 +41,9 @@ WHEN: dict[str, str] = {
     "run_cost": "What a run costs (gpu_hours, or hours and n_gpus).",
     "rent_vs_buy": "Rent or buy, TCO, break-even.",
     "recommend_gpus": "What to buy or rent, under a budget or deadline.",
+    "model_memory": "Weights, KV cache or training memory of a model, no GPU needed.",
+    "power_draw": "Server/rack kW, yearly kWh and electricity bill.",
+    "precision_speedup": "How much faster FP8 trains than BF16.",
     SEARCH: "Background, policy, China availability, channels, prices, checking a claim. Cite passages as [ref].",
 }
 #: the inputs the model is shown (DESIGN.md's "main inputs"); the calculator still accepts every field of its
@@ -55,9 +58,12 @@ MAIN_INPUTS: dict[str, tuple[str, ...]] = {
     "run_cost": ("gpu", "gpu_hours", "hours", "n_gpus", "price_cny_per_hour"),
     "rent_vs_buy": ("gpu", "n_gpus", "hours_per_day", "months", "rent_cny_per_hour", "purchase_cny"),
     "recommend_gpus": ("model", "workload", "method", "tokens", "budget_cny", "deadline_hours", "china_available"),
+    "model_memory": ("model", "precision", "context_len", "batch", "method"),
+    "power_draw": ("gpu", "n_gpus", "hours_per_day"),
+    "precision_speedup": ("model", "gpu", "n_gpus", "tokens", "method"),
     SEARCH: ("query",),
 }
-DESCRIPTION_CHARS = 70  # a field's description is cut to its first clause, at most this long
+DESCRIPTION_CHARS = 40  # a field's description is cut to its first clause, at most this long
 
 DROP_KEYS = frozenset({"sources", "cumulative", "score", "source", "price_source", "gpu_id", "url", "urls"})
 MAX_ITEMS = 4  # list items the model sees (recommend_gpus options …); the trace keeps them all
@@ -173,8 +179,9 @@ def description(spec: ToolSpec) -> str:
     first = spec.description.strip().split("\n\n", 1)[0]
     doc = " ".join(line.strip() for line in first.splitlines() if line.strip())
     doc = re.split(r"(?<=[.!?])\s", doc, maxsplit=1)[0]
+    doc = re.split(r"[:(]", doc, maxsplit=1)[0].rstrip(" .,")  # the subject; the list after it costs tokens
     when = WHEN.get(spec.name)
-    return f"{doc} {when}" if when else doc
+    return f"{doc}. {when}" if when else doc + "."
 
 
 def compact(name: str, output: dict[str, Any], lang: str, run: ToolRun) -> str:

@@ -31,7 +31,7 @@ def _value(key: str, value: Any, lang: str) -> str:
     if key == "method":
         return method_label(value, lang).strip()
     if key == "tokens":
-        return count(value)
+        return f"{count(value)} token" if lang == "zh" else f"{count(value)} tokens"
     if isinstance(value, bool):
         return ("开" if value else "关") if lang == "zh" else ("on" if value else "off")
     if isinstance(value, float) and value.is_integer():
