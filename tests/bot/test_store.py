@@ -1,12 +1,7 @@
 """Conversations persist in SQLite (default) and PostgreSQL, and survive a restart."""
 
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1]))
-
 from pg import temp_database
 
 from bot.store import Store, UnknownConversation

@@ -27,9 +27,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1]))
-
 from pg import temp_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]

@@ -4,14 +4,11 @@ throw-away PostgreSQL database where the attack needs one)."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from loopback import ServerThread
-
-sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from bot.advisor import Advisor
 from bot.api.app import create_app

@@ -4,15 +4,10 @@ ids readable at /v1/conversations, and a delivery record per message."""
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[2]))
-
 from pg import temp_database
 
 from bot.channels.delivery import Delivery, Inbound, conversation_id

@@ -3,18 +3,13 @@ signed the way Slack signs them."""
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 import uvicorn
 from loopback import free_port
-
-sys.path.insert(0, str(Path(__file__).parents[3]))
-
 from slack_fake import (
     APP_TOKEN,
     BOT_TOKEN,
