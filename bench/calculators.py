@@ -27,6 +27,12 @@ TARGET_US = {"recommend_gpus": 20_000}
 DEFAULT_TARGET_US = 50
 
 
+def _gpu(name: str):
+    from tools.catalog import get_gpu
+
+    return get_gpu(name)
+
+
 def _inputs() -> dict[str, list[dict]]:
     g = [x.id for x in gpus()][:12]
     m = [x.id for x in models()][:8] + ["70B", "13B"]
@@ -54,6 +60,11 @@ def _inputs() -> dict[str, list[dict]]:
             {"model": "13B", "workload": "train", "tokens": "2T", "deadline_hours": 500, "budget_cny": 2_000_000},
             {"model": m[1], "workload": "finetune", "tokens": "1B", "china_available": True, "pricing": "buy"},
         ],
+        "model_memory": [{"model": mo, "method": meth, "n_gpus": n}
+                         for mo, meth, n in zip(m, itertools.cycle(["full", "lora", "qlora"]), itertools.cycle([1, 8]))],
+        "power_draw": [{"gpu": gpu, "n_gpus": n} for gpu, n in zip(g, itertools.cycle([8, 64]))],
+        "precision_speedup": [{"model": mo, "gpu": gpu, "n_gpus": 8} for mo, gpu in pairs
+                              if getattr(_gpu(gpu), "fp8_tflops", None)][:16],
     }
 
 
@@ -95,7 +106,7 @@ def main() -> int:
         except ModuleNotFoundError:
             print(f"{name:<16} not built yet")
             continue
-        if not inputs[name]:
+        if not inputs.get(name):
             print(f"{name:<16} no inputs (catalog too small)")
             continue
         calls = [tool.input_model.model_validate(a) for a in inputs[name]]

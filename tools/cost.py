@@ -20,7 +20,7 @@ from tools.catalog import get_gpu
 from tools.errors import InvalidInput
 from tools.gpu_spec import GpuSpec
 from tools.prices import Kind, PriceQuote, TcoParam, node_kw_per_gpu, prices_for, tco_params
-from tools.schemas.common import assume
+from tools.schemas.common import Assumption, assume
 from tools.schemas.cost import (
     FlipPoint,
     RentVsBuyInput,
@@ -41,7 +41,7 @@ def _missing_price(gpu: GpuSpec, field: str, what_en: str, what_zh: str) -> Inva
     )
 
 
-def _quote_assumptions(prefix: str, quotes: tuple[PriceQuote, ...], unit: str) -> list[dict]:
+def _quote_assumptions(prefix: str, quotes: tuple[PriceQuote, ...], unit: str) -> list[Assumption]:
     return [
         assume(
             key=f"{prefix}_alternative_{i}",
@@ -53,7 +53,7 @@ def _quote_assumptions(prefix: str, quotes: tuple[PriceQuote, ...], unit: str) -
     ]
 
 
-def _fx(given: float | None) -> tuple[float, dict]:
+def _fx(given: float | None) -> tuple[float, Assumption]:
     param = tco_params()["fx_cny_per_usd"]
     value = given if given is not None else param.default
     return value, assume(key="fx_cny_per_usd", value=value, unit="元/$", default=given is None, note=param.cite())
@@ -66,7 +66,7 @@ def run_cost(inp: RunCostInput) -> RunCostOutput:
     """
     gpu = get_gpu(inp.gpu)
     gpu_hours = inp.total_gpu_hours
-    assumptions: list[dict] = []
+    assumptions: list[Assumption] = []
     if inp.price_cny_per_hour is not None:
         price = low = high = inp.price_cny_per_hour
         source = "user"
@@ -125,7 +125,7 @@ def run_cost(inp: RunCostInput) -> RunCostOutput:
 # --- rent vs buy ------------------------------------------------------------------------
 
 
-def _param(inp: RentVsBuyInput, key: str, assumptions: list[dict]) -> float:
+def _param(inp: RentVsBuyInput, key: str, assumptions: list[Assumption]) -> float:
     spec: TcoParam = tco_params()[key]
     given = getattr(inp, key)
     value = spec.default if given is None else given
@@ -137,7 +137,7 @@ def _param(inp: RentVsBuyInput, key: str, assumptions: list[dict]) -> float:
     return value
 
 
-def _price(inp: RentVsBuyInput, gpu: GpuSpec, kind: Kind, assumptions: list[dict]) -> float:
+def _price(inp: RentVsBuyInput, gpu: GpuSpec, kind: Kind, assumptions: list[Assumption]) -> float:
     field, unit = ("rent_cny_per_hour", "元/卡时") if kind == "rental" else ("purchase_cny", "元/卡")
     given = getattr(inp, field)
     if given is not None:
@@ -165,7 +165,7 @@ def _price(inp: RentVsBuyInput, gpu: GpuSpec, kind: Kind, assumptions: list[dict
 def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyOutput:
     """Rent by the card-hour or buy and host: totals over `months`, running costs, break-even and what flips it."""
     gpu = get_gpu(inp.gpu)
-    a: list[dict] = []
+    a: list[Assumption] = []
     rent_price = _price(inp, gpu, "rental", a)
     purchase = _price(inp, gpu, "purchase", a)
     host = _param(inp, "host_share_cny_per_gpu", a)

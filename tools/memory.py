@@ -32,7 +32,7 @@ from tools.catalog import get_gpu, get_model, gpus
 from tools.errors import InvalidInput
 from tools.gpu_spec import GpuSpec
 from tools.model_spec import ModelSpec
-from tools.schemas.common import assume
+from tools.schemas.common import Assumption, assume
 from tools.schemas.memory import (
     FitTrainingInput,
     FitTrainingOutput,
@@ -271,7 +271,7 @@ def _min_gpus(c: _Train, usable: float, base: dict[str, float]) -> tuple[int | N
     return best if best else (None, None)
 
 
-def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
+def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[Assumption]]:
     model = get_model(inp.model)
     gpu = get_gpu(inp.gpu)
     check_parallel(model, inp.tp, inp.pp)
@@ -434,7 +434,7 @@ def _suggest(c: _Train, gpu: GpuSpec, usable: float, min_gpus: int | None, base:
     return out
 
 
-def _assumption_states(c: _Train) -> dict:
+def _assumption_states(c: _Train) -> Assumption:
     """Bytes per trainable parameter for weight + gradient + optimizer, with the convention used."""
     states = OPTIMIZER_STATE_BYTES[c.optimizer]
     if c.method in ("lora", "qlora"):
@@ -503,7 +503,7 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
         host_ram_gb=round(host / GB, 1),
         trainable_params_b=round(trainable / 1e9, 4),
         total_params_b=round(c.params.total / 1e9, 3),
-        bytes_per_param_states=float(states["value"]),
+        bytes_per_param_states=float(states.value),
         min_gpus=min_n,
         min_gpus_zero_stage=min_stage,
         suggestions=suggestions,

@@ -29,7 +29,7 @@ from tools.gpu_spec import GpuSpec
 from tools.memory import default_checkpointing
 from tools.mfu import default_utilisation, rules, width_factor
 from tools.model_spec import ModelSpec
-from tools.schemas.common import assume
+from tools.schemas.common import Assumption, assume
 from tools.schemas.speed import InferenceSpeedInput, InferenceSpeedOutput, TrainingTimeInput, TrainingTimeOutput
 from tools.serving import default_weight_precision
 from tools.units import BYTES_PER_PARAM, GB, TFLOPS
@@ -213,7 +213,7 @@ def _checkpointing(inp: TrainingTimeInput, m: ModelSpec) -> bool:
     return default_checkpointing(inp.method, param_count(m).total)
 
 
-def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, recompute) -> list[dict]:
+def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, recompute) -> list[Assumption]:
     given = inp.model_fields_set
     up, up_note = scale_up_gb_s(gpu)
     a = [

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tools.schemas.common import assume
+from tools.schemas.common import Assumption, assume
 from tools.units import GB
 
 Verdict = Literal["fits", "tight", "does not fit"]
@@ -54,7 +54,7 @@ def judge(parts: dict[str, float], usable: float) -> dict:
     }
 
 
-def convention_assumption(usable_fraction: float, serving: bool) -> dict:
+def convention_assumption(usable_fraction: float, serving: bool) -> Assumption:
     """The memory convention as one stated assumption."""
     where = ("vLLM's gpu_memory_utilization budget, which already holds the CUDA context and KV cache"
              if serving else "nothing held back: the breakdown already counts the CUDA context and NCCL buffers")
