@@ -18,11 +18,10 @@ from __future__ import annotations
 
 from tools.architecture import kv_bytes_per_token, param_count
 from tools.catalog import get_model
-from tools.memory import INT4_GROUP_BYTES, NF4_BYTES
 from tools.model_spec import ModelSpec
 from tools.schemas.common import assume
 from tools.schemas.model_memory import ModelMemoryInput, ModelMemoryOutput
-from tools.units import BYTES_PER_PARAM, GB
+from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES
 
 PRECISIONS = ("fp32", "bf16", "fp8", "int8", "int4")
 OPTIMIZER_BYTES = {"adamw": 8.0, "adamw8bit": 2.0, "sgd": 4.0}  # states per trainable parameter

@@ -25,10 +25,11 @@ import math
 from dataclasses import dataclass, field
 
 from tools.architecture import param_count
+from tools.capacity import GPUS_PER_NODE, capacity_bytes, next_count
 from tools.catalog import get_model, gpus
 from tools.errors import AdvisorError
 from tools.gpu_spec import GpuSpec
-from tools.memory import GPUS_PER_NODE, capacity_bytes, default_checkpointing, fit_training, next_count
+from tools.memory import fit_training
 from tools.prices import PriceQuote, prices_for
 from tools.schemas.memory import FitInferenceInput, FitTrainingInput
 from tools.schemas.select import DroppedGpu, RecommendInput, RecommendOption, RecommendOutput
@@ -44,6 +45,7 @@ from tools.select_text import (
 )
 from tools.serving import fit_inference
 from tools.speed import inference_speed, training_time
+from tools.train_breakdown import default_checkpointing
 from tools.units import HOURS_PER_MONTH
 
 

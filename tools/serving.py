@@ -1,6 +1,6 @@
 """GPU memory to serve a model: weights by precision, KV cache, workspace; min GPUs, max batch and context.
 
-Conventions shared with training (`tools.memory`): usable memory is a fraction of what the driver
+Conventions shared with training (`tools.capacity`): usable memory is a fraction of what the driver
 reports; a CUDA context per process; NCCL buffers once several GPUs talk. 4-bit formats keep the
 embeddings and the output head in 16-bit; int4 adds group-128 scales (AWQ/GPTQ).
 """
@@ -11,24 +11,24 @@ import math
 from dataclasses import dataclass
 
 from tools.architecture import ParamCount, kv_bytes_per_token, param_count
+from tools.capacity import (
+    GPUS_PER_NODE,
+    MAX_COUNT,
+    NCCL_BUFFERS_BYTES,
+    capacity_assumption,
+    capacity_bytes,
+    round_count,
+)
 from tools.catalog import get_gpu, get_model
 from tools.errors import InvalidInput
 from tools.gpu_spec import GpuSpec
-from tools.memory import (
-    GPUS_PER_NODE,
-    INT4_GROUP_BYTES,
-    MAX_COUNT,
-    NCCL_BUFFERS_BYTES,
-    NF4_BYTES,
-    PREFILL_CHUNK_TOKENS,
-    _counts_from,
-    capacity_bytes,
-)
 from tools.model_spec import ModelSpec
 from tools.schemas.common import assume
 from tools.schemas.memory import FitInferenceInput, FitInferenceOutput
-from tools.units import BYTES_PER_PARAM, GB
+from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES
 from tools.verdict import convention_assumption, judge
+
+PREFILL_CHUNK_TOKENS = 8192  # tokens per scheduler step (vLLM chunked prefill budget)
 
 
 def _weight_bytes(model: ModelSpec, p: ParamCount, precision: str) -> float:
@@ -94,7 +94,7 @@ class _Serving:
         fixed = sum(parts.values()) - parts["weights"] - parts["kv_cache"]
         if fixed >= usable:
             return None
-        n = _counts_from(math.ceil(shard / (usable - fixed)))
+        n = round_count(math.ceil(shard / (usable - fixed)))
         return n if n <= MAX_COUNT else None
 
 
@@ -153,8 +153,7 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
         assume("usable_fraction", value=inp.usable_fraction, default="usable_fraction" not in inp.model_fields_set,
                    note="vLLM's gpu_memory_utilization default"),
         convention_assumption(inp.usable_fraction, serving=True),
-        assume("capacity", value=round(capacity / GB, 1), unit="GB",
-                   note=f"{gpu.memory_reported_gib:g} GiB as the driver reports" if gpu.memory_reported_gib else "vendor figure"),
+        capacity_assumption(gpu),
         assume("prefill_chunk_tokens", value=PREFILL_CHUNK_TOKENS, unit="tokens", note="activation workspace sized for one chunked-prefill step"),
     ]
     if model.generic:

@@ -26,13 +26,13 @@ from tools.catalog import get_gpu, get_model
 from tools.comm import get_fabric, ring_allreduce_s, scale_up_gb_s, step_comm
 from tools.errors import InvalidInput
 from tools.gpu_spec import GpuSpec
-from tools.memory import default_checkpointing
 from tools.mfu import default_utilisation, rules, width_factor
 from tools.model_spec import ModelSpec
 from tools.schemas.common import Assumption, assume
 from tools.schemas.speed import InferenceSpeedInput, InferenceSpeedOutput, TrainingTimeInput, TrainingTimeOutput
 from tools.serving import default_weight_precision
-from tools.units import BYTES_PER_PARAM, GB, TFLOPS
+from tools.train_breakdown import default_checkpointing
+from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES, TFLOPS
 
 # --- model arithmetic --------------------------------------------------------------------------
 
@@ -284,7 +284,7 @@ STEP_OVERHEAD_S = 1.2e-3
 #: latency of one small all-reduce inside a node (NCCL, NVLink), seconds
 ALLREDUCE_LATENCY_S = 15e-6
 #: a weight-only quantised format leaves embeddings and the LM head in 16-bit
-QUANT_BYTES = {"int8": 1.0, "fp8": 1.0, "int4": 0.5 + 0.25 / 8, "nf4": 0.5 + 0.127 / 8}
+QUANT_BYTES = {"int8": 1.0, "fp8": 1.0, "int4": INT4_GROUP_BYTES, "nf4": NF4_BYTES}
 
 
 def _decode_weight_bytes(m: ModelSpec, s: Shape, precision: str, batch: int) -> tuple[float, float]:

@@ -23,6 +23,7 @@ answer says so rather than guessing.
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 from tools.schemas.common import Assumption, assume
@@ -54,6 +55,7 @@ def judge(parts: dict[str, float], usable: float) -> dict:
     }
 
 
+@functools.lru_cache(maxsize=256)
 def convention_assumption(usable_fraction: float, serving: bool) -> Assumption:
     """The memory convention as one stated assumption."""
     where = ("vLLM's gpu_memory_utilization budget, which already holds the CUDA context and KV cache"

@@ -72,15 +72,12 @@ class Assumption(BaseModel):
     note: str = ""
 
 
+@functools.lru_cache(maxsize=8192, typed=True)  # typed: 1, 1.0 and True stay three different values
 def assume(key: str, value: float | int | str | bool | None, unit: str = "", default: bool = True,
            note: str = "") -> Assumption:
-    """An assumption, validated once per distinct content: calculators state the same ones call after call, and
-    validating a record costs several times a cache hit. Records are frozen, so outputs may share them."""
-    return _assumption(key, value, unit, default, note)
-
-
-@functools.lru_cache(maxsize=8192, typed=True)  # typed: 1, 1.0 and True stay three different values
-def _assumption(key: str, value: float | int | str | bool | None, unit: str, default: bool, note: str) -> Assumption:
+    """An assumption, validated once per distinct content (and spelling of the call): calculators state the same
+    ones call after call, and validating a record costs several times a cache hit. Records are frozen, so
+    outputs may share them."""
     return Assumption(key=key, value=value, unit=unit, default=default, note=note)
 
 
