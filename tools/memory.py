@@ -10,6 +10,7 @@ are in `tools.verdict`; serving memory (`fit_inference`) is in `tools.serving`.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 from tools.architecture import check_parallel, param_count
 from tools.capacity import GPUS_PER_NODE, MAX_COUNT, NCCL_BUFFERS_BYTES, capacity_assumption, capacity_bytes, next_count
@@ -47,6 +48,7 @@ __all__ = [
     "default_checkpointing",
     "fit_training",
     "next_count",
+    "training_memory",
 ]
 
 _METHOD_NOTES = {"full": "every weight trained", "lora": "LoRA adapters on a frozen 16-bit base",
@@ -79,7 +81,8 @@ _COMM_BUFFERS = assume("comm_buffers", value=round(NCCL_BUFFERS_BYTES / GB, 2), 
 _HOST_RAM = assume("host_ram_factor", value=HOST_RAM_FACTOR, note="host RAM = offloaded states × 1.5 (DeepSpeed estimators)")
 
 
-def _resolve_train(inp: FitTrainingInput) -> tuple[Train, GpuSpec, list[Assumption]]:
+def _settings(inp: FitTrainingInput) -> tuple[Train, GpuSpec]:
+    """The resolved model, GPU and settings; a combination that cannot run is refused in the user's words."""
     model = get_model(inp.model)
     gpu = get_gpu(inp.gpu)
     check_parallel(model, inp.tp, inp.pp)
@@ -125,6 +128,12 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[Train, GpuSpec, list[Assumpti
         activation_factor=inp.activation_factor,
         cuda_context=inp.cuda_context_gb * GB,
     )
+    return c, gpu
+
+
+def _input_assumptions(inp: FitTrainingInput, c: Train) -> list[Assumption]:
+    """The input settings as stated assumptions, defaults marked."""
+    model = c.model
     given = inp.model_fields_set
     notes = _NOTES if inp.method not in ("lora", "qlora", "freeze") else {
         **_NOTES, **(_FREEZE_NOTES if inp.method == "freeze" else _LORA_NOTES)}
@@ -140,7 +149,7 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[Train, GpuSpec, list[Assumpti
     ]
     if model.generic:
         assumptions.insert(0, assume("model_architecture", model.name, "", True, model.notes or ""))
-    return c, gpu, assumptions
+    return assumptions
 
 
 def _checkpointing_note(method: str, on: bool, defaulted: bool) -> str:
@@ -176,6 +185,51 @@ def _states_assumption(adapters: bool, adapter_precision: str, precision: str, o
                   unit="B/param", note=note)
 
 
+@dataclass(frozen=True)
+class _Solved:
+    """The figures of a run: settings with the ZeRO stage chosen, capacity, breakdown, fewest GPUs."""
+
+    c: Train
+    capacity: float
+    usable: float
+    unsharded: dict[str, float]
+    parts: dict[str, float]
+    host: float
+    per_gpu: float
+    fits: bool
+    min_gpus: int | None
+    min_stage: int | None
+
+
+def _solve(c: Train, gpu: GpuSpec, inp: FitTrainingInput) -> _Solved:
+    capacity = capacity_bytes(gpu)
+    usable = capacity * inp.usable_fraction
+    unsharded = base(c)  # independent of the ZeRO stage, offload and data-parallel degree
+    c = auto_stage(c, usable, inp.zero_stage, unsharded)
+    parts, host = breakdown(c, unsharded)
+    per_gpu = sum(parts.values())
+    min_n, min_stage = min_gpus(c, usable, unsharded)
+    return _Solved(c, capacity, usable, unsharded, parts, host, per_gpu, per_gpu <= usable, min_n, min_stage)
+
+
+@dataclass(frozen=True)
+class TrainingMemory:
+    """`fit_training`'s figures without its words (assumptions, suggestions, notes), rounded as it rounds them:
+    what `recommend_gpus` reads for every card and count it tries."""
+
+    fits: bool
+    per_gpu_gb: float
+    usable_gb: float
+    min_gpus: int | None
+    zero_stage: int
+
+
+def training_memory(inp: FitTrainingInput) -> TrainingMemory:
+    """The memory verdict of `fit_training` for the same input, without building its answer."""
+    s = _solve(*_settings(inp), inp)
+    return TrainingMemory(s.fits, round(s.per_gpu / GB, 2), round(s.usable / GB, 2), s.min_gpus, s.c.zero_stage)
+
+
 def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
     """Per-GPU memory of a training or fine-tuning run: breakdown, fits, min GPUs and what would fit.
 
@@ -183,19 +237,15 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
     SGD / Adafactor, ZeRO 0–3 with optimizer or parameter offload, checkpointing, flash attention,
     tensor and pipeline parallel and MoE models.
     """
-    c, gpu, assumptions = _resolve_train(inp)
-    capacity = capacity_bytes(gpu)
-    usable = capacity * inp.usable_fraction
-    unsharded = base(c)  # independent of the ZeRO stage, offload and data-parallel degree
-    c = auto_stage(c, usable, inp.zero_stage, unsharded)
-    parts, host = breakdown(c, unsharded)
-    per_gpu = sum(parts.values())
-    fits = per_gpu <= usable
+    c, gpu = _settings(inp)
+    assumptions = _input_assumptions(inp, c)
+    s = _solve(c, gpu, inp)
+    c, capacity, usable, unsharded, parts, host = s.c, s.capacity, s.usable, s.unsharded, s.parts, s.host
+    per_gpu, fits, min_n, min_stage = s.per_gpu, s.fits, s.min_gpus, s.min_stage
     judged = judge(parts, usable)
     note_en = note_zh = other_gb = None
     if inp.grad_checkpointing is None:
         note_en, note_zh, other_gb = flip_note(c, usable, judged["verdict"], unsharded)
-    min_n, min_stage = min_gpus(c, usable, unsharded)
     fixed, blocker = unshardable(c, unsharded, usable, min_n)
     suggestions = [] if fits else suggest(c, gpu, usable, min_n, unsharded)
     n_train, _ = trainable(c)

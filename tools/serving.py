@@ -84,6 +84,24 @@ class _Serving:
         chunk = PREFILL_CHUNK_TOKENS
         return lambda b, s: fixed + kv * b * s + act * min(b * s, chunk) + logit * min(b, chunk)
 
+    def max_batch(self, n: int, ctx: int, usable: float, cap: int = 1 << 20) -> int:
+        """The most sequences of `ctx` tokens that fit on n GPUs (0: not even one)."""
+        need = self.need_on(n)
+        tp = _split(self.model, n)[0]
+        kv, act, logit, chunk = self.kv_tok / n * ctx, self.act_tok / tp, self.logit_seq / tp, PREFILL_CHUNK_TOKENS
+        # need(b) is a sum of min(linear, constant) terms: concave, so b* is the largest root over its four lines
+        lines = ((0.0, kv + act * ctx + logit), (logit * chunk, kv + act * ctx), (act * chunk, kv + logit),
+                 (act * chunk + logit * chunk, kv))
+        return _largest(lambda b: need(b, ctx) <= usable, cap, _root(lines, usable - need(0, ctx)))
+
+    def max_context(self, n: int, batch: int, usable: float, cap: int = 1 << 24) -> int:
+        """The longest context at which `batch` sequences fit on n GPUs (0: not even one token)."""
+        need = self.need_on(n)
+        tp = _split(self.model, n)[0]
+        kv, act = self.kv_tok / n * batch, self.act_tok / tp
+        lines = ((0.0, kv + act * batch), (act * PREFILL_CHUNK_TOKENS, kv))
+        return _largest(lambda s: need(batch, s) <= usable, cap, _root(lines, usable - need(batch, 0)))
+
     def min_gpus(self, batch: int, ctx: int, usable: float) -> int | None:
         """1, 2, 4, 8, then whole nodes: per GPU = fixed + (weights + KV) / n beyond one node."""
         for n in (1, 2, 4, 8):
@@ -139,9 +157,8 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     per_gpu = sum(parts.values())
     tp, pp = _split(model, n)
     min_n = serving.min_gpus(inp.batch, ctx, usable)
-    need = serving.need_on(n)
-    max_batch = _largest(lambda b: need(b, ctx) <= usable, 1 << 20)
-    max_ctx = _largest(lambda s: need(inp.batch, s) <= usable, 1 << 24)
+    max_batch = serving.max_batch(n, ctx, usable)
+    max_ctx = serving.max_context(n, inp.batch, usable)
     assumptions = [
         assume("precision", value=precision, default=inp.precision is None,
                note="weight precision" + (" (the model is published in FP8)" if model.native_precision == "fp8" else "")),
@@ -186,14 +203,43 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     )
 
 
-def _largest(ok, cap: int) -> int:
-    """Largest x in [1, cap] with ok(x) (ok monotone decreasing); 0 when ok(1) fails."""
+def _root(lines: tuple[tuple[float, float], ...], room: float) -> float:
+    """Where a concave piecewise-linear need (the minimum of `lines`, each (offset, slope)) uses up `room`."""
+    best = 0.0
+    for offset, slope in lines:
+        if slope <= 0:  # a flat line: every x meets it, or none does
+            if room >= offset:
+                return math.inf
+            continue
+        best = max(best, (room - offset) / slope)
+    return best
+
+
+def _largest(ok, cap: int, guess: float) -> int:
+    """Largest x in [1, cap] with ok(x) (ok monotone: true, then false); 0 when ok(1) fails.
+
+    The search gallops out from `guess` (an estimate from the closed form), so a good guess costs a few
+    calls of `ok`; the answer does not depend on the guess.
+    """
     if not ok(1):
         return 0
-    lo, hi = 1, 2
-    while hi <= cap and ok(hi):
-        lo, hi = hi, hi * 2
-    hi = min(hi, cap + 1)
+    x = cap if not guess < cap else max(1, int(guess))
+    if ok(x):
+        lo, step = x, 1
+        while lo < cap:
+            hi = min(lo + step, cap)
+            if not ok(hi):
+                break
+            lo, step = hi, step * 2
+        else:
+            return lo
+    else:
+        hi, step = x, 1
+        while True:
+            lo = max(1, hi - step)
+            if ok(lo):
+                break
+            hi, step = lo, step * 2
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if ok(mid):
