@@ -10,7 +10,7 @@ are in `tools.verdict`; serving memory (`fit_inference`) is in `tools.serving`.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from tools.architecture import check_parallel, param_count
 from tools.capacity import GPUS_PER_NODE, MAX_COUNT, NCCL_BUFFERS_BYTES, capacity_assumption, capacity_bytes, next_count
@@ -185,8 +185,7 @@ def _states_assumption(adapters: bool, adapter_precision: str, precision: str, o
                   unit="B/param", note=note)
 
 
-@dataclass(frozen=True)
-class _Solved:
+class _Solved(NamedTuple):
     """The figures of a run: settings with the ZeRO stage chosen, capacity, breakdown, fewest GPUs."""
 
     c: Train
@@ -212,8 +211,7 @@ def _solve(c: Train, gpu: GpuSpec, inp: FitTrainingInput) -> _Solved:
     return _Solved(c, capacity, usable, unsharded, parts, host, per_gpu, per_gpu <= usable, min_n, min_stage)
 
 
-@dataclass(frozen=True)
-class TrainingMemory:
+class TrainingMemory(NamedTuple):
     """`fit_training`'s figures without its words (assumptions, suggestions, notes), rounded as it rounds them:
     what `recommend_gpus` reads for every card and count it tries."""
 

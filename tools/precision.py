@@ -11,7 +11,7 @@ from tools.catalog import get_gpu
 from tools.errors import InvalidInput
 from tools.schemas.precision import PrecisionSpeedupInput, PrecisionSpeedupOutput
 from tools.schemas.speed import TrainingTimeInput
-from tools.speed import training_time
+from tools.speed import training_hours, training_time
 
 _PEAK = {"fp32": "fp32_tflops", "tf32": "tf32_tflops", "bf16": "bf16_tflops", "fp16": "fp16_tflops", "fp8": "fp8_tflops"}
 
@@ -28,9 +28,10 @@ def precision_speedup(inp: PrecisionSpeedupInput) -> PrecisionSpeedupOutput:
             )
     common = {"model": inp.model, "gpu": inp.gpu, "n_gpus": inp.n_gpus, "tokens": inp.tokens, "method": inp.method,
               "seq_len": inp.seq_len}
-    base_inp = TrainingTimeInput(**common, precision=inp.baseline)  # validated once; the other run differs in one field
-    base = training_time(base_inp)
-    fast = training_time(base_inp.model_copy(update={"precision": inp.precision}))
+    # validated once, at the edge: these fields carry PrecisionSpeedupInput's limits, which lie within
+    # TrainingTimeInput's (tests/tools/test_precision_input.py holds them together)
+    base = training_hours(TrainingTimeInput.trusted(**common, precision=inp.baseline))
+    fast = training_time(TrainingTimeInput.trusted(**common, precision=inp.precision))
     peak_b, peak_f = getattr(gpu, _PEAK[inp.baseline]), getattr(gpu, _PEAK[inp.precision])
 
     def row(prec: str, t) -> dict:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from tools.architecture import ParamCount, check_parallel, kv_bytes_per_token, mlp_params, param_count
 from tools.catalog import get_gpu, get_model
@@ -132,8 +133,7 @@ PRETRAINING_TOKENS = 50e9
 QLORA_NOTE = "QLoRA: 4-bit weights are dequantised before every matmul"
 
 
-@dataclass(frozen=True)
-class TrainingHours:
+class TrainingHours(NamedTuple):
     """`training_time`'s figures without its answer (assumptions, MFU fields): what `recommend_gpus` reads for
     every card and count it tries."""
 
@@ -142,16 +142,18 @@ class TrainingHours:
     hours_low: float
     hours_high: float
     tokens_per_s: float
+    gpu_hours: float
+    mfu: float
 
 
 def training_hours(inp: TrainingTimeInput) -> TrainingHours:
     """The hours of `training_time` for the same input, without building its answer."""
     t = _timing(inp)
-    return TrainingHours(inp.n_gpus, t.hours, t.hours_low, t.hours_high, inp.tokens / (t.hours * 3600))
+    return TrainingHours(inp.n_gpus, t.hours, t.hours_low, t.hours_high, inp.tokens / (t.hours * 3600),
+                         t.hours * inp.n_gpus, t.flops_step_gpu / (t.peak * t.t_step))
 
 
-@dataclass(frozen=True)
-class _Timing:
+class _Timing(NamedTuple):
     m: ModelSpec
     gpu: GpuSpec
     fabric: Fabric
