@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 
-from tools.capacity import capacity_bytes
+from tools.capacity import NCCL_BUFFERS_BYTES, capacity_bytes
 from tools.catalog import gpus
 from tools.gpu_spec import GpuSpec
 from tools.train_breakdown import Train, activations, base, replace
 from tools.units import GB
-from tools.verdict import judge
-from tools.zero_sharding import breakdown, total
+from tools.verdict import verdict_word
+from tools.zero_sharding import total
 
 
 @functools.cache
@@ -87,20 +87,23 @@ def suggest(c: Train, gpu: GpuSpec, usable: float, min_gpus: int | None, unshard
 def flip_note(c: Train, usable: float, verdict: str, unsharded: dict[str, float]) -> tuple[str | None, str | None, float | None]:
     """One line when the checkpointing default decides the verdict (the other setting, same ZeRO stage)."""
     other, other_base = _with_checkpointing(c, unsharded, not c.grad_checkpointing)
-    alt = judge(breakdown(other, other_base)[0], usable)
-    if alt["verdict"] == verdict:
+    need_bytes = total(other, other_base)
+    outside = other_base["cuda_context"] + (NCCL_BUFFERS_BYTES if other.n_gpus > 1 else 0.0)
+    alt = verdict_word(need_bytes, outside, usable)  # as `judge` of that breakdown would say, without building it
+    if alt == verdict:
         return None, None, None
-    need, room = _fmt(alt["process_total_gb"]), _fmt(usable / GB)
+    need_gb = round(need_bytes / GB, 2)
+    need, room = _fmt(need_gb), _fmt(usable / GB)
     words = {"fits": ("it would fit", "放得下"), "tight": ("it would be tight", "比较紧张"),
              "does not fit": ("it would not fit", "放不下")}
-    en_word, zh_word = words[alt["verdict"]]
+    en_word, zh_word = words[alt]
     if c.grad_checkpointing:
         return (f"Gradient checkpointing is on by default; without it {en_word}: {need} GB per GPU of {room} GB.",
                 f"默认开启了重计算（梯度检查点）；关闭重计算则{zh_word}：每卡需 {need} GB，可用 {room} GB。",
-                alt["process_total_gb"])
+                need_gb)
     return (f"Gradient checkpointing is off by default; with it {en_word}: {need} GB per GPU of {room} GB.",
             f"默认未开启重计算；开启重计算（梯度检查点）则{zh_word}：每卡需 {need} GB，可用 {room} GB。",
-            alt["process_total_gb"])
+            need_gb)
 
 
 def _fmt(x: float) -> str:

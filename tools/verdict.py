@@ -38,6 +38,13 @@ ESTIMATE_BAND = 0.10
 OUTSIDE_ALLOCATOR = ("cuda_context", "comm_buffers")
 
 
+def verdict_word(total: float, outside: float, usable: float) -> Verdict:
+    """The verdict alone, from the process total and the part of it outside the allocator (bytes)."""
+    band = ESTIMATE_BAND * (total - outside)
+    margin = usable - total
+    return "fits" if margin >= band else "tight" if margin > -band else "does not fit"
+
+
 def judge(parts: dict[str, float], usable: float) -> dict:
     """Verdict fields for a per-GPU breakdown in bytes against the usable bytes."""
     total = sum(parts.values())
@@ -45,7 +52,7 @@ def judge(parts: dict[str, float], usable: float) -> dict:
     peak = total - outside
     band = ESTIMATE_BAND * peak
     margin = usable - total
-    word: Verdict = "fits" if margin >= band else "tight" if margin > -band else "does not fit"
+    word = verdict_word(total, outside, usable)
     return {
         "verdict": word,
         "margin_gb": round(margin / GB, 2),

@@ -82,12 +82,17 @@ def auto_stage(c: Train, usable: float, explicit: int | None, base: dict[str, fl
     if explicit is not None:
         return c
     low = 1 if c.offload == "optimizer" else 3 if c.offload == "optimizer+params" else 0
-    if c.dp == 1:
-        return replace(c, zero_stage=max(low, 0) if c.offload == "none" else low)
+    dp = c.dp
+    if dp == 1:
+        return _at_stage(c, max(low, 0) if c.offload == "none" else low)
     for stage in range(low, 4):
-        if per_gpu(base, stage, c.dp, c.offload, c.n_gpus) <= usable:
-            return replace(c, zero_stage=stage)
-    return replace(c, zero_stage=3)
+        if per_gpu(base, stage, dp, c.offload, c.n_gpus) <= usable:
+            return _at_stage(c, stage)
+    return _at_stage(c, 3)
+
+
+def _at_stage(c: Train, stage: int) -> Train:
+    return c if c.zero_stage == stage else replace(c, zero_stage=stage)
 
 
 def _fixed_and_shard(base: dict[str, float], stage: int, offload: str) -> tuple[float, float]:
