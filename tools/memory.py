@@ -75,6 +75,8 @@ _LORA_NOTES = {
     "adapter_precision": ("", "fp32 (PEFT's default) or bf16 (the QLoRA paper's setup)"),
 }
 _FREEZE_NOTES = {"trainable_layers": ("", "top layers left trainable (LLaMA-Factory's default is 2)")}
+_NOTES_BY_METHOD = {"full": _NOTES, "lora": {**_NOTES, **_LORA_NOTES}, "qlora": {**_NOTES, **_LORA_NOTES},
+                    "freeze": {**_NOTES, **_FREEZE_NOTES}}
 _LOGITS = assume("logits_bytes_per_element", value=6, unit="B", note="fp32 logits + a bf16 copy")
 _COMM_BUFFERS = assume("comm_buffers", value=round(NCCL_BUFFERS_BYTES / GB, 2), unit="GB",
                        note="NCCL buffers at the first collective")
@@ -135,8 +137,7 @@ def _input_assumptions(inp: FitTrainingInput, c: Train) -> list[Assumption]:
     """The input settings as stated assumptions, defaults marked."""
     model = c.model
     given = inp.model_fields_set
-    notes = _NOTES if inp.method not in ("lora", "qlora", "freeze") else {
-        **_NOTES, **(_FREEZE_NOTES if inp.method == "freeze" else _LORA_NOTES)}
+    notes = _NOTES_BY_METHOD[inp.method]
     computed = {
         "method": _METHOD_NOTES[inp.method],
         "precision": "mixed precision with an fp32 master copy" if inp.precision != "fp32" else "pure fp32",

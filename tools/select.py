@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from tools.architecture import param_count
 from tools.capacity import GPUS_PER_NODE, capacity_bytes, next_count
 from tools.catalog import get_model, gpus
+from tools.decode import inference_speed
 from tools.errors import AdvisorError
 from tools.gpu_spec import GpuSpec
 from tools.memory import training_memory
@@ -45,7 +46,7 @@ from tools.select_text import (
     verdict,
 )
 from tools.serving import fit_inference
-from tools.speed import inference_speed, training_hours
+from tools.speed import training_hours
 from tools.train_breakdown import default_checkpointing
 from tools.units import HOURS_PER_MONTH
 

@@ -1,129 +1,31 @@
-"""Training time and inference speed.
+"""Training time (`training_time`): wall-clock hours, GPU-hours and MFU of a run, with a low–high range.
 
-Training (`training_time`). Model FLOPs per token, with N the parameters that take part in a matmul
-(every transformer layer plus the output head; the input-embedding lookup is not a matmul and is not
-counted; tied embeddings count once as the head; MoE: the active path only):
-    full        6·N + 6·L·s·(d_qk + d_v)               (PaLM appendix B: 6N + 12·L·H·s for d_qk = d_v = H)
-    lora/qlora  4·N + 6·L·s·(d_qk + d_v) + 6·N_adapter  (frozen weights get no weight gradient)
-    freeze      2·N + 2·N_head + 4·k·N_layer + 2·L·s·(d_qk + d_v) + 4·k·s·(d_qk + d_v)   (k trainable top layers)
-where d_qk, d_v are the summed query-key and value widths of all heads (a·head_dim; MLA: a·(nope + rope), a·v)
-and s the sequence length (no causal discount, as PaLM and nanoGPT `estimate_mfu` count it).
-Full recomputation adds one forward pass to the hardware FLOPs (HFU) but not to the model FLOPs (MFU).
-Time per step = compute (hardware FLOPs at peak × the calibrated utilisation of `tools.mfu`) plus the
-exposed communication of `tools.comm`; MFU is reported end to end, communication included.
-
-Inference (`inference_speed`). A decode step reads every weight on the active path once per GPU plus the
-KV cache of the batch; it takes max(bytes / achieved bandwidth, FLOPs / achieved compute) plus a fixed
-per-step overhead and, with tensor parallelism, two all-reduces per layer. Prefill is compute-bound.
+Model FLOPs per token are those of `tools.flops`. Time per step = compute (hardware FLOPs at peak × the
+calibrated utilisation of `tools.mfu`) plus the exposed communication of `tools.comm`; MFU is reported end
+to end, communication included. Inference speed is in `tools.decode` (re-exported here).
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import NamedTuple
 
-from tools.architecture import ParamCount, check_parallel, kv_bytes_per_token, mlp_params, param_count
+from tools.architecture import check_parallel, param_count
 from tools.catalog import get_gpu, get_model
-from tools.comm import Fabric, comm_times, exposed_dp_s, get_fabric, ring_allreduce_s, scale_up_gb_s
-from tools.errors import InvalidInput
+from tools.comm import Fabric, comm_times, exposed_dp_s, get_fabric, scale_up_gb_s
+from tools.decode import inference_speed
+from tools.flops import Shape, lora_params, peak_flops, shape, training_flops_per_token
 from tools.gpu_spec import GpuSpec
 from tools.memo import per_record
 from tools.mfu import Utilisation, default_utilisation, rules, width_factor
 from tools.model_spec import ModelSpec
 from tools.schemas.common import Assumption, assume
-from tools.schemas.speed import InferenceSpeedInput, InferenceSpeedOutput, TrainingTimeInput, TrainingTimeOutput
-from tools.serving import default_weight_precision
+from tools.schemas.speed import TrainingTimeInput, TrainingTimeOutput
 from tools.train_breakdown import default_checkpointing
-from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES, TFLOPS
+from tools.units import TFLOPS
 
-# --- model arithmetic --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Shape:
-    n_matmul: float  # N: parameters in matmuls on the active path (layers + head)
-    n_head: float
-    n_layer: float  # average active matmul parameters of one transformer layer
-    n_sync: float  # parameters whose gradients are all-reduced across data-parallel replicas (full training)
-    qk_dim: int
-    v_dim: int
-    layers: int
-    hidden: int
-
-
-@per_record
-def shape(m: ModelSpec) -> Shape:
-    p: ParamCount = param_count(m)
-    head = m.vocab_size * m.hidden_size
-    n_matmul = p.active - (p.embedding - head)  # drop the input lookup (0 when tied)
-    experts = 0.0
-    if m.is_moe:
-        expert = mlp_params(m.hidden_size, m.moe_ffn_size or m.ffn_size, m.mlp)
-        experts = p.n_moe_layers * (m.n_experts or 0) * expert
-    if m.attention == "MLA":
-        qk = m.n_heads * ((m.qk_nope_head_dim or m.head_dim) + (m.qk_rope_head_dim or 64))
-        v = m.n_heads * (m.v_head_dim or m.head_dim)
-    else:
-        qk = v = m.n_heads * m.head_dim
-    return Shape(
-        n_matmul=float(n_matmul),
-        n_head=float(head),
-        n_layer=float((n_matmul - head) / m.n_layers),
-        n_sync=float(p.total - experts),
-        qk_dim=qk,
-        v_dim=v,
-        layers=m.n_layers,
-        hidden=m.hidden_size,
-    )
-
-
-def lora_params(m: ModelSpec, rank: int, targets: str) -> float:
-    """Adapter parameters, r·(d_in + d_out) per adapted linear layer (attention q, k, v, o; MLP matrices)."""
-    h, a, k, d = m.hidden_size, m.n_heads, m.n_kv_heads, m.head_dim
-    attn = rank * (2 * (h + a * d) + 2 * (h + k * d))
-    if targets == "attention":
-        return float(m.n_layers * attn)
-    f = m.moe_ffn_size or m.ffn_size
-    mats = 3 if m.mlp == "swiglu" else 2
-    experts = (m.experts_per_token or 1) + (m.n_shared_experts or 0) if m.is_moe else 1  # active experts only
-    return float(m.n_layers * (attn + mats * rank * (h + f) * experts))
-
-
-def training_flops_per_token(
-    m: ModelSpec, method: str, seq_len: int, *, recompute: bool, lora_rank: int = 16,
-    lora_targets: str = "all-linear", trainable_layers: int = 2,
-) -> tuple[float, float, float]:
-    """(model FLOPs, hardware FLOPs, forward FLOPs) per training token."""
-    s = shape(m)
-    attn_fwd = 2 * s.layers * seq_len * (s.qk_dim + s.v_dim)  # QKᵀ and A·V, 2 FLOPs per MAC
-    fwd = 2 * s.n_matmul + attn_fwd
-    if method == "full":
-        model = 3 * fwd
-        extra = fwd
-    elif method in ("lora", "qlora"):
-        n_adapter = lora_params(m, lora_rank, lora_targets)
-        model = 4 * s.n_matmul + 3 * attn_fwd + 6 * n_adapter
-        fwd += 2 * n_adapter
-        extra = fwd
-    else:  # freeze: backward stops below the k-th layer from the top
-        k = min(trainable_layers, s.layers)
-        attn_layer = attn_fwd / s.layers
-        model = fwd + 2 * s.n_head + 4 * k * s.n_layer + 2 * k * attn_layer
-        extra = k * (2 * s.n_layer + attn_layer)
-    return model, model + (extra if recompute else 0.0), fwd
-
-
-def _peak(gpu: GpuSpec, precision: str, field: str = "precision") -> float:
-    value = gpu.peak_tflops(precision)
-    if value is None:
-        raise InvalidInput(
-            f"{gpu.name} has no published dense {precision} tensor rate; choose another precision.",
-            f"{gpu.name} 没有公开的 {precision} 稠密算力；请换一种精度。",
-            field=field,
-        )
-    return value * TFLOPS
-
+__all__ = ["TrainingHours", "inference_speed", "training_hours", "training_time"]
 
 # --- training time -------------------------------------------------------------------------------
 
@@ -206,7 +108,7 @@ def _timing(inp: TrainingTimeInput) -> _Timing:
     check_parallel(m, inp.tp, inp.pp)
     recompute = _checkpointing(inp, m)
     fabric = get_fabric(inp.nodes_fabric)
-    peak = _peak(gpu, inp.precision)
+    peak = peak_flops(gpu, inp.precision)
     s = shape(m)
     model_fpt, hw_fpt, fwd_fpt = training_flops_per_token(
         m, inp.method, inp.seq_len, recompute=recompute, lora_rank=inp.lora_rank,
@@ -353,124 +255,3 @@ def _moe_assumption(m: ModelSpec) -> Assumption:
     return assume(key="moe", value=f"{m.active_b:g}B active of {m.params_b:g}B",
                   note="FLOPs count the active experts only; expert gradients are sharded by expert "
                   "parallelism and not all-reduced across data-parallel replicas.")
-
-
-# --- inference speed -------------------------------------------------------------------------------
-
-#: achieved share of spec memory bandwidth in decode, by weight format, for PyTorch-native kernels (gpt-fast's
-#: int8/int4 tinygemm dequantise on the fly and reach less). Set from gpt-fast on A100-80GB (README benchmark table).
-BANDWIDTH_EFFICIENCY = {"fp32": 0.75, "bf16": 0.75, "fp16": 0.75, "fp8": 0.6, "int8": 0.6, "int4": 0.45, "nf4": 0.45}
-#: Marlin (IST-DASLab; vLLM's AWQ/GPTQ int4/int8 kernels): "close to ideal (4x) speedups" over FP16 at small
-#: batch, i.e. it streams quantised weights at the 16-bit kernels' achieved share of bandwidth
-MARLIN_EFFICIENCY = {"int8": 0.75, "int4": 0.75}
-MARLIN_FAMILIES = ("ampere", "ada", "hopper", "blackwell")
-#: fixed time per decode step beyond weight/KV reads (kernel launches, norms, sampling), seconds
-STEP_OVERHEAD_S = 1.2e-3
-#: latency of one small all-reduce inside a node (NCCL, NVLink), seconds
-ALLREDUCE_LATENCY_S = 15e-6
-#: a weight-only quantised format leaves embeddings and the LM head in 16-bit
-QUANT_BYTES = {"int8": 1.0, "fp8": 1.0, "int4": INT4_GROUP_BYTES, "nf4": NF4_BYTES}
-
-
-def _decode_weight_bytes(m: ModelSpec, s: Shape, precision: str, batch: int) -> tuple[float, float]:
-    """(bytes of weights read per decode step, matmul parameters used per token).
-
-    MoE: each token uses its top-k experts; a batch of b tokens touches E·(1 − (1 − k/E)^b) distinct
-    experts per MoE layer (uniform routing), and every touched expert is read once.
-    """
-    p = param_count(m)
-    body = s.n_matmul - s.n_head
-    if m.is_moe:
-        e, k = m.n_experts or 1, m.experts_per_token or 1
-        expert = mlp_params(m.hidden_size, m.moe_ffn_size or m.ffn_size, m.mlp)
-        touched = e * (1 - (1 - k / e) ** batch)
-        body += p.n_moe_layers * (touched - k) * expert
-    if precision in QUANT_BYTES:
-        return body * QUANT_BYTES[precision] + s.n_head * 2.0, s.n_matmul
-    return (body + s.n_head) * BYTES_PER_PARAM[precision], s.n_matmul
-
-
-def _kernel(asked: str, precision: str, gpu: GpuSpec) -> str:
-    """The int4/int8 kernel family in use: as asked, else Marlin where vLLM runs it (NVIDIA Ampere and newer)."""
-    if precision not in MARLIN_EFFICIENCY:
-        return "none" if precision != "nf4" else "torch"
-    if asked != "auto":
-        return asked
-    return "marlin" if gpu.vendor == "nvidia" and gpu.family.lower() in MARLIN_FAMILIES else "torch"
-
-
-def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
-    """Decode tokens/s per sequence and in total, prefill tokens/s and time to first token.
-
-    Decode is memory-bound at small batch (weights + KV read per step at an achieved share of the
-    spec bandwidth) and compute-bound at large batch (2·N_active FLOPs per token); prefill is compute-bound.
-    """
-    m, gpu = get_model(inp.model), get_gpu(inp.gpu)
-    tp = inp.n_gpus
-    check_parallel(m, tp, 1)
-    if not gpu.bandwidth_gb_s:
-        raise InvalidInput(f"{gpu.name} has no published memory bandwidth.", f"{gpu.name} 没有公开的显存带宽。",
-                           field="gpu")
-    precision = inp.precision or default_weight_precision(m, gpu)  # the same default as fit_inference
-    compute_precision = "bf16" if precision in ("int8", "int4", "nf4", "fp32") else precision
-    peak = _peak(gpu, compute_precision)
-    s = shape(m)
-    kernel = _kernel(inp.kernel, precision, gpu)
-    eff = inp.bandwidth_efficiency or (MARLIN_EFFICIENCY[precision] if kernel == "marlin" else
-                                       BANDWIDTH_EFFICIENCY[precision])
-    bw = gpu.bandwidth_gb_s * GB * eff
-    prompt = inp.prompt_len or inp.context_len
-    b, ctx = inp.batch, inp.context_len
-
-    w_bytes, n_active = _decode_weight_bytes(m, s, precision, b)
-    kv = kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision]) * b * ctx
-    step_bytes = (w_bytes + kv) / tp
-    t_mem = step_bytes / bw
-    attn_flops = 2 * s.layers * ctx * (s.qk_dim + s.v_dim)  # per token: QKᵀ and A·V over the context
-    t_flops = b * (2 * n_active + attn_flops) / tp / (peak * inp.compute_efficiency)
-    up, _ = scale_up_gb_s(gpu)
-    t_tp = 0.0
-    if tp > 1:  # two all-reduces of b × hidden activations per layer
-        t_tp = 2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(b * s.hidden * 2, tp, up))
-    t_step = max(t_mem, t_flops) + STEP_OVERHEAD_S + t_tp
-    bound = "memory" if t_mem >= t_flops else "compute"
-
-    prefill_flops = 2 * n_active + 2 * s.layers * (prompt / 2) * (s.qk_dim + s.v_dim)  # causal: half the context
-    prefill_tps = peak * inp.compute_efficiency * tp / prefill_flops
-    t_prefill_tp = 2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(prompt * s.hidden * 2, tp, up)) if tp > 1 else 0
-    ttft = prompt / prefill_tps + t_prefill_tp + t_step
-
-    given = inp.model_fields_set
-    assumptions = [
-        assume(key="bandwidth_efficiency", value=eff, default="bandwidth_efficiency" not in given,
-                   note=f"achieved share of {gpu.bandwidth_gb_s:g} GB/s; the defaults (16-bit 0.75, 8-bit 0.6, 4-bit 0.45) with "
-                   "the per-step overhead reproduce gpt-fast's A100-80GB table (Llama-2-7B bf16 at 330 W: 104.9 tokens/s)."),
-        assume(key="kernel", value=kernel, default=inp.kernel == "auto",
-               note="weight-only quantised kernel family: marlin = vLLM's AWQ/GPTQ Marlin kernels (near-ideal 4-bit "
-               "weight streaming, IST-DASLab/marlin README), torch = gpt-fast/tinygemm (calibrated on gpt-fast's "
-               "table); 16-bit and fp8 weights do not use it."),
-        assume(key="step_overhead_ms", value=STEP_OVERHEAD_S * 1e3, unit="ms",
-                   note="fixed cost per decode step (launches, norms, sampling), fitted to the gpt-fast table."),
-        assume(key="compute_efficiency", value=inp.compute_efficiency, default="compute_efficiency" not in given,
-                   note=f"share of the dense {compute_precision} peak reached by prefill and large-batch decode."),
-        assume(key="prompt_len", value=prompt, unit="tokens", default=inp.prompt_len is None,
-                   note="prompt for time to first token; defaults to context_len."),
-        assume(key="precision", value=precision, default=inp.precision is None, note="weight precision"),
-        assume(key="kv_precision", value=inp.kv_precision, default="kv_precision" not in given,
-                   note=f"{kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision]) / 1e3:.1f} kB per token."),
-        assume(key="weights_read", value="active path" if m.is_moe else "all weights",
-                   note="input embedding lookup reads one row; 4/8-bit formats keep the LM head in 16-bit"
-                   + ("; MoE: experts touched by the batch under uniform routing." if m.is_moe else ".")),
-    ]
-    if tp > 1:
-        assumptions.append(assume(key="tensor_parallel", value=tp,
-                                      note=f"weights and KV split {tp} ways; two all-reduces per layer per step "
-                                      f"({ALLREDUCE_LATENCY_S * 1e6:.0f} µs latency each + bytes at the NVLink/PCIe rate)."))
-    if m.generic:
-        assumptions.insert(0, assume(key="model_architecture", value=m.name, note=m.notes or ""))
-    return InferenceSpeedOutput(
-        model=m.name, gpu=gpu.name, n_gpus=tp, precision=precision, batch=b, context_len=ctx, prompt_len=prompt,
-        decode_tokens_per_s=1 / t_step, total_tokens_per_s=b / t_step, tpot_ms=t_step * 1e3,
-        prefill_tokens_per_s=prefill_tps, ttft_s=ttft, bound=bound,
-        bytes_per_step_gb=step_bytes / GB, achieved_bandwidth_gb_s=bw / GB, assumptions=assumptions,
-    )
