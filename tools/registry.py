@@ -26,7 +26,7 @@ _TOOLS: dict[str, str] = {
     "fit_training": "tools.memory:fit_training",
     "fit_inference": "tools.serving:fit_inference",
     "training_time": "tools.speed:training_time",
-    "inference_speed": "tools.speed:inference_speed",
+    "inference_speed": "tools.decode:inference_speed",
     "run_cost": "tools.cost:run_cost",
     "rent_vs_buy": "tools.cost:rent_vs_buy",
     "recommend_gpus": "tools.select:recommend_gpus",
