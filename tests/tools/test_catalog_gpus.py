@@ -189,7 +189,7 @@ def test_nvidia_dense_ratios(gpu):
         assert close(gpu.fp8_tflops, 2 * gpu.fp16_tflops, 0.03)
     if gpu.int8_tops is None:
         return
-    if "Blackwell Ultra" in gpu.name:
+    if "Blackwell Ultra" in f"{gpu.name} {gpu.notes}":
         # Blackwell Ultra (B300/GB300) cuts INT8 for FP4: a stored figure must be far below BF16, never the 2x rule
         assert gpu.int8_tops < 0.1 * gpu.bf16_tflops
     else:
