@@ -155,7 +155,8 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
                 n=best["n_gpus"], gpu=best["gpu"]))
     lines = []
     for key, o in picks:
-        when = duration(o["hours"], lang) if o.get("hours") else f"{o.get('tokens_per_s') or 0:,.0f} token/s"
+        when = (duration(o["hours"], lang) if o.get("hours") else f"{o['tokens_per_s']:,.0f} token/s"
+                if o.get("tokens_per_s") else say("no_speed", lang))  # a card with no published figure: never "0"
         cost_text = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)
         lines.append(say("budget_pick", lang, label=labels[key], n=o["n_gpus"], gpu=o["gpu"], cost=cost_text, time=when))
     out.add("\n".join(dict.fromkeys(lines)))

@@ -195,6 +195,12 @@ def test_an_impossible_value_is_said_in_words(advisor):
     assert "卡数" in t.answer and "n_gpus" not in t.answer and "Input should" not in t.answer
 
 
+def test_a_card_with_no_published_speed_is_said_so_never_zero(advisor):
+    (t,) = ask(advisor, "预算 30 万采购推理卡，并发 64")
+    assert "910B" in t.answer and "没有公开的推理速度数据" in t.answer
+    assert " 0 token/s" not in t.answer
+
+
 def test_a_price_with_no_figure_on_file_gives_the_nearest(advisor):
     (t,) = ask(advisor, "How much is an L40S per card?")
     assert "no published price" in t.answer and "nearest" in t.answer
