@@ -25,8 +25,6 @@ from tools.catalog import get_gpu, gpus
 from tools.prices import prices_for
 from tools.units import HOURS_PER_MONTH
 
-#: vendors that are not Chinese (what "domestic only" leaves out)
-FOREIGN = ("nvidia", "amd", "intel", "other")
 LABELS = {"zh": {"cheapest": "最省钱", "fastest": "最快", "best_value": "性价比"},
           "en": {"cheapest": "Cheapest", "fastest": "Fastest", "best_value": "Best value"}}
 
@@ -144,7 +142,7 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
     r = run("recommend_gpus", args)
     picks = [(k, r.get(k)) for k in ("cheapest", "fastest", "best_value") if r.get(k)]
     if s.get("domestic_only"):
-        picks = [(k, o) for k, o in picks if get_gpu(o["gpu_id"]).vendor not in FOREIGN]
+        picks = [(k, o) for k, o in picks if get_gpu(o["gpu_id"]).domestic]  # Chinese-made, not merely sold in China
     if not picks:
         reason = "; ".join(d[f"reason_{lang}"] for d in r.get("dropped", [])[:3]) or "—"
         out.add(say("recommend_none", lang, reason=reason))
