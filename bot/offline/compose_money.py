@@ -26,8 +26,6 @@ from tools.catalog import get_gpu, gpus
 from tools.prices import prices_for
 from tools.units import HOURS_PER_MONTH
 
-#: vendors that are not Chinese (what "domestic only" leaves out)
-FOREIGN = ("nvidia", "amd", "intel", "other")
 LABELS = {"zh": {"cheapest": "最省钱", "fastest": "最快", "best_value": "性价比"},
           "en": {"cheapest": "Cheapest", "fastest": "Fastest", "best_value": "Best value"}}
 
@@ -150,7 +148,7 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
     r = run("recommend_gpus", args)
     picks = [(k, r.get(k)) for k in ("cheapest", "fastest", "best_value") if r.get(k)]
     if s.get("domestic_only"):
-        picks = [(k, o) for k, o in picks if get_gpu(o["gpu_id"]).vendor not in FOREIGN]
+        picks = [(k, o) for k, o in picks if get_gpu(o["gpu_id"]).domestic]  # Chinese-made, not merely sold in China
     if not picks:
         reason = "; ".join(d[f"reason_{lang}"] for d in r.get("dropped", [])[:3]) or "—"
         out.add(say("recommend_none", lang, reason=reason))
@@ -161,7 +159,8 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
                 n=best["n_gpus"], gpu=best["gpu"]))
     lines = []
     for key, o in picks:
-        when = duration(o["hours"], lang) if o.get("hours") else f"{o.get('tokens_per_s') or 0:,.0f} token/s"
+        when = (duration(o["hours"], lang) if o.get("hours") else f"{o['tokens_per_s']:,.0f} token/s"
+                if o.get("tokens_per_s") else say("no_speed", lang))  # a card with no published figure: never "0"
         cost_text = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)
         lines.append(say("budget_pick", lang, label=labels[key], n=o["n_gpus"], gpu=o["gpu"], cost=cost_text, time=when))
     out.add("\n".join(dict.fromkeys(lines)))
