@@ -135,7 +135,8 @@ class RulesPlanner:
             if extra in COVERS.get(intent, ()) or extra == intent:
                 continue
             ef = frame(extra)
-            eslots = {**{k: v for k, v in ef.defaults.items() if slots.get(k) in (None, [])}, **slots}
+            # the second part's defaults fill what is still empty (an empty slot must not hide its default)
+            eslots = {**slots, **{k: v for k, v in ef.defaults.items() if slots.get(k) in (None, [])}}
             if all(eslots.get(k) not in (None, []) for k in ef.needs):
                 self._answer(extra, eslots, p, run, out, offered)
         if len(out.blocks) == shown:
