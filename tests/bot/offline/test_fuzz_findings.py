@@ -64,3 +64,8 @@ def test_a_second_part_gets_its_own_defaults(advisor, caplog):
     # "how long？… 租还是买": the time part has no token count; its default (1B tokens) is used and said
     trace = converse(advisor, ["？700亿参数卡时seq 4096", "how long？70B20元/卡时租还是买"], caplog)
     assert {"rent_vs_buy", "training_time"} <= {c.tool for c in trace.tool_calls}
+
+
+def test_the_example_in_a_question_back_is_not_an_unsourced_figure(advisor, caplog):
+    trace = converse(advisor, ["国产推荐两台8卡那换成？", "fit部署"], caplog)
+    assert "80 万" in trace.answer
