@@ -19,6 +19,7 @@ import json
 import logging
 import math
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
@@ -73,10 +74,7 @@ def server_token_count(base_url: str, model: str, client: httpx.Client, text: st
     root = base[: -len("/v1")] if base.endswith("/v1") else base
     for body in ({"content": text}, {"model": model, "prompt": text}):
         try:
-            response = client.post(f"{root}/tokenize", json=body, timeout=2.0)
-            if response.status_code != 200:
-                continue
-            data = response.json()
+            data = _small_json(client, "POST", f"{root}/tokenize", body)
             count = data.get("count") if isinstance(data, dict) else None
             tokens = data.get("tokens") if isinstance(data, dict) else None
             if _int(count):
@@ -116,17 +114,33 @@ def context_tokens(base_url: str, model: str, client: httpx.Client, default: int
     root = base[: -len("/v1")] if base.endswith("/v1") else base
     for url, read in ((f"{base}/models", _from_models), (f"{root}/props", _from_props)):
         try:
-            response = client.get(url, timeout=1.0)
-            if response.status_code == 200:
-                value = read(response.json(), model)
-                if value:
-                    found.append(value)
+            value = read(_small_json(client, "GET", url, limit_s=1.0), model)
+            if value:
+                found.append(value)
         except (httpx.HTTPError, ValueError, TypeError, AttributeError) as err:
             log.debug("no context length at %s: %s", url, err)
     if found:
         log.info("LLM context length %d tokens (reported by %s)", min(found), urlparse(base_url).netloc)
         return min(found)
     return default
+
+
+def _small_json(client: httpx.Client, method: str, url: str, body: Any = None, limit_s: float = 2.0,
+                max_bytes: int = 4 << 20) -> Any:
+    """A small JSON reply within `limit_s` of wall time in all (httpx's timeouts are per read, so a server
+    dripping bytes would otherwise hold the answer); None for anything but a 200 with JSON in time."""
+    start = time.monotonic()
+    with client.stream(method, url, json=body, timeout=limit_s) as response:
+        if response.status_code != 200:
+            return None
+        chunks, size = [], 0
+        for chunk in response.iter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes or time.monotonic() - start > limit_s:
+                log.debug("%s %s: no small JSON reply within %.1f s", method, url, limit_s)
+                return None
+    return json.loads(b"".join(chunks))
 
 
 def _int(value: Any) -> int | None:
