@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 from rapidfuzz import fuzz, process
 
-from tools.errors import InvalidInput, UnknownGpu, UnknownModel
+from tools.errors import UnknownGpu, UnknownModel, Unsupported
 from tools.specs import GpuSpec, ModelSpec, Source
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -210,7 +210,7 @@ def get_model(name: str | ModelSpec) -> ModelSpec:
     if hit is not None:
         return hit
     if not MIN_PARAMS <= size <= MAX_PARAMS:
-        raise InvalidInput(
+        raise Unsupported(
             f"A model of {size / 1e9:g}B parameters is outside what the calculators size (0.01B to 100,000B).",
             f"{size / 1e9:g}B 参数的模型超出了可估算范围（0.01B 到 100,000B）。",
             field="model",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import yaml
 
 from tools.catalog import DATA_DIR, normalize
-from tools.errors import InvalidInput
+from tools.errors import UnknownFabric
 from tools.gpu_spec import GpuSpec
 from tools.units import GB
 
@@ -68,12 +68,7 @@ def get_fabric(name: str) -> Fabric:
     for f in fabrics():
         if key in {normalize(f.id), *(normalize(a) for a in f.aliases)}:
             return f
-    known = ", ".join(f.id for f in fabrics())
-    raise InvalidInput(
-        f"Unknown nodes_fabric {name!r}; known fabrics: {known}.",
-        f"未知的节点间网络“{name}”；可选：{known}。",
-        field="nodes_fabric",
-    )
+    raise UnknownFabric(name, [f.id for f in fabrics()])
 
 
 def scale_up_gb_s(gpu: GpuSpec) -> tuple[float, str]:
@@ -130,7 +125,8 @@ def step_comm(
     capped by the scale-up link). A share `overlap` of it hides behind backward compute, and no more
     than the backward pass itself can hide: exposed = max((1 − overlap)·t, t − backward).
     Tensor parallel (Megatron): `tp_allreduces_per_layer` all-reduces of the activations
-    (tokens × hidden × 2 bytes) per layer on the GPU's pipeline stage, inside the node, not overlapped.
+    (tokens × hidden × 2 bytes) per layer on the GPU's pipeline stage, not overlapped: inside the node, or
+    over the fabric when the tensor-parallel group is larger than a node.
     """
     dp = n_gpus // (tp * pp)
     up, _ = scale_up_gb_s(gpu)
@@ -138,5 +134,6 @@ def step_comm(
     t_dp = ring_allreduce_s(grad_bytes_per_gpu, dp, dp_bus)
     exposed = max((1 - overlap) * t_dp, t_dp - backward_s)
     act_bytes = tokens_per_replica * hidden * 2
-    t_tp = (layers / pp) * tp_allreduces_per_layer * ring_allreduce_s(act_bytes, tp, up)
-    return StepComm(t_dp, max(0.0, exposed), t_tp, dp_bus, up)
+    tp_bus = up if tp <= gpus_per_node else min(up, fabric.node_gb_s())
+    t_tp = (layers / pp) * tp_allreduces_per_layer * ring_allreduce_s(act_bytes, tp, tp_bus)
+    return StepComm(t_dp, max(0.0, exposed), t_tp, dp_bus, tp_bus)

@@ -3,8 +3,12 @@
     AdvisorError                 base: every error a user can cause
      ├── UnknownName             a name that is not in a catalog
      │    ├── UnknownGpu
-     │    └── UnknownModel
-     └── InvalidInput            a value that is impossible (0 GPUs, TP not dividing heads, ...)
+     │    ├── UnknownModel
+     │    └── UnknownFabric      a `nodes_fabric` that is not in tools/data/network.yaml
+     └── InvalidInput            a value that is impossible (0 GPUs, a token count of "lots", ...)
+          └── Unsupported        a well-formed request the named GPU or model cannot serve: what the
+                                 catalog says about it rules it out (no FP8 tensor cores, no price on
+                                 file, tp not dividing its heads); the JSON schema cannot know it
 
 "Does not fit" is never an error: it is a result with `fits=False`. Each error carries a one-line
 message in English and Chinese (`message(lang)`), so every edge (CLI, HTTP, LLM tool) can show it
@@ -53,5 +57,15 @@ class UnknownModel(UnknownName):
     kind_zh = "模型"
 
 
+class UnknownFabric(UnknownName):
+    kind_en = "nodes_fabric"
+    kind_zh = "节点间网络（nodes_fabric）"
+
+
 class InvalidInput(AdvisorError):
     """An impossible value; `field` names the input that is wrong."""
+
+
+class Unsupported(InvalidInput):
+    """A combination ruled out by the catalog record of the GPU or model named (or the architecture given):
+    a schema-valid request that this GPU or model cannot serve. `field` names the input to change."""

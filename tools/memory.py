@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from tools.architecture import ParamCount, check_parallel, param_count
 from tools.catalog import get_gpu, get_model, gpus
-from tools.errors import InvalidInput
+from tools.errors import InvalidInput, Unsupported
 from tools.gpu_spec import GpuSpec
 from tools.model_spec import ModelSpec
 from tools.schemas.common import assume
@@ -286,7 +286,7 @@ def _resolve_train(inp: FitTrainingInput) -> tuple[_Train, GpuSpec, list[dict]]:
     if inp.offload != "none" and inp.zero_stage == 0:
         raise InvalidInput("ZeRO-Offload needs ZeRO stage 1 or higher.", "ZeRO-Offload 需要 ZeRO 1 级或以上。", field="zero_stage")
     if inp.precision == "fp8" and not gpu.fp8_tflops:
-        raise InvalidInput(
+        raise Unsupported(
             f"{gpu.name} has no FP8 tensor cores; choose bf16 or fp16.",
             f"{gpu.name} 不支持 FP8 张量计算，请改用 bf16 或 fp16。",
             field="precision",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from tools.architecture import ParamCount, kv_bytes_per_token, param_count
 from tools.catalog import get_gpu, get_model
-from tools.errors import InvalidInput
+from tools.errors import Unsupported
 from tools.gpu_spec import GpuSpec
 from tools.memory import (
     GPUS_PER_NODE,
@@ -123,7 +123,7 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     gpu = get_gpu(inp.gpu)
     precision = inp.precision or default_weight_precision(model, gpu)
     if precision == "fp8" and not gpu.fp8_tflops:
-        raise InvalidInput(
+        raise Unsupported(
             f"{gpu.name} has no FP8 support; choose bf16, int8 or int4.",
             f"{gpu.name} 不支持 FP8，请改用 bf16、int8 或 int4。",
             field="precision",

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from tools.architecture import ParamCount, check_parallel, kv_bytes_per_token, mlp_params, param_count
 from tools.catalog import get_gpu, get_model
 from tools.comm import get_fabric, ring_allreduce_s, scale_up_gb_s, step_comm
-from tools.errors import InvalidInput
+from tools.errors import Unsupported
 from tools.gpu_spec import GpuSpec
 from tools.memory import default_checkpointing
 from tools.mfu import default_utilisation, rules, width_factor
@@ -113,7 +113,7 @@ def training_flops_per_token(
 def _peak(gpu: GpuSpec, precision: str, field: str = "precision") -> float:
     value = gpu.peak_tflops(precision)
     if value is None:
-        raise InvalidInput(
+        raise Unsupported(
             f"{gpu.name} has no published dense {precision} tensor rate; choose another precision.",
             f"{gpu.name} 没有公开的 {precision} 稠密算力；请换一种精度。",
             field=field,
@@ -324,7 +324,7 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
     tp = inp.n_gpus
     check_parallel(m, tp, 1)
     if not gpu.bandwidth_gb_s:
-        raise InvalidInput(f"{gpu.name} has no published memory bandwidth.", f"{gpu.name} 没有公开的显存带宽。",
+        raise Unsupported(f"{gpu.name} has no published memory bandwidth.", f"{gpu.name} 没有公开的显存带宽。",
                            field="gpu")
     precision = inp.precision or default_weight_precision(m, gpu)  # the same default as fit_inference
     compute_precision = "bf16" if precision in ("int8", "int4", "nf4", "fp32") else precision

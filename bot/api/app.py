@@ -438,7 +438,7 @@ def _tool_handler(name: str, input_model: type[BaseModel], output_model: type[Ba
             if name == SEARCH:
                 out = output_model.model_validate(advisor.toolbox.call(name, body.model_dump(exclude_unset=True)))
             else:
-                out = registry.get(name).fn(body)
+                out = registry.run(name, body)
         except AdvisorError:
             metrics.tool_calls.labels(name, "error").inc()
             raise
