@@ -33,7 +33,7 @@ import anyio
 import anyio.to_thread
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -71,8 +71,9 @@ from tools.schemas.specs import GpuSpecsOutput
 log = logging.getLogger("gpu_advisor.api")
 
 ConversationId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:-]{1,64}$")]
-Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS,
-                                            pattern=TEXT_PATTERN)]
+#: the limits apply to the text as sent (what the schema says), the stripped text is what is asked
+Question = Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=TEXT_PATTERN),
+                     AfterValidator(str.strip)]
 Comment = Annotated[str, StringConstraints(max_length=2000, pattern=NO_CONTROL_PATTERN)]
 #: a conversation id in a path: printable, no control characters (NUL cannot even be looked up in PostgreSQL)
 PathId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f/]+$")]
