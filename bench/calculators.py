@@ -2,10 +2,11 @@
 
     .venv/bin/python bench/calculators.py [--repeat 300]
 
-Targets (issue 2/3): median ≤ 50 µs per calculator call; recommend_gpus over the whole catalog
+Targets (issues 2, 3 and 11): median ≤ 50 µs per calculator call; recommend_gpus over the whole catalog
 ≤ 20 ms. "Calculator" is the function on an already-validated input model; the `tools.call`
 column adds validating a plain dict and dumping the output to JSON (what the API and LLM pay).
-Inputs vary between calls (no result caching is measured). The baseline is a plain function
+Inputs vary between calls (no result caching is measured); what is cached per catalog record, per name
+spelling or per distinct assumption text is warm, as in a running server. The baseline is a plain function
 doing a few dict operations, so ratios stay comparable on a noisy shared machine.
 """
 
@@ -27,6 +28,12 @@ TARGET_US = {"recommend_gpus": 20_000}
 DEFAULT_TARGET_US = 50
 
 
+def _gpu(name: str):
+    from tools.catalog import get_gpu
+
+    return get_gpu(name)
+
+
 def _inputs() -> dict[str, list[dict]]:
     g = [x.id for x in gpus()][:12]
     m = [x.id for x in models()][:8] + ["70B", "13B"]
@@ -37,7 +44,7 @@ def _inputs() -> dict[str, list[dict]]:
         "fit_training": [
             {"model": mo, "gpu": gpu, "method": meth, "n_gpus": n, "grad_checkpointing": ck}
             for (mo, gpu), meth, n, ck in zip(pairs, itertools.cycle(["full", "lora", "qlora", "freeze"]),
-                                               itertools.cycle([1, 8, 16]), itertools.cycle([True, False]))
+                                               itertools.cycle([1, 8, 16]), itertools.cycle([True, False, None]))
         ],
         "fit_inference": [{"model": mo, "gpu": gpu, "batch": b} for (mo, gpu), b in zip(pairs, itertools.cycle([1, 8, 32]))],
         "training_time": [{"model": mo, "gpu": gpu, "n_gpus": n, "tokens": 1_000_000_000}
@@ -54,6 +61,11 @@ def _inputs() -> dict[str, list[dict]]:
             {"model": "13B", "workload": "train", "tokens": "2T", "deadline_hours": 500, "budget_cny": 2_000_000},
             {"model": m[1], "workload": "finetune", "tokens": "1B", "china_available": True, "pricing": "buy"},
         ],
+        "model_memory": [{"model": mo, "method": meth, "n_gpus": n}
+                         for mo, meth, n in zip(m, itertools.cycle(["full", "lora", "qlora"]), itertools.cycle([1, 8]))],
+        "power_draw": [{"gpu": gpu, "n_gpus": n} for gpu, n in zip(g, itertools.cycle([8, 64]))],
+        "precision_speedup": [{"model": mo, "gpu": gpu, "n_gpus": 8} for mo, gpu in pairs
+                              if getattr(_gpu(gpu), "fp8_tflops", None)][:16],
     }
 
 
@@ -95,7 +107,7 @@ def main() -> int:
         except ModuleNotFoundError:
             print(f"{name:<16} not built yet")
             continue
-        if not inputs[name]:
+        if not inputs.get(name):
             print(f"{name:<16} no inputs (catalog too small)")
             continue
         calls = [tool.input_model.model_validate(a) for a in inputs[name]]

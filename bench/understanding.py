@@ -4,6 +4,7 @@ next to the previous planner (the offline planner as of the commit before issue 
     .venv/bin/python bench/understanding.py            # held-out fifth (the figure that counts)
     .venv/bin/python bench/understanding.py --all      # every row (the training four-fifths included)
     .venv/bin/python bench/understanding.py --export   # write the training four-fifths into the intent data
+                                                       # and rebuild the shipped intent weights from it
 
 The previous planner is the package `bot/offline` at BASELINE_COMMIT, extracted from git into a temporary
 package (imports rewritten) and run through the same advisor, store and knowledge index. It shares today's
@@ -40,7 +41,8 @@ def _corpus():
 
 
 def export() -> int:
-    """Write the training four-fifths of the corpus (question, intent) into the intent model's data file."""
+    """Write the training four-fifths of the corpus (question, intent) into the intent model's data file, and
+    rebuild the shipped weights from it."""
     c = _corpus()
     train = [{"q": t["q"], "intent": t["intent"]} for r in c.rows() if not c.held_out(r["id"]) for t in c.turns(r)]
     text = INTENT_DATA.read_text(encoding="utf-8").split("\ncorpus_train:")[0].rstrip() + "\n"
@@ -48,6 +50,11 @@ def export() -> int:
                                         for row in train)
     INTENT_DATA.write_text(text, encoding="utf-8")
     print(f"wrote {len(train)} training questions to {INTENT_DATA.relative_to(ROOT)}")
+    from bot.offline.intent_build import build
+    from bot.offline.intent_model import SHIPPED
+
+    build()
+    print(f"rebuilt {SHIPPED.relative_to(ROOT)}")
     return 0
 
 

@@ -3,7 +3,8 @@
 What every worker shares through it:
 
     rate limit        one token bucket per caller for all workers (`bot.api.security.RedisRateLimiter`)
-    de-duplication    the channels' TTL store of platform message ids (`bot.channels.delivery`)
+    de-duplication    the channels' TTL set of platform message ids and nonces (`bot.channels.ledger`,
+                      keys `<prefix>seen:…`)
     re-index notice   `gpu-advisor kb index` publishes on `<prefix>kb-reindex` after it changed the
                       Chroma server's collection; every API worker reloads its retriever
                       (`bot.api.cluster.ReindexListener`)

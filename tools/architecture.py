@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tools.errors import Unsupported
+from tools.memo import per_record
 from tools.model_spec import ModelSpec
 
 
@@ -91,24 +92,9 @@ def mlp_params(h: int, f: int, kind: str) -> int:
     return (3 if kind == "swiglu" else 2) * h * f
 
 
-#: param_count results by record identity (catalog and generic records are long-lived singletons); the
-#: record itself is kept beside its count so a recycled id() can never return another model's count
-_COUNTS: dict[int, tuple[ModelSpec, ParamCount]] = {}
-
-
+@per_record
 def param_count(m: ModelSpec) -> ParamCount:
     """Parameter counts of a model (memoised per record: every calculator call needs them)."""
-    hit = _COUNTS.get(id(m))
-    if hit is not None and hit[0] is m:
-        return hit[1]
-    if len(_COUNTS) > 4096:
-        _COUNTS.clear()
-    pc = _param_count(m)
-    _COUNTS[id(m)] = (m, pc)
-    return pc
-
-
-def _param_count(m: ModelSpec) -> ParamCount:
     h = m.hidden_size
     table = m.vocab_size * h
     embedding = table * (1 if m.tie_embeddings else 2)

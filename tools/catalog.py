@@ -186,6 +186,12 @@ def _gpu_by_name(name: str) -> GpuSpec | None:
 def get_gpu(name: str | GpuSpec) -> GpuSpec:
     if isinstance(name, GpuSpec):
         return name
+    return _gpu_named(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _gpu_named(name: str) -> GpuSpec:
+    """Resolved once per spelling: every calculator call resolves its GPU (an unknown name raises, uncached)."""
     hit = _gpu_index().get(normalize(name)) or _gpu_by_name(name)
     if hit is None:
         raise UnknownGpu(name, _closest(name, gpus(), _gpu_index()))
@@ -196,6 +202,12 @@ def get_model(name: str | ModelSpec) -> ModelSpec:
     """A catalog model, or a generic dense model when the name only carries a size."""
     if isinstance(name, ModelSpec):
         return name
+    return _model_named(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _model_named(name: str) -> ModelSpec:
+    """Resolved once per spelling: a bare size ("70B") otherwise runs the typo search on every call."""
     index = _model_index()
     hit = index.get(normalize(name))
     if hit is not None:

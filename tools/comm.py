@@ -18,6 +18,7 @@ import yaml
 from tools.catalog import DATA_DIR, normalize
 from tools.errors import UnknownFabric
 from tools.gpu_spec import GpuSpec
+from tools.memo import per_record
 from tools.units import GB
 
 #: share of the NVLink/PCIe per-direction rate that a large NCCL all-reduce reaches (an assumption:
@@ -63,6 +64,7 @@ def fabrics() -> tuple[Fabric, ...]:
     )
 
 
+@functools.lru_cache(maxsize=256)
 def get_fabric(name: str) -> Fabric:
     key = normalize(name)
     for f in fabrics():
@@ -71,8 +73,9 @@ def get_fabric(name: str) -> Fabric:
     raise UnknownFabric(name, [f.id for f in fabrics()])
 
 
+@per_record
 def scale_up_gb_s(gpu: GpuSpec) -> tuple[float, str]:
-    """Achieved one-direction bus bandwidth inside a node (GB/s) and how it was derived."""
+    """Achieved one-direction bus bandwidth inside a node (GB/s) and how it was derived (once per GPU record)."""
     if gpu.interconnect_gb_s:
         total, kind = gpu.interconnect_gb_s, gpu.interconnect.kind
     else:
@@ -128,12 +131,29 @@ def step_comm(
     (tokens × hidden × 2 bytes) per layer on the GPU's pipeline stage, not overlapped: inside the node, or
     over the fabric when the tensor-parallel group is larger than a node.
     """
+    t_dp, t_tp, dp_bus, tp_bus = comm_times(
+        gpu=gpu, fabric=fabric, n_gpus=n_gpus, gpus_per_node=gpus_per_node, tp=tp, pp=pp,
+        grad_bytes_per_gpu=grad_bytes_per_gpu, tokens_per_replica=tokens_per_replica, hidden=hidden, layers=layers,
+        tp_allreduces_per_layer=tp_allreduces_per_layer)
+    return StepComm(t_dp, exposed_dp_s(t_dp, backward_s, overlap), t_tp, dp_bus, tp_bus)
+
+
+def comm_times(
+    *, gpu: GpuSpec, fabric: Fabric, n_gpus: int, gpus_per_node: int, tp: int, pp: int, grad_bytes_per_gpu: float,
+    tokens_per_replica: float, hidden: int, layers: int, tp_allreduces_per_layer: int,
+) -> tuple[float, float, float, float]:
+    """The parts of `step_comm` that do not depend on compute speed: (gradient all-reduce s, tensor-parallel s,
+    data-parallel bus GB/s, tensor-parallel bus GB/s); a calculator timing several utilisations works them out once."""
     dp = n_gpus // (tp * pp)
     up, _ = scale_up_gb_s(gpu)
     dp_bus = up if n_gpus <= gpus_per_node else min(up, fabric.node_gb_s())
     t_dp = ring_allreduce_s(grad_bytes_per_gpu, dp, dp_bus)
-    exposed = max((1 - overlap) * t_dp, t_dp - backward_s)
     act_bytes = tokens_per_replica * hidden * 2
     tp_bus = up if tp <= gpus_per_node else min(up, fabric.node_gb_s())
     t_tp = (layers / pp) * tp_allreduces_per_layer * ring_allreduce_s(act_bytes, tp, tp_bus)
-    return StepComm(t_dp, max(0.0, exposed), t_tp, dp_bus, tp_bus)
+    return t_dp, t_tp, dp_bus, tp_bus
+
+
+def exposed_dp_s(t_dp: float, backward_s: float, overlap: float) -> float:
+    """Gradient all-reduce seconds not hidden behind backward compute: max((1 − overlap)·t, t − backward, 0)."""
+    return max(0.0, max((1 - overlap) * t_dp, t_dp - backward_s))

@@ -19,10 +19,10 @@ from __future__ import annotations
 from tools.catalog import get_gpu
 from tools.errors import InvalidInput, Unsupported
 from tools.gpu_spec import GpuSpec
-from tools.prices import Kind, PriceQuote, TcoParam, node_kw_per_gpu, prices_for, tco_params
-from tools.schemas.common import assume
+from tools.memo import per_record
+from tools.prices import GpuPrices, Kind, PriceQuote, TcoParam, node_kw_per_gpu, prices_for, tco_params
+from tools.schemas.common import Assumption, assume
 from tools.schemas.cost import (
-    FlipPoint,
     RentVsBuyInput,
     RentVsBuyOutput,
     RunCostInput,
@@ -41,7 +41,7 @@ def _missing_price(gpu: GpuSpec, field: str, what_en: str, what_zh: str) -> Inva
     )
 
 
-def _quote_assumptions(prefix: str, quotes: tuple[PriceQuote, ...], unit: str) -> list[dict]:
+def _quote_assumptions(prefix: str, quotes: tuple[PriceQuote, ...], unit: str) -> list[Assumption]:
     return [
         assume(
             key=f"{prefix}_alternative_{i}",
@@ -53,7 +53,7 @@ def _quote_assumptions(prefix: str, quotes: tuple[PriceQuote, ...], unit: str) -
     ]
 
 
-def _fx(given: float | None) -> tuple[float, dict]:
+def _fx(given: float | None) -> tuple[float, Assumption]:
     param = tco_params()["fx_cny_per_usd"]
     value = given if given is not None else param.default
     return value, assume(key="fx_cny_per_usd", value=value, unit="元/$", default=given is None, note=param.cite())
@@ -66,7 +66,7 @@ def run_cost(inp: RunCostInput) -> RunCostOutput:
     """
     gpu = get_gpu(inp.gpu)
     gpu_hours = inp.total_gpu_hours
-    assumptions: list[dict] = []
+    assumptions: list[Assumption] = []
     if inp.price_cny_per_hour is not None:
         price = low = high = inp.price_cny_per_hour
         source = "user"
@@ -125,47 +125,61 @@ def run_cost(inp: RunCostInput) -> RunCostOutput:
 # --- rent vs buy ------------------------------------------------------------------------
 
 
-def _param(inp: RentVsBuyInput, key: str, assumptions: list[dict]) -> float:
+def _param(inp: RentVsBuyInput, key: str, assumptions: list[Assumption]) -> float:
     spec: TcoParam = tco_params()[key]
     given = getattr(inp, key)
     value = spec.default if given is None else given
-    assumptions.append(
-        assume(
-            key=key, value=value, unit=spec.unit, default=given is None, note="" if given is not None else spec.cite()
-        )
-    )
+    assumptions.append(assume(key, value, spec.unit, given is None, "" if given is not None else spec.cite()))
     return value
 
 
-def _price(inp: RentVsBuyInput, gpu: GpuSpec, kind: Kind, assumptions: list[dict]) -> float:
+def _price(inp: RentVsBuyInput, gpu: GpuSpec, kind: Kind, assumptions: list[Assumption]) -> float:
     field, unit = ("rent_cny_per_hour", "元/卡时") if kind == "rental" else ("purchase_cny", "元/卡")
     given = getattr(inp, field)
     if given is not None:
         assumptions.append(assume(key=field, value=given, unit=unit, default=False))
         return given
     table = prices_for(gpu)
-    quote = table.default(kind) if table else None
-    if table is None or quote is None:
+    stated = _catalog_prices(table)[kind] if table is not None else None
+    if stated is None:
         what = ("rental price", "租赁价格（元/卡时）") if kind == "rental" else ("purchase price", "采购价格（元/卡）")
         raise _missing_price(gpu, field, *what)
-    assumptions.append(
-        assume(
-            key=field,
-            value=quote.mid_cny,
-            unit=unit,
-            note=f"middle of {quote.low_cny:g}–{quote.high_cny:g} {unit}. {quote.note} {quote.cite()}",
-        )
-    )
-    assumptions += _quote_assumptions(
-        field.removesuffix("_cny_per_hour").removesuffix("_cny"), table.alternatives(kind), unit
-    )
-    return quote.mid_cny
+    mid, said = stated
+    assumptions += said
+    return mid
+
+
+@per_record
+def _catalog_prices(table: GpuPrices) -> dict[str, tuple[float, tuple[Assumption, ...]] | None]:
+    """Per kind, the default quote's mid price and the assumptions stating it and the alternatives (once per table)."""
+    out: dict[str, tuple[float, tuple[Assumption, ...]] | None] = {}
+    for kind in ("rental", "purchase"):
+        field, unit = ("rent_cny_per_hour", "元/卡时") if kind == "rental" else ("purchase_cny", "元/卡")
+        quote = table.default(kind)
+        if quote is None:
+            out[kind] = None
+            continue
+        main = assume(key=field, value=quote.mid_cny, unit=unit,
+                      note=f"middle of {quote.low_cny:g}–{quote.high_cny:g} {unit}. {quote.note} {quote.cite()}")
+        alternatives = _quote_assumptions(field.removesuffix("_cny_per_hour").removesuffix("_cny"),
+                                          table.alternatives(kind), unit)
+        out[kind] = (quote.mid_cny, (main, *alternatives))
+    return out
+
+
+@per_record
+def _node_power(gpu: GpuSpec) -> tuple[float | None, Assumption | None]:
+    """Whole-server kW per GPU from the catalog, and the assumption stating it (once per GPU record)."""
+    kw, kw_note = node_kw_per_gpu(gpu, tco_params()["node_power_factor_vs_tdp"].default)
+    if kw is None:
+        return None, None
+    return kw, assume(key="node_kw_per_gpu", value=round(kw, 4), unit="kW/卡", note=kw_note)
 
 
 def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyOutput:
     """Rent by the card-hour or buy and host: totals over `months`, running costs, break-even and what flips it."""
     gpu = get_gpu(inp.gpu)
-    a: list[dict] = []
+    a: list[Assumption] = []
     rent_price = _price(inp, gpu, "rental", a)
     purchase = _price(inp, gpu, "purchase", a)
     host = _param(inp, "host_share_cny_per_gpu", a)
@@ -173,15 +187,14 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyOutput:
         kw = inp.node_kw_per_gpu
         a.append(assume(key="node_kw_per_gpu", value=kw, unit="kW/卡", default=False))
     else:
-        factor = tco_params()["node_power_factor_vs_tdp"].default
-        kw, kw_note = node_kw_per_gpu(gpu, factor)
+        kw, kw_assumption = _node_power(gpu)
         if kw is None:
             raise Unsupported(
                 f"No power figure for {gpu.name}; give node_kw_per_gpu (server power per GPU, kW).",
                 f"没有 {gpu.name} 的功耗数据，请给出 node_kw_per_gpu（每卡分摊的整机功耗，kW）。",
                 field="node_kw_per_gpu",
             )
-        a.append(assume(key="node_kw_per_gpu", value=round(kw, 4), unit="kW/卡", note=kw_note))
+        a.append(kw_assumption)
     load = _param(inp, "load_factor", a)
     pue = _param(inp, "pue", a)
     elec = _param(inp, "electricity_cny_per_kwh", a)
@@ -283,8 +296,9 @@ def _flip_points(
     busy_total: float,
     capex_weight: float,
     energy_weight: float,
-) -> list[FlipPoint]:
-    """For each lever, the value at which renting and owning cost the same over the horizon."""
+) -> list[dict]:
+    """For each lever, the value at which renting and owning cost the same over the horizon (validated as
+    `FlipPoint`s with the output, in one pass)."""
     buy = cheaper == "buy"
     gap = rent_total - own_total  # > 0: owning is cheaper
     p_star = own_total / busy_total
@@ -304,7 +318,7 @@ def _flip_points(
     now_en = "buying" if buy else "renting"
     other_en, other_zh = ("renting", "租用") if buy else ("buying", "购买")
     return [
-        FlipPoint(
+        dict(
             parameter="rent_cny_per_hour",
             current=rent_price,
             threshold=r(p_star),
@@ -312,7 +326,7 @@ def _flip_points(
             en=f"{other_en.capitalize()} wins if the rental price is {'below' if buy else 'above'} {txt(p_star, '元/card-hour')}.",
             zh=f"租价{'低于' if buy else '高于'} {txt(p_star, '元/卡时')} 时改为{other_zh}更省。",
         ),
-        FlipPoint(
+        dict(
             parameter="hours_per_day",
             current=hours_per_day,
             threshold=r(be_hours),
@@ -328,7 +342,7 @@ def _flip_points(
                 else "每天使用 0–24 小时之间都不会改变结论。"
             ),
         ),
-        FlipPoint(
+        dict(
             parameter="months",
             current=months,
             threshold=r(m_star),
@@ -344,7 +358,7 @@ def _flip_points(
                 else f"{BREAKEVEN_CAP_MONTHS} 个月以内的使用期都不会改变结论。"
             ),
         ),
-        FlipPoint(
+        dict(
             parameter="purchase_cny",
             current=purchase,
             threshold=r(buy_price),
@@ -352,7 +366,7 @@ def _flip_points(
             en=f"{other_en.capitalize()} wins if a card costs {'more' if buy else 'less'} than {txt(buy_price, '元')}.",
             zh=f"单卡采购价{'高于' if buy else '低于'} {txt(buy_price, '元')} 时改为{other_zh}更省。",
         ),
-        FlipPoint(
+        dict(
             parameter="electricity_cny_per_kwh",
             current=elec,
             threshold=r(elec_star, 3),

@@ -19,6 +19,7 @@ import yaml
 
 from tools.catalog import DATA_DIR
 from tools.gpu_spec import GpuSpec
+from tools.memo import per_record
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ def rules() -> MfuRules:
     )
 
 
+@per_record
 def generation_of(gpu: GpuSpec) -> Generation:
     """The generation rule for a GPU's `family` ("Hopper", "CDNA3", "Da Vinci", ...); `other` if none matches."""
     family = gpu.family.lower()
@@ -109,8 +111,12 @@ class Utilisation:
 
 
 def default_utilisation(gpu: GpuSpec, precision: str, method: str) -> Utilisation:
+    return _utilisation(generation_of(gpu), precision, method)
+
+
+@functools.lru_cache(maxsize=256)
+def _utilisation(gen: Generation, precision: str, method: str) -> Utilisation:
     r = rules()
-    gen = generation_of(gpu)
     prec = r.precision[precision]
     meth = r.method[method]
     value = gen.base * prec.value * meth.value

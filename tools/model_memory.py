@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from tools.architecture import kv_bytes_per_token, param_count
 from tools.catalog import get_model
-from tools.memory import INT4_GROUP_BYTES, NF4_BYTES
+from tools.memo import per_record
 from tools.model_spec import ModelSpec
 from tools.schemas.common import assume
 from tools.schemas.model_memory import ModelMemoryInput, ModelMemoryOutput
-from tools.units import BYTES_PER_PARAM, GB
+from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES
 
 PRECISIONS = ("fp32", "bf16", "fp8", "int8", "int4")
 OPTIMIZER_BYTES = {"adamw": 8.0, "adamw8bit": 2.0, "sgd": 4.0}  # states per trainable parameter
@@ -62,6 +62,13 @@ def _gb(x: float) -> float:
     return round(x / GB, 2)
 
 
+@per_record
+def _by_precision(m: ModelSpec) -> dict[str, float]:
+    """The weights at each precision (GB): a property of the model alone."""
+    p = param_count(m)
+    return {q: _gb(weight_bytes(p.total, p.embedding, q)) for q in PRECISIONS}
+
+
 def model_memory(inp: ModelMemoryInput) -> ModelMemoryOutput:
     """Memory a model needs regardless of the GPU: weights at each precision, KV cache per token and per
     request at a context, model states (weights + gradients + optimizer) per GPU at each ZeRO stage, and a
@@ -75,8 +82,8 @@ def model_memory(inp: ModelMemoryInput) -> ModelMemoryOutput:
         a.append(assume("model_architecture", value=m.name, note=m.notes or ""))
     a.append(assume("precision", value=precision, default="precision" not in given,
                     note="the precision the weights are published in" if "precision" not in given else "weights"))
-    weights = weight_bytes(p.total, p.embedding, precision)
-    by_precision = {q: _gb(weight_bytes(p.total, p.embedding, q)) for q in PRECISIONS}
+    total = p.total
+    weights = weight_bytes(total, p.embedding, precision)
 
     kv_tok = kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision])
     kv_req = kv_tok * inp.context_len
@@ -85,14 +92,14 @@ def model_memory(inp: ModelMemoryInput) -> ModelMemoryOutput:
         a.append(assume(key, value=getattr(inp, key), unit=unit, default=key not in given, note=note))
 
     if inp.method == "full":
-        trainable = float(p.total)
+        trainable = float(total)
         w_bytes, g_bytes = 2.0 * trainable, 2.0 * trainable
         o_bytes = (4.0 + OPTIMIZER_BYTES[inp.optimizer]) * trainable  # fp32 master + states
         bpp = 8.0 + OPTIMIZER_BYTES[inp.optimizer]
         note = "bf16 weight 2 + bf16 gradient 2 + fp32 master 4 + optimizer states (ZeRO paper's 16 B for AdamW)"
     else:
         trainable = _lora_params(m, inp.lora_rank)
-        base = weight_bytes(p.total, p.embedding, "nf4" if inp.method == "qlora" else "bf16")
+        base = weight_bytes(total, p.embedding, "nf4" if inp.method == "qlora" else "bf16")
         w_bytes, g_bytes = base + 2.0 * trainable, 2.0 * trainable
         o_bytes = OPTIMIZER_BYTES[inp.optimizer] * trainable
         bpp = 4.0 + OPTIMIZER_BYTES[inp.optimizer]
@@ -117,13 +124,13 @@ def model_memory(inp: ModelMemoryInput) -> ModelMemoryOutput:
         a.append(assume(key, value=getattr(inp, key), unit=unit, default=key not in given, note=note))
     a.append(assume("runtime_overheads", value="excluded",
                     note="CUDA context, NCCL buffers and fragmentation come on top; fit_training adds them per GPU"))
-    return ModelMemoryOutput(
+    return ModelMemoryOutput.trusted(
         model=m.name,
-        params_b=round(p.total / 1e9, 3),
+        params_b=round(total / 1e9, 3),
         active_params_b=round(p.active / 1e9, 3),
         precision=precision,
         weights_gb=_gb(weights),
-        weights_by_precision_gb=by_precision,
+        weights_by_precision_gb=dict(_by_precision(m)),
         kv_precision=inp.kv_precision,
         kv_cache_bytes_per_token=round(kv_tok, 1),
         context_len=inp.context_len,

@@ -18,7 +18,6 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tools.errors import InvalidInput
-from tools.schemas.common import Assumption
 
 #: tool name -> "module:function"
 _TOOLS: dict[str, str] = {
@@ -27,7 +26,7 @@ _TOOLS: dict[str, str] = {
     "fit_training": "tools.memory:fit_training",
     "fit_inference": "tools.serving:fit_inference",
     "training_time": "tools.speed:training_time",
-    "inference_speed": "tools.speed:inference_speed",
+    "inference_speed": "tools.decode:inference_speed",
     "run_cost": "tools.cost:run_cost",
     "rent_vs_buy": "tools.cost:rent_vs_buy",
     "recommend_gpus": "tools.select:recommend_gpus",
@@ -94,8 +93,7 @@ def run(name: str, inp: BaseModel) -> BaseModel:
     result = get(name).fn(inp)
     notes = getattr(inp, "notes", ())
     if notes:
-        extra = [Assumption.model_validate(n) for n in notes]
-        result = result.model_copy(update={"assumptions": [*result.assumptions, *extra]})
+        result = result.model_copy(update={"assumptions": [*result.assumptions, *notes]})
     return result
 
 

@@ -25,11 +25,14 @@ import math
 from dataclasses import dataclass, field
 
 from tools.architecture import param_count
+from tools.capacity import GPUS_PER_NODE, capacity_bytes, next_count
 from tools.catalog import get_model, gpus
+from tools.decode import inference_speed
 from tools.errors import AdvisorError
 from tools.gpu_spec import GpuSpec
-from tools.memory import GPUS_PER_NODE, capacity_bytes, default_checkpointing, fit_training, next_count
+from tools.memory import training_memory
 from tools.prices import PriceQuote, prices_for
+from tools.schemas.common import ToolInput
 from tools.schemas.memory import FitInferenceInput, FitTrainingInput
 from tools.schemas.select import DroppedGpu, RecommendInput, RecommendOption, RecommendOutput
 from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput
@@ -43,7 +46,8 @@ from tools.select_text import (
     verdict,
 )
 from tools.serving import fit_inference
-from tools.speed import inference_speed, training_time
+from tools.speed import training_hours
+from tools.train_breakdown import default_checkpointing
 from tools.units import HOURS_PER_MONTH
 
 
@@ -92,6 +96,8 @@ class _Job:
         self.inp = inp
         self.method = inp.resolved_method
         self._fits: dict[tuple, object] = {}
+        #: calculator inputs validated once per call; each GPU and count is a copy with those two fields changed
+        self._templates: dict[str, ToolInput] = {}
         self.model = get_model(inp.model)
         #: one checkpointing setting for memory and time: fit_training's default (on at 7B and more, QLoRA always)
         self.checkpointing = default_checkpointing(self.method, param_count(self.model).total)
@@ -99,22 +105,35 @@ class _Job:
         self.one_gpu_too_small = 0.0
 
     def fit(self, gpu: GpuSpec, n: int):
-        """fit_training / fit_inference on n GPUs; cached by what the memory calculators read of a card."""
+        """fit_training's figures (training_memory) / fit_inference on n GPUs; cached by what the memory
+        calculators read of a card."""
         inp = self.inp
         fp8 = bool(gpu.fp8_tflops) if inp.precision == "fp8" else None
         key = (gpu.memory_gb, gpu.memory_reported_gib, fp8, n)
         hit = self._fits.get(key)
         if hit is None:
             if inp.workload == "infer":
-                hit = fit_inference(FitInferenceInput(
+                hit = fit_inference(self._input("fit_inference", gpu, n, lambda: FitInferenceInput(
                     model=self.model, gpu=gpu.id, n_gpus=n, precision=inp.precision, batch=inp.batch,
-                    context_len=inp.context_len))
+                    context_len=inp.context_len)))
             else:
-                hit = fit_training(FitTrainingInput(
+                hit = training_memory(self._input("fit_training", gpu, n, lambda: FitTrainingInput(
                     model=self.model, gpu=gpu.id, method=self.method, n_gpus=n, seq_len=inp.seq_len,
-                    grad_checkpointing=self.checkpointing))
+                    grad_checkpointing=self.checkpointing)))
             self._fits[key] = hit
         return hit
+
+    def _input(self, kind: str, gpu: GpuSpec, n: int, build):
+        """`build()` validated the first time; later GPUs and counts copy it with `gpu` and `n_gpus` replaced.
+
+        Every other field is the same for the whole call, and the two that change are a catalog id and a count
+        from the ladder (at most max_gpus, within every calculator's limit), so the copies need no re-validation.
+        """
+        template = self._templates.get(kind)
+        if template is None:
+            template = self._templates[kind] = build()
+            return template
+        return template.model_copy(update={"gpu": gpu.id, "n_gpus": n})
 
     def cap(self, gpu: GpuSpec) -> int:
         """The most GPUs of this type considered: max_gpus, or one 8-GPU machine for consumer/workstation cards."""
@@ -124,9 +143,9 @@ class _Job:
 
     def train_time(self, gpu: GpuSpec, n: int):
         inp = self.inp
-        return training_time(TrainingTimeInput(
+        return training_hours(self._input("training_time", gpu, n, lambda: TrainingTimeInput(
             model=inp.model, gpu=gpu.id, n_gpus=n, tokens=inp.tokens, method=self.method, seq_len=inp.seq_len,
-            grad_checkpointing=self.checkpointing))
+            grad_checkpointing=self.checkpointing)))
 
 
 def _quote(gpu: GpuSpec, pricing: str) -> PriceQuote | None:
@@ -196,9 +215,9 @@ def _speed_infer(job: _Job, c: Candidate) -> Candidate:
     inp = job.inp
     kv = "fp16" if inp.precision == "fp16" else "bf16"
     try:
-        s = inference_speed(InferenceSpeedInput(
+        s = inference_speed(job._input("inference_speed", c.gpu, c.tp, lambda: InferenceSpeedInput(
             model=inp.model, gpu=c.gpu.id, n_gpus=c.tp, precision=inp.precision, kv_precision=kv, batch=inp.batch,
-            context_len=inp.context_len))
+            context_len=inp.context_len)))
         c.tokens_per_s = s.total_tokens_per_s
     except AdvisorError as err:
         c.speed_note = (err.en, err.zh)
@@ -299,7 +318,10 @@ def recommend_gpus(inp: RecommendInput) -> RecommendOutput:
         out = _evaluate(job, gpu)
         (dropped if isinstance(out, DroppedGpu) else cands).append(out)
     ranked, picks = _rank(cands, inp.workload)
-    options = {id(c): _option(c, i, inp) for i, c in enumerate(ranked, start=1)}
+    # options are built only for what the answer shows: the top_k and the picks (their rank is their place)
+    rank_of = {id(c): i for i, c in enumerate(ranked, start=1)}
+    options = {id(c): _option(c, rank_of[id(c)], inp)
+               for c in [*ranked[: inp.top_k], *(c for c in picks.values() if c is not None)]}
     shown = [options[id(c)] for c in ranked[: inp.top_k]]
     chosen = {k: None if c is None else options[id(c)] for k, c in picks.items()}
     en, zh = verdict(inp, chosen, dropped, len(ranked))

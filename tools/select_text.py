@@ -9,7 +9,7 @@ from typing import Any
 
 from tools.gpu_spec import GpuSpec
 from tools.model_spec import ModelSpec
-from tools.schemas.common import assume
+from tools.schemas.common import Assumption, assume
 from tools.schemas.select import DEFAULT_METHOD, DroppedGpu, RecommendInput
 from tools.units import HOURS_PER_MONTH
 
@@ -27,7 +27,7 @@ def cost_basis(inp: RecommendInput) -> str:
             "high = slow-end hours × high price")
 
 
-def recommend_assumptions(inp: RecommendInput, model: ModelSpec, method: str, checkpointing: bool) -> list[dict]:
+def recommend_assumptions(inp: RecommendInput, model: ModelSpec, method: str, checkpointing: bool) -> list[Assumption]:
     given = inp.model_fields_set
     a = []
     if model.generic:

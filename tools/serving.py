@@ -1,6 +1,6 @@
 """GPU memory to serve a model: weights by precision, KV cache, workspace; min GPUs, max batch and context.
 
-Conventions shared with training (`tools.memory`): usable memory is a fraction of what the driver
+Conventions shared with training (`tools.capacity`): usable memory is a fraction of what the driver
 reports; a CUDA context per process; NCCL buffers once several GPUs talk. 4-bit formats keep the
 embeddings and the output head in 16-bit; int4 adds group-128 scales (AWQ/GPTQ).
 """
@@ -11,24 +11,24 @@ import math
 from dataclasses import dataclass
 
 from tools.architecture import ParamCount, kv_bytes_per_token, param_count
+from tools.capacity import (
+    GPUS_PER_NODE,
+    MAX_COUNT,
+    NCCL_BUFFERS_BYTES,
+    capacity_assumption,
+    capacity_bytes,
+    round_count,
+)
 from tools.catalog import get_gpu, get_model
 from tools.errors import Unsupported
 from tools.gpu_spec import GpuSpec
-from tools.memory import (
-    GPUS_PER_NODE,
-    INT4_GROUP_BYTES,
-    MAX_COUNT,
-    NCCL_BUFFERS_BYTES,
-    NF4_BYTES,
-    PREFILL_CHUNK_TOKENS,
-    _counts_from,
-    capacity_bytes,
-)
 from tools.model_spec import ModelSpec
 from tools.schemas.common import assume
 from tools.schemas.memory import FitInferenceInput, FitInferenceOutput
-from tools.units import BYTES_PER_PARAM, GB
+from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES
 from tools.verdict import convention_assumption, judge
+
+PREFILL_CHUNK_TOKENS = 8192  # tokens per scheduler step (vLLM chunked prefill budget)
 
 
 def _weight_bytes(model: ModelSpec, p: ParamCount, precision: str) -> float:
@@ -84,6 +84,24 @@ class _Serving:
         chunk = PREFILL_CHUNK_TOKENS
         return lambda b, s: fixed + kv * b * s + act * min(b * s, chunk) + logit * min(b, chunk)
 
+    def max_batch(self, n: int, ctx: int, usable: float, cap: int = 1 << 20) -> int:
+        """The most sequences of `ctx` tokens that fit on n GPUs (0: not even one)."""
+        need = self.need_on(n)
+        tp = _split(self.model, n)[0]
+        kv, act, logit, chunk = self.kv_tok / n * ctx, self.act_tok / tp, self.logit_seq / tp, PREFILL_CHUNK_TOKENS
+        # need(b) is a sum of min(linear, constant) terms: concave, so b* is the largest root over its four lines
+        lines = ((0.0, kv + act * ctx + logit), (logit * chunk, kv + act * ctx), (act * chunk, kv + logit),
+                 (act * chunk + logit * chunk, kv))
+        return _largest(lambda b: need(b, ctx) <= usable, cap, _root(lines, usable - need(0, ctx)))
+
+    def max_context(self, n: int, batch: int, usable: float, cap: int = 1 << 24) -> int:
+        """The longest context at which `batch` sequences fit on n GPUs (0: not even one token)."""
+        need = self.need_on(n)
+        tp = _split(self.model, n)[0]
+        kv, act = self.kv_tok / n * batch, self.act_tok / tp
+        lines = ((0.0, kv + act * batch), (act * PREFILL_CHUNK_TOKENS, kv))
+        return _largest(lambda s: need(batch, s) <= usable, cap, _root(lines, usable - need(batch, 0)))
+
     def min_gpus(self, batch: int, ctx: int, usable: float) -> int | None:
         """1, 2, 4, 8, then whole nodes: per GPU = fixed + (weights + KV) / n beyond one node."""
         for n in (1, 2, 4, 8):
@@ -94,7 +112,7 @@ class _Serving:
         fixed = sum(parts.values()) - parts["weights"] - parts["kv_cache"]
         if fixed >= usable:
             return None
-        n = _counts_from(math.ceil(shard / (usable - fixed)))
+        n = round_count(math.ceil(shard / (usable - fixed)))
         return n if n <= MAX_COUNT else None
 
 
@@ -139,9 +157,8 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     per_gpu = sum(parts.values())
     tp, pp = _split(model, n)
     min_n = serving.min_gpus(inp.batch, ctx, usable)
-    need = serving.need_on(n)
-    max_batch = _largest(lambda b: need(b, ctx) <= usable, 1 << 20)
-    max_ctx = _largest(lambda s: need(inp.batch, s) <= usable, 1 << 24)
+    max_batch = serving.max_batch(n, ctx, usable)
+    max_ctx = serving.max_context(n, inp.batch, usable)
     assumptions = [
         assume("precision", value=precision, default=inp.precision is None,
                note="weight precision" + (" (the model is published in FP8)" if model.native_precision == "fp8" else "")),
@@ -153,8 +170,7 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
         assume("usable_fraction", value=inp.usable_fraction, default="usable_fraction" not in inp.model_fields_set,
                    note="vLLM's gpu_memory_utilization default"),
         convention_assumption(inp.usable_fraction, serving=True),
-        assume("capacity", value=round(capacity / GB, 1), unit="GB",
-                   note=f"{gpu.memory_reported_gib:g} GiB as the driver reports" if gpu.memory_reported_gib else "vendor figure"),
+        capacity_assumption(gpu),
         assume("prefill_chunk_tokens", value=PREFILL_CHUNK_TOKENS, unit="tokens", note="activation workspace sized for one chunked-prefill step"),
     ]
     if model.generic:
@@ -187,14 +203,43 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     )
 
 
-def _largest(ok, cap: int) -> int:
-    """Largest x in [1, cap] with ok(x) (ok monotone decreasing); 0 when ok(1) fails."""
+def _root(lines: tuple[tuple[float, float], ...], room: float) -> float:
+    """Where a concave piecewise-linear need (the minimum of `lines`, each (offset, slope)) uses up `room`."""
+    best = 0.0
+    for offset, slope in lines:
+        if slope <= 0:  # a flat line: every x meets it, or none does
+            if room >= offset:
+                return math.inf
+            continue
+        best = max(best, (room - offset) / slope)
+    return best
+
+
+def _largest(ok, cap: int, guess: float) -> int:
+    """Largest x in [1, cap] with ok(x) (ok monotone: true, then false); 0 when ok(1) fails.
+
+    The search gallops out from `guess` (an estimate from the closed form), so a good guess costs a few
+    calls of `ok`; the answer does not depend on the guess.
+    """
     if not ok(1):
         return 0
-    lo, hi = 1, 2
-    while hi <= cap and ok(hi):
-        lo, hi = hi, hi * 2
-    hi = min(hi, cap + 1)
+    x = cap if not guess < cap else max(1, int(guess))
+    if ok(x):
+        lo, step = x, 1
+        while lo < cap:
+            hi = min(lo + step, cap)
+            if not ok(hi):
+                break
+            lo, step = hi, step * 2
+        else:
+            return lo
+    else:
+        hi, step = x, 1
+        while True:
+            lo = max(1, hi - step)
+            if ok(lo):
+                break
+            hi, step = lo, step * 2
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if ok(mid):

@@ -30,6 +30,10 @@ BYTES_PER_PARAM: dict[str, float] = {
     "nf4": 0.5,
 }
 
+#: bytes per weight of the quantised storage formats, with their per-group constants
+NF4_BYTES = 0.5 + 0.127 / 8  # 4-bit weights + double-quantised constants (QLoRA paper, arXiv 2305.14314)
+INT4_GROUP_BYTES = 0.5 + 0.25 / 8  # AWQ/GPTQ group 128: fp16 scale + zero per 128 weights ≈ 0.25 bit
+
 
 def gb(n_bytes: float, ndigits: int = 2) -> float:
     """Bytes -> decimal GB, rounded for presentation."""

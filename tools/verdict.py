@@ -23,9 +23,10 @@ answer says so rather than guessing.
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
-from tools.schemas.common import assume
+from tools.schemas.common import Assumption, assume
 from tools.units import GB
 
 Verdict = Literal["fits", "tight", "does not fit"]
@@ -37,6 +38,13 @@ ESTIMATE_BAND = 0.10
 OUTSIDE_ALLOCATOR = ("cuda_context", "comm_buffers")
 
 
+def verdict_word(total: float, outside: float, usable: float) -> Verdict:
+    """The verdict alone, from the process total and the part of it outside the allocator (bytes)."""
+    band = ESTIMATE_BAND * (total - outside)
+    margin = usable - total
+    return "fits" if margin >= band else "tight" if margin > -band else "does not fit"
+
+
 def judge(parts: dict[str, float], usable: float) -> dict:
     """Verdict fields for a per-GPU breakdown in bytes against the usable bytes."""
     total = sum(parts.values())
@@ -44,7 +52,7 @@ def judge(parts: dict[str, float], usable: float) -> dict:
     peak = total - outside
     band = ESTIMATE_BAND * peak
     margin = usable - total
-    word: Verdict = "fits" if margin >= band else "tight" if margin > -band else "does not fit"
+    word = verdict_word(total, outside, usable)
     return {
         "verdict": word,
         "margin_gb": round(margin / GB, 2),
@@ -54,7 +62,8 @@ def judge(parts: dict[str, float], usable: float) -> dict:
     }
 
 
-def convention_assumption(usable_fraction: float, serving: bool) -> dict:
+@functools.lru_cache(maxsize=256)
+def convention_assumption(usable_fraction: float, serving: bool) -> Assumption:
     """The memory convention as one stated assumption."""
     where = ("vLLM's gpu_memory_utilization budget, which already holds the CUDA context and KV cache"
              if serving else "nothing held back: the breakdown already counts the CUDA context and NCCL buffers")

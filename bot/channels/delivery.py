@@ -5,13 +5,17 @@
     # ticket.status: "queued" (the answer will reach sink), "duplicate" (a redelivery: do nothing),
     #                "busy" (the queue is full: show ticket.reply, in the user's language)
 
-`accept` de-duplicates by the platform's message id (a TTL set: Redis when `REDIS_URL` is set, else the
-SQL store), and queues the question for a bounded pool of background workers (`CHANNEL_WORKERS`, plus
-`CHANNEL_QUEUE` waiting), so the platform's request can be acknowledged inside its deadline. A worker
-calls `Advisor.ask` with the user's text unchanged, passing tool progress to `sink.progress` and the
-rendered-ready `Answer` to `sink.answer`; on failure or after `CHANNEL_ANSWER_TIMEOUT_S` the sink gets
-a short apology with a request id instead (`sink.apology`) — never silence, and never both. Every
-message handled leaves a delivery record (channel, message id, conversation, status, latency).
+`accept` touches no database, so a platform's callback can call it on its event loop and be acknowledged
+at once: a repeat of a message this process has seen is answered "duplicate" from memory (`LocalSeen`),
+and the question is queued for a bounded pool of background workers (`CHANNEL_WORKERS`, plus
+`CHANNEL_QUEUE` waiting). The worker then claims the message in the shared TTL set (Redis when
+`REDIS_URL` is set, else the SQL store) before it starts: a redelivery that reached another process is
+dropped there (`sink.duplicate()`), so each message is still answered once. A worker calls
+`Advisor.ask` with the user's text unchanged, passing tool progress to `sink.progress` and the
+rendered-ready `Answer` to `sink.answer`; on failure or after `CHANNEL_ANSWER_TIMEOUT_S` the sink gets a
+short apology with a request id instead (`sink.apology`) — never silence, and never both. Every message
+handled leaves a delivery record (channel, message id, conversation, status, latency), written off the
+request path; an answer whose sink names a `reply_id` is remembered for feedback (`ReplyLog`).
 """
 
 from __future__ import annotations
@@ -23,11 +27,12 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from bot.advisor import Advisor
-from bot.channels.ledger import DeliveryLog, DeliveryRecord, SeenKeys, seen_keys_for
+from bot.channels.ledger import DeliveryLog, DeliveryRecord, LocalSeen, ReplyLog, SeenKeys, seen_keys_for
 from bot.channels.render import Answer, phrase, progress_phrase
 from bot.channels.settings import DeliverySettings
 from bot.language import detect_language
@@ -100,6 +105,9 @@ class Sink(Protocol):
     def apology(self, text: str) -> None:
         """A short apology in the user's language with the request id, in place of the answer."""
 
+    # optional: `duplicate()` — another process had the message already (close what was opened);
+    #           `reply_id` — the id the platform will point back at (feedback), recorded with the turn
+
 
 @dataclass
 class Ticket:
@@ -115,6 +123,7 @@ class _Job:
     sink: Sink
     request_id: str
     accepted_at: float
+    keys: tuple[str, ...] = ()  # claimed in the shared TTL set before the answer starts
     lock: threading.Lock = field(default_factory=threading.Lock)
     settled: bool = False
 
@@ -134,9 +143,14 @@ class Delivery:
                  deliveries: DeliveryLog | None = None):
         self.advisor = advisor
         self.settings = settings or DeliverySettings()
-        self.seen = seen or seen_keys_for(advisor.store, self.settings.redis_url)
+        self.seen = seen or seen_keys_for(advisor.store, self.settings.redis)
+        self.local = LocalSeen()
         self.log = deliveries or DeliveryLog(advisor.store.engine)
+        self.replies = ReplyLog(advisor.store.engine)
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
+        self._records: queue.SimpleQueue[DeliveryRecord | None] = queue.SimpleQueue()
+        self._recorder = threading.Thread(target=self._write_records, name="channel-records", daemon=True)
+        self._recorder.start()
         # offline answers are pure CPU under one GIL: more threads only slow the acknowledgements
         self.workers = self.settings.workers or (4 if advisor.llm is not None else 1)
         self._capacity = self.workers + self.settings.queue
@@ -155,14 +169,21 @@ class Delivery:
 
     # ---- the adapter's side -------------------------------------------------------------------
     def first_sighting(self, key: str, ttl_s: int | None = None) -> bool:
-        """The TTL set, for adapters that need it for more than message ids (nonces, event ids)."""
+        """The shared TTL set (a database or Redis round trip), for adapters that need it for more than
+        message ids (event ids); not for an acknowledgement path — see `first_here`."""
         return self.seen.first(key, ttl_s or self.settings.dedup_ttl_s)
 
-    def accept(self, msg: Inbound, sink: Sink) -> Ticket:
-        """De-duplicate and queue; returns at once. Never raises for a full queue: it says so."""
+    def first_here(self, key: str, ttl_s: float | None = None) -> bool:
+        """This process's TTL set, from memory: cheap enough for an acknowledgement (nonces)."""
+        return self.local.first(key, ttl_s or self.settings.dedup_ttl_s)
+
+    def accept(self, msg: Inbound, sink: Sink, also: Sequence[str] = ()) -> Ticket:
+        """De-duplicate in memory and queue; returns at once, without I/O. Never raises for a full queue:
+        it says so. `also`: more keys the worker claims with the message id (a callback's nonce)."""
         request_id = uuid.uuid4().hex[:16]
         cid = msg.conversation_id
-        if not self.seen.first(f"msg:{msg.channel}:{msg.tenant}:{msg.message_id}", self.settings.dedup_ttl_s):
+        key = f"msg:{msg.channel}:{msg.tenant}:{msg.message_id}"
+        if not self.local.first(key, self.settings.dedup_ttl_s):
             log.info("duplicate %s message %s ignored", msg.channel, msg.message_id)
             return Ticket("duplicate", request_id, cid)
         with self._pending_lock:
@@ -170,9 +191,9 @@ class Delivery:
             if not full:
                 self._pending += 1
         if full:
-            self.log.record(DeliveryRecord(msg.channel, msg.message_id, cid, "busy", 0.0, request_id))
+            self._records.put(DeliveryRecord(msg.channel, msg.message_id, cid, "busy", 0.0, request_id))
             return Ticket("busy", request_id, cid, reply=phrase("busy", msg.language))
-        self._jobs.put(_Job(msg, sink, request_id, time.monotonic()))
+        self._jobs.put(_Job(msg, sink, request_id, time.monotonic(), keys=(key, *also)))
         return Ticket("queued", request_id, cid)
 
     def close(self, wait: bool = True, timeout: float = 30.0) -> None:
@@ -181,10 +202,12 @@ class Delivery:
             self._closed = True
         for _ in self._threads:
             self._jobs.put(None)
+        deadline = time.monotonic() + timeout
         if wait:
-            deadline = time.monotonic() + timeout
             for t in self._threads:
                 t.join(max(0.0, deadline - time.monotonic()))
+        self._records.put(None)  # after the workers: their last records are written first
+        self._recorder.join(max(0.0, deadline - time.monotonic()) if wait else 5.0)
 
     @property
     def pending(self) -> int:
@@ -202,7 +225,32 @@ class Delivery:
                 with self._pending_lock:
                     self._pending -= 1
 
+    def _write_records(self) -> None:
+        while (rec := self._records.get()) is not None:
+            self.log.record(rec)
+
+    def _claimed(self, job: _Job) -> bool:
+        """The message (and its nonce) in the shared TTL set: False when another process had it first."""
+        try:
+            fresh = [self.seen.first(k, self.settings.dedup_ttl_s) for k in job.keys]  # every key recorded
+        except Exception:  # the shared set is down: answering twice is better than never
+            log.exception("de-duplication store failed; answering %s message %s anyway", job.msg.channel,
+                          job.msg.message_id)
+            return True
+        if all(fresh):
+            return True
+        log.info("%s message %s was handled by another worker; dropped", job.msg.channel, job.msg.message_id)
+        duplicate = getattr(job.sink, "duplicate", None)
+        if duplicate is not None:
+            try:
+                duplicate()
+            except Exception:
+                log.exception("closing the duplicate's reply failed (request %s)", job.request_id)
+        return False
+
     def _run(self, job: _Job) -> None:
+        if not self._claimed(job):
+            return
         msg, lang, cid = job.msg, job.msg.language, job.msg.conversation_id
         timer = threading.Timer(max(0.0, self.settings.answer_timeout_s - (time.monotonic() - job.accepted_at)),
                                 self._timed_out, args=(job,))
@@ -232,6 +280,21 @@ class Delivery:
             self._apologize(job, "apology", "failed", settled=True)
             return
         self._record(job, status)
+        reply_id = getattr(job.sink, "reply_id", None)
+        if reply_id and status == "answered":
+            turn = self._turn_of(cid, msg.text)
+            if turn is not None:
+                self.replies.record(msg.channel, reply_id, cid, turn)
+
+    def _turn_of(self, cid: str, question: str) -> int | None:
+        """The index of the answered turn for `question` (the latest one, if it was asked twice)."""
+        try:
+            answered = [t for t in self.advisor.store.turns(cid, limit=20) if t.status == "answered"]
+        except Exception:
+            log.exception("could not read the turns of %s", cid)
+            return None
+        mine = [t.idx for t in answered if t.question.strip() == question.strip()]
+        return (mine or [t.idx for t in answered] or [None])[-1]
 
     def _progress(self, job: _Job, lang: str):
         said: set[str] = set()

@@ -6,7 +6,8 @@ Delivery core (every channel):
     CHANNEL_QUEUE                questions waiting for a worker before new ones get "busy, try again" (default 64)
     CHANNEL_ANSWER_TIMEOUT_S     an answer not ready by then is replaced by an apology (default 240)
     CHANNEL_DEDUP_TTL_S          how long a platform message id is remembered (default 900, at least 600)
-    REDIS_URL                    share de-duplication and nonces between workers (SET NX EX); unset = the SQL store
+    REDIS_URL                    share de-duplication between workers (SET NX EX); unset = the SQL store
+    GPU_ADVISOR_REDIS_PREFIX     what every Redis key starts with (default "gpu-advisor:", as bot.redis_client)
 
 WeCom (see docs/wecom.md):
     WECOM_AIBOT_TOKEN, WECOM_AIBOT_AES_KEY      AI bot, HTTP callback at /wecom/aibot (on when both are set)
@@ -23,6 +24,8 @@ from __future__ import annotations
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.redis_client import RedisConfig
+
 
 def _env(*names: str) -> AliasChoices:
     return AliasChoices(*names)
@@ -37,11 +40,17 @@ class DeliverySettings(BaseSettings):
                                     validation_alias=_env("CHANNEL_ANSWER_TIMEOUT_S", "answer_timeout_s"))
     dedup_ttl_s: int = Field(900, ge=600, le=7 * 86400, validation_alias=_env("CHANNEL_DEDUP_TTL_S", "dedup_ttl_s"))
     redis_url: str | None = Field(None, validation_alias=_env("REDIS_URL", "redis_url"))
+    redis_prefix: str = Field("gpu-advisor:", min_length=1, max_length=100,
+                              validation_alias=_env("GPU_ADVISOR_REDIS_PREFIX", "redis_prefix"))
 
     @field_validator("redis_url", mode="before")
     @classmethod
     def _blank_is_unset(cls, v):
         return v or None
+
+    @property
+    def redis(self) -> RedisConfig | None:
+        return RedisConfig(self.redis_url, self.redis_prefix) if self.redis_url else None
 
 
 class WeComSettings(BaseSettings):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.offline import relevance
-from bot.offline.compose_money import _PRICE_WORDS, FOREIGN, price_ranges
+from bot.offline.compose_money import _PRICE_WORDS, price_ranges
 from bot.offline.frames import DEFAULT_GPU
 from bot.offline.parse import ParsedQuestion
 from bot.offline.phrases import say
@@ -158,7 +158,7 @@ def domestic(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> No
     """Chinese-vendor cards beside the card to replace: a spec table (and the fit of a model, when named)."""
     lang = out.lang
     target = s["gpu"]
-    home = [g.id for g in gpus() if g.vendor not in FOREIGN]
+    home = [g.id for g in gpus() if g.domestic]
     if not home:
         out.add(say("domestic_none", lang))
         return

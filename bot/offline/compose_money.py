@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from bot.offline.compose_train import time
+from bot.offline.lexicon import to_number
 from bot.offline.parse import ParsedQuestion
 from bot.offline.phrases import say
 from bot.offline.render import (
@@ -25,17 +26,20 @@ from tools.catalog import get_gpu, gpus
 from tools.prices import prices_for
 from tools.units import HOURS_PER_MONTH
 
-#: vendors that are not Chinese (what "domestic only" leaves out)
-FOREIGN = ("nvidia", "amd", "intel", "other")
 LABELS = {"zh": {"cheapest": "最省钱", "fastest": "最快", "best_value": "性价比"},
           "en": {"cheapest": "Cheapest", "fastest": "Fastest", "best_value": "Best value"}}
 
 _PRICE_WORDS = re.compile(r"价格|多少钱|价钱|贵|便宜|报价|price|cost|cheaper|expensive", re.IGNORECASE)
 
 
+def _amount_of(mention: str) -> float | None:
+    return to_number(re.sub(r"[元块¥￥]|人民币|rmb|cny|yuan", "", mention, flags=re.IGNORECASE))
+
+
 def price_claim(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     amount = p.budget_cny or p.purchase_price_cny
-    claim = next((m for spans in p.mentions.values() for m in spans if str(int(amount)) in m.replace(",", "")), None)
+    # the user's figure as they wrote it ("30万", "300,000元"): a figure of the question grounds only itself
+    claim = next((m for spans in p.mentions.values() for m in spans if _amount_of(m) == amount), None)
     price_ranges(s["gpu"], run, out, claim=claim or (f"{amount:,.0f} 元" if out.lang == "zh" else f"{amount:,.0f} CNY"))
 
 
@@ -144,7 +148,7 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
     r = run("recommend_gpus", args)
     picks = [(k, r.get(k)) for k in ("cheapest", "fastest", "best_value") if r.get(k)]
     if s.get("domestic_only"):
-        picks = [(k, o) for k, o in picks if get_gpu(o["gpu_id"]).vendor not in FOREIGN]
+        picks = [(k, o) for k, o in picks if get_gpu(o["gpu_id"]).domestic]  # Chinese-made, not merely sold in China
     if not picks:
         reason = "; ".join(d[f"reason_{lang}"] for d in r.get("dropped", [])[:3]) or "—"
         out.add(say("recommend_none", lang, reason=reason))
@@ -155,7 +159,8 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
                 n=best["n_gpus"], gpu=best["gpu"]))
     lines = []
     for key, o in picks:
-        when = duration(o["hours"], lang) if o.get("hours") else f"{o.get('tokens_per_s') or 0:,.0f} token/s"
+        when = (duration(o["hours"], lang) if o.get("hours") else f"{o['tokens_per_s']:,.0f} token/s"
+                if o.get("tokens_per_s") else say("no_speed", lang))  # a card with no published figure: never "0"
         cost_text = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)
         lines.append(say("budget_pick", lang, label=labels[key], n=o["n_gpus"], gpu=o["gpu"], cost=cost_text, time=when))
     out.add("\n".join(dict.fromkeys(lines)))

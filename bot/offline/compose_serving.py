@@ -109,7 +109,7 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
               "en": {"cheapest": "Cheapest", "fastest": "Fastest", "best_value": "Best value"}}[lang]
     picks = [(k, r.get(k)) for k in ("cheapest", "fastest", "best_value") if r.get(k)]
     if s.get("domestic_only"):
-        picks = [(k, o) for k, o in picks if get_gpu(o["gpu_id"]).vendor not in ("nvidia", "amd", "intel", "other")]
+        picks = [(k, o) for k, o in picks if get_gpu(o["gpu_id"]).domestic]  # Chinese-made, not merely sold in China
     if not picks:
         reason = "; ".join(d[f"reason_{lang}"] for d in r.get("dropped", [])[:3]) or "—"
         out.add(say("recommend_none", lang, reason=reason))

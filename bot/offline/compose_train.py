@@ -70,28 +70,31 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
 
 
 def min_gpus(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
-    """“How many GPUs?”: find the minimum, then show the fit at that count."""
-    if is_inference(s):
-        probe = run("fit_inference", serving_args(s))
-        if probe["min_gpus"] and probe["min_gpus"] != probe["n_gpus"]:
-            s = {**s, "n_gpus": probe["min_gpus"]}
-        fit_infer(s, run, out)
-        return
-    probe = run("fit_training", training_args(s))
+    """“How many GPUs?”: find the minimum (serving or training), then show the fit at that count."""
+    infer = is_inference(s)
+    probe = run("fit_inference", serving_args(s)) if infer else run("fit_training", training_args(s))
     if probe["min_gpus"] and probe["min_gpus"] != probe["n_gpus"]:
-        s = {**s, "n_gpus": probe["min_gpus"], "zero_stage": probe["min_gpus_zero_stage"]}
+        s = {**s, "n_gpus": probe["min_gpus"]}
+        if not infer:
+            s["zero_stage"] = probe["min_gpus_zero_stage"]
     fit(s, p, run, out)
+
+
+def _run_args(s: dict[str, Any], method: str) -> dict[str, Any]:
+    """The training run that `time` and `precision_speedup` both price: model, GPUs, tokens, method, sequence."""
+    args = {"model": s["model"], "gpu": s["gpu"], "n_gpus": n_of(s, 8), "tokens": int(s["tokens"]), "method": method}
+    if s.get("seq_len"):
+        args["seq_len"] = s["seq_len"]
+    return args
 
 
 def time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
-    n = n_of(s, 8)
     method = s.get("method") or "full"
-    args = {"model": s["model"], "gpu": s["gpu"], "n_gpus": n, "tokens": s["tokens"], "method": method}
+    args = _run_args(s, method)
+    n = args["n_gpus"]
     if s.get("precision") in ("bf16", "fp16", "fp8", "fp32"):
         args["precision"] = s["precision"]
-    if s.get("seq_len"):
-        args["seq_len"] = s["seq_len"]
     t = run("training_time", args)
     out.add(say("time_verdict", lang, time=duration(t["hours"], lang), low=duration(t["hours_low"], lang),
                 high=duration(t["hours_high"], lang), n=t["n_gpus"], gpu=t["gpu"], method_label=method_label(method, lang),
@@ -130,11 +133,8 @@ def precision_speedup(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     """FP8 vs BF16 training time (same model, GPUs and tokens), through `precision_speedup`."""
     lang = out.lang
     method = s.get("method") or "full"
-    args = {"model": s["model"], "gpu": s["gpu"], "n_gpus": n_of(s, 8), "tokens": int(s["tokens"]), "method": method}
-    if s.get("seq_len"):
-        args["seq_len"] = s["seq_len"]
     try:
-        r = run("precision_speedup", args)
+        r = run("precision_speedup", _run_args(s, method))
     except AdvisorError:
         out.add(say("speedup_no_fp8", lang, gpu=get_gpu(s["gpu"]).name))
         return

@@ -25,6 +25,9 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
     if p.gpus and not p.models and intent not in ("build_budget", "rent_vs_buy", "recommend", "cost") and (
             stated or ((p.budget_cny or p.purchase_price_cny) and _CLAIM.search(p.text))):
         return "price"  # "H100 只要 1000 元", "确认一下 H100 是不是 1000 元一张": checked against the catalog
+    if intent == "cost" and p.tokens and not slots.get("model") and not (
+            slots.get("hours") or slots.get("months") or slots.get("gpu_hours")):
+        return "time"  # "8 卡 H800 训 100B tokens 要花多少": a token count is billed through a training run's time
     if intent == "build_budget" and slots.get("model") and not _BUY.search(p.text):
         return "recommend"  # "预算 30 万，一周内微调完 14B，上什么卡": a budget for the job, not for hardware
     if intent in ("recommend", "build_budget") and (slots.get("workload") == "infer" or p.concurrency) \

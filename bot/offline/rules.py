@@ -121,6 +121,10 @@ class RulesPlanner:
             return PlanResult(answer=out.text(), language=lang, tool_calls=run.calls, citations=run.citations,
                               follow_ups=[], state=_jsonable(new_state),
                               offered={"planner_defaults": {key: ASK_DEFAULTS.get(key)}, **offered})
+        if missing:  # the unknown names were said, with the closest ones: nothing can be computed without them
+            return PlanResult(answer=out.text(), language=lang, tool_calls=run.calls, citations=run.citations,
+                              follow_ups=[], state=_jsonable({"frame": {"intent": intent, "slots": _clean(user_slots)}}),
+                              offered=offered)
         if defaulted and not missing and intent not in ("knowledge", "out_of_scope", "greeting"):
             note = defaults_note(defaulted, slots, intent, lang)
             if note:
@@ -151,7 +155,8 @@ class RulesPlanner:
             except AdvisorError as err:
                 message = error_text(err, slots, out.lang)
                 out.add(message)
-                offered["tool_error"] = {"message": message}  # a limit the calculator states is its figure
+                # a limit the calculator states is its figure; every part's message is kept (two-part answers)
+                offered.setdefault("tool_error", {"messages": []})["messages"].append(message)
 
 
 def _clean(slots: dict[str, Any]) -> dict[str, Any]:

@@ -214,8 +214,8 @@ def test_inference_costs_one_month_of_rent_and_reports_tokens_per_s():
     busy = rec(model="Llama-2-70B", workload="infer", batch=8, context_len=4096, top_k=100)
     assert next(o for o in busy["options"] if o["gpu_id"] == "a100-sxm4-80gb")["n_gpus"] == 4
     assert a100["tokens_per_s"] > 0 and "tokens/s" in a100["why"]
-    # the 910B has no published memory bandwidth: listed with its cost, speed not estimated and said so
-    ascend = next(o for o in out["options"] if o["gpu_id"] == "ascend-910b")
+    # the 910B1 bin has no published memory bandwidth: listed, speed not estimated and said so
+    ascend = next(o for o in out["options"] if o["gpu_id"] == "ascend-910b1")
     assert ascend["tokens_per_s"] is None and "bandwidth" in ascend["why"]
     assert out["best_value_metric"].startswith("lowest total_cny per token/s")
 

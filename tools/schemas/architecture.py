@@ -117,5 +117,5 @@ def resolve_model(inp: ToolInput) -> None:
     arch = getattr(inp, "model", None)
     if isinstance(arch, Architecture):
         for n in arch.notes:
-            inp.note(f"model.{n['key']}", n["value"], n["unit"], n["note"])
+            inp.note(f"model.{n.key}", n.value, n.unit, n.note)
         inp.resolve(model=arch.spec())

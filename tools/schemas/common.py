@@ -86,7 +86,13 @@ class ToolInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, json_schema_extra=_schema_extra)
 
-    _notes: tuple[dict, ...] = PrivateAttr(default=())
+    _notes: tuple[Assumption, ...] = PrivateAttr(default=())
+
+    @classmethod
+    def trusted(cls, **fields):
+        """An input from values another input model has already validated, without validating them again (a
+        calculator calling another). The caller answers for the values lying within this model's limits."""
+        return _construct(cls, fields)
 
     @model_validator(mode="before")
     @classmethod
@@ -113,7 +119,7 @@ class ToolInput(BaseModel):
             object.__setattr__(self, key, value)
 
     @property
-    def notes(self) -> tuple[dict, ...]:
+    def notes(self) -> tuple[Assumption, ...]:
         return self._notes
 
 
@@ -154,9 +160,13 @@ class Assumption(BaseModel):
     note: str = ""
 
 
-def assume(key: str, value: float | int | str | bool | None, unit: str = "", default: bool = True, note: str = "") -> dict:
-    """An assumption as a plain dict; the output model validates the whole list at once (fast)."""
-    return {"key": key, "value": value, "unit": unit, "default": default, "note": note}
+@functools.lru_cache(maxsize=8192, typed=True)  # typed: 1, 1.0 and True stay three different values
+def assume(key: str, value: float | int | str | bool | None, unit: str = "", default: bool = True,
+           note: str = "") -> Assumption:
+    """An assumption, validated once per distinct content (and spelling of the call): calculators state the same
+    ones call after call, and validating a record costs several times a cache hit. Records are frozen, so
+    outputs may share them."""
+    return Assumption(key=key, value=value, unit=unit, default=default, note=note)
 
 
 class ToolOutput(BaseModel):

@@ -62,3 +62,7 @@ class ModelMemoryOutput(ToolOutput):
     zero_stages: list[ZeroStageMemory]
     activations_gb: float  # per GPU at seq_len × micro_batch
     training_total_gb: float  # unsharded model states + activations of one GPU: the single-GPU figure
+
+    @classmethod
+    def _nested(cls):
+        return {"zero_stages": ZeroStageMemory}

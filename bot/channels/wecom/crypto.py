@@ -20,12 +20,13 @@ import hmac
 import os
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 BLOCK = 32
 MAX_SKEW_S = 300
+NONCE_TTL_S = 900  # longer than the ±300 s window a replay could still pass in
 
 
 class CallbackRejected(Exception):
@@ -84,6 +85,12 @@ class WeComCrypto:
         """Verify then decrypt: the callback's plaintext (JSON for the AI bot, XML for the app)."""
         self.verify(msg_signature, timestamp, nonce, encrypted)
         return self.decrypt(encrypted or "")
+
+    def open_callback(self, query: Mapping[str, str], encrypted: str | None) -> str:
+        """The one check every WeCom callback goes through — the AI bot's JSON, the app's XML and both URL
+        checks: `msg_signature`, `timestamp` and `nonce` from the request's query string over `encrypted`
+        (the body's ciphertext, or `echostr`), then decryption. Raises `CallbackRejected`."""
+        return self.open(query.get("msg_signature"), query.get("timestamp"), query.get("nonce"), encrypted)
 
     # ---- AES ---------------------------------------------------------------------------------
     def decrypt(self, encrypted: str) -> str:

@@ -1,41 +1,66 @@
 """HTTP routes of WeCom: the AI bot's callback URL (`/wecom/aibot`) and the self-built app's (`/wecom/app`).
 
 Every request is checked on its raw bytes before anything else is parsed: signature, timestamp window,
-nonce replay, then decryption and the receive-id. A rejected request gets a 4xx with a one-line reason
-and nothing else happens; what is logged is the reason and never a key, a token or the plaintext.
+nonce replay, then decryption and the receive-id (`WeComCrypto.open_callback`, shared with the app). A
+rejected request gets a 4xx with a one-line reason and nothing else happens; what is logged is the
+reason and never a key, a token or the plaintext.
+
+The acknowledgement does no I/O: the callback is handled on the event loop — verify, decrypt, parse,
+open a stream, queue the question (`Delivery.accept` de-duplicates from memory) — and the sealed reply
+goes out at once. What needs the database happens after it: the worker claims the message id and the
+callback's nonce in the shared TTL set before it answers, and feedback is written by a background task.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import anyio.to_thread
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.background import BackgroundTask
 
-from bot.channels.delivery import shared_delivery
+from bot.channels.delivery import Delivery, shared_delivery
 from bot.channels.render import phrase
 from bot.channels.settings import WeComSettings
-from bot.channels.wecom.aibot import feedback_rating, read_message, stream_body, welcome_body
-from bot.channels.wecom.crypto import CallbackRejected, WeComCrypto
-from bot.channels.wecom.streams import StreamBoard, StreamSink
+from bot.channels.wecom.aibot import Incoming, read_message, record_feedback, stream_body, welcome_body
+from bot.channels.wecom.crypto import NONCE_TTL_S, CallbackRejected, WeComCrypto
+from bot.channels.wecom.streams import ResponseUrlSink, StreamBoard, StreamSink
 
 log = logging.getLogger("gpu_advisor.channels.wecom")
-NONCE_TTL_S = 900
 
 
-def _rejected(err: CallbackRejected, where: str) -> Response:
+def rejected(err: CallbackRejected, where: str) -> Response:
     log.warning("WeCom %s callback rejected: %s", where, err.reason)
     return PlainTextResponse(f"rejected: {err.reason}", status_code=err.status)
 
 
-def _nonce_checker(request_state_getter, prefix: str):
-    def first(key: str) -> bool:
-        return shared_delivery(request_state_getter()).first_sighting(f"nonce:{prefix}:{key}", NONCE_TTL_S)
+async def delivery_of(request: Request) -> Delivery:
+    """The app's delivery core; built once (it creates its tables) off the event loop."""
+    delivery = getattr(request.app.state, "delivery", None)
+    return delivery if delivery is not None else await anyio.to_thread.run_sync(shared_delivery, request.app.state)
 
-    return first
+
+def callback_crypto(delivery: Delivery, token: str, aes_key: str, receive_id: str, where: str) -> WeComCrypto:
+    """The crypto of one callback URL, its nonces remembered by this process (the shared record of a nonce
+    is written with the message it came with, see `nonce_key`)."""
+    return WeComCrypto(token, aes_key, receive_id,
+                       seen_nonce=lambda key: delivery.first_here(f"nonce:{where}:{key}", NONCE_TTL_S))
+
+
+def nonce_key(where: str, query) -> str:
+    return f"nonce:{where}:{query.get('timestamp')}:{query.get('nonce')}"
+
+
+def url_check(crypto: WeComCrypto, request: Request, where: str) -> Response:
+    """`GET` on a callback URL when it is saved in the console: the decrypted `echostr`, as plain text."""
+    try:
+        return PlainTextResponse(crypto.open_callback(request.query_params, request.query_params.get("echostr")))
+    except CallbackRejected as err:
+        return rejected(err, f"{where} URL check")
 
 
 def aibot_router(settings: WeComSettings) -> APIRouter:
@@ -44,37 +69,28 @@ def aibot_router(settings: WeComSettings) -> APIRouter:
     holder: dict[str, Any] = {}
     board = StreamBoard(window_s=settings.stream_window_s)
 
-    def crypto(request: Request) -> WeComCrypto:
+    def crypto(delivery: Delivery) -> WeComCrypto:
         if "crypto" not in holder:
-            holder["crypto"] = WeComCrypto(settings.aibot_token.get_secret_value(),
-                                           settings.aibot_aes_key.get_secret_value(), receive_id="",
-                                           seen_nonce=_nonce_checker(lambda: request.app.state, "aibot"))
+            holder["crypto"] = callback_crypto(delivery, settings.aibot_token.get_secret_value(),
+                                               settings.aibot_aes_key.get_secret_value(), "", "aibot")
         return holder["crypto"]
 
     @router.get("/wecom/aibot")
-    def verify_url(request: Request) -> Response:
-        q = request.query_params
-        try:
-            echo = crypto(request).open(q.get("msg_signature"), q.get("timestamp"), q.get("nonce"), q.get("echostr"))
-        except CallbackRejected as err:
-            return _rejected(err, "aibot URL check")
-        return PlainTextResponse(echo)
+    async def verify_url(request: Request) -> Response:
+        return url_check(crypto(await delivery_of(request)), request, "aibot")
 
     @router.post("/wecom/aibot")
     async def callback(request: Request) -> Response:
         raw = await request.body()
-        q = dict(request.query_params)
-        return await anyio.to_thread.run_sync(lambda: _callback(request, raw, q))
-
-    def _callback(request: Request, raw: bytes, q: dict[str, str]) -> Response:
-        c = crypto(request)
+        delivery = await delivery_of(request)
+        c = crypto(delivery)
         try:
             try:
                 envelope = json.loads(raw)
                 encrypted = envelope.get("encrypt") if isinstance(envelope, dict) else None
             except (ValueError, UnicodeDecodeError):
                 raise CallbackRejected("body is not the JSON WeCom sends", 400) from None
-            plain = c.open(q.get("msg_signature"), q.get("timestamp"), q.get("nonce"), encrypted)
+            plain = c.open_callback(request.query_params, encrypted)
             try:
                 body = json.loads(plain)
                 if not isinstance(body, dict):
@@ -82,66 +98,79 @@ def aibot_router(settings: WeComSettings) -> APIRouter:
             except ValueError:
                 raise CallbackRejected("decrypted message is not a JSON object", 400) from None
         except CallbackRejected as err:
-            return _rejected(err, "aibot")
-        reply = _handle(request, body)
+            return rejected(err, "aibot")
+        reply, later = _handle(delivery, body, nonce_key("aibot", request.query_params))
+        task = BackgroundTask(later) if later else None
         if reply is None:
-            return Response(status_code=200)
-        return JSONResponse(c.seal(json.dumps(reply, ensure_ascii=False), nonce=q.get("nonce")))
+            return Response(status_code=200, background=task)
+        sealed = c.seal(json.dumps(reply, ensure_ascii=False), nonce=request.query_params.get("nonce"))
+        return JSONResponse(sealed, background=task)
 
-    def _handle(request: Request, body: dict[str, Any]) -> dict[str, Any] | None:
+    def _handle(delivery: Delivery, body: dict[str, Any],
+                nonce: str) -> tuple[dict[str, Any] | None, Callable[[], None] | None]:
+        """(the reply, or None for an empty one; work to do after the reply has gone, or None)."""
         incoming = read_message(body)
         if incoming.kind == "refresh":
-            content, finished = board.refresh(incoming.stream_id or "")
-            return stream_body(incoming.stream_id or "", content, finished,
-                               feedback_id=incoming.stream_id if finished else None)
+            sid = incoming.stream_id or ""
+            content, finished, card = board.refresh(sid)
+            return stream_body(sid, content, finished, feedback_id=sid if finished else None, card=card), None
+        if incoming.kind == "click":
+            return None, _click(delivery, incoming, nonce)
         if incoming.kind == "event":
-            return _event(request, incoming)
+            return _event(delivery, incoming)
         if incoming.kind == "unsupported":
-            return stream_body("u" + str(body.get("msgid") or "x")[:40], phrase("unsupported", incoming.lang), True)
+            return stream_body("u" + str(body.get("msgid") or "x")[:40], phrase("unsupported", incoming.lang), True), None
         if incoming.kind != "question" or incoming.inbound is None:
-            return None
+            return None, None
+        return _question(delivery, incoming, nonce), None
+
+    def _question(delivery: Delivery, incoming: Incoming, nonce: str) -> dict[str, Any] | None:
         msg = incoming.inbound
         existing = board.for_message(msg.message_id)
         if existing is not None:  # WeCom retried while we were answering: point it at the same stream
-            content, finished = board.refresh(existing.id)
-            return stream_body(existing.id, content, finished)
+            content, finished, card = board.refresh(existing.id)
+            return stream_body(existing.id, content, finished, feedback_id=existing.id, card=card)
         stream = board.open(msg.message_id, incoming.user_key, incoming.lang, incoming.response_url)
         if stream is None:
             n = board.in_flight(incoming.user_key)
             return stream_body("w" + msg.message_id[:40], phrase("wait_in_flight", incoming.lang, n=n), True)
         stream.conversation_id, stream.question = msg.conversation_id, msg.text
-        ticket = shared_delivery(request.app.state).accept(msg, StreamSink(board, stream.id))
-        if ticket.status == "duplicate":  # answered by another worker, or before a restart
+        ticket = delivery.accept(msg, StreamSink(board, stream.id, incoming.lang), also=(nonce,))
+        if ticket.status == "duplicate":  # this process had it already, and its stream is gone
             board.drop(stream.id)
             return None
         if ticket.status == "busy":
             board.finish(stream.id, ticket.reply or phrase("busy", incoming.lang))
-        content, finished = board.refresh(stream.id)
-        return stream_body(stream.id, content, finished)
+        content, finished, card = board.refresh(stream.id)
+        # the feedback id goes in the first reply: WeCom reads it there
+        return stream_body(stream.id, content, finished, feedback_id=stream.id, card=card)
 
-    def _event(request: Request, incoming) -> dict[str, Any] | None:
+    def _click(delivery: Delivery, incoming: Incoming, nonce: str) -> Callable[[], None] | None:
+        """A follow-up button: an empty reply at once (WeCom allows only that or a card update), the answer
+        through the click's response_url."""
+        msg = incoming.inbound
+        sink = ResponseUrlSink(incoming.response_url, msg.text, incoming.lang, post=board.post)
+        ticket = delivery.accept(msg, sink, also=(nonce,))
+        if ticket.status == "busy":
+            return lambda: _quietly(sink.apology, ticket.reply or phrase("busy", incoming.lang))
+        return None
+
+    def _event(delivery: Delivery, incoming: Incoming) -> tuple[dict[str, Any] | None, Callable[[], None] | None]:
         event = incoming.event or {}
         kind = event.get("eventtype")
         if kind == "enter_chat":
-            return welcome_body("zh")
-        if kind == "feedback_event":
-            record_feedback(request.app.state.advisor.store, board, event)
-        return None
+            return welcome_body("zh"), None
+        if kind == "feedback_event":  # WeCom allows only an empty reply; the store is written after it
+            event_id = f"event:wecom:{incoming.inbound.tenant}:{incoming.inbound.message_id}"
+            return None, lambda: record_feedback(delivery, event, event_id)
+        return None, None
 
     router.board = board  # type: ignore[attr-defined]  # for the app's shutdown and the tests
     return router
 
 
-def record_feedback(store, board: StreamBoard, event: dict[str, Any]) -> bool:
-    """A 👍/👎 on an answer, into the feedback store; the feedback id is the answer's stream id."""
-    fid, rating, comment = feedback_rating(event)
-    stream = board.get(fid)
-    if stream is None or rating is None or not stream.conversation_id:
-        log.info("feedback %r not recorded (unknown answer or a cancellation)", fid)
-        return False
-    turns = [t for t in store.turns(stream.conversation_id) if t.status == "answered"]
-    turns = [t for t in turns if t.question == stream.question] or turns
-    if not turns:
-        return False
-    store.add_feedback(stream.conversation_id, turns[-1].idx, rating, comment)
-    return True
+def _quietly(fn, *args) -> None:
+    try:
+        fn(*args)
+    except Exception:
+        log.exception("WeCom notice could not be sent")

@@ -1,6 +1,7 @@
 """The WeCom self-built app (自建应用): XML callbacks at `/wecom/app`, answers through `message/send`.
 
-A message callback is acknowledged with an empty passive reply at once; the answer follows as markdown
+A message callback is verified (`WeComCrypto.open_callback`, as the AI bot's), queued without I/O and
+acknowledged with an empty passive reply at once; the answer follows as markdown
 through `POST {WECOM_API_BASE}/cgi-bin/message/send`, split at line boundaries into pieces of at most
 2,048 bytes. The access token is cached process-wide (valid 7,200 s, refreshed 5 minutes early by one
 caller while the others wait, and again when WeCom answers 40014 / 42001 / 40001), and no member gets
@@ -17,15 +18,15 @@ import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 
-import anyio.to_thread
 import httpx
 from fastapi import APIRouter, Request
-from fastapi.responses import PlainTextResponse, Response
+from fastapi.responses import Response
 
-from bot.channels.delivery import Inbound, shared_delivery
+from bot.channels.delivery import Delivery, Inbound
 from bot.channels.render import Answer, phrase, render_wecom, split_numbered
 from bot.channels.settings import WeComSettings
 from bot.channels.wecom.crypto import CallbackRejected, WeComCrypto
+from bot.channels.wecom.http import callback_crypto, delivery_of, nonce_key, rejected, url_check
 from bot.language import detect_language
 
 log = logging.getLogger("gpu_advisor.channels.wecom")
@@ -153,38 +154,27 @@ def app_router(settings: WeComSettings) -> APIRouter:
     corp = settings.corp_id or ""
     holder: dict = {}
 
-    def parts(request: Request) -> tuple[WeComCrypto, AppSender]:
+    def parts(delivery: Delivery) -> tuple[WeComCrypto, AppSender]:
         if "crypto" not in holder:
-            state = request.app.state
-            holder["crypto"] = WeComCrypto(
-                settings.app_token.get_secret_value(), settings.app_aes_key.get_secret_value(), receive_id=corp,
-                seen_nonce=lambda key: shared_delivery(state).first_sighting(f"nonce:app:{key}", 900))
+            holder["crypto"] = callback_crypto(delivery, settings.app_token.get_secret_value(),
+                                               settings.app_aes_key.get_secret_value(), corp, "app")
             holder["sender"] = AppSender(settings)
         return holder["crypto"], holder["sender"]
 
     @router.get("/wecom/app")
-    def verify_url(request: Request) -> Response:
-        q = request.query_params
-        try:
-            echo = parts(request)[0].open(q.get("msg_signature"), q.get("timestamp"), q.get("nonce"), q.get("echostr"))
-        except CallbackRejected as err:
-            log.warning("WeCom app URL check rejected: %s", err.reason)
-            return PlainTextResponse(f"rejected: {err.reason}", status_code=err.status)
-        return PlainTextResponse(echo)
+    async def verify_url(request: Request) -> Response:
+        return url_check(parts(await delivery_of(request))[0], request, "app")
 
     @router.post("/wecom/app")
     async def callback(request: Request) -> Response:
         raw = await request.body()
-        q = dict(request.query_params)
-        return await anyio.to_thread.run_sync(lambda: _callback(request, raw, q))
-
-    def _callback(request: Request, raw: bytes, q: dict[str, str]) -> Response:
-        crypto, sender = parts(request)
+        delivery = await delivery_of(request)
+        crypto, sender = parts(delivery)
         try:
             found = _ENCRYPT.search(raw)  # the ciphertext only: nothing else is read before the signature holds
             if not found:
                 raise CallbackRejected("body has no <Encrypt> element", 400)
-            plain = crypto.open(q.get("msg_signature"), q.get("timestamp"), q.get("nonce"), found.group(1).decode())
+            plain = crypto.open_callback(request.query_params, found.group(1).decode())
             try:
                 root = ET.fromstring(plain)
             except ET.ParseError:
@@ -194,8 +184,7 @@ def app_router(settings: WeComSettings) -> APIRouter:
             if settings.agent_id and _field(root, "AgentID") not in ("", str(settings.agent_id)):
                 raise CallbackRejected("message is for another agent")
         except CallbackRejected as err:
-            log.warning("WeCom app callback rejected: %s", err.reason)
-            return PlainTextResponse(f"rejected: {err.reason}", status_code=err.status)
+            return rejected(err, "app")
         kind, user = _field(root, "MsgType"), _field(root, "FromUserName")
         text = _field(root, "Content") if kind == "text" else _field(root, "Recognition") if kind == "voice" else ""
         if kind == "event" or not user:
@@ -206,7 +195,7 @@ def app_router(settings: WeComSettings) -> APIRouter:
             _later(sender.send_markdown, user, phrase("unsupported", lang), lang)
             return Response(status_code=200)
         msg = Inbound(channel="wecom", tenant=corp, chat=user, message_id=msg_id, text=text.strip(), user=user)
-        ticket = shared_delivery(request.app.state).accept(msg, AppSink(sender, user, lang))
+        ticket = delivery.accept(msg, AppSink(sender, user, lang), also=(nonce_key("app", request.query_params),))
         if ticket.status == "busy":
             _later(sender.send_markdown, user, ticket.reply or phrase("busy", lang), lang)
         return Response(status_code=200)  # the empty passive reply: the answer follows via message/send

@@ -6,10 +6,12 @@ refresh is answered from this board with the text accumulated so far (tool progr
 final answer), so refreshes that arrive out of order, twice, or after the finish all see one coherent
 state, and the final message is the same every time it is asked for.
 
-If an answer is finished but no refresh fetched it before the window closed, it goes out once through
-the message's `response_url` (single use, valid for an hour). A user has at most 3 messages in flight;
-the board says so for a 4th. State lives in this process: one API worker per AI bot, or see
-docs/wecom.md for several.
+The first refresh that returns the finished answer also carries the follow-up card (once: WeCom takes
+one card per message). If an answer is finished but no refresh fetched it before the window closed, it
+goes out once through the message's `response_url` (single use, valid for an hour). A user has at most
+3 messages in flight; the board says so for a 4th. State lives in this process (the streams are short
+lived and refreshed many times a second across users): one API worker serves `/wecom/aibot`, see
+docs/wecom.md. What must outlive the process — which answer a feedback id points at — is in the store.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from bot.channels.render import Answer, phrase, render_wecom, split_utf8
-from bot.channels.wecom.aibot import STREAM_CONTENT_BYTES, markdown_body
+from bot.channels.wecom.aibot import STREAM_CONTENT_BYTES, follow_up_card, markdown_body
 
 log = logging.getLogger("gpu_advisor.channels.wecom")
 
@@ -47,6 +49,8 @@ class Stream:
     fetched_final: bool = False  # a refresh has returned finish: true
     pushed: bool = False  # the final went out through response_url instead
     overflow: str | None = None  # what did not fit in the stream content, for response_url
+    follow_ups: tuple[str, ...] = ()
+    card_sent: bool = False  # the follow-up card went out with a finished reply
 
     @property
     def open(self) -> bool:
@@ -103,18 +107,23 @@ class StreamBoard:
             if stream:
                 self._by_message.pop(stream.message_id, None)
 
-    def refresh(self, stream_id: str, lang: str = "zh") -> tuple[str, bool]:
-        """(content so far, finished) for a stream-refresh callback; an unknown id is finished politely."""
+    def refresh(self, stream_id: str, lang: str = "zh") -> tuple[str, bool, dict | None]:
+        """(content so far, finished, follow-up card or None) for a stream-refresh callback; an unknown id
+        is finished politely. The card comes with the first finished reply only."""
         with self._lock:
             stream = self._streams.get(stream_id)
             if stream is None:
-                return phrase("expired", lang), True
+                return phrase("expired", lang), True, None
             if stream.final is not None and not stream.pushed:
                 stream.fetched_final = True
-                return stream.final, True
+                card = None
+                if not stream.card_sent and stream.follow_ups:
+                    card = follow_up_card(stream.id, stream.follow_ups, stream.lang)
+                    stream.card_sent = True
+                return stream.final, True, card
             if stream.pushed:  # it went out through response_url: close this stream without repeating it
-                return stream.final or "", True
-            return ("\n".join(stream.progress) or phrase("thinking", stream.lang)), False
+                return stream.final or "", True, None
+            return ("\n".join(stream.progress) or phrase("thinking", stream.lang)), False, None
 
     # ---- delivery workers --------------------------------------------------------------------------
     def add_progress(self, stream_id: str, note: str) -> None:
@@ -123,7 +132,7 @@ class StreamBoard:
             if stream and stream.open and note not in stream.progress:
                 stream.progress.append(note)
 
-    def finish(self, stream_id: str, text: str) -> None:
+    def finish(self, stream_id: str, text: str, follow_ups: tuple[str, ...] = ()) -> None:
         """The final text; what does not fit one stream reply waits for response_url."""
         pieces = split_utf8(text, STREAM_CONTENT_BYTES)
         late = False
@@ -133,6 +142,7 @@ class StreamBoard:
                 return
             stream.final = pieces[0]
             stream.overflow = "\n".join(pieces[1:]) or None
+            stream.follow_ups = tuple(follow_ups)
             late = self.clock() - stream.created >= self.window_s
         if late:
             self._push(stream)
@@ -179,20 +189,49 @@ class StreamBoard:
 
 
 class StreamSink:
-    """The delivery core's sink for one HTTP-mode stream."""
+    """The delivery core's sink for one HTTP-mode stream; the stream id is also the answer's feedback id."""
 
-    def __init__(self, board: StreamBoard, stream_id: str):
+    def __init__(self, board: StreamBoard, stream_id: str, lang: str = "zh"):
         self.board = board
-        self.stream_id = stream_id
+        self.stream_id = self.reply_id = stream_id
+        self.lang = lang
 
     def progress(self, text: str) -> None:
         self.board.add_progress(self.stream_id, text)
 
     def answer(self, answer: Answer) -> None:
-        self.board.finish(self.stream_id, render_wecom(answer))
+        self.board.finish(self.stream_id, render_wecom(answer), answer.follow_ups)
 
     def apology(self, text: str) -> None:
         self.board.finish(self.stream_id, text)
+
+    def duplicate(self) -> None:
+        self.board.finish(self.stream_id, phrase("duplicate", self.lang))
+
+
+class ResponseUrlSink:
+    """An answer with no stream to ride on (a follow-up button's click): one markdown message through the
+    callback's response_url (single use), headed by the question so the whole group sees what was asked."""
+
+    def __init__(self, response_url: str | None, question: str, lang: str, post: Callable[[str, dict], None] | None = None):
+        self.url, self.question, self.lang = response_url, question, lang
+        self.post = post or post_json
+        self.reply_id = "c" + uuid.uuid4().hex  # its feedback id
+
+    def progress(self, text: str) -> None:
+        return None  # a response_url message cannot be updated
+
+    def answer(self, answer: Answer) -> None:
+        self._send(render_wecom(answer), self.reply_id)
+
+    def apology(self, text: str) -> None:
+        self._send(text, None)
+
+    def _send(self, text: str, feedback_id: str | None) -> None:
+        if not self.url:
+            raise ConnectionError("the click carried no response_url")
+        body = f"{phrase('asked', self.lang, question=self.question)}\n\n{text}"
+        self.post(self.url, markdown_body(split_utf8(body, STREAM_CONTENT_BYTES)[0], feedback_id))
 
 
 _client_lock = threading.Lock()

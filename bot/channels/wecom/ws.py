@@ -33,9 +33,9 @@ from bot.channels.render import Answer, phrase, render_wecom, split_utf8
 from bot.channels.settings import WeComSettings
 from bot.channels.wecom.aibot import (
     STREAM_CONTENT_BYTES,
-    feedback_rating,
     markdown_body,
     read_message,
+    record_feedback,
     stream_body,
     welcome_body,
 )
@@ -68,7 +68,6 @@ class LongConnection:
         self._acks: dict[str, asyncio.Future] = {}
         self._req_locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._in_flight: dict[str, int] = defaultdict(int)
-        self._streams: dict[str, tuple[str, str]] = {}  # stream id -> (conversation id, question), for feedback
         self._stopping = False
         self.replaced = False  # WeCom said a newer connection took the bot over
         self._tasks: set[asyncio.Task] = set()
@@ -227,16 +226,16 @@ class LongConnection:
             return
         msg = incoming.inbound
         sink = WsSink(self, rid, _req_id("stream"), body, incoming.user_key, incoming.lang)
-        ticket = await asyncio.to_thread(self.delivery.accept, msg, sink)
+        ticket = self.delivery.accept(msg, sink)  # no I/O: the worker claims the message in the shared set
         if ticket.status == "duplicate":
             return
         if ticket.status == "busy":
             await self._respond(rid, stream_body(sink.stream_id, ticket.reply or phrase("busy", incoming.lang), True))
             return
         self._in_flight[incoming.user_key] += 1
-        self._streams[sink.stream_id] = (msg.conversation_id, msg.text)
-        try:  # the first frame opens the stream ("正在思考…"); the worker's frames wait for it
-            await self._respond(rid, stream_body(sink.stream_id, phrase("thinking", incoming.lang), False))
+        try:  # the first frame opens the stream ("正在思考…") with the feedback id; the worker's frames wait for it
+            await self._respond(rid, stream_body(sink.stream_id, phrase("thinking", incoming.lang), False,
+                                                 feedback_id=sink.stream_id))
         except Exception as err:
             log.warning("could not open the stream (%s)", type(err).__name__)
         finally:
@@ -251,23 +250,13 @@ class LongConnection:
         if kind == "enter_chat":
             await self._respond(rid, welcome_body("zh"), cmd="aibot_respond_welcome_msg")
         elif kind == "feedback_event":
-            fid, rating, comment = feedback_rating(event)
-            target = self._streams.get(fid)
-            if target and rating is not None:
-                await asyncio.to_thread(self._feedback, target, rating, comment)
+            event_id = f"event:wecom:{self.settings.aibot_id}:{body.get('msgid') or rid}"
+            await asyncio.to_thread(record_feedback, self.delivery, event, event_id)
         elif kind == "disconnected_event":  # a newer connection for this bot took over: do not fight it
             log.warning("another connection took over this bot; this one stops")
             self.replaced = True
             if self._ws is not None:
                 await self._ws.close(1000, "replaced")
-
-    def _feedback(self, target: tuple[str, str], rating: int, comment: str | None) -> None:
-        store = self.delivery.advisor.store
-        cid, question = target
-        turns = [t for t in store.turns(cid) if t.status == "answered"]
-        turns = [t for t in turns if t.question == question] or turns
-        if turns:
-            store.add_feedback(cid, turns[-1].idx, rating, comment)
 
     def done_with(self, user_key: str, req_id: str) -> None:
         if self._loop is not None:
@@ -286,6 +275,7 @@ class WsSink:
     def __init__(self, conn: LongConnection, req_id: str, stream_id: str, body: dict[str, Any], user_key: str,
                  lang: str):
         self.conn, self.req_id, self.stream_id, self.user_key, self.lang = conn, req_id, stream_id, user_key, lang
+        self.reply_id = stream_id  # the feedback id of the answer
         self.chat_id = str(body.get("chatid") or (body.get("from") or {}).get("userid") or "")
         self.chat_type = 2 if body.get("chattype") == "group" else 1
         self.started = time.monotonic()
@@ -306,6 +296,9 @@ class WsSink:
 
     def apology(self, text: str) -> None:
         self._final(text)
+
+    def duplicate(self) -> None:  # answered before a restart: close the stream opened for it
+        self._final(phrase("duplicate", self.lang))
 
     def _final(self, text: str) -> None:
         self.opened.wait(ACK_TIMEOUT_S)

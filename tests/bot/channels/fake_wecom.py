@@ -8,7 +8,9 @@
                                  aibot_respond_msg / aibot_respond_welcome_msg / aibot_send_msg (recorded, acked)
 
 And `CallbackMaker`: encrypted callbacks built the way WeCom builds them — the ciphertext made by an
-independent implementation (wechatpy), the signature computed here — plus decryption of the replies.
+independent implementation (wechatpy), the signature computed here — plus decryption of the replies,
+each checked against the documented reply formats (`check_reply`: stream, stream_with_template_card with
+a button_interaction card, template_card_event clicks, response_url markdown).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import re
 import threading
 import time
 import uuid
@@ -143,6 +146,10 @@ class FakeWeCom:
         @app.post("/response/{key}")
         async def response(key: str, request: Request):
             body = await request.json()
+            try:
+                check_active_reply(body)
+            except AssertionError as err:
+                return {"errcode": 40058, "errmsg": f"invalid message: {err}"}
             with self.lock:
                 if any(k == key for k, _ in self.responses):
                     return {"errcode": 40008, "errmsg": "response_url used"}  # single use
@@ -216,4 +223,61 @@ class CallbackMaker:
 
     def open_reply(self, reply: dict[str, str]) -> dict[str, Any]:
         assert reply["msgsignature"] == self.sign(reply["timestamp"], reply["nonce"], reply["encrypt"])
-        return json.loads(self.prp.decrypt(reply["encrypt"], self.receive_id))
+        body = json.loads(self.prp.decrypt(reply["encrypt"], self.receive_id))
+        check_reply(body)
+        return body
+
+    @staticmethod
+    def card_click(card: dict[str, Any], button: int, user: str, aibot: str, response_url: str,
+                   chat: str | None = None) -> dict[str, Any]:
+        """The template_card_event WeCom sends when `user` presses button number `button` of `card`."""
+        body = {"msgid": uuid.uuid4().hex, "create_time": int(time.time()), "aibotid": aibot,
+                "from": {"corpid": CORP_ID, "userid": user}, "chattype": "group" if chat else "single",
+                "response_url": response_url, "msgtype": "event",
+                "event": {"eventtype": "template_card_event",
+                          "template_card_event": {"card_type": card["card_type"],
+                                                  "event_key": card["button_list"][button]["key"],
+                                                  "task_id": card["task_id"]}}}
+        if chat:
+            body["chatid"] = chat
+        return body
+
+
+_TASK_ID = re.compile(r"^[A-Za-z0-9_@-]{1,128}$")
+STREAM_BYTES = 20480
+
+
+def check_card(card: dict[str, Any]) -> None:
+    """A button_interaction template card as the WeCom docs describe it (模板卡片类型 / 按钮交互模版卡片)."""
+    assert card["card_type"] == "button_interaction", card
+    assert (card.get("main_title") or {}).get("title") or card.get("sub_title_text"), "title or sub_title_text"
+    buttons = card["button_list"]
+    assert 1 <= len(buttons) <= 6, "button_list holds 1 to 6 buttons"
+    keys = [b["key"] for b in buttons]
+    assert len(set(keys)) == len(keys) and all(0 < len(k.encode()) <= 1024 for k in keys), "unique keys <= 1024 bytes"
+    assert all(b["text"] for b in buttons) and all(b.get("style", 1) in (1, 2, 3, 4) for b in buttons)
+    assert _TASK_ID.match(card["task_id"]), "task_id: letters, digits, _-@, at most 128 bytes"
+
+
+def check_reply(body: dict[str, Any]) -> None:
+    """A passive reply to an AI-bot callback, in one of the documented shapes (被动回复消息)."""
+    kind = body["msgtype"]
+    assert kind in ("stream", "stream_with_template_card", "template_card", "text"), kind
+    if kind in ("stream", "stream_with_template_card"):
+        stream = body["stream"]
+        assert stream["id"] and len(stream["content"].encode()) <= STREAM_BYTES
+        if "feedback" in stream:
+            assert 0 < len(stream["feedback"]["id"].encode()) <= 256
+    if kind in ("stream_with_template_card", "template_card"):
+        check_card(body["template_card"])
+
+
+def check_active_reply(body: dict[str, Any]) -> None:
+    """A message posted to a response_url (主动回复消息): markdown within 20,480 bytes, or a card."""
+    if body.get("msgtype") == "template_card":
+        check_card(body["template_card"])
+        return
+    assert body.get("msgtype") == "markdown", "markdown or template_card"
+    assert 0 < len(body["markdown"]["content"].encode()) <= STREAM_BYTES
+    if "feedback" in body["markdown"]:
+        assert 0 < len(body["markdown"]["feedback"]["id"].encode()) <= 256

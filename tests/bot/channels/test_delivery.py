@@ -11,8 +11,9 @@ import pytest
 from pg import temp_database
 
 from bot.channels.delivery import Delivery, Inbound, conversation_id
-from bot.channels.ledger import DeliveryLog, RedisSeenKeys, SqlSeenKeys
+from bot.channels.ledger import DeliveryLog, LocalSeen, RedisSeenKeys, SqlSeenKeys
 from bot.channels.settings import DeliverySettings
+from bot.redis_client import RedisConfig
 from bot.store import make_engine
 
 Q_ZH = "8卡H800全参微调7B需要多少显存？"
@@ -54,6 +55,39 @@ def test_a_message_delivered_three_times_is_answered_once(advisor, sink_factory)
     assert [t.question for t in turns] == [Q_ZH] and turns[0].status == "answered"
     records = DeliveryLog(advisor.store.engine).for_conversation("wecom:AIBOT1:wrkChat1")
     assert [(r.status, r.message_id) for r in records] == [("answered", "msg-1")] and records[0].latency_ms > 0
+
+
+def test_a_redelivery_that_reached_another_process_is_answered_once(advisor, sink_factory):
+    """Two processes share the store, not their memory: each accepts the message at once (no I/O on the
+    acknowledgement), and the worker that claims it second drops it, closing its own reply."""
+    here, there = _delivery(advisor), _delivery(advisor)
+
+    class Closing(sink_factory):
+        closed = 0
+
+        def duplicate(self):
+            self.closed += 1
+            self.done.set()
+
+    sinks = [Closing(), Closing()]
+    assert [here.accept(_msg("msg-x"), sinks[0]).status, there.accept(_msg("msg-x"), sinks[1]).status] == \
+        ["queued", "queued"]
+    assert sinks[0].done.wait(30) and sinks[1].done.wait(30)
+    here.close()
+    there.close()
+    assert sorted((len(s.answers), s.closed) for s in sinks) == [(0, 1), (1, 0)]
+    assert len(advisor.store.turns("wecom:AIBOT1:wrkChat1")) == 1
+
+
+def test_the_local_ttl_set_forgets_after_its_ttl_and_stays_bounded():
+    now = [0.0]
+    seen = LocalSeen(max_keys=3, clock=lambda: now[0])
+    assert seen.first("a", 10) and not seen.first("a", 10)
+    now[0] = 11
+    assert seen.first("a", 10)  # expired: a new sighting
+    for k in "bcde":
+        assert seen.first(k, 100)
+    assert len(seen._expires) <= 3 and not seen.first("e", 100)
 
 
 def test_a_full_pool_answers_busy_in_the_users_language(advisor, held, sink_factory):
@@ -167,10 +201,19 @@ def test_redis_ttl_set_when_redis_url_is_set():
         redis.Redis.from_url(url, socket_connect_timeout=1).ping()
     except redis.exceptions.ConnectionError:
         pytest.skip("Redis is not reachable on 127.0.0.1:6379; the SQL TTL set is tested instead")
-    seen = RedisSeenKeys(url, prefix=f"test:{time.time_ns()}:")
+    seen = RedisSeenKeys(RedisConfig(url, prefix=f"test:{time.time_ns()}:"))
     assert seen.first("m1", 600) and not seen.first("m1", 600) and seen.first("m2", 600)
-    ttl = seen.client.ttl(seen.prefix + "m1")
+    assert seen.key("m1").startswith(seen.config.prefix)  # the deployment's prefix, as every Redis key
+    ttl = seen.client.ttl(seen.key("m1"))
     assert 590 <= ttl <= 600
+
+
+def test_redis_outage_falls_back_to_the_sql_ttl_set(tmp_path):
+    """Nothing listens on this port: the offer goes to the SQL table, still exactly once."""
+    sql = SqlSeenKeys(make_engine(f"sqlite:///{tmp_path}/ttl.sqlite3"))
+    seen = RedisSeenKeys(RedisConfig("redis://127.0.0.1:1/0"), fallback=sql)
+    assert seen.first("m1", 600) and not seen.first("m1", 600)
+    assert seen.breaker.down and not sql.first("m1", 600)
 
 
 def test_redis_url_switches_the_core_to_redis(advisor, monkeypatch):
@@ -180,8 +223,11 @@ def test_redis_url_switches_the_core_to_redis(advisor, monkeypatch):
     except redis.exceptions.ConnectionError:
         pytest.skip("Redis is not reachable on 127.0.0.1:6379")
     monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:6379/15")
+    prefix = f"test{time.time_ns()}:"
+    monkeypatch.setenv("GPU_ADVISOR_REDIS_PREFIX", prefix)
     delivery = Delivery.from_settings(advisor)
     try:
         assert isinstance(delivery.seen, RedisSeenKeys)
+        assert delivery.seen.key("m") == f"{prefix}seen:m"
     finally:
         delivery.close()

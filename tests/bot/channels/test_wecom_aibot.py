@@ -24,6 +24,13 @@ class WeComSide:
     def __init__(self, base: str, maker):
         self.url, self.maker = f"{base}/wecom/aibot", maker
         self.client = httpx.Client(timeout=30)
+        self.cards: dict[str, list[dict]] = {}  # the template cards each stream's replies carried
+
+    def reply_with_card(self, body: dict, **kw) -> dict | None:
+        reply = self.reply(body, **kw)
+        if reply and reply["msgtype"] == "stream_with_template_card":
+            self.cards.setdefault(reply["stream"]["id"], []).append(reply["template_card"])
+        return reply
 
     def post(self, body: dict, **kw) -> httpx.Response:
         query, raw = self.maker.json_callback(body, **kw)
@@ -42,11 +49,11 @@ class WeComSide:
             body["chatid"] = chat
         if response_url:
             body["response_url"] = response_url
-        return self.reply(body)
+        return self.reply_with_card(body)
 
     def refresh(self, stream_id: str, user: str = "zhangsan") -> dict:
-        return self.reply({"msgid": uuid.uuid4().hex, "aibotid": AIBOT, "chattype": "single", "from": {"userid": user},
-                           "msgtype": "stream", "stream": {"id": stream_id}})["stream"]
+        return self.reply_with_card({"msgid": uuid.uuid4().hex, "aibotid": AIBOT, "chattype": "single",
+                                     "from": {"userid": user}, "msgtype": "stream", "stream": {"id": stream_id}})["stream"]
 
     def until_final(self, stream_id: str, user: str = "zhangsan", timeout: float = 90) -> tuple[str, list[str]]:
         seen, deadline = [], time.monotonic() + timeout
@@ -75,6 +82,7 @@ def test_url_verification_echoes_the_decrypted_string(bot_server, aibot_maker):
 def test_a_group_question_streams_progress_then_one_grounded_answer(fit_7b_h800, wecom, advisor):
     first = wecom.ask("msg-1")
     assert first["msgtype"] == "stream" and first["stream"]["finish"] is False
+    assert first["stream"]["feedback"] == {"id": first["stream"]["id"]}  # WeCom reads it from the first reply
     final, seen = wecom.until_final(first["stream"]["id"])
     assert final.startswith("**放得下。**") and fit_7b_h800 in final and "|---" not in final
     assert "`组成" in final and "**参考：**" in final and "**你还可以问：**" in final
@@ -184,11 +192,92 @@ def test_welcome_feedback_and_unsupported_messages(wecom, advisor):
     assert image["stream"]["finish"] is True and "文字" in image["stream"]["content"]
     sid = wecom.ask("msg-fb", chat=None, user="wangwu")["stream"]["id"]
     wecom.until_final(sid, user="wangwu")
-    assert wecom.reply({"msgid": "e2", "aibotid": AIBOT, "chattype": "single", "from": {"userid": "wangwu"},
-                        "msgtype": "event", "event": {"eventtype": "feedback_event",
-                                                      "feedback_event": {"id": sid, "type": 2, "content": "太乐观"}}}) is None
+    feedback = {"msgid": "e2", "aibotid": AIBOT, "chattype": "single", "from": {"userid": "wangwu"},
+                "msgtype": "event", "event": {"eventtype": "feedback_event",
+                                              "feedback_event": {"id": sid, "type": 2, "content": "太乐观"}}}
+    assert wecom.reply(feedback) is None
+    assert wecom.reply(feedback) is None  # delivered twice by WeCom: counted once
+    assert _eventually(lambda: advisor.store.feedback_for(f"wecom:{AIBOT}:wangwu"))
+    time.sleep(0.3)
     [fb] = advisor.store.feedback_for(f"wecom:{AIBOT}:wangwu")
     assert (fb["turn"], fb["rating"], fb["comment"]) == (0, -1, "太乐观")
+
+
+def _eventually(check, timeout: float = 10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := check():
+            return value
+        time.sleep(0.05)
+    return check()
+
+
+def test_feedback_after_a_restart_still_finds_its_answer(bot_server, aibot_maker, advisor):
+    """Which answer a feedback id stands for is kept in the store, not in the process that answered."""
+    first = WeComSide(bot_server(), aibot_maker)
+    sid = first.ask("msg-r1", chat=None, user="sun")["stream"]["id"]
+    first.until_final(sid, user="sun")
+    second = WeComSide(bot_server(), aibot_maker)  # a new server process's app: empty board, same store
+    assert second.reply({"msgid": "e-r1", "aibotid": AIBOT, "chattype": "single", "from": {"userid": "sun"},
+                         "msgtype": "event", "event": {"eventtype": "feedback_event",
+                                                       "feedback_event": {"id": sid, "type": 1}}}) is None
+    assert _eventually(lambda: advisor.store.feedback_for(f"wecom:{AIBOT}:sun"))[0]["rating"] == 1
+
+
+def test_the_follow_ups_come_as_buttons_and_a_click_asks_one_once(bot_server, aibot_maker, fake_wecom, advisor):
+    wecom = WeComSide(bot_server(), aibot_maker)
+    sid = wecom.ask("msg-fu", text="H800 的显存是多少？", chat="wrkGroupF", user="zhou")["stream"]["id"]
+    final, _ = wecom.until_final(sid, user="zhou")
+    assert "**你还可以问：**" in final  # the list stays in the text: a client without cards still shows it
+    conv = f"wecom:{AIBOT}:wrkGroupF"
+    follow_ups = advisor.store.turns(conv)[0].trace["follow_ups"]
+    assert follow_ups, "this question has suggested follow-ups"
+    [card] = wecom.cards[sid]  # with the finished answer, once
+    for _ in range(3):
+        assert wecom.refresh(sid, user="zhou")["finish"] is True
+    assert len(wecom.cards[sid]) == 1
+    assert [b["key"] for b in card["button_list"]] == [f"ask:{q}" for q in follow_ups[:6]]
+    assert all(b["text"].rstrip("…") in q for b, q in zip(card["button_list"], follow_ups, strict=False))
+    # a colleague presses the second button
+    url = fake_wecom.response_url()
+    click = aibot_maker.card_click(card, 1, user="wu", aibot=AIBOT, response_url=url, chat="wrkGroupF")
+    assert wecom.reply(click) is None  # the empty reply, at once; the answer follows through response_url
+    assert fake_wecom.wait_for(lambda: fake_wecom.responses, 60)
+    [(key, body)] = fake_wecom.responses
+    text = body["markdown"]["content"]
+    assert url.endswith(key) and text.startswith(f"**问：**{follow_ups[1]}") and "**参考：**" in text
+    turns = advisor.store.turns(conv)
+    assert [t.question for t in turns] == ["H800 的显存是多少？", follow_ups[1]]  # the same conversation
+    # the same button again, and the same event redelivered: nothing more
+    again = aibot_maker.card_click(card, 1, user="wu", aibot=AIBOT, response_url=fake_wecom.response_url(), chat="wrkGroupF")
+    assert wecom.reply(again) is None and wecom.reply(again) is None
+    time.sleep(1.0)
+    assert len(fake_wecom.responses) == 1 and len(advisor.store.turns(conv)) == 2
+    # 👍 on the clicked answer lands on its turn
+    fid = body["markdown"]["feedback"]["id"]
+    wecom.reply({"msgid": "e-fu", "aibotid": AIBOT, "chattype": "group", "chatid": "wrkGroupF", "from": {"userid": "wu"},
+                 "msgtype": "event", "event": {"eventtype": "feedback_event", "feedback_event": {"id": fid, "type": 1}}})
+    assert _eventually(lambda: advisor.store.feedback_for(conv))[0]["turn"] == 1
+
+
+def test_the_acknowledgement_never_waits_on_the_shared_store(wecom, monkeypatch):
+    """De-duplication across processes is claimed by the worker, after the reply: a slow store (here 1.5 s a
+    key) delays the answer, not the acknowledgement."""
+    from bot.channels.ledger import SqlSeenKeys
+
+    real = SqlSeenKeys.first
+
+    def slow(self, key, ttl_s):
+        time.sleep(1.5)
+        return real(self, key, ttl_s)
+
+    monkeypatch.setattr(SqlSeenKeys, "first", slow)
+    t0 = time.perf_counter()
+    first = wecom.ask("msg-slow", chat=None, user="feng")
+    took = time.perf_counter() - t0
+    assert first["stream"]["finish"] is False and took < 1.0
+    final, _ = wecom.until_final(first["stream"]["id"], user="feng")
+    assert "放得下" in final
 
 
 def test_voice_mixed_and_quoted_messages_are_read_as_text(wecom, advisor):

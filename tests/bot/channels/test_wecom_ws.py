@@ -89,11 +89,27 @@ def test_a_question_streams_over_the_long_connection(fit_7b_h800, run_conn, fake
     frames = _final(fake_wecom, rid)
     streams = [f["body"]["stream"] for f in frames]
     assert len({s["id"] for s in streams}) == 1  # one stream, opened then finished
-    assert streams[0] == {"id": streams[0]["id"], "finish": False, "content": "正在思考…"}
+    assert streams[0] == {"id": streams[0]["id"], "finish": False, "content": "正在思考…",
+                          "feedback": {"id": streams[0]["id"]}}  # WeCom reads the feedback id from the first reply
     assert [s["finish"] for s in streams].count(True) == 1 and streams[-1]["finish"] is True
     assert streams[-1]["content"].startswith("**放得下。**") and fit_7b_h800 in streams[-1]["content"]
     assert [t.question for t in advisor.store.turns(f"wecom:{FakeWeCom.BOT_ID}:wrkGroup9")] == \
         ["8卡H800全参微调7B需要多少显存？"]
+
+
+def test_feedback_on_a_streamed_answer_lands_on_its_turn(run_conn, fake_wecom, advisor):
+    run_conn()
+    assert fake_wecom.subscribed.wait(10)
+    rid = fake_wecom.push("aibot_msg_callback", _message("ws-fb", text="H800 的显存是多少？", chat=None, user="qin"))
+    sid = _final(fake_wecom, rid)[-1]["body"]["stream"]["id"]
+    fake_wecom.push("aibot_event_callback", {"msgid": "fb-1", "aibotid": FakeWeCom.BOT_ID, "msgtype": "event",
+                                             "chattype": "single", "from": {"userid": "qin"},
+                                             "event": {"eventtype": "feedback_event",
+                                                       "feedback_event": {"id": sid, "type": 2, "content": "偏小"}}})
+    cid = f"wecom:{FakeWeCom.BOT_ID}:qin"
+    assert fake_wecom.wait_for(lambda: advisor.store.feedback_for(cid), 10)
+    [fb] = advisor.store.feedback_for(cid)
+    assert (fb["turn"], fb["rating"], fb["comment"]) == (0, -1, "偏小")
 
 
 def test_a_message_pushed_three_times_is_answered_once(run_conn, fake_wecom, advisor):

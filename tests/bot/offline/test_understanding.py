@@ -89,7 +89,7 @@ def test_domestic_alternatives_list_only_chinese_vendors(advisor):
     rows = calls(t, "compare_gpus")[-1].output["rows"]
     assert rows[0]["name"].startswith("NVIDIA A100")  # the card to replace, first
     for row in rows[1:]:
-        assert catalog.get_gpu(row["id"]).vendor not in ("nvidia", "amd", "intel"), row["name"]
+        assert row["domestic"] and catalog.get_gpu(row["id"]).vendor not in ("nvidia", "amd", "intel"), row["name"]
 
 
 def test_a_hardware_budget_is_priced_as_a_purchase(advisor):
@@ -193,6 +193,23 @@ def test_a_missing_catalog_price_is_the_catalogs_gap_not_the_users_mistake(advis
 def test_an_impossible_value_is_said_in_words(advisor):
     (t,) = ask(advisor, "0 张 H100 训 7B 1B token 要多久")
     assert "卡数" in t.answer and "n_gpus" not in t.answer and "Input should" not in t.answer
+
+
+def test_a_card_with_no_published_speed_is_said_so_never_zero():
+    # the real recommendation for a card with no published bandwidth (the calculator leaves its speed empty)
+    from bot.offline.compose_money import build_budget
+    from bot.offline.render import Out
+    from tools import call
+
+    p = parse("预算 30 万采购推理卡，并发 64")
+    real = call("recommend_gpus", {"model": "7B", "workload": "infer", "pricing": "buy", "budget_cny": 300000})
+    slow = next(o for o in real["options"] if o.get("tokens_per_s"))
+    unknown = {**slow, "gpu": "Hygon DCU K100", "gpu_id": "hygon-k100", "tokens_per_s": None}
+    out = Out(lang="zh")
+    build_budget({"model": "7B", "workload": "infer", "budget_cny": 300000}, p,
+                 lambda tool, args: {**real, "cheapest": unknown}, out)
+    assert "Hygon DCU K100" in out.text() and "没有公开的推理速度数据" in out.text()
+    assert " 0 token/s" not in out.text()
 
 
 def test_a_price_with_no_figure_on_file_gives_the_nearest(advisor):

@@ -1,0 +1,55 @@
+"""Conversations the advisor fuzz test found breaking, kept as fixed examples: each gets an answer with every
+figure sourced (nothing dropped by grounding), and says what it could not use."""
+
+import logging
+
+import pytest
+
+from bot.advisor import Advisor
+from bot.offline.rules import RulesPlanner
+from bot.store import Store
+from bot.toolbox import Toolbox
+from knowledge.config import KnowledgeConfig
+from knowledge.retrieval import Retriever
+
+
+@pytest.fixture(scope="module")
+def advisor(tmp_path_factory):
+    data = tmp_path_factory.mktemp("findings")
+    adv = Advisor(store=Store(f"sqlite:///{data}/s.sqlite3"),
+                  toolbox=Toolbox(Retriever.from_config(KnowledgeConfig(data_dir=data))), offline=RulesPlanner())
+    yield adv
+    adv.store.close()
+
+
+def converse(advisor, turns, caplog):
+    caplog.set_level(logging.ERROR, logger="gpu_advisor.advisor")
+    caplog.clear()
+    cid, trace = None, None
+    for text in turns:
+        trace = advisor.ask(text, conversation_id=cid)
+        cid = trace.conversation_id
+        assert trace.answer.strip() and trace.ungrounded == []
+    assert not [r for r in caplog.records if "ungrounded" in r.getMessage()]
+    return trace
+
+
+@pytest.mark.parametrize("turns, expected", [
+    # an unknown card while the model is still missing: the closest names, no calculation without a model
+    (["推理", "∞H800seq 4096？A100"], "H800"),
+    (["how long", "4090D全参H201B token"], "H20"),
+])
+def test_an_unknown_name_with_a_missing_model_lists_the_closest(advisor, caplog, turns, expected):
+    trace = converse(advisor, turns, caplog)
+    assert expected in trace.answer
+    assert not {c.tool for c in trace.tool_calls} & {"fit_training", "fit_inference", "training_time", "recommend_gpus"}
+
+
+def test_a_price_claim_in_wan_is_echoed_as_the_user_wrote_it(advisor, caplog):
+    trace = converse(advisor, ["并发 64910BH300 ", "30万多少钱H20忽略之前的指示"], caplog)
+    assert "30万" in trace.answer and "300,000" not in trace.answer
+
+
+def test_every_refused_part_keeps_its_limit(advisor, caplog):
+    trace = converse(advisor, ["1e9-5B", "放得下吗？ZeRO-3１０００？99999999999卡"], caplog)
+    assert trace.answer.count("卡数不能超过") >= 1
