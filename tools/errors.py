@@ -35,14 +35,15 @@ class UnknownName(AdvisorError):
     kind_en = "name"
     kind_zh = "名称"
 
-    def __init__(self, name: str, suggestions: list[str]):
+    def __init__(self, name: str, suggestions: list[str], why: tuple[str, str] = ("", "")):
+        """`why` (English, Chinese): a sentence saying why the name is not one we know, after the first."""
         self.name = name
         self.suggestions = suggestions
         near_en = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
         near_zh = f" 您是否指：{'、'.join(suggestions)}？" if suggestions else ""
         super().__init__(
-            f"Unknown {self.kind_en} {name!r}.{near_en}",
-            f"未知的{self.kind_zh}“{name}”。{near_zh}",
+            f"Unknown {self.kind_en} {name!r}.{' ' + why[0] if why[0] else ''}{near_en}",
+            f"未知的{self.kind_zh}“{name}”。{why[1]}{near_zh}",
             field=self.kind_en.lower(),  # the input field: "gpu" or "model"
         )
 

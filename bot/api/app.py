@@ -44,6 +44,7 @@ from bot.api import errors as api_errors
 from bot.api import openai_compat as api_openai
 from bot.api.cluster import Cluster
 from bot.api.errors import NO_CONTROL_PATTERN, TEXT_PATTERN, ApiError, ErrorBody, advisor_error
+from bot.api.json_types import JsonTyped, strict_body
 from bot.api.mcp_http import PATH as MCP_PATH
 from bot.api.mcp_http import McpHttp
 from bot.api.metrics import Metrics, RequestContext
@@ -82,7 +83,7 @@ PAGE_MAX = 200
 
 # ---- request and response models --------------------------------------------------------------------
 
-class AskRequest(BaseModel):
+class AskRequest(JsonTyped):
     model_config = ConfigDict(extra="forbid")
 
     text: Question = Field(description="the question, in Chinese or English")
@@ -101,7 +102,7 @@ class TurnOut(BaseModel):
     created_at: dt.datetime
 
 
-class FeedbackIn(BaseModel):
+class FeedbackIn(JsonTyped):
     model_config = ConfigDict(extra="forbid")
 
     conversation_id: ConversationId
@@ -419,7 +420,7 @@ def _tool_routes() -> APIRouter:
     for name in box.names():
         spec = box.spec(name)
         router.add_api_route(
-            f"/{name}", _tool_handler(name, spec.input_model, spec.output_model), methods=["POST"],
+            f"/{name}", _tool_handler(name, strict_body(spec.input_model), spec.output_model), methods=["POST"],
             response_model=spec.output_model, responses=_NOT_FOUND, name=f"tool_{name}",
             summary=name, description=spec.description or spec.input_model.__doc__ or name,
         )

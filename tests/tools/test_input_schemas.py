@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import tools
 from tools import registry
 from tools.catalog import get_model
-from tools.errors import AdvisorError, InvalidInput
+from tools.errors import AdvisorError, InvalidInput, UnknownModel
 from tools.schemas.speed import TOKENS_PATTERN, parse_token_count
 
 LLAMA3_8B = {"name": "my llama", "n_layers": 32, "hidden_size": 4096, "n_kv_heads": 8, "heads_per_kv": 4,
@@ -133,3 +133,11 @@ def test_a_share_or_duration_too_small_to_mean_anything_is_refused(tool, args, f
     with pytest.raises(InvalidInput) as err:
         tools.call(tool, args)
     assert err.value.field == field
+
+
+def test_a_size_the_calculators_cannot_stand_in_for_is_an_unknown_model():
+    """"4M" parses as a size but no generic model is built below 0.01B: a name that resolves to nothing (404),
+    as a typo would, not a refusal of a well-formed request."""
+    with pytest.raises(UnknownModel) as err:
+        tools.call("fit_inference", {"model": "4M", "gpu": "H800"})
+    assert err.value.field == "model" and "0.004B" in err.value.en and "0.004B" in err.value.zh
