@@ -37,12 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from bot.grounding.check import GroundingResult, UngroundedNumber, ground, trusted_tool_outputs
 from bot.language import detect_language
 from bot.planner import PlanResult
 from bot.toolbox import SEARCH
+from tools.yaml_data import load_yaml
 
 REASONS = ("truncated", "empty", "markup", "repetition", "echo", "too_long", "wrong_language", "unknown_name",
            "no_tool_call", "missing_key_figure", "missing_verdict", "wrong_verdict", "bad_citation", "ungrounded",
@@ -126,7 +125,7 @@ class GateResult:
 
 @functools.cache
 def _texts() -> dict[str, dict[str, str]]:
-    return yaml.safe_load((Path(__file__).parent / "llm" / "prompts" / "gate.yaml").read_text(encoding="utf-8"))
+    return load_yaml((Path(__file__).parent / "llm" / "prompts" / "gate.yaml").read_text(encoding="utf-8"))
 
 
 def _lang(lang: str | None) -> str:

@@ -16,11 +16,11 @@ import math
 import re
 from pathlib import Path
 
-import yaml
 from rapidfuzz import fuzz, process
 
 from tools.errors import UnknownGpu, UnknownModel
 from tools.specs import GpuSpec, ModelSpec, Source
+from tools.yaml_data import load_yaml
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -63,7 +63,7 @@ def word_key(name: str) -> str:
 
 def _load_yaml(filename: str) -> list[dict]:
     with open(DATA_DIR / filename, encoding="utf-8") as fh:
-        return yaml.safe_load(fh) or []
+        return load_yaml(fh) or []
 
 
 @functools.cache

@@ -13,13 +13,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-import yaml
-
 from tools.catalog import DATA_DIR, normalize
 from tools.errors import UnknownFabric
 from tools.gpu_spec import GpuSpec
 from tools.memo import per_record
 from tools.units import GB
+from tools.yaml_data import load_yaml
 
 #: share of the NVLink/PCIe per-direction rate that a large NCCL all-reduce reaches (an assumption:
 #: nccl-tests bus bandwidth on 8-GPU NVLink servers is typically 75–85% of the per-direction spec)
@@ -48,7 +47,7 @@ class Fabric:
 @functools.cache
 def fabrics() -> tuple[Fabric, ...]:
     with open(DATA_DIR / "network.yaml", encoding="utf-8") as fh:
-        rows = yaml.safe_load(fh)
+        rows = load_yaml(fh)
     return tuple(
         Fabric(
             id=r["id"],

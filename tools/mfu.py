@@ -15,11 +15,10 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-import yaml
-
 from tools.catalog import DATA_DIR
 from tools.gpu_spec import GpuSpec
 from tools.memo import per_record
+from tools.yaml_data import load_yaml
 
 
 @dataclass(frozen=True)
@@ -62,7 +61,7 @@ def _factor(row) -> Factor:
 @functools.cache
 def rules() -> MfuRules:
     with open(DATA_DIR / "mfu.yaml", encoding="utf-8") as fh:
-        doc = yaml.safe_load(fh)
+        doc = load_yaml(fh)
     gens = tuple(
         Generation(
             id=g["id"],

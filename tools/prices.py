@@ -12,10 +12,10 @@ import functools
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tools.gpu_spec import GpuSpec
+from tools.yaml_data import load_yaml
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -140,7 +140,7 @@ TCO_KEYS = (
 
 def _load(filename: str) -> dict:
     with open(DATA_DIR / filename, encoding="utf-8") as fh:
-        return yaml.safe_load(fh) or {}
+        return load_yaml(fh) or {}
 
 
 @functools.cache

@@ -20,9 +20,8 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
-
 from bot.trace import AnswerTrace
+from tools.yaml_data import load_yaml
 
 PHRASES_FILE = Path(__file__).with_name("phrases.yaml")
 WECOM_MARKDOWN_BYTES = 2048
@@ -33,7 +32,7 @@ _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
 @cache
 def _phrases() -> dict:
-    return yaml.safe_load(PHRASES_FILE.read_text(encoding="utf-8"))
+    return load_yaml(PHRASES_FILE.read_text(encoding="utf-8"))
 
 
 def phrase(key: str, lang: str, **values) -> str:

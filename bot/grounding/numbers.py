@@ -363,7 +363,8 @@ def _parse_at(text: str, masked: str, m: re.Match) -> Number | None:
             unit = "GPU"  # "8 A100"
     if unit in CURRENCIES and (den := _DENOM_RE.match(masked, pos)):
         unit, pos = f"{unit}/{_DENOMS[int(den.lastgroup[1:])][0]}", den.end()  # type: ignore[index]
-    if not unit and pos < len(masked) and re.match(r"[A-Za-z0-9_]", masked[pos]):
+    zh_mag = bool(mag and mag.group("zh"))  # "30万how long": a Chinese magnitude word ends the figure
+    if not unit and not zh_mag and pos < len(masked) and re.match(r"[A-Za-z0-9_]", masked[pos]):
         return None  # "3D", "1F1B", "2nd": part of a name
     if not unit and mag_word in ("B", "T", "M"):
         unit = "params"  # "70B", "1.8T"

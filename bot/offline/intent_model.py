@@ -40,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tools.yaml_data import load_yaml
+
 log = logging.getLogger("gpu_advisor.offline")
 
 DATA = Path(__file__).parent / "data" / "intents.yaml"
@@ -156,9 +158,7 @@ class IntentModel:
 
 def load_examples(path: Path = DATA) -> list[tuple[str, str]]:
     """(question, intent) pairs of the training file."""
-    import yaml
-
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = load_yaml(path.read_text(encoding="utf-8"))
     out = [(q, intent) for intent, qs in (data.get("examples") or {}).items() for q in qs]
     out += [(row["q"], row["intent"]) for row in data.get("corpus_train") or []]
     return out

@@ -11,7 +11,7 @@ import re
 import string
 from pathlib import Path
 
-import yaml
+from tools.yaml_data import load_yaml
 
 TEMPLATES = Path(__file__).parent / "templates" / "answers.yaml"
 _ONE_GPU = re.compile(r"(?<![\d.,])1 GPUs ")
@@ -19,7 +19,7 @@ _ONE_GPU = re.compile(r"(?<![\d.,])1 GPUs ")
 
 @functools.cache
 def _templates() -> dict[str, dict[str, str]]:
-    return yaml.safe_load(TEMPLATES.read_text(encoding="utf-8"))
+    return load_yaml(TEMPLATES.read_text(encoding="utf-8"))
 
 
 class _Strict(dict):

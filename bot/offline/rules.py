@@ -27,6 +27,8 @@ from tools.errors import AdvisorError
 _ACCEPT = re.compile(ACCEPT_DEFAULT, re.IGNORECASE)
 ASK_KEY = {"model": "ask_model", "gpu": "ask_gpu", "tokens": "ask_tokens", "gpu_hours": "ask_hours",
            "budget_cny": "ask_budget"}
+#: the example a question for a slot gives ("例如 80 万"), with its value
+ASK_EXAMPLES = {"budget_cny": {"value": 800_000, "zh": "80 万", "en": "800,000 CNY"}}
 #: a second intent that the first one's answer already covers
 COVERS = {"time": {"cost", "fit", "min_gpus"}, "fit": {"min_gpus"}, "min_gpus": {"fit"}, "cost": {"price"},
           "price": {"cost"}, "serving_capacity": {"speed", "fit"}, "speed": {"serving_capacity"},
@@ -115,12 +117,15 @@ class RulesPlanner:
         if missing and len(out.blocks) == shown:
             key = missing[0]
             label = DEFAULT_LABEL.get(key, {}).get(ASK_DEFAULTS.get(key), {}).get(lang, "")
-            out.add(say(ASK_KEY.get(key, "ask_model"), lang, default=label))
+            example = ASK_EXAMPLES.get(key)  # the example figure in the question is ours: offered as its source
+            out.add(say(ASK_KEY.get(key, "ask_model"), lang, default=label,
+                        example=example[lang] if example else ""))
             new_state = {"frame": {"intent": intent, "slots": _clean(user_slots)},
                          "pending": {"intent": intent, "missing": key, "slots": _clean(user_slots)}}
             return PlanResult(answer=out.text(), language=lang, tool_calls=run.calls, citations=run.citations,
                               follow_ups=[], state=_jsonable(new_state),
-                              offered={"planner_defaults": {key: ASK_DEFAULTS.get(key)}, **offered})
+                              offered={"planner_defaults": {key: ASK_DEFAULTS.get(key)},
+                                       **({"ask_example": {key: example["value"]}} if example else {}), **offered})
         if missing:  # the unknown names were said, with the closest ones: nothing can be computed without them
             return PlanResult(answer=out.text(), language=lang, tool_calls=run.calls, citations=run.citations,
                               follow_ups=[], state=_jsonable({"frame": {"intent": intent, "slots": _clean(user_slots)}}),
@@ -135,7 +140,8 @@ class RulesPlanner:
             if extra in COVERS.get(intent, ()) or extra == intent:
                 continue
             ef = frame(extra)
-            eslots = {**{k: v for k, v in ef.defaults.items() if slots.get(k) in (None, [])}, **slots}
+            # the second part's defaults fill what is still empty (an empty slot must not hide its default)
+            eslots = {**slots, **{k: v for k, v in ef.defaults.items() if slots.get(k) in (None, [])}}
             if all(eslots.get(k) not in (None, []) for k in ef.needs):
                 self._answer(extra, eslots, p, run, out, offered)
         if len(out.blocks) == shown:

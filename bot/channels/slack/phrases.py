@@ -5,14 +5,14 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-import yaml
+from tools.yaml_data import load_yaml
 
 _FILE = Path(__file__).with_name("phrases.yaml")
 
 
 @cache
 def _table() -> dict:
-    return yaml.safe_load(_FILE.read_text(encoding="utf-8"))
+    return load_yaml(_FILE.read_text(encoding="utf-8"))
 
 
 def say(key: str, lang: str, **values: str) -> str:

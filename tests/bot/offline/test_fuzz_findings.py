@@ -53,3 +53,20 @@ def test_a_price_claim_in_wan_is_echoed_as_the_user_wrote_it(advisor, caplog):
 def test_every_refused_part_keeps_its_limit(advisor, caplog):
     trace = converse(advisor, ["1e9-5B", "放得下吗？ZeRO-3１０００？99999999999卡"], caplog)
     assert trace.answer.count("卡数不能超过") >= 1
+
+
+def test_a_figure_run_into_english_words_is_still_the_users_figure(advisor, caplog):
+    trace = converse(advisor, ["30万how long99999999999卡H800多少钱推荐"], caplog)
+    assert "30万" in trace.answer
+
+
+def test_a_second_part_gets_its_own_defaults(advisor, caplog):
+    # "how long？… 租还是买": the time part has no token count; its default (1B tokens) is used and said
+    trace = converse(advisor, ["？700亿参数卡时seq 4096", "how long？70B20元/卡时租还是买"], caplog)
+    assert {"rent_vs_buy", "training_time"} <= {c.tool for c in trace.tool_calls}
+
+
+def test_the_example_in_a_question_back_is_not_an_unsourced_figure(advisor, caplog):
+    asked = converse(advisor, ["国产推荐两台8卡那换成？"], caplog)
+    assert "80 万" in asked.answer
+    converse(advisor, ["国产推荐两台8卡那换成？", "fit部署"], caplog)
