@@ -3,7 +3,7 @@
     .venv/bin/python bench/channels_slack.py [--events 60] [--clients 8]
 
 Starts the API on a free loopback port with the Slack app on and its Web API pointed at the fake Slack
-of the tests (tests/slack_fake.py), then measures, in the same run:
+of the tests (tests/support/slack_fake.py), then measures, in the same run:
 
     GET /healthz                      the baseline: the cheapest route of the same server, idle, and
                                       again while the answers below run (what CPU-bound answers cost)
@@ -34,7 +34,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 QUESTIONS = ["70B 全参训练，单卡 A100 够吗？", "Llama 3 8B LoRA on one RTX 4090?", "H20 显存多大？",
              "8 张 H800 全参微调 7B，10 亿 token 要多久？", "Qwen2.5-72B 推理需要几张 H20？"]
