@@ -241,6 +241,8 @@ def _evaluate(job: _Job, gpu: GpuSpec) -> Candidate | DroppedGpu:
     inp = job.inp
     if inp.china_available and not gpu.china.available:
         return drop(gpu, "not_in_china", note=gpu.china.note)
+    if inp.domestic and not gpu.domestic:
+        return drop(gpu, "not_domestic")
     quote = _quote(gpu, inp.pricing)
     if quote is None and inp.budget_cny is not None:
         return drop(gpu, "no_price", pricing=inp.pricing)
@@ -329,7 +331,7 @@ def recommend_gpus(inp: RecommendInput) -> RecommendOutput:
         model=model.name, workload=inp.workload, method=job.method,
         tokens=None if inp.workload == "infer" else inp.tokens, pricing=inp.pricing, cost_basis=cost_basis(inp),
         budget_cny=inp.budget_cny, deadline_hours=inp.deadline_hours, china_available=inp.china_available,
-        options=shown, more_options=len(ranked) - len(shown), **chosen,
+        domestic=inp.domestic, options=shown, more_options=len(ranked) - len(shown), **chosen,
         best_value_metric=BEST_VALUE_INFER if inp.workload == "infer" else BEST_VALUE_TRAIN,
         dropped=dropped, verdict_en=en, verdict_zh=zh, assumptions=recommend_assumptions(inp, job.model, job.method, job.checkpointing),
     )

@@ -104,6 +104,8 @@ def drop(gpu: GpuSpec, reason: str, **k) -> DroppedGpu:
     if reason == "not_in_china":
         en = f"Not available in mainland China: {k['note']}"
         zh = "中国大陆无法正常采购（受美国出口管制，需要许可证）。"
+    elif reason == "not_domestic":
+        en, zh = f"Not a Chinese-made accelerator ({gpu.vendor}).", f"不是国产加速卡（{gpu.vendor}）。"
     elif reason == "no_price":
         what_en, what_zh = ("rental", "租赁") if k["pricing"] == "rent" else ("purchase", "采购")
         en = f"No {what_en} price on file, so it cannot be checked against the budget."
@@ -213,6 +215,7 @@ def verdict(inp: RecommendInput, picks: dict, dropped: list[DroppedGpu], n_optio
     names = {
         "over_budget": ("over budget", "超出预算"), "misses_deadline": ("miss the deadline", "赶不上期限"),
         "does_not_fit": ("do not fit", "显存放不下"), "not_in_china": ("not available in China", "中国大陆无法采购"),
+        "not_domestic": ("not Chinese-made", "非国产"),
         "no_price": ("no price on file", "没有价格"), "unsupported": ("not supported", "不支持"),
     }
     en = ", ".join(f"{v} {names[k][0]}" for k, v in counts.items())

@@ -106,8 +106,10 @@ def recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> N
                         ("context_len", "context_len")):
         if s.get(key):
             args[target] = s[key]
-    if s.get("china_only"):
+    if s.get("china_only") or s.get("domestic_only"):
         args["china_available"] = True
+    if s.get("domestic_only"):
+        args["domestic"] = True  # Chinese-made, not merely sold in China
     r = run("recommend_gpus", args)
     labels = {"zh": {"cheapest": "最省钱", "fastest": "最快", "best_value": "性价比"},
               "en": {"cheapest": "Cheapest", "fastest": "Fastest", "best_value": "Best value"}}[lang]
@@ -120,7 +122,8 @@ def recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> N
     out.add(say("recommend_intro", lang, n=best["n_gpus"], gpu=best["gpu"], workload=workload, model=args["model"]))
     lines = []
     for key, o in picks:
-        when = duration(o["hours"], lang) if o.get("hours") else (f"{o.get('tokens_per_s', 0):,.0f} token/s")
+        when = (duration(o["hours"], lang) if o.get("hours") else f"{o['tokens_per_s']:,.0f} token/s"
+                if o.get("tokens_per_s") else say("no_speed", lang))  # a card with no published figure: never "0"
         cost = money(o["total_cny"], lang) if o.get("total_cny") is not None else "—"
         lines.append(say("recommend_pick", lang, label=labels[key], n=o["n_gpus"], gpu=o["gpu"], time=when, cost=cost))
     out.add("\n".join(lines))

@@ -22,7 +22,7 @@ from bot.offline.render import (
 )
 from bot.offline.toolargs import n_of, short_source
 from bot.toolbox import ToolRun
-from tools.catalog import get_gpu, gpus
+from tools.catalog import gpus
 from tools.prices import prices_for
 from tools.units import HOURS_PER_MONTH
 
@@ -145,10 +145,10 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
         args.update({k: s[k] for k in ("batch", "context_len") if s.get(k)})
     if s.get("domestic_only") or s.get("china_only"):
         args["china_available"] = True
+    if s.get("domestic_only"):
+        args["domestic"] = True  # Chinese-made, not merely sold in China
     r = run("recommend_gpus", args)
     picks = [(k, r.get(k)) for k in ("cheapest", "fastest", "best_value") if r.get(k)]
-    if s.get("domestic_only"):
-        picks = [(k, o) for k, o in picks if get_gpu(o["gpu_id"]).domestic]  # Chinese-made, not merely sold in China
     if not picks:
         reason = "; ".join(d[f"reason_{lang}"] for d in r.get("dropped", [])[:3]) or "—"
         out.add(say("recommend_none", lang, reason=reason))

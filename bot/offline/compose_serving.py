@@ -16,7 +16,6 @@ from bot.offline.render import (
 )
 from bot.offline.toolargs import assumed, serving_args
 from bot.toolbox import ToolRun
-from tools.catalog import get_gpu
 
 
 def fit_infer(s: dict[str, Any], run: ToolRun, out: Out) -> None:
@@ -108,12 +107,12 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
         args["pricing"] = "buy"
     if s.get("china_only") or s.get("domestic_only"):
         args["china_available"] = True
+    if s.get("domestic_only"):
+        args["domestic"] = True  # Chinese-made, not merely sold in China
     r = run("recommend_gpus", args)
     labels = {"zh": {"cheapest": "最省钱", "fastest": "最快", "best_value": "性价比"},
               "en": {"cheapest": "Cheapest", "fastest": "Fastest", "best_value": "Best value"}}[lang]
     picks = [(k, r.get(k)) for k in ("cheapest", "fastest", "best_value") if r.get(k)]
-    if s.get("domestic_only"):
-        picks = [(k, o) for k, o in picks if get_gpu(o["gpu_id"]).domestic]  # Chinese-made, not merely sold in China
     if not picks:
         reason = "; ".join(d[f"reason_{lang}"] for d in r.get("dropped", [])[:3]) or "—"
         out.add(say("recommend_none", lang, reason=reason))
@@ -127,8 +126,9 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     lines = []
     for key, o in picks:
         cost = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)
-        lines.append(say("serving_pick", lang, label=labels[key], n=o["n_gpus"], gpu=o["gpu"],
-                         tps=f"{o.get('tokens_per_s') or 0:,.0f}", cost=cost))
+        speed = o.get("tokens_per_s")  # None: a card with no published bandwidth, never shown as "0 token/s"
+        lines.append(say("serving_pick" if speed else "serving_pick_no_speed", lang, label=labels[key], n=o["n_gpus"],
+                         gpu=o["gpu"], tps=f"{speed or 0:,.0f}", cost=cost))
     out.add("\n".join(dict.fromkeys(lines)))
     if buying:
         out.add(say("budget_note", lang))

@@ -323,3 +323,11 @@ def test_cli_error_is_one_clean_line():
     res = runner.invoke(app, ["recommend", "--model", "7B", "--workload", "train"])
     assert res.exit_code == 2
     assert "error:" in res.output and "tokens" in res.output and "Traceback" not in res.output
+
+
+def test_domestic_keeps_only_chinese_made_cards():
+    r = tools.call("recommend_gpus", {"model": "Qwen2.5-7B", "workload": "infer", "batch": 50, "domestic": True})
+    assert r["options"] and all(get_gpu(o["gpu_id"]).domestic for o in r["options"])
+    dropped = {d["gpu"]: d["reason"] for d in r["dropped"]}
+    assert dropped.get("NVIDIA H20 96GB") == "not_domestic"
+    assert r["domestic"] is True

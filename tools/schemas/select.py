@@ -41,6 +41,9 @@ class RecommendInput(ToolInput):
     china_available: bool | None = Field(
         None, description="True: only GPUs that can be bought in mainland China (export rules)."
     )
+    domestic: bool | None = Field(
+        None, description="Only Chinese-made accelerators (国产: Huawei, Hygon, Cambricon…) when true."
+    )
     pricing: Pricing = Field("rent", description="rent (元 per card-hour) or buy (元 per card, cards only).")
     batch: int = Field(1, ge=1, le=100_000, description="infer: concurrent sequences.")
     context_len: int = Field(4096, ge=1, le=1_000_000, description="infer: tokens per sequence (prompt + output).")
@@ -146,7 +149,7 @@ class DroppedGpu(BaseModel):
 
     gpu: str
     gpu_id: str
-    reason: Literal["not_in_china", "does_not_fit", "no_price", "over_budget", "misses_deadline", "unsupported"]
+    reason: Literal["not_in_china", "not_domestic", "does_not_fit", "no_price", "over_budget", "misses_deadline", "unsupported"]
     reason_en: str
     reason_zh: str
     n_gpus: int | None = None
@@ -164,6 +167,7 @@ class RecommendOutput(ToolOutput):
     budget_cny: float | None
     deadline_hours: float | None
     china_available: bool | None
+    domestic: bool | None = None
     options: list[RecommendOption] = Field(description="The top_k options, cheapest first (unpriced last).")
     more_options: int = Field(description="Further options that passed every filter but are beyond top_k.")
     cheapest: RecommendOption | None

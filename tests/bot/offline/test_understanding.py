@@ -228,3 +228,14 @@ def test_a_hardware_budget_for_serving_is_priced_as_cards_not_rent(advisor, ques
     assert call.input["pricing"] == "buy" and call.input["budget_cny"] in (300_000, 500_000)
     assert call.input.get("context_len", 4096) <= 131072  # "300k CNY" is money, not a 307,200-token context
     assert ("采购" in t.answer) or ("purchase" in t.answer.lower())
+
+
+@pytest.mark.parametrize("question", ["只能用国产卡，部署 Qwen2.5-7B 给 50 人用", "只考虑国产卡，微调 7B 1B token 推荐什么卡",
+                                      "预算 50 万只买国产卡跑 7B 推理"])
+def test_domestic_only_recommends_chinese_made_cards(advisor, question):
+    (t,) = ask(advisor, question)
+    call = next(c for c in t.tool_calls if c.tool == "recommend_gpus")
+    assert call.input.get("domestic") is True
+    picks = [call.output[k] for k in ("cheapest", "fastest", "best_value") if call.output.get(k)]
+    assert picks and all(catalog.get_gpu(o["gpu_id"]).domestic for o in picks)
+    assert "没有符合条件" not in t.answer and all(o["gpu"] in t.answer for o in picks)
