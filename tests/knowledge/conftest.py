@@ -128,11 +128,14 @@ def config(tmp_path: Path, corpus: Path) -> KnowledgeConfig:
 
 @pytest.fixture(autouse=True)
 def _fresh_chroma_systems():
-    """Chroma caches one system per path for the whole process; stop them between tests."""
-    yield
+    """Chroma caches one system per path for the whole process; stop the ones this test started between tests
+    (not the session's shared advisor's, which later suites still use)."""
     from chromadb.api.shared_system_client import SharedSystemClient
 
-    for system in list(SharedSystemClient._identifier_to_system.values()):
+    before = set(SharedSystemClient._identifier_to_system)
+    yield
+    for key in set(SharedSystemClient._identifier_to_system) - before:
+        system = SharedSystemClient._identifier_to_system.pop(key)
+        SharedSystemClient._identifier_to_refcount.pop(key, None)
         with contextlib.suppress(Exception):
             system.stop()
-    SharedSystemClient.clear_system_cache()
