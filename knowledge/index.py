@@ -42,6 +42,7 @@ from knowledge.chunking import Chunk, chunk_note
 from knowledge.config import KnowledgeConfig
 from knowledge.embeddings import make_embedding
 from knowledge.errors import IndexBusy, IndexUnavailable
+from knowledge.lexical import bulk, warm_up
 from knowledge.notes import BUILTIN, CorpusRoot, Note, load_corpus
 
 log = logging.getLogger("gpu_advisor.knowledge")
@@ -397,6 +398,11 @@ class KnowledgeIndex:
 
     def _apply(self, todo: list[StoredChunk], gone: list[str], progress: Progress | None) -> None:
         col = self.collection()
+        if todo:
+            # the hashing embedding cuts the text with jieba: through the word store beside the index (written now
+            # when missing), or with the whole dictionary when there is a lot of text
+            warm_up(self.config.data_dir)
+            bulk(sum(len(c.text) for c in todo))
         total = len(todo) + len(gone)
         if progress:
             progress(0, total)
