@@ -6,9 +6,8 @@ run. So a tokenizer that, before cutting a run, looks up the run's substrings (u
 in a word store cuts exactly as one with the whole dictionary in memory: the same words for any text,
 a question's words included, not only the words of the indexed notes.
 
-- The word store: `<data dir>/jieba-words.sqlite3`, jieba's words (Chinese only, with their
-  frequencies, the project's domain words added as `jieba.add_word` adds them) and the dictionary's
-  total, about 6 MB. Written once from a loaded dictionary (a third of a second); a store written for
+- The word store: `<data dir>/jieba-words.sqlite3`, jieba's words with their frequencies (the
+  project's domain words added as `jieba.add_word` adds them) and the dictionary's total, about 6 MB. Written once from a loaded dictionary (a third of a second); a store written for
   another jieba, dictionary or domain-word list is ignored and written again.
 - The token cache: `<data dir>/lexical-tokens.json`, the tokens of every indexed chunk by its content
   hash, valid for one tokenizer (the lexical rules' source, jieba, the Unicode tables), so a retriever
@@ -21,7 +20,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import sqlite3
 import sys
 import tempfile
@@ -52,8 +50,6 @@ jieba = _import_jieba()
 
 STORE_FILE = "jieba-words.sqlite3"
 TOKENS_FILE = "lexical-tokens.json"
-#: the store keeps words made only of these (the lexical leg and the relevance check cut only such runs)
-_CJK_WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _BATCH = 500
 
 
@@ -118,7 +114,7 @@ def open_store(data_dir: Path, key: str) -> StoreTokenizer | None:
 def write_store(data_dir: Path, tokenizer: jieba.Tokenizer, key: str) -> bool:
     """Write the Chinese words of a loaded tokenizer (`FREQ`, `total`) as the word store; False when the
     folder is not writable (the next process then loads the whole dictionary again)."""
-    words = sorted((w, f) for w, f in tokenizer.FREQ.items() if f > 0 and _CJK_WORD.fullmatch(w))
+    words = sorted((w, f) for w, f in tokenizer.FREQ.items() if f > 0)  # entries of 0 are prefixes
     tmp = None
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
