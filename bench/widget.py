@@ -16,23 +16,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-CLI = Path(sys.executable).with_name("gpu-advisor")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))  # what the widget tests start
+
+from loopback import free_port
+from served import CHROMIUM, CHROMIUM_ARGS, CLI, clean_env, host_pages, serve
+
 QUESTIONS = ["70B 全参训练，单卡 A100 够吗？", "8 张 H100 租还是买？用 3 年", "H100 和 A100 比较",
              "Qwen2.5-72B 推理要几张 H100？"]
 
@@ -54,12 +51,6 @@ TIMER = """() => {
     obs.observe(log, { subtree: true, childList: true, characterData: true, attributes: true });
   }, { capture: true });
 }"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def pct(values: list[float], q: float) -> float:
@@ -95,7 +86,7 @@ def browser_run(api: str, host: str, rounds: int) -> tuple[list[float], list[flo
 
     first, final = [], []
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = chromium.new_page(viewport={"width": 1280, "height": 800})
         page.goto(host)
         page.locator("[data-gpu-advisor] button").click()
@@ -127,54 +118,26 @@ def main() -> None:
     if not Path(CHROMIUM).exists():
         sys.exit("needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
     tmp = Path(tempfile.mkdtemp(prefix="bench-widget-"))
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_")) and k != "DATABASE_URL"}
-    env.update(GPU_ADVISOR_DATA_DIR=str(tmp / "data"), GPU_ADVISOR_RATE_LIMIT="0",
-               GPU_ADVISOR_WIDGET_RATE_LIMIT="0", ANONYMIZED_TELEMETRY="False")
+    env = clean_env(tmp / "data", GPU_ADVISOR_RATE_LIMIT="0", GPU_ADVISOR_WIDGET_RATE_LIMIT="0")
     host_port, api_port = free_port(), free_port()
-    api, host = f"http://127.0.0.1:{api_port}", f"http://127.0.0.1:{host_port}"
+    host = f"http://127.0.0.1:{host_port}"
     made = subprocess.run([str(CLI), "keys", "create", "bench", "--widget", "--origin", host, "--json"],
                           env=env, cwd=tmp, capture_output=True, text=True, check=True)
     key = json.loads(made.stdout)["key"]
     page = (f'<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><title>bench</title></head><body>'
-            f'<script src="{api}/widget.js" data-key="{key}" data-lang="zh" defer></script></body></html>').encode()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(page)))
-            self.end_headers()
-            self.wfile.write(page)
-
-        def log_message(self, *a):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", host_port), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    proc = subprocess.Popen([str(CLI), "serve", "--port", str(api_port), "--log-level", "warning"],
-                            env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            f'<script src="http://127.0.0.1:{api_port}/widget.js" data-key="{key}" data-lang="zh" defer></script>'
+            '</body></html>')
+    server = host_pages({"/": page}, host_port)
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                if httpx.get(api + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                sys.exit("the server did not start")
-            time.sleep(0.2)
-        baseline(api, key, host, 1)  # warm-up
-        base_first, base_final = baseline(api, key, host, args.rounds)
-        web_first, web_final = browser_run(api, host, args.rounds)
+        with serve(env, cwd=tmp, port=api_port, timeout_s=300) as api:
+            baseline(api, key, host, 1)  # warm-up
+            base_first, base_final = baseline(api, key, host, args.rounds)
+            web_first, web_final = browser_run(api, host, args.rounds)
+    except RuntimeError as err:
+        sys.exit(str(err))
     finally:
         server.shutdown()
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        server.server_close()
     print(f"widget in Chromium, {len(QUESTIONS)} questions x {args.rounds} rounds, offline mode, loopback")
     print(row("baseline httpx: first delta", base_first))
     print(row("baseline httpx: final event", base_final))

@@ -10,17 +10,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from bot.planner import Emit, _ignore
 from bot.trace import Citation, ToolCall
 from knowledge.retrieval import Retriever, SearchKnowledgeInput, SearchKnowledgeOutput
 from tools import registry
-from tools.errors import AdvisorError
+from tools.errors import AdvisorError, InvalidInput
+from tools.schemas.common import WHITESPACE
 
 SEARCH = "search_knowledge"
 #: how a note from a user's own folder is labelled wherever it is cited: never mistaken for the catalog
 USER_NOTE_LABEL = "用户资料 / user note: "
+
+
+class SearchInput(SearchKnowledgeInput):
+    """`search_knowledge`'s input as the tools take it: the schema says that a query needs a visible character."""
+
+    query: str = Field(min_length=1, max_length=1000, description="the question or keywords, zh or en",
+                       json_schema_extra={"pattern": f"[^{WHITESPACE}]"})
+
+    @field_validator("query")
+    @classmethod
+    def _visible(cls, value: str) -> str:
+        if not value.strip():
+            raise InvalidInput("The search query is empty.", "检索内容为空。", field="query")
+        return value
 
 
 @dataclass(frozen=True)
@@ -42,7 +57,7 @@ class Toolbox:
         if name == SEARCH:
             return ToolSpec(SEARCH, "Search the knowledge base (GPU buying notes in Chinese and English, corrections of "
                             "common claims, prices and channels) and return passages to cite by id.",
-                            SearchKnowledgeInput, SearchKnowledgeOutput)
+                            SearchInput, SearchKnowledgeOutput)
         tool = registry.get(name)
         return ToolSpec(name, tool.description, tool.input_model, tool.output_model)
 
@@ -53,7 +68,7 @@ class Toolbox:
         """Run one tool on plain JSON arguments; AdvisorError for bad input or unknown names."""
         if name == SEARCH:
             try:
-                inp = SearchKnowledgeInput.model_validate(args)
+                inp = SearchInput.model_validate(args)
             except ValidationError as err:
                 raise registry.invalid_from_validation(err) from None
             if self.retriever is None:

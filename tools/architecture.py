@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.errors import InvalidInput
+from tools.errors import Unsupported
 from tools.memo import per_record
 from tools.model_spec import ModelSpec
 
@@ -132,13 +132,13 @@ def kv_bytes_per_token(m: ModelSpec, bytes_per_element: float) -> float:
 def check_parallel(m: ModelSpec, tp: int, pp: int) -> None:
     """Tensor parallel must split the heads (and the KV heads, or be split by them); pp ≤ layers."""
     if m.n_heads % tp or (m.n_kv_heads % tp and tp % m.n_kv_heads):
-        raise InvalidInput(
+        raise Unsupported(
             f"tp={tp} does not divide {m.name}'s {m.n_heads} attention heads ({m.n_kv_heads} KV heads).",
             f"张量并行 tp={tp} 不能整除 {m.name} 的 {m.n_heads} 个注意力头（{m.n_kv_heads} 个 KV 头）。",
             field="tp",
         )
     if pp > m.n_layers:
-        raise InvalidInput(
+        raise Unsupported(
             f"pp={pp} is more pipeline stages than {m.name}'s {m.n_layers} layers.",
             f"流水线并行 pp={pp} 超过了 {m.name} 的层数 {m.n_layers}。",
             field="pp",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
-from tools.errors import InvalidInput, UnknownGpu, UnknownModel
+from tools.errors import UnknownGpu, UnknownModel
 from tools.specs import GpuSpec, ModelSpec, Source
 from tools.yaml_data import load_yaml
 
@@ -221,12 +221,10 @@ def _model_named(name: str) -> ModelSpec:
     hit = _word_index("model").get(word_key(name)) or _typo(normalize(name), index)
     if hit is not None:
         return hit
-    if not MIN_PARAMS <= size <= MAX_PARAMS:
-        raise InvalidInput(
+    if not MIN_PARAMS <= size <= MAX_PARAMS:  # a name that is no model we know, nor a size we can stand in for
+        raise UnknownModel(name, _closest(name, models(), index), why=(
             f"A model of {size / 1e9:g}B parameters is outside what the calculators size (0.01B to 100,000B).",
-            f"{size / 1e9:g}B 参数的模型超出了可估算范围（0.01B 到 100,000B）。",
-            field="model",
-        )
+            f"{size / 1e9:g}B 参数的模型超出了可估算范围（0.01B 到 100,000B）。"))
     return generic_model(round(size / 1e9, 6), typed=name)
 
 

@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 
 from tools.catalog import DATA_DIR, normalize
-from tools.errors import InvalidInput
+from tools.errors import UnknownFabric
 from tools.gpu_spec import GpuSpec
 from tools.memo import per_record
 from tools.units import GB
@@ -69,12 +69,7 @@ def get_fabric(name: str) -> Fabric:
     for f in fabrics():
         if key in {normalize(f.id), *(normalize(a) for a in f.aliases)}:
             return f
-    known = ", ".join(f.id for f in fabrics())
-    raise InvalidInput(
-        f"Unknown nodes_fabric {name!r}; known fabrics: {known}.",
-        f"未知的节点间网络“{name}”；可选：{known}。",
-        field="nodes_fabric",
-    )
+    raise UnknownFabric(name, [f.id for f in fabrics()])
 
 
 @per_record
@@ -132,13 +127,14 @@ def step_comm(
     capped by the scale-up link). A share `overlap` of it hides behind backward compute, and no more
     than the backward pass itself can hide: exposed = max((1 − overlap)·t, t − backward).
     Tensor parallel (Megatron): `tp_allreduces_per_layer` all-reduces of the activations
-    (tokens × hidden × 2 bytes) per layer on the GPU's pipeline stage, inside the node, not overlapped.
+    (tokens × hidden × 2 bytes) per layer on the GPU's pipeline stage, not overlapped: inside the node, or
+    over the fabric when the tensor-parallel group is larger than a node.
     """
-    t_dp, t_tp, dp_bus, up = comm_times(
+    t_dp, t_tp, dp_bus, tp_bus = comm_times(
         gpu=gpu, fabric=fabric, n_gpus=n_gpus, gpus_per_node=gpus_per_node, tp=tp, pp=pp,
         grad_bytes_per_gpu=grad_bytes_per_gpu, tokens_per_replica=tokens_per_replica, hidden=hidden, layers=layers,
         tp_allreduces_per_layer=tp_allreduces_per_layer)
-    return StepComm(t_dp, exposed_dp_s(t_dp, backward_s, overlap), t_tp, dp_bus, up)
+    return StepComm(t_dp, exposed_dp_s(t_dp, backward_s, overlap), t_tp, dp_bus, tp_bus)
 
 
 def comm_times(
@@ -146,14 +142,15 @@ def comm_times(
     tokens_per_replica: float, hidden: int, layers: int, tp_allreduces_per_layer: int,
 ) -> tuple[float, float, float, float]:
     """The parts of `step_comm` that do not depend on compute speed: (gradient all-reduce s, tensor-parallel s,
-    data-parallel bus GB/s, scale-up bus GB/s); a calculator timing several utilisations works them out once."""
+    data-parallel bus GB/s, tensor-parallel bus GB/s); a calculator timing several utilisations works them out once."""
     dp = n_gpus // (tp * pp)
     up, _ = scale_up_gb_s(gpu)
     dp_bus = up if n_gpus <= gpus_per_node else min(up, fabric.node_gb_s())
     t_dp = ring_allreduce_s(grad_bytes_per_gpu, dp, dp_bus)
     act_bytes = tokens_per_replica * hidden * 2
-    t_tp = (layers / pp) * tp_allreduces_per_layer * ring_allreduce_s(act_bytes, tp, up)
-    return t_dp, t_tp, dp_bus, up
+    tp_bus = up if tp <= gpus_per_node else min(up, fabric.node_gb_s())
+    t_tp = (layers / pp) * tp_allreduces_per_layer * ring_allreduce_s(act_bytes, tp, tp_bus)
+    return t_dp, t_tp, dp_bus, tp_bus
 
 
 def exposed_dp_s(t_dp: float, backward_s: float, overlap: float) -> float:

@@ -17,7 +17,7 @@ Over the horizon M, own_total = own(M) − residual, residual = residual% × n �
 from __future__ import annotations
 
 from tools.catalog import get_gpu
-from tools.errors import InvalidInput
+from tools.errors import InvalidInput, Unsupported
 from tools.gpu_spec import GpuSpec
 from tools.memo import per_record
 from tools.prices import GpuPrices, Kind, PriceQuote, TcoParam, node_kw_per_gpu, prices_for, tco_params
@@ -34,7 +34,7 @@ BREAKEVEN_CAP_MONTHS = 120
 
 
 def _missing_price(gpu: GpuSpec, field: str, what_en: str, what_zh: str) -> InvalidInput:
-    return InvalidInput(
+    return Unsupported(
         f"No {what_en} is on file for {gpu.name}; give your own as {field}.",
         f"目录中没有 {gpu.name} 的{what_zh}，请用 {field} 给出您的价格。",
         field=field,
@@ -189,7 +189,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyOutput:
     else:
         kw, kw_assumption = _node_power(gpu)
         if kw is None:
-            raise InvalidInput(
+            raise Unsupported(
                 f"No power figure for {gpu.name}; give node_kw_per_gpu (server power per GPU, kW).",
                 f"没有 {gpu.name} 的功耗数据，请给出 node_kw_per_gpu（每卡分摊的整机功耗，kW）。",
                 field="node_kw_per_gpu",

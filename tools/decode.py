@@ -10,7 +10,7 @@ from __future__ import annotations
 from tools.architecture import check_parallel, kv_bytes_per_token, mlp_params, param_count
 from tools.catalog import get_gpu, get_model
 from tools.comm import ring_allreduce_s, scale_up_gb_s
-from tools.errors import InvalidInput
+from tools.errors import Unsupported
 from tools.flops import Shape, peak_flops, shape
 from tools.gpu_spec import GpuSpec
 from tools.model_spec import ModelSpec
@@ -71,7 +71,7 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
     tp = inp.n_gpus
     check_parallel(m, tp, 1)
     if not gpu.bandwidth_gb_s:
-        raise InvalidInput(f"{gpu.name} has no published memory bandwidth.", f"{gpu.name} 没有公开的显存带宽。",
+        raise Unsupported(f"{gpu.name} has no published memory bandwidth.", f"{gpu.name} 没有公开的显存带宽。",
                            field="gpu")
     precision = inp.precision or default_weight_precision(m, gpu)  # the same default as fit_inference
     compute_precision = "bf16" if precision in ("int8", "int4", "nf4", "fp32") else precision

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tools.architecture import ParamCount, mlp_params, param_count
-from tools.errors import InvalidInput
+from tools.errors import Unsupported
 from tools.gpu_spec import GpuSpec
 from tools.memo import per_record
 from tools.model_spec import ModelSpec
@@ -101,7 +101,7 @@ def peak_flops(gpu: GpuSpec, precision: str, field: str = "precision") -> float:
     """The dense tensor peak of a GPU at a precision, FLOP/s; refused when the catalog has none."""
     value = gpu.peak_tflops(precision)
     if value is None:
-        raise InvalidInput(
+        raise Unsupported(
             f"{gpu.name} has no published dense {precision} tensor rate; choose another precision.",
             f"{gpu.name} 没有公开的 {precision} 稠密算力；请换一种精度。",
             field=field,

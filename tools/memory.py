@@ -15,7 +15,7 @@ from typing import NamedTuple
 from tools.architecture import check_parallel, param_count
 from tools.capacity import GPUS_PER_NODE, MAX_COUNT, NCCL_BUFFERS_BYTES, capacity_assumption, capacity_bytes, next_count
 from tools.catalog import get_gpu, get_model
-from tools.errors import InvalidInput
+from tools.errors import InvalidInput, Unsupported
 from tools.gpu_spec import GpuSpec
 from tools.schemas.common import Assumption, assume
 from tools.schemas.memory import FitTrainingInput, FitTrainingOutput
@@ -99,7 +99,7 @@ def _settings(inp: FitTrainingInput) -> tuple[Train, GpuSpec]:
     if inp.offload != "none" and inp.zero_stage == 0:
         raise InvalidInput("ZeRO-Offload needs ZeRO stage 1 or higher.", "ZeRO-Offload 需要 ZeRO 1 级或以上。", field="zero_stage")
     if inp.precision == "fp8" and not gpu.fp8_tflops:
-        raise InvalidInput(
+        raise Unsupported(
             f"{gpu.name} has no FP8 tensor cores; choose bf16 or fp16.",
             f"{gpu.name} 不支持 FP8 张量计算，请改用 bf16 或 fp16。",
             field="precision",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from tools.catalog import get_gpu
-from tools.errors import InvalidInput
+from tools.errors import Unsupported
 from tools.prices import node_kw_per_gpu, tco_params
 from tools.schemas.common import assume
 from tools.schemas.power import PowerDrawInput, PowerDrawOutput
@@ -29,7 +29,7 @@ def power_draw(inp: PowerDrawInput) -> PowerDrawOutput:
     params = tco_params()
     kw, note = node_kw_per_gpu(gpu, params["node_power_factor_vs_tdp"].default)
     if kw is None:
-        raise InvalidInput(
+        raise Unsupported(
             f"There is no published power figure for {gpu.name} (no TDP in the catalog), so its power cannot be "
             "worked out; the vendor's server datasheet gives it.",
             f"目录里没有 {gpu.name} 的功耗数据（无 TDP），无法估算功耗；可查看厂商整机规格书。",

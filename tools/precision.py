@@ -8,7 +8,7 @@ tensor figures is returned beside it, because the real gain is smaller than the 
 from __future__ import annotations
 
 from tools.catalog import get_gpu
-from tools.errors import InvalidInput
+from tools.errors import Unsupported
 from tools.schemas.precision import PrecisionSpeedupInput, PrecisionSpeedupOutput
 from tools.schemas.speed import TrainingTimeInput
 from tools.speed import training_hours, training_time
@@ -21,7 +21,7 @@ def precision_speedup(inp: PrecisionSpeedupInput) -> PrecisionSpeedupOutput:
     gpu = get_gpu(inp.gpu)
     for prec in (inp.precision, inp.baseline):
         if getattr(gpu, _PEAK[prec]) is None:
-            raise InvalidInput(
+            raise Unsupported(
                 f"{gpu.name} has no published {prec.upper()} tensor figure (FP8 needs Hopper or newer).",
                 f"{gpu.name} 没有 {prec.upper()} 张量算力数据（FP8 需要 Hopper 或更新的卡）。",
                 field="gpu",

@@ -87,8 +87,16 @@ def validate(name: str, args: dict) -> BaseModel:
         raise invalid_from_validation(err) from None
 
 
+def run(name: str, inp: BaseModel) -> BaseModel:
+    """Run the calculator `name` on a validated input; what the input model assumed while reading the
+    request (`ToolInput.notes`: one hour when run_cost has no duration, …) joins the output's assumptions."""
+    result = get(name).fn(inp)
+    notes = getattr(inp, "notes", ())
+    if notes:
+        result = result.model_copy(update={"assumptions": [*result.assumptions, *notes]})
+    return result
+
+
 def call(name: str, args: dict) -> dict:
     """Validate `args`, run the calculator `name`, return its output as a JSON-ready dict."""
-    tool = get(name)
-    result = tool.fn(validate(name, args))
-    return result.model_dump(mode="json")
+    return run(name, validate(name, args)).model_dump(mode="json")

@@ -20,7 +20,7 @@ from tools.capacity import (
     round_count,
 )
 from tools.catalog import get_gpu, get_model
-from tools.errors import InvalidInput
+from tools.errors import Unsupported
 from tools.gpu_spec import GpuSpec
 from tools.model_spec import ModelSpec
 from tools.schemas.common import assume
@@ -141,7 +141,7 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     gpu = get_gpu(inp.gpu)
     precision = inp.precision or default_weight_precision(model, gpu)
     if precision == "fp8" and not gpu.fp8_tflops:
-        raise InvalidInput(
+        raise Unsupported(
             f"{gpu.name} has no FP8 support; choose bf16, int8 or int4.",
             f"{gpu.name} 不支持 FP8，请改用 bf16、int8 或 int4。",
             field="precision",

@@ -33,7 +33,7 @@ import anyio
 import anyio.to_thread
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -44,6 +44,7 @@ from bot.api import errors as api_errors
 from bot.api import openai_compat as api_openai
 from bot.api.cluster import Cluster
 from bot.api.errors import NO_CONTROL_PATTERN, TEXT_PATTERN, ApiError, ErrorBody, advisor_error
+from bot.api.json_types import JsonTyped, strict_body
 from bot.api.mcp_http import PATH as MCP_PATH
 from bot.api.mcp_http import McpHttp
 from bot.api.metrics import Metrics, RequestContext
@@ -71,8 +72,9 @@ from tools.schemas.specs import GpuSpecsOutput
 log = logging.getLogger("gpu_advisor.api")
 
 ConversationId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:-]{1,64}$")]
-Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS,
-                                            pattern=TEXT_PATTERN)]
+#: the limits apply to the text as sent (what the schema says), the stripped text is what is asked
+Question = Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=TEXT_PATTERN),
+                     AfterValidator(str.strip)]
 Comment = Annotated[str, StringConstraints(max_length=2000, pattern=NO_CONTROL_PATTERN)]
 #: a conversation id in a path: printable, no control characters (NUL cannot even be looked up in PostgreSQL)
 PathId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f/]+$")]
@@ -81,7 +83,7 @@ PAGE_MAX = 200
 
 # ---- request and response models --------------------------------------------------------------------
 
-class AskRequest(BaseModel):
+class AskRequest(JsonTyped):
     model_config = ConfigDict(extra="forbid")
 
     text: Question = Field(description="the question, in Chinese or English")
@@ -100,7 +102,7 @@ class TurnOut(BaseModel):
     created_at: dt.datetime
 
 
-class FeedbackIn(BaseModel):
+class FeedbackIn(JsonTyped):
     model_config = ConfigDict(extra="forbid")
 
     conversation_id: ConversationId
@@ -418,7 +420,7 @@ def _tool_routes() -> APIRouter:
     for name in box.names():
         spec = box.spec(name)
         router.add_api_route(
-            f"/{name}", _tool_handler(name, spec.input_model, spec.output_model), methods=["POST"],
+            f"/{name}", _tool_handler(name, strict_body(spec.input_model), spec.output_model), methods=["POST"],
             response_model=spec.output_model, responses=_NOT_FOUND, name=f"tool_{name}",
             summary=name, description=spec.description or spec.input_model.__doc__ or name,
         )
@@ -438,7 +440,7 @@ def _tool_handler(name: str, input_model: type[BaseModel], output_model: type[Ba
             if name == SEARCH:
                 out = output_model.model_validate(advisor.toolbox.call(name, body.model_dump(exclude_unset=True)))
             else:
-                out = registry.get(name).fn(body)
+                out = registry.run(name, body)
         except AdvisorError:
             metrics.tool_calls.labels(name, "error").inc()
             raise

@@ -22,7 +22,8 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tools.errors import AdvisorError, UnknownGpu, UnknownModel, UnknownName
+from tools.errors import AdvisorError, UnknownFabric, UnknownGpu, UnknownModel, UnknownName, Unsupported
+from tools.schemas.common import WHITESPACE
 
 log = logging.getLogger("gpu_advisor.api")
 
@@ -33,14 +34,15 @@ _TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permi
 _CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
           413: "body_too_large", 415: "unsupported_media_type", 422: "invalid_input", 429: "rate_limited",
           500: "internal", 503: "unavailable", 504: "timeout"}
+#: FastAPI's 400 for a JSON body it cannot decode (not UTF-8); answered as the 422 every other bad JSON body gets
+_UNPARSED_BODY = "There was an error parsing the body"
 #: seconds a client is asked to wait when the store does not answer
 STORE_RETRY_AFTER_S = 5
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 #: the same rule as a JSON-schema pattern, so /openapi.json says what text is accepted
 NO_CONTROL_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
-_WHITESPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"  # str.isspace()
 #: text with at least one visible character and no control characters (a question, a message)
-TEXT_PATTERN = rf"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*[^\x00-\x08\x0e-\x1f\x7f{_WHITESPACE}][^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
+TEXT_PATTERN = rf"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*[^\x00-\x08\x0e-\x1f\x7f{WHITESPACE}][^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
 
 
 class ErrorDetail(BaseModel):
@@ -98,12 +100,14 @@ def _request_id(request: Request) -> str | None:
 
 
 def advisor_error(err: AdvisorError, lang: str) -> ApiError:
-    """An `AdvisorError` as HTTP: 404 for names not in a catalog, else 422."""
+    """An `AdvisorError` as HTTP: 404 for names not in a catalog, else 422 (`unsupported` when the request is
+    well formed but the named GPU or model cannot serve it, `invalid_input` otherwise)."""
     if isinstance(err, UnknownName):
         code = "unknown_gpu" if isinstance(err, UnknownGpu) else "unknown_model" if isinstance(err, UnknownModel) \
-            else "unknown_name"
+            else "unknown_fabric" if isinstance(err, UnknownFabric) else "unknown_name"
         return ApiError(404, err.message(lang), code=code, field=err.field, suggestions=list(err.suggestions))
-    return ApiError(422, err.message(lang), code="invalid_input", field=err.field)
+    code = "unsupported" if isinstance(err, Unsupported) else "invalid_input"
+    return ApiError(422, err.message(lang), code=code, field=err.field)
 
 
 def _validation_message(first: dict[str, Any], lang: str) -> tuple[str, str]:
@@ -155,6 +159,9 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, err: StarletteHTTPException) -> JSONResponse:
         message = err.detail if isinstance(err.detail, str) else "request failed"
+        if err.status_code == 400 and message == _UNPARSED_BODY:  # bytes that are not UTF-8 text: not JSON either
+            field, message = _validation_message({"type": "json_invalid"}, request_lang(request))
+            return error_response(422, message, code="invalid_input", field=field, request_id=_request_id(request))
         if err.status_code == 404 and message == "Not Found":
             message = f"No route {request.url.path}; see /docs for the API."
         return error_response(err.status_code, message, headers=getattr(err, "headers", None),

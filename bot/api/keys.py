@@ -15,8 +15,9 @@ import datetime as dt
 import hashlib
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Table, insert, select, update
 
 from bot.store import Store, api_keys, widget_keys
 
@@ -45,47 +46,69 @@ def _info(row) -> KeyInfo:
                    admin=bool(row.get("admin")))
 
 
-def create(store: Store, name: str, admin: bool = False) -> tuple[KeyInfo, str]:
-    """A new key named `name`; returns its record and the key itself (not stored, shown once).
-    An admin key may read every conversation (`GET /v1/conversations/{id}`), whoever started it."""
+# ---- one table of keys: secret and publishable keys differ only in their prefix and extra columns ----------
+
+def _new(store: Store, table: Table, prefix: str, random_bytes: int, name: str,
+         **columns: Any) -> tuple[str, str, str, dt.datetime]:
+    """Insert a new key named `name` into `table`: (id, name, key, created_at). Only the key's hash is stored."""
     name = name.strip()
     if not name or len(name) > 128:
         raise ValueError("a key name is 1 to 128 characters")
-    key = PREFIX + secrets.token_urlsafe(32)
-    info = KeyInfo(id=secrets.token_hex(6), name=name, created_at=dt.datetime.now(dt.UTC), admin=admin)
+    key_id, key, created = secrets.token_hex(6), prefix + secrets.token_urlsafe(random_bytes), dt.datetime.now(dt.UTC)
     with store.engine.begin() as conn:
-        conn.execute(insert(api_keys).values(id=info.id, name=info.name, key_hash=hash_key(key),
-                                             created_at=info.created_at, admin=admin))
-    return info, key
+        conn.execute(insert(table).values(id=key_id, name=name, key_hash=hash_key(key), created_at=created, **columns))
+    return key_id, name, key, created
 
 
-def list_keys(store: Store) -> list[KeyInfo]:
+def _rows(store: Store, table: Table) -> list:
     with store.engine.connect() as conn:
-        rows = conn.execute(select(api_keys).order_by(api_keys.c.created_at)).mappings().all()
-    return [_info(r) for r in rows]
+        return list(conn.execute(select(table).order_by(table.c.created_at)).mappings().all())
 
 
-def revoke(store: Store, key_id: str) -> bool:
-    """Revoke the key `key_id`; False when there is no such active key."""
+def _revoke(store: Store, table: Table, key_id: str) -> bool:
     with store.engine.begin() as conn:
-        res = conn.execute(update(api_keys).where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
+        res = conn.execute(update(table).where(table.c.id == key_id, table.c.revoked_at.is_(None))
                            .values(revoked_at=dt.datetime.now(dt.UTC)))
     return res.rowcount > 0
 
 
+def _active_row(store: Store, table: Table, key: str):
+    """The row of the active key `key` in `table`, or None (unknown or revoked)."""
+    with store.engine.connect() as conn:
+        row = conn.execute(select(table).where(table.c.key_hash == hash_key(key))).mappings().first()
+    return None if row is None or row["revoked_at"] is not None else row
+
+
+def _any(store: Store, table: Table) -> bool:
+    with store.engine.connect() as conn:
+        return conn.execute(select(table.c.id).limit(1)).first() is not None
+
+
+def create(store: Store, name: str, admin: bool = False) -> tuple[KeyInfo, str]:
+    """A new key named `name`; returns its record and the key itself (not stored, shown once).
+    An admin key may read every conversation (`GET /v1/conversations/{id}`), whoever started it."""
+    key_id, name, key, created = _new(store, api_keys, PREFIX, 32, name, admin=admin)
+    return KeyInfo(id=key_id, name=name, created_at=created, admin=admin), key
+
+
+def list_keys(store: Store) -> list[KeyInfo]:
+    return [_info(r) for r in _rows(store, api_keys)]
+
+
+def revoke(store: Store, key_id: str) -> bool:
+    """Revoke the key `key_id`; False when there is no such active key."""
+    return _revoke(store, api_keys, key_id)
+
+
 def verify(store: Store, key: str) -> KeyInfo | None:
     """The active key record matching `key`, or None."""
-    with store.engine.connect() as conn:
-        row = conn.execute(select(api_keys).where(api_keys.c.key_hash == hash_key(key))).mappings().first()
-    if row is None or row["revoked_at"] is not None:
-        return None
-    return _info(row)
+    row = _active_row(store, api_keys, key)
+    return None if row is None else _info(row)
 
 
 def any_created(store: Store) -> bool:
     """Whether a key was ever created (revoked ones count: revoking the last key does not open the API)."""
-    with store.engine.connect() as conn:
-        return conn.execute(select(api_keys.c.id).limit(1)).first() is not None
+    return _any(store, api_keys)
 
 
 # ---- publishable widget keys ------------------------------------------------------------------------
@@ -119,45 +142,27 @@ def create_widget(store: Store, name: str, origins: list[str]) -> tuple[WidgetKe
     """A publishable key for the web widget, usable from `origins` only; ValueError names a bad origin."""
     from bot.channels.widget.origins import normalize_origin
 
-    name = name.strip()
-    if not name or len(name) > 128:
-        raise ValueError("a key name is 1 to 128 characters")
     listed = tuple(dict.fromkeys(normalize_origin(o) for o in origins))
     if not listed:
         raise ValueError("a widget key needs at least one --origin, e.g. --origin https://shop.example.com")
-    key = WIDGET_PREFIX + secrets.token_urlsafe(24)
-    info = WidgetKeyInfo(id=secrets.token_hex(6), name=name, origins=listed, created_at=dt.datetime.now(dt.UTC))
-    with store.engine.begin() as conn:
-        conn.execute(insert(widget_keys).values(id=info.id, name=info.name, key_hash=hash_key(key),
-                                                origins=list(listed), created_at=info.created_at))
-    return info, key
+    key_id, name, key, created = _new(store, widget_keys, WIDGET_PREFIX, 24, name, origins=list(listed))
+    return WidgetKeyInfo(id=key_id, name=name, origins=listed, created_at=created), key
 
 
 def verify_widget(store: Store, key: str) -> WidgetKeyInfo | None:
     """The active publishable key matching `key`, or None (unknown, revoked, or not a `pk_` key)."""
-    if not key.startswith(WIDGET_PREFIX):
-        return None
-    with store.engine.connect() as conn:
-        row = conn.execute(select(widget_keys).where(widget_keys.c.key_hash == hash_key(key))).mappings().first()
-    if row is None or row["revoked_at"] is not None:
-        return None
-    return _widget_info(row)
+    row = _active_row(store, widget_keys, key) if key.startswith(WIDGET_PREFIX) else None
+    return None if row is None else _widget_info(row)
 
 
 def list_widget_keys(store: Store) -> list[WidgetKeyInfo]:
-    with store.engine.connect() as conn:
-        rows = conn.execute(select(widget_keys).order_by(widget_keys.c.created_at)).mappings().all()
-    return [_widget_info(r) for r in rows]
+    return [_widget_info(r) for r in _rows(store, widget_keys)]
 
 
 def revoke_widget(store: Store, key_id: str) -> bool:
-    with store.engine.begin() as conn:
-        res = conn.execute(update(widget_keys).where(widget_keys.c.id == key_id, widget_keys.c.revoked_at.is_(None))
-                           .values(revoked_at=dt.datetime.now(dt.UTC)))
-    return res.rowcount > 0
+    return _revoke(store, widget_keys, key_id)
 
 
 def any_widget_key(store: Store) -> bool:
     """Whether a publishable key was ever created: then the API is no longer open to callers without a key."""
-    with store.engine.connect() as conn:
-        return conn.execute(select(widget_keys.c.id).limit(1)).first() is not None
+    return _any(store, widget_keys)

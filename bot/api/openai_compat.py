@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.advisor import MAX_QUESTION_CHARS, Advisor
 from bot.api.errors import ApiError, advisor_error, error_payload
+from bot.api.json_types import JsonTyped
 from bot.api.running import run_answer
 from bot.api.security import Caller
 from bot.api.sse import KEEPALIVE, SSE_HEADERS, event, with_keepalive
@@ -60,13 +61,13 @@ class ChatMessage(BaseModel):
     name: str | None = None
 
 
-class StreamOptions(BaseModel):
+class StreamOptions(JsonTyped):
     model_config = ConfigDict(extra="allow")
 
     include_usage: bool = False
 
 
-class ChatCompletionRequest(BaseModel):
+class ChatCompletionRequest(JsonTyped):
     """OpenAI's request; fields not listed (temperature, top_p, max_tokens, tools, …) are ignored."""
 
     model_config = ConfigDict(extra="allow")

@@ -37,7 +37,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.errors import GraphRecursionError
 
 from bot.language import detect_language
-from bot.llm.budget import HISTORY_PREFIX, context_tokens, fit, tools_tokens
+from bot.llm.budget import HISTORY_PREFIX, context_tokens, fit, server_token_count, tools_tokens
 from bot.llm.client import Provider, chat_model
 from bot.llm.deadline import answer_deadline, remaining
 from bot.llm.prompts import render
@@ -109,7 +109,7 @@ class AgentPlanner:
 
     def __init__(self, model: Any, provider: Provider, max_steps: int = 8, deadline_s: float = 60.0,
                  max_retries: int = 1, context_tokens: int = 8192, max_tokens: int = 1024,
-                 probe: Callable[[], int] | None = None):
+                 probe: Callable[[], int] | None = None, count_tokens: Callable[[str], int | None] | None = None):
         self.model = model
         self.provider = provider
         self.max_steps = max_steps
@@ -120,6 +120,7 @@ class AgentPlanner:
         self._probe = probe  # asks the server for its context length, once
         self._lock = threading.Lock()
         self._tools_tokens: int | None = None
+        self._count_tokens = count_tokens  # the server's own tokenizer, where it offers one
 
     def context_tokens(self) -> int:
         """The model's context length: the server's word when it gives one (asked once), else the setting."""
@@ -135,13 +136,14 @@ class AgentPlanner:
         if provider.refusal:
             log.warning("LLM agent will not be used: %s", provider.refusal)
         client = model.http_client
-        probe = None
+        probe = count = None
         if provider.name in ("vllm", "compatible", "ollama") or provider.local:  # hosted APIs say nothing useful
             probe = functools.partial(context_tokens, settings.llm_base_url, provider.model, client,
                                       settings.llm_context_tokens)
+            count = functools.partial(server_token_count, settings.llm_base_url, provider.model, client)
         return cls(model, provider, max_steps=settings.llm_max_steps, deadline_s=settings.llm_deadline_s,
                    max_retries=settings.llm_max_retries, context_tokens=settings.llm_context_tokens,
-                   max_tokens=settings.llm_max_tokens, probe=probe)
+                   max_tokens=settings.llm_max_tokens, probe=probe, count_tokens=count)
 
     # ------------------------------------------------------------------------------------------
     def plan(self, text: str, ctx: Context, tools: ToolRunFactory, emit: Emit = _ignore) -> PlanResult:
@@ -205,13 +207,23 @@ class AgentPlanner:
         )
 
 
+    def _count(self, text: str) -> int | None:
+        """The server's token count of `text`; asked no more once the server has shown it cannot say."""
+        if self._count_tokens is None or not text:
+            return None
+        n = self._count_tokens(text)
+        if n is None:
+            self._count_tokens = None
+        return n
+
     def _fit(self, request: Any) -> Any:
         """The request with earlier turns left out as needed to fit the context (PlannerError "context" if it cannot)."""
         if self._tools_tokens is None:
-            self._tools_tokens = tools_tokens(request.tools)
+            self._tools_tokens = tools_tokens(request.tools, self._count)
         system = request.system_message.content if request.system_message is not None else ""
         system = system if isinstance(system, str) else str(system)
-        messages = fit(system, self._tools_tokens, list(request.messages), self.context_tokens(), self.max_tokens)
+        messages = fit(self._count(system) or system, self._tools_tokens, list(request.messages), self.context_tokens(),
+                       self.max_tokens)
         return request if len(messages) == len(request.messages) else request.override(messages=messages)
 
 

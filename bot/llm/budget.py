@@ -19,6 +19,8 @@ import json
 import logging
 import math
 import re
+import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
 
@@ -48,18 +50,48 @@ def message_tokens(message: BaseMessage) -> int:
                                                                                     ensure_ascii=False)) + 8 for c in calls)
 
 
-def tools_tokens(tools: list[Any]) -> int:
-    """The tokens the tool schemas take in the prompt (as the chat template writes them: JSON)."""
+def tools_json(tools: list[Any]) -> str:
+    """The tool schemas as the chat template writes them: JSON."""
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
-    return sum(estimate_tokens(json.dumps(convert_to_openai_tool(t), ensure_ascii=False)) for t in tools)
+    return json.dumps([convert_to_openai_tool(t) for t in tools], ensure_ascii=False)
 
 
-def fit(system: str, tools: int, messages: list[BaseMessage], context: int, max_tokens: int) -> list[BaseMessage]:
-    """`messages` with the oldest earlier turns left out until the request and the reply fit in `context`.
+def tools_tokens(tools: list[Any], count: Callable[[str], int | None] | None = None) -> int:
+    """The tokens the tool schemas take in the prompt: the served model's own count when the server tokenizes
+    (JSON is where the estimate errs highest: ~1.6x for a small BPE model), else the estimate."""
+    text = tools_json(tools)
+    exact = count(text) if count is not None else None
+    if exact:
+        return exact + PER_MESSAGE * len(tools)  # the template's wrapping around each tool
+    return estimate_tokens(text)
+
+
+def server_token_count(base_url: str, model: str, client: httpx.Client, text: str) -> int | None:
+    """How many tokens the served model's tokenizer makes of `text`, where the server says: llama.cpp's and
+    vLLM's `POST /tokenize` (llama.cpp reads `content`, vLLM `prompt`); None when it cannot."""
+    base = base_url.rstrip("/")
+    root = base[: -len("/v1")] if base.endswith("/v1") else base
+    for body in ({"content": text}, {"model": model, "prompt": text}):
+        try:
+            data = _small_json(client, "POST", f"{root}/tokenize", body)
+            count = data.get("count") if isinstance(data, dict) else None
+            tokens = data.get("tokens") if isinstance(data, dict) else None
+            if _int(count):
+                return count
+            if isinstance(tokens, list) and tokens:
+                return len(tokens)
+        except (httpx.HTTPError, ValueError, TypeError, AttributeError) as err:
+            log.debug("no token count at %s/tokenize: %s", root, err)
+    return None
+
+
+def fit(system: str | int, tools: int, messages: list[BaseMessage], context: int, max_tokens: int) -> list[BaseMessage]:
+    """`messages` with the oldest earlier turns left out until the request and the reply fit in `context`;
+    `system` is the system prompt or its token count.
 
     Raises PlannerError(kind="context") when even without earlier turns they do not."""
-    fixed = estimate_tokens(system) + PER_MESSAGE + tools + MARGIN + max_tokens
+    fixed = (system if isinstance(system, int) else estimate_tokens(system)) + PER_MESSAGE + tools + MARGIN + max_tokens
     kept = list(messages)
     total = fixed + sum(message_tokens(m) for m in kept)
     dropped = 0
@@ -82,17 +114,33 @@ def context_tokens(base_url: str, model: str, client: httpx.Client, default: int
     root = base[: -len("/v1")] if base.endswith("/v1") else base
     for url, read in ((f"{base}/models", _from_models), (f"{root}/props", _from_props)):
         try:
-            response = client.get(url, timeout=1.0)
-            if response.status_code == 200:
-                value = read(response.json(), model)
-                if value:
-                    found.append(value)
+            value = read(_small_json(client, "GET", url, limit_s=1.0), model)
+            if value:
+                found.append(value)
         except (httpx.HTTPError, ValueError, TypeError, AttributeError) as err:
             log.debug("no context length at %s: %s", url, err)
     if found:
         log.info("LLM context length %d tokens (reported by %s)", min(found), urlparse(base_url).netloc)
         return min(found)
     return default
+
+
+def _small_json(client: httpx.Client, method: str, url: str, body: Any = None, limit_s: float = 2.0,
+                max_bytes: int = 4 << 20) -> Any:
+    """A small JSON reply within `limit_s` of wall time in all (httpx's timeouts are per read, so a server
+    dripping bytes would otherwise hold the answer); None for anything but a 200 with JSON in time."""
+    start = time.monotonic()
+    with client.stream(method, url, json=body, timeout=limit_s) as response:
+        if response.status_code != 200:
+            return None
+        chunks, size = [], 0
+        for chunk in response.iter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes or time.monotonic() - start > limit_s:
+                log.debug("%s %s: no small JSON reply within %.1f s", method, url, limit_s)
+                return None
+    return json.loads(b"".join(chunks))
 
 
 def _int(value: Any) -> int | None:

@@ -63,7 +63,7 @@ MAIN_INPUTS: dict[str, tuple[str, ...]] = {
     "precision_speedup": ("model", "gpu", "n_gpus", "tokens", "method"),
     SEARCH: ("query",),
 }
-DESCRIPTION_CHARS = 40  # a field's description is cut to its first clause, at most this long
+DESCRIPTION_CHARS = 36  # a field's description: its first clause or the head of it, at most this long
 
 DROP_KEYS = frozenset({"sources", "cumulative", "score", "source", "price_source", "gpu_id", "url", "urls"})
 MAX_ITEMS = 4  # list items the model sees (recommend_gpus options …); the trace keeps them all
@@ -98,11 +98,13 @@ def lean_schema(name: str, input_model: type[BaseModel]) -> dict[str, Any]:
 
 
 def _clause(text: str) -> str:
-    """The first clause of a field description ("e.g." does not end it), at most DESCRIPTION_CHARS."""
+    """The first clause of a field description ("e.g." does not end it) if it is short; else its head before a
+    comma, colon or example if that is short; else nothing (a half sentence tells a small model less than the
+    field's name does, and costs tokens)."""
     text = re.split(r"(?<!e\.g)(?<!i\.e)\.\s|;\s|\s\(", " ".join(text.split()), maxsplit=1)[0].rstrip(".")
-    if len(text) <= DESCRIPTION_CHARS:
-        return text
-    return text[: DESCRIPTION_CHARS - 1].rsplit(" ", 1)[0].rstrip(",") + "…"
+    if len(text) > DESCRIPTION_CHARS:
+        text = re.split(r"[,:]\s|\s+e\.g\.", text, maxsplit=1)[0].strip()
+    return text if len(text) <= DESCRIPTION_CHARS and " " in text else ""  # one word ("True") says nothing
 
 
 def model_schema(input_model: type[BaseModel]) -> dict[str, Any]:

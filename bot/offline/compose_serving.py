@@ -6,6 +6,7 @@ from typing import Any
 
 from bot.offline.parse import ParsedQuestion
 from bot.offline.phrases import say
+from bot.offline.refine import BUY
 from bot.offline.render import (
     Out,
     assumptions_block,
@@ -102,6 +103,9 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     lang = out.lang
     args: dict[str, Any] = {"model": s["model"], "workload": "infer"}
     args.update({k: s[k] for k in ("batch", "context_len", "budget_cny") if s.get(k)})
+    buying = bool(s.get("budget_cny")) and bool(BUY.search(p.text))  # "预算 30 万买卡部署 7B": cards, not rent
+    if buying:
+        args["pricing"] = "buy"
     if s.get("china_only") or s.get("domestic_only"):
         args["china_available"] = True
     r = run("recommend_gpus", args)
@@ -117,12 +121,15 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     best = picks[-1][1]
     batch = next((a["value"] for a in r["assumptions"] if a["key"] == "batch"), s.get("batch") or 1)
     ctx = next((a["value"] for a in r["assumptions"] if a["key"] == "context_len"), s.get("context_len") or 4096)
-    out.add(say("serving_recommend_intro", lang, model=r["model"], batch=batch, ctx=f"{ctx:,}", n=best["n_gpus"],
-                gpu=best["gpu"]))
+    out.add(say("serving_recommend_buy_intro" if buying else "serving_recommend_intro", lang, model=r["model"],
+                batch=batch, ctx=f"{ctx:,}", n=best["n_gpus"], gpu=best["gpu"],
+                budget=money(s["budget_cny"], lang) if buying else ""))
     lines = []
     for key, o in picks:
         cost = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)
         lines.append(say("serving_pick", lang, label=labels[key], n=o["n_gpus"], gpu=o["gpu"],
                          tps=f"{o.get('tokens_per_s') or 0:,.0f}", cost=cost))
     out.add("\n".join(dict.fromkeys(lines)))
+    if buying:
+        out.add(say("budget_note", lang))
     out.add(assumptions_block(r["assumptions"], lang, ("pricing", "batch", "context_len", "precision")))

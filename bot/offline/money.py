@@ -48,6 +48,7 @@ _PRICE_HOUR = (
 )
 _MONEY = _C(
     rf"(?<![a-z\d.\-])([¥$])?\s*({lx.NUM_RANGE})\s*(万元|万块|w(?![a-z])|千元|k(?![a-z])|m(?![a-z])|{_CUR[1:-1]})?"
+    rf"(?:\s*{_CUR}(?![a-z]))?"  # "300k CNY", "2万 RMB": the currency after a magnitude
 )
 _NOT_MONEY_AFTER = _C(r"^\s*(?:条|个|人|用户|样本|次|行|字|token|张|卡|台|年|月|天|小时|参数)")
 _BUDGET_BEFORE = _C(r"预算|budget|手头|只有|最多|不超过|不能超过|控制在|under|within|up to|max(?:imum)?|资金|经费|投入|花得起|花\s*$")
@@ -81,9 +82,10 @@ def money(w: Work) -> None:
             if cur == "CNY":
                 w.slots.setdefault("price_cny_per_hour", value)
     for m in _MONEY.finditer(w.t):
-        symbol, num, unit = m.group(1), m.group(2), (m.group(3) or "").lower()
+        symbol, num, unit, named = m.group(1), m.group(2), (m.group(3) or "").lower(), (m.group(4) or "").lower()
         big = re.search(r"[万亿]", num)
-        if not (symbol or unit or big) or (unit in ("k", "m") and not symbol) or _NOT_MONEY_AFTER.match(w.t[m.end() : m.end() + 16]):
+        k_or_m = unit in ("k", "m") and not (symbol or named)  # "32k" alone is a length; "300k CNY" is money
+        if not (symbol or unit or big) or k_or_m or _NOT_MONEY_AFTER.match(w.t[m.end() : m.end() + 16]):
             continue
         if unit == "w" and not re.search(r"预算|budget|买|租|花", w.t):
             continue
@@ -91,7 +93,7 @@ def money(w: Work) -> None:
         if rng is None:
             continue
         scale = {"万元": 1e4, "万块": 1e4, "w": 1e4, "千元": 1e3, "k": 1e3, "m": 1e6}.get(unit, 1.0)
-        lo, value, cur = rng[0] * scale, rng[1] * scale, _currency(symbol, unit)
+        lo, value, cur = rng[0] * scale, rng[1] * scale, _currency(symbol, named or unit)
         before, after = w.t[max(0, m.start() - 12) : m.start()], w.t[m.end() : m.end() + 8]
         near = before[-6:] + after[:6]
         if _BUDGET_BEFORE.search(before) or _BUDGET_AFTER.match(after):

@@ -10,7 +10,8 @@ if TYPE_CHECKING:
     from bot.offline.question import ParsedQuestion
 
 _REPLACE = re.compile(r"替代|代替|取代|平替|替换|replace|substitute|instead of", re.I)
-_BUY = re.compile(r"买|采购|购置|自建|搭|buy|purchase|build|hardware|硬件", re.I)
+#: words of buying hardware (a budget with them is for cards, not for rent)
+BUY = re.compile(r"买|采购|购置|自建|搭|buy|purchase|build|hardware|硬件", re.I)
 _CLAIM = re.compile(r"只要|只需|才要?|就要|costs? only|is only|price is|价格是|卖|告诉我", re.I)
 
 
@@ -28,7 +29,7 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
     if intent == "cost" and p.tokens and not slots.get("model") and not (
             slots.get("hours") or slots.get("months") or slots.get("gpu_hours")):
         return "time"  # "8 卡 H800 训 100B tokens 要花多少": a token count is billed through a training run's time
-    if intent == "build_budget" and slots.get("model") and not _BUY.search(p.text):
+    if intent == "build_budget" and slots.get("model") and not BUY.search(p.text):
         return "recommend"  # "预算 30 万，一周内微调完 14B，上什么卡": a budget for the job, not for hardware
     if intent in ("recommend", "build_budget") and (slots.get("workload") == "infer" or p.concurrency) \
             and slots.get("model"):

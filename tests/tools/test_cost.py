@@ -94,19 +94,22 @@ def test_run_cost_usd():
 
 
 @pytest.mark.parametrize(
-    "args, field",
+    "args, gpu_hours, stated",
     [
-        ({"gpu": "A100 80GB", "gpu_hours": 10, "hours": 2}, "gpu_hours"),
-        ({"gpu": "A100 80GB", "hours": 2}, "n_gpus"),
-        ({"gpu": "A100 80GB", "n_gpus": 2}, "hours"),
-        ({"gpu": "A100 80GB"}, "gpu_hours"),
+        ({"gpu": "A100 80GB"}, 1, {"hours": 1, "n_gpus": 1}),  # the price of one card-hour
+        ({"gpu": "A100 80GB", "hours": 2}, 2, {"n_gpus": 1}),
+        ({"gpu": "A100 80GB", "n_gpus": 8}, 8, {"hours": 1}),  # eight cards for an hour
+        ({"gpu": "A100 80GB", "gpu_hours": 10, "hours": 2}, 10, {}),  # hours alone do not change the total
+        ({"gpu": "A100 80GB", "gpu_hours": 10, "hours": 2, "n_gpus": 3}, 10, {"gpu_hours": 10}),
     ],
 )
-def test_run_cost_hours_given_exactly_one_way(args, field):
-    with pytest.raises(InvalidInput) as err:
-        tools.call("run_cost", args)
-    assert err.value.field == field
-    assert "gpu_hours" in err.value.en and "gpu_hours" in err.value.zh
+def test_run_cost_states_what_it_assumes_about_the_hours(args, gpu_hours, stated):
+    out = tools.call("run_cost", args)
+    assert out["gpu_hours"] == gpu_hours and out["total_cny"] == pytest.approx(gpu_hours * out["price_cny_per_hour"])
+    notes = {a["key"]: a for a in out["assumptions"] if a["key"] in ("hours", "n_gpus") or "was not used" in a["note"]}
+    assert {k: a["value"] for k, a in notes.items()} == stated
+    if "gpu_hours" in stated:  # given both ways and they disagree: the total wins, and the answer says so
+        assert "2 × 3 = 6 was not used" in notes["gpu_hours"]["note"]
 
 
 def test_run_cost_rejects_nonsense():
@@ -251,7 +254,7 @@ def test_cli_cost_json():
 def test_cli_cost_table_and_error():
     res = runner.invoke(app, ["cost", "--gpu", "A100 80GB", "--gpu-hours", "1000"])
     assert res.exit_code == 0 and "20,000" in res.stdout
-    bad = runner.invoke(app, ["cost", "--gpu", "A100 80GB", "--gpu-hours", "10", "--hours", "2"])
+    bad = runner.invoke(app, ["cost", "--gpu", "A100 80GB", "--gpu-hours", "0"])
     assert bad.exit_code == 2 and "Traceback" not in bad.output
     assert "gpu_hours" in bad.output
 

@@ -92,7 +92,6 @@ def test_fp8_training_on_a_card_without_fp8_is_refused():
         ({"micro_batch": 0}, "micro_batch"),
         ({"tp": 3, "n_gpus": 3}, "tp"),
         ({"pp": 500, "n_gpus": 500}, "pp"),
-        ({"n_gpus": 6, "tp": 4}, "n_gpus"),
         ({"zero_stage": 4}, "zero_stage"),
         ({"method": "dreambooth"}, "method"),
         ({"offload": "optimizer+params", "zero_stage": 2}, "zero_stage"),

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import tools
 from tools.catalog import get_gpu
-from tools.errors import InvalidInput, UnknownGpu
+from tools.errors import InvalidInput, UnknownGpu, UnknownName
 from tools.mfu import rules
 from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput, parse_token_count
 from tools.speed import inference_speed, training_time
@@ -180,9 +180,9 @@ def test_tp_must_divide_heads():
 
 
 def test_unknown_fabric_and_missing_precision_are_clear():
-    with pytest.raises(InvalidInput) as err:
+    with pytest.raises(UnknownName) as err:  # a name not in the catalog, like an unknown GPU
         _train(n_gpus=16, nodes_fabric="carrier pigeon")
-    assert err.value.field == "nodes_fabric"
+    assert err.value.field == "nodes_fabric" and "ib-ndr" in err.value.suggestions
     with pytest.raises(InvalidInput) as err:
         _train(precision="fp8")  # A100 has no FP8 tensor cores
     assert err.value.field == "precision"

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tools.errors import InvalidInput
 from tools.schemas.common import ToolInput, ToolOutput
 
 Currency = Literal["CNY", "USD"]
 
 
 class RunCostInput(ToolInput):
-    """What does a run of N GPU-hours cost at rental prices?"""
+    """What does a run of N GPU-hours cost at rental prices?
+
+    The run is `gpu_hours` card-hours, or `hours` of wall-clock time on `n_gpus` cards. Whatever is left out
+    is assumed and stated: no n_gpus is one card, no hours is one hour (the price of an hour), and when
+    gpu_hours is given it is the total (hours × n_gpus, if different, are noted and not used).
+    """
 
     gpu: str = Field(description="GPU name or alias, e.g. 'H800', 'A100 80GB', '910B'.")
     gpu_hours: float | None = Field(None, gt=0, description="Total GPU-hours (card-hours). Or give hours and n_gpus.")
-    hours: float | None = Field(None, gt=0, description="Wall-clock hours of the run (with n_gpus).")
-    n_gpus: int | None = Field(None, ge=1, le=1_000_000, description="GPUs used for `hours` (with hours).")
+    hours: float | None = Field(None, gt=0, description="Wall-clock hours of the run (with n_gpus); omitted: 1.")
+    n_gpus: int | None = Field(None, ge=1, le=1_000_000, description="GPUs used for `hours`; omitted: 1.")
     price_cny_per_hour: float | None = Field(
         None, gt=0, description="Your rental price per card-hour in 元; omitted: the catalog default."
     )
@@ -26,29 +31,26 @@ class RunCostInput(ToolInput):
     fx_cny_per_usd: float | None = Field(None, gt=0, description="元 per US dollar; omitted: the dated default.")
 
     @model_validator(mode="after")
-    def _one_way_to_give_hours(self) -> RunCostInput:
-        by_total = self.gpu_hours is not None
-        by_pair = self.hours is not None or self.n_gpus is not None
-        if by_total and by_pair:
-            raise InvalidInput(
-                "Give either gpu_hours, or hours together with n_gpus, not both.",
-                "请只给一种：gpu_hours（总卡时），或 hours 加 n_gpus。",
-                field="gpu_hours",
-            )
-        if not by_total and (self.hours is None or self.n_gpus is None):
-            missing = "n_gpus" if self.hours is not None else "hours" if self.n_gpus is not None else "gpu_hours"
-            raise InvalidInput(
-                f"Missing {missing}: give gpu_hours, or hours together with n_gpus.",
-                f"缺少 {missing}：请给出 gpu_hours（总卡时），或 hours 加 n_gpus。",
-                field=missing,
-            )
+    def _usage(self) -> RunCostInput:
+        if self.gpu_hours is not None:
+            if self.hours is not None and self.n_gpus is not None and \
+                    not math.isclose(self.hours * self.n_gpus, self.gpu_hours, rel_tol=1e-9):
+                self.note("gpu_hours", self.gpu_hours, "卡时",
+                          f"gpu_hours is the total; hours × n_gpus = {self.hours:g} × {self.n_gpus} = "
+                          f"{self.hours * self.n_gpus:g} was not used", default=False)
+            return self
+        if self.hours is None:
+            self.note("hours", 1, "h", "no duration given: the cost of one hour")
+        if self.n_gpus is None:
+            self.note("n_gpus", 1, "卡", "no GPU count given: one card")
+        self.resolve(hours=1.0 if self.hours is None else self.hours, n_gpus=self.n_gpus or 1)
         return self
 
     @property
     def total_gpu_hours(self) -> float:
         if self.gpu_hours is not None:
             return self.gpu_hours
-        assert self.hours is not None and self.n_gpus is not None  # guaranteed by the validator
+        assert self.hours is not None and self.n_gpus is not None  # resolved by the validator
         return self.hours * self.n_gpus
 
 

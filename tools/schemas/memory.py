@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tools.model_spec import ModelSpec
-from tools.schemas.common import ToolInput, ToolOutput
+from tools.errors import InvalidInput
+from tools.schemas.architecture import ModelRef, resolve_model
+from tools.schemas.common import ToolInput, ToolOutput, fit_layout, when
 
 Method = Literal["full", "lora", "qlora", "freeze"]
 TrainPrecision = Literal["fp32", "bf16", "fp16", "fp8"]
@@ -20,18 +21,20 @@ KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 class FitTrainingInput(ToolInput):
     """Will a training or fine-tuning run fit in GPU memory?"""
 
-    model: str | ModelSpec = Field(
-        description="Model name or size, e.g. 'Llama-3-70B', 'Qwen2.5-7B', '70B', '700亿参数' (or a full architecture)."
+    model: ModelRef = Field(
+        description="Model name or size, e.g. 'Llama-3-70B', 'Qwen2.5-7B', '70B', '700亿参数' (or its architecture)."
     )
     gpu: str = Field(description="GPU name or alias, e.g. 'A100 80GB', 'H800', '4090D', '910B'.")
     method: Method = Field("full", description="full fine-tune/pretrain, lora, qlora (NF4 base) or freeze.")
-    n_gpus: int = Field(1, ge=1, le=100_000, description="Total GPUs (data × tensor × pipeline parallel).")
+    n_gpus: int = Field(1, ge=1, le=100_000, description="Total GPUs (data × tensor × pipeline parallel); not a "
+                        "multiple of tp × pp: sized for whole tp × pp groups.")
     precision: TrainPrecision = Field("bf16", description="bf16/fp16/fp8 mixed precision, or pure fp32.")
     optimizer: Optimizer = "adamw"
     zero_stage: int | None = Field(
         None, ge=0, le=3, description="DeepSpeed ZeRO stage 0–3; omitted: the lowest stage that fits."
     )
-    offload: Offload = Field("none", description="ZeRO-Offload of optimizer states, or optimizer and parameters.")
+    offload: Offload = Field("none", description="ZeRO-Offload of optimizer states (needs ZeRO 1+), or optimizer and "
+                             "parameters (needs ZeRO-3).")
     seq_len: int = Field(2048, ge=1, le=10_000_000, description="Tokens per sequence.")
     micro_batch: int = Field(1, ge=1, le=100_000, description="Sequences per GPU per step.")
     grad_checkpointing: bool | None = Field(
@@ -55,6 +58,29 @@ class FitTrainingInput(ToolInput):
         "counts the CUDA context and NCCL buffers, and allocator fragmentation is in the verdict's uncertainty band."
     )
     cuda_context_gb: float = Field(1.0, ge=0, le=10)
+
+    @classmethod
+    def schema_rules(cls) -> dict[str, Any]:
+        return {
+            "offload": when("offload", ["optimizer+params"], {"properties": {"zero_stage": {"enum": [3, None]}}},
+                            when("offload", ["optimizer"], {"properties": {"zero_stage": {"not": {"enum": [0]}}}})),
+            "method": when("method", ["qlora"], {"properties": {"precision": {"not": {"enum": ["fp32"]}}}}),
+        }
+
+    @model_validator(mode="after")
+    def _consistent(self) -> FitTrainingInput:
+        if self.offload == "optimizer+params" and self.zero_stage not in (None, 3):
+            raise InvalidInput("Offloading parameters needs ZeRO stage 3.", "参数卸载（offload params）需要 ZeRO-3。",
+                               field="zero_stage")
+        if self.offload != "none" and self.zero_stage == 0:
+            raise InvalidInput("ZeRO-Offload needs ZeRO stage 1 or higher.", "ZeRO-Offload 需要 ZeRO 1 级或以上。",
+                               field="zero_stage")
+        if self.method == "qlora" and self.precision == "fp32":
+            raise InvalidInput("QLoRA computes in bf16/fp16, not fp32.", "QLoRA 以 bf16/fp16 计算，不支持 fp32。",
+                               field="precision")
+        resolve_model(self)
+        fit_layout(self)
+        return self
 
 
 class VerdictFields(BaseModel):
@@ -121,7 +147,7 @@ class FitTrainingOutput(VerdictFields, ToolOutput):
 class FitInferenceInput(ToolInput):
     """Will a model serve from GPU memory, and at what batch?"""
 
-    model: str | ModelSpec = Field(description="Model name or size, e.g. 'Qwen2.5-72B', '70B' (or a full architecture).")
+    model: ModelRef = Field(description="Model name or size, e.g. 'Qwen2.5-72B', '70B' (or its architecture).")
     gpu: str = Field(description="GPU name or alias, e.g. 'H20', 'A100 80GB', '4090'.")
     n_gpus: int = Field(1, ge=1, le=100_000, description="GPUs serving one replica (tensor × pipeline parallel).")
     precision: WeightPrecision | None = Field(
@@ -133,6 +159,11 @@ class FitInferenceInput(ToolInput):
     context_len: int | None = Field(None, ge=1, le=10_000_000, description="Tokens per sequence (prompt + output).")
     usable_fraction: float = Field(0.9, gt=0.1, le=1.0, description="vLLM's gpu_memory_utilization default is 0.9.")
     cuda_context_gb: float = Field(1.0, ge=0, le=10)
+
+    @model_validator(mode="after")
+    def _model(self) -> FitInferenceInput:
+        resolve_model(self)
+        return self
 
 
 class FitInferenceOutput(VerdictFields, ToolOutput):

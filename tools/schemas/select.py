@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tools.errors import InvalidInput
-from tools.schemas.common import ToolInput, ToolOutput
-from tools.schemas.speed import parse_token_count
+from tools.schemas.common import ToolInput, ToolOutput, when
+from tools.schemas.speed import Tokens, parse_token_count
 
 Workload = Literal["train", "finetune", "infer"]
 Method = Literal["full", "lora", "qlora", "freeze"]
@@ -27,16 +27,16 @@ class RecommendInput(ToolInput):
     method: Method | None = Field(
         None, description="full, lora, qlora or freeze; omitted: full for train, lora for finetune (ignored for infer)."
     )
-    tokens: int | None = Field(
+    tokens: Tokens | None = Field(
         None, description="Training tokens for train/finetune: an integer or '1B', '2T', '500M', '10亿', '2万亿'."
     )
     seq_len: int = Field(4096, ge=1, le=1_000_000, description="Tokens per training sequence.")
     budget_cny: float | None = Field(
-        None, description="Budget in 元: the run's rental cost (train/finetune), one month of rent (infer), or the "
+        None, gt=0, description="Budget in 元: the run's rental cost (train/finetune), one month of rent (infer), or the "
         "cards' purchase price (pricing=buy). Omitted: no budget filter."
     )
     deadline_hours: float | None = Field(
-        None, description="Wall-clock hours the run must finish within (train/finetune). Omitted: no deadline."
+        None, gt=0, description="Wall-clock hours the run must finish within (train/finetune). Omitted: no deadline."
     )
     china_available: bool | None = Field(
         None, description="True: only GPUs that can be bought in mainland China (export rules)."
@@ -62,10 +62,10 @@ class RecommendInput(ToolInput):
                 field="tokens",
             ) from None
 
-    @field_validator("budget_cny")
+    @field_validator("budget_cny", mode="before")
     @classmethod
     def _budget(cls, value):
-        if value is not None and not value > 0:
+        if isinstance(value, int | float) and not isinstance(value, bool) and not value > 0:
             raise InvalidInput(
                 f"budget_cny must be more than 0 元 (got {value:g}).",
                 f"预算 budget_cny 必须大于 0 元（收到 {value:g}）。",
@@ -73,16 +73,21 @@ class RecommendInput(ToolInput):
             )
         return value
 
-    @field_validator("deadline_hours")
+    @field_validator("deadline_hours", mode="before")
     @classmethod
     def _deadline(cls, value):
-        if value is not None and not value > 0:
+        if isinstance(value, int | float) and not isinstance(value, bool) and not value > 0:
             raise InvalidInput(
                 f"deadline_hours must be more than 0 hours (got {value:g}).",
                 f"期限 deadline_hours 必须大于 0 小时（收到 {value:g}）。",
                 field="deadline_hours",
             )
         return value
+
+    @classmethod
+    def schema_rules(cls) -> dict[str, Any]:
+        return {"workload": when("workload", ["train", "finetune"], {
+            "required": ["tokens"], "properties": {"tokens": {"not": {"type": "null"}}}})}
 
     @model_validator(mode="after")
     def _tokens_for_training(self) -> RecommendInput:

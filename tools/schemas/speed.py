@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
-from tools.schemas.common import ToolInput, ToolOutput
+from tools.schemas.common import MAX_INPUT_MAGNITUDE, ToolInput, ToolOutput, fit_layout
 
 Method = Literal["full", "lora", "qlora", "freeze"]
 TrainPrecision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
@@ -16,31 +16,52 @@ KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 
 _EN_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _ZH_SCALE = {"万亿": 1e12, "千亿": 1e11, "百亿": 1e10, "亿": 1e8, "千万": 1e7, "百万": 1e6, "万": 1e4}
-_TOKENS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbgt]|万亿|千亿|百亿|亿|千万|百万|万)?\s*(?:tokens?|个?token|词元)?\s*$", re.I)
+_TOKENS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbgt]|万亿|千亿|百亿|亿|千万|百万|万)?\s*(?:个?tokens?|词元)?\s*$", re.I)
+
+
+def _mantissa(digits: int) -> str:
+    """1 to `digits` integer digits with up to 6 decimals, or 0.001 to 0.999…"""
+    return rf"(?:[1-9][0-9]{{0,{digits - 1}}}(?:\.[0-9]{{1,6}})?|0\.(?:[1-9]|0[1-9]|00[1-9])[0-9]{{0,3}})"
+
+
+#: a token count written as a phrase, exactly the phrases `parse_token_count` reads: every match is between 1 and
+#: 1e15 tokens (digits are capped per unit), so the JSON schema can promise that each one is accepted
+TOKENS_PATTERN = (
+    r"^ *(?:[1-9][0-9]{0,14}|[1-9][0-9]{0,2}(?:,[0-9]{3}){1,4}"  # 2000000000, 2,000,000,000
+    r"|[1-9](?:\.[0-9]{1,6})?[eE](?:1[0-4]|[0-9])"  # 2e12
+    rf"|{_mantissa(6)} ?(?:[kKmM]|万|百万|千万|亿)"  # 500M, 10亿
+    rf"|{_mantissa(4)} ?(?:[bBgG]|百亿|千亿)"  # 1.5B
+    rf"|{_mantissa(3)} ?(?:[tT]|万亿))"  # 2T, 2万亿
+    r" *(?:个?[tT][oO][kK][eE][nN][sS]?|词元)? *$"
+)
+_TOKENS_FULL = re.compile(TOKENS_PATTERN)
+_PHRASE_HELP = "write e.g. '2T', '500M', '10亿' or 2000000000"
 
 
 def parse_token_count(value: int | float | str) -> int:
     """A token count from a number or a phrase: 2e12, "2T", "1B", "500M", "10亿", "2万亿" -> int.
 
-    Raises ValueError (turned into InvalidInput naming `tokens`) for anything else or a count ≤ 0.
+    Raises ValueError (turned into InvalidInput naming `tokens`) for anything else or a count below 1.
     """
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ValueError("tokens must be a number such as 2000000000 or a phrase such as '2B' / '20亿'")
-    if isinstance(value, int) and abs(value) > 10**18:
-        raise ValueError("tokens must be at most 1e18")
-    if isinstance(value, int | float):
-        count = float(value)
-    else:
-        m = _TOKENS_RE.match(value.replace(",", "").replace("_", ""))
-        if not m:
-            raise ValueError(f"cannot read {value!r} as a token count; write e.g. '2T', '500M', '10亿' or 2000000000")
+        raise ValueError(f"tokens must be a whole number such as 2000000000 or a phrase; {_PHRASE_HELP}")
+    if isinstance(value, str):
+        if not _TOKENS_FULL.fullmatch(value):
+            raise ValueError(f"cannot read {value!r} as a token count of 1 to 1e15; {_PHRASE_HELP}")
+        m = _TOKENS_RE.match(value.replace(",", ""))
+        assert m is not None  # every TOKENS_PATTERN phrase is one the reader knows
         unit = (m.group(2) or "").lower()
-        count = float(m.group(1)) * (_ZH_SCALE.get(unit) or _EN_SCALE.get(unit) or 1.0)
-    if not count > 0 or count != count or count == float("inf"):
-        raise ValueError("tokens must be greater than 0")
-    if count < 1:  # 0.5 or 1e-308 would round to 0 tokens and divide by zero
-        raise ValueError("tokens must be at least 1")
-    return round(count)
+        return round(float(m.group(1)) * (_ZH_SCALE.get(unit) or _EN_SCALE.get(unit) or 1.0))
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError("tokens must be a whole number")
+    if not 1 <= value <= MAX_INPUT_MAGNITUDE:  # 0.5 or 1e-308 would round to 0 tokens and divide by zero
+        raise ValueError(f"tokens must be at least 1 and at most {MAX_INPUT_MAGNITUDE:.0e}")
+    return int(value)
+
+
+#: a token count: a whole number, or a phrase (`TOKENS_PATTERN`); the bounds apply to numbers, the pattern to text
+Tokens = Annotated[int, BeforeValidator(parse_token_count), WithJsonSchema(
+    {"type": ["integer", "string"], "minimum": 1, "maximum": MAX_INPUT_MAGNITUDE, "pattern": TOKENS_PATTERN})]
 
 
 class TrainingTimeInput(ToolInput):
@@ -49,7 +70,7 @@ class TrainingTimeInput(ToolInput):
     model: str = Field(description="Model name or size, e.g. 'Llama-2-7B', 'DeepSeek-V3', '37B', '700亿参数'.")
     gpu: str = Field(description="GPU name or alias, e.g. 'A100 80GB', 'H800', '910B'.")
     n_gpus: int = Field(1, ge=1, le=200_000, description="Total GPUs (data × tensor × pipeline parallel).")
-    tokens: int = Field(description="Training tokens: an integer or '2T', '1B', '500M', '10亿', '2万亿'.")
+    tokens: Tokens = Field(description="Training tokens: an integer or '2T', '1B', '500M', '10亿', '2万亿'.")
     method: Method = Field("full", description="full (pretrain / full fine-tune), lora, qlora or freeze.")
     precision: TrainPrecision = Field("bf16", description="Compute precision of the matmuls: bf16, fp16, fp8, tf32, fp32.")
     seq_len: int = Field(4096, ge=1, le=10_000_000, description="Tokens per training sequence.")
@@ -60,7 +81,7 @@ class TrainingTimeInput(ToolInput):
         None, description="Full activation recomputation (one extra forward pass); omitted: the fit_training default "
         "(on for full/LoRA/QLoRA of models of 7B and more, QLoRA always), off for pretraining runs (over 50B tokens)."
     )
-    tp: int = Field(1, ge=1, le=1024, description="Tensor-parallel size (inside a node).")
+    tp: int = Field(1, ge=1, le=1024, description="Tensor-parallel size (best inside a node).")
     pp: int = Field(1, ge=1, le=1024, description="Pipeline-parallel stages.")
     nodes_fabric: str = Field(
         "ib-ndr", description="Fabric between nodes when n_gpus > 8: ib-ndr, ib-hdr, roce, roce-200, ethernet-100g, ..."
@@ -76,17 +97,13 @@ class TrainingTimeInput(ToolInput):
     lora_targets: Literal["all-linear", "attention"] = "all-linear"
     trainable_layers: int = Field(2, ge=1, description="freeze: number of top layers left trainable.")
 
-    @field_validator("tokens", mode="before")
-    @classmethod
-    def _tokens(cls, value):
-        return parse_token_count(value)
-
     @model_validator(mode="after")
     def _parallel(self) -> TrainingTimeInput:
-        if self.n_gpus % (self.tp * self.pp):
-            raise ValueError(f"n_gpus ({self.n_gpus}) must be a multiple of tp × pp ({self.tp} × {self.pp})")
+        fit_layout(self)
         if self.tp > self.gpus_per_node:
-            raise ValueError(f"tp ({self.tp}) must not exceed gpus_per_node ({self.gpus_per_node})")
+            self.note("tensor_parallel_nodes", -(-self.tp // self.gpus_per_node), "nodes",
+                      f"tp {self.tp} is more than gpus_per_node {self.gpus_per_node}: the tensor-parallel "
+                      "all-reduces cross the nodes_fabric (slow; Megatron keeps tp inside a node)")
         return self
 
 

@@ -1,4 +1,4 @@
-"""Fixtures for the HTTP API: a tmp data dir and store per test, one knowledge index per session,
+"""Fixtures for the HTTP API: a tmp data dir and store per test, one knowledge index per session (tests/conftest.py),
 apps built with explicit settings, a real uvicorn server on loopback, and a browser-style SSE parser."""
 
 from __future__ import annotations
@@ -16,44 +16,14 @@ from loopback import ServerThread
 from bot.advisor import Advisor
 from bot.api.app import create_app
 from bot.api.settings import ApiSettings
-from bot.settings import Settings
-from bot.store import Store
-
-_ENV = ("GPU_ADVISOR_API_KEYS", "GPU_ADVISOR_RATE_LIMIT", "GPU_ADVISOR_MAX_BODY_BYTES", "GPU_ADVISOR_CORS_ORIGINS",
-        "GPU_ADVISOR_SSE_KEEPALIVE_S", "GPU_ADVISOR_LLM_BASE_URL", "GPU_ADVISOR_LLM_MODEL", "GPU_ADVISOR_LLM_API_KEY",
-        "OPENAI_API_KEY", "CHROMA_HOST", "CHROMA_PORT", "EMBEDDINGS_MODEL", "EMBEDDINGS_BASE_URL", "EMBEDDINGS_API_KEY",
-        "REDIS_URL", "GPU_ADVISOR_REDIS_PREFIX")
 
 KEY = "k-test-0123456789abcdef0123"  # a static key long enough to be accepted
 
 
 @pytest.fixture(autouse=True)
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Nothing writes to $HOME: data dir and store live in tmp_path; no key, LLM or Chroma server."""
-    for name in _ENV:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)  # no stray .env file
-    monkeypatch.setenv("GPU_ADVISOR_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path}/store.sqlite3")
-    return tmp_path
-
-
-@pytest.fixture(scope="session")
-def shared_advisor(tmp_path_factory) -> Advisor:
-    """The offline advisor with its knowledge index, built once (the index takes seconds)."""
-    folder = tmp_path_factory.mktemp("advisor")
-    with pytest.MonkeyPatch.context() as mp:
-        for name in _ENV:
-            mp.delenv(name, raising=False)
-        mp.setenv("GPU_ADVISOR_DATA_DIR", str(folder / "data"))
-        settings = Settings(database_url=f"sqlite:///{folder}/shared.sqlite3")
-        return Advisor.from_settings(settings)
-
-
-@pytest.fixture
-def advisor(shared_advisor: Advisor, env: Path) -> Advisor:
-    """The shared index and planner with this test's own store (the env's DATABASE_URL)."""
-    return Advisor(store=Store(Settings().store_url), toolbox=shared_advisor.toolbox, offline=shared_advisor.offline)
+def env(env: Path) -> Path:
+    """Every test here runs in the hermetic environment of tests/conftest.py (with `advisor` and `shared_advisor`)."""
+    return env
 
 
 @pytest.fixture

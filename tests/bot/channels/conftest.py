@@ -1,5 +1,5 @@
-"""Fixtures for the channels: one offline advisor (and knowledge index) per session, a fresh store per
-test, a recording sink, and a planner wrapper that lets a test hold or break an answer on purpose."""
+"""Fixtures for the channels: one offline advisor (and knowledge index) per session and a fresh store per
+test (tests/conftest.py), a recording sink, and a planner wrapper that lets a test hold or break an answer on purpose."""
 
 from __future__ import annotations
 
@@ -10,49 +10,15 @@ from pathlib import Path
 import pytest
 
 from bot.advisor import Advisor
-from bot.settings import Settings
-from bot.store import Store
 
 sys.path.insert(0, str(Path(__file__).parent))  # fake_wecom
 
-_ENV = ("GPU_ADVISOR_LLM_BASE_URL", "GPU_ADVISOR_LLM_MODEL", "GPU_ADVISOR_LLM_API_KEY", "OPENAI_API_KEY", "CHROMA_HOST",
-        "CHROMA_PORT", "EMBEDDINGS_MODEL", "EMBEDDINGS_BASE_URL", "EMBEDDINGS_API_KEY", "REDIS_URL", "CHANNEL_WORKERS",
-        "CHANNEL_QUEUE", "CHANNEL_ANSWER_TIMEOUT_S", "CHANNEL_DEDUP_TTL_S", "GPU_ADVISOR_API_KEYS",
-        "WECOM_AIBOT_TOKEN", "WECOM_AIBOT_AES_KEY", "WECOM_AIBOT_ID", "WECOM_AIBOT_SECRET", "WECOM_WS_URL",
-        "WECOM_CORP_ID", "WECOM_AGENT_ID", "WECOM_APP_SECRET", "WECOM_APP_TOKEN", "WECOM_APP_AES_KEY",
-        "WECOM_API_BASE", "WECOM_STREAM_WINDOW_S")
-
 
 @pytest.fixture(autouse=True)
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in _ENV:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("GPU_ADVISOR_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path}/store.sqlite3")
-    return tmp_path
-
-
-@pytest.fixture(scope="session")
-def shared_folder(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("channels-advisor")
-
-
-@pytest.fixture(scope="session")
-def shared_advisor(shared_folder: Path) -> Advisor:
-    """The offline advisor; its data folder (with the built index) is `shared_folder / "data"`."""
-    folder = shared_folder
-    with pytest.MonkeyPatch.context() as mp:
-        for name in _ENV:
-            mp.delenv(name, raising=False)
-        mp.setenv("GPU_ADVISOR_DATA_DIR", str(folder / "data"))
-        return Advisor.from_settings(Settings(database_url=f"sqlite:///{folder}/shared.sqlite3"))
-
-
-@pytest.fixture
-def advisor(shared_advisor: Advisor, env: Path) -> Advisor:
-    """The shared index and offline planner with this test's own store."""
-    return Advisor(store=Store(Settings().store_url), toolbox=shared_advisor.toolbox, offline=shared_advisor.offline)
+def env(env: Path) -> Path:
+    """Every test here runs in the hermetic environment of tests/conftest.py (with `advisor`, `shared_advisor`
+    and its `shared_folder`)."""
+    return env
 
 
 class Held:

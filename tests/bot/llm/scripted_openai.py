@@ -84,6 +84,9 @@ class ScriptedOpenAI:
     model: str = "scripted-model"
     models: dict[str, Any] | None = None  # the body of GET /v1/models (404 when None), e.g. vLLM's max_model_len
     props: dict[str, Any] | None = None  # the body of llama.cpp's GET /props (404 when None)
+    #: POST /tokenize as "llama.cpp" ({"content"} -> {"tokens"}) or "vllm" ({"model", "prompt"} -> {"count"}),
+    #: one token per 4 characters; 404 when None
+    tokenize: str | None = None
     #: a server's pace for streamed replies: (seconds to the first token, characters per second after it)
     pace: tuple[float, float] | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -101,6 +104,13 @@ class ScriptedOpenAI:
             return httpx.Response(200, json=self.models)
         if request.method == "GET" and request.url.path.endswith("/props") and self.props is not None:
             return httpx.Response(200, json=self.props)
+        if request.method == "POST" and request.url.path == "/tokenize" and self.tokenize is not None:
+            sent = json.loads(request.content)
+            if self.tokenize == "llama.cpp" and "content" in sent:
+                return httpx.Response(200, json={"tokens": list(range(len(sent["content"]) // 4))})
+            if self.tokenize == "vllm" and "prompt" in sent and sent.get("model") == self.model:
+                return httpx.Response(200, json={"count": len(sent["prompt"]) // 4, "max_model_len": 4096})
+            return httpx.Response(400, json={"error": {"message": "bad tokenize request"}})
         if not request.url.path.endswith("/chat/completions"):
             return httpx.Response(404, json={"error": {"message": f"no route {request.url.path}"}})
         body = json.loads(request.content)

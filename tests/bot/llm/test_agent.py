@@ -121,9 +121,10 @@ def test_tool_error_goes_back_to_the_model_which_corrects_it(tmp_path):
 
 
 def test_invalid_arguments_are_reported_in_the_registry_s_words(tmp_path):
-    endpoint = ScriptedOpenAI([tool_calls(("run_cost", {"gpu": "H800"})), text("Please tell me the GPU-hours.")])
+    endpoint = ScriptedOpenAI([tool_calls(("run_cost", {"gpu": "H800", "gpu_hours": -5})),
+                               text("Please tell me the GPU-hours.")])
     trace = advisor(tmp_path, endpoint).ask("What does an H800 run cost?")
-    assert tool_results(endpoint.requests[1]) == ["ERROR: Missing gpu_hours: give gpu_hours, or hours together with n_gpus."]
+    assert tool_results(endpoint.requests[1]) == ["ERROR: Invalid gpu_hours: Input should be greater than 0."]
     assert trace.mode == "llm" and trace.tool_calls == []
 
 

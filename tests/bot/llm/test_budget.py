@@ -149,3 +149,39 @@ def test_a_question_too_long_for_the_context_is_answered_offline_without_a_reque
     trace = advisor(tmp_path, endpoint, llm_base_url="http://127.0.0.1:8080/v1", llm_api_key=None).ask(question)
     assert trace.mode == "llm-fallback" and trace.fallback_reason.startswith("context:")
     assert not [p for p in endpoint.paths if p.endswith("/chat/completions")]
+
+
+HELLO = "您好！我可以帮您估算显存、训练时间和租买成本，请说说您的模型和显卡。"
+
+
+@pytest.mark.parametrize("server", ["llama.cpp", "vllm"])
+def test_the_served_model_s_own_token_count_replaces_the_estimate(tmp_path, server):
+    # a 4k context that the tokenizer-free estimate (which errs high on JSON schemas) would call too small
+    estimate_only = ScriptedOpenAI([text(HELLO)], props={"default_generation_settings": {"n_ctx": 3000}})
+    trace = advisor(tmp_path / "a", estimate_only, llm_base_url="http://127.0.0.1:8080/v1", llm_api_key=None,
+                    llm_max_tokens=256).ask("你好")
+    assert trace.mode == "llm-fallback" and trace.fallback_reason.startswith("context:")
+
+    counted = ScriptedOpenAI([text(HELLO)], props={"default_generation_settings": {"n_ctx": 3000}}, tokenize=server)
+    trace = advisor(tmp_path / "b", counted, llm_base_url="http://127.0.0.1:8080/v1", llm_api_key=None,
+                    llm_max_tokens=256).ask("你好")
+    assert trace.mode == "llm" and counted.requests  # the request was sent: by the server's count it fits
+    assert "/tokenize" in counted.paths
+
+
+def test_a_server_without_tokenize_is_asked_once(tmp_path):
+    endpoint = ScriptedOpenAI([text("你好！"), text("你好！")], props={"default_generation_settings": {"n_ctx": 32768}})
+    adv = advisor(tmp_path, endpoint, llm_base_url="http://127.0.0.1:8080/v1", llm_api_key=None)
+    adv.ask("你好")
+    adv.ask("Hello")
+    assert endpoint.paths.count("/tokenize") == 2  # llama.cpp's form, then vLLM's, then never again
+
+
+def test_schema_descriptions_are_whole_clauses_or_nothing(tmp_path):
+    body = first_request(tmp_path, "你好")
+    for tool in body["tools"]:
+        for name, prop in tool["function"]["parameters"]["properties"].items():
+            said = prop.get("description", "")
+            assert not said.endswith(("…", ",", ":", " e.g.", " the", " per")), (tool["function"]["name"], name, said)
+            assert said == "" or " " in said, (tool["function"]["name"], name, said)
+            assert "e.g." not in said or said.split("e.g.")[1].count("'") % 2 == 0, (tool["function"]["name"], said)

@@ -218,3 +218,13 @@ def test_a_price_with_no_figure_on_file_gives_the_nearest(advisor):
 
 
 logging.getLogger("gpu_advisor.advisor").setLevel(logging.ERROR)
+
+
+@pytest.mark.parametrize("question", ["预算 30 万买卡部署 7B", "budget 300k CNY, we need to serve Qwen2.5-7B to 64 "
+                                      "concurrent users, what should we buy?", "采购预算 50 万，部署 Qwen2.5-14B 给 100 人用"])
+def test_a_hardware_budget_for_serving_is_priced_as_cards_not_rent(advisor, question):
+    (t,) = ask(advisor, question)
+    call = next(c for c in t.tool_calls if c.tool == "recommend_gpus")
+    assert call.input["pricing"] == "buy" and call.input["budget_cny"] in (300_000, 500_000)
+    assert call.input.get("context_len", 4096) <= 131072  # "300k CNY" is money, not a 307,200-token context
+    assert ("采购" in t.answer) or ("purchase" in t.answer.lower())
