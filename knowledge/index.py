@@ -18,6 +18,8 @@ Backends
 
 A missing index is built on first use; an embedded index that cannot be read is moved aside to
 `chroma.broken-<time>` and rebuilt from the notes, with a notice saying so (`KnowledgeIndex.notices`).
+A start first compares a stamp of the note files (`knowledge.stamp`): when nothing changed since the last
+sync, it reads no note at all.
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ from knowledge.chunking import Chunk, chunk_note
 from knowledge.config import KnowledgeConfig
 from knowledge.embeddings import make_embedding
 from knowledge.errors import IndexBusy, IndexUnavailable
+from knowledge.lexical import bulk, warm_up
 from knowledge.notes import BUILTIN, CorpusRoot, Note, load_corpus
+from knowledge.stamp import forget_stamp, matching_stamp, save_stamp, take_stamp
 
 log = logging.getLogger("gpu_advisor.knowledge")
 
@@ -349,10 +353,20 @@ class KnowledgeIndex:
         during a rolling upgrade, must not rewrite it or drop folders it never saw.
         """
         self.notices.clear()
-        was_empty = self.collection().count() == 0  # a broken index is rebuilt here, with a notice
+        count = self.collection().count()  # a broken index is rebuilt here, with a notice
+        was_empty = count == 0
         if self.config.server and not was_empty:
             return None
-        report = self._sync(self._roots(), lenient=True)  # a bad file in a remembered folder never stops a start
+        roots = self._roots()
+        state = self._state(roots)
+        if state is not None and not was_empty and not self.notices:
+            saved = matching_stamp(self.config.data_dir, state, count)
+            if saved is not None:  # the notes are as the last sync left them: nothing to read
+                self.skipped = [str(m) for m in saved.get("skipped", [])]
+                if not self.skipped:
+                    return None
+                return SyncReport(notices=list(self.skipped), unchanged=count, docs=int(saved.get("docs", 0)))
+        report = self._sync(roots, lenient=True, state=state)  # a bad file in a remembered folder never stops a start
         report.notices = [*self.notices, *self.skipped]
         if was_empty and report.added:
             notice = (
@@ -378,14 +392,29 @@ class KnowledgeIndex:
         gone = sorted(set(held) - set(wanted))
         return len(notes), new, changed, gone, len(wanted)
 
-    def _sync(self, roots: list[CorpusRoot], progress: Progress | None = None, lenient: bool = False) -> SyncReport:
+    def _state(self, roots: list[CorpusRoot]) -> dict[str, Any] | None:
+        """The notes' stamp (embedded index only; None when a file cannot be looked at)."""
+        if self.config.server:
+            return None
+        try:
+            return take_stamp(self.collection_name, roots)
+        except OSError:
+            return None
+
+    def _sync(self, roots: list[CorpusRoot], progress: Progress | None = None, lenient: bool = False,
+              state: dict[str, Any] | None = None) -> SyncReport:
+        state = state or self._state(roots)  # taken before the notes are read: an edit meanwhile shows next time
         plan = self._plan(roots, lenient)
         if plan[1] or plan[2] or plan[3] or self._manifest_for(roots) != self._manifest():
             with self._write_lock():
+                if not self.config.server:
+                    forget_stamp(self.config.data_dir)
                 plan = self._plan(roots, lenient)  # again, under the lock: another writer may have been first
                 self._apply(plan[1] + plan[2], plan[3], progress)
                 self._save_manifest(roots)
         docs, new, changed, gone, wanted = plan
+        if state is not None:
+            save_stamp(self.config.data_dir, state, chunks=wanted, docs=docs, skipped=list(self.skipped))
         return SyncReport(
             notices=list(self.skipped),
             added=len(new),
@@ -397,6 +426,11 @@ class KnowledgeIndex:
 
     def _apply(self, todo: list[StoredChunk], gone: list[str], progress: Progress | None) -> None:
         col = self.collection()
+        if todo:
+            # the hashing embedding cuts the text with jieba: through the word store beside the index (written now
+            # when missing), or with the whole dictionary when there is a lot of text
+            warm_up(self.config.data_dir)
+            bulk(sum(len(c.text) for c in todo))
         total = len(todo) + len(gone)
         if progress:
             progress(0, total)

@@ -6,19 +6,28 @@ Tokens of a text (after NFKC, so full-width ＧＰＵ４０９０ becomes gpu409
 - each latin/number run gives one token ("h100", "4090d", "qwen2.5", "80gb"); a number glued to a
   unit ("80gb", "910b") also gives the number and the unit, so "80 GB" and "80GB" meet, and a word
   of three or more letters glued to a number ("rtx4090") also gives both parts.
+
+jieba's dictionary is one per process: read sentence by sentence from the word store beside the index
+(`warm_up(data_dir)`; see `knowledge.lexicon`), or loaded whole (about a second) when there is no store
+yet or a lot of text to cut; the words are the same either way.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
+import os
 import re
+import threading
 import unicodedata
 from collections.abc import Sequence
+from pathlib import Path
 
 import bm25s
-import jieba
 import numpy as np
+
+from knowledge.lexicon import StoreTokenizer, jieba, open_store, write_store
 
 _CJK_RUN = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
 _TOKEN = re.compile(rf"(?P<cjk>{_CJK_RUN})|(?P<latin>[a-z0-9]+(?:\.[0-9]+)*)")
@@ -43,26 +52,90 @@ _DOMAIN_WORDS = (
 ).split()
 
 
+#: the frequency `add_word` gives each domain word
+_DOMAIN_FREQ = 20000
+#: chunks' characters to tokenize at once above which jieba's whole dictionary is loaded (the word
+#: store costs about 16 µs per character, the dictionary about a second)
+BULK_CHARS = 50_000
+
+_active: jieba.Tokenizer | None = None
+_lock = threading.Lock()
+
+
 @functools.cache
-def _jieba() -> jieba.Tokenizer:
-    """jieba's dictionary, loaded once per process (about a second the first time)."""
+def _full() -> jieba.Tokenizer:
+    """jieba's whole dictionary plus the domain words, loaded once per process (about a second)."""
     jieba.setLogLevel(logging.WARNING)
     tk = jieba.Tokenizer()
     tk.initialize()
     for word in _DOMAIN_WORDS:
-        tk.add_word(word, freq=20000)
+        tk.add_word(word, freq=_DOMAIN_FREQ)
     return tk
 
 
-def warm_up() -> None:
-    """Load the jieba dictionary now rather than on the first query."""
-    _jieba()
+@functools.cache
+def dictionary_key() -> str:
+    """What the word store depends on: jieba's version and dictionary file, the domain words."""
+    try:
+        size = os.stat(Path(jieba.__file__).with_name("dict.txt")).st_size
+    except OSError:
+        size = -1
+    parts = ["store-1", jieba.__version__, str(size), str(_DOMAIN_FREQ), " ".join(_DOMAIN_WORDS)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+
+
+@functools.cache
+def tokens_key() -> str:
+    """What `tokenize()` depends on: these rules (this file), jieba's dictionary, the Unicode tables."""
+    try:
+        source = Path(__file__).read_bytes()
+    except OSError:
+        source = b"?"
+    parts = [hashlib.sha256(source).hexdigest(), dictionary_key(), unicodedata.unidata_version]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+
+
+def _jieba() -> jieba.Tokenizer:
+    return _active or _use(None)
+
+
+def _use(data_dir: Path | None) -> jieba.Tokenizer:
+    global _active
+    with _lock:
+        if _active is None and data_dir is not None:
+            _active = open_store(data_dir, dictionary_key())
+        if _active is None:
+            _active = _full()
+            if data_dir is not None:  # the store was missing or stale: write it for the next process
+                write_store(data_dir, _active, dictionary_key())
+        return _active
+
+
+def warm_up(data_dir: Path | None = None) -> None:
+    """Make the tokenizer ready: from the word store in `data_dir` when it is there and current
+    (milliseconds), else by loading jieba's whole dictionary (about a second) and writing the store."""
+    _use(data_dir)
+
+
+def bulk(chars: int) -> None:
+    """About to tokenize this many characters: above `BULK_CHARS`, load the whole dictionary once rather
+    than reading the word store sentence by sentence. Either way the tokens are the same."""
+    global _active
+    if chars > BULK_CHARS and isinstance(_active, StoreTokenizer):
+        full = _full()
+        with _lock:
+            _active = full
+
+
+def segment(run: str, hmm: bool = False) -> list[str]:
+    """jieba's words of a run of Chinese characters (the project's one dictionary, domain words included)."""
+    return _jieba().lcut(run, HMM=hmm)
 
 
 def _cjk_tokens(run: str) -> list[str]:
     if len(run) == 1:
         return [] if run in _ZH_STOP else [run]
-    words = [w for w in _jieba().lcut(run, HMM=False) if w not in _ZH_STOP]
+    words = [w for w in segment(run) if w not in _ZH_STOP]
     bigrams = [run[i : i + 2] for i in range(len(run) - 1)]
     return words + bigrams
 

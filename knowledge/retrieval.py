@@ -1,6 +1,6 @@
 """Hybrid retrieval over the knowledge index: BM25 over zh/en tokens + Chroma's dense leg, fused by RRF.
 
-    retriever = Retriever.from_config(config)      # once per process: loads jieba and the chunks
+    retriever = Retriever.from_config(config)      # once per process: reads the chunks and their tokens
     retriever.search("H20 显存多大", k=5, lang="zh")  # -> [Passage(id, doc_id, title, text, source, score)]
 
 `search()` uses a process-wide default retriever built from the environment on first call
@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge.config import KnowledgeConfig, KnowledgeSettings
 from knowledge.index import KnowledgeIndex, StoredChunk
-from knowledge.lexical import LexicalIndex, tokenize, warm_up
+from knowledge.lexical import LexicalIndex, bulk, tokenize, tokens_key, warm_up
+from knowledge.lexicon import read_tokens, write_tokens
 from tools.errors import InvalidInput
 
 RRF_K = 60
@@ -93,14 +94,23 @@ class Retriever:
     def reload(self) -> None:
         """Read the chunks back from the index and rebuild the lexical leg (after a sync).
 
-        Chunks whose content hash did not change keep their tokens (tokenizing is most of the cost)."""
-        warm_up()
+        Chunks whose content hash did not change keep their tokens (tokenizing is most of the cost): from
+        memory, else from the token cache beside the index, which is rewritten when chunks were tokenized."""
+        data_dir = self.index.config.data_dir
+        warm_up(data_dir)
         self._chunks: list[StoredChunk] = self.index.stored()
         self._position = {c.id: i for i, c in enumerate(self._chunks)}
-        known: dict[tuple[str, str], list[str]] = getattr(self, "_tokens", {})
-        self._tokens = {(c.id, c.hash): (known.get((c.id, c.hash)) if c.hash else None) or tokenize(c.text)
-                        for c in self._chunks}
-        self._lexical = LexicalIndex([self._tokens[c.id, c.hash] for c in self._chunks])
+        known: dict[str, list[str]] = getattr(self, "_tokens", {})
+        if any(c.hash not in known for c in self._chunks):
+            known = {**read_tokens(data_dir, tokens_key()), **known}
+        todo = [c for c in self._chunks if not c.hash or c.hash not in known]
+        bulk(sum(len(c.text) for c in todo))
+        self._tokens = {c.hash: known[c.hash] for c in self._chunks if c.hash and c.hash in known}
+        fresh = {c.id: tokenize(c.text) for c in todo}
+        self._tokens.update((c.hash, fresh[c.id]) for c in todo if c.hash)
+        if any(c.hash for c in todo):
+            write_tokens(data_dir, tokens_key(), self._tokens)
+        self._lexical = LexicalIndex([self._tokens[c.hash] if c.hash else fresh[c.id] for c in self._chunks])
         self._langs = np.array([c.lang for c in self._chunks], dtype=object)
         self._topics = [frozenset(c.topics) for c in self._chunks]
         self._cache: OrderedDict[tuple, list[Passage]] = OrderedDict()

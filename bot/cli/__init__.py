@@ -3,15 +3,20 @@
     gpu-advisor gpus list | show NAME
     gpu-advisor models list | show NAME
     gpu-advisor fit train|infer --model 70B --gpu "A100 80GB" ...
+
+`gpu-advisor <command> …` imports only the module of that command (a start costs less); `--help`, no
+command or an unknown one registers them all. `app` (as tests and other code import it) has them all.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+from typing import Any
 
 import typer
 
-app = typer.Typer(
+_app = typer.Typer(
     name="gpu-advisor",
     help="Choose GPUs for AI training and inference; every number comes from code.",
     no_args_is_help=True,
@@ -19,26 +24,38 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-#: (module, attribute, command-group name or None for top-level commands)
+
+@_app.callback()
+def _root() -> None:
+    # a group even when one command is registered (else Typer would run that command as the root)
+    pass
+
+
+#: (module, attribute, command-group name or None for top-level commands, the command names it adds)
 _SUBCOMMANDS = [
-    ("bot.cli.catalog", "gpus_app", "gpus"),
-    ("bot.cli.catalog", "models_app", "models"),
-    ("bot.cli.fit", "fit_app", "fit"),
-    ("bot.cli.speed", "register", None),  # time, speed
-    ("bot.cli.cost", "register", None),  # cost, rent-vs-buy
-    ("bot.cli.select", "register", None),  # recommend
-    ("bot.cli.kb", "kb_app", "kb"),
-    ("bot.cli.advisor", "register", None),
-    ("bot.cli.serve", "register", None),  # serve
-    ("bot.cli.keys", "keys_app", "keys"),
-    ("bot.cli.wecom", "wecom_app", "wecom"),
-    ("bot.cli.slack", "slack_app", "slack"),
-    ("bot.cli.mcp", "register", None),  # mcp (stdio)
+    ("bot.cli.catalog", "gpus_app", "gpus", ("gpus",)),
+    ("bot.cli.catalog", "models_app", "models", ("models",)),
+    ("bot.cli.fit", "fit_app", "fit", ("fit",)),
+    ("bot.cli.speed", "register", None, ("time", "speed")),
+    ("bot.cli.cost", "register", None, ("cost", "rent-vs-buy")),
+    ("bot.cli.select", "register", None, ("recommend",)),
+    ("bot.cli.kb", "kb_app", "kb", ("kb",)),
+    ("bot.cli.advisor", "register", None, ("ask", "chat")),
+    ("bot.cli.serve", "register", None, ("serve",)),
+    ("bot.cli.keys", "keys_app", "keys", ("keys",)),
+    ("bot.cli.wecom", "wecom_app", "wecom", ("wecom",)),
+    ("bot.cli.slack", "slack_app", "slack", ("slack",)),
+    ("bot.cli.mcp", "register", None, ("mcp",)),
 ]
+_registered: set[tuple[str, str]] = set()
 
 
-def _register() -> None:
-    for module_name, attr, group in _SUBCOMMANDS:
+def _register(command: str | None = None) -> None:
+    """Register the sub-commands (in the table's order), or only the module that adds `command`."""
+    for module_name, attr, group, names in _SUBCOMMANDS:
+        if (command is not None and command not in names) or (module_name, attr) in _registered:
+            continue
+        _registered.add((module_name, attr))
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as err:
@@ -47,13 +64,20 @@ def _register() -> None:
             raise
         target = getattr(module, attr)
         if group is None:
-            target(app)
+            target(_app)
         else:
-            app.add_typer(target, name=group)
+            _app.add_typer(target, name=group)
 
 
-_register()
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        _register()
+        return _app
+    raise AttributeError(f"module 'bot.cli' has no attribute {name!r}")
 
 
 def main() -> None:
-    app()
+    args = sys.argv[1:]
+    known = {n for *_, names in _SUBCOMMANDS for n in names}
+    _register(args[0] if args and args[0] in known else None)
+    _app()

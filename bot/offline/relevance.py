@@ -2,9 +2,9 @@
 
 Retrieval ranks by fused ranks (RRF), whose scores say nothing about whether a passage is on topic:
 a question about the weather still gets five passages back. Here a passage counts only when it shares
-enough of the question's content words (jieba words for Chinese, words for English, stop words left
-out): at least two, and at least a third of them. The direct answer is the passage's sentence that
-shares the most.
+enough of the question's content words (jieba words for Chinese, cut by the knowledge base's tokenizer so
+a process holds one dictionary; words for English; stop words left out): at least two, and at least a
+third of them. The direct answer is the passage's sentence that shares the most.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import jieba
+from knowledge.lexical import segment
 
 MIN_SHARED = 2
 MIN_SHARE = 0.3
@@ -32,7 +32,7 @@ def terms(text: str) -> set[str]:
     """The content words of a text, lower-cased."""
     out = {w.lower().strip(".-") for w in _WORD.findall(text)}
     for run in _HAN.findall(text):
-        out.update(w for w in jieba.lcut(run) if len(w) >= 2)
+        out.update(w for w in segment(run, hmm=True) if len(w) >= 2)
     return {t for t in out if t and t not in _STOP}
 
 
