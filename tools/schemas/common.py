@@ -201,7 +201,7 @@ class ToolOutput(BaseModel):
 
 
 @functools.cache
-def _list_of(model: type[BaseModel]) -> TypeAdapter:
+def _list_of(model: type) -> TypeAdapter:
     """Validates a list of nested records in one pass in pydantic-core (faster than constructing each in Python)."""
     return TypeAdapter(list[model])
 
