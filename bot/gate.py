@@ -70,11 +70,16 @@ _DEBRIS = re.compile(
 _FENCE = re.compile(r"^\s*(```|~~~)", re.MULTILINE)
 _CHAR_RUN = re.compile(r"([^\s\-=|:_*#~.─—·0-9])\1{5,}")
 _PHRASE_RUN = re.compile(r"(\S.{1,39}?)\1{3,}", re.DOTALL)
+_SENTENCE_END = re.compile(r"(?<=[。！？!?])|\n|(?<=\.)\s")
+REPEAT_SIMILARITY = 90  # rapidfuzz ratio at which two sentences count as the same one said again
 _TABLE_ONLY = re.compile(r"^[\s\-=|:_*#~.─—]*$")
 _CITE = re.compile(r"[\[【]\s*(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\s*[\]】](?!\()")
 _PREMISE = re.compile(
-    r"你说的|你说|您说|你提到|您提到|你给的|您给的|你给出|按你|按您|照你|如你所说|根据你|你所说|您所说|你的|您的|你认为|你以为|用户"
-    r"|you said|you mention|you quote|you gave|you give|you cite|your|you were told|as you|you state|you claim|claimed",
+    r"你说的|你说|您说|你提到|您提到|你给的|您给的|你给出|按你|按您|照你|如你所说|根据你|你所说|您所说|你认为|你以为|用户"
+    # a possessive attributes a figure only with a word for one ("你的预算", "your quote"), not any "您的…"
+    r"|[你您]的(?:预算|报价|价格|数字|数据|估计|估算|说法|假设|前提|出价|成本|需求)"
+    r"|you said|you mention|you quote|you gave|you give|you cite|you were told|as you|you state|you claim|claimed"
+    r"|your (?:own )?(?:budget|quote|quoted|price|figure|number|estimate|claim|premise|assumption|offer|cost)",
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"[^。！？!?\n]*(?:[。！？!?]|\n|$)|[^\n]+")
@@ -181,7 +186,7 @@ def _shape(question: str, answer: str, lang: str, reasons: dict[str, str]) -> No
     loop = _CHAR_RUN.search(answer) or next((m for m in _PHRASE_RUN.finditer(answer)
                                               if not _TABLE_ONLY.match(m.group(1))), None)
     lines = [ln.strip() for ln in answer.splitlines() if len(ln.strip()) >= 8 and not _TABLE_ONLY.match(ln)]
-    repeated = next((ln for ln in lines if lines.count(ln) >= 3), None)
+    repeated = next((ln for ln in lines if lines.count(ln) >= 3), None) or _said_three_times(answer)
     if loop or repeated:
         reasons["repetition"] = (loop.group()[:40] if loop else repeated[:40])
     if _echoes(question, answer):
@@ -190,6 +195,17 @@ def _shape(question: str, answer: str, lang: str, reasons: dict[str, str]) -> No
         reasons["too_long"] = str(MAX_CHARS[_lang(lang)])
     if answer.strip() and detect_language(_without_code(answer)) != _lang(lang):
         reasons["wrong_language"] = _lang(lang)
+
+
+def _said_three_times(answer: str) -> str | None:
+    """A sentence said three times or more, near enough (a small model's loop drifts: "任何意见" -> "任住意见")."""
+    from rapidfuzz import fuzz
+
+    sentences = [s.strip() for s in _SENTENCE_END.split(answer) if len(s.strip()) >= 8 and not _TABLE_ONLY.match(s)]
+    for i, s in enumerate(sentences):
+        if sum(1 for t in sentences[i:] if fuzz.ratio(s, t) >= REPEAT_SIMILARITY) >= 3:
+            return s
+    return None
 
 
 def _norm(text: str) -> str:
