@@ -12,12 +12,12 @@ from bot.offline.phrases import say
 from bot.offline.render import (
     Out,
     assumptions_block,
-    duration,
     excerpt,
     gb,
     method_label,
     money,
 )
+from bot.offline.shortlist import pick_time, picks, sourcing_args
 from bot.toolbox import ToolRun
 from tools.catalog import get_gpu, gpus
 from tools.errors import AdvisorError
@@ -106,26 +106,17 @@ def recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> N
                         ("context_len", "context_len")):
         if s.get(key):
             args[target] = s[key]
-    if s.get("china_only") or s.get("domestic_only"):
-        args["china_available"] = True
-    if s.get("domestic_only"):
-        args["domestic"] = True  # Chinese-made, not merely sold in China
-    r = run("recommend_gpus", args)
-    labels = {"zh": {"cheapest": "最省钱", "fastest": "最快", "best_value": "性价比"},
-              "en": {"cheapest": "Cheapest", "fastest": "Fastest", "best_value": "Best value"}}[lang]
-    picks = [(k, r.get(k)) for k in ("cheapest", "fastest", "best_value") if r.get(k)]
-    if not picks:
-        reason = "; ".join(d[f"reason_{lang}"] for d in r.get("dropped", [])[:3]) or "—"
-        out.add(say("recommend_none", lang, reason=reason))
+    r = run("recommend_gpus", {**args, **sourcing_args(s)})
+    chosen = picks(r, out)
+    if not chosen:
         return
-    best = picks[-1][1]
+    best = chosen[-1][1]
     out.add(say("recommend_intro", lang, n=best["n_gpus"], gpu=best["gpu"], workload=workload, model=args["model"]))
     lines = []
-    for key, o in picks:
-        when = (duration(o["hours"], lang) if o.get("hours") else f"{o['tokens_per_s']:,.0f} token/s"
-                if o.get("tokens_per_s") else say("no_speed", lang))  # a card with no published figure: never "0"
+    for label, o in chosen:
         cost = money(o["total_cny"], lang) if o.get("total_cny") is not None else "—"
-        lines.append(say("recommend_pick", lang, label=labels[key], n=o["n_gpus"], gpu=o["gpu"], time=when, cost=cost))
+        lines.append(say("recommend_pick", lang, label=label, n=o["n_gpus"], gpu=o["gpu"], time=pick_time(o, lang),
+                         cost=cost))
     out.add("\n".join(lines))
     dropped = [say("dropped_line", lang, gpu=d["gpu"], reason=d[f"reason_{lang}"]) for d in r.get("dropped", [])[:4]]
     if dropped:

@@ -13,21 +13,18 @@ from bot.offline.phrases import say
 from bot.offline.render import (
     Out,
     assumptions_block,
-    duration,
     money,
     money_span,
     months_label,
     num,
     rate,
 )
+from bot.offline.shortlist import pick_time, picks, sourcing_args
 from bot.offline.toolargs import n_of, short_source
 from bot.toolbox import ToolRun
 from tools.catalog import gpus
 from tools.prices import prices_for
 from tools.units import HOURS_PER_MONTH
-
-LABELS = {"zh": {"cheapest": "最省钱", "fastest": "最快", "best_value": "性价比"},
-          "en": {"cheapest": "Cheapest", "fastest": "Fastest", "best_value": "Best value"}}
 
 _PRICE_WORDS = re.compile(r"价格|多少钱|价钱|贵|便宜|报价|price|cost|cheaper|expensive", re.IGNORECASE)
 
@@ -143,26 +140,18 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
             args["method"] = s["method"]
     else:
         args.update({k: s[k] for k in ("batch", "context_len") if s.get(k)})
-    if s.get("domestic_only") or s.get("china_only"):
-        args["china_available"] = True
-    if s.get("domestic_only"):
-        args["domestic"] = True  # Chinese-made, not merely sold in China
-    r = run("recommend_gpus", args)
-    picks = [(k, r.get(k)) for k in ("cheapest", "fastest", "best_value") if r.get(k)]
-    if not picks:
-        reason = "; ".join(d[f"reason_{lang}"] for d in r.get("dropped", [])[:3]) or "—"
-        out.add(say("recommend_none", lang, reason=reason))
+    r = run("recommend_gpus", {**args, **sourcing_args(s)})
+    chosen = picks(r, out)
+    if not chosen:
         return
-    labels = LABELS[lang]
-    best = picks[-1][1]
+    best = chosen[-1][1]
     out.add(say("budget_intro", lang, budget=money(s["budget_cny"], lang), workload=workload, model=r["model"],
                 n=best["n_gpus"], gpu=best["gpu"]))
     lines = []
-    for key, o in picks:
-        when = (duration(o["hours"], lang) if o.get("hours") else f"{o['tokens_per_s']:,.0f} token/s"
-                if o.get("tokens_per_s") else say("no_speed", lang))  # a card with no published figure: never "0"
+    for label, o in chosen:
         cost_text = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)
-        lines.append(say("budget_pick", lang, label=labels[key], n=o["n_gpus"], gpu=o["gpu"], cost=cost_text, time=when))
+        lines.append(say("budget_pick", lang, label=label, n=o["n_gpus"], gpu=o["gpu"], cost=cost_text,
+                         time=pick_time(o, lang)))
     out.add("\n".join(dict.fromkeys(lines)))
     out.add(say("budget_note", lang))
 

@@ -14,6 +14,7 @@ from bot.offline.render import (
     gb,
     money,
 )
+from bot.offline.shortlist import picks, sourcing_args
 from bot.offline.toolargs import assumed, serving_args
 from bot.toolbox import ToolRun
 
@@ -105,29 +106,21 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     buying = bool(s.get("budget_cny")) and bool(BUY.search(p.text))  # "预算 30 万买卡部署 7B": cards, not rent
     if buying:
         args["pricing"] = "buy"
-    if s.get("china_only") or s.get("domestic_only"):
-        args["china_available"] = True
-    if s.get("domestic_only"):
-        args["domestic"] = True  # Chinese-made, not merely sold in China
-    r = run("recommend_gpus", args)
-    labels = {"zh": {"cheapest": "最省钱", "fastest": "最快", "best_value": "性价比"},
-              "en": {"cheapest": "Cheapest", "fastest": "Fastest", "best_value": "Best value"}}[lang]
-    picks = [(k, r.get(k)) for k in ("cheapest", "fastest", "best_value") if r.get(k)]
-    if not picks:
-        reason = "; ".join(d[f"reason_{lang}"] for d in r.get("dropped", [])[:3]) or "—"
-        out.add(say("recommend_none", lang, reason=reason))
+    r = run("recommend_gpus", {**args, **sourcing_args(s)})
+    chosen = picks(r, out)
+    if not chosen:
         return
-    best = picks[-1][1]
+    best = chosen[-1][1]
     batch = next((a["value"] for a in r["assumptions"] if a["key"] == "batch"), s.get("batch") or 1)
     ctx = next((a["value"] for a in r["assumptions"] if a["key"] == "context_len"), s.get("context_len") or 4096)
     out.add(say("serving_recommend_buy_intro" if buying else "serving_recommend_intro", lang, model=r["model"],
                 batch=batch, ctx=f"{ctx:,}", n=best["n_gpus"], gpu=best["gpu"],
                 budget=money(s["budget_cny"], lang) if buying else ""))
     lines = []
-    for key, o in picks:
+    for label, o in chosen:
         cost = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)
         speed = o.get("tokens_per_s")  # None: a card with no published bandwidth, never shown as "0 token/s"
-        lines.append(say("serving_pick" if speed else "serving_pick_no_speed", lang, label=labels[key], n=o["n_gpus"],
+        lines.append(say("serving_pick" if speed else "serving_pick_no_speed", lang, label=label, n=o["n_gpus"],
                          gpu=o["gpu"], tps=f"{speed or 0:,.0f}", cost=cost))
     out.add("\n".join(dict.fromkeys(lines)))
     if buying:
