@@ -42,11 +42,11 @@ def test_every_request_caps_the_reply(tmp_path, base_url, model, key):
     assert all(not (other & body.keys()) for body in endpoint.requests)
 
 
-def endless(body):
-    """A model caught in a loop: it streams "；" every 20 ms and never finishes."""
+def looping(first: str) -> Reply:
+    """A model caught in a loop: it streams `first`, then "；" every 20 ms, and never finishes."""
     def events():
         head = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                "choices": [{"index": 0, "delta": {"role": "assistant", "content": "放得下"}, "finish_reason": None}]}
+                "choices": [{"index": 0, "delta": {"role": "assistant", "content": first}, "finish_reason": None}]}
         yield f"data: {json.dumps(head, ensure_ascii=False)}\n\n".encode()
         for _ in range(100_000):
             time.sleep(0.02)
@@ -54,6 +54,10 @@ def endless(body):
             yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode()
 
     return Reply(stream=events)
+
+
+def endless(body):
+    return looping("放得下")
 
 
 def test_a_model_that_keeps_streaming_is_stopped_at_the_answer_deadline(tmp_path):
@@ -103,18 +107,7 @@ def test_a_context_length_400_is_a_labelled_fallback(tmp_path):
 
 def test_sentences_already_streamed_stay_the_answer_when_the_model_then_runs_past_the_deadline(tmp_path):
     def verdict_then_loop(body):
-        first = f"放得下：每卡约需 {results(body)[-1]['per_gpu_gb']} GB。"
-
-        def events():
-            head = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                    "choices": [{"index": 0, "delta": {"role": "assistant", "content": first}, "finish_reason": None}]}
-            yield f"data: {json.dumps(head, ensure_ascii=False)}\n\n".encode()
-            for _ in range(100_000):
-                time.sleep(0.02)
-                chunk = {**head, "choices": [{"index": 0, "delta": {"content": "；"}, "finish_reason": None}]}
-                yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode()
-
-        return Reply(stream=events)
+        return looping(f"放得下：每卡约需 {results(body)[-1]['per_gpu_gb']} GB。")
 
     endpoint = ScriptedOpenAI([tool_calls(("fit_training", FIT)), verdict_then_loop])
     events: list[dict] = []
