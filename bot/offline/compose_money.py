@@ -7,7 +7,6 @@ import re
 from typing import Any
 
 from bot.offline.compose_train import time
-from bot.offline.lexicon import to_number
 from bot.offline.parse import ParsedQuestion
 from bot.offline.phrases import say
 from bot.offline.render import (
@@ -29,14 +28,11 @@ from tools.units import HOURS_PER_MONTH
 _PRICE_WORDS = re.compile(r"价格|多少钱|价钱|贵|便宜|报价|price|cost|cheaper|expensive", re.IGNORECASE)
 
 
-def _amount_of(mention: str) -> float | None:
-    return to_number(re.sub(r"[元块¥￥]|人民币|rmb|cny|yuan", "", mention, flags=re.IGNORECASE))
-
-
 def price_claim(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     amount = p.budget_cny or p.purchase_price_cny
-    # the user's figure as they wrote it ("30万", "300,000元"): a figure of the question grounds only itself
-    claim = next((m for spans in p.mentions.values() for m in spans if _amount_of(m) == amount), None)
+    # the user's figure as they wrote it ("30万", "300,000元"), where the parser noted it: a figure of the
+    # question grounds only itself
+    claim = next(iter(p.mentions.get("budget_amount" if p.budget_cny else "per_card", [])), None)
     price_ranges(s["gpu"], run, out, claim=claim or (f"{amount:,.0f} 元" if out.lang == "zh" else f"{amount:,.0f} CNY"))
 
 
