@@ -121,6 +121,7 @@ class AgentPlanner:
         self._lock = threading.Lock()
         self._tools_tokens: int | None = None
         self._count_tokens = count_tokens  # the server's own tokenizer, where it offers one
+        self._last_count: tuple[str, int] | None = None  # the system prompt is the same for every call of an answer
 
     def context_tokens(self) -> int:
         """The model's context length: the server's word when it gives one (asked once), else the setting."""
@@ -211,9 +212,14 @@ class AgentPlanner:
         """The server's token count of `text`; asked no more once the server has shown it cannot say."""
         if self._count_tokens is None or not text:
             return None
+        last = self._last_count
+        if last is not None and last[0] == text:
+            return last[1]
         n = self._count_tokens(text)
         if n is None:
             self._count_tokens = None
+        else:
+            self._last_count = (text, n)
         return n
 
     def _fit(self, request: Any) -> Any:

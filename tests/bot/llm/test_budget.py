@@ -185,3 +185,13 @@ def test_schema_descriptions_are_whole_clauses_or_nothing(tmp_path):
             assert not said.endswith(("…", ",", ":", " e.g.", " the", " per")), (tool["function"]["name"], name, said)
             assert said == "" or " " in said, (tool["function"]["name"], name, said)
             assert "e.g." not in said or said.split("e.g.")[1].count("'") % 2 == 0, (tool["function"]["name"], said)
+
+
+def test_the_server_counts_the_schemas_and_the_system_prompt_once_per_answer(tmp_path):
+    endpoint = ScriptedOpenAI([tool_calls(("fit_training", FIT)),
+                               lambda body: text(f"放得下：每卡约需 {results(body)[-1]['per_gpu_gb']} GB。")],
+                              props={"default_generation_settings": {"n_ctx": 32768}}, tokenize="llama.cpp")
+    advisor(tmp_path, endpoint, llm_base_url="http://127.0.0.1:8080/v1", llm_api_key=None).ask(
+        "8 张 A100 80GB 全参微调 Qwen2.5-7B 放得下吗？")
+    assert len([p for p in endpoint.paths if p.endswith("/chat/completions")]) == 2
+    assert endpoint.paths.count("/tokenize") == 2  # the tool schemas, then the system prompt: not again per call
