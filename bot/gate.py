@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rapidfuzz import fuzz
+
 from bot.grounding.check import GroundingResult, UngroundedNumber, ground, trusted_tool_outputs
 from bot.language import detect_language
 from bot.planner import PlanResult
@@ -199,8 +201,6 @@ def _shape(question: str, answer: str, lang: str, reasons: dict[str, str]) -> No
 
 def _said_three_times(answer: str) -> str | None:
     """A sentence said three times or more, near enough (a small model's loop drifts: "任何意见" -> "任住意见")."""
-    from rapidfuzz import fuzz
-
     sentences = [s.strip() for s in _SENTENCE_END.split(answer) if len(s.strip()) >= 8 and not _TABLE_ONLY.match(s)]
     for i, s in enumerate(sentences):
         if sum(1 for t in sentences[i:] if fuzz.ratio(s, t) >= REPEAT_SIMILARITY) >= 3:
