@@ -114,23 +114,21 @@ class RulesPlanner:
         shown = len(out.blocks)
         if missing and (p.unknown_gpus or p.unknown_models):
             answers.unknown_names(p, run, out)  # say which names we do not know, with the closest ones
-        if missing and len(out.blocks) == shown:
-            key = missing[0]
-            label = DEFAULT_LABEL.get(key, {}).get(ASK_DEFAULTS.get(key), {}).get(lang, "")
-            example = ASK_EXAMPLES.get(key)  # the example figure in the question is ours: offered as its source
-            out.add(say(ASK_KEY.get(key, "ask_model"), lang, default=label,
-                        example=example[lang] if example else ""))
-            new_state = {"frame": {"intent": intent, "slots": _clean(user_slots)},
-                         "pending": {"intent": intent, "missing": key, "slots": _clean(user_slots)}}
+        if missing:
+            state = {"frame": {"intent": intent, "slots": _clean(user_slots)}}
+            if len(out.blocks) == shown:  # nothing said yet: ask for the first missing slot
+                key = missing[0]
+                label = DEFAULT_LABEL.get(key, {}).get(ASK_DEFAULTS.get(key), {}).get(lang, "")
+                example = ASK_EXAMPLES.get(key)  # the example figure in the question is ours: offered as its source
+                out.add(say(ASK_KEY.get(key, "ask_model"), lang, default=label,
+                            example=example[lang] if example else ""))
+                state["pending"] = {"intent": intent, "missing": key, "slots": _clean(user_slots)}
+                offered = {"planner_defaults": {key: ASK_DEFAULTS.get(key)},
+                           **({"ask_example": {key: example["value"]}} if example else {}), **offered}
+            # else the unknown names were said, with the closest ones: nothing can be computed without them
             return PlanResult(answer=out.text(), language=lang, tool_calls=run.calls, citations=run.citations,
-                              follow_ups=[], state=_jsonable(new_state),
-                              offered={"planner_defaults": {key: ASK_DEFAULTS.get(key)},
-                                       **({"ask_example": {key: example["value"]}} if example else {}), **offered})
-        if missing:  # the unknown names were said, with the closest ones: nothing can be computed without them
-            return PlanResult(answer=out.text(), language=lang, tool_calls=run.calls, citations=run.citations,
-                              follow_ups=[], state=_jsonable({"frame": {"intent": intent, "slots": _clean(user_slots)}}),
-                              offered=offered)
-        if defaulted and not missing and intent not in ("knowledge", "out_of_scope", "greeting"):
+                              follow_ups=[], state=_jsonable(state), offered=offered)
+        if defaulted and intent not in ("knowledge", "out_of_scope", "greeting"):
             note = defaults_note(defaulted, slots, intent, lang)
             if note:
                 out.add(note)
