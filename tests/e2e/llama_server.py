@@ -41,10 +41,9 @@ def find_binary() -> Path | None:
     if os.environ.get("LLAMA_SERVER_BIN"):
         path = Path(os.environ["LLAMA_SERVER_BIN"])
         return path if path.is_file() else None
-    cached = sorted(p for p in CACHE.rglob("llama-server") if p.is_file() and os.access(p, os.X_OK)) \
-        if CACHE.is_dir() else []
+    cached = find_binary_in_cache()
     if cached:
-        return _restore_links(cached[0])
+        return cached
     found = shutil.which("llama-server")
     if found:
         return Path(found)
@@ -55,7 +54,8 @@ def find_binary() -> Path | None:
 
 
 def find_binary_in_cache() -> Path | None:
-    found = [p for p in CACHE.rglob("llama-server") if p.is_file() and os.access(p, os.X_OK)] if CACHE.is_dir() else []
+    found = sorted(p for p in CACHE.rglob("llama-server") if p.is_file() and os.access(p, os.X_OK)) \
+        if CACHE.is_dir() else []
     return _restore_links(found[0]) if found else None
 
 
