@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from bot.offline import relevance
+from bot.offline.assumptions import assumptions_block
 from bot.offline.compose_money import _PRICE_WORDS, price_ranges
 from bot.offline.frames import DEFAULT_GPU
 from bot.offline.parse import ParsedQuestion
 from bot.offline.phrases import say
 from bot.offline.render import (
     Out,
-    assumptions_block,
     excerpt,
     gb,
     method_label,

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.offline.assumptions import assumptions_block
 from bot.offline.parse import ParsedQuestion
 from bot.offline.phrases import say
-from bot.offline.render import Out, assumptions_block, count, gb, method_label
+from bot.offline.render import Out, count, gb, method_label
 from bot.toolbox import ToolRun
 
 

@@ -6,12 +6,12 @@ import math
 import re
 from typing import Any
 
+from bot.offline.assumptions import assumptions_block
 from bot.offline.compose_train import time
 from bot.offline.parse import ParsedQuestion
 from bot.offline.phrases import say
 from bot.offline.render import (
     Out,
-    assumptions_block,
     money,
     money_span,
     months_label,

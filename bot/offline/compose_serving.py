@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.offline.assumptions import assumptions_block
 from bot.offline.parse import ParsedQuestion
 from bot.offline.phrases import say
 from bot.offline.refine import BUY
 from bot.offline.render import (
     Out,
-    assumptions_block,
     breakdown_table,
     gb,
     money,

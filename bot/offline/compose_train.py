@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.offline.assumptions import assumptions_block
 from bot.offline.compose_serving import fit_infer
 from bot.offline.parse import ParsedQuestion
 from bot.offline.phrases import say
 from bot.offline.render import (
     PART_NAMES,
     Out,
-    assumptions_block,
     breakdown_table,
     count,
     duration,

@@ -6,7 +6,6 @@ number written stays traceable to the tool output it came from.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,8 +18,6 @@ PART_NAMES = {
            "logits": "logits", "zero3_buffers": "ZeRO-3 buffers", "cuda_context": "CUDA context",
            "comm_buffers": "communication buffers", "kv_cache": "KV cache"},
 }
-SHOWN_ASSUMPTIONS = ("model_architecture", "seq_len", "micro_batch", "grad_checkpointing", "precision", "usable_fraction",
-                     "zero_stage", "context_len", "kv_precision", "mfu", "nodes_fabric", "pricing", "hours_per_day")
 
 
 @dataclass
@@ -98,31 +95,6 @@ def breakdown_table(r: dict[str, Any], lang: str) -> str:
     total = "合计" if lang == "zh" else "total"
     rows.append(f"| **{total}** | **{gb(r['per_gpu_gb'])}** |")
     return say("breakdown_header", lang) + "\n" + "\n".join(rows)
-
-
-def assumptions_block(items: list[dict[str, Any]], lang: str, keys: tuple[str, ...] = SHOWN_ASSUMPTIONS) -> str:
-    lines = []
-    for a in items:
-        if a["key"] not in keys or not a.get("default", True):
-            continue
-        value = a["value"]
-        if isinstance(value, bool):
-            value = ("是" if value else "否") if lang == "zh" else ("on" if value else "off")
-        elif isinstance(value, float) and not value.is_integer():
-            value = f"{value:g}"
-        text = short_note(a.get("note") or "")
-        note = f"（{text}）" if lang == "zh" and text else (f" ({text})" if text else "")
-        lines.append(f"- `{a['key']}` = {value}{(' ' + a['unit']) if a.get('unit') else ''}{note}")
-    return (say("assumptions_header", lang) + "\n" + "\n".join(lines)) if lines else ""
-
-
-def short_note(note: str, limit: int = 140) -> str:
-    """An assumption's note without links, cut to its first sentence (the full note stays in the trace)."""
-    note = re.sub(r"\s*[(<]?https?://\S+[)>]?", "", note).strip()
-    end = re.search(r"(?<=[.。])\s", note)
-    if end and end.start() < limit:
-        return note[: end.start()].rstrip()
-    return note if len(note) <= limit else note[:limit].rstrip() + "…"
 
 
 def excerpt(text: str, limit: int = 420) -> str:

@@ -3,6 +3,7 @@ whole corpus run through the advisor: no answer asks for a slot its intent does 
 held-out fifth is understood and answered right (issue 10's targets)."""
 
 import importlib.util
+import re
 import logging
 from pathlib import Path
 
@@ -104,3 +105,27 @@ def test_held_out_fifth_meets_the_targets(answered):
                 if state.get("frame", {}).get("intent") == turn["intent"] and not corpus.check(turn, trace))
     assert intents / len(held) >= 0.95
     assert right / len(held) >= 0.90
+
+
+_FIELD = re.compile(r"`[a-z]+(?:_[a-z]+)+`|\b[a-z]+_[a-z_]+\b")
+_LIBRARY_NAMES = re.compile(r"gpu_memory_utilization|prepare_model_for_kbit_training")  # what users type in vLLM/PEFT
+_ENGLISH_RUN = re.compile(r"[A-Za-z][A-Za-z'-]*(?:[ ,;:]+[A-Za-z][A-Za-z'-]*){3,}")
+
+
+def _assumption_lines(answer: str, header: str) -> list[str]:
+    block = answer.split(header, 1)[1].split("\n\n", 1)[0] if header in answer else ""
+    return [line for line in block.splitlines() if line.startswith("- ")]
+
+
+def test_assumptions_are_shown_in_the_readers_words(answered):
+    """A tool's defaults reach the reader with a label in their language, never as a field name, and a Chinese
+    answer never quotes the tool's English note (library settings such as vLLM's gpu_memory_utilization stay)."""
+    shown = {"zh": 0, "en": 0}
+    for row, turn, trace, _ in answered:
+        header = "**假设：**" if trace.language == "zh" else "**Assumptions:**"
+        for line in _assumption_lines(trace.answer, header):
+            shown[trace.language] += 1
+            assert not _FIELD.search(_LIBRARY_NAMES.sub("", line)), (row["id"], line)
+            if trace.language == "zh":
+                assert "：" in line and not _ENGLISH_RUN.search(line), (row["id"], line)
+    assert shown["zh"] >= 300 and shown["en"] >= 100, shown

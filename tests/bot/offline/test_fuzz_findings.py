@@ -70,3 +70,19 @@ def test_the_example_in_a_question_back_is_not_an_unsourced_figure(advisor, capl
     asked = converse(advisor, ["国产推荐两台8卡那换成？"], caplog)
     assert "80 万" in asked.answer
     converse(advisor, ["国产推荐两台8卡那换成？", "fit部署"], caplog)
+
+
+def test_the_70b_on_one_a100_answer_states_its_defaults_in_chinese(advisor):
+    trace = advisor.ask("70B 模型全参训练，单卡 A100 80GB 够吗？")
+    assumptions = trace.answer.split("**假设：**", 1)[1].split("\n\n", 1)[0]
+    assert "- 模型结构：通用稠密 70B（目录里没有 70B" in assumptions
+    assert "- 激活重算：开（7B 及以上模型的全参/LoRA 训练默认开启" in assumptions
+    assert "- ZeRO 阶段：0（DeepSpeed 的 ZeRO 阶段）" in assumptions
+    assert "model_architecture" not in trace.answer and "treated as" not in trace.answer
+    assert trace.ungrounded == []
+
+
+def test_an_english_answer_labels_its_defaults_too(advisor):
+    trace = advisor.ask("Does a 70B full fine-tune fit on one A100 80GB?")
+    assert "- activation checkpointing: on (" in trace.answer
+    assert "`" not in trace.answer.split("**Assumptions:**", 1)[1]
