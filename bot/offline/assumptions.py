@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bot.offline.phrases import say
+from bot.offline.phrases import localize_name, say
 from tools.yaml_data import load_yaml
 
 PHRASEBOOK = Path(__file__).parent / "templates" / "assumptions.yaml"
@@ -26,7 +26,6 @@ def _book() -> dict[str, Any]:
     book = load_yaml(PHRASEBOOK.read_text(encoding="utf-8"))
     for lang in ("zh", "en"):
         book[f"notes_{lang}"] = [(re.compile(p), t) for p, t in book[f"notes_{lang}"]]
-    book["value_patterns_zh"] = [(re.compile(p), t) for p, t in book["value_patterns_zh"]]
     return book
 
 
@@ -44,12 +43,7 @@ def value_text(key: str, value: Any, lang: str) -> str:
         return ("是" if value else "否") if lang == "zh" else ("yes" if value else "no")
     if isinstance(value, float) and not value.is_integer():
         return f"{value:g}"
-    if lang == "zh" and isinstance(value, str):
-        for pattern, template in _book()["value_patterns_zh"]:
-            m = pattern.fullmatch(value)
-            if m:
-                return template.format(**m.groupdict())
-    return str(value)
+    return localize_name(str(value), lang)
 
 
 def unit_text(unit: str, lang: str) -> str:

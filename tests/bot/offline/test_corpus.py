@@ -3,8 +3,8 @@ whole corpus run through the advisor: no answer asks for a slot its intent does 
 held-out fifth is understood and answered right (issue 10's targets)."""
 
 import importlib.util
-import re
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -121,7 +121,7 @@ def test_assumptions_are_shown_in_the_readers_words(answered):
     """A tool's defaults reach the reader with a label in their language, never as a field name, and a Chinese
     answer never quotes the tool's English note (library settings such as vLLM's gpu_memory_utilization stay)."""
     shown = {"zh": 0, "en": 0}
-    for row, turn, trace, _ in answered:
+    for row, _turn, trace, _ in answered:
         header = "**假设：**" if trace.language == "zh" else "**Assumptions:**"
         for line in _assumption_lines(trace.answer, header):
             shown[trace.language] += 1
