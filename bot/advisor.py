@@ -21,7 +21,9 @@ from sqlalchemy.exc import DBAPIError
 
 from bot.gate import check as gate_check
 from bot.gate import uncode
-from bot.grounding.check import citation_markers, drop_ungrounded_sentences, ground, trusted_tool_outputs
+from bot.grounding.check import citation_markers, ground
+from bot.grounding.inputs import trusted_tool_outputs
+from bot.grounding.repair import drop_ungrounded_sentences
 from bot.language import detect_language
 from bot.planner import Context, Emit, Planner, PlannerError, PlanResult, _ignore
 from bot.settings import Settings

@@ -39,7 +39,8 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from bot.grounding.check import GroundingResult, UngroundedNumber, ground, trusted_tool_outputs
+from bot.grounding.check import GroundingResult, UngroundedNumber, ground
+from bot.grounding.inputs import trusted_tool_outputs
 from bot.language import detect_language
 from bot.planner import PlanResult
 from bot.toolbox import SEARCH

@@ -43,12 +43,8 @@ __all__ = [
     "NumberRef",
     "UngroundedNumber",
     "citation_markers",
-    "drop_ungrounded_sentences",
     "ground",
-    "trusted_tool_outputs",
-    "ungrounded_report",
     "unit_from_key",
-    "unsourced_inputs",
 ]
 
 QUESTION_ID = "question"
@@ -356,54 +352,6 @@ def citation_markers(citations: Iterable[Any]) -> dict[str, list[str]]:
             for i, c in enumerate(citations, start=1)}
 
 
-# ---- tool inputs --------------------------------------------------------------------------------
-#: input units that state a fact (a price, a duration, a size, a rate): the model may not invent them
-_FACT_DIMENSIONS = {"CNY", "USD", "time", "tokens", "tokens/s", "bytes", "bytes/s", "bits/s", "flop", "power",
-                    "energy", "ratio", "params"}
-
-
-def unsourced_inputs(tool_input: Mapping[str, Any], question: str, sources: Mapping[str, Any] | None = None,
-                     *, rel_tol: float = DEFAULT_REL_TOL) -> list[str]:
-    """The input fields of a tool call holding a figure that is neither in the question nor in
-    `sources` (earlier trusted tool outputs, e.g. a catalog lookup): a price, duration, size or token
-    count the model made up. Counts and knobs (GPUs, TP, batch) are the model's choices, not claims."""
-    index = _build_index(sources or {}, {}, question)
-    bad: list[str] = []
-    for key, value in tool_input.items():
-        unit = unit_from_key(str(key))
-        if _dimension(unit) not in _FACT_DIMENSIONS or isinstance(value, bool):
-            continue
-        if isinstance(value, str):
-            found = extract_numbers(value) or list(name_sizes(value))
-            values = [n.value for n in found]
-        elif isinstance(value, int | float):
-            values = [float(value)]
-        else:
-            continue
-        for v in values:
-            if index.best("any", v, rel_tol * abs(v) + 1e-9) is None:
-                bad.append(str(key))
-                break
-    return bad
-
-
-def trusted_tool_outputs(calls: Iterable[Any], question: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
-    """Split tool calls ({id, tool, input, output}) into those whose figures may ground an answer and
-    those fed a made-up figure (with the fields): a number the model passed as an input is not a
-    source for what the tool returns unless it came from the question or an earlier trusted output."""
-    trusted: dict[str, Any] = {}
-    tainted: dict[str, list[str]] = {}
-    for call in calls:
-        if call.tool == "search_knowledge":
-            continue
-        bad = unsourced_inputs(call.input, question, {k: v["output"] for k, v in trusted.items()})
-        if bad:
-            tainted[call.id] = bad
-        else:
-            trusted[call.id] = {"input": call.input, "output": call.output}
-    return trusted, tainted
-
-
 _QUOTES = {"“": "”", '"': '"', "「": "」", "‘": "’", "'": "'"}
 
 
@@ -422,123 +370,3 @@ def _quoted_from_question(answer: str, start: int, end: int, question: str) -> b
         if quoted and quoted in question:
             return True
     return False
-
-
-# ---- repair helpers -----------------------------------------------------------------------------
-_REPORT = {
-    "zh": (
-        "以下数字在工具结果、引用的知识库段落和用户的问题中都找不到来源：{items}。"
-        "请删除这些数字，或先调用相应的工具得到它们，然后只使用工具返回或段落中写明的数值，不要自己计算或凭记忆给出数字。"
-    ),
-    "en": (
-        "These numbers have no source in the tool results, the cited passages or the user's question: {items}. "
-        "Remove them, or call the tool that computes them first; then use only the values the tools returned or "
-        "the passages state, and do not compute or recall figures yourself."
-    ),
-}
-
-
-def ungrounded_report(result: GroundingResult, lang: str = "en") -> str:
-    """A message for the model in the repair loop naming the figures with no source ("" when none)."""
-    if not result.ungrounded:
-        return ""
-    seen: list[str] = []
-    for u in result.ungrounded:
-        if u.text not in seen:
-            seen.append(u.text)
-    if lang == "zh":
-        return _REPORT["zh"].format(items="、".join(f"「{t}」" for t in seen))
-    return _REPORT["en"].format(items=", ".join(f'"{t}"' for t in seen))
-
-
-
-_SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?<=[.;；])(?=\s)")
-_LIST_ITEM = re.compile(r"^\s*(?:>\s*)*(?:[-*+]|[0-9]{1,3}[.)、])\s|^\s*#{1,6}\s")
-_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}")
-
-
-def _spans(answer: str, result: GroundingResult) -> list[tuple[int, int]]:
-    spans = []
-    for u in result.ungrounded:
-        start, end = u.start, u.end
-        if answer[start:end] != u.text:  # a result computed on another text: find the figure by its text
-            start = answer.find(u.text)
-            if start < 0:
-                continue
-            end = start + len(u.text)
-        spans.append((start, end))
-    return spans
-
-
-def _balanced(line: str) -> str:
-    for mark in ("**", "`"):
-        if line.count(mark) % 2:
-            line = line.replace(mark, "")
-    return line
-
-
-def _drop_sentences(line: str, offset: int, spans: list[tuple[int, int]]) -> str:
-    kept, pos = [], 0
-    for piece in _SENTENCE_END.split(line):
-        start, end = offset + pos, offset + pos + len(piece)
-        pos += len(piece)
-        if not any(s < end and e > start for s, e in spans):
-            kept.append(piece)
-    text = "".join(kept)
-    return _balanced(text) if text.strip() else ""
-
-
-def drop_ungrounded_sentences(answer: str, result: GroundingResult) -> str:
-    """`answer` without the sentences, list items and table rows that hold an ungrounded figure.
-
-    Sentences end at 。！？ (zh) and . ! ? ; followed by a space (en). A list item or heading with
-    an ungrounded figure goes whole; a table keeps its header (a figure there becomes "—") and loses
-    the rows; a table left without rows goes whole. Code blocks are never touched, emphasis and
-    code marks left unbalanced are removed, and runs of blank lines are closed up.
-    """
-    spans = _spans(answer, result)
-    if not spans:
-        return answer
-    lines = answer.splitlines(keepends=True)
-    out: list[str | None] = []
-    offset, in_code, table_start = 0, False, -1
-    table_rows = table_dropped = 0
-    for i, raw in enumerate(lines):
-        line = raw.rstrip("\n")
-        newline = raw[len(line) :]
-        start, end = offset, offset + len(line)
-        offset += len(raw)
-        hits = [(s, e) for s, e in spans if s < end and e > start]
-        if line.lstrip().startswith(("```", "~~~")):
-            in_code = not in_code
-        is_table = not in_code and line.lstrip().startswith("|")
-        if is_table and table_start < 0:
-            table_start, table_rows, table_dropped = len(out), 0, 0
-        elif not is_table and table_start >= 0:
-            if table_rows and table_rows == table_dropped:
-                out[table_start:] = [None] * (len(out) - table_start)
-            table_start = -1
-        if in_code or not hits:
-            out.append(raw)
-            if is_table and len(out) - table_start > 2:
-                table_rows += 1
-            continue
-        if is_table:
-            is_header = i + 1 < len(lines) and bool(_TABLE_SEP.match(lines[i + 1]))
-            if is_header or _TABLE_SEP.match(line):
-                for s, e in sorted(hits, reverse=True):
-                    line = line[: max(s, start) - start] + "—" + line[min(e, end) - start :]
-                out.append(line + newline)
-            else:
-                out.append(None)
-                table_rows += 1
-                table_dropped += 1
-        elif _LIST_ITEM.match(line):
-            out.append(None)
-        else:
-            text = _drop_sentences(line, start, hits)
-            out.append(text + newline if text else None)
-    if table_start >= 0 and table_rows and table_rows == table_dropped:
-        out[table_start:] = [None] * (len(out) - table_start)
-    text = "".join(x for x in out if x is not None)
-    return re.sub(r"\n{3,}", "\n\n", text).strip("\n") + ("\n" if answer.endswith("\n") else "")

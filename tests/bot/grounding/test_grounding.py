@@ -1,4 +1,4 @@
-"""Number grounding: extraction (bot/grounding/numbers.py), matching and the repair helpers (bot/grounding/check.py)."""
+"""Number grounding: extraction (bot/grounding/numbers.py), matching the tool-input check (inputs.py) and the repair helpers (repair.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,9 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.grounding.check import (
-    GroundingResult,
-    drop_ungrounded_sentences,
-    ground,
-    ungrounded_report,
-    unit_from_key,
-)
+from bot.grounding.check import GroundingResult, ground, unit_from_key
 from bot.grounding.numbers import extract_numbers
+from bot.grounding.repair import drop_ungrounded_sentences
 
 GOLDEN = yaml.safe_load((Path(__file__).parents[2] / "golden" / "grounding.yaml").read_text(encoding="utf-8"))
 
@@ -229,18 +224,6 @@ def test_dumps_fit_the_answer_trace():
 TOOLS = {"call_1": {"per_gpu_gb": 1120.4, "usable_gb": 72.0, "days": 3.47}}
 
 
-def test_report_names_each_ungrounded_figure_once():
-    result = ground("需要 1,120 GB，约 3 周，约 3 周，成本 9.9 万元。", TOOLS, {}, "")
-    zh = ungrounded_report(result, "zh")
-    assert "「3 周」" in zh and "「9.9 万元」" in zh and zh.count("3 周") == 1 and "1,120" not in zh
-    en = ungrounded_report(result, "en")
-    assert '"3 周"' in en and "no source" in en
-
-
-def test_report_is_empty_when_everything_is_grounded():
-    assert ungrounded_report(ground("需要 1,120 GB。", TOOLS, {}, ""), "zh") == ""
-
-
 def _repair(answer: str) -> str:
     result = ground(answer, TOOLS, {}, "")
     repaired = drop_ungrounded_sentences(answer, result)
@@ -351,7 +334,7 @@ def test_unitless_numbers_in_tool_text_do_not_ground_a_price():
 
 
 def test_a_tool_call_fed_a_made_up_price_is_not_a_source():
-    from bot.grounding.check import trusted_tool_outputs
+    from bot.grounding.inputs import trusted_tool_outputs
     from bot.trace import ToolCall
 
     q = "H100 跑 100 卡时多少钱？"
