@@ -25,27 +25,26 @@ sync, it reads no note at all.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import json
 import logging
-import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import chromadb
 from chromadb.config import Settings
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
-from knowledge.chunking import Chunk, chunk_note
+from knowledge.chunking import chunk_note
 from knowledge.config import KnowledgeConfig
 from knowledge.embeddings import make_embedding
-from knowledge.errors import IndexBusy, IndexUnavailable
+from knowledge.errors import IndexUnavailable
 from knowledge.lexical import bulk, warm_up
-from knowledge.notes import BUILTIN, CorpusRoot, Note, load_corpus
+from knowledge.lock import one_writer
+from knowledge.notes import BUILTIN, CorpusRoot, load_corpus
+from knowledge.records import StoredChunk, from_record, metadata, stored_from
 from knowledge.stamp import forget_stamp, matching_stamp, save_stamp, take_stamp
 
 log = logging.getLogger("gpu_advisor.knowledge")
@@ -53,24 +52,6 @@ log = logging.getLogger("gpu_advisor.knowledge")
 COLLECTION_PREFIX = "gpu-advisor-kb"
 _BATCH = 128
 Progress = Callable[[int, int], None]
-
-
-class StoredChunk(BaseModel):
-    """A chunk as the index holds it: text plus the note's metadata."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str
-    doc_id: str
-    title: str
-    lang: str
-    topics: tuple[str, ...] = ()
-    source: str
-    origin: str
-    path: str
-    section: str
-    text: str
-    hash: str
 
 
 class SyncReport(BaseModel):
@@ -96,56 +77,6 @@ class IndexStats(BaseModel):
     location: str
     collection: str
     embedding: str
-
-
-def _stored_from(note: Note, chunk: Chunk) -> StoredChunk:
-    fields = {
-        "id": chunk.id,
-        "doc_id": note.doc_id,
-        "title": note.title,
-        "lang": note.lang,
-        "topics": note.topics,
-        "source": note.source,
-        "origin": note.origin,
-        "path": note.path,
-        "section": chunk.section,
-        "text": chunk.text,
-    }
-    digest = hashlib.sha256(json.dumps(fields, ensure_ascii=False, sort_keys=True).encode()).hexdigest()[:32]
-    return StoredChunk(**fields, hash=digest)
-
-
-def _metadata(c: StoredChunk) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        "doc_id": c.doc_id,
-        "title": c.title,
-        "lang": c.lang,
-        "source": c.source,
-        "origin": c.origin,
-        "path": c.path,
-        "section": c.section,
-        "hash": c.hash,
-    }
-    if c.topics:  # Chroma refuses empty lists
-        meta["topics"] = list(c.topics)
-    return meta
-
-
-def _from_record(chunk_id: str, text: str | None, meta: dict[str, Any] | None) -> StoredChunk:
-    meta = meta or {}
-    return StoredChunk(
-        id=chunk_id,
-        doc_id=str(meta.get("doc_id", chunk_id.split("#")[0])),
-        title=str(meta.get("title", "")),
-        lang=str(meta.get("lang", "en")),
-        topics=tuple(meta.get("topics") or ()),
-        source=str(meta.get("source", "")),
-        origin=str(meta.get("origin", "")),
-        path=str(meta.get("path", "")),
-        section=str(meta.get("section", "")),
-        text=text or "",
-        hash=str(meta.get("hash", "")),
-    )
 
 
 class KnowledgeIndex:
@@ -254,39 +185,10 @@ class KnowledgeIndex:
         self._close_client()
 
     # --- locking ---------------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def _write_lock(self) -> Iterator[None]:
+    def _write_lock(self) -> contextlib.AbstractContextManager[None]:
         if self.config.server:  # the server serialises writes itself
-            yield
-            return
-        path = self.config.lock_path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a+") as fh:
-            deadline = time.monotonic() + self.config.lock_timeout_s
-            while True:
-                try:
-                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        fh.seek(0)
-                        holder = fh.read().strip() or "unknown"
-                        raise IndexBusy(
-                            f"Another process (pid {holder}) is writing the knowledge index at {self.config.chroma_path}. "
-                            "Wait for it to finish and retry; for several writers run a Chroma server (CHROMA_HOST).",
-                            f"另一个进程（pid {holder}）正在写入知识库索引 {self.config.chroma_path}。"
-                            "请等它完成后重试；多个进程同时写入时请使用 Chroma 服务（CHROMA_HOST）。",
-                            field="index",
-                        ) from None
-                    time.sleep(0.1)
-            try:
-                fh.seek(0)
-                fh.truncate()
-                fh.write(str(os.getpid()))
-                fh.flush()
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+            return contextlib.nullcontext()
+        return one_writer(self.config.lock_path, self.config.lock_timeout_s, self.config.chroma_path)
 
     # --- the corpus -------------------------------------------------------------------------------
     def _manifest(self) -> dict[str, Any]:
@@ -324,7 +226,7 @@ class KnowledgeIndex:
             ids = page["ids"]
             docs = page["documents"] or [None] * len(ids)
             metas = page["metadatas"] or [None] * len(ids)
-            out += [_from_record(i, d, m) for i, d, m in zip(ids, docs, metas, strict=True)]
+            out += [from_record(i, d, m) for i, d, m in zip(ids, docs, metas, strict=True)]
             if len(ids) < 1000:
                 break
             offset += 1000
@@ -385,7 +287,7 @@ class KnowledgeIndex:
         self.skipped = skipped
         for message in skipped:
             log.warning("knowledge: %s", message)
-        wanted = {c.id: c for note in notes for c in (_stored_from(note, ch) for ch in chunk_note(note))}
+        wanted = {c.id: c for note in notes for c in (stored_from(note, ch) for ch in chunk_note(note))}
         held = {c.id: c.hash for c in self.stored()}
         new = [c for i, c in wanted.items() if i not in held]
         changed = [c for i, c in wanted.items() if i in held and held[i] != c.hash]
@@ -439,7 +341,7 @@ class KnowledgeIndex:
             col.upsert(
                 ids=[c.id for c in batch],
                 documents=[c.text for c in batch],
-                metadatas=[_metadata(c) for c in batch],
+                metadatas=[metadata(c) for c in batch],
                 embeddings=self.embedding([c.text for c in batch]),
             )
             if progress:
