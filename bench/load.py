@@ -109,6 +109,13 @@ def _binary(name: str) -> str:
     return found
 
 
+def _chroma_argv() -> list[str]:
+    """The `chroma` command chromadb installs, or its module where the script is not on PATH."""
+    local = Path(sys.executable).parent / "chroma"
+    found = str(local) if local.exists() else shutil.which("chroma")
+    return [found] if found else [sys.executable, "-c", "from chromadb.cli.cli import app; app()"]
+
+
 def _wait(url: str, proc: subprocess.Popen, seconds: float = 90) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -151,9 +158,40 @@ def fresh_database(url: str | None) -> Iterator[str | None]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@dataclass
+class Served:
+    base: str
+    pid: int  # the `gpu-advisor serve` process (the uvicorn supervisor when there are several workers)
+    workers: int
+
+    def worker_pids(self) -> list[int]:
+        """The processes that answer: the server itself with one worker, else its spawned children."""
+        if self.workers == 1:
+            return [self.pid]
+        found = []
+        for task in Path(f"/proc/{self.pid}/task").glob("*/children"):
+            for child in task.read_text().split():
+                with contextlib.suppress(OSError):
+                    if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                        found.append(int(child))
+        return found
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
 @contextlib.contextmanager
-def server(shape: Shape) -> Iterator[str]:
-    """A running `gpu-advisor serve` (and a Chroma server when shared); yields its base URL."""
+def server(shape: Shape) -> Iterator[Served]:
+    """A running `gpu-advisor serve` (and a Chroma server when shared)."""
     with tempfile.TemporaryDirectory(prefix="gpu-advisor-load-") as tmp, fresh_database(shape.database_url) as db_url:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_", "REDIS_"))
@@ -168,7 +206,7 @@ def server(shape: Shape) -> Iterator[str]:
         try:
             if shape.shared:
                 cport = free_port()
-                chroma = subprocess.Popen([_binary("chroma"), "run", "--path", f"{tmp}/chroma", "--host", "127.0.0.1",
+                chroma = subprocess.Popen([*_chroma_argv(), "run", "--path", f"{tmp}/chroma", "--host", "127.0.0.1",
                                            "--port", str(cport)], stdout=logs, stderr=subprocess.STDOUT, env=env,
                                           start_new_session=True)
                 _wait(f"http://127.0.0.1:{cport}/api/v2/heartbeat", chroma)
@@ -180,7 +218,7 @@ def server(shape: Shape) -> Iterator[str]:
                                    start_new_session=True)
             base = f"http://127.0.0.1:{port}"
             _wait(base + "/readyz", api, seconds=180)
-            yield base
+            yield Served(base, api.pid, workers)
         except SystemExit:
             logs.seek(0)
             sys.stderr.write(logs.read()[-3000:])
@@ -257,22 +295,37 @@ class Shape:
 NO_REFUSALS = "1000000"  # requests per minute: the limiter runs on every request but never refuses
 
 
-def run(shape: Shape, clients: int, seconds: float) -> list[Result]:
-    with server(shape) as base:
+@dataclass
+class Footprint:
+    """Per worker while /v1/ask ran: resident memory after it, and the cores it kept busy."""
+
+    rss_mb: list[float]
+    cores: list[float]
+
+
+def run(shape: Shape, clients: int, seconds: float) -> tuple[list[Result], Footprint]:
+    with server(shape) as served:
+        base = served.base
         asks = [{"text": q} for q in QUESTIONS]
         with httpx.Client(base_url=base, timeout=60) as warm:  # first calls load lazy caches in each worker
             for body in asks * 2:
                 warm.post("/v1/ask", json=body)
             for body in FIT_INPUTS[:10]:
                 warm.post("/v1/tools/fit_training", json=body)
-        return [
+        results = [
             drive(base, "GET /healthz (baseline)", "GET", "/healthz", None, clients, seconds),
             drive(base, "POST /v1/tools/fit_training", "POST", "/v1/tools/fit_training", FIT_INPUTS, clients, seconds),
-            drive(base, "POST /v1/ask", "POST", "/v1/ask", asks, clients, seconds),
         ]
+        pids = served.worker_pids()
+        before = [_cpu_s(pid) for pid in pids]
+        results.append(drive(base, "POST /v1/ask", "POST", "/v1/ask", asks, clients, seconds))
+        ask_s = results[-1].seconds
+        footprint = Footprint([_rss_mb(pid) for pid in pids],
+                              [(_cpu_s(pid) - b) / ask_s for pid, b in zip(pids, before, strict=True)])
+        return results, footprint
 
 
-def report(shape: Shape, clients: int, results: list[Result]) -> None:
+def report(shape: Shape, clients: int, results: list[Result], footprint: Footprint) -> None:
     print(f"\n{shape.label}; {clients} concurrent clients")
     print(f"{'endpoint':<30} {'requests':>9} {'req/s':>8} {'median ms':>10} {'p95 ms':>8} {'errors':>7}")
     for r in results:
@@ -282,6 +335,9 @@ def report(shape: Shape, clients: int, results: list[Result]) -> None:
     print(f"targets: /v1/ask p95 ≤ {TARGET_P95_MS:.0f} ms: {verdict(ask.pct(0.95) <= TARGET_P95_MS)}; "
           f"fit_training p95 ≤ {TARGET_P95_MS:.0f} ms: {verdict(fit.pct(0.95) <= TARGET_P95_MS)}; "
           f"≥ {TARGET_ANSWERS_PER_S:.0f} answers/s: {verdict(ask.rps >= TARGET_ANSWERS_PER_S)} ({ask.rps:.1f})")
+    print("per worker during /v1/ask: " + "; ".join(
+        f"{cores:.2f} cores busy, {rss:.0f} MB resident" for cores, rss in zip(footprint.cores, footprint.rss_mb,
+                                                                                 strict=True)))
 
 
 # ---- /healthz while long questions run (issue 17: no stalls) -------------------------------------------
@@ -338,8 +394,8 @@ def main() -> None:
     args = parser.parse_args()
     seconds = min(max(args.duration, 1.0), 60.0)
     if args.stall:
-        with server(Shape(1)) as base:
-            report_stall(*stall_check(base, seconds))
+        with server(Shape(1)) as served:
+            report_stall(*stall_check(served.base, seconds))
         return
     clients = min(max(args.clients, 1), 64)
     print(f"gpu-advisor load: {clients} clients, {seconds:.0f} s per endpoint, {os.cpu_count()} CPUs "
@@ -347,8 +403,8 @@ def main() -> None:
     shapes = [Shape(1)] + [Shape(w, args.database_url, args.redis_url, shared=True) for w in args.workers]
     asks: list[tuple[Shape, Result]] = []
     for shape in shapes:
-        results = run(shape, clients, seconds)
-        report(shape, clients, results)
+        results, footprint = run(shape, clients, seconds)
+        report(shape, clients, results, footprint)
         asks.append((shape, results[2]))
     base = asks[0][1]
     print("\nPOST /v1/ask beside the baseline (same run):")

@@ -95,12 +95,21 @@ def guarded_protocol(settings: ApiSettings) -> type[GuardedH11Protocol]:
 
 def uvicorn_options(settings: ApiSettings) -> dict[str, Any]:
     """The uvicorn options every way of serving uses (`gpu-advisor serve`, tests, bench)."""
+    trusted = ",".join(_split_csv(settings.forwarded_allow_ips))
     return {
+        # behind nginx or an ingress every caller arrives from the proxy's address: trust its
+        # X-Forwarded-For only when told which proxies to trust, else a caller could pick its own address
+        "proxy_headers": bool(trusted),
+        "forwarded_allow_ips": trusted or None,
         "timeout_keep_alive": settings.keepalive_s,
         "limit_concurrency": settings.max_connections,
         "backlog": min(2048, settings.max_connections * 2),
         "h11_max_incomplete_event_size": 16 * 1024,  # request head
     }
+
+
+def _split_csv(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 class BodyTimeout:

@@ -18,6 +18,9 @@
     GPU_ADVISOR_HEADER_TIMEOUT_S a request head must arrive within this of connecting (default 10)
     GPU_ADVISOR_BODY_TIMEOUT_S   a request body must arrive within this of its first byte, else 408 (default 30)
     GPU_ADVISOR_MAX_CONNECTIONS  open connections per worker; more are refused (default 1000)
+    GPU_ADVISOR_FORWARDED_ALLOW_IPS  comma-separated addresses or CIDR ranges of the reverse proxies whose
+                                 X-Forwarded-For/-Proto are trusted (`*`: any); the per-address limits then
+                                 count the caller's address, not the proxy's (default: none trusted)
     GPU_ADVISOR_MCP_HOSTS        comma-separated Host values the MCP endpoint (/mcp) accepts, `host:*` for
                                  any port (default: loopback only); the MCP SDK's DNS-rebinding protection
     GPU_ADVISOR_MCP_ORIGINS      comma-separated browser Origins /mcp accepts (default: loopback only)
@@ -72,6 +75,9 @@ class ApiSettings(BaseSettings):
         30.0, gt=0, le=3600, validation_alias=AliasChoices("GPU_ADVISOR_BODY_TIMEOUT_S", "body_timeout_s"))
     max_connections: int = Field(
         1000, ge=1, le=1_000_000, validation_alias=AliasChoices("GPU_ADVISOR_MAX_CONNECTIONS", "max_connections"))
+
+    forwarded_allow_ips: str = Field(
+        "", validation_alias=AliasChoices("GPU_ADVISOR_FORWARDED_ALLOW_IPS", "forwarded_allow_ips"))
 
     mcp_hosts: str = Field(
         "127.0.0.1:*,localhost:*,[::1]:*", validation_alias=AliasChoices("GPU_ADVISOR_MCP_HOSTS", "mcp_hosts")

@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
         from bot.api.server import uvicorn_options
 
         uvicorn.run("bot.api.app:create_app", factory=True, host=host, port=port, workers=workers,
-                    log_config=config, access_log=False, proxy_headers=False, timeout_graceful_shutdown=10,
+                    log_config=config, access_log=False, timeout_graceful_shutdown=10,
                     http="bot.api.server:GuardedH11Protocol", **uvicorn_options(api), **_worker_patience(uvicorn))
 
 

@@ -257,6 +257,13 @@ def _serve_and_check_health(runtime: Stage, env: dict[str, str], cwd: Path) -> N
                 log.seek(0)
                 pytest.fail(f"the HEALTHCHECK never passed:\n{log.read()[-3000:]}")
             time.sleep(0.5)
+        # the index the image built is the one served: ready at once, nothing rebuilt at start-up
+        import httpx
+
+        ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10).json()
+        assert ready["status"] == "ready" and ready["index_chunks"] > 0, ready
+        log.seek(0)
+        assert "was missing or empty" not in log.read()
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:

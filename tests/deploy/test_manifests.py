@@ -85,10 +85,14 @@ def test_nginx_streams_events_and_waits_longer_than_the_longest_answer():
     conf = (DEPLOY / "nginx.conf").read_text(encoding="utf-8")
     assert re.search(r"^\s*proxy_buffering off;", conf, re.M)
     read_timeout = int(re.search(r"^\s*proxy_read_timeout (\d+)s;", conf, re.M).group(1))
+    from bot.api.settings import ApiSettings
+    from bot.channels.settings import WeComSettings
     from bot.settings import Settings
 
     defaults = Settings.model_fields
-    longest = defaults["llm_timeout_s"].default * defaults["llm_max_steps"].default
+    longest = max(defaults["llm_timeout_s"].default * defaults["llm_max_steps"].default,
+                  ApiSettings.model_fields["answer_deadline_s"].default,  # the API's own cut-off (504)
+                  WeComSettings.model_fields["stream_window_s"].default)
     assert read_timeout > longest
     mounted = _compose()["services"]["nginx"]["volumes"][0].split(":")[0]
     assert (DEPLOY / mounted).resolve() == DEPLOY / "nginx.conf"
@@ -169,3 +173,64 @@ def test_chroma_keeps_its_data_and_the_index_job_builds_it():
     assert claim in {m["name"] for m in container["volumeMounts"]}
     job = _by_kind("Job")[0]
     assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["gpu-advisor", "kb", "index"]
+
+
+# ---- settings the deployment passes are settings the program reads ----------------------------------
+
+#: read by chromadb itself, not by a settings class of this project
+FOREIGN = {"ANONYMIZED_TELEMETRY"}
+#: what turns each chat channel on (the WeCom long connection runs as `gpu-advisor wecom connect`, not the API)
+CHANNEL_SECRETS = {"WECOM_AIBOT_TOKEN", "WECOM_AIBOT_AES_KEY", "WECOM_CORP_ID", "WECOM_AGENT_ID", "WECOM_APP_SECRET",
+                   "WECOM_APP_TOKEN", "WECOM_APP_AES_KEY", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"}
+
+
+def _known_names() -> set[str]:
+    from bot.api.settings import ApiSettings
+    from bot.channels.settings import DeliverySettings, WeComSettings
+    from bot.channels.slack.settings import SlackSettings
+    from bot.settings import Settings
+    from knowledge.config import KnowledgeSettings
+
+    names = {name.upper() for name in KnowledgeSettings.model_fields}
+    for cls in (Settings, ApiSettings, DeliverySettings, WeComSettings, SlackSettings):
+        for field in cls.model_fields.values():
+            names |= {c for c in field.validation_alias.choices if c.isupper()}
+    return names
+
+
+def test_every_setting_the_deployment_passes_is_one_the_program_reads():
+    known = _known_names() | FOREIGN
+    compose = _compose()["services"]
+    passed = {
+        "compose api": set(compose["api"]["environment"]),
+        "compose kb-index": set(compose["kb-index"]["environment"]),
+        "k8s ConfigMap": set(_by_kind("ConfigMap")[0]["data"]),
+        "k8s Secret": set(_by_kind("Secret")[0]["stringData"]),
+        "k8s Deployment": {e["name"] for e in _by_kind("Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["env"]},
+    }
+    assert {where: sorted(names - known) for where, names in passed.items() if names - known} == {}
+    # and the channels' secrets reach the workers in both shapes
+    assert CHANNEL_SECRETS <= passed["compose api"] and CHANNEL_SECRETS <= passed["k8s Secret"]
+
+
+def test_the_wecom_ai_bot_reaches_one_worker_and_other_routes_spread():
+    """/wecom/aibot's streams live in the memory of the worker that took the message: both proxies pin it
+    to one worker with a constant hash key, and only that route."""
+    conf = (DEPLOY / "nginx.conf").read_text(encoding="utf-8")
+    upstreams = dict(re.findall(r"upstream (\w+) \{(.*?)\}", conf, re.S))
+    aibot = re.search(r"location = /wecom/aibot \{.*?proxy_pass http://(\w+);", conf, re.S).group(1)
+    general = re.search(r"location / \{.*?proxy_pass http://(\w+);", conf, re.S).group(1)
+    assert re.search(r"^\s*hash [\w-]+;", upstreams[aibot], re.M)  # a constant: no $variable
+    assert "hash" not in upstreams[general]
+    ingresses = {i["metadata"]["name"]: i for i in _by_kind("Ingress")}
+    pinned = [i for i in ingresses.values() if "nginx.ingress.kubernetes.io/upstream-hash-by" in i["metadata"]["annotations"]]
+    assert len(pinned) == 1
+    path = pinned[0]["spec"]["rules"][0]["http"]["paths"][0]
+    assert (path["path"], path["pathType"]) == ("/wecom/aibot", "Exact")
+    assert "$" not in pinned[0]["metadata"]["annotations"]["nginx.ingress.kubernetes.io/upstream-hash-by"]
+    # its own Service over the same pods, so the hash rule does not apply to the API's other routes
+    service = {s["metadata"]["name"]: s for s in _by_kind("Service")}[path["backend"]["service"]["name"]]
+    api_service = ingresses["gpu-advisor"]["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"]
+    assert service["metadata"]["name"] != api_service
+    assert service["spec"]["selector"] == {s["metadata"]["name"]: s for s in _by_kind("Service")}[api_service]["spec"]["selector"]
+    assert {r["host"] for r in pinned[0]["spec"]["rules"]} == {r["host"] for r in ingresses["gpu-advisor"]["spec"]["rules"]}
