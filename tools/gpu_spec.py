@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from tools.specs_base import GPU_FIGURES, AltFigure, ChinaStatus, Frozen, Interconnect, Source
+from tools.specs_base import GPU_FIGURES, AltFigure, ChinaStatus, Frozen, Interconnect, Source, check_zh
 
 #: Chinese accelerator vendors ("国产"): what `domestic` means, separate from `china.available`
 DOMESTIC_VENDORS = frozenset({"huawei", "cambricon", "moore-threads", "hygon", "biren", "kunlunxin", "enflame", "metax",
@@ -22,6 +22,8 @@ class GpuSpec(Frozen):
     aliases: tuple[str, ...] = ()
     memory_gb: float = Field(gt=0)
     memory_type: str
+    #: memory_type in Chinese; required when memory_type is prose ("not stated in the sources read")
+    memory_type_zh: str | None = None
     #: what the driver reports (nvidia-smi 81920 MiB = 80 GiB); the calculators use memory_gb
     memory_reported_gib: float | None = None
     bandwidth_gb_s: float | None = Field(default=None, gt=0)
@@ -53,6 +55,7 @@ class GpuSpec(Frozen):
     def _interconnect_consistent(self) -> GpuSpec:
         if self.interconnect_gb_s is not None and self.interconnect.gb_s not in (None, self.interconnect_gb_s):
             raise ValueError("interconnect_gb_s and interconnect.gb_s disagree")
+        check_zh(self.memory_type, self.memory_type_zh, "memory_type")
         return self
 
     @property

@@ -240,7 +240,7 @@ def _cost(job: _Job, c: Candidate) -> None:
 def _evaluate(job: _Job, gpu: GpuSpec) -> Candidate | DroppedGpu:
     inp = job.inp
     if inp.china_available and not gpu.china.available:
-        return drop(gpu, "not_in_china", note=gpu.china.note)
+        return drop(gpu, "not_in_china", note=gpu.china.note, note_zh=gpu.china.note_zh)
     if inp.domestic and not gpu.domestic:
         return drop(gpu, "not_domestic")
     quote = _quote(gpu, inp.pricing)

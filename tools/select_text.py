@@ -103,7 +103,7 @@ def drop(gpu: GpuSpec, reason: str, **k) -> DroppedGpu:
     n, hours, total = k.get("n_gpus"), k.get("hours"), k.get("total")
     if reason == "not_in_china":
         en = f"Not available in mainland China: {k['note']}"
-        zh = "中国大陆无法正常采购（受美国出口管制，需要许可证）。"
+        zh = f"中国大陆无法正常采购：{k['note_zh']}"
     elif reason == "not_domestic":
         en, zh = f"Not a Chinese-made accelerator ({gpu.vendor}).", f"不是国产加速卡（{gpu.vendor}）。"
     elif reason == "no_price":

@@ -9,9 +9,10 @@ sparse rate, the record stores half of it and says so in `notes`.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"]
 
@@ -73,13 +74,55 @@ class AltFigure(Frozen):
     note: str
 
 
+#: a Chinese character: what a `*_zh` text must contain
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+#: an all-lowercase English word ("reduced", "no", "per"): a text holding one is prose, not a product name
+PROSE_WORD = re.compile(r"\b[a-z]{2,}\b")
+
+
+def _is_chinese(text: str, field: str) -> None:
+    if not _CJK.search(text):
+        raise ValueError(f"{field} must be written in Chinese")
+
+
+def check_zh(text: str, zh: str | None, field: str) -> None:
+    """A catalog text shown in answers needs its Chinese version `zh` when it is prose (it holds an English word
+    such as "reduced" or "not stated"); a bare product name ("NVLink 4", "HBM3e") is the same in both languages."""
+    if zh is None:
+        if PROSE_WORD.search(text):
+            raise ValueError(f"{field} {text!r} is prose: give {field}_zh, its Chinese version")
+    else:
+        _is_chinese(zh, f"{field}_zh")
+
+
 class ChinaStatus(Frozen):
+    """Whether the card can be bought in mainland China, with the same note in English and in Chinese
+    (a Chinese answer shows `note_zh`; both carry the same facts, figures and dates)."""
+
     available: bool
     note: str
+    note_zh: str
+
+    @model_validator(mode="after")
+    def _zh_is_chinese(self) -> ChinaStatus:
+        _is_chinese(self.note_zh, "china.note_zh")
+        return self
 
 
 class Interconnect(Frozen):
     kind: str  # "NVLink 4", "PCIe 4.0 x16", "Infinity Fabric", "HCCS", ...
+    #: `kind` in Chinese; required when `kind` is prose ("PCIe 4.0 x16 (no NVLink)"), not a bare product name
+    kind_zh: str | None = None
     #: scale-up bandwidth per GPU, bidirectional total (the NVIDIA datasheet convention)
     gb_s: float | None = None
     convention: str = "bidirectional total per GPU"
+
+    @model_validator(mode="after")
+    def _prose_has_zh(self) -> Interconnect:
+        check_zh(self.kind, self.kind_zh, "interconnect.kind")
+        return self
+
+    @property
+    def kind_for_zh(self) -> str:
+        """What a Chinese answer shows: the Chinese text, or the product name when `kind` is only that."""
+        return self.kind_zh or self.kind

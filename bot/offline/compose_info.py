@@ -77,12 +77,17 @@ def specs(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         return
     for name in names[:4]:
         r = run("gpu_specs", {"gpu": name})
-        china = ("可采购" if r["china_available"] else "受限") if lang == "zh" else ("available" if r["china_available"] else "restricted")
-        out.add(say("specs_line", lang, gpu=r["name"], mem=f"{r['memory_gb']:g} GB", mem_type=r["memory_type"],
+        # the catalog's notes in the answer's language; the template ends the sentence, so the note's own stop goes
+        if lang == "zh":
+            china = ("可采购" if r["china_available"] else "受限") + "，" + r["china_note_zh"].rstrip("。")
+            link_kind, mem_type = r["interconnect_kind_zh"], r["memory_type_zh"]
+        else:
+            china = ("available" if r["china_available"] else "restricted") + " — " + r["china_note"].rstrip(".")
+            link_kind, mem_type = r["interconnect_kind"], r["memory_type"]
+        out.add(say("specs_line", lang, gpu=r["name"], mem=f"{r['memory_gb']:g} GB", mem_type=mem_type,
                     bw=_unit(r["bandwidth_gb_s"], "GB/s"), bf16=_unit(r["bf16_tflops"] or r["fp16_tflops"], "TFLOPS"),
                     fp8=_unit(r["fp8_tflops"], "TFLOPS"), link=_unit(r["interconnect_gb_s"], "GB/s"),
-                    link_kind=r["interconnect_kind"], tdp=_unit(r["tdp_w"], "W"), china=china + "，" + r["china_note"]
-                    if lang == "zh" else china + " — " + r["china_note"]))
+                    link_kind=link_kind, tdp=_unit(r["tdp_w"], "W"), china=china))
     if p.user_figures and names:
         money_claims = [f for f in p.user_figures if f.unit == "CNY"]
         if money_claims:

@@ -23,6 +23,8 @@ class GpuSpecsOutput(ToolOutput):
     vendor: str
     memory_gb: float
     memory_type: str
+    #: memory_type for a Chinese answer (the same as memory_type where that is only a product name)
+    memory_type_zh: str
     memory_reported_gib: float | None
     bandwidth_gb_s: float | None
     fp32_tflops: float | None
@@ -33,12 +35,16 @@ class GpuSpecsOutput(ToolOutput):
     int8_tops: float | None
     interconnect_gb_s: float | None
     interconnect_kind: str
+    #: interconnect_kind for a Chinese answer (the same as interconnect_kind where that is only a product name)
+    interconnect_kind_zh: str
     pcie_gen: int | None
     tdp_w: float | None
     form_factor: str
     launch_year: int | None
     china_available: bool
     china_note: str
+    #: china_note in Chinese: the same facts, figures and dates
+    china_note_zh: str
     #: made by a Chinese vendor (国产): a different question from china_available
     domestic: bool = False
     #: the same silicon sold under another name (A800 -> the A100's record)
