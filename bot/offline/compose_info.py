@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from bot.offline import relevance
@@ -92,6 +93,45 @@ def specs(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         money_claims = [f for f in p.user_figures if f.unit == "CNY"]
         if money_claims:
             price_ranges(names[0], run, out, claim=money_claims[0].text)
+
+
+def availability(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    """Can the card be bought in mainland China: the catalog's status and note, its price when on file, and for a
+    restricted card the cards that can be bought and come closest in memory and compute."""
+    lang = out.lang
+    names = list(dict.fromkeys(s.get("gpus") or ([s["gpu"]] if s.get("gpu") else [])))
+    restricted: list[dict[str, Any]] = []
+    for name in names[:4]:
+        r = run("gpu_specs", {"gpu": name})
+        note = r["china_note_zh"] if lang == "zh" else r["china_note"]
+        out.add(say("availability_yes" if r["china_available"] else "availability_no", lang, gpu=r["name"], note=note))
+        if r["china_available"] and (r["purchase_low_cny"] or r["rent_low_cny_per_hour"]):
+            price_ranges(name, run, out)
+        elif not r["china_available"]:
+            restricted.append(r)
+    if restricted:
+        target = restricted[0]
+        nearest = _nearest_available(target)
+        if nearest:
+            table = run("compare_gpus", {"gpus": [target["id"], *nearest]})
+            out.add(say("availability_alternatives", lang, gpu=target["name"]))
+            out.add(_spec_table(table["rows"], lang))
+
+
+def _nearest_available(r: dict[str, Any], n: int = 3) -> list[str]:
+    """Cards sold in mainland China closest to `r` in memory and dense 16-bit compute (log distance), newest first
+    among equals; cards without either figure are left out."""
+    me = (r["memory_gb"] or 0, r["bf16_tflops"] or r["fp16_tflops"] or 0)
+    if not all(me):
+        return []
+    scored = []
+    for g in gpus():
+        tf = g.bf16_tflops or g.fp16_tflops
+        if g.id == r["id"] or not g.china.available or not (g.memory_gb and tf):
+            continue
+        distance = abs(math.log(g.memory_gb / me[0])) + abs(math.log(tf / me[1]))
+        scored.append((round(distance, 6), -(g.launch_year or 0), g.id))
+    return [gid for _, _, gid in sorted(scored)[:n]]
 
 
 def _unit(v: float | None, unit: str) -> str:

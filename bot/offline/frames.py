@@ -71,6 +71,7 @@ FRAMES: dict[str, Frame] = {f.intent: f for f in (
     _f("power", ("power_draw",), "compose_money:power", (), gpu=DEFAULT_GPU, n_gpus=8),
     # choosing cards
     _f("specs", ("gpu_specs",), "compose_info:specs", ("gpu",)),
+    _f("availability", ("gpu_specs", "compare_gpus"), "compose_info:availability", ("gpu",)),
     _f("compare", ("compare_gpus",), "compose_info:compare", ("gpu",)),
     _f("domestic", ("compare_gpus",), "compose_info:domestic", (), gpu=DEFAULT_GPU),
     _f("recommend", ("recommend_gpus",), "compose_info:recommend", (), model="7B", tokens=1_000_000_000),

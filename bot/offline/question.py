@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Intent = Literal[
     "fit", "min_gpus", "time", "cost", "price", "rent_vs_buy", "build_budget", "compare", "domestic", "recommend",
-    "recommend_serving", "speed", "serving_capacity", "specs", "power", "precision_speedup", "weights", "kv_cache",
+    "recommend_serving", "speed", "serving_capacity", "specs", "availability", "power", "precision_speedup", "weights", "kv_cache",
     "zero_states", "train_memory", "knowledge", "out_of_scope", "greeting",
 ]  # fmt: skip
 INTENTS: tuple[str, ...] = Intent.__args__

@@ -35,6 +35,7 @@ COVERS = {"time": {"cost", "fit", "min_gpus"}, "fit": {"min_gpus"}, "min_gpus": 
           "rent_vs_buy": {"cost", "price", "build_budget"}, "build_budget": {"recommend", "price", "cost"},
           "recommend_serving": {"recommend", "speed", "fit"}, "recommend": {"recommend_serving", "build_budget"},
           "compare": {"specs", "domestic"}, "domestic": {"compare", "specs", "recommend"}, "specs": {"price", "compare"},
+          "availability": {"specs", "price", "domestic"},
           "train_memory": {"fit", "zero_states", "weights"}, "zero_states": {"train_memory"}, "weights": {"fit"},
           "kv_cache": {"fit", "weights"}, "power": {"cost", "rent_vs_buy"}}
 

@@ -86,3 +86,21 @@ def test_an_english_answer_labels_its_defaults_too(advisor):
     trace = advisor.ask("Does a 70B full fine-tune fit on one A100 80GB?")
     assert "- activation checkpointing: on (" in trace.answer
     assert "`" not in trace.answer.split("**Assumptions:**", 1)[1]
+
+
+@pytest.mark.parametrize("question, says", [
+    ("H100 在国内能买到吗", "在中国大陆受限"),
+    ("A800 现在还能采购吗", "在中国大陆受限"),
+    ("910B 好买吗，交期多久", "中国大陆可以正常采购"),
+    ("Can I buy H200 in China?", "restricted in mainland China"),
+    ("is the RTX 4090D allowed in China", "can be bought in mainland China"),
+])
+def test_can_i_buy_it_in_china_is_answered_with_the_catalogs_status(advisor, question, says):
+    """An availability question was answered with a price or a rent-or-buy sum; it gets the card's status and
+    note, and for a restricted card the closest cards that can be bought (a table from compare_gpus)."""
+    trace = advisor.ask(question)
+    assert says in trace.answer and trace.ungrounded == []
+    tools = [c.tool for c in trace.tool_calls]
+    assert tools[0] == "gpu_specs" and "rent_vs_buy" not in tools
+    restricted = "受限" in says or "restricted" in says
+    assert ("compare_gpus" in tools) == restricted
