@@ -19,7 +19,6 @@ it after grounding.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import re
 import threading
@@ -29,17 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import openai
 from langchain.agents import create_agent
-from langchain.agents.middleware import wrap_model_call
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langgraph.errors import GraphRecursionError
 
 from bot.language import detect_language
 from bot.llm.budget import HISTORY_PREFIX, context_tokens, fit, server_token_count, tools_tokens
+from bot.llm.calls import Calls, TokenRelay, failure_kind, failure_reason, guard_calls
 from bot.llm.client import Provider, chat_model
-from bot.llm.deadline import answer_deadline, remaining
+from bot.llm.deadline import answer_deadline
 from bot.llm.prompts import render
 from bot.llm.tools import ToolBudget, langchain_tools
 from bot.planner import Context, Emit, PlannerError, PlanResult, ToolRunFactory, _ignore
@@ -177,20 +173,20 @@ class AgentPlanner:
         if self.provider.refusal:
             raise PlannerError(self.provider.refusal, kind="refused")
         budget = ToolBudget(2 * self.max_steps)
-        calls = _Calls(calls_before)
+        calls = Calls(calls_before)
         agent = create_agent(self.model, langchain_tools(run.box, run, _lang(lang), budget),
                              system_prompt=render(f"system_{_lang(lang)}",
                                                   context=_state_line(ctx.state, lang) + passages),
-                             middleware=[_guard(calls, self.max_retries, self._fit)])
+                             middleware=[guard_calls(calls, self.max_retries, self._fit)])
         try:
             # LangGraph runs at most recursion_limit - 1 steps: max_steps model turns + tool rounds
             with answer_deadline(deadline_at):
                 out = agent.invoke({"messages": messages}, {"recursion_limit": self.max_steps + 1,
-                                                            "callbacks": [_TokenRelay(run.emit)]})
+                                                            "callbacks": [TokenRelay(run.emit)]})
         except PlannerError:
             raise
         except Exception as err:
-            raise PlannerError(_reason(err), kind=_kind(err)) from err
+            raise PlannerError(failure_reason(err), kind=failure_kind(err)) from err
         final = out["messages"][-1] if out.get("messages") else None
         answer = _text(final) if isinstance(final, AIMessage) else ""
         answer, follow_ups = _split_follow_ups(_THINK.sub("", answer))
@@ -231,72 +227,6 @@ class AgentPlanner:
         messages = fit(self._count(system) or system, self._tools_tokens, list(request.messages), self.context_tokens(),
                        self.max_tokens)
         return request if len(messages) == len(request.messages) else request.override(messages=messages)
-
-
-class _TokenRelay(BaseCallbackHandler):
-    """The model's text as it streams (`model_token` events) and the end of each model turn
-    (`model_turn_end`, with whether it called tools), for the advisor's grounded streaming."""
-
-    run_inline = True
-
-    def __init__(self, emit: Emit):
-        self.emit = emit
-
-    def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
-        if token:
-            self.emit({"type": "model_token", "text": token})
-
-    def on_llm_end(self, response: Any, **kwargs: Any) -> None:
-        generations = getattr(response, "generations", None) or [[]]
-        generation = generations[0][0] if generations[0] else None
-        message = getattr(generation, "message", None)
-        finish = (getattr(generation, "generation_info", None) or {}).get("finish_reason") or \
-            (getattr(message, "response_metadata", None) or {}).get("finish_reason")
-        self.emit({"type": "model_turn_end", "tool_calls": bool(getattr(message, "tool_calls", None)),
-                   "finish_reason": finish})
-
-    def on_llm_error(self, error: BaseException, **kwargs: Any) -> None:
-        self.emit({"type": "model_turn_end", "tool_calls": False, "error": True})
-
-
-# ---- model calls: the deadline and the retries ------------------------------------------------------
-@dataclass
-class _Calls:
-    n: int = 0
-
-
-#: failures worth one more try: the request never reached the model, or the server said "later";
-#: a timeout is not one of them (the server may still be busy with the first request)
-_RETRYABLE = (openai.APIConnectionError, openai.InternalServerError, openai.RateLimitError)
-_NO_RETRY = (openai.APITimeoutError, httpx.TimeoutException)
-
-
-def _guard(calls: _Calls, max_retries: int, fit_request: Callable[[Any], Any]):
-    """Middleware around every model request of an answer: fits it in the model's context (earlier turns
-    left out first), counts requests, retries connection errors and 429/5xx while the deadline allows
-    (short back-off), never retries a timeout, and stops once the answer's deadline has passed."""
-
-    @wrap_model_call
-    def guard(request, handler):
-        request = fit_request(request)
-        for attempt in range(max_retries + 1):
-            left = remaining()
-            if left is not None and left <= 0:
-                raise PlannerError("the answer's deadline passed before the model finished", kind="timeout")
-            calls.n += 1
-            try:
-                return handler(request)
-            except _NO_RETRY:
-                raise
-            except _RETRYABLE as err:
-                left = remaining()
-                if attempt == max_retries or (left is not None and left < 1.0):
-                    raise
-                log.info("model request failed (%s), retrying", type(err).__name__)
-                time.sleep(min(0.25 * (attempt + 1), (left or 4.0) / 4))
-        raise AssertionError("unreachable")
-
-    return guard
 
 
 # ---- passages up front ---------------------------------------------------------------------------------
@@ -384,58 +314,3 @@ def _next_state(previous: dict[str, Any], run: ToolRun) -> dict[str, Any]:
             state["gpu_hours"] = call.input["gpu_hours"]
         state["intent"] = INTENT.get(call.tool, state.get("intent"))
     return state
-
-
-def _kind(err: BaseException) -> str:
-    """The fallback kind of a failure: "timeout", "context" (the request exceeds the model's context) or "endpoint"."""
-    if isinstance(err, openai.APITimeoutError | httpx.TimeoutException):
-        return "timeout"
-    if isinstance(err, openai.BadRequestError) and _CONTEXT_400.search(str(err.message or "")):
-        return "context"
-    return "endpoint"
-
-
-#: how OpenAI, vLLM, llama.cpp, Ollama, DeepSeek and DashScope word a request that exceeds the context
-_CONTEXT_400 = re.compile(r"context[_ ]length|context size|maximum context|context window|too many tokens"
-                          r"|exceeds? the (?:model'?s? )?(?:max|context)|exceed_context|input is too long|prompt is too long",
-                          re.IGNORECASE)
-
-
-#: server errors that mean the operator must change how the model server runs, and what to change
-_SERVER_HINTS = [
-    (re.compile(r"enable-auto-tool-choice|tool-call-parser", re.IGNORECASE),
-     "start vLLM with --enable-auto-tool-choice and the --tool-call-parser of the model (hermes for Qwen2.5/Qwen3)"),
-    (re.compile(r"--jinja|Unsupported param: tools", re.IGNORECASE),
-     "start llama-server with --jinja (and a chat template that knows tools)"),
-    (re.compile(r"does not support tools", re.IGNORECASE),
-     "this model cannot call tools on this server: configure one that can"),
-]
-
-
-def _reason(err: BaseException) -> str:
-    """A short reason for the log and the trace, never a stack trace."""
-    if isinstance(err, GraphRecursionError):
-        return "the model did not finish within the step limit (GPU_ADVISOR_LLM_MAX_STEPS)"
-    if isinstance(err, openai.APITimeoutError | httpx.TimeoutException):
-        return "the LLM endpoint timed out"
-    if isinstance(err, openai.APIConnectionError | httpx.TransportError):
-        return f"cannot reach the LLM endpoint ({type(err.__cause__ or err).__name__})"
-    if isinstance(err, openai.APIStatusError):
-        reason = f"the LLM endpoint answered HTTP {err.status_code}: {_first_line(err.message)}"
-        hint = next((h for pattern, h in _SERVER_HINTS if pattern.search(str(err.message or ""))), None)
-        if hint:
-            log.error("LLM endpoint misconfigured: %s", hint)
-            reason += f" ({hint})"
-        return reason
-    if isinstance(err, openai.APIError):
-        return f"the LLM endpoint failed: {_first_line(err.message)}"
-    if isinstance(err, json.JSONDecodeError | ValueError | KeyError | TypeError | AttributeError):
-        log.warning("unexpected reply from the LLM endpoint", exc_info=err)
-        return f"malformed reply from the LLM endpoint ({type(err).__name__})"
-    log.exception("LLM agent failed", exc_info=err)
-    return f"the LLM agent failed ({type(err).__name__})"
-
-
-def _first_line(message: str) -> str:
-    line = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
-    return line[:200]
