@@ -134,7 +134,9 @@ def _unit_word(word: Any) -> str | None:
     w = word.strip()
     if w in UNITS or w.split("/")[0] in ("CNY", "USD"):
         return w
-    return _UNIT_WORDS.get(w.lower())
+    if w.lower() in _UNIT_WORDS:
+        return _UNIT_WORDS[w.lower()]
+    return "CNY" + w[1:] if w.startswith("元/") else None  # "元/kWh", "元/卡", "元/kW·月": a price in 元
 
 
 class _Index:

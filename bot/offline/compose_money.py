@@ -156,15 +156,19 @@ def power(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     """Server and rack kW, yearly kWh and the electricity bill."""
     lang = out.lang
     args: dict[str, Any] = {"gpu": s["gpu"], "n_gpus": n_of(s, 8)}
-    if s.get("hours_per_day"):
-        args["hours_per_day"] = s["hours_per_day"]
+    for key in ("hours_per_day", "electricity_cny_per_kwh", "pue", "servers_per_rack"):
+        if s.get(key):
+            args[key] = s[key]
     r = run("power_draw", args)
     per_server = next(a["value"] for a in r["assumptions"] if a["key"] == "gpus_per_server")
     per_rack = next(a["value"] for a in r["assumptions"] if a["key"] == "servers_per_rack")
     hpd = next(a["value"] for a in r["assumptions"] if a["key"] == "hours_per_day")
     out.add(say("power_verdict", lang, n=r["n_gpus"], gpu=r["gpu"], total_kw=num(r["total_kw"]), server_kw=num(r["server_kw"]),
                 per_server=per_server, kw_per_gpu=f"{r['kw_per_gpu']:g}", per_rack=per_rack, rack_kw=num(r["rack_kw"])))
+    pue = next(a["value"] for a in r["assumptions"] if a["key"] == "pue")
+    price = next(a["value"] for a in r["assumptions"] if a["key"] == "electricity_cny_per_kwh")
     out.add(say("power_energy", lang, facility_kw=num(r["facility_kw"]), hpd=num(hpd), kwh=f"{r['kwh_per_year']:,.0f}",
+                pue=f"{pue:g}", price=f"{price:g}",
                 year=money(r["electricity_cny_per_year"], lang), month=money(r["electricity_cny_per_month"], lang)))
     out.add(assumptions_block(r["assumptions"], lang, ("kw_per_gpu", "load_factor", "pue", "electricity_cny_per_kwh",
                                                       "servers_per_rack")))
@@ -173,7 +177,7 @@ def power(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
 def rent_vs_buy(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
     args: dict[str, Any] = {"gpu": s["gpu"], "n_gpus": n_of(s, 8)}
-    for key in ("hours_per_day", "months"):
+    for key in ("hours_per_day", "months", "electricity_cny_per_kwh", "pue"):
         if s.get(key):
             args[key] = s[key]
     if s.get("price_cny_per_hour"):

@@ -60,6 +60,11 @@ def speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
     args = serving_args(s)
     fit = run("fit_inference", args)
+    if not fit["fits"] and not s.get("n_gpus") and fit["min_gpus"]:
+        # no count given: the speed on the fewest cards that hold the model, said up front
+        args["n_gpus"] = fit["min_gpus"]
+        fit = run("fit_inference", args)
+        out.add(say("speed_on_min_gpus", lang, gpu=fit["gpu"], model=fit["model"], n=fit["n_gpus"]))
     if not fit["fits"]:
         fit_infer({**s, "workload": "infer"}, run, out)
         return

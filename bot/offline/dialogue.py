@@ -17,14 +17,15 @@ from bot.offline.question import ParsedQuestion
 SLOTS = ("model", "gpu", "gpus", "n_gpus", "method", "workload", "precision", "tokens", "seq_len", "batch",
          "context_len", "budget_cny", "hours_per_day", "months", "zero_stage", "price_cny_per_hour", "china_only",
          "domestic_only", "gpu_hours", "hours", "deadline_hours", "purchase_price_cny", "offload", "micro_batch",
-         "grad_checkpointing", "currency")
+         "grad_checkpointing", "currency", "electricity_cny_per_kwh", "pue", "servers_per_rack")
 #: an edit confident enough to start a new frame must be this sure of its own intent
 NEW_INTENT_CONFIDENCE = 0.7
 #: a short follow-up ("并发改成 200 呢") keeps the previous intent unless the model is this sure of another
 SHORT_NEW_INTENT_CONFIDENCE = 0.9
 #: slots a new question (not an edit) takes over from the conversation when it does not give them
 CARRIED = ("model", "gpu", "n_gpus", "method", "workload", "precision", "tokens", "seq_len", "context_len", "batch",
-           "hours_per_day", "months", "zero_stage", "price_cny_per_hour", "china_only", "domestic_only", "currency")
+           "hours_per_day", "months", "zero_stage", "price_cny_per_hour", "china_only", "domestic_only", "currency",
+           "electricity_cny_per_kwh", "pue", "servers_per_rack")
 #: a message that is only a value ("16k", "4 卡", "H800?"): an edit even without 呢 / what about
 _SHORT = 24
 _CHANGE = re.compile(r"改成|改为|换成|换为|调到|调成|拉到|加到|降到|改用|换用|instead|switch to|change (?:it )?to", re.I)
@@ -39,7 +40,8 @@ LABELS = {
     "hours": ("时长（小时）", "hours"), "offload": ("卸载", "offload"), "micro_batch": ("micro batch", "micro batch"),
     "grad_checkpointing": ("梯度检查点", "gradient checkpointing"), "workload": ("任务", "workload"),
     "currency": ("币种", "currency"), "domestic_only": ("只用国产卡", "domestic only"),
-    "china_only": ("国内可买", "available in China"),
+    "china_only": ("国内可买", "available in China"), "electricity_cny_per_kwh": ("电价", "electricity price"),
+    "pue": ("PUE", "PUE"), "servers_per_rack": ("每柜服务器数", "servers per rack"),
 }
 
 
@@ -72,6 +74,9 @@ def slots_of(p: ParsedQuestion) -> dict[str, Any]:
         "micro_batch": p.micro_batch,
         "grad_checkpointing": p.grad_checkpointing,
         "currency": p.currency,
+        "electricity_cny_per_kwh": p.electricity_cny_per_kwh,
+        "pue": p.pue,
+        "servers_per_rack": p.servers_per_rack,
     }
 
 

@@ -22,6 +22,7 @@ import re
 from bot.language import detect_language
 from bot.offline import lexicon as lx
 from bot.offline.dialogue import slots_of
+from bot.offline.facility import facility
 from bot.offline.intent_model import model
 from bot.offline.money import claims, money, tokens
 from bot.offline.names import _C, GPU_MARK, MODEL_MARK, names_in
@@ -84,6 +85,7 @@ def _slots(text: str) -> Work:
     tokens(w)
     names_in(w)
     gpu_hours(w)
+    facility(w)
     money(w)
     claims(w)
     durations(w)

@@ -63,6 +63,9 @@ class ParsedQuestion(BaseModel):
     hours: float | None = None  # wall-clock run time the user gives ("跑 1000 小时")
     gpu_hours: float | None = None  # "5000 卡时", "5000 GPU-hours"
     hours_per_day: float | None = None
+    electricity_cny_per_kwh: float | None = None  # the user's electricity price, 元/kWh
+    pue: float | None = None
+    servers_per_rack: int | None = None
     months: float | None = None
     deadline_hours: float | None = None
     deadline_days: float | None = None

@@ -104,3 +104,14 @@ def test_can_i_buy_it_in_china_is_answered_with_the_catalogs_status(advisor, que
     assert tools[0] == "gpu_specs" and "rent_vs_buy" not in tools
     restricted = "受限" in says or "restricted" in says
     assert ("compare_gpus" in tools) == restricted
+
+
+def test_the_users_electricity_price_is_the_one_the_bill_uses(advisor):
+    """"电费一度 0.6" was read and then ignored: the bill was priced at the 0.7 元/kWh default."""
+    trace = advisor.ask("电费一度 0.6，8 卡 H100 一年电费多少")
+    call = next(c for c in trace.tool_calls if c.tool == "power_draw")
+    assert call.input["electricity_cny_per_kwh"] == 0.6
+    assert "按 0.6 元/kWh" in trace.answer and trace.ungrounded == []
+    follow = advisor.ask("PUE 按 1.5 呢", conversation_id=trace.conversation_id)
+    call = next(c for c in follow.tool_calls if c.tool == "power_draw")
+    assert call.input["electricity_cny_per_kwh"] == 0.6 and call.input["pue"] == 1.5
