@@ -19,7 +19,8 @@
     GPU_ADVISOR_BODY_TIMEOUT_S   a request body must arrive within this of its first byte, else 408 (default 30)
     GPU_ADVISOR_MAX_CONNECTIONS  open connections per worker; more are refused (default 1000)
     GPU_ADVISOR_MCP_HOSTS        comma-separated Host values the MCP endpoint (/mcp) accepts, `host:*` for
-                                 any port (default: loopback only); the MCP SDK's DNS-rebinding protection
+                                 any port, `host` alone for the default port (default: loopback only, with
+                                 or without a port); the MCP SDK's DNS-rebinding protection
     GPU_ADVISOR_MCP_ORIGINS      comma-separated browser Origins /mcp accepts (default: loopback only)
 """
 
@@ -74,10 +75,11 @@ class ApiSettings(BaseSettings):
         1000, ge=1, le=1_000_000, validation_alias=AliasChoices("GPU_ADVISOR_MAX_CONNECTIONS", "max_connections"))
 
     mcp_hosts: str = Field(
-        "127.0.0.1:*,localhost:*,[::1]:*", validation_alias=AliasChoices("GPU_ADVISOR_MCP_HOSTS", "mcp_hosts")
+        "127.0.0.1,127.0.0.1:*,localhost,localhost:*,[::1],[::1]:*",
+        validation_alias=AliasChoices("GPU_ADVISOR_MCP_HOSTS", "mcp_hosts"),
     )
     mcp_origins: str = Field(
-        "http://127.0.0.1:*,http://localhost:*,http://[::1]:*",
+        "http://127.0.0.1,http://127.0.0.1:*,http://localhost,http://localhost:*,http://[::1],http://[::1]:*",
         validation_alias=AliasChoices("GPU_ADVISOR_MCP_ORIGINS", "mcp_origins"),
     )
 

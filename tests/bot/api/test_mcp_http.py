@@ -89,15 +89,36 @@ def test_catalog_resources_and_the_sizing_prompt(base):
     assert "Qwen2.5-7B" in text and "fit_training" in text
 
 
-def test_no_key_is_401_and_a_foreign_host_is_refused(base):
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "t", "version": "1"}}}
-    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    no_key = httpx.post(f"{base}/mcp", json=init, headers=accept)
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+AUTH = {**ACCEPT, "Authorization": f"Bearer {KEY}"}
+
+
+def test_no_key_or_a_wrong_key_is_401_and_a_foreign_host_is_refused(base):
+    no_key = httpx.post(f"{base}/mcp", json=INIT, headers=ACCEPT)
     assert no_key.status_code == 401 and no_key.headers["www-authenticate"] == "Bearer"
-    rebinding = httpx.post(f"{base}/mcp", json=init,
-                           headers={**accept, "Authorization": f"Bearer {KEY}", "Host": "evil.example:80"})
-    assert rebinding.status_code in (400, 403, 421)
-    ok = httpx.post(f"{base}/mcp", json=init, headers={**accept, "Authorization": f"Bearer {KEY}"})
-    assert ok.status_code == 200
+    wrong = httpx.post(f"{base}/mcp", json=INIT, headers={**ACCEPT, "Authorization": "Bearer k-wrong-0123456789abcdef",
+                                                          "Accept-Language": "zh-CN"})
+    assert wrong.status_code == 401 and "密钥无效" in wrong.json()["error"]["message"]
+    rebinding = httpx.post(f"{base}/mcp", json=INIT, headers={**AUTH, "Host": "evil.example:80"})
+    assert rebinding.status_code == 421
+    foreign_page = httpx.post(f"{base}/mcp", json=INIT, headers={**AUTH, "Origin": "http://evil.example"})
+    assert foreign_page.status_code == 403
+    for host in ("localhost", "127.0.0.1"):  # a local proxy on port 80 sends the bare name
+        assert httpx.post(f"{base}/mcp", json=INIT, headers={**AUTH, "Host": host}).status_code == 200, host
+    ok = httpx.post(f"{base}/mcp", json=INIT, headers=AUTH)
+    assert ok.status_code == 200 and '"serverInfo"' in ok.text
+
+
+def test_mcp_shares_the_v1_rate_limit_and_the_failed_key_budget(serve):
+    base = serve(api_keys=KEY, rate_limit_per_minute=3, auth_failures_per_minute=2)
+    assert [httpx.post(f"{base}/mcp", json=INIT, headers=AUTH).status_code for _ in range(2)] == [200, 200]
+    assert httpx.get(f"{base}/v1/catalog/gpus/H800", headers=AUTH).status_code == 200
+    limited = httpx.post(f"{base}/mcp", json=INIT, headers=AUTH)
+    assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+    assert httpx.get(f"{base}/v1/catalog/gpus/H800", headers=AUTH).status_code == 429  # one budget for both
+    guess = {**ACCEPT, "Authorization": "Bearer k-guess-0123456789abcdef"}
+    tries = [httpx.post(f"{base}/mcp", json=INIT, headers=guess).status_code for _ in range(3)]
+    assert tries == [401, 401, 429]  # guessing keys at /mcp is slowed like at /v1
+    assert httpx.get(f"{base}/v1/catalog/gpus", headers=guess).status_code == 429
