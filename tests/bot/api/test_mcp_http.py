@@ -7,6 +7,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from loopback import ServerThread
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -122,3 +123,34 @@ def test_mcp_shares_the_v1_rate_limit_and_the_failed_key_budget(serve):
     tries = [httpx.post(f"{base}/mcp", json=INIT, headers=guess).status_code for _ in range(3)]
     assert tries == [401, 401, 429]  # guessing keys at /mcp is slowed like at /v1
     assert httpx.get(f"{base}/v1/catalog/gpus", headers=guess).status_code == 429
+
+
+def test_the_session_manager_restarts_with_the_app_and_serves_many_sessions(advisor):
+    """The app's lifespan starts a fresh session manager each time the server starts (a manager runs only
+    once), and concurrent clients each get their own session."""
+    from bot.api.app import create_app
+    from bot.api.settings import ApiSettings
+
+    app = create_app(advisor=advisor, api_settings=ApiSettings(api_keys=KEY, rate_limit_per_minute=0))
+
+    async def sessions(base: str, n: int) -> list[float]:
+        totals: list[float] = []
+
+        async def one(hours: int) -> None:
+            result = await _with_client(base, lambda c: c.call_tool("run_cost", {"gpu": "H800", "gpu_hours": hours}))
+            assert not result.is_error, result.content
+            totals.append(result.structured_content["total_cny"])
+
+        async with anyio.create_task_group() as tg:
+            for hours in range(1, n + 1):
+                tg.start_soon(one, hours)
+        return sorted(totals)
+
+    for _ in range(2):
+        server = ServerThread(app, ready_path="/readyz")
+        try:
+            totals = anyio.run(sessions, server.base, 12)
+        finally:
+            server.stop()
+        assert totals == sorted(tools.call("run_cost", {"gpu": "H800", "gpu_hours": h})["total_cny"] for h in range(1, 13))
+        assert not server.thread.is_alive()
