@@ -24,6 +24,8 @@ from bot.mcp import build_server
 from bot.toolbox import Toolbox
 
 PATH = "/mcp"
+#: the request headers an MCP client sends besides the API's own (a browser client needs CORS to allow them)
+HEADERS = ["Mcp-Protocol-Version", "Mcp-Session-Id", "Mcp-Method", "Mcp-Name", "Last-Event-ID"]
 
 
 class McpHttp:

@@ -154,3 +154,15 @@ def test_the_session_manager_restarts_with_the_app_and_serves_many_sessions(advi
             server.stop()
         assert totals == sorted(tools.call("run_cost", {"gpu": "H800", "gpu_hours": h})["total_cny"] for h in range(1, 13))
         assert not server.thread.is_alive()
+
+
+def test_a_browser_client_from_an_allowed_origin_passes_cors_and_the_origin_check(make_client):
+    page = "https://inspector.example.com"
+    client = make_client(api_keys=KEY, cors_origins=page, mcp_hosts="testserver", mcp_origins=page)
+    preflight = client.options("/mcp", headers={
+        "Origin": page, "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization,content-type,mcp-protocol-version"})
+    assert preflight.status_code == 200 and "mcp-protocol-version" in preflight.headers["access-control-allow-headers"].lower()
+    ok = client.post("/mcp", json=INIT, headers={**AUTH, "Origin": page})
+    assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == page
+    assert client.post("/mcp", json=INIT, headers={**AUTH, "Origin": "https://evil.example.com"}).status_code == 403
