@@ -114,3 +114,20 @@ def test_the_sizing_prompt_with_without_and_with_wrong_arguments():
     assert [e.code for e in errors] == [-32602, -32602]
     assert "modle:" in errors[0].message and "Did you mean: model" in errors[0].message
     assert "Did you mean: size_training_run" in errors[1].message
+
+
+def test_calculators_answer_while_the_knowledge_index_cannot_load():
+    """stdio loads the index on first use; a Chroma server that is down fails search_knowledge alone."""
+    from tools.errors import AdvisorError
+
+    def no_index() -> Toolbox:
+        raise AdvisorError("The Chroma server cannot be used.", "无法使用 Chroma 服务器。", field="chroma")
+
+    async def session():
+        async with Client(build_server(no_index)) as client:
+            return (await client.call_tool("gpu_specs", {"gpu": "H800"}),
+                    await client.call_tool("search_knowledge", {"query": "H800"}))
+
+    calc, search = anyio.run(session)
+    assert not calc.is_error and calc.structured_content == tools.call("gpu_specs", {"gpu": "H800"})
+    assert search.is_error and "chroma: The Chroma server cannot be used." in search.content[0].text
