@@ -17,14 +17,16 @@ KEY = "k-test-0123456789abcdef0123"
 FIT = {"model": "Llama-3.1-8B", "gpu": "A100 80GB", "method": "lora", "n_gpus": 1}
 
 
-def _plain(schema: Any) -> Any:
-    """A schema without titles and null defaults (FastAPI leaves those out of /openapi.json), with `$ref`s
-    reduced to the referenced name (openapi's components vs the model's $defs)."""
+def _plain(schema: Any, defs: dict[str, Any]) -> Any:
+    """A schema with every `$ref` replaced by what it names (openapi's components vs the model's $defs),
+    without titles and null defaults (FastAPI leaves those out of /openapi.json)."""
     if isinstance(schema, dict):
-        return {k: (v.rsplit("/", 1)[-1] if k == "$ref" else _plain(v)) for k, v in schema.items()
-                if k != "title" and not (k == "default" and v is None)}
+        if "$ref" in schema:
+            return _plain(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+        return {k: _plain(v, defs) for k, v in schema.items()
+                if k not in ("title", "$defs") and not (k == "default" and v is None)}
     if isinstance(schema, list):
-        return [_plain(v) for v in schema]
+        return [_plain(v, defs) for v in schema]
     return schema
 
 
@@ -52,11 +54,14 @@ def test_tools_have_the_openapi_schemas_and_answer_like_tools_call(base):
     components = openapi["components"]["schemas"]
     assert sorted(t.name for t in listed) == sorted([*tools.registry.names(), "search_knowledge"])
     for tool in listed:
-        ref = openapi["paths"][f"/v1/tools/{tool.name}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
-        published = components[ref["$ref"].rsplit("/", 1)[-1]]
-        assert _plain(tool.input_schema["properties"]) == _plain(published["properties"]), tool.name
-        assert sorted(tool.input_schema.get("required", [])) == sorted(published.get("required", [])), tool.name
-        assert tool.output_schema and tool.annotations.read_only_hint
+        route = openapi["paths"][f"/v1/tools/{tool.name}"]["post"]
+        published_in = route["requestBody"]["content"]["application/json"]["schema"]
+        published_out = route["responses"]["200"]["content"]["application/json"]["schema"]
+        assert _plain(tool.input_schema, tool.input_schema.get("$defs", {})) == _plain(published_in, components), \
+            tool.name
+        assert _plain(tool.output_schema, tool.output_schema.get("$defs", {})) == _plain(published_out, components), \
+            tool.name
+        assert tool.annotations.read_only_hint and not tool.annotations.destructive_hint
     assert not fit.is_error and fit.structured_content == tools.call("fit_training", FIT)
     assert fit.structured_content["fits"] is True
     assert not found.is_error and len(found.structured_content["passages"]) == 2
