@@ -18,6 +18,7 @@ from bot.mcp import build_server
 from bot.toolbox import Toolbox
 
 EXE = Path(sys.executable).with_name("gpu-advisor")
+ROOT = Path(__file__).resolve().parents[2]
 #: one valid call per calculator (a new calculator needs its line here)
 VALID = {
     "gpu_specs": {"gpu": "H800"},
@@ -48,7 +49,8 @@ MISTAKES = [
 @pytest.mark.slow  # starts a server process
 def test_stdio_server_lists_calls_reads_and_reports_errors(tmp_path):
     env = {"GPU_ADVISOR_DATA_DIR": str(tmp_path / "data"), "DATABASE_URL": f"sqlite:///{tmp_path}/s.sqlite3",
-           "PATH": os.environ.get("PATH", ""), "ANONYMIZED_TELEMETRY": "False"}
+           "PATH": os.environ.get("PATH", ""), "ANONYMIZED_TELEMETRY": "False",
+           "PYTHONPATH": str(ROOT)}  # the checkout under test, whichever install the script belongs to
 
     async def session():
         params = StdioServerParameters(command=str(EXE), args=["mcp"], env=env, cwd=str(tmp_path))
