@@ -1,30 +1,40 @@
 """The MCP round trip per calculator call, next to the in-process `tools.call` in the same run.
 
-    .venv/bin/python bench/mcp_roundtrip.py [--repeat 200] [--stdio]
+    .venv/bin/python bench/mcp_roundtrip.py [--repeat 200] [--stdio] [--http]
 
-Three columns per tool, medians and p95 in microseconds:
+Columns per tool, medians and p95 in microseconds:
 - `tools.call`: validate the dict, run the calculator, dump the output (the in-process baseline);
 - `mcp memory`: the MCP SDK's client talking to `bot.mcp`'s server in-process (JSON-RPC encoding,
   argument and structured-output validation, a worker thread per call) — what the protocol costs;
 - `mcp stdio` (with --stdio): the same calls to a spawned `gpu-advisor mcp` over pipes — what a
-  desktop agent pays per call.
+  desktop agent pays per call;
+- `mcp http` (with --http): the same calls to `/mcp` of a spawned `gpu-advisor serve` on loopback,
+  with a bearer key (one session, each call a POST through the key check and the rate limit).
 The ratio column is `mcp memory` / `tools.call`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import anyio
+import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))  # what the API tests start
 
+from loopback import free_port
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from served import CLI, clean_env, serve
 
 from bot.mcp import build_server
 from bot.toolbox import Toolbox
@@ -83,21 +93,42 @@ async def stdio(repeat: int):
         return await over_mcp(client, repeat)
 
 
+async def over_http(base: str, key: str, repeat: int):
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
+        async with Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
+            return await over_mcp(client, repeat)
+
+
+def http(repeat: int):
+    tmp = Path(tempfile.mkdtemp(prefix="bench-mcp-"))
+    env = clean_env(tmp / "data", GPU_ADVISOR_RATE_LIMIT="0")
+    made = subprocess.run([str(CLI), "keys", "create", "bench", "--json"], env=env, cwd=tmp,
+                          capture_output=True, text=True, check=True)
+    key = json.loads(made.stdout)["key"]
+    with serve(env, cwd=tmp, port=free_port(), timeout_s=300) as base:
+        return anyio.run(over_http, base, key, repeat)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--stdio", action="store_true", help="also time a spawned `gpu-advisor mcp`")
+    parser.add_argument("--http", action="store_true", help="also time /mcp of a spawned `gpu-advisor serve`")
     opts = parser.parse_args()
     base = in_process(opts.repeat)
     mem = anyio.run(memory, opts.repeat)
-    pipe = anyio.run(stdio, opts.repeat) if opts.stdio else None
+    extra = {}
+    if opts.stdio:
+        extra["mcp stdio µs"] = anyio.run(stdio, opts.repeat)
+    if opts.http:
+        extra["mcp http µs"] = http(opts.repeat)
     head = f"{'tool':16} {'tools.call µs':>15} {'mcp memory µs':>15} {'ratio':>7}"
-    print(head + (f" {'mcp stdio µs':>15}" if pipe else ""))
+    print(head + "".join(f" {title:>15}" for title in extra))
     for name in CALLS:
         b, m = base[name], mem[name]
         line = f"{name:16} {b[0]:8.0f} p95 {b[1]:<5.0f}{m[0]:8.0f} p95 {m[1]:<5.0f}{m[0] / b[0]:6.1f}x"
-        if pipe:
-            line += f" {pipe[name][0]:8.0f} p95 {pipe[name][1]:.0f}"
+        for figures in extra.values():
+            line += f" {figures[name][0]:8.0f} p95 {figures[name][1]:<5.0f}"
         print(line)
 
 

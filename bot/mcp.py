@@ -3,15 +3,17 @@
 Any agent that speaks MCP (Claude Desktop, Cursor, Cherry Studio, Dify) gets the same tools the
 advisor uses, so its own assistant takes figures from code instead of recalling them:
 
-- tools: the nine calculators and `search_knowledge`, generated from the one tool registry
+- tools: every calculator of `tools.registry` and `search_knowledge`, generated from the one tool registry
   (`bot.toolbox.Toolbox`): the input schema is the tool's pydantic input model (the same schema as
   `/v1/tools/{name}` in `/openapi.json`), the output is structured with the output model's schema;
 - resources: the GPU and model catalogs (`catalog://gpus`, `catalog://models`) and one entry each
   (`catalog://gpus/{name}`, `catalog://models/{name}`), as JSON;
-- a prompt, `size_training_run`, that asks the assistant to size a run with the calculators.
+- a prompt, `size_training_run`, that asks the assistant to size a run with the calculators (its
+  text: `bot/llm/prompts/mcp_*.md`).
 
-A bad argument or an unknown name comes back as an MCP tool error (`isError: true`) naming the
-field and the closest known names in English and Chinese; the session carries on.
+A bad argument or an unknown name (GPU, model, field, tool) comes back as an MCP tool error
+(`isError: true`) naming the field and the closest known names in English and Chinese; an unknown
+catalog entry or prompt is an invalid-params error (-32602). The session carries on.
 
 Transports: `gpu-advisor mcp` (stdio) and streamable HTTP at `/mcp` in the API (`bot.api.mcp_http`),
 behind the API's bearer keys and rate limit.
@@ -19,29 +21,32 @@ behind the API's bearer keys and rate limit.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.context import Context
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.prompts.base import UserMessage
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp_types import ToolAnnotations
-from pydantic import ConfigDict
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, ToolAnnotations
+from pydantic import ConfigDict, Field
 
+from bot.llm import prompts
 from bot.toolbox import SEARCH, Toolbox
+from tools import registry
 from tools.catalog import get_gpu, get_model, gpus, models
 from tools.errors import AdvisorError
 
 SERVER_NAME = "gpu-advisor"
-INSTRUCTIONS = (
-    "Deterministic GPU sizing for AI training and inference. Never estimate memory, time, speed or cost "
-    "yourself: call fit_training / fit_inference / training_time / inference_speed / run_cost / rent_vs_buy / "
-    "recommend_gpus, and quote their outputs and assumptions. Use search_knowledge for background and cite "
-    "the passage ids it returns. GPU and model names accept aliases (e.g. 'A100 80GB', '昇腾910B', '70B')."
-)
+INSTRUCTIONS = prompts.render("mcp_instructions", calculators=", ".join(registry.names()))
+PROMPT = "size_training_run"
+#: the calculators need no knowledge index: they answer at once, even while the index still loads
+_CALCULATORS = Toolbox(None)
 
 
 class _RawArguments(ArgModelBase):
@@ -53,18 +58,30 @@ class _RawArguments(ArgModelBase):
         return dict(self.model_extra or {})
 
 
+def _both(err: AdvisorError) -> str:
+    return err.message("en") if err.message("zh") == err.message("en") else f"{err.message('en')} / {err.message('zh')}"
+
+
 def tool_error(err: AdvisorError) -> ToolError:
     """One line in both languages; the SDK sends it back as a tool result with isError set."""
-    text = err.message("en") if err.message("zh") == err.message("en") else f"{err.message('en')} / {err.message('zh')}"
-    return ToolError(f"{err.field}: {text}" if err.field else text)
+    return ToolError(f"{err.field}: {_both(err)}" if err.field else _both(err))
+
+
+def _near(name: str, known: list[str]) -> tuple[str, str]:
+    """' Did you mean: …?' in English and Chinese: the closest of `known`, or all of them."""
+    near = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    if near:
+        return f" Did you mean: {', '.join(near)}?", f"您是否指：{'、'.join(near)}？"
+    return f" Known: {', '.join(known)}.", f"可用：{'、'.join(known)}。"
 
 
 def _tool(box_for: Callable[[], Toolbox], name: str) -> Tool:
-    spec = Toolbox(None).spec(name)  # names and schemas only; calls go to the live toolbox
+    spec = _CALCULATORS.spec(name)
+    box = box_for if name == SEARCH else (lambda: _CALCULATORS)
 
     def run(**arguments: Any) -> dict[str, Any]:
         try:
-            return box_for().call(name, arguments)
+            return box().call(name, arguments)
         except AdvisorError as err:
             raise tool_error(err) from None
 
@@ -86,21 +103,50 @@ def _dump(records: Any) -> str:
 
 
 def _entry(lookup: Callable[[str], Any], name: str) -> str:
-    """One catalog record as JSON; an unknown name is a resource error listing the closest names."""
+    """One catalog record as JSON; an unknown name is 'resource not found' (-32602) listing the closest names."""
     try:
         return _dump(lookup(name).model_dump(mode="json"))
     except AdvisorError as err:
-        raise ResourceError(err.message("en")) from None
+        raise ResourceNotFoundError(_both(err)) from None
+
+
+class AdvisorServer(MCPServer):
+    """`MCPServer` whose mistakes read like the calculators' own: an unknown tool is a tool error naming
+    the closest tools, a bad prompt request an invalid-params error (not an internal error)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        known = [t.name for t in await self.list_tools()]
+        if name not in known:
+            en, zh = _near(name, known)
+            raise ToolError(f"name: Unknown tool {name!r}.{en} / 未知的工具“{name}”。{zh}")
+        return await super().call_tool(name, arguments, context)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
+                         context: Context | None = None) -> Any:
+        listed = {p.name: p for p in await self.list_prompts()}
+        if name not in listed:
+            en, zh = _near(name, list(listed))
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt {name!r}.{en} / 未知的提示“{name}”。{zh}")
+        fields = [a.name for a in listed[name].arguments or []]
+        for field in arguments or {}:
+            if field not in fields:
+                en, zh = _near(field, fields)
+                raise MCPError(INVALID_PARAMS, f"{field}: Unknown argument {field!r}.{en} / 未知的参数“{field}”。{zh}")
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except ValueError as err:
+            raise MCPError(INVALID_PARAMS, str(err).splitlines()[0]) from None
 
 
 def build_server(box_for: Callable[[], Toolbox]) -> MCPServer:
-    """The MCP server. `box_for()` returns the toolbox to call (the advisor's, with its retriever)."""
-    server = MCPServer(
+    """The MCP server. `box_for()` returns the toolbox for search_knowledge (the advisor's, with its
+    retriever); the calculators run without one."""
+    server = AdvisorServer(
         SERVER_NAME,
         title="gpu-advisor",
         instructions=INSTRUCTIONS,
         version="0.1.0",
-        tools=[_tool(box_for, name) for name in Toolbox(None).names()],
+        tools=[_tool(box_for, name) for name in _CALCULATORS.names()],
         log_level="WARNING",
     )
 
@@ -124,19 +170,23 @@ def build_server(box_for: Callable[[], Toolbox]) -> MCPServer:
     def model_entry(name: str) -> str:
         return _entry(get_model, name)
 
-    @server.prompt(name="size_training_run", title="Size my training run",
-                   description="Ask the assistant to size a training or fine-tuning run with the calculators.")
-    def size_training_run(model: str, gpu: str = "H800", method: str = "full", tokens: str = "1B",
-                          n_gpus: str = "8") -> list[UserMessage]:
-        return [UserMessage(
-            f"Size this run with the gpu-advisor tools, not from memory: fine-tune {model} with method "
-            f"'{method}' on {n_gpus} x {gpu} over {tokens} tokens. Call fit_training (does it fit, per-GPU "
-            f"memory, what would make it fit), training_time (hours, GPU-hours, the MFU band) and run_cost "
-            f"(with those GPU-hours), then answer with the verdict, the figures and the assumptions the tools "
-            f"returned. If it does not fit, call recommend_gpus for {model}."
-        )]
+    @server.prompt(name=PROMPT, title="Size my training run",
+                   description="Ask the assistant to size a training or fine-tuning run with the calculators "
+                               "(fit_training, training_time, run_cost); without a model it asks you for one.")
+    def size_training_run(
+        model: Annotated[str, Field(description="the model to train, e.g. Qwen2.5-72B or 70B")] = "",
+        gpu: Annotated[str, Field(description="the GPU, e.g. H800, A100 80GB, 昇腾910B")] = "H800",
+        method: Annotated[str, Field(description="full, lora or qlora")] = "full",
+        tokens: Annotated[str, Field(description="training tokens, e.g. 1B or 500M")] = "1B",
+        n_gpus: Annotated[str, Field(description="how many GPUs")] = "8",
+    ) -> list[UserMessage]:
+        run = {"gpu": gpu.strip() or "H800", "method": method.strip() or "full", "tokens": tokens.strip() or "1B",
+               "n_gpus": n_gpus.strip() or "8"}
+        if model.strip():
+            return [UserMessage(prompts.render("mcp_size_run", model=model.strip(), **run))]
+        return [UserMessage(prompts.render("mcp_size_run_ask", **run))]
 
     return server
 
 
-__all__ = ["INSTRUCTIONS", "SEARCH", "SERVER_NAME", "build_server", "tool_error"]
+__all__ = ["INSTRUCTIONS", "PROMPT", "SEARCH", "SERVER_NAME", "AdvisorServer", "build_server", "tool_error"]

@@ -70,7 +70,7 @@ class Toolbox:
             try:
                 inp = SearchInput.model_validate(args)
             except ValidationError as err:
-                raise registry.invalid_from_validation(err) from None
+                raise registry.invalid_from_validation(err, registry.field_names(SearchInput)) from None
             if self.retriever is None:
                 return {"passages": []}
             passages = [p.model_dump() for p in self.retriever.search(inp.query, k=inp.k, lang=inp.lang,

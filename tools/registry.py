@@ -8,6 +8,7 @@ The LangChain tools, the HTTP endpoints, the CLI and the offline planner are gen
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import typing
@@ -67,13 +68,23 @@ def get(name: str) -> Tool:
     return Tool(name=name, fn=fn, input_model=params[0], output_model=hints["return"])
 
 
-def invalid_from_validation(err: ValidationError) -> InvalidInput:
-    """The first validation error as one bilingual sentence naming the field."""
+def field_names(model: type[BaseModel]) -> list[str]:
+    """The fields a caller may send: each field's name, or its alias where it has one."""
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def invalid_from_validation(err: ValidationError, known: list[str] = ()) -> InvalidInput:
+    """The first validation error as one bilingual sentence naming the field; an unknown field also
+    names the closest of the `known` fields (or all of them when none is close)."""
     first = err.errors()[0]
     field = ".".join(str(p) for p in first["loc"]) or "input"
     msg = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
-        return InvalidInput(f"Unknown field {field!r}.", f"未知的字段“{field}”。", field=field)
+        near = difflib.get_close_matches(field, known, n=3, cutoff=0.6)
+        hint_en = (f" Did you mean: {', '.join(near)}?" if near
+                   else f" Known fields: {', '.join(known)}." if known else "")
+        hint_zh = (f" 您是否指：{'、'.join(near)}？" if near else f" 可用字段：{'、'.join(known)}。" if known else "")
+        return InvalidInput(f"Unknown field {field!r}.{hint_en}", f"未知的字段“{field}”。{hint_zh}", field=field)
     if first["type"] == "missing":
         return InvalidInput(f"Missing field {field!r}.", f"缺少字段“{field}”。", field=field)
     return InvalidInput(f"Invalid {field}: {msg}.", f"字段“{field}”的值无效：{msg}。", field=field)
@@ -84,7 +95,7 @@ def validate(name: str, args: dict) -> BaseModel:
     try:
         return tool.input_model.model_validate(args)
     except ValidationError as err:
-        raise invalid_from_validation(err) from None
+        raise invalid_from_validation(err, field_names(tool.input_model)) from None
 
 
 def run(name: str, inp: BaseModel) -> BaseModel:

@@ -45,6 +45,7 @@ from bot.api import openai_compat as api_openai
 from bot.api.cluster import Cluster
 from bot.api.errors import NO_CONTROL_PATTERN, TEXT_PATTERN, ApiError, ErrorBody, advisor_error
 from bot.api.json_types import JsonTyped, strict_body
+from bot.api.mcp_http import HEADERS as MCP_HEADERS
 from bot.api.mcp_http import PATH as MCP_PATH
 from bot.api.mcp_http import McpHttp
 from bot.api.metrics import Metrics, RequestContext
@@ -291,8 +292,8 @@ class SettingsCors:
             self._cors = CORSMiddleware(
                 self.app, allow_origins=origins, allow_credentials="*" not in origins,
                 allow_methods=["GET", "POST", "OPTIONS"],
-                allow_headers=["Authorization", "Content-Type", "Accept-Language", "X-Request-ID"],
-                expose_headers=["X-Request-ID", "Retry-After", "X-Conversation-ID"], max_age=600,
+                allow_headers=["Authorization", "Content-Type", "Accept-Language", "X-Request-ID", *MCP_HEADERS],
+                expose_headers=["X-Request-ID", "Retry-After", "X-Conversation-ID", "Mcp-Session-Id"], max_age=600,
             )
         await self._cors(scope, receive, send)
 

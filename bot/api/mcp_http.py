@@ -1,7 +1,8 @@
 """The MCP server (`bot.mcp`) over streamable HTTP at `/mcp`, inside the API.
 
-Callers pass the same guard as `/v1`: a bearer key when keys exist (401 without), then the per-key
-rate limit (429). The SDK's transport security checks `Host` and `Origin` against
+Callers pass the same guard as `/v1`: `AuthGate` checks the bearer key before the body is read (401
+without a valid one when keys exist; 429 once a client address has failed too often), then the per-key
+rate limit, one budget with `/v1` (429). The SDK's transport security checks `Host` and `Origin` against
 `GPU_ADVISOR_MCP_HOSTS` / `GPU_ADVISOR_MCP_ORIGINS` (DNS-rebinding protection). The server runs
 stateless (every request stands alone), so any worker behind a load balancer can answer any call.
 The session manager is started and stopped by the API's lifespan (`McpHttp.running`).
@@ -23,6 +24,8 @@ from bot.mcp import build_server
 from bot.toolbox import Toolbox
 
 PATH = "/mcp"
+#: the request headers an MCP client sends besides the API's own (a browser client needs CORS to allow them)
+HEADERS = ["Mcp-Protocol-Version", "Mcp-Session-Id", "Mcp-Method", "Mcp-Name", "Last-Event-ID"]
 
 
 class McpHttp:

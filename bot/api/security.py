@@ -10,7 +10,7 @@
   `RedisRateLimiter` keeps the buckets in Redis (`REDIS_URL`) so every worker draws on one budget;
   when Redis does not answer it counts in this process, with one warning, never an error.
 - Bodies larger than `max_body_bytes` are refused with 413 before any handler reads them.
-- `AuthGate` checks the key of every /v1 request before a byte of its body is read, and counts failed
+- `AuthGate` checks the key of every /v1 and /mcp request before a byte of its body is read, and counts failed
   authentications per client address: over `auth_failures_per_minute`, 429 without looking at the key.
 - Tenancy: `Principal.owner` is who owns the conversations a request starts ("key:<id>" for a stored
   key, "key:env-N" for a key from the environment, "local" while the API is open); `admin` keys read
@@ -321,18 +321,18 @@ class FailureCounter:
 
 
 class AuthGate:
-    """ASGI middleware: authenticate every /v1 request from its headers before its body is read.
+    """ASGI middleware: authenticate every /v1 and /mcp request from its headers before its body is read.
 
     A client over its failed-authentication budget gets 429 with Retry-After; a bad or missing key
     401 (`Connection: close`, the body never read); a store that does not answer 503. The principal
     is left in `scope["state"]["principal"]` for the `authenticate` dependency."""
 
-    def __init__(self, app: ASGIApp, prefix: str = "/v1/"):
+    def __init__(self, app: ASGIApp, prefixes: tuple[str, ...] = ("/v1/", "/mcp")):
         self.app = app
-        self.prefix = prefix
+        self.prefixes = prefixes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] == "OPTIONS" or not scope["path"].startswith(self.prefix):
+        if scope["type"] != "http" or scope["method"] == "OPTIONS" or not scope["path"].startswith(self.prefixes):
             await self.app(scope, receive, send)
             return
         import anyio.to_thread

@@ -22,7 +22,8 @@
                                  X-Forwarded-For/-Proto are trusted (`*`: any); the per-address limits then
                                  count the caller's address, not the proxy's (default: none trusted)
     GPU_ADVISOR_MCP_HOSTS        comma-separated Host values the MCP endpoint (/mcp) accepts, `host:*` for
-                                 any port (default: loopback only); the MCP SDK's DNS-rebinding protection
+                                 any port, `host` alone for the default port (default: loopback only, with
+                                 or without a port); the MCP SDK's DNS-rebinding protection
     GPU_ADVISOR_MCP_ORIGINS      comma-separated browser Origins /mcp accepts (default: loopback only)
 """
 
@@ -80,10 +81,11 @@ class ApiSettings(BaseSettings):
         "", validation_alias=AliasChoices("GPU_ADVISOR_FORWARDED_ALLOW_IPS", "forwarded_allow_ips"))
 
     mcp_hosts: str = Field(
-        "127.0.0.1:*,localhost:*,[::1]:*", validation_alias=AliasChoices("GPU_ADVISOR_MCP_HOSTS", "mcp_hosts")
+        "127.0.0.1,127.0.0.1:*,localhost,localhost:*,[::1],[::1]:*",
+        validation_alias=AliasChoices("GPU_ADVISOR_MCP_HOSTS", "mcp_hosts"),
     )
     mcp_origins: str = Field(
-        "http://127.0.0.1:*,http://localhost:*,http://[::1]:*",
+        "http://127.0.0.1,http://127.0.0.1:*,http://localhost,http://localhost:*,http://[::1],http://[::1]:*",
         validation_alias=AliasChoices("GPU_ADVISOR_MCP_ORIGINS", "mcp_origins"),
     )
 

@@ -12,7 +12,7 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command("mcp")
     def mcp() -> None:
-        """Serve the nine calculators, search_knowledge, the catalogs and a sizing prompt over MCP (stdio).
+        """Serve the calculators, search_knowledge, the catalogs and a sizing prompt over MCP (stdio).
 
         Point an MCP client at it (Claude Desktop, Cursor, Cherry Studio): command `gpu-advisor`, args
         `["mcp"]`. Over HTTP the same server is at /mcp of `gpu-advisor serve`. See docs/mcp.md.

@@ -7,6 +7,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from loopback import ServerThread
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -16,14 +17,16 @@ KEY = "k-test-0123456789abcdef0123"
 FIT = {"model": "Llama-3.1-8B", "gpu": "A100 80GB", "method": "lora", "n_gpus": 1}
 
 
-def _plain(schema: Any) -> Any:
-    """A schema without titles and null defaults (FastAPI leaves those out of /openapi.json), with `$ref`s
-    reduced to the referenced name (openapi's components vs the model's $defs)."""
+def _plain(schema: Any, defs: dict[str, Any]) -> Any:
+    """A schema with every `$ref` replaced by what it names (openapi's components vs the model's $defs),
+    without titles and null defaults (FastAPI leaves those out of /openapi.json)."""
     if isinstance(schema, dict):
-        return {k: (v.rsplit("/", 1)[-1] if k == "$ref" else _plain(v)) for k, v in schema.items()
-                if k != "title" and not (k == "default" and v is None)}
+        if "$ref" in schema:
+            return _plain(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+        return {k: _plain(v, defs) for k, v in schema.items()
+                if k not in ("title", "$defs") and not (k == "default" and v is None)}
     if isinstance(schema, list):
-        return [_plain(v) for v in schema]
+        return [_plain(v, defs) for v in schema]
     return schema
 
 
@@ -51,11 +54,14 @@ def test_tools_have_the_openapi_schemas_and_answer_like_tools_call(base):
     components = openapi["components"]["schemas"]
     assert sorted(t.name for t in listed) == sorted([*tools.registry.names(), "search_knowledge"])
     for tool in listed:
-        ref = openapi["paths"][f"/v1/tools/{tool.name}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
-        published = components[ref["$ref"].rsplit("/", 1)[-1]]
-        assert _plain(tool.input_schema["properties"]) == _plain(published["properties"]), tool.name
-        assert sorted(tool.input_schema.get("required", [])) == sorted(published.get("required", [])), tool.name
-        assert tool.output_schema and tool.annotations.read_only_hint
+        route = openapi["paths"][f"/v1/tools/{tool.name}"]["post"]
+        published_in = route["requestBody"]["content"]["application/json"]["schema"]
+        published_out = route["responses"]["200"]["content"]["application/json"]["schema"]
+        assert _plain(tool.input_schema, tool.input_schema.get("$defs", {})) == _plain(published_in, components), \
+            tool.name
+        assert _plain(tool.output_schema, tool.output_schema.get("$defs", {})) == _plain(published_out, components), \
+            tool.name
+        assert tool.annotations.read_only_hint and not tool.annotations.destructive_hint
     assert not fit.is_error and fit.structured_content == tools.call("fit_training", FIT)
     assert fit.structured_content["fits"] is True
     assert not found.is_error and len(found.structured_content["passages"]) == 2
@@ -89,15 +95,79 @@ def test_catalog_resources_and_the_sizing_prompt(base):
     assert "Qwen2.5-7B" in text and "fit_training" in text
 
 
-def test_no_key_is_401_and_a_foreign_host_is_refused(base):
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "t", "version": "1"}}}
-    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    no_key = httpx.post(f"{base}/mcp", json=init, headers=accept)
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+AUTH = {**ACCEPT, "Authorization": f"Bearer {KEY}"}
+
+
+def test_no_key_or_a_wrong_key_is_401_and_a_foreign_host_is_refused(base):
+    no_key = httpx.post(f"{base}/mcp", json=INIT, headers=ACCEPT)
     assert no_key.status_code == 401 and no_key.headers["www-authenticate"] == "Bearer"
-    rebinding = httpx.post(f"{base}/mcp", json=init,
-                           headers={**accept, "Authorization": f"Bearer {KEY}", "Host": "evil.example:80"})
-    assert rebinding.status_code in (400, 403, 421)
-    ok = httpx.post(f"{base}/mcp", json=init, headers={**accept, "Authorization": f"Bearer {KEY}"})
-    assert ok.status_code == 200
+    wrong = httpx.post(f"{base}/mcp", json=INIT, headers={**ACCEPT, "Authorization": "Bearer k-wrong-0123456789abcdef",
+                                                          "Accept-Language": "zh-CN"})
+    assert wrong.status_code == 401 and "密钥无效" in wrong.json()["error"]["message"]
+    rebinding = httpx.post(f"{base}/mcp", json=INIT, headers={**AUTH, "Host": "evil.example:80"})
+    assert rebinding.status_code == 421
+    foreign_page = httpx.post(f"{base}/mcp", json=INIT, headers={**AUTH, "Origin": "http://evil.example"})
+    assert foreign_page.status_code == 403
+    for host in ("localhost", "127.0.0.1"):  # a local proxy on port 80 sends the bare name
+        assert httpx.post(f"{base}/mcp", json=INIT, headers={**AUTH, "Host": host}).status_code == 200, host
+    ok = httpx.post(f"{base}/mcp", json=INIT, headers=AUTH)
+    assert ok.status_code == 200 and '"serverInfo"' in ok.text
+
+
+def test_mcp_shares_the_v1_rate_limit_and_the_failed_key_budget(serve):
+    base = serve(api_keys=KEY, rate_limit_per_minute=3, auth_failures_per_minute=2)
+    assert [httpx.post(f"{base}/mcp", json=INIT, headers=AUTH).status_code for _ in range(2)] == [200, 200]
+    assert httpx.get(f"{base}/v1/catalog/gpus/H800", headers=AUTH).status_code == 200
+    limited = httpx.post(f"{base}/mcp", json=INIT, headers=AUTH)
+    assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+    assert httpx.get(f"{base}/v1/catalog/gpus/H800", headers=AUTH).status_code == 429  # one budget for both
+    guess = {**ACCEPT, "Authorization": "Bearer k-guess-0123456789abcdef"}
+    tries = [httpx.post(f"{base}/mcp", json=INIT, headers=guess).status_code for _ in range(3)]
+    assert tries == [401, 401, 429]  # guessing keys at /mcp is slowed like at /v1
+    assert httpx.get(f"{base}/v1/catalog/gpus", headers=guess).status_code == 429
+
+
+def test_the_session_manager_restarts_with_the_app_and_serves_many_sessions(advisor):
+    """The app's lifespan starts a fresh session manager each time the server starts (a manager runs only
+    once), and concurrent clients each get their own session."""
+    from bot.api.app import create_app
+    from bot.api.settings import ApiSettings
+
+    app = create_app(advisor=advisor, api_settings=ApiSettings(api_keys=KEY, rate_limit_per_minute=0))
+
+    async def sessions(base: str, n: int) -> list[float]:
+        totals: list[float] = []
+
+        async def one(hours: int) -> None:
+            result = await _with_client(base, lambda c: c.call_tool("run_cost", {"gpu": "H800", "gpu_hours": hours}))
+            assert not result.is_error, result.content
+            totals.append(result.structured_content["total_cny"])
+
+        async with anyio.create_task_group() as tg:
+            for hours in range(1, n + 1):
+                tg.start_soon(one, hours)
+        return sorted(totals)
+
+    for _ in range(2):
+        server = ServerThread(app, ready_path="/readyz")
+        try:
+            totals = anyio.run(sessions, server.base, 12)
+        finally:
+            server.stop()
+        assert totals == sorted(tools.call("run_cost", {"gpu": "H800", "gpu_hours": h})["total_cny"] for h in range(1, 13))
+        assert not server.thread.is_alive()
+
+
+def test_a_browser_client_from_an_allowed_origin_passes_cors_and_the_origin_check(make_client):
+    page = "https://inspector.example.com"
+    client = make_client(api_keys=KEY, cors_origins=page, mcp_hosts="testserver", mcp_origins=page)
+    preflight = client.options("/mcp", headers={
+        "Origin": page, "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization,content-type,mcp-protocol-version"})
+    assert preflight.status_code == 200 and "mcp-protocol-version" in preflight.headers["access-control-allow-headers"].lower()
+    ok = client.post("/mcp", json=INIT, headers={**AUTH, "Origin": page})
+    assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == page
+    assert client.post("/mcp", json=INIT, headers={**AUTH, "Origin": "https://evil.example.com"}).status_code == 403
