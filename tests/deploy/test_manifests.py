@@ -234,3 +234,24 @@ def test_the_wecom_ai_bot_reaches_one_worker_and_other_routes_spread():
     assert service["metadata"]["name"] != api_service
     assert service["spec"]["selector"] == {s["metadata"]["name"]: s for s in _by_kind("Service")}[api_service]["spec"]["selector"]
     assert {r["host"] for r in pinned[0]["spec"]["rules"]} == {r["host"] for r in ingresses["gpu-advisor"]["spec"]["rules"]}
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML keeps the last of two equal keys without a word; Kubernetes and Docker Compose reject the file
+    (or silently take one of them), so a repeated setting is a defect."""
+
+
+def _no_repeated_keys(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    keys = [k.value for k, _ in node.value if k.value != "<<"]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise yaml.constructor.ConstructorError(None, None, f"repeated keys {repeated}", node.start_mark)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_repeated_keys)
+
+
+@pytest.mark.parametrize("path", sorted([DEPLOY / "compose.yaml", *K8S.glob("*.yaml")]), ids=lambda p: p.name)
+def test_no_setting_is_written_twice(path):
+    list(yaml.load_all(path.read_text(encoding="utf-8"), Loader=_StrictLoader))
