@@ -12,6 +12,7 @@ answer.
 from __future__ import annotations
 
 import copy
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -58,6 +59,9 @@ class SearchKnowledgeInput(BaseModel):
 
 class SearchKnowledgeOutput(BaseModel):
     passages: list[Passage]
+
+
+_NOTE_REF = re.compile(r"`([a-z0-9]+(?:-[a-z0-9]+)+)`")
 
 
 class Retriever:
@@ -113,6 +117,7 @@ class Retriever:
         self._lexical = LexicalIndex([self._tokens[c.hash] if c.hash else fresh[c.id] for c in self._chunks])
         self._langs = np.array([c.lang for c in self._chunks], dtype=object)
         self._topics = [frozenset(c.topics) for c in self._chunks]
+        self._titles = {c.doc_id: c.title for c in self._chunks}
         self._cache: OrderedDict[tuple, list[Passage]] = OrderedDict()
 
     def fresh(self) -> Retriever:
@@ -126,6 +131,17 @@ class Retriever:
 
     def __len__(self) -> int:
         return len(self._chunks)
+
+    def _readable(self, text: str, lang: str) -> str:
+        """A note's cross-references (`tco-breakeven`) named by the other note's title, so no reader of a
+        passage (user, model, API client) meets an internal id."""
+        def title(m: re.Match) -> str:
+            name = self._titles.get(m.group(1))
+            if name is None:
+                return m.group(0)
+            return f"《{name}》" if lang == "zh" else f"“{name}”"
+
+        return _NOTE_REF.sub(title, text) if "`" in text else text
 
     def _mask(self, lang: str | None, topics: Sequence[str] | None) -> np.ndarray:
         mask = np.ones(len(self._chunks), dtype=bool)
@@ -211,8 +227,8 @@ class Retriever:
             if self.per_doc and per_doc.get(c.doc_id, 0) >= self.per_doc:
                 continue
             per_doc[c.doc_id] = per_doc.get(c.doc_id, 0) + 1
-            out.append(Passage(id=c.id, doc_id=c.doc_id, title=c.title, text=c.text, source=c.source, score=score,
-                               origin=c.origin))
+            out.append(Passage(id=c.id, doc_id=c.doc_id, title=c.title, text=self._readable(c.text, c.lang),
+                               source=c.source, score=score, origin=c.origin))
             if len(out) == k:
                 break
         return out

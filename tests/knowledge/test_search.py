@@ -189,3 +189,16 @@ def test_repeated_queries_come_from_the_cache_until_reload(tmp_path):
     assert r.search("H20 显存", k=3) == first == r.search("H20 显存", k=3, use_cache=False)
     r.reload()
     assert r._cache == {}  # a reload (after re-indexing) forgets cached answers
+
+
+def test_a_passage_names_the_notes_it_refers_to_by_title(shared_advisor):
+    """Notes refer to each other by id (`interconnect-nvlink-ib`); a reader of a passage sees the title instead."""
+    retriever = shared_advisor.toolbox.retriever
+    ids = {c.doc_id: c.title for c in retriever.index.stored()}
+    seen = 0
+    for query, lang in [("A100 和 H100 加速比 通信", "zh"), ("国产卡替代 A100", "zh"), ("价格 渠道 二手", "zh"),
+                        ("export controls 2025 H20 licence", "en"), ("70B OOM A100", "zh")]:
+        for passage in retriever.search(query, k=8, lang=lang):
+            assert not [i for i in ids if f"`{i}`" in passage.text], passage.text
+            seen += sum(f"《{t}》" in passage.text or f"“{t}”" in passage.text for t in ids.values())
+    assert seen >= 2
