@@ -26,6 +26,7 @@ DEFAULT_LABEL: dict[str, dict[Any, dict[str, str]]] = {
     "tokens": {1_000_000_000: {"zh": "1B token", "en": "1B tokens"}},
     "n_gpus": {1: {"zh": "单卡", "en": "one GPU"}, 8: {"zh": "8 卡", "en": "8 GPUs"}},
     "method": {"full": {"zh": "全参训练", "en": "full training"}},
+    "workload": {"infer": {"zh": "推理部署", "en": "serving (inference)"}},
     "context_len": {4096: {"zh": "4K 上下文", "en": "a 4K context"}},
 }
 
@@ -87,6 +88,9 @@ ACCEPT_DEFAULT = (r"^\s*(?:按默认|默认|就按默认(?:的)?|按默认的?�
 #: what a question asks for when a needed slot is missing, and the value "按默认" then takes
 ASK_DEFAULTS: dict[str, Any] = {"model": "7B", "gpu": DEFAULT_GPU}
 
+
+#: what makes a fit question one about training; without any of them "能跑吗/够吗" is about serving the model
+TRAINING_SIGNS = ("workload", "method", "zero_stage", "grad_checkpointing", "tokens", "seq_len", "micro_batch", "offload")
 
 #: intents about serving: a length the user gives is the context; the others train: it is the sequence length
 SERVING = frozenset({"kv_cache", "speed", "serving_capacity", "recommend_serving"})

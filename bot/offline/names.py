@@ -24,6 +24,9 @@ _C = C  # bounded patterns (linear-time parsing); ASCII: \\b between 中文 and 
 _GAP = _C(r"[\s\-_/·.]*")
 _NOT_NAME = _C(lx.NOT_NAMES)
 _SIZE = _C(r"(\d+(?:\.\d+)?)b")
+#: a size in millions ("124m"): a model size after a family name, or before 模型/model/参数
+_SIZE_M = _C(r"(\d+(?:\.\d+)?)m")
+_MODEL_WORD_AFTER = _C(r"^\s*(?:的)?\s*(?:小)?(?:模型|models?\b|参数|params\b|parameters\b)")
 _SIZE_ZH = _C(rf"(?<![\d.])({lx.NUM})\s*(万亿|千亿|百亿|亿)\s*(?:个)?\s*(?:参数量?|规模|级别?|的模型|模型|params)")
 _VERSION_WORD = _C(r"^(?:v\d.*|r\d.*|\d.*|chat|instruct|base|coder|moe|turbo|pro|max|mini|flash|o|vl|math|hf|it)$")
 _GPU_NUMBER = _C(r"^[a-z]{0,3}\d{2,5}[a-z]{0,4}$")
@@ -145,6 +148,33 @@ def names_in(w: Any) -> None:
             i = j + 1
             continue
         i = _unknown_name(w, toks, i, names)
+    _distilled(w)
+
+
+_DISTILL = _C(r"蒸馏|distill")
+
+
+def _distilled(w: Any) -> None:
+    """"DeepSeek-R1 蒸馏版 32B": a model named with a distil word and a bare size is the catalog's distilled
+    model of that size (family "<name>-Distill", parameters within 15 %), or a generic model of that size when
+    the catalog has none; never the teacher."""
+    sizes = [m for m in w.slots["models"] if re.fullmatch(r"\d+(?:\.\d+)?B", m)]
+    if not sizes or not _DISTILL.search(w.src):
+        return
+    for rid in list(w.slots["models"]):
+        if rid in sizes:
+            continue
+        teacher = catalog.get_model(rid)
+        want = float(sizes[0][:-1])
+        pupils = [m for m in catalog.models() if m.family == f"{teacher.name}-Distill"
+                  and abs(m.params_b - want) <= 0.15 * want]
+        models = w.slots["models"]
+        if pupils:  # the distilled model of that size
+            models[models.index(rid)] = min(pupils, key=lambda m: abs(m.params_b - want)).id
+            models.remove(sizes[0])
+        else:  # a distilled size the catalog lacks: sized as a generic model of that size, never as the teacher
+            models.remove(rid)
+        return
 
 
 def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
@@ -177,9 +207,10 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
                 return i + 1  # a bare family word ("Qwen 做客服") names no model
         end = toks[j - 1][1]
         _add(w, "unknown_models", w.span(start, end))
-        sizes = [m for t in toks[i:j] if (m := _SIZE.fullmatch(t[2]))]
+        sizes = [float(m.group(1)) for t in toks[i:j] if (m := _SIZE.fullmatch(t[2]))]
+        sizes += [float(m.group(1)) / 1000 for t in toks[i:j] if (m := _SIZE_M.fullmatch(t[2]))]
         if sizes:
-            _add(w, "models", _size_label(float(sizes[-1].group(1))))
+            _add(w, "models", _size_label(sizes[-1]))
         w.note("unknown_models", start, end)
         w.mask(start, end, MODEL_MARK)
         return j
@@ -199,6 +230,11 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
             w.slots["invalid"].append(w.span(start - (1 if before.endswith("-") else 0), end))
         else:
             _add(w, "models", _size_label(value))
+        w.note("models", start, end)
+        w.mask(start, end, MODEL_MARK)
+        return i + 1
+    if (m := _SIZE_M.fullmatch(tok)) and _MODEL_WORD_AFTER.match(w.t[end:]) and float(m.group(1)) > 0:  # "350M 模型"
+        _add(w, "models", _size_label(float(m.group(1)) / 1000))
         w.note("models", start, end)
         w.mask(start, end, MODEL_MARK)
         return i + 1

@@ -15,7 +15,8 @@ import re
 from typing import Any
 
 from bot.offline import answers, dialogue
-from bot.offline.frames import ACCEPT_DEFAULT, ASK_DEFAULTS, DEFAULT_LABEL, SERVING, TRAINING, frame
+from bot.offline.frames import ACCEPT_DEFAULT, ASK_DEFAULTS, DEFAULT_LABEL, SERVING, TRAINING, TRAINING_SIGNS, frame
+from bot.offline.lexicon import CUE_GROUPS
 from bot.offline.parse import ParsedQuestion, parse
 from bot.offline.phrases import say
 from bot.offline.refine import refine
@@ -25,6 +26,7 @@ from bot.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from tools.errors import AdvisorError
 
 _ACCEPT = re.compile(ACCEPT_DEFAULT, re.IGNORECASE)
+_OOM = re.compile(dict(CUE_GROUPS)["oom"], re.IGNORECASE)
 ASK_KEY = {"model": "ask_model", "gpu": "ask_gpu", "tokens": "ask_tokens", "gpu_hours": "ask_hours",
            "budget_cny": "ask_budget"}
 #: the example a question for a slot gives ("例如 80 万"), with its value
@@ -109,6 +111,9 @@ class RulesPlanner:
         unknown = {"gpu"} if p.unknown_gpus else set()
         unknown |= {"model"} if p.unknown_models and not p.models else set()
         defaulted = {k: v for k, v in f.defaults.items() if slots.get(k) in (None, []) and k not in unknown}
+        if intent in ("fit", "min_gpus") and not any(slots.get(k) for k in TRAINING_SIGNS) and not _OOM.search(p.text):
+            # "Qwen2.5-32B 一张 L40S 够吗": running it, said in the defaults note; an OOM report stays a training one
+            defaulted["workload"] = "infer"
         slots.update(defaulted)
         # a name we do not know is never replaced by a default card or model: it is said, with the closest
         missing = [k for k in (*f.needs, *sorted(unknown & set(f.defaults))) if slots.get(k) in (None, [])]

@@ -115,3 +115,14 @@ def test_the_users_electricity_price_is_the_one_the_bill_uses(advisor):
     follow = advisor.ask("PUE 按 1.5 呢", conversation_id=trace.conversation_id)
     call = next(c for c in follow.tool_calls if c.tool == "power_draw")
     assert call.input["electricity_cny_per_kwh"] == 0.6 and call.input["pue"] == 1.5
+
+
+def test_a_fit_question_without_a_training_word_is_about_serving_and_says_so(advisor):
+    """"Qwen2.5-32B 一张 L40S 够吗" was sized as a full fine-tune (AdamW states and all) without saying so."""
+    trace = advisor.ask("Qwen2.5-32B 一张 L40S 够吗")
+    assert next(c.tool for c in trace.tool_calls) == "fit_inference"
+    assert trace.answer.startswith("（按推理部署估算")
+    oom = advisor.ask("Why does a 70B model OOM on one A100 80GB?")  # an OOM report stays a training question
+    assert next(c.tool for c in oom.tool_calls) == "fit_training"
+    trained = advisor.ask("QLoRA 70B 单张 4090 塞得下吗")
+    assert next(c.tool for c in trained.tool_calls) == "fit_training"
