@@ -79,6 +79,8 @@ CITE_HINTS = {
     "speed": {"zh": "推理 KV cache 带宽", "en": "inference KV cache bandwidth"},
     "recommend": {"zh": "选型 显存 预算", "en": "selection memory budget"},
     "specs": {"zh": "规格 显存 互联", "en": "specs memory interconnect"},
+    "availability": {"zh": "出口管制 许可证 国内 采购 供货", "en": "export controls licence China availability"},
+    "power": {"zh": "电费 功耗 机房 PUE 自建", "en": "electricity power PUE colocation"},
 }
 
 
@@ -93,6 +95,9 @@ FOLLOW_UPS = {
     "recommend": {"zh": ["只考虑国产卡呢？", "预算翻倍呢？"], "en": ["Only domestic cards?", "What if the budget doubles?"]},
     "speed": {"zh": ["并发 64 呢？", "用 int4 量化呢？"], "en": ["What about 64 concurrent users?", "And with int4 weights?"]},
     "specs": {"zh": ["和 A100 比呢？", "能放下 70B 推理吗？"], "en": ["How does it compare to the A100?", "Can it serve a 70B model?"]},
+    "availability": {"zh": ["哪些国产卡能替代它？", "多少钱一张？"],
+                     "en": ["Which Chinese-made cards can replace it?", "What does it cost?"]},
+    "power": {"zh": ["租还是买更划算？", "PUE 1.5 呢？"], "en": ["Rent or buy?", "What if the PUE is 1.5?"]},
 }
 
 

@@ -42,9 +42,11 @@ _DEADLINE = (
     _C(rf"({lx.NUM}|{lx.EN_NUM})\s*(?:个)?\s*(天|周|小时|hours?|days?|weeks?)\s*(?:能|可以|要|得|就)?\s*(?:训完|跑完|完成|搞定|训练完|出结果|finish|done)"),
 )
 _UNIT_DAYS = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30, "小时": 1 / 24, "h": 1 / 24}
+#: "一年电费", "每月用电", "a year in electricity": a period a bill is quoted for, not how long the cards are used
+_RATE_AFTER = r"(?!\s*(?:的)?(?:电费|电量|用电|耗电|能耗|电|的电|租金|房租|托管费))"
 _MONTHS = (
-    _C(rf"({lx.NUM_RANGE}|半)\s*(个月|年)(半)?"),
-    _C(rf"({lx.NUM_RANGE}|{lx.EN_NUM}|half a)\s*(months?|years?|yrs?)(?![a-z])"),
+    _C(rf"(?<![每/])({lx.NUM_RANGE}|半)\s*(个月|年)(半)?{_RATE_AFTER}"),
+    _C(rf"({lx.NUM_RANGE}|{lx.EN_NUM}|half a)\s*(months?|years?|yrs?)(?![a-z])(?!\s*(?:of|in) (?:electricity|power))"),
 )
 
 _K = r"(\d+(?:\.\d+)?\s*k?)(?![a-z\d])(?!\s*(?:个|路|人|用户|张|卡|台|并发|users?|concurrent|requests?|gpus?))"
