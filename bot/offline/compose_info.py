@@ -19,6 +19,7 @@ from bot.offline.render import (
     money,
 )
 from bot.offline.shortlist import pick_time, picks, sourcing_args
+from bot.offline.toolargs import assumed, is_inference, serving_args
 from bot.toolbox import ToolRun
 from tools.catalog import get_gpu, gpus
 from tools.errors import AdvisorError
@@ -43,14 +44,27 @@ def compare(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> Non
                          bw=_x(ratio["bandwidth"]), bf16=_x(ratio["bf16"])))
     out.add("\n".join(lines))
     if s.get("model"):
-        method = s.get("method") or ("lora" if s.get("workload") != "infer" else "full")
         for name in names[:3]:
-            f = run("fit_training", {"model": s["model"], "gpu": name, "method": method, "grad_checkpointing": True})
-            out.add(say("replace_fit", lang, model=f["model"], method_label=method_label(method, lang), gpu=f["gpu"],
-                        verdict=say("yes_fits" if f["fits"] else "no_fits", lang), need=gb(f["per_gpu_gb"]),
-                        usable=gb(f["usable_gb"])))
+            fit_line(s, name, run, out)
     if any(get_gpu(n).vendor != "nvidia" for n in names):
         out.add(say("replace_note", lang))
+
+
+def fit_line(s: dict[str, Any], gpu: str, run: ToolRun, out: Out) -> None:
+    """Whether the question's model fits one card of a comparison: served (on the question's count, else one
+    card) when the question is about serving, else trained (LoRA unless a method was named)."""
+    lang = out.lang
+    if is_inference(s):
+        f = run("fit_inference", {**serving_args(s), "gpu": gpu})
+        out.add(say("replace_fit_infer", lang, model=f["model"], precision=assumed(f, "precision"), n=f["n_gpus"],
+                    gpu=f["gpu"], verdict=say("yes_fits" if f["fits"] else "no_fits", lang), need=gb(f["per_gpu_gb"]),
+                    usable=gb(f["usable_gb"])))
+        return
+    method = s.get("method") or "lora"
+    f = run("fit_training", {"model": s["model"], "gpu": gpu, "method": method, "grad_checkpointing": True})
+    out.add(say("replace_fit", lang, model=f["model"], method_label=method_label(method, lang), gpu=f["gpu"],
+                verdict=say("yes_fits" if f["fits"] else "no_fits", lang), need=gb(f["per_gpu_gb"]),
+                usable=gb(f["usable_gb"])))
 
 
 def _x(v: float | None) -> str:
@@ -205,15 +219,11 @@ def domestic(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> No
     out.add(say("domestic_intro", lang, gpu=r["rows"][0]["name"]))
     out.add(_spec_table(r["rows"], lang))
     if s.get("model"):
-        method = s.get("method") or ("lora" if s.get("workload") != "infer" else "full")
         for name in [target, *home[:3]]:
             try:
-                f = run("fit_training", {"model": s["model"], "gpu": name, "method": method, "grad_checkpointing": True})
+                fit_line(s, name, run, out)
             except AdvisorError:
                 continue
-            out.add(say("replace_fit", lang, model=f["model"], method_label=method_label(method, lang), gpu=f["gpu"],
-                        verdict=say("yes_fits" if f["fits"] else "no_fits", lang), need=gb(f["per_gpu_gb"]),
-                        usable=gb(f["usable_gb"])))
     out.add(say("replace_note", lang))
 
 

@@ -96,6 +96,13 @@ def time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     if s.get("precision") in ("bf16", "fp16", "fp8", "fp32"):
         args["precision"] = s["precision"]
     t = run("training_time", args)
+    if s.get("deadline_hours") and p.n_gpus is None and t["hours"] > s["deadline_hours"]:
+        t = _count_for_deadline(args, t, s["deadline_hours"], p, run, out)
+        n = args["n_gpus"] = t["n_gpus"]
+    elif s.get("deadline_hours"):  # a count was given: say whether it makes the deadline
+        said = (p.mentions.get("deadline_days") or p.mentions.get("deadline_hours") or [""])[0]
+        out.add(say("deadline_met" if t["hours"] <= s["deadline_hours"] else "deadline_missed", lang, deadline=said,
+                    n=t["n_gpus"], gpu=t["gpu"]))
     out.add(say("time_verdict", lang, time=duration(t["hours"], lang), low=duration(t["hours_low"], lang),
                 high=duration(t["hours_high"], lang), n=t["n_gpus"], gpu=t["gpu"], method_label=method_label(method, lang),
                 model=t["model"], tokens=count(t["tokens"]), flops=f"{t['total_flops']:.2e}"))
@@ -107,6 +114,31 @@ def time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
                     min_n=fit["min_gpus"] or "—"))
     cost_of(t["gpu_hours"], s, run, out)
     out.add(assumptions_block(t["assumptions"], lang, ("model_architecture", "mfu", "seq_len", "nodes_fabric")))
+
+
+#: counts tried for a deadline: whole 8-GPU nodes, doubling
+DEADLINE_COUNTS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+
+
+def _count_for_deadline(args: dict[str, Any], first: dict[str, Any], deadline_h: float, p: ParsedQuestion,
+                        run: ToolRun, out: Out) -> dict[str, Any]:
+    """"三个月内训完要几张": the run timed on doubling counts of whole nodes until it ends within the deadline
+    (the estimate's middle); says the count and the one below it. Returns the timing the answer then uses."""
+    lang = out.lang
+    said = (p.mentions.get("deadline_days") or p.mentions.get("deadline_hours") or [""])[0]
+    previous = first
+    for n in DEADLINE_COUNTS:
+        if n <= first["n_gpus"]:
+            continue
+        t = run("training_time", {**args, "n_gpus": n})
+        if t["hours"] <= deadline_h:
+            out.add(say("deadline_count", lang, deadline=said, n=n, gpu=t["gpu"], time=duration(t["hours"], lang),
+                        prev_n=previous["n_gpus"], prev_time=duration(previous["hours"], lang)))
+            return t
+        previous = t
+    out.add(say("deadline_none", lang, deadline=said, n=previous["n_gpus"], gpu=previous["gpu"],
+                time=duration(previous["hours"], lang)))
+    return previous
 
 
 def cost_of(gpu_hours: float, s: dict[str, Any], run: ToolRun, out: Out) -> None:

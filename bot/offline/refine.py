@@ -17,6 +17,8 @@ _CLAIM = re.compile(r"只要|只需|才要?|就要|costs? only|is only|price is|
 
 def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
     """Slot facts the classifier cannot see well: two cards and a replacement word, a price stated as fact."""
+    if intent in ("train_memory", "zero_states") and slots.get("workload") == "infer" and not slots.get("method"):
+        return "fit"  # "用 vllm 部署 qwen3-30b-a3b 需要多少显存": serving memory, not training states
     if intent == "compare" and slots.get("domestic_only"):
         return "domestic"
     if intent in ("fit", "min_gpus", "specs", "knowledge") and len(p.gpus) + len(p.unknown_gpus) >= 2 \

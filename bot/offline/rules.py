@@ -15,7 +15,17 @@ import re
 from typing import Any
 
 from bot.offline import answers, dialogue
-from bot.offline.frames import ACCEPT_DEFAULT, ASK_DEFAULTS, DEFAULT_LABEL, SERVING, TRAINING, TRAINING_SIGNS, frame
+from bot.offline.frames import (
+    ACCEPT_DEFAULT,
+    ASK_DEFAULTS,
+    DEFAULT_GPU,
+    DEFAULT_LABEL,
+    FP8_GPU,
+    SERVING,
+    TRAINING,
+    TRAINING_SIGNS,
+    frame,
+)
 from bot.offline.lexicon import CUE_GROUPS
 from bot.offline.parse import ParsedQuestion, parse
 from bot.offline.phrases import say
@@ -111,6 +121,8 @@ class RulesPlanner:
         unknown = {"gpu"} if p.unknown_gpus else set()
         unknown |= {"model"} if p.unknown_models and not p.models else set()
         defaulted = {k: v for k, v in f.defaults.items() if slots.get(k) in (None, []) and k not in unknown}
+        if defaulted.get("gpu") == DEFAULT_GPU and slots.get("precision") == "fp8":
+            defaulted["gpu"] = FP8_GPU  # the card we assume must run what was asked: the A100 has no FP8
         if intent in ("fit", "min_gpus") and not any(slots.get(k) for k in TRAINING_SIGNS) and not _OOM.search(p.text):
             # "Qwen2.5-32B 一张 L40S 够吗": running it, said in the defaults note; an OOM report stays a training one
             defaulted["workload"] = "infer"
@@ -134,6 +146,8 @@ class RulesPlanner:
             # else the unknown names were said, with the closest ones: nothing can be computed without them
             return PlanResult(answer=out.text(), language=lang, tool_calls=run.calls, citations=run.citations,
                               follow_ups=[], state=_jsonable(state), offered=offered)
+        if intent == "time" and slots.get("deadline_hours") and p.n_gpus is None:
+            defaulted.pop("n_gpus", None)  # the count is worked out from the deadline, not assumed
         if defaulted and intent not in ("knowledge", "out_of_scope", "greeting"):
             note = defaults_note(defaulted, slots, intent, lang)
             if note:

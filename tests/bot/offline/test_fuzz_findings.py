@@ -126,3 +126,26 @@ def test_a_fit_question_without_a_training_word_is_about_serving_and_says_so(adv
     assert next(c.tool for c in oom.tool_calls) == "fit_training"
     trained = advisor.ask("QLoRA 70B 单张 4090 塞得下吗")
     assert next(c.tool for c in trained.tool_calls) == "fit_training"
+
+
+def test_a_deadline_without_a_count_is_answered_with_the_count_that_meets_it(advisor):
+    """"三个月内训完要几张" was timed on the default 8 cards (20 years) instead of finding the count."""
+    trace = advisor.ask("训练 llama 3 70b 需要多少张 A800，数据 2T token，三个月内训完")
+    timings = [c.output for c in trace.tool_calls if c.tool == "training_time"]
+    chosen = next(t for t in timings if t["hours"] <= 90 * 24)
+    assert all(t["hours"] > 90 * 24 for t in timings[: timings.index(chosen)])
+    assert f"需要约 {chosen['n_gpus']} 张" in trace.answer and "按8 卡估算" not in trace.answer
+    assert trace.ungrounded == []
+    given = advisor.ask("8 张 A800 训练 llama 3 70b，数据 2T token，三个月内能训完吗")
+    assert "三个月内训不完" in given.answer
+
+
+def test_serving_comparisons_and_fp8_questions_use_serving_fits_and_an_fp8_card(advisor):
+    compare = advisor.ask("compare H100 and MI300X for inference of 70B")
+    assert {c.tool for c in compare.tool_calls} >= {"compare_gpus", "fit_inference"}
+    assert "fit_training" not in {c.tool for c in compare.tool_calls}
+    fp8 = advisor.ask("How much VRAM do I need to serve Mixtral 8x22B in fp8?")
+    fits = [c for c in fp8.tool_calls if c.tool == "fit_inference"]
+    assert fits and fits[0].input["gpu"] == "h100-sxm5-80gb" and fits[0].input["precision"] == "fp8"
+    served = advisor.ask("用 vllm 部署 qwen3-30b-a3b 需要多少显存")
+    assert next(c.tool for c in served.tool_calls) == "fit_inference"
