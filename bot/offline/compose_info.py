@@ -18,7 +18,7 @@ from bot.offline.render import (
     method_label,
     money,
 )
-from bot.offline.shortlist import pick_time, picks, sourcing_args
+from bot.offline.shortlist import pick_gpu, pick_time, picks, sourcing_args
 from bot.offline.toolargs import assumed, is_inference, serving_args
 from bot.toolbox import ToolRun
 from tools.catalog import get_gpu, gpus
@@ -174,7 +174,7 @@ def recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> N
     lines = []
     for label, o in chosen:
         cost = money(o["total_cny"], lang) if o.get("total_cny") is not None else "—"
-        lines.append(say("recommend_pick", lang, label=label, n=o["n_gpus"], gpu=o["gpu"], time=pick_time(o, lang),
+        lines.append(say("recommend_pick", lang, label=label, n=o["n_gpus"], gpu=pick_gpu(o, lang), time=pick_time(o, lang),
                          cost=cost))
     out.add("\n".join(lines))
     dropped = [say("dropped_line", lang, gpu=d["gpu"], reason=d[f"reason_{lang}"]) for d in r.get("dropped", [])[:4]]

@@ -18,7 +18,7 @@ from bot.offline.render import (
     num,
     rate,
 )
-from bot.offline.shortlist import pick_time, picks, sourcing_args
+from bot.offline.shortlist import pick_gpu, pick_time, picks, sourcing_args
 from bot.offline.toolargs import n_of, short_source
 from bot.toolbox import ToolRun
 from tools.catalog import gpus
@@ -146,7 +146,7 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
     lines = []
     for label, o in chosen:
         cost_text = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)
-        lines.append(say("budget_pick", lang, label=label, n=o["n_gpus"], gpu=o["gpu"], cost=cost_text,
+        lines.append(say("budget_pick", lang, label=label, n=o["n_gpus"], gpu=pick_gpu(o, lang), cost=cost_text,
                          time=pick_time(o, lang)))
     out.add("\n".join(dict.fromkeys(lines)))
     out.add(say("budget_note", lang))

@@ -7,14 +7,14 @@ from typing import Any
 from bot.offline.assumptions import assumptions_block
 from bot.offline.parse import ParsedQuestion
 from bot.offline.phrases import say
-from bot.offline.refine import BUY
+from bot.offline.refine import BUY, RENT
 from bot.offline.render import (
     Out,
     breakdown_table,
     gb,
     money,
 )
-from bot.offline.shortlist import picks, sourcing_args
+from bot.offline.shortlist import pick_gpu, picks, sourcing_args
 from bot.offline.toolargs import assumed, serving_args
 from bot.toolbox import ToolRun
 
@@ -108,7 +108,8 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     lang = out.lang
     args: dict[str, Any] = {"model": s["model"], "workload": "infer"}
     args.update({k: s[k] for k in ("batch", "context_len", "budget_cny") if s.get(k)})
-    buying = bool(s.get("budget_cny")) and bool(BUY.search(p.text))  # "预算 30 万买卡部署 7B": cards, not rent
+    # "预算 30 万买卡部署 7B", "能跑 70B 的方案，预算 50 万": a budget is for cards unless renting is said
+    buying = bool(s.get("budget_cny")) and (bool(BUY.search(p.text)) or not RENT.search(p.text))
     if buying:
         args["pricing"] = "buy"
     r = run("recommend_gpus", {**args, **sourcing_args(s)})
@@ -126,7 +127,7 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
         cost = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)
         speed = o.get("tokens_per_s")  # None: a card with no published bandwidth, never shown as "0 token/s"
         lines.append(say("serving_pick" if speed else "serving_pick_no_speed", lang, label=label, n=o["n_gpus"],
-                         gpu=o["gpu"], tps=f"{speed or 0:,.0f}", cost=cost))
+                         gpu=pick_gpu(o, lang), tps=f"{speed or 0:,.0f}", cost=cost))
     out.add("\n".join(dict.fromkeys(lines)))
     if buying:
         out.add(say("budget_note", lang))

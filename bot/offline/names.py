@@ -148,7 +148,28 @@ def names_in(w: Any) -> None:
             i = j + 1
             continue
         i = _unknown_name(w, toks, i, names)
+    _sibling_sizes(w, names)
     _distilled(w)
+
+
+_BARE_MEMORY = _C(r"(?<![\w.])(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")
+_MEMORY_SUFFIX = _C(r"\s*-?\s*\d{2,3}\s*(?:g|gb|gib)(?![a-z\d])")
+_SIDE_BY_SIDE = _C(r"和|与|跟|及|还是|区别|对比|比较|差别|差多少|vs\.?|versus|compare|or\b|and\b|版本|版")
+
+
+def _sibling_sizes(w: Any, names: _Names) -> None:
+    """"H20 141G 版本和 96G 有什么区别": a bare memory size beside a named card is that card's sibling with that
+    memory, when the catalog has one ("A100 40G 和 80G" -> the 80GB A100)."""
+    spans = w.slots["mentions"].get("gpus") or []
+    if not spans or not _SIDE_BY_SIDE.search(w.src):
+        return
+    base = _MEMORY_SUFFIX.sub("", spans[0].lower()).strip()
+    for m in _BARE_MEMORY.finditer(w.t):
+        hit = names.lookup(_norm(f"{base} {m.group(1)}g")) or names.lookup(_norm(f"{base} {m.group(1)}gb"))
+        if hit and hit[0] == "gpu":
+            _add(w, "gpus", hit[1])
+            w.note("gpus", *m.span())
+            w.mask(*m.span(), GPU_MARK)
 
 
 _DISTILL = _C(r"蒸馏|distill")

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 _REPLACE = re.compile(r"替代|代替|取代|平替|替换|replace|substitute|instead of", re.I)
 #: words of buying hardware (a budget with them is for cards, not for rent)
 BUY = re.compile(r"买|采购|购置|自建|搭|buy|purchase|build|hardware|硬件", re.I)
+#: words of renting (a budget with them is for rent)
+RENT = re.compile(r"租|rent|上云|云上|云服务|cloud|每月|一个月|per month|monthly", re.I)
 _CLAIM = re.compile(r"只要|只需|才要?|就要|costs? only|is only|price is|价格是|卖|告诉我", re.I)
 
 
@@ -19,6 +21,9 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
     """Slot facts the classifier cannot see well: two cards and a replacement word, a price stated as fact."""
     if intent in ("train_memory", "zero_states") and slots.get("workload") == "infer" and not slots.get("method"):
         return "fit"  # "用 vllm 部署 qwen3-30b-a3b 需要多少显存": serving memory, not training states
+    if intent in ("fit", "min_gpus") and slots.get("budget_cny") and not p.gpus and slots.get("model"):
+        # "客户要一个能跑 70B 推理的方案，预算 50 万": a budget and no card is a request for a shortlist
+        return "recommend_serving" if slots.get("workload") == "infer" else "recommend"
     if intent == "compare" and slots.get("domestic_only"):
         return "domestic"
     if intent in ("fit", "min_gpus", "specs", "knowledge") and len(p.gpus) + len(p.unknown_gpus) >= 2 \

@@ -31,6 +31,13 @@ def picks(r: dict[str, Any], out: Out) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
+def pick_gpu(o: dict[str, Any], lang: str) -> str:
+    """A pick's card, flagged when it cannot be bought through normal channels in mainland China."""
+    if o.get("china_available") is False:
+        return o["gpu"] + ("（中国大陆受限）" if lang == "zh" else " (restricted in mainland China)")
+    return o["gpu"]
+
+
 def pick_time(o: dict[str, Any], lang: str) -> str:
     """A pick's run time, else its decode speed; a card with no published figure says so, never "0 token/s"."""
     if o.get("hours"):

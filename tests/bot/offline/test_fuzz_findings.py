@@ -149,3 +149,14 @@ def test_serving_comparisons_and_fp8_questions_use_serving_fits_and_an_fp8_card(
     assert fits and fits[0].input["gpu"] == "h100-sxm5-80gb" and fits[0].input["precision"] == "fp8"
     served = advisor.ask("用 vllm 部署 qwen3-30b-a3b 需要多少显存")
     assert next(c.tool for c in served.tool_calls) == "fit_inference"
+
+
+def test_a_budget_for_a_serving_solution_buys_cards_and_flags_restricted_ones(advisor):
+    """"能跑 70B 推理的方案，预算 50 万" was a fit on the default card; then a month of rent ignoring the budget."""
+    trace = advisor.ask("客户要一个能跑 70B 推理的方案，预算 50 万")
+    call = next(c for c in trace.tool_calls if c.tool == "recommend_gpus")
+    assert call.input["pricing"] == "buy" and call.input["budget_cny"] == 500_000
+    restricted = {o["gpu"] for k in ("cheapest", "fastest", "best_value") if (o := call.output.get(k))
+                  and o["china_available"] is False}
+    assert all(f"{g}（中国大陆受限）" in trace.answer for g in restricted)
+    assert trace.ungrounded == []
