@@ -38,6 +38,41 @@ def tokens(w: Work) -> None:
             w.put("tokens", value, m)
 
 
+# "5 万条数据，每条 2k token，3 个 epoch": a fine-tuning set given as samples × length × epochs
+_SAMPLES = _C(rf"(?<![\d.])({lx.NUM})\s*(万|千|k|w)?\s*(?:条|个样本|组|段)(?:数据|样本|对话|指令|问答|训练数据|语料)?"
+              rf"|(?<![\d.])({lx.NUM})\s*(k|m)?\s*(?:samples?|examples?|conversations?|instructions?|rows?|records?)(?![a-z])")
+_PER_SAMPLE = _C(rf"(?:每条|每个样本|每段|平均每条|平均|each|per (?:sample|example|conversation|row)|on average|avg\.?|averaging)"
+                 rf"\s*(?:约|大概|长度|length|of|about|around|is|:|：)*\s*({lx.NUM})\s*(k)?\s*(?:个)?\s*(?:tokens?|toks?)(?![a-z])")
+_EPOCHS = _C(rf"(?<![\d.])({lx.NUM})\s*(?:个)?\s*(?:epochs?|轮|遍)(?![a-z])|(?:epochs?|轮数)\s*(?:=|:|：|是|为)?\s*({lx.NUM})")
+_K_MAG = {"万": 1e4, "w": 1e4, "千": 1e3, "k": 1e3, "m": 1e6, "": 1.0}
+
+
+def sample_tokens(w: Work) -> None:
+    """Training tokens from samples × tokens per sample × epochs (1 when not said); only when the question gives
+    no token total itself. The parts stay in `tokens_from`, so the answer can show the product and its factors."""
+    if "tokens" in w.slots:
+        return
+    ms, ml = _SAMPLES.search(w.t), _PER_SAMPLE.search(w.t)
+    if not (ms and ml):
+        return
+    count, mag = (ms.group(1), ms.group(2)) if ms.group(1) else (ms.group(3), ms.group(4))
+    samples = to_number(count)
+    length = to_number(ml.group(1))
+    if not samples or not length:
+        return
+    samples *= _K_MAG.get((mag or "").lower(), 1.0)
+    length *= 1024 if ml.group(2) else 1
+    me = _EPOCHS.search(w.t)
+    epochs = to_number(me.group(1) or me.group(2)) if me else 1
+    if not epochs or epochs > 1000:
+        return
+    w.slots["tokens_from"] = {"samples": samples, "tokens_per_sample": length, "epochs": epochs}
+    w.put("tokens", samples * length * epochs, ms)
+    w.note("tokens", *ml.span())
+    if me:
+        w.mask(*me.span())
+
+
 # --- money --------------------------------------------------------------------------------
 
 _CUR = r"(元|块钱|块(?![卡显a-z\d])|rmb|人民币|cny|美元|美金|刀|usd|dollars?)"

@@ -24,7 +24,7 @@ from bot.offline import lexicon as lx
 from bot.offline.dialogue import slots_of
 from bot.offline.facility import facility
 from bot.offline.intent_model import model
-from bot.offline.money import claims, money, tokens
+from bot.offline.money import claims, money, sample_tokens, tokens
 from bot.offline.names import _C, GPU_MARK, MODEL_MARK, names_in
 from bot.offline.quantities import counts, durations, gpu_hours, hours, lengths
 from bot.offline.question import INTENTS, Intent, ParsedQuestion, UserFigure
@@ -84,6 +84,7 @@ def _slots(text: str) -> Work:
     w = Work(text or "")
     tokens(w)
     names_in(w)
+    sample_tokens(w)
     gpu_hours(w)
     facility(w)
     money(w)

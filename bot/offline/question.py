@@ -53,6 +53,8 @@ class ParsedQuestion(BaseModel):
     batch: int | None = None
     concurrency: int | None = None
     tokens: float | None = None
+    #: the parts when tokens were given as samples × tokens per sample × epochs
+    tokens_from: dict[str, float] | None = None
     budget_cny: float | None = None  # set only when the budget is in CNY (no exchange rate here)
     budget_amount: float | None = None
     budget_currency: Literal["CNY", "USD"] | None = None

@@ -30,7 +30,7 @@ from bot.offline.lexicon import CUE_GROUPS
 from bot.offline.parse import ParsedQuestion, parse
 from bot.offline.phrases import say
 from bot.offline.refine import refine
-from bot.offline.render import Out
+from bot.offline.render import Out, count
 from bot.offline.wording import changed_items, defaults_note, error_text
 from bot.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from tools.errors import AdvisorError
@@ -153,6 +153,11 @@ class RulesPlanner:
             if note:
                 out.add(note)
                 offered["planner_defaults"] = dict(defaulted)
+        if p.tokens_from and slots.get("tokens") == p.tokens:  # the product the question implies, said once
+            f = p.tokens_from
+            out.add(say("tokens_from", lang, samples=f"{f['samples']:,.0f}", length=f"{f['tokens_per_sample']:,.0f}",
+                        epochs=f"{f['epochs']:g}", tokens=count(p.tokens)))
+            offered["question_tokens"] = {**f, "tokens": p.tokens}
         self._answer(intent, slots, p, run, out, offered)
         for extra in p.intents[1:]:
             if extra in COVERS.get(intent, ()) or extra == intent:

@@ -160,3 +160,12 @@ def test_a_budget_for_a_serving_solution_buys_cards_and_flags_restricted_ones(ad
                   and o["china_available"] is False}
     assert all(f"{g}（中国大陆受限）" in trace.answer for g in restricted)
     assert trace.ungrounded == []
+
+
+def test_a_data_set_given_as_samples_length_and_epochs_is_timed_on_their_product(advisor):
+    """"5 万条数据，每条 2k token，3 个 epoch" was timed on the 1B-token default."""
+    trace = advisor.ask("帮我算一下 Qwen2.5-7B 全参微调 8 卡 A100，5 万条数据，每条 2k token，3 个 epoch 要多久")
+    call = next(c for c in trace.tool_calls if c.tool == "training_time")
+    assert call.input["tokens"] == 50_000 * 2048 * 3
+    assert "50,000 条 × 每条 2,048 token × 3 轮 = 307.2M token" in trace.answer and "1B token" not in trace.answer
+    assert trace.ungrounded == []
