@@ -7,6 +7,7 @@ factor, the data centre's PUE and an electricity price. A year is 365 days; a mo
     server kW       = kW per GPU × GPUs per server                          (full load, nameplate-like)
     facility kW     = kW per GPU × n × load factor × PUE                     (average, while busy)
     kWh per year    = facility kW × hours a day × 365
+    servers a rack holds at a limit = floor(rack limit kW / server kW)      (full load, so the rack never trips)
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ def power_draw(inp: PowerDrawInput) -> PowerDrawOutput:
     facility = kw * inp.n_gpus * values["load_factor"] * values["pue"]
     kwh_year = facility * inp.hours_per_day * DAYS_PER_YEAR
     cny_year = kwh_year * values["electricity_cny_per_kwh"]
+    per_rack = racks = None
+    if inp.rack_limit_kw is not None:  # whole servers at full load (nameplate-like) under the rack's limit
+        per_rack = math.floor(inp.rack_limit_kw / (kw * inp.gpus_per_server) + 1e-9)
+        racks = math.ceil(servers / per_rack) if per_rack else None
     return PowerDrawOutput(
         gpu=gpu.name,
         n_gpus=inp.n_gpus,
@@ -64,5 +69,7 @@ def power_draw(inp: PowerDrawInput) -> PowerDrawOutput:
         kwh_per_year=round(kwh_year),
         electricity_cny_per_year=round(cny_year),
         electricity_cny_per_month=round(cny_year / (DAYS_PER_YEAR * 24) * HOURS_PER_MONTH),
+        servers_per_rack_at_limit=per_rack,
+        racks_at_limit=racks,
         assumptions=a,
     )

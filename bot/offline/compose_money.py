@@ -19,7 +19,7 @@ from bot.offline.render import (
     rate,
 )
 from bot.offline.shortlist import pick_gpu, pick_time, picks, sourcing_args
-from bot.offline.toolargs import n_of, short_source
+from bot.offline.toolargs import assumed, n_of, short_source
 from bot.toolbox import ToolRun
 from tools.catalog import gpus
 from tools.prices import prices_for
@@ -156,20 +156,24 @@ def power(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     """Server and rack kW, yearly kWh and the electricity bill."""
     lang = out.lang
     args: dict[str, Any] = {"gpu": s["gpu"], "n_gpus": n_of(s, 8)}
-    for key in ("hours_per_day", "electricity_cny_per_kwh", "pue", "servers_per_rack"):
+    for key in ("hours_per_day", "electricity_cny_per_kwh", "pue", "servers_per_rack", "rack_limit_kw"):
         if s.get(key):
             args[key] = s[key]
     r = run("power_draw", args)
-    per_server = next(a["value"] for a in r["assumptions"] if a["key"] == "gpus_per_server")
-    per_rack = next(a["value"] for a in r["assumptions"] if a["key"] == "servers_per_rack")
-    hpd = next(a["value"] for a in r["assumptions"] if a["key"] == "hours_per_day")
+    per_server = assumed(r, "gpus_per_server")
+    per_rack = assumed(r, "servers_per_rack")
+    hpd = assumed(r, "hours_per_day")
     out.add(say("power_verdict", lang, n=r["n_gpus"], gpu=r["gpu"], total_kw=num(r["total_kw"]), server_kw=num(r["server_kw"]),
                 per_server=per_server, kw_per_gpu=f"{r['kw_per_gpu']:g}", per_rack=per_rack, rack_kw=num(r["rack_kw"])))
-    pue = next(a["value"] for a in r["assumptions"] if a["key"] == "pue")
-    price = next(a["value"] for a in r["assumptions"] if a["key"] == "electricity_cny_per_kwh")
+    pue = assumed(r, "pue")
+    price = assumed(r, "electricity_cny_per_kwh")
     out.add(say("power_energy", lang, facility_kw=num(r["facility_kw"]), hpd=num(hpd), kwh=f"{r['kwh_per_year']:,.0f}",
                 pue=f"{pue:g}", price=f"{price:g}",
                 year=money(r["electricity_cny_per_year"], lang), month=money(r["electricity_cny_per_month"], lang)))
+    if r["servers_per_rack_at_limit"] is not None:
+        out.add(say("rack_limit_fit" if r["servers_per_rack_at_limit"] else "rack_limit_none", lang,
+                    limit=f"{s['rack_limit_kw']:g}", per_rack=r["servers_per_rack_at_limit"], servers=r["servers"],
+                    racks=r["racks_at_limit"] or 0, server_kw=num(r["server_kw"])))
     out.add(assumptions_block(r["assumptions"], lang, ("kw_per_gpu", "load_factor", "pue", "electricity_cny_per_kwh",
                                                       "servers_per_rack")))
 

@@ -17,7 +17,7 @@ from bot.offline.question import ParsedQuestion
 SLOTS = ("model", "gpu", "gpus", "n_gpus", "method", "workload", "precision", "tokens", "seq_len", "batch",
          "context_len", "budget_cny", "hours_per_day", "months", "zero_stage", "price_cny_per_hour", "china_only",
          "domestic_only", "gpu_hours", "hours", "deadline_hours", "purchase_price_cny", "offload", "micro_batch",
-         "grad_checkpointing", "currency", "electricity_cny_per_kwh", "pue", "servers_per_rack")
+         "grad_checkpointing", "currency", "electricity_cny_per_kwh", "pue", "servers_per_rack", "rack_limit_kw")
 #: an edit confident enough to start a new frame must be this sure of its own intent
 NEW_INTENT_CONFIDENCE = 0.7
 #: a short follow-up ("并发改成 200 呢") keeps the previous intent unless the model is this sure of another
@@ -25,7 +25,7 @@ SHORT_NEW_INTENT_CONFIDENCE = 0.9
 #: slots a new question (not an edit) takes over from the conversation when it does not give them
 CARRIED = ("model", "gpu", "n_gpus", "method", "workload", "precision", "tokens", "seq_len", "context_len", "batch",
            "hours_per_day", "months", "zero_stage", "price_cny_per_hour", "china_only", "domestic_only", "currency",
-           "electricity_cny_per_kwh", "pue", "servers_per_rack")
+           "electricity_cny_per_kwh", "pue", "servers_per_rack", "rack_limit_kw")
 #: a message that is only a value ("16k", "4 卡", "H800?"): an edit even without 呢 / what about
 _SHORT = 24
 _CHANGE = re.compile(r"改成|改为|换成|换为|调到|调成|拉到|加到|降到|改用|换用|instead|switch to|change (?:it )?to", re.I)
@@ -42,6 +42,7 @@ LABELS = {
     "currency": ("币种", "currency"), "domestic_only": ("只用国产卡", "domestic only"),
     "china_only": ("国内可买", "available in China"), "electricity_cny_per_kwh": ("电价", "electricity price"),
     "pue": ("PUE", "PUE"), "servers_per_rack": ("每柜服务器数", "servers per rack"),
+    "rack_limit_kw": ("机柜功率上限", "rack power limit"),
 }
 
 
@@ -77,6 +78,7 @@ def slots_of(p: ParsedQuestion) -> dict[str, Any]:
         "electricity_cny_per_kwh": p.electricity_cny_per_kwh,
         "pue": p.pue,
         "servers_per_rack": p.servers_per_rack,
+        "rack_limit_kw": p.rack_limit_kw,
     }
 
 

@@ -68,6 +68,7 @@ class ParsedQuestion(BaseModel):
     electricity_cny_per_kwh: float | None = None  # the user's electricity price, 元/kWh
     pue: float | None = None
     servers_per_rack: int | None = None
+    rack_limit_kw: float | None = None
     months: float | None = None
     deadline_hours: float | None = None
     deadline_days: float | None = None

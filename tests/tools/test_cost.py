@@ -289,3 +289,12 @@ def test_cli_plot_without_matplotlib(monkeypatch, tmp_path):
     assert res.exit_code == 2
     assert "pip install 'gpu-advisor[plot]'" in res.output
     assert not (tmp_path / "x.png").exists()
+
+
+def test_a_racks_power_limit_gives_whole_servers_per_rack_and_the_racks_needed():
+    """DGX A100 draws 6.5 kW at full load: a 20 kW rack holds 3, so 64 GPUs (8 servers) need 3 racks."""
+    r = tools.call("power_draw", {"gpu": "a800", "n_gpus": 64, "rack_limit_kw": 20})
+    assert r["server_kw"] == 6.5 and r["servers_per_rack_at_limit"] == 3 and r["racks_at_limit"] == 3
+    tight = tools.call("power_draw", {"gpu": "h100", "n_gpus": 8, "rack_limit_kw": 10})
+    assert tight["servers_per_rack_at_limit"] == 0 and tight["racks_at_limit"] is None
+    assert tools.call("power_draw", {"gpu": "h100"})["servers_per_rack_at_limit"] is None

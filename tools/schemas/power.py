@@ -18,6 +18,7 @@ class PowerDrawInput(ToolInput):
     load_factor: float | None = Field(None, gt=0, le=1, description="Average draw as a share of full load.")
     pue: float | None = Field(None, ge=1, le=3, description="Data-centre power usage effectiveness.")
     electricity_cny_per_kwh: float | None = Field(None, ge=0, description="Electricity price, 元/kWh.")
+    rack_limit_kw: float | None = Field(None, gt=0, le=200, description="Power a rack may draw, kW (the room's limit).")
 
 
 class PowerDrawOutput(ToolOutput):
@@ -32,3 +33,5 @@ class PowerDrawOutput(ToolOutput):
     kwh_per_year: float  # facility energy at hours_per_day
     electricity_cny_per_year: float
     electricity_cny_per_month: float
+    servers_per_rack_at_limit: int | None = None  # whole servers at full load within rack_limit_kw
+    racks_at_limit: int | None = None  # racks the servers need at that limit (None when not one server fits)
