@@ -30,11 +30,13 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
+from starlette.responses import JSONResponse, Response
 
 from bot.advisor import Advisor
 from bot.channels.delivery import Delivery, Inbound
 from bot.channels.render import Answer, phrase
 from bot.channels.slack import events as ev
+from bot.channels.slack import intake
 from bot.channels.slack.blocks import FEEDBACK_ACTION, FOLLOW_UP_ACTION, parse_feedback
 from bot.channels.slack.phrases import say
 from bot.channels.slack.reply import SlackReply, Target
@@ -56,6 +58,7 @@ class SlackChannel:
         self.advisor = advisor
         self.delivery = delivery
         self._token = settings.bot_token.get_secret_value()
+        self._signing_secret = settings.signing_secret.get_secret_value() if settings.signing_secret else ""
         self._locales: dict[str, str] = {}
         bolt_log = logging.getLogger("gpu_advisor.channels.slack.bolt")
         bolt_log.addFilter(_not_the_token_notice)
@@ -73,11 +76,23 @@ class SlackChannel:
 
     # ---- HTTP ------------------------------------------------------------------------------------
     async def handle(self, request) -> Any:
-        """POST /slack/events: Bolt's FastAPI handler, plus `X-Slack-No-Retry: 1` on a 404 (an event with
-        no listener: a retry cannot change that)."""
+        """POST /slack/events: Bolt's FastAPI handler, after the checks Bolt itself skips (intake.py: a body
+        it cannot parse is a 401 unsigned and a 400 signed, never a 500). `X-Slack-No-Retry: 1` goes with
+        every answer a retry cannot change: a 404 (an event with no listener) and a 400 (a malformed request)."""
+        raw = await request.body()  # Starlette keeps it: Bolt's handler reads the same bytes
+        problem = intake.malformed(raw, request.headers.get("content-type"))
+        if problem is None and not intake.timestamp_readable(request.headers):
+            problem = "X-Slack-Request-Timestamp is not a number"
+        if problem is not None:
+            if not intake.signed(raw, request.headers, self._signing_secret):
+                return JSONResponse({"error": "invalid request"}, status_code=401)
+            log.warning("slack request refused: %s", problem)
+            return _no_retry(JSONResponse({"error": f"malformed Slack request: {problem}"}, status_code=400))
         response = await self.handler.handle(request)
+        if response.status_code >= 500:  # Bolt could not read a signed request's fields (logged by Bolt)
+            return _no_retry(JSONResponse({"error": "malformed Slack request: unexpected fields"}, status_code=400))
         if response.status_code == 404:
-            response.headers["X-Slack-No-Retry"] = "1"
+            _no_retry(response)
         return response
 
     # ---- Bolt wiring -----------------------------------------------------------------------------
@@ -207,6 +222,11 @@ class SlackChannel:
                 locale = ""
             self._locales[user] = "zh" if locale.lower().startswith("zh") else "en"
         return self._locales[user]
+
+
+def _no_retry(response: Response) -> Response:
+    response.headers["X-Slack-No-Retry"] = "1"
+    return response
 
 
 def _not_the_token_notice(record: logging.LogRecord) -> bool:
