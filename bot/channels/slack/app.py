@@ -37,7 +37,7 @@ from bot.channels.delivery import Delivery, Inbound
 from bot.channels.render import Answer, phrase
 from bot.channels.slack import events as ev
 from bot.channels.slack import intake
-from bot.channels.slack.blocks import FEEDBACK_ACTION, FOLLOW_UP_ACTION, parse_feedback
+from bot.channels.slack.blocks import FEEDBACK_ACTION, FOLLOW_UP_ACTION, HEADING_QUESTION_MAX, clip, parse_feedback
 from bot.channels.slack.phrases import say
 from bot.channels.slack.reply import SlackReply, Target
 from bot.channels.slack.settings import SlackSettings
@@ -163,7 +163,7 @@ class SlackChannel:
         lang = detect_language(text)
         await self._ask(client, team, channel, thread, user, text,
                         message_id=f"action:{channel}:{action.get('action_ts', '')}:{user}",
-                        heading=say("asked", lang, user=user, question=text))
+                        heading=say("asked", lang, user=user, question=clip(text, HEADING_QUESTION_MAX)))
 
     async def _ask(self, client: AsyncWebClient, team: str, channel: str, thread: str, user: str, text: str,
                    message_id: str, heading: str = "") -> None:
