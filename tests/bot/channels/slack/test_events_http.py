@@ -115,3 +115,19 @@ def test_feedback_and_follow_up_buttons(slack_server, fake_slack, kit, advisor):
                              and _finished(fake_slack, kit.CHANNEL, root))
     assert button["value"] in replies[1].text and "H800" in replies[1].text
     assert [t.question for t in advisor.store.turns(cid)][1] == button["value"]
+
+
+def test_a_very_long_message_is_answered_with_a_clear_message_not_dropped(slack_server, fake_slack, kit):
+    """Slack sends a message's text twice (text and rich-text blocks): a long Chinese message is far over the
+    API's usual body limit, and must still reach the app so the user learns why it is not answered."""
+    ts = "1764460800.000700"
+    text = "8卡H800全参微调7B需要多少显存？" * 1500  # 25,500 characters, about 150 KB with its blocks
+    event = kit.mention(text, ts)
+    event["blocks"] = [{"type": "rich_text", "block_id": "b1", "elements": [
+        {"type": "rich_text_section", "elements": [{"type": "user", "user_id": kit.BOT_USER},
+                                                   {"type": "text", "text": " " + text}]}]}]
+    r = slack_server.post_event(kit.event_envelope(event))
+    assert r.status_code == 200
+    reply = kit.wait_until(lambda: _finished(fake_slack, kit.CHANNEL, ts))[0]
+    shown = reply.text + "".join(b.get("text", "") for b in reply.blocks)
+    assert "4000" in shown and "字符" in shown  # "keep it under 4000 characters", in Chinese
