@@ -140,7 +140,11 @@ class SlackChannel:
         if not event_id:
             return True
         key = f"slack:event:{body.get('team_id', '')}:{event_id}"
-        if await asyncio.to_thread(self.delivery.first_sighting, key):
+        try:
+            if await asyncio.to_thread(self.delivery.first_sighting, key):
+                return True
+        except Exception:  # the shared set is down: the delivery core's own de-duplication still holds
+            log.exception("slack event de-duplication failed; passing event %s on", event_id)
             return True
         log.info("slack event %s repeated (retry %d): dropped", event_id, ev.retry_number(request.headers))
         return False

@@ -131,3 +131,19 @@ def test_a_very_long_message_is_answered_with_a_clear_message_not_dropped(slack_
     reply = kit.wait_until(lambda: _finished(fake_slack, kit.CHANNEL, ts))[0]
     shown = reply.text + "".join(b.get("text", "") for b in reply.blocks)
     assert "4000" in shown and "字符" in shown  # "keep it under 4000 characters", in Chinese
+
+
+def test_with_the_shared_dedup_store_down_retries_still_get_one_answer(slack_server, fake_slack, kit, advisor,
+                                                                     monkeypatch):
+    from bot.channels.ledger import SqlSeenKeys
+
+    def down(self, key, ttl_s):
+        raise ConnectionError("redis is down")
+
+    monkeypatch.setattr(SqlSeenKeys, "first", down)  # the shared TTL set (no Redis in tests)
+    ts = "1764460800.000800"
+    envelope = kit.event_envelope(kit.mention("H20 显存多大？", ts))
+    assert [slack_server.post_event(envelope, retry=n).status_code for n in range(3)] == [200] * 3
+    kit.wait_until(lambda: _finished(fake_slack, kit.CHANNEL, ts))
+    time.sleep(0.5)
+    assert len(fake_slack.replies(kit.CHANNEL, ts)) == 1 and "96" in fake_slack.replies(kit.CHANNEL, ts)[0].text
