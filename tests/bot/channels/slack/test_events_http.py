@@ -43,6 +43,9 @@ def test_the_same_event_delivered_with_retries_1_to_3_is_answered_once(slack_ser
     envelope = kit.event_envelope(kit.mention("Llama 3 8B LoRA on one RTX 4090?", ts))
     responses = [slack_server.post_event(envelope, retry=n) for n in range(4)]
     assert [r.status_code for r in responses] == [200] * 4  # every delivery acknowledged: no more retries
+    assert held.started.acquire(timeout=30)  # the answer is running, and held…
+    assert all(r.elapsed.total_seconds() < 3.0 for r in responses)  # …yet every delivery was acknowledged in time
+    held.started.release()
     held.release()
     kit.wait_until(lambda: _finished(fake_slack, kit.CHANNEL, ts))
     time.sleep(0.5)  # a second answer, if one had been started, would have shown up by now
