@@ -58,7 +58,7 @@ def shorten(text: str, limit: int, lang: str) -> str:
 
 def sources_markdown(answer: Answer) -> str:
     """The numbered source list, whole entries only, within SOURCES_MAX characters."""
-    links = [f"[{i}] [{_link_text(s.title)}]({s.url})" if s.url.startswith(("http://", "https://"))
+    links = [f"[{i}] [{_link_text(s.title)}]({_link_url(s.url)})" if s.url.startswith(("http://", "https://"))
              else f"[{i}] {s.title}" for i, s in enumerate(answer.sources, 1)]
     if not links:
         return ""
@@ -132,6 +132,11 @@ def _button(action_id: str, question: str) -> dict[str, Any]:
 
 def _link_text(title: str) -> str:
     return title.replace("[", "(").replace("]", ")")
+
+
+def _link_url(url: str) -> str:
+    """A URL that cannot end the Markdown link early: parentheses, spaces and angle brackets percent-encoded."""
+    return url.translate(str.maketrans({"(": "%28", ")": "%29", " ": "%20", "<": "%3C", ">": "%3E"}))
 
 
 def clip(text: str, limit: int) -> str:
