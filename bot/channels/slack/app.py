@@ -154,7 +154,7 @@ class SlackChannel:
         if question is None:
             return
         await self._ask(client, question.team, question.channel, question.thread_ts, question.user,
-                        question.text, message_id=question.message_id)
+                        question.text, message_id=question.message_id, user_team=question.user_team)
 
     async def _on_follow_up(self, body: dict, client: AsyncWebClient) -> None:
         action = (body.get("actions") or [{}])[0]
@@ -166,14 +166,16 @@ class SlackChannel:
         user = (body.get("user") or {}).get("id", "")
         lang = detect_language(text)
         await self._ask(client, team, channel, thread, user, text,
+                        user_team=(body.get("user") or {}).get("team_id") or team,
                         message_id=f"action:{channel}:{action.get('action_ts', '')}:{user}",
                         heading=say("asked", lang, user=user, question=clip(text, HEADING_QUESTION_MAX)))
 
     async def _ask(self, client: AsyncWebClient, team: str, channel: str, thread: str, user: str, text: str,
-                   message_id: str, heading: str = "") -> None:
+                   message_id: str, heading: str = "", user_team: str = "") -> None:
         msg = Inbound(channel="slack", tenant=team, chat=channel, thread=thread, message_id=message_id,
                       text=text, user=user)
-        target = Target(channel=channel, thread_ts=thread, team=team, user=user, lang=msg.language, heading=heading)
+        target = Target(channel=channel, thread_ts=thread, team=user_team or team, user=user, lang=msg.language,
+                        heading=heading)
         sink = _Sink(SlackReply(client=client, target=target), self.advisor, asyncio.get_running_loop())
         ticket = await asyncio.to_thread(self.delivery.accept, msg, sink)
         if ticket.status == "busy" and ticket.reply:

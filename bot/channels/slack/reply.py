@@ -42,7 +42,7 @@ class Target:
 
     channel: str
     thread_ts: str
-    team: str
+    team: str  # the recipient's workspace (chat.startStream's recipient_team_id)
     user: str
     lang: str = "en"
     heading: str = ""  # a line shown above the answer (a follow-up button says who asked what)

@@ -150,3 +150,14 @@ def test_with_the_shared_dedup_store_down_retries_still_get_one_answer(slack_ser
     kit.wait_until(lambda: _finished(fake_slack, kit.CHANNEL, ts))
     time.sleep(0.5)
     assert len(fake_slack.replies(kit.CHANNEL, ts)) == 1 and "96" in fake_slack.replies(kit.CHANNEL, ts)[0].text
+
+
+def test_in_a_channel_shared_with_another_workspace_the_stream_goes_to_the_askers_own_team(slack_server, fake_slack,
+                                                                                         kit, advisor):
+    ts = "1764460800.000900"
+    event = kit.mention("H20 显存多大？", ts, user="U0GUEST001")
+    event |= {"user_team": "T0OTHER001", "source_team": "T0OTHER001"}
+    slack_server.post_event(kit.event_envelope(event))
+    msg = kit.wait_until(lambda: _finished(fake_slack, kit.CHANNEL, ts))[0]
+    assert msg.streamed and msg.recipient == ("T0OTHER001", "U0GUEST001")
+    assert advisor.store.exists(f"slack:{kit.TEAM}:{kit.CHANNEL}:{ts}")  # the conversation is the host's thread
