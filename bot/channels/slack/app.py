@@ -61,7 +61,8 @@ class SlackChannel:
         self._signing_secret = settings.signing_secret.get_secret_value() if settings.signing_secret else ""
         self._locales: dict[str, str] = {}
         bolt_log = logging.getLogger("gpu_advisor.channels.slack.bolt")
-        bolt_log.addFilter(_not_the_token_notice)
+        if _not_the_token_notice not in bolt_log.filters:  # one logger for every app built in this process
+            bolt_log.addFilter(_not_the_token_notice)
         self.bolt = AsyncApp(
             name="gpu-advisor",
             logger=bolt_log,
