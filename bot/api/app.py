@@ -80,6 +80,9 @@ Comment = Annotated[str, StringConstraints(max_length=2000, pattern=NO_CONTROL_P
 #: a conversation id in a path: printable, no control characters (NUL cannot even be looked up in PostgreSQL)
 PathId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f/]+$")]
 PAGE_MAX = 200
+#: Slack's event bodies carry a message twice (text and rich-text blocks), up to 40,000 characters each: a long
+#: message must still reach the app, which then tells the user it is too long instead of Slack giving up
+SLACK_BODY_BYTES = 1024 * 1024
 
 
 # ---- request and response models --------------------------------------------------------------------
@@ -180,6 +183,12 @@ _NOT_FOUND = {404: {"model": ErrorBody, "description": "unknown name, with the c
 
 # ---- the app ----------------------------------------------------------------------------------------
 
+def _body_limit(scope) -> int:
+    """GPU_ADVISOR_MAX_BODY_BYTES, or at least SLACK_BODY_BYTES for POST /slack/events."""
+    limit = scope["app"].state.api_settings.max_body_bytes
+    return max(limit, SLACK_BODY_BYTES) if scope.get("path") == "/slack/events" else limit
+
+
 def answer_limiter(advisor: Advisor) -> anyio.CapacityLimiter:
     """How many answers may wait in worker threads at once. The advisor's own gate decides how many
     plan at the same time (one offline: pure CPU under one GIL); this bounds the waiting room."""
@@ -253,7 +262,7 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
 
     # outermost first: request id + metrics + last-resort 500, then CORS, then the key check (before any
     # body is read), then the body limit
-    app.add_middleware(BodyLimit, max_bytes=lambda scope: scope["app"].state.api_settings.max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=_body_limit)
     app.add_middleware(AuthGate)
     app.add_middleware(BodyTimeout)
     app.add_middleware(SettingsCors)

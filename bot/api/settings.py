@@ -7,6 +7,7 @@
                                  0 switches the limit off (default 120). Counted in Redis for all workers
                                  together when REDIS_URL is set, else in each worker process.
     GPU_ADVISOR_MAX_BODY_BYTES   largest request body accepted (default 65536); larger is 413
+                                 (POST /slack/events takes at least 1 MiB: docs/slack.md)
     GPU_ADVISOR_CORS_ORIGINS     comma-separated origins allowed to call the API from a browser
                                  (default: none; `*` allows every origin, without credentials)
     GPU_ADVISOR_SSE_KEEPALIVE_S  seconds between keep-alive comments on a quiet stream (default 10)

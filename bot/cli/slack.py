@@ -37,7 +37,13 @@ def socket(
                           "(xoxb-…); see docs/slack.md.")
         raise typer.Exit(2)
     logging.config.dictConfig(logging_config(log_level))
-    asyncio.run(_serve(settings))
+    from bot.channels.slack.socket import SocketModeError
+
+    try:
+        asyncio.run(_serve(settings))
+    except SocketModeError as err:
+        err_console.print(f"[bold red]error:[/] {err}")
+        raise typer.Exit(1) from None
 
 
 async def _serve(settings) -> None:

@@ -98,6 +98,16 @@ def test_nginx_streams_events_and_waits_longer_than_the_longest_answer():
     assert (DEPLOY / mounted).resolve() == DEPLOY / "nginx.conf"
 
 
+def test_the_proxies_let_slacks_larger_event_bodies_through_to_the_app():
+    from bot.api.app import SLACK_BODY_BYTES
+
+    slack = re.search(r"location = /slack/events \{(.*?)\}", (DEPLOY / "nginx.conf").read_text(encoding="utf-8"), re.S)
+    assert slack and re.search(r"client_max_body_size 1m;", slack.group(1)) and "proxy_pass" in slack.group(1)
+    ingress = next(i for i in _by_kind("Ingress") if i["spec"]["rules"][0]["http"]["paths"][0]["path"] == "/slack/events")
+    assert ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/proxy-body-size"] == "1m"
+    assert SLACK_BODY_BYTES == 1024 * 1024
+
+
 # ---- Kubernetes ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name,doc", _k8s_docs(), ids=lambda v: v if isinstance(v, str) else v["kind"])

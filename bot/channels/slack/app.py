@@ -30,12 +30,14 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
+from starlette.responses import JSONResponse, Response
 
 from bot.advisor import Advisor
 from bot.channels.delivery import Delivery, Inbound
 from bot.channels.render import Answer, phrase
 from bot.channels.slack import events as ev
-from bot.channels.slack.blocks import FEEDBACK_ACTION, FOLLOW_UP_ACTION, parse_feedback
+from bot.channels.slack import intake
+from bot.channels.slack.blocks import FEEDBACK_ACTION, FOLLOW_UP_ACTION, HEADING_QUESTION_MAX, clip, parse_feedback
 from bot.channels.slack.phrases import say
 from bot.channels.slack.reply import SlackReply, Target
 from bot.channels.slack.settings import SlackSettings
@@ -56,9 +58,11 @@ class SlackChannel:
         self.advisor = advisor
         self.delivery = delivery
         self._token = settings.bot_token.get_secret_value()
+        self._signing_secret = settings.signing_secret.get_secret_value() if settings.signing_secret else ""
         self._locales: dict[str, str] = {}
         bolt_log = logging.getLogger("gpu_advisor.channels.slack.bolt")
-        bolt_log.addFilter(_not_the_token_notice)
+        if _not_the_token_notice not in bolt_log.filters:  # one logger for every app built in this process
+            bolt_log.addFilter(_not_the_token_notice)
         self.bolt = AsyncApp(
             name="gpu-advisor",
             logger=bolt_log,
@@ -73,11 +77,23 @@ class SlackChannel:
 
     # ---- HTTP ------------------------------------------------------------------------------------
     async def handle(self, request) -> Any:
-        """POST /slack/events: Bolt's FastAPI handler, plus `X-Slack-No-Retry: 1` on a 404 (an event with
-        no listener: a retry cannot change that)."""
+        """POST /slack/events: Bolt's FastAPI handler, after the checks Bolt itself skips (intake.py: a body
+        it cannot parse is a 401 unsigned and a 400 signed, never a 500). `X-Slack-No-Retry: 1` goes with
+        every answer a retry cannot change: a 404 (an event with no listener) and a 400 (a malformed request)."""
+        raw = await request.body()  # Starlette keeps it: Bolt's handler reads the same bytes
+        problem = intake.malformed(raw, request.headers.get("content-type"))
+        if problem is None and not intake.timestamp_readable(request.headers):
+            problem = "X-Slack-Request-Timestamp is not a number"
+        if problem is not None:
+            if not intake.signed(raw, request.headers, self._signing_secret):
+                return JSONResponse({"error": "invalid request"}, status_code=401)
+            log.warning("slack request refused: %s", problem)
+            return _no_retry(JSONResponse({"error": f"malformed Slack request: {problem}"}, status_code=400))
         response = await self.handler.handle(request)
+        if response.status_code >= 500:  # Bolt could not read a signed request's fields (logged by Bolt)
+            return _no_retry(JSONResponse({"error": "malformed Slack request: unexpected fields"}, status_code=400))
         if response.status_code == 404:
-            response.headers["X-Slack-No-Retry"] = "1"
+            _no_retry(response)
         return response
 
     # ---- Bolt wiring -----------------------------------------------------------------------------
@@ -125,7 +141,11 @@ class SlackChannel:
         if not event_id:
             return True
         key = f"slack:event:{body.get('team_id', '')}:{event_id}"
-        if await asyncio.to_thread(self.delivery.first_sighting, key):
+        try:
+            if await asyncio.to_thread(self.delivery.first_sighting, key):
+                return True
+        except Exception:  # the shared set is down: the delivery core's own de-duplication still holds
+            log.exception("slack event de-duplication failed; passing event %s on", event_id)
             return True
         log.info("slack event %s repeated (retry %d): dropped", event_id, ev.retry_number(request.headers))
         return False
@@ -135,7 +155,7 @@ class SlackChannel:
         if question is None:
             return
         await self._ask(client, question.team, question.channel, question.thread_ts, question.user,
-                        question.text, message_id=question.message_id)
+                        question.text, message_id=question.message_id, user_team=question.user_team)
 
     async def _on_follow_up(self, body: dict, client: AsyncWebClient) -> None:
         action = (body.get("actions") or [{}])[0]
@@ -147,14 +167,16 @@ class SlackChannel:
         user = (body.get("user") or {}).get("id", "")
         lang = detect_language(text)
         await self._ask(client, team, channel, thread, user, text,
+                        user_team=(body.get("user") or {}).get("team_id") or team,
                         message_id=f"action:{channel}:{action.get('action_ts', '')}:{user}",
-                        heading=say("asked", lang, user=user, question=text))
+                        heading=say("asked", lang, user=user, question=clip(text, HEADING_QUESTION_MAX)))
 
     async def _ask(self, client: AsyncWebClient, team: str, channel: str, thread: str, user: str, text: str,
-                   message_id: str, heading: str = "") -> None:
+                   message_id: str, heading: str = "", user_team: str = "") -> None:
         msg = Inbound(channel="slack", tenant=team, chat=channel, thread=thread, message_id=message_id,
                       text=text, user=user)
-        target = Target(channel=channel, thread_ts=thread, team=team, user=user, lang=msg.language, heading=heading)
+        target = Target(channel=channel, thread_ts=thread, team=user_team or team, user=user, lang=msg.language,
+                        heading=heading)
         sink = _Sink(SlackReply(client=client, target=target), self.advisor, asyncio.get_running_loop())
         ticket = await asyncio.to_thread(self.delivery.accept, msg, sink)
         if ticket.status == "busy" and ticket.reply:
@@ -207,6 +229,11 @@ class SlackChannel:
                 locale = ""
             self._locales[user] = "zh" if locale.lower().startswith("zh") else "en"
         return self._locales[user]
+
+
+def _no_retry(response: Response) -> Response:
+    response.headers["X-Slack-No-Retry"] = "1"
+    return response
 
 
 def _not_the_token_notice(record: logging.LogRecord) -> bool:

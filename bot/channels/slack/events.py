@@ -31,6 +31,7 @@ class Question:
     ts: str  # the message itself: one message is one question, whichever events announced it
     user: str
     text: str
+    user_team: str = ""  # the asker's own workspace (differs from `team` in a channel shared with another one)
 
     @property
     def message_id(self) -> str:
@@ -58,7 +59,8 @@ def question_from(body: dict[str, Any], bot_user_id: str | None = None) -> Quest
     if not (team and event.get("channel") and thread):
         return None
     return Question(team=team, channel=event["channel"], thread_ts=thread, ts=event.get("ts") or thread,
-                    user=event["user"], text=clean_text(event.get("text") or "", bot_user_id))
+                    user=event["user"], text=clean_text(event.get("text") or "", bot_user_id),
+                    user_team=event.get("user_team") or event.get("team") or team)
 
 
 def clean_text(text: str, bot_user_id: str | None = None) -> str:

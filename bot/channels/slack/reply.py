@@ -21,11 +21,19 @@ from slack_sdk.web.async_chat_stream import AsyncChatStream
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.channels.render import Answer
-from bot.channels.slack.blocks import answer_text, closing_blocks, message_blocks, notice_blocks, plain_summary
+from bot.channels.slack.blocks import (
+    answer_text,
+    body_room,
+    closing_blocks,
+    message_blocks,
+    notice_blocks,
+    plain_summary,
+)
 
 log = logging.getLogger("gpu_advisor.channels.slack")
 
 STREAM_BUFFER_CHARS = 400  # markdown buffered before an appendStream call (fewer calls, same text)
+APPEND_MAX_CHARS = 3_000  # one piece of the answer handed to the stream (Slack takes 12,000 per call)
 
 
 @dataclass
@@ -34,7 +42,7 @@ class Target:
 
     channel: str
     thread_ts: str
-    team: str
+    team: str  # the recipient's workspace (chat.startStream's recipient_team_id)
     user: str
     lang: str = "en"
     heading: str = ""  # a line shown above the answer (a follow-up button says who asked what)
@@ -110,7 +118,7 @@ class SlackReply:
     # ---- the end -------------------------------------------------------------------------------
     async def finish(self, answer: Answer, turn: int | None) -> None:
         """The grounded answer, then sources, follow-ups and feedback buttons."""
-        pieces = _paragraphs(answer_text(answer))
+        pieces = _pieces(answer_text(answer, body_room(answer, self.target.heading)))
         if self.mode == "pending" and await self._start([{"type": "markdown_text", "text": pieces[0]}]):
             pieces = pieces[1:]
         if self.mode == "stream" and self._stream is not None:
@@ -124,10 +132,7 @@ class SlackReply:
                 return
             except (SlackApiError, SlackClientError) as err:
                 self._broken(err)
-        blocks = message_blocks(answer, turn)
-        if self.target.heading:
-            blocks.insert(0, {"type": "markdown", "text": self.target.heading})
-        await self._replace(plain_summary(answer), blocks)
+        await self._replace(plain_summary(answer), message_blocks(answer, turn, self.target.heading))
 
     async def fail(self, text: str) -> None:
         """A short notice instead of an answer (apology, busy, a clear error): never silence."""
@@ -151,10 +156,16 @@ class SlackReply:
         self.mode = "done"
 
 
-def _paragraphs(text: str) -> list[str]:
-    """The answer in paragraph-sized appends (each keeps its blank line, so the Markdown is unchanged)."""
-    parts = text.split("\n\n")
-    return [p + ("\n\n" if i < len(parts) - 1 else "") for i, p in enumerate(parts)]
+def _pieces(text: str, size: int = APPEND_MAX_CHARS) -> list[str]:
+    """The answer in paragraph-sized appends, a long paragraph (a big table) in runs of whole lines; joined
+    back they are the text unchanged. None is longer than `size` unless one line is."""
+    pieces: list[str] = []
+    for line in text.splitlines(keepends=True):
+        if pieces and len(pieces[-1]) + len(line) <= size and not pieces[-1].endswith("\n\n"):
+            pieces[-1] += line
+        else:
+            pieces.append(line)
+    return pieces or [text]
 
 
 def _reason(err: Exception) -> str:

@@ -83,4 +83,4 @@ def kit():
     return types.SimpleNamespace(
         BOT_TOKEN=BOT_TOKEN, APP_TOKEN=APP_TOKEN, SIGNING_SECRET=SIGNING_SECRET, TEAM=TEAM, BOT_USER=BOT_USER,
         USER=USER, CHANNEL=CHANNEL, DM=DM, sign=sign, event_envelope=event_envelope, mention=mention,
-        wait_until=wait_until, slack_settings=slack_settings, FakeSlack=FakeSlack)
+        wait_until=wait_until, slack_settings=slack_settings, FakeSlack=FakeSlack, SlackSettings=SlackSettings)

@@ -136,3 +136,25 @@ def test_socket_mode_receives_envelopes_acknowledges_them_and_answers(advisor, f
         loop.call_soon_threadsafe(stop.set)
         runner.join(15)
         delivery.close()
+
+
+def test_socket_mode_with_a_refused_token_or_no_slack_says_so_instead_of_reconnecting_forever(advisor, fake_slack,
+                                                                                            kit):
+    import pytest
+
+    from bot.channels.delivery import Delivery
+    from bot.channels.slack.socket import SocketModeError, run_socket_mode
+
+    delivery = Delivery.from_settings(advisor)
+    try:
+        for settings, said in ((kit.slack_settings(fake_slack, app_token="xapp-1-A111-revoked"),
+                                "Slack refused SLACK_APP_TOKEN (invalid_auth)"),
+                               (kit.SlackSettings(bot_token=kit.BOT_TOKEN, app_token=kit.APP_TOKEN,
+                                                  api_url="http://127.0.0.1:9/api/"),
+                                "Slack could not be reached at http://127.0.0.1:9/api/")):
+            with pytest.raises(SocketModeError, match=said.replace("(", r"\(").replace(")", r"\)")):
+                asyncio.run(asyncio.wait_for(run_socket_mode(settings, advisor, delivery, asyncio.Event()), 20))
+        assert [c.method for c in fake_slack.calls] == ["apps.connections.open"]  # asked once, then gave up
+        assert fake_slack.connected == 0
+    finally:
+        delivery.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.channels.render import Answer
+from bot.channels.render import Answer, Source
 from bot.channels.slack import events as ev
 from bot.channels.slack.blocks import closing_blocks, message_blocks, parse_feedback
 from bot.channels.slack.settings import SlackSettings
@@ -59,6 +59,8 @@ def test_blocks_number_the_sources_make_follow_ups_buttons_and_rate_the_turn():
     assert sources["type"] == "markdown"
     assert "[1] [A (draft) note](https://example.org/a)" in sources["text"] and "[2] Local notes" in sources["text"]
     assert "[3]" not in sources["text"]  # the same note cited twice is one source
+    wiki = Answer(language="en", verdict="x", sources=(Source("GPU (computing)", "https://x.org/wiki/GPU_(computing)"),))
+    assert "[1] [GPU (computing)](https://x.org/wiki/GPU_%28computing%29)" in closing_blocks(wiki, None)[0]["text"]
     first, long = actions["elements"]
     assert first["value"] == "What about H800?" and first["action_id"] == "follow_up_0"
     assert len(long["text"]["text"]) <= 75 and long["value"] == "x" * 300

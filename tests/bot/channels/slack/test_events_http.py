@@ -43,6 +43,9 @@ def test_the_same_event_delivered_with_retries_1_to_3_is_answered_once(slack_ser
     envelope = kit.event_envelope(kit.mention("Llama 3 8B LoRA on one RTX 4090?", ts))
     responses = [slack_server.post_event(envelope, retry=n) for n in range(4)]
     assert [r.status_code for r in responses] == [200] * 4  # every delivery acknowledged: no more retries
+    assert held.started.acquire(timeout=30)  # the answer is running, and held…
+    assert all(r.elapsed.total_seconds() < 3.0 for r in responses)  # …yet every delivery was acknowledged in time
+    held.started.release()
     held.release()
     kit.wait_until(lambda: _finished(fake_slack, kit.CHANNEL, ts))
     time.sleep(0.5)  # a second answer, if one had been started, would have shown up by now
@@ -115,3 +118,46 @@ def test_feedback_and_follow_up_buttons(slack_server, fake_slack, kit, advisor):
                              and _finished(fake_slack, kit.CHANNEL, root))
     assert button["value"] in replies[1].text and "H800" in replies[1].text
     assert [t.question for t in advisor.store.turns(cid)][1] == button["value"]
+
+
+def test_a_very_long_message_is_answered_with_a_clear_message_not_dropped(slack_server, fake_slack, kit):
+    """Slack sends a message's text twice (text and rich-text blocks): a long Chinese message is far over the
+    API's usual body limit, and must still reach the app so the user learns why it is not answered."""
+    ts = "1764460800.000700"
+    text = "8卡H800全参微调7B需要多少显存？" * 1500  # 25,500 characters, about 150 KB with its blocks
+    event = kit.mention(text, ts)
+    event["blocks"] = [{"type": "rich_text", "block_id": "b1", "elements": [
+        {"type": "rich_text_section", "elements": [{"type": "user", "user_id": kit.BOT_USER},
+                                                   {"type": "text", "text": " " + text}]}]}]
+    r = slack_server.post_event(kit.event_envelope(event))
+    assert r.status_code == 200
+    reply = kit.wait_until(lambda: _finished(fake_slack, kit.CHANNEL, ts))[0]
+    shown = reply.text + "".join(b.get("text", "") for b in reply.blocks)
+    assert "4000" in shown and "字符" in shown  # "keep it under 4000 characters", in Chinese
+
+
+def test_with_the_shared_dedup_store_down_retries_still_get_one_answer(slack_server, fake_slack, kit, advisor,
+                                                                     monkeypatch):
+    from bot.channels.ledger import SqlSeenKeys
+
+    def down(self, key, ttl_s):
+        raise ConnectionError("redis is down")
+
+    monkeypatch.setattr(SqlSeenKeys, "first", down)  # the shared TTL set (no Redis in tests)
+    ts = "1764460800.000800"
+    envelope = kit.event_envelope(kit.mention("H20 显存多大？", ts))
+    assert [slack_server.post_event(envelope, retry=n).status_code for n in range(3)] == [200] * 3
+    kit.wait_until(lambda: _finished(fake_slack, kit.CHANNEL, ts))
+    time.sleep(0.5)
+    assert len(fake_slack.replies(kit.CHANNEL, ts)) == 1 and "96" in fake_slack.replies(kit.CHANNEL, ts)[0].text
+
+
+def test_in_a_channel_shared_with_another_workspace_the_stream_goes_to_the_askers_own_team(slack_server, fake_slack,
+                                                                                         kit, advisor):
+    ts = "1764460800.000900"
+    event = kit.mention("H20 显存多大？", ts, user="U0GUEST001")
+    event |= {"user_team": "T0OTHER001", "source_team": "T0OTHER001"}
+    slack_server.post_event(kit.event_envelope(event))
+    msg = kit.wait_until(lambda: _finished(fake_slack, kit.CHANNEL, ts))[0]
+    assert msg.streamed and msg.recipient == ("T0OTHER001", "U0GUEST001")
+    assert advisor.store.exists(f"slack:{kit.TEAM}:{kit.CHANNEL}:{ts}")  # the conversation is the host's thread

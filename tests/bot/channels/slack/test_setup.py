@@ -70,3 +70,33 @@ def test_the_fake_refuses_a_wrong_token_like_slack(fake_slack):
     r = httpx.post(fake_slack.api_url + "chat.postMessage", headers={"Authorization": "Bearer xoxb-wrong"},
                    json={"channel": "C1", "text": "hi"})
     assert r.status_code == 200 and r.json() == {"ok": False, "error": "invalid_auth"}
+
+
+def _manifests() -> list[dict]:
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    text = (Path(__file__).parents[4] / "docs" / "slack.md").read_text(encoding="utf-8")
+    return [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", text, re.S)]
+
+
+def test_every_event_the_manifest_subscribes_to_is_acknowledged_with_200(slack_server, kit):
+    http, socket = _manifests()
+    assert http["settings"]["event_subscriptions"]["request_url"].endswith("/slack/events")
+    assert http["settings"]["interactivity"]["request_url"].endswith("/slack/events")
+    assert socket["settings"]["socket_mode_enabled"] is True
+    events = http["settings"]["event_subscriptions"]["bot_events"]
+    assert events == socket["settings"]["event_subscriptions"]["bot_events"]
+    for i, name in enumerate(events):
+        kind, _, where = name.partition(".")
+        event = {"type": kind, "user": kit.USER, "ts": f"1764462000.00{i:04d}", "channel": kit.DM, "text": "hi",
+                 "assistant_thread": {"user_id": kit.USER, "channel_id": kit.DM, "thread_ts": "1764462000.000001",
+                                      "context": {}}}
+        if where:
+            event["channel_type"] = where
+        r = slack_server.post_event(kit.event_envelope(event))
+        assert r.status_code == 200, name
+    scopes = set(http["oauth_config"]["scopes"]["bot"])
+    assert {"app_mentions:read", "im:history", "chat:write", "assistant:write", "users:read"} <= scopes
