@@ -126,6 +126,19 @@ def test_widget_calls_are_rate_limited_per_client_address(make_client):
     assert int(resp.headers["retry-after"]) >= 1
 
 
+def test_a_visitor_over_the_widget_rate_limit_is_told_to_wait_not_that_authentication_failed(make_client):
+    # a chatty visitor keeps hearing "too many requests", never the key-guessing lock-out
+    client = make_client(widget_rate_limit_per_minute=1, auth_failures_per_minute=3)
+    record = _widget_key(SHOP)
+    fb = {"conversation_id": f"widget:{record['id']}:x", "turn": 0, "rating": 1}
+    answers = [client.post("/v1/feedback", json=fb, headers=_headers(record["key"], lang="zh")) for _ in range(8)]
+    assert [a.status_code for a in answers[:2]] == [404, 429]
+    for resp in answers[1:]:
+        assert resp.status_code == 429
+        assert resp.json()["error"]["code"] == "rate_limited", resp.json()
+        assert resp.json()["error"]["message"].startswith("请求过于频繁")
+
+
 def test_secret_key_is_refused_by_widget_pages_and_never_written_into_them(client):
     _, secret = keys.create(client.app.state.advisor.store, "ops")
     for path in (f"/widget?key={secret}", f"/chat?key={secret}"):
