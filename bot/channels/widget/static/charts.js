@@ -78,18 +78,27 @@ function memory(out, T, lang) {
   return fig;
 }
 
+// a round axis step (1, 2, 2.5 or 5 times a power of ten) at least `raw`
+function niceStep(raw) {
+  const power = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 2.5, 5, 10].map((m) => m * power).find((v) => v >= raw);
+}
+
 // rent_vs_buy: the two cumulative cost curves and the break-even month
 function rentVsBuy(out, T, lang) {
   const pts = out.cumulative || [];
   if (pts.length < 2) return null;
   const W = 320, H = 190, L = 44, R = 10, Tp = 12, B = 30;
-  const maxY = Math.max(...pts.map((p) => Math.max(p.rent_cny, p.own_cny))) * 1.05 || 1;
+  const top = Math.max(...pts.map((p) => Math.max(p.rent_cny, p.own_cny))) || 1;
+  const stepY = niceStep(top / 4);
+  const ticks = Math.ceil(top / stepY);
+  const maxY = stepY * ticks;
   const maxX = pts[pts.length - 1].month || 1;
   const X = (m) => L + ((W - L - R) * m) / maxX;
   const Y = (v) => H - B - ((H - B - Tp) * v) / maxY;
   const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart-rent" });
-  for (let k = 0; k <= 4; k++) {
-    const v = (maxY / 4) * k;
+  for (let k = 0; k <= ticks; k++) {
+    const v = stepY * k;
     svg.append(s("line", { x1: L, x2: W - R, y1: Y(v), y2: Y(v), class: "grid" }));
     svg.append(s("text", { x: L - 4, y: Y(v) + 3, "text-anchor": "end", class: "tick" }, fmt(v / 1e4, lang)));
   }

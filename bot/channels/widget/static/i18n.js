@@ -5,7 +5,7 @@ const DONE_EN = { Work: "Worked", Find: "Found", Shortlist: "Shortlisted", Compa
 const TEXT = {
   zh: {
     title: "GPU 选型助手", newChat: "新对话", close: "关闭", input: "输入问题", send: "发送", stop: "停止",
-    placeholder: "问显存、卡数、租还是买…（Shift+Enter 换行）",
+    placeholder: "问显存、卡数、租还是买…", hint: "Enter 发送，Shift+Enter 换行",
     welcome: "问我显存够不够、要几张卡、租还是买。每个数字都来自计算器。",
     examples: ["Qwen2.5-72B 推理要几张 H100？", "70B 全参训练，单卡 A100 够吗？", "8 张 H100 租还是买？用 3 年"],
     you: "你", advisor: "助手", thinking: "正在思考…", stopped: "已停止。", retry: "重试", copy: "复制",
@@ -30,7 +30,7 @@ const TEXT = {
   },
   en: {
     title: "GPU advisor", newChat: "New conversation", close: "Close", input: "Your question", send: "Send", stop: "Stop",
-    placeholder: "Ask about memory, GPU count, rent or buy… (Shift+Enter: new line)",
+    placeholder: "Ask about memory, GPUs, rent or buy…", hint: "Enter sends, Shift+Enter adds a line",
     welcome: "Ask whether a model fits, how many GPUs it needs, rent or buy. Every figure comes from a calculator.",
     examples: ["How many H100 for Qwen2.5-72B inference?", "Llama 3 8B LoRA on one RTX 4090?", "Rent or buy 8 H100 for 3 years?"],
     you: "You", advisor: "Advisor", thinking: "Thinking…", stopped: "Stopped.", retry: "Retry", copy: "Copy",

@@ -78,6 +78,9 @@ function cells(line) {
   return s.split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, "|"));
 }
 
+// a figure with a short sign or unit around it: ~1,121 GB, 989.4, ¥2.7 万, 7.8 月, 50%
+const FIGURE = /^\S{0,3}\d[\d.,]*\s?\S{0,10}$/u;
+
 function table(lines, ctx) {
   const wrap = el("div", "table-wrap");
   wrap.tabIndex = 0; // scrollable regions must be reachable by keyboard
@@ -96,6 +99,7 @@ function table(lines, ctx) {
     const row = body.appendChild(el("tr"));
     cells(line).slice(0, head.length).forEach((c, i) => {
       const td = inline(c, el("td"), ctx);
+      if (FIGURE.test(td.textContent.trim())) td.classList.add("num"); // "1,121 GB" stays on one line
       if (align[i]) td.classList.add("a-" + align[i]);
       row.append(td);
     });

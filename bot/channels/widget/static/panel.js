@@ -45,17 +45,53 @@ $("foot").textContent = T.foot;
 for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = T[node.dataset.i18n];
 for (const node of document.querySelectorAll("[data-i18n-label]")) node.setAttribute("aria-label", T[node.dataset.i18nLabel]);
 for (const node of document.querySelectorAll("[data-i18n-placeholder]")) node.placeholder = T[node.dataset.i18nPlaceholder];
-try {
-  const colors = JSON.parse(cfg.colors || "{}");
-  for (const [name, value] of Object.entries(colors)) {
-    if (CSS.supports("color", value)) document.documentElement.style.setProperty(`--host-${name}`, value);
-  }
-} catch { /* no colours given */ }
+hostColors();
 if (mode === "widget") {
   document.querySelector(".app").setAttribute("role", "dialog");
   document.querySelector(".app").setAttribute("aria-labelledby", "title");
 } else {
   $("close").hidden = true;
+}
+
+// The host page's colours (--gpa-accent, --gpa-bg, --gpa-fg): its background decides the light or dark
+// palette, text on the accent is white or near-black (whichever reads), a text colour that does not
+// reach 4.5:1 on the background is left out (WCAG AA).
+function rgb(value) {
+  const probe = el("i");
+  probe.style.color = value;
+  body.append(probe);
+  const m = getComputedStyle(probe).color.match(/[\d.]+/g);
+  probe.remove();
+  return m ? m.slice(0, 3).map(Number) : null;
+}
+
+function luminance([r, g, b]) {
+  const lin = (c) => ((c /= 255) <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+
+function contrast(a, b) {
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+function hostColors() {
+  let colors = {};
+  try { colors = JSON.parse(cfg.colors || "{}"); } catch { /* no colours given */ }
+  const root = document.documentElement;
+  const given = {};
+  for (const [name, value] of Object.entries(colors)) {
+    const parsed = typeof value === "string" && CSS.supports("color", value) ? rgb(value) : null;
+    if (parsed) given[name] = [value, parsed];
+  }
+  if (given.bg) root.dataset.theme = luminance(given.bg[1]) > 0.18 ? "light" : "dark";
+  const bg = given.bg ? given.bg[1] : rgb(getComputedStyle(body).backgroundColor);
+  if (given.fg && bg && contrast(given.fg[1], bg) < 4.5) delete given.fg;
+  for (const [name, [value]] of Object.entries(given)) root.style.setProperty(`--host-${name}`, value);
+  if (given.accent) {
+    const white = [255, 255, 255];
+    root.style.setProperty("--accent-fg", contrast(white, given.accent[1]) >= 4.5 ? "#ffffff" : "#111827");
+  }
 }
 
 function toParent(message) {
@@ -226,9 +262,20 @@ function persist() {
 
 // ---- asking -----------------------------------------------------------------------------------------
 function busy(on) {
+  const hadFocus = document.activeElement === (on ? sendBtn : stopBtn);
   stopBtn.hidden = !on;
   sendBtn.hidden = on;
   body.classList.toggle("busy", on);
+  if (hadFocus) (on ? stopBtn : input).focus(); // a hidden button must not take the keyboard focus with it
+}
+
+// a chip or button that asked was removed with the old view: the keyboard continues in the question box
+// (on a touch screen the conversation takes it instead, so the on-screen keyboard does not pop up)
+function keepFocus() {
+  const active = document.activeElement;
+  if (active && active !== body && active.isConnected) return;
+  if (matchMedia("(pointer: coarse)").matches) log.focus({ preventScroll: true });
+  else input.focus();
 }
 
 async function ask(text) {
@@ -244,6 +291,7 @@ async function ask(text) {
   scrollDown(true);
   input.value = "";
   grow();
+  keepFocus();
   const controller = new AbortController();
   current = { controller };
   busy(true);
@@ -310,6 +358,7 @@ async function ask(text) {
     current = null;
     busy(false);
     fillBot(turn);
+    keepFocus();
     persist();
     scrollDown();
     if (turn.status === "done") {

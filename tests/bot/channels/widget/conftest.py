@@ -50,6 +50,9 @@ def _pages(api: str, key: str, secret: str, listed: str) -> dict[str, str]:
         # every option, and the page's colours for the widget
         "/options": page('<style>:root { --gpa-accent: #0f766e; }</style>' + snippet(
             key, ' data-position="left" data-theme="dark" data-title="算力顾问"').replace('data-lang="zh"', 'data-lang="en"')),
+        # a light page colour with a light accent, and data-theme="dark": the page's colours decide
+        "/colors": page('<style>:root { --gpa-bg: #fefce8; --gpa-accent: #facc15; --gpa-fg: #e5e7eb; }</style>' + snippet(
+            key, ' data-theme="dark"')),
         # a page that frames the panel directly, claiming to be the listed site
         "/frame": page(f'<iframe title="panel" src="{api}/widget?key={key}&parent={listed}"></iframe>'),
     }

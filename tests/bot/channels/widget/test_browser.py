@@ -42,12 +42,23 @@ WATCH = """() => {
 }"""
 
 
+# table cells holding a figure whose text is laid out on more than one line
+SPLIT_FIGURES = """() => [...document.querySelectorAll('.answer td')]
+  .filter((td) => /^[\\d.,]+( GB)?$/.test(td.textContent.trim()))
+  .filter((td) => {
+    const range = document.createRange();
+    range.selectNodeContents(td);
+    return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1;
+  }).map((td) => td.textContent)"""
+
+
 def panel(page: Page) -> Frame:
     page.wait_for_function("() => [...document.querySelectorAll('[data-gpu-advisor]')].length === 1")
     for _ in range(100):
         for frame in page.frames:
             if "/widget?" in frame.url:
                 frame.wait_for_selector("#input")
+                frame.wait_for_function("() => document.getElementById('title').textContent")  # panel.js has run
                 return frame
         page.wait_for_timeout(50)
     raise AssertionError("the panel did not load")
@@ -282,6 +293,66 @@ def test_snippet_options_reach_the_launcher_and_the_panel(stack, browser):
     ctx.close()
 
 
+def test_a_reload_mid_answer_shows_it_stopped_and_asking_from_a_chip_keeps_the_keyboard_in_the_box(stack, browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
+    page = ctx.new_page()
+    frame = open_widget(page, stack.host + "/")
+    chip = frame.locator(".welcome .chip").first
+    chip.focus()
+    chip.press("Enter")  # the chip goes away with the welcome text; the focus must not fall to the page
+    expect(frame.locator("#input")).to_be_focused()
+    bot = frame.locator(".turn").last.locator(".msg.bot")
+    expect(bot).to_have_attribute("aria-busy", "false", timeout=60_000)
+    follow = bot.locator(".follow-ups .chip").first
+    follow.focus()
+    follow.press("Enter")
+    expect(frame.locator("#input")).to_be_focused()
+    expect(frame.locator(".turn").last.locator(".msg.bot")).to_have_attribute("aria-busy", "false", timeout=60_000)
+
+    cdp = ctx.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions",
+             {"offline": False, "latency": 20, "downloadThroughput": 3000, "uploadThroughput": -1})
+    frame.locator("#input").fill("H100 和 A100 比较")
+    frame.locator("#input").press("Enter")
+    expect(frame.locator(".turn").last.locator(".answer")).not_to_be_empty(timeout=30_000)
+    page.reload(wait_until="commit")  # the answer is still arriving
+    cdp.send("Network.emulateNetworkConditions",
+             {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    page.locator(LAUNCHER).click()
+    frame = panel(page)
+    expect(frame.locator(".turn")).to_have_count(3)
+    last = frame.locator(".turn").last.locator(".msg.bot")
+    expect(last).to_have_attribute("aria-busy", "false")  # not "thinking" for ever
+    expect(last.locator(".note")).to_have_text("已停止。")
+    last.get_by_role("button", name="重试").click()
+    again = frame.locator(".turn").last.locator(".msg.bot")
+    expect(frame.locator(".turn")).to_have_count(4)
+    expect(again).to_have_attribute("aria-busy", "false", timeout=60_000)
+    expect(again.locator("figure.chart[data-tool=compare_gpus]")).to_be_visible()
+    ctx.close()
+
+
+def test_page_colours_decide_the_palette_and_every_text_stays_readable(stack, browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN", bypass_csp=True,
+                              color_scheme="dark")
+    page = ctx.new_page()
+    page.goto(stack.host + "/colors")  # cream --gpa-bg, yellow --gpa-accent, a pale --gpa-fg, data-theme="dark"
+    launcher = page.locator(LAUNCHER)
+    assert launcher.evaluate("b => getComputedStyle(b).color") == "rgb(17, 24, 39)"  # a dark icon on yellow
+    launcher.click()
+    frame = panel(page)
+    assert frame.evaluate("document.documentElement.dataset.theme") == "light"  # the page's cream wins
+    assert frame.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(254, 252, 232)"
+    assert frame.evaluate("getComputedStyle(document.body).color") == "rgb(31, 41, 51)"  # pale text left out
+    send = frame.get_by_role("button", name="发送")
+    assert send.evaluate("b => getComputedStyle(b).color") == "rgb(17, 24, 39)"  # dark on the yellow accent
+    ask(frame, "8 张 H100 租还是买？用 3 年")
+    expect(frame.locator("figure.chart[data-tool=rent_vs_buy]")).to_be_visible()
+    assert _axe(frame) == []
+    ctx.close()
+
+
 def _axe(target: Page | Frame) -> list[tuple]:
     target.add_script_tag(path=str(AXE))
     result = json.loads(target.evaluate("async () => JSON.stringify(await axe.run(document))"))
@@ -315,6 +386,9 @@ def test_small_screen_pictures_and_accessibility(stack, browser):
     page.goto(f"{stack.api}/chat?key={stack.key}&theme=dark")
     ask(page.main_frame, "H100 和 A100 比较")
     expect(page.locator("figure.chart[data-tool=compare_gpus] svg[role=img]")).to_be_visible()
+    # a narrow table scrolls sideways: no figure is broken across two lines ("335" / "0")
+    expect(page.locator(".answer td", has_text=re.compile(r"^3350$"))).to_have_count(1)
+    assert page.evaluate(SPLIT_FIGURES) == []
     assert _axe(page) == []
     ctx.close()
 
