@@ -99,9 +99,13 @@ function toParent(message) {
 }
 
 // ---- rendering --------------------------------------------------------------------------------------
-function scrollDown(force) {
-  const near = log.scrollHeight - log.scrollTop - log.clientHeight < 120;
-  if (force || near) log.scrollTop = log.scrollHeight;
+// Follow the answer as it grows, but never past the question: a long answer is read from its start,
+// with the question at the top of the view. Never scrolls back up (the reader may have scrolled on).
+function follow(turn) {
+  const section = turn && turn.view && turn.view.section;
+  if (!section || !section.isConnected) return;
+  const target = Math.min(log.scrollHeight - log.clientHeight, section.offsetTop - 8);
+  if (target > log.scrollTop + 1) log.scrollTop = target;
 }
 
 function welcome() {
@@ -117,7 +121,8 @@ function renderAll() {
   log.replaceChildren();
   if (!state.turns.length) log.append(welcome());
   state.turns.forEach((turn) => log.append(turnView(turn)));
-  scrollDown(true);
+  log.scrollTop = 0;
+  follow(state.turns[state.turns.length - 1]);
 }
 
 function turnView(turn) {
@@ -288,7 +293,7 @@ async function ask(text) {
   const prev = state.turns[state.turns.length - 2];
   prev && prev.view && prev.view.bot.querySelector(".follow-ups")?.remove();
   log.append(turnView(turn));
-  scrollDown(true);
+  follow(turn);
   input.value = "";
   grow();
   keepFocus();
@@ -300,7 +305,7 @@ async function ask(text) {
   const paint = () => {
     frame = 0;
     turn.view.answer.replaceChildren(render(partial));
-    scrollDown();
+    follow(turn);
   };
   try {
     await askStream({
@@ -360,7 +365,7 @@ async function ask(text) {
     fillBot(turn);
     keepFocus();
     persist();
-    scrollDown();
+    follow(turn);
     if (turn.status === "done") {
       const text = turn.view.bot.querySelector(".answer").textContent.replace(/\s+/g, " ").trim();
       say(`${T.done}${text.slice(0, 800)}`);

@@ -52,6 +52,15 @@ SPLIT_FIGURES = """() => [...document.querySelectorAll('.answer td')]
   }).map((td) => td.textContent)"""
 
 
+# whether the last question and the first lines of its answer are inside the conversation's visible area
+QUESTION_IN_VIEW = """() => {
+  const log = document.getElementById('log').getBoundingClientRect();
+  const turn = [...document.querySelectorAll('.turn')].pop();
+  const inside = (node) => { const r = node.getBoundingClientRect(); return r.top >= log.top && r.bottom <= log.bottom; };
+  return inside(turn.querySelector('.msg.user')) && inside(turn.querySelector('.answer > *'));
+}"""
+
+
 def panel(page: Page) -> Frame:
     page.wait_for_function("() => [...document.querySelectorAll('[data-gpu-advisor]')].length === 1")
     for _ in range(100):
@@ -330,6 +339,18 @@ def test_a_reload_mid_answer_shows_it_stopped_and_asking_from_a_chip_keeps_the_k
     expect(frame.locator(".turn")).to_have_count(4)
     expect(again).to_have_attribute("aria-busy", "false", timeout=60_000)
     expect(again.locator("figure.chart[data-tool=compare_gpus]")).to_be_visible()
+    ctx.close()
+
+
+def test_the_next_question_scrolls_into_view_above_its_answer(stack, browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
+    page = ctx.new_page()
+    page.goto(f"{stack.api}/chat?key={stack.key}")
+    for question in ("Qwen2.5-72B 推理要几张 H100？", "8 张 H100 租还是买？用 3 年", "H100 和 A100 比较"):
+        ask(page.main_frame, question)
+        page.wait_for_timeout(800)  # the smooth scroll
+        # the new question, not the middle of the previous answer's table and chart
+        assert page.evaluate(QUESTION_IN_VIEW), question
     ctx.close()
 
 
