@@ -18,7 +18,7 @@
   const css = `:host{all:initial}
 .l{position:fixed;bottom:20px;${left ? "left" : "right"}:20px;z-index:2147483000;width:56px;height:56px;border:0;border-radius:50%;
 background:var(--gpa-launcher,var(--gpa-accent,#1d4ed8));color:#fff;box-shadow:0 4px 14px rgba(0,0,0,.25);cursor:pointer;display:grid;place-items:center}
-.l:focus-visible{outline:3px solid #b45309;outline-offset:3px}
+.l:focus-visible{outline:2px solid transparent;box-shadow:0 0 0 3px #fff,0 0 0 6px #b45309}
 .l svg{width:28px;height:28px;fill:none;stroke:currentColor;stroke-width:2;stroke-linecap:round;stroke-linejoin:round}
 .p{position:fixed;bottom:88px;${left ? "left" : "right"}:20px;z-index:2147483000;width:min(400px,calc(100vw - 24px));
 height:min(640px,calc(100vh - 110px));border-radius:14px;overflow:hidden;box-shadow:0 10px 40px rgba(0,0,0,.3);

@@ -180,7 +180,7 @@ function fillBot(turn) {
   if (turn.status === "error") bot.append(el("p", "error", turn.error || T.network));
   const actions = el("div", "actions");
   if (trace) {
-    actions.append(rateButton(turn, 1, "👍", T.good), rateButton(turn, -1, "👎", T.bad));
+    actions.append(rateButton(turn, 1, T.good), rateButton(turn, -1, T.bad));
     actions.append(button("act", T.copy, T.copy, () => copy(trace.answer)));
   }
   actions.append(button("act", T.retry, T.retry, () => ask(turn.q)));
@@ -194,18 +194,35 @@ function fillBot(turn) {
   }
 }
 
-function rateButton(turn, rating, glyph, label) {
-  const b = button("act rate", label, glyph, async () => {
+// a thumb drawn as SVG (an emoji may have no font in a webview and show as an empty box); down = up turned over
+const THUMB = "M3 10h4v10H3zM7 10l4-7c1.6 0 2.6 1.3 2.2 2.8L12.6 9H19a2 2 0 0 1 2 2.3l-1.2 6.9A2 2 0 0 1 17.8 20H7";
+
+function thumb(down) {
+  const NS = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("aria-hidden", "true");
+  svg.setAttribute("focusable", "false");
+  const path = document.createElementNS(NS, "path");
+  path.setAttribute("d", THUMB);
+  if (down) path.setAttribute("transform", "rotate(180 12 12)");
+  svg.append(path);
+  return svg;
+}
+
+function rateButton(turn, rating, label) {
+  const b = button("act rate", label, null, async () => {
     turn.rating = rating;
     for (const other of b.parentElement.querySelectorAll(".rate")) other.setAttribute("aria-pressed", String(other === b));
     await rate(turn, rating, null);
-    commentForm(turn, rating);
+    commentForm(turn, rating, b);
   });
+  b.append(thumb(rating < 0));
   b.setAttribute("aria-pressed", String(turn.rating === rating));
   return b;
 }
 
-function commentForm(turn, rating) {
+function commentForm(turn, rating, rater) {
   const { bot } = turn.view;
   bot.querySelector(".comment")?.remove();
   const box = el("form", "comment");
@@ -223,8 +240,9 @@ function commentForm(turn, rating) {
     e.preventDefault();
     if (area.value.trim()) await rate(turn, rating, area.value.trim());
     box.remove();
+    rater.focus(); // the form is gone: back to the button that opened it
   });
-  bot.append(box);
+  bot.querySelector(".actions").after(box); // under the buttons, above the follow-up questions
   area.focus();
 }
 

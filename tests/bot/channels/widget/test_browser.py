@@ -154,12 +154,15 @@ def test_chinese_question_streams_progress_then_answer_table_chart_and_sources(s
     expect(frame.locator("#announce")).to_have_text("已复制")
 
     # 👍 with a comment: stored in the database
-    bot.get_by_role("button", name="有帮助").click()
+    helpful = bot.get_by_role("button", name="有帮助")
+    expect(helpful.locator("svg")).to_have_count(1)  # a drawn thumb: no emoji font needed in a webview
+    helpful.click()
     comment = bot.locator(".comment textarea")
     expect(comment).to_be_focused()
     comment.fill("图很清楚")
     bot.locator(".comment button[type=submit]").click()
     expect(frame.locator("#announce")).to_have_text("谢谢反馈！")
+    expect(helpful).to_be_focused()  # the form is gone; the keyboard is back on the button that opened it
     rows = _stored_feedback(stack.store_url, "图很清楚")
     assert [(r["rating"], r["turn"]) for r in rows] == [(1, 0)]
     assert rows[0]["conversation_id"].startswith("widget:")
