@@ -19,7 +19,7 @@ from bot.store import Store
 #: a note indexed as a user would index their own, carrying markup that must stay text in the page
 XSS_NOTE = """# Zephyrcard 测试卡 <img src=x onerror="window.__xss='note';alert('note')"> 说明
 
-Zephyrcard 测试卡的笔记 <script>window.__xss='note-script'</script> 只用于检查网页组件把资料当文本显示。
+Zephyrcard 测试卡的笔记 <script>window.__xss='note-script'</script> 只用于检查网页组件把资料当文本显示。[点这里](javascript:window.__xss='link')
 """
 
 

@@ -248,6 +248,8 @@ def test_markup_in_a_question_and_in_an_indexed_note_is_shown_as_text(stack, bro
     assert dialogs == []
     # the note's local path is no link (only http, https and mailto become links)
     assert answer.locator("a[href^='file'], a[href^='/'], a[href^='javascript']").count() == 0
+    text = answer.inner_text()  # such a link shows its words only: no Markdown, no path, no script URL
+    assert "点这里" in text and "javascript:" not in text and "](" not in text and "zephyrcard.md" not in text
     ctx.close()
 
 
