@@ -359,6 +359,18 @@ def test_the_next_question_scrolls_into_view_above_its_answer(stack, browser):
     ctx.close()
 
 
+def test_dark_system_setting_with_the_default_theme_passes_the_audit_mid_answer(stack, browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN", bypass_csp=True,
+                              color_scheme="dark")
+    page = ctx.new_page()
+    frame = open_widget(page, stack.host + "/")  # data-theme left at "auto": the visitor's dark setting
+    assert frame.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(17, 24, 39)"
+    ask(frame, "H100 和 A100 比较")
+    frame.evaluate("() => { document.getElementById('stop').hidden = false; }")  # as while an answer streams
+    assert _axe(frame) == []
+    ctx.close()
+
+
 def test_page_colours_decide_the_palette_and_every_text_stays_readable(stack, browser):
     ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN", bypass_csp=True,
                               color_scheme="dark")
