@@ -115,6 +115,16 @@ def test_chinese_question_streams_progress_then_answer_table_chart_and_sources(s
     }""")
     frame.wait_for_timeout(300)
     assert frame.locator(".turn").count() == 0
+    # the same through Chromium's own input-method path (DevTools Input.imeSetComposition): pinyin
+    # being composed, Enter pressed to pick it, then the characters committed
+    box.fill("")
+    box.focus()
+    ime = ctx.new_cdp_session(page)
+    ime.send("Input.imeSetComposition", {"text": "xian cun", "selectionStart": 8, "selectionEnd": 8})
+    page.keyboard.press("Enter")
+    ime.send("Input.insertText", {"text": "显存"})
+    frame.wait_for_timeout(300)
+    assert frame.locator(".turn").count() == 0 and "显存" in box.input_value()
     box.evaluate("""el => {
       el.value = '70B 全参训练，单卡 A100 够吗？';
       el.dispatchEvent(new CompositionEvent('compositionend', {data: '70B 全参训练，单卡 A100 够吗？'}));
