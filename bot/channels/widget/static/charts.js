@@ -110,16 +110,18 @@ function rentVsBuy(out, T, lang) {
   const path = (key) => pts.map((p, i) => `${i ? "L" : "M"}${X(p.month).toFixed(1)},${Y(p[key]).toFixed(1)}`).join("");
   svg.append(s("path", { d: path("rent_cny"), class: "curve rent" }));
   svg.append(s("path", { d: path("own_cny"), class: "curve own" }));
-  const be = Number(out.breakeven_months);
+  const be = out.breakeven_months == null ? NaN : Number(out.breakeven_months); // null: owning never pays back
   if (Number.isFinite(be) && be > 0 && be <= maxX) {
     svg.append(s("line", { x1: X(be), x2: X(be), y1: Tp, y2: H - B, class: "breakeven" }));
     svg.append(s("text", { x: X(be) + 4, y: Tp + 10, class: "label strong" },
       `${T.chart.breakeven} ${fmt(be, lang)} ${T.chart.month}`));
+  } else if (!Number.isFinite(be)) {
+    svg.append(s("text", { x: L + 4, y: Tp + 10, class: "label strong" }, T.chart.noBreakeven));
   }
   const last = pts[pts.length - 1];
   const summary = `${T.chart.rent} ${fmt(last.rent_cny / 1e4, lang)} ${T.chart.money}, ${T.chart.own} ` +
     `${fmt(last.own_cny / 1e4, lang)} ${T.chart.money} @ ${maxX} ${T.chart.month}` +
-    (Number.isFinite(be) ? `; ${T.chart.breakeven} ${fmt(be, lang)} ${T.chart.month}` : "");
+    (Number.isFinite(be) ? `; ${T.chart.breakeven} ${fmt(be, lang)} ${T.chart.month}` : `; ${T.chart.noBreakeven}`);
   const fig = figure(`${T.chart.costs}${out.gpu ? " — " + out.gpu + " ×" + out.n_gpus : ""}`, svg, summary);
   fig.append(legend([["rent", T.chart.rent], ["own", T.chart.own]]));
   return fig;

@@ -366,6 +366,11 @@ def test_the_next_question_scrolls_into_view_above_its_answer(stack, browser):
         page.wait_for_timeout(800)  # the smooth scroll
         # the new question, not the middle of the previous answer's table and chart
         assert page.evaluate(QUESTION_IN_VIEW), question
+    # renting stays cheaper: the tool gives no break-even month, and the chart says so (not "回本 0 月")
+    ask(page.main_frame, "1 张 H100 租还是买？每天用 1 小时，用 3 个月")
+    chart = page.locator(".turn").last.locator("figure.chart[data-tool=rent_vs_buy] svg")
+    expect(chart.locator("text", has_text="期内买不回本")).to_have_count(1)
+    assert "期内买不回本" in chart.get_attribute("aria-label") and "回本 0" not in chart.get_attribute("aria-label")
     ctx.close()
 
 
