@@ -102,7 +102,7 @@ function rentVsBuy(out, T, lang) {
     svg.append(s("line", { x1: L, x2: W - R, y1: Y(v), y2: Y(v), class: "grid" }));
     svg.append(s("text", { x: L - 4, y: Y(v) + 3, "text-anchor": "end", class: "tick" }, fmt(v / 1e4, lang)));
   }
-  const step = maxX > 24 ? 12 : maxX > 12 ? 6 : 3;
+  const step = maxX > 24 ? 12 : maxX > 12 ? 6 : maxX > 6 ? 3 : 1;
   for (let m = 0; m <= maxX; m += step) {
     svg.append(s("text", { x: X(m), y: H - B + 14, "text-anchor": "middle", class: "tick" }, String(m)));
   }
@@ -143,11 +143,13 @@ function compare(out, T, lang) {
     const max = Math.max(...rows.map((r) => Number(r[key]) || 0)) || 1;
     rows.forEach((r, i) => {
       const v = Number(r[key]) || 0;
-      const w = ((W - 150) * v) / max;
-      svg.append(s("text", { x: L, y: y + 11, class: "tick" }, shortName(r.name)));
-      svg.append(s("rect", { x: 96, y: y + 2, width: Math.max(0.5, w), height: rowH - 5, class: `seg seg-${i % 8}` }));
-      svg.append(s("text", { x: 100 + w, y: y + 11, class: "tick" }, v ? fmt(v, lang) : "—"));
-      said.push(`${shortName(r.name)} ${T.chart.metrics[key]} ${v ? fmt(v, lang) : "—"}`);
+      const w = ((W - BAR_X - 40) * v) / max;
+      const label = s("text", { x: L, y: y + 11, class: "tick" }, shortName(r.name));
+      label.append(s("title", {}, r.name)); // the full name on hover
+      svg.append(label);
+      svg.append(s("rect", { x: BAR_X, y: y + 2, width: Math.max(0.5, w), height: rowH - 5, class: `seg seg-${i % 8}` }));
+      svg.append(s("text", { x: BAR_X + 4 + w, y: y + 11, class: "tick" }, v ? fmt(v, lang) : "—"));
+      said.push(`${r.name} ${T.chart.metrics[key]} ${v ? fmt(v, lang) : "—"}`);
       y += rowH;
     });
     y += gap;
@@ -155,8 +157,12 @@ function compare(out, T, lang) {
   return figure(T.chart.compare, svg, said.join(", "));
 }
 
+// bars start after the names' column; a name longer than it holds is cut with "…"
+const BAR_X = 112;
+
 function shortName(name) {
-  return String(name || "").replace(/^(NVIDIA|AMD|Huawei|华为)\s+/i, "").slice(0, 18);
+  const short = String(name || "").replace(/^(NVIDIA|AMD|Huawei|华为)\s+/i, "").replace(/^(GeForce|Instinct)\s+/i, "");
+  return short.length > 17 ? `${short.slice(0, 16).trimEnd()}…` : short;
 }
 
 const DRAW = { fit_training: memory, fit_inference: memory, rent_vs_buy: rentVsBuy, compare_gpus: compare };

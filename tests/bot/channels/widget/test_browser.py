@@ -380,7 +380,14 @@ def test_dark_system_setting_with_the_default_theme_passes_the_audit_mid_answer(
     page = ctx.new_page()
     frame = open_widget(page, stack.host + "/")  # data-theme left at "auto": the visitor's dark setting
     assert frame.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(17, 24, 39)"
-    ask(frame, "H100 和 A100 比较")
+    ask(frame, "对比 RTX 4090、L40S、H20 和 RTX PRO 6000 Blackwell")
+    # every GPU's name ends before its bar starts (long names are cut with "…", the full one in a tooltip)
+    names = frame.evaluate("""() => [...document.querySelectorAll('figure.chart[data-tool=compare_gpus] text')]
+      .filter((t) => t.querySelector('title'))
+      .map((t) => [t.querySelector('title').textContent, t.getBBox().x + t.getBBox().width,
+                   Number(t.nextElementSibling.getAttribute('x'))])""")
+    assert len(names) == 16 and any(full == "NVIDIA RTX PRO 6000 Blackwell" for full, _, _ in names)
+    assert [n for n in names if n[1] >= n[2]] == []
     frame.evaluate("() => { document.getElementById('stop').hidden = false; }")  # as while an answer streams
     assert _axe(frame) == []
     ctx.close()
