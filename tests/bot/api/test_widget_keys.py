@@ -180,3 +180,18 @@ def test_chat_page_is_open_while_the_api_is_open_and_needs_a_key_after(client):
     record = _widget_key(SHOP)
     assert client.get("/chat", headers={"Accept-Language": "en"}).status_code == 401
     assert client.get(f"/chat?key={record['key']}").status_code == 200
+
+
+def test_after_an_upgrade_the_panel_never_runs_with_modules_cached_from_the_last_release(client):
+    from bot.channels.widget.assets import version
+
+    page = client.get("/widget", params={"key": _widget_key(SHOP)["key"]})
+    assert f"panel.js?v={version()}" in page.text
+    # the page's own links carry the release: kept a day
+    assert client.get(f"/widget/assets/panel.js?v={version()}").headers["cache-control"] == "public, max-age=86400"
+    # what panel.js imports has no version in its URL: revalidated each time (a 304 when unchanged)
+    imported = client.get("/widget/assets/i18n.js")
+    assert imported.headers["cache-control"] == "no-cache"
+    again = client.get("/widget/assets/i18n.js", headers={"If-None-Match": imported.headers["etag"]})
+    assert again.status_code == 304
+    assert client.get("/widget/assets/panel.js?v=0000000000").headers["cache-control"] == "no-cache"
