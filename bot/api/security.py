@@ -355,7 +355,8 @@ class AuthGate:
         try:
             principal = await anyio.to_thread.run_sync(identify, request)
         except ApiError as err:
-            counter.failed(address)
+            if err.status != 429:  # over the widget's rate limit is not a failed authentication
+                counter.failed(address)
             headers = {**(err.headers or {}), "Connection": "close"}
             await error_response(err.status, err.message, code=err.code, request_id=rid,
                                  headers=headers)(scope, receive, send)

@@ -21,6 +21,9 @@ from pathlib import Path
 import httpx
 
 CLI = Path(sys.executable).with_name("gpu-advisor")
+#: this checkout: the server started here runs its code, even when the interpreter's environment has
+#: another checkout installed (a worktree sharing the main venv's scripts)
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -32,6 +35,7 @@ def clean_env(data_dir: Path, **settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_")) and k not in ("DATABASE_URL", "OPENAI_API_KEY")}
     env.update(GPU_ADVISOR_DATA_DIR=str(data_dir), ANONYMIZED_TELEMETRY="False", NO_COLOR="1", **settings)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     return env
 
 

@@ -89,7 +89,8 @@ def _panel(mode: str, key: str, lang: str, title: str, theme: str, parent: str, 
 
 
 def _asset_response(request: Request, item: Asset, max_age: int) -> Response:
-    headers = {"ETag": item.etag, "Cache-Control": f"public, max-age={max_age}", "Vary": "Accept-Encoding",
+    cache = f"public, max-age={max_age}" if max_age else "no-cache"  # no-cache: revalidated by ETag (304)
+    headers = {"ETag": item.etag, "Cache-Control": cache, "Vary": "Accept-Encoding",
                "X-Content-Type-Options": "nosniff", "Cross-Origin-Resource-Policy": "cross-origin"}
     if request.headers.get("if-none-match") == item.etag:
         return Response(status_code=304, headers=headers)
@@ -112,7 +113,9 @@ def router() -> APIRouter:
         if item is None:
             return JSONResponse({"error": {"code": "not_found", "type": "not_found_error",
                                            "message": f"No widget file {name!r}."}}, status_code=404)
-        return _asset_response(request, item, max_age=86400)
+        # kept a day only under this release's ?v=; the modules panel.js imports (./i18n.js …) carry no
+        # version, so they are revalidated on every load, never a stale copy next to a new panel.js
+        return _asset_response(request, item, max_age=86400 if request.query_params.get("v") == version() else 0)
 
     @r.get("/widget/config")
     def config(request: Request, key: Annotated[str, Query(max_length=200)] = "",

@@ -126,6 +126,19 @@ def test_widget_calls_are_rate_limited_per_client_address(make_client):
     assert int(resp.headers["retry-after"]) >= 1
 
 
+def test_a_visitor_over_the_widget_rate_limit_is_told_to_wait_not_that_authentication_failed(make_client):
+    # a chatty visitor keeps hearing "too many requests", never the key-guessing lock-out
+    client = make_client(widget_rate_limit_per_minute=1, auth_failures_per_minute=3)
+    record = _widget_key(SHOP)
+    fb = {"conversation_id": f"widget:{record['id']}:x", "turn": 0, "rating": 1}
+    answers = [client.post("/v1/feedback", json=fb, headers=_headers(record["key"], lang="zh")) for _ in range(8)]
+    assert [a.status_code for a in answers[:2]] == [404, 429]
+    for resp in answers[1:]:
+        assert resp.status_code == 429
+        assert resp.json()["error"]["code"] == "rate_limited", resp.json()
+        assert resp.json()["error"]["message"].startswith("请求过于频繁")
+
+
 def test_secret_key_is_refused_by_widget_pages_and_never_written_into_them(client):
     _, secret = keys.create(client.app.state.advisor.store, "ops")
     for path in (f"/widget?key={secret}", f"/chat?key={secret}"):
@@ -167,3 +180,18 @@ def test_chat_page_is_open_while_the_api_is_open_and_needs_a_key_after(client):
     record = _widget_key(SHOP)
     assert client.get("/chat", headers={"Accept-Language": "en"}).status_code == 401
     assert client.get(f"/chat?key={record['key']}").status_code == 200
+
+
+def test_after_an_upgrade_the_panel_never_runs_with_modules_cached_from_the_last_release(client):
+    from bot.channels.widget.assets import version
+
+    page = client.get("/widget", params={"key": _widget_key(SHOP)["key"]})
+    assert f"panel.js?v={version()}" in page.text
+    # the page's own links carry the release: kept a day
+    assert client.get(f"/widget/assets/panel.js?v={version()}").headers["cache-control"] == "public, max-age=86400"
+    # what panel.js imports has no version in its URL: revalidated each time (a 304 when unchanged)
+    imported = client.get("/widget/assets/i18n.js")
+    assert imported.headers["cache-control"] == "no-cache"
+    again = client.get("/widget/assets/i18n.js", headers={"If-None-Match": imported.headers["etag"]})
+    assert again.status_code == 304
+    assert client.get("/widget/assets/panel.js?v=0000000000").headers["cache-control"] == "no-cache"

@@ -78,22 +78,31 @@ function memory(out, T, lang) {
   return fig;
 }
 
+// a round axis step (1, 2, 2.5 or 5 times a power of ten) at least `raw`
+function niceStep(raw) {
+  const power = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 2.5, 5, 10].map((m) => m * power).find((v) => v >= raw);
+}
+
 // rent_vs_buy: the two cumulative cost curves and the break-even month
 function rentVsBuy(out, T, lang) {
   const pts = out.cumulative || [];
   if (pts.length < 2) return null;
   const W = 320, H = 190, L = 44, R = 10, Tp = 12, B = 30;
-  const maxY = Math.max(...pts.map((p) => Math.max(p.rent_cny, p.own_cny))) * 1.05 || 1;
+  const top = Math.max(...pts.map((p) => Math.max(p.rent_cny, p.own_cny))) || 1;
+  const stepY = niceStep(top / 4);
+  const ticks = Math.ceil(top / stepY);
+  const maxY = stepY * ticks;
   const maxX = pts[pts.length - 1].month || 1;
   const X = (m) => L + ((W - L - R) * m) / maxX;
   const Y = (v) => H - B - ((H - B - Tp) * v) / maxY;
   const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart-rent" });
-  for (let k = 0; k <= 4; k++) {
-    const v = (maxY / 4) * k;
+  for (let k = 0; k <= ticks; k++) {
+    const v = stepY * k;
     svg.append(s("line", { x1: L, x2: W - R, y1: Y(v), y2: Y(v), class: "grid" }));
     svg.append(s("text", { x: L - 4, y: Y(v) + 3, "text-anchor": "end", class: "tick" }, fmt(v / 1e4, lang)));
   }
-  const step = maxX > 24 ? 12 : maxX > 12 ? 6 : 3;
+  const step = maxX > 24 ? 12 : maxX > 12 ? 6 : maxX > 6 ? 3 : 1;
   for (let m = 0; m <= maxX; m += step) {
     svg.append(s("text", { x: X(m), y: H - B + 14, "text-anchor": "middle", class: "tick" }, String(m)));
   }
@@ -101,16 +110,18 @@ function rentVsBuy(out, T, lang) {
   const path = (key) => pts.map((p, i) => `${i ? "L" : "M"}${X(p.month).toFixed(1)},${Y(p[key]).toFixed(1)}`).join("");
   svg.append(s("path", { d: path("rent_cny"), class: "curve rent" }));
   svg.append(s("path", { d: path("own_cny"), class: "curve own" }));
-  const be = Number(out.breakeven_months);
+  const be = out.breakeven_months == null ? NaN : Number(out.breakeven_months); // null: owning never pays back
   if (Number.isFinite(be) && be > 0 && be <= maxX) {
     svg.append(s("line", { x1: X(be), x2: X(be), y1: Tp, y2: H - B, class: "breakeven" }));
     svg.append(s("text", { x: X(be) + 4, y: Tp + 10, class: "label strong" },
       `${T.chart.breakeven} ${fmt(be, lang)} ${T.chart.month}`));
+  } else if (!Number.isFinite(be)) {
+    svg.append(s("text", { x: L + 4, y: Tp + 10, class: "label strong" }, T.chart.noBreakeven));
   }
   const last = pts[pts.length - 1];
   const summary = `${T.chart.rent} ${fmt(last.rent_cny / 1e4, lang)} ${T.chart.money}, ${T.chart.own} ` +
     `${fmt(last.own_cny / 1e4, lang)} ${T.chart.money} @ ${maxX} ${T.chart.month}` +
-    (Number.isFinite(be) ? `; ${T.chart.breakeven} ${fmt(be, lang)} ${T.chart.month}` : "");
+    (Number.isFinite(be) ? `; ${T.chart.breakeven} ${fmt(be, lang)} ${T.chart.month}` : `; ${T.chart.noBreakeven}`);
   const fig = figure(`${T.chart.costs}${out.gpu ? " — " + out.gpu + " ×" + out.n_gpus : ""}`, svg, summary);
   fig.append(legend([["rent", T.chart.rent], ["own", T.chart.own]]));
   return fig;
@@ -132,11 +143,13 @@ function compare(out, T, lang) {
     const max = Math.max(...rows.map((r) => Number(r[key]) || 0)) || 1;
     rows.forEach((r, i) => {
       const v = Number(r[key]) || 0;
-      const w = ((W - 150) * v) / max;
-      svg.append(s("text", { x: L, y: y + 11, class: "tick" }, shortName(r.name)));
-      svg.append(s("rect", { x: 96, y: y + 2, width: Math.max(0.5, w), height: rowH - 5, class: `seg seg-${i % 8}` }));
-      svg.append(s("text", { x: 100 + w, y: y + 11, class: "tick" }, v ? fmt(v, lang) : "—"));
-      said.push(`${shortName(r.name)} ${T.chart.metrics[key]} ${v ? fmt(v, lang) : "—"}`);
+      const w = ((W - BAR_X - 40) * v) / max;
+      const label = s("text", { x: L, y: y + 11, class: "tick" }, shortName(r.name));
+      label.append(s("title", {}, r.name)); // the full name on hover
+      svg.append(label);
+      svg.append(s("rect", { x: BAR_X, y: y + 2, width: Math.max(0.5, w), height: rowH - 5, class: `seg seg-${i % 8}` }));
+      svg.append(s("text", { x: BAR_X + 4 + w, y: y + 11, class: "tick" }, v ? fmt(v, lang) : "—"));
+      said.push(`${r.name} ${T.chart.metrics[key]} ${v ? fmt(v, lang) : "—"}`);
       y += rowH;
     });
     y += gap;
@@ -144,8 +157,12 @@ function compare(out, T, lang) {
   return figure(T.chart.compare, svg, said.join(", "));
 }
 
+// bars start after the names' column; a name longer than it holds is cut with "…"
+const BAR_X = 112;
+
 function shortName(name) {
-  return String(name || "").replace(/^(NVIDIA|AMD|Huawei|华为)\s+/i, "").slice(0, 18);
+  const short = String(name || "").replace(/^(NVIDIA|AMD|Huawei|华为)\s+/i, "").replace(/^(GeForce|Instinct)\s+/i, "");
+  return short.length > 17 ? `${short.slice(0, 16).trimEnd()}…` : short;
 }
 
 const DRAW = { fit_training: memory, fit_inference: memory, rent_vs_buy: rentVsBuy, compare_gpus: compare };

@@ -18,11 +18,12 @@
   const css = `:host{all:initial}
 .l{position:fixed;bottom:20px;${left ? "left" : "right"}:20px;z-index:2147483000;width:56px;height:56px;border:0;border-radius:50%;
 background:var(--gpa-launcher,var(--gpa-accent,#1d4ed8));color:#fff;box-shadow:0 4px 14px rgba(0,0,0,.25);cursor:pointer;display:grid;place-items:center}
-.l:focus-visible{outline:3px solid #b45309;outline-offset:3px}
+.l:focus-visible{outline:2px solid transparent;box-shadow:0 0 0 3px #fff,0 0 0 6px #b45309}
 .l svg{width:28px;height:28px;fill:none;stroke:currentColor;stroke-width:2;stroke-linecap:round;stroke-linejoin:round}
 .p{position:fixed;bottom:88px;${left ? "left" : "right"}:20px;z-index:2147483000;width:min(400px,calc(100vw - 24px));
-height:min(640px,calc(100vh - 110px));border-radius:14px;overflow:hidden;box-shadow:0 10px 40px rgba(0,0,0,.3);background:#fff;
-transition:opacity .18s ease,transform .18s ease}
+height:min(640px,calc(100vh - 110px));border-radius:14px;overflow:hidden;box-shadow:0 10px 40px rgba(0,0,0,.3);
+background:${theme === "dark" ? "#111827" : "#fff"};transition:opacity .18s ease,transform .18s ease}
+${theme === "auto" ? "@media (prefers-color-scheme:dark){.p{background:#111827}}" : ""}
 .p[hidden]{display:none}
 .p iframe{width:100%;height:100%;border:0;display:block}
 @media (max-width:480px){.p{inset:0;width:100%;height:100%;border-radius:0}.open .l{display:none}}
@@ -64,6 +65,10 @@ transition:opacity .18s ease,transform .18s ease}
     wrap.append(btn, panel);
     root.append(wrap);
     document.body.append(host);
+    // the icon in white, or near-black on a light launcher colour (3:1 at least against its background)
+    const lum = (getComputedStyle(btn).backgroundColor.match(/[\d.]+/g) || [0, 0, 0]).slice(0, 3)
+      .map((c) => ((c /= 255) <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+    if (0.2126 * lum[0] + 0.7152 * lum[1] + 0.0722 * lum[2] > 0.3) btn.style.color = "#111827";
     let frame = null;
     let ready = false;
 

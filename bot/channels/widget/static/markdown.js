@@ -29,8 +29,8 @@ export function link(text, href) {
   return a;
 }
 
-// inline: `code`, **bold**, __bold__, *em*, _em_, [text](url), [n] citations, plain text
-const INLINE = /(`+)([\s\S]*?[^`])\1(?!`)|\*\*([\s\S]+?)\*\*|__([\s\S]+?)__|\*([^\s*][\s\S]*?)\*|(?<![\w])_([^\s_][\s\S]*?)_(?![\w])|\[([^\]\n]+)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)|\[(\d{1,2})\](?!\()/g;
+// inline: `code`, **bold**, __bold__, *em*, _em_ (underscores not inside words: window.__x stays as typed), [text](url), [n] citations, plain text
+const INLINE = /(`+)([\s\S]*?[^`])\1(?!`)|\*\*([\s\S]+?)\*\*|(?<![\w])__([^\s_][\s\S]*?)__(?![\w])|\*([^\s*][\s\S]*?)\*|(?<![\w])_([^\s_][\s\S]*?)_(?![\w])|\[([^\]\n]+)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)|\[(\d{1,2})\](?!\()/g;
 
 export function inline(text, parent, ctx) {
   let last = 0;
@@ -43,7 +43,7 @@ export function inline(text, parent, ctx) {
     else if (m[7] != null) {
       const href = safeHref(m[8]);
       if (href) inline(m[7], parent.appendChild(link("", href)), ctx);
-      else parent.append(unescape(m[0]));
+      else inline(m[7], parent, ctx); // a local path or a script URL: the words, no link
     } else if (m[9] != null) {
       const cite = ctx && ctx.citations && ctx.citations[Number(m[9]) - 1];
       const href = cite && safeHref(cite.source);
@@ -78,6 +78,9 @@ function cells(line) {
   return s.split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, "|"));
 }
 
+// a figure with a short sign or unit around it: ~1,121 GB, 989.4, ¥2.7 万, 7.8 月, 50%
+const FIGURE = /^\S{0,3}\d[\d.,]*\s?\S{0,10}$/u;
+
 function table(lines, ctx) {
   const wrap = el("div", "table-wrap");
   wrap.tabIndex = 0; // scrollable regions must be reachable by keyboard
@@ -96,6 +99,7 @@ function table(lines, ctx) {
     const row = body.appendChild(el("tr"));
     cells(line).slice(0, head.length).forEach((c, i) => {
       const td = inline(c, el("td"), ctx);
+      if (FIGURE.test(td.textContent.trim())) td.classList.add("num"); // "1,121 GB" stays on one line
       if (align[i]) td.classList.add("a-" + align[i]);
       row.append(td);
     });

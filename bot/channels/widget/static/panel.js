@@ -45,12 +45,7 @@ $("foot").textContent = T.foot;
 for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = T[node.dataset.i18n];
 for (const node of document.querySelectorAll("[data-i18n-label]")) node.setAttribute("aria-label", T[node.dataset.i18nLabel]);
 for (const node of document.querySelectorAll("[data-i18n-placeholder]")) node.placeholder = T[node.dataset.i18nPlaceholder];
-try {
-  const colors = JSON.parse(cfg.colors || "{}");
-  for (const [name, value] of Object.entries(colors)) {
-    if (CSS.supports("color", value)) document.documentElement.style.setProperty(`--host-${name}`, value);
-  }
-} catch { /* no colours given */ }
+hostColors();
 if (mode === "widget") {
   document.querySelector(".app").setAttribute("role", "dialog");
   document.querySelector(".app").setAttribute("aria-labelledby", "title");
@@ -58,14 +53,59 @@ if (mode === "widget") {
   $("close").hidden = true;
 }
 
+// The host page's colours (--gpa-accent, --gpa-bg, --gpa-fg): its background decides the light or dark
+// palette, text on the accent is white or near-black (whichever reads), a text colour that does not
+// reach 4.5:1 on the background is left out (WCAG AA).
+function rgb(value) {
+  const probe = el("i");
+  probe.style.color = value;
+  body.append(probe);
+  const m = getComputedStyle(probe).color.match(/[\d.]+/g);
+  probe.remove();
+  return m ? m.slice(0, 3).map(Number) : null;
+}
+
+function luminance([r, g, b]) {
+  const lin = (c) => ((c /= 255) <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+
+function contrast(a, b) {
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+function hostColors() {
+  let colors = {};
+  try { colors = JSON.parse(cfg.colors || "{}"); } catch { /* no colours given */ }
+  const root = document.documentElement;
+  const given = {};
+  for (const [name, value] of Object.entries(colors)) {
+    const parsed = typeof value === "string" && CSS.supports("color", value) ? rgb(value) : null;
+    if (parsed) given[name] = [value, parsed];
+  }
+  if (given.bg) root.dataset.theme = luminance(given.bg[1]) > 0.18 ? "light" : "dark";
+  const bg = given.bg ? given.bg[1] : rgb(getComputedStyle(body).backgroundColor);
+  if (given.fg && bg && contrast(given.fg[1], bg) < 4.5) delete given.fg;
+  for (const [name, [value]] of Object.entries(given)) root.style.setProperty(`--host-${name}`, value);
+  if (given.accent) {
+    const white = [255, 255, 255];
+    root.style.setProperty("--accent-fg", contrast(white, given.accent[1]) >= 4.5 ? "#ffffff" : "#111827");
+  }
+}
+
 function toParent(message) {
   if (mode === "widget" && parent && window.parent !== window) window.parent.postMessage(message, parent);
 }
 
 // ---- rendering --------------------------------------------------------------------------------------
-function scrollDown(force) {
-  const near = log.scrollHeight - log.scrollTop - log.clientHeight < 120;
-  if (force || near) log.scrollTop = log.scrollHeight;
+// Follow the answer as it grows, but never past the question: a long answer is read from its start,
+// with the question at the top of the view. Never scrolls back up (the reader may have scrolled on).
+function follow(turn) {
+  const section = turn && turn.view && turn.view.section;
+  if (!section || !section.isConnected) return;
+  const target = Math.min(log.scrollHeight - log.clientHeight, section.offsetTop - 8);
+  if (target > log.scrollTop + 1) log.scrollTop = target;
 }
 
 function welcome() {
@@ -81,7 +121,8 @@ function renderAll() {
   log.replaceChildren();
   if (!state.turns.length) log.append(welcome());
   state.turns.forEach((turn) => log.append(turnView(turn)));
-  scrollDown(true);
+  log.scrollTop = 0;
+  follow(state.turns[state.turns.length - 1]);
 }
 
 function turnView(turn) {
@@ -139,7 +180,7 @@ function fillBot(turn) {
   if (turn.status === "error") bot.append(el("p", "error", turn.error || T.network));
   const actions = el("div", "actions");
   if (trace) {
-    actions.append(rateButton(turn, 1, "👍", T.good), rateButton(turn, -1, "👎", T.bad));
+    actions.append(rateButton(turn, 1, T.good), rateButton(turn, -1, T.bad));
     actions.append(button("act", T.copy, T.copy, () => copy(trace.answer)));
   }
   actions.append(button("act", T.retry, T.retry, () => ask(turn.q)));
@@ -153,18 +194,35 @@ function fillBot(turn) {
   }
 }
 
-function rateButton(turn, rating, glyph, label) {
-  const b = button("act rate", label, glyph, async () => {
+// a thumb drawn as SVG (an emoji may have no font in a webview and show as an empty box); down = up turned over
+const THUMB = "M3 10h4v10H3zM7 10l4-7c1.6 0 2.6 1.3 2.2 2.8L12.6 9H19a2 2 0 0 1 2 2.3l-1.2 6.9A2 2 0 0 1 17.8 20H7";
+
+function thumb(down) {
+  const NS = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("aria-hidden", "true");
+  svg.setAttribute("focusable", "false");
+  const path = document.createElementNS(NS, "path");
+  path.setAttribute("d", THUMB);
+  if (down) path.setAttribute("transform", "rotate(180 12 12)");
+  svg.append(path);
+  return svg;
+}
+
+function rateButton(turn, rating, label) {
+  const b = button("act rate", label, null, async () => {
     turn.rating = rating;
     for (const other of b.parentElement.querySelectorAll(".rate")) other.setAttribute("aria-pressed", String(other === b));
     await rate(turn, rating, null);
-    commentForm(turn, rating);
+    commentForm(turn, rating, b);
   });
+  b.append(thumb(rating < 0));
   b.setAttribute("aria-pressed", String(turn.rating === rating));
   return b;
 }
 
-function commentForm(turn, rating) {
+function commentForm(turn, rating, rater) {
   const { bot } = turn.view;
   bot.querySelector(".comment")?.remove();
   const box = el("form", "comment");
@@ -182,8 +240,9 @@ function commentForm(turn, rating) {
     e.preventDefault();
     if (area.value.trim()) await rate(turn, rating, area.value.trim());
     box.remove();
+    rater.focus(); // the form is gone: back to the button that opened it
   });
-  bot.append(box);
+  bot.querySelector(".actions").after(box); // under the buttons, above the follow-up questions
   area.focus();
 }
 
@@ -226,9 +285,20 @@ function persist() {
 
 // ---- asking -----------------------------------------------------------------------------------------
 function busy(on) {
+  const hadFocus = document.activeElement === (on ? sendBtn : stopBtn);
   stopBtn.hidden = !on;
   sendBtn.hidden = on;
   body.classList.toggle("busy", on);
+  if (hadFocus) (on ? stopBtn : input).focus(); // a hidden button must not take the keyboard focus with it
+}
+
+// a chip or button that asked was removed with the old view: the keyboard continues in the question box
+// (on a touch screen the conversation takes it instead, so the on-screen keyboard does not pop up)
+function keepFocus() {
+  const active = document.activeElement;
+  if (active && active !== body && active.isConnected) return;
+  if (matchMedia("(pointer: coarse)").matches) log.focus({ preventScroll: true });
+  else input.focus();
 }
 
 async function ask(text) {
@@ -241,9 +311,10 @@ async function ask(text) {
   const prev = state.turns[state.turns.length - 2];
   prev && prev.view && prev.view.bot.querySelector(".follow-ups")?.remove();
   log.append(turnView(turn));
-  scrollDown(true);
+  follow(turn);
   input.value = "";
   grow();
+  keepFocus();
   const controller = new AbortController();
   current = { controller };
   busy(true);
@@ -252,7 +323,7 @@ async function ask(text) {
   const paint = () => {
     frame = 0;
     turn.view.answer.replaceChildren(render(partial));
-    scrollDown();
+    follow(turn);
   };
   try {
     await askStream({
@@ -310,8 +381,9 @@ async function ask(text) {
     current = null;
     busy(false);
     fillBot(turn);
+    keepFocus();
     persist();
-    scrollDown();
+    follow(turn);
     if (turn.status === "done") {
       const text = turn.view.bot.querySelector(".answer").textContent.replace(/\s+/g, " ").trim();
       say(`${T.done}${text.slice(0, 800)}`);

@@ -11,7 +11,11 @@ export function storageKey(parent, key) {
 export function load(name) {
   try {
     const data = JSON.parse(localStorage.getItem(name) || "null");
-    if (data && Array.isArray(data.turns)) return data;
+    if (data && Array.isArray(data.turns)) {
+      // an answer still streaming when the page was left did not finish here: show it as stopped (retry)
+      for (const turn of data.turns) if (turn.status === "pending") turn.status = "stopped";
+      return data;
+    }
   } catch { /* storage off or damaged: start fresh */ }
   return { conversationId: null, sent: 0, turns: [] };
 }

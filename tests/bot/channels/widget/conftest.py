@@ -19,7 +19,7 @@ from bot.store import Store
 #: a note indexed as a user would index their own, carrying markup that must stay text in the page
 XSS_NOTE = """# Zephyrcard 测试卡 <img src=x onerror="window.__xss='note';alert('note')"> 说明
 
-Zephyrcard 测试卡的笔记 <script>window.__xss='note-script'</script> 只用于检查网页组件把资料当文本显示。
+Zephyrcard 测试卡的笔记 <script>window.__xss='note-script'</script> 只用于检查网页组件把资料当文本显示。[点这里](javascript:window.__xss='link')
 """
 
 
@@ -50,6 +50,9 @@ def _pages(api: str, key: str, secret: str, listed: str) -> dict[str, str]:
         # every option, and the page's colours for the widget
         "/options": page('<style>:root { --gpa-accent: #0f766e; }</style>' + snippet(
             key, ' data-position="left" data-theme="dark" data-title="算力顾问"').replace('data-lang="zh"', 'data-lang="en"')),
+        # a light page colour with a light accent, and data-theme="dark": the page's colours decide
+        "/colors": page('<style>:root { --gpa-bg: #fefce8; --gpa-accent: #facc15; --gpa-fg: #e5e7eb; }</style>' + snippet(
+            key, ' data-theme="dark"')),
         # a page that frames the panel directly, claiming to be the listed site
         "/frame": page(f'<iframe title="panel" src="{api}/widget?key={key}&parent={listed}"></iframe>'),
     }

@@ -42,12 +42,32 @@ WATCH = """() => {
 }"""
 
 
+# table cells holding a figure whose text is laid out on more than one line
+SPLIT_FIGURES = """() => [...document.querySelectorAll('.answer td')]
+  .filter((td) => /^[\\d.,]+( GB)?$/.test(td.textContent.trim()))
+  .filter((td) => {
+    const range = document.createRange();
+    range.selectNodeContents(td);
+    return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1;
+  }).map((td) => td.textContent)"""
+
+
+# whether the last question and the first lines of its answer are inside the conversation's visible area
+QUESTION_IN_VIEW = """() => {
+  const log = document.getElementById('log').getBoundingClientRect();
+  const turn = [...document.querySelectorAll('.turn')].pop();
+  const inside = (node) => { const r = node.getBoundingClientRect(); return r.top >= log.top && r.bottom <= log.bottom; };
+  return inside(turn.querySelector('.msg.user')) && inside(turn.querySelector('.answer > *'));
+}"""
+
+
 def panel(page: Page) -> Frame:
     page.wait_for_function("() => [...document.querySelectorAll('[data-gpu-advisor]')].length === 1")
     for _ in range(100):
         for frame in page.frames:
             if "/widget?" in frame.url:
                 frame.wait_for_selector("#input")
+                frame.wait_for_function("() => document.getElementById('title').textContent")  # panel.js has run
                 return frame
         page.wait_for_timeout(50)
     raise AssertionError("the panel did not load")
@@ -95,6 +115,16 @@ def test_chinese_question_streams_progress_then_answer_table_chart_and_sources(s
     }""")
     frame.wait_for_timeout(300)
     assert frame.locator(".turn").count() == 0
+    # the same through Chromium's own input-method path (DevTools Input.imeSetComposition): pinyin
+    # being composed, Enter pressed to pick it, then the characters committed
+    box.fill("")
+    box.focus()
+    ime = ctx.new_cdp_session(page)
+    ime.send("Input.imeSetComposition", {"text": "xian cun", "selectionStart": 8, "selectionEnd": 8})
+    page.keyboard.press("Enter")
+    ime.send("Input.insertText", {"text": "显存"})
+    frame.wait_for_timeout(300)
+    assert frame.locator(".turn").count() == 0 and "显存" in box.input_value()
     box.evaluate("""el => {
       el.value = '70B 全参训练，单卡 A100 够吗？';
       el.dispatchEvent(new CompositionEvent('compositionend', {data: '70B 全参训练，单卡 A100 够吗？'}));
@@ -134,12 +164,15 @@ def test_chinese_question_streams_progress_then_answer_table_chart_and_sources(s
     expect(frame.locator("#announce")).to_have_text("已复制")
 
     # 👍 with a comment: stored in the database
-    bot.get_by_role("button", name="有帮助").click()
+    helpful = bot.get_by_role("button", name="有帮助")
+    expect(helpful.locator("svg")).to_have_count(1)  # a drawn thumb: no emoji font needed in a webview
+    helpful.click()
     comment = bot.locator(".comment textarea")
     expect(comment).to_be_focused()
     comment.fill("图很清楚")
     bot.locator(".comment button[type=submit]").click()
     expect(frame.locator("#announce")).to_have_text("谢谢反馈！")
+    expect(helpful).to_be_focused()  # the form is gone; the keyboard is back on the button that opened it
     rows = _stored_feedback(stack.store_url, "图很清楚")
     assert [(r["rating"], r["turn"]) for r in rows] == [(1, 0)]
     assert rows[0]["conversation_id"].startswith("widget:")
@@ -225,6 +258,8 @@ def test_markup_in_a_question_and_in_an_indexed_note_is_shown_as_text(stack, bro
     assert dialogs == []
     # the note's local path is no link (only http, https and mailto become links)
     assert answer.locator("a[href^='file'], a[href^='/'], a[href^='javascript']").count() == 0
+    text = answer.inner_text()  # such a link shows its words only: no Markdown, no path, no script URL
+    assert "点这里" in text and "javascript:" not in text and "](" not in text and "zephyrcard.md" not in text
     ctx.close()
 
 
@@ -282,6 +317,102 @@ def test_snippet_options_reach_the_launcher_and_the_panel(stack, browser):
     ctx.close()
 
 
+def test_a_reload_mid_answer_shows_it_stopped_and_asking_from_a_chip_keeps_the_keyboard_in_the_box(stack, browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
+    page = ctx.new_page()
+    frame = open_widget(page, stack.host + "/")
+    chip = frame.locator(".welcome .chip").first
+    chip.focus()
+    chip.press("Enter")  # the chip goes away with the welcome text; the focus must not fall to the page
+    expect(frame.locator("#input")).to_be_focused()
+    bot = frame.locator(".turn").last.locator(".msg.bot")
+    expect(bot).to_have_attribute("aria-busy", "false", timeout=60_000)
+    follow = bot.locator(".follow-ups .chip").first
+    follow.focus()
+    follow.press("Enter")
+    expect(frame.locator("#input")).to_be_focused()
+    expect(frame.locator(".turn").last.locator(".msg.bot")).to_have_attribute("aria-busy", "false", timeout=60_000)
+
+    cdp = ctx.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions",
+             {"offline": False, "latency": 20, "downloadThroughput": 3000, "uploadThroughput": -1})
+    frame.locator("#input").fill("H100 和 A100 比较")
+    frame.locator("#input").press("Enter")
+    expect(frame.locator(".turn").last.locator(".answer")).not_to_be_empty(timeout=30_000)
+    page.reload(wait_until="commit")  # the answer is still arriving
+    cdp.send("Network.emulateNetworkConditions",
+             {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    page.locator(LAUNCHER).click()
+    frame = panel(page)
+    expect(frame.locator(".turn")).to_have_count(3)
+    last = frame.locator(".turn").last.locator(".msg.bot")
+    expect(last).to_have_attribute("aria-busy", "false")  # not "thinking" for ever
+    expect(last.locator(".note")).to_have_text("已停止。")
+    last.get_by_role("button", name="重试").click()
+    again = frame.locator(".turn").last.locator(".msg.bot")
+    expect(frame.locator(".turn")).to_have_count(4)
+    expect(again).to_have_attribute("aria-busy", "false", timeout=60_000)
+    expect(again.locator("figure.chart[data-tool=compare_gpus]")).to_be_visible()
+    ctx.close()
+
+
+def test_the_next_question_scrolls_into_view_above_its_answer(stack, browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
+    page = ctx.new_page()
+    page.goto(f"{stack.api}/chat?key={stack.key}")
+    for question in ("Qwen2.5-72B 推理要几张 H100？", "8 张 H100 租还是买？用 3 年", "H100 和 A100 比较"):
+        ask(page.main_frame, question)
+        page.wait_for_timeout(800)  # the smooth scroll
+        # the new question, not the middle of the previous answer's table and chart
+        assert page.evaluate(QUESTION_IN_VIEW), question
+    # renting stays cheaper: the tool gives no break-even month, and the chart says so (not "回本 0 月")
+    ask(page.main_frame, "1 张 H100 租还是买？每天用 1 小时，用 3 个月")
+    chart = page.locator(".turn").last.locator("figure.chart[data-tool=rent_vs_buy] svg")
+    expect(chart.locator("text", has_text="期内买不回本")).to_have_count(1)
+    assert "期内买不回本" in chart.get_attribute("aria-label") and "回本 0" not in chart.get_attribute("aria-label")
+    ctx.close()
+
+
+def test_dark_system_setting_with_the_default_theme_passes_the_audit_mid_answer(stack, browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN", bypass_csp=True,
+                              color_scheme="dark")
+    page = ctx.new_page()
+    frame = open_widget(page, stack.host + "/")  # data-theme left at "auto": the visitor's dark setting
+    assert frame.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(17, 24, 39)"
+    ask(frame, "对比 RTX 4090、L40S、H20 和 RTX PRO 6000 Blackwell")
+    # every GPU's name ends before its bar starts (long names are cut with "…", the full one in a tooltip)
+    names = frame.evaluate("""() => [...document.querySelectorAll('figure.chart[data-tool=compare_gpus] text')]
+      .filter((t) => t.querySelector('title'))
+      .map((t) => [t.querySelector('title').textContent, t.getBBox().x + t.getBBox().width,
+                   Number(t.nextElementSibling.getAttribute('x'))])""")
+    assert len(names) == 16 and any(full == "NVIDIA RTX PRO 6000 Blackwell" for full, _, _ in names)
+    assert [n for n in names if n[1] >= n[2]] == []
+    frame.evaluate("() => { document.getElementById('stop').hidden = false; }")  # as while an answer streams
+    assert _axe(frame) == []
+    ctx.close()
+
+
+def test_page_colours_decide_the_palette_and_every_text_stays_readable(stack, browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN", bypass_csp=True,
+                              color_scheme="dark")
+    page = ctx.new_page()
+    page.goto(stack.host + "/colors")  # cream --gpa-bg, yellow --gpa-accent, a pale --gpa-fg, data-theme="dark"
+    launcher = page.locator(LAUNCHER)
+    assert launcher.evaluate("b => getComputedStyle(b).color") == "rgb(17, 24, 39)"  # a dark icon on yellow
+    launcher.click()
+    frame = panel(page)
+    assert frame.evaluate("document.documentElement.dataset.theme") == "light"  # the page's cream wins
+    assert frame.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(254, 252, 232)"
+    assert frame.evaluate("getComputedStyle(document.body).color") == "rgb(31, 41, 51)"  # pale text left out
+    send = frame.get_by_role("button", name="发送")
+    assert send.evaluate("b => getComputedStyle(b).color") == "rgb(17, 24, 39)"  # dark on the yellow accent
+    ask(frame, "8 张 H100 租还是买？用 3 年")
+    expect(frame.locator("figure.chart[data-tool=rent_vs_buy]")).to_be_visible()
+    assert _axe(frame) == []
+    ctx.close()
+
+
 def _axe(target: Page | Frame) -> list[tuple]:
     target.add_script_tag(path=str(AXE))
     result = json.loads(target.evaluate("async () => JSON.stringify(await axe.run(document))"))
@@ -315,6 +446,9 @@ def test_small_screen_pictures_and_accessibility(stack, browser):
     page.goto(f"{stack.api}/chat?key={stack.key}&theme=dark")
     ask(page.main_frame, "H100 和 A100 比较")
     expect(page.locator("figure.chart[data-tool=compare_gpus] svg[role=img]")).to_be_visible()
+    # a narrow table scrolls sideways: no figure is broken across two lines ("335" / "0")
+    expect(page.locator(".answer td", has_text=re.compile(r"^3350$"))).to_have_count(1)
+    assert page.evaluate(SPLIT_FIGURES) == []
     assert _axe(page) == []
     ctx.close()
 
