@@ -257,11 +257,10 @@ class Store:
                          owner: str = LOCAL_OWNER) -> str:
         cid = conversation_id or uuid.uuid4().hex
         now = _now()
-        with self.engine.begin() as conn:
-            exists = conn.execute(select(conversations.c.id).where(conversations.c.id == cid)).first()
-            if not exists:
-                conn.execute(insert(conversations).values(id=cid, channel=channel, owner=owner, created_at=now,
-                                                          updated_at=now))
+        dialect = sqlite_insert if self.engine.dialect.name == "sqlite" else pg_insert
+        with self.engine.begin() as conn:  # one statement: two first messages of a chat at once both succeed
+            conn.execute(dialect(conversations).values(id=cid, channel=channel, owner=owner, created_at=now,
+                                                       updated_at=now).on_conflict_do_nothing(index_elements=[conversations.c.id]))
         return cid
 
     def exists(self, conversation_id: str) -> bool:

@@ -1,6 +1,9 @@
 """Conversations persist in SQLite (default) and PostgreSQL, and survive a restart."""
 
 
+import concurrent.futures
+import threading
+
 import pytest
 from pg import temp_database
 
@@ -106,3 +109,19 @@ def test_workers_starting_together_on_a_fresh_database_all_come_up():
         cid = store.new_conversation(channel="api")
         assert store.start_turn(cid, "q") == 0
         store.close()
+
+
+def test_two_first_messages_of_one_chat_at_once_both_open_the_conversation(tmp_path):
+    """Two WeCom messages from one user arriving together both created the conversation row; the second failed
+    on the unique id and its answer became an apology."""
+    store = Store(f"sqlite:///{tmp_path}/race.sqlite3")
+    barrier = threading.Barrier(8)
+
+    def open_it(_):
+        barrier.wait()
+        return store.new_conversation(channel="wecom", conversation_id="wecom:corp:zhangsan", owner="wecom:corp")
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        assert set(pool.map(open_it, range(8))) == {"wecom:corp:zhangsan"}
+    assert store.owner_of("wecom:corp:zhangsan") == (True, "wecom:corp")
+    store.close()
