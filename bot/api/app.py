@@ -7,24 +7,22 @@
     GET  /v1/catalog/gpus[/{name}]  the GPU catalog; names and aliases resolve, unknown -> 404 with suggestions
     GET  /v1/catalog/models
     POST /v1/tools/{name}           each calculator and search_knowledge, with its own schema in /openapi.json
-    GET  /v1/models, POST /v1/chat/completions   OpenAI-compatible (bot/api_openai.py)
+    GET  /v1/models, POST /v1/chat/completions   OpenAI-compatible (openai_compat.py)
     GET  /healthz, /readyz, /metrics
     GET  /widget.js, /widget, /chat, /widget/config, /widget/assets/…   the web chat widget (bot/channels/widget)
     POST /slack/events              the Slack app (Bolt; on when SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET are set)
 
 Run it with `gpu-advisor serve`, or `uvicorn --factory bot.api.app:create_app`. Keys, rate limit and body
-limit: `bot/api_security.py`; the error shape: `bot/api_errors.py`; logs and metrics: `bot/api_metrics.py`.
+limit: `security.py`; the error shape: `errors.py`; logs and metrics: `metrics.py`; the catalog and calculator
+routes: `calculators.py`; what handlers share: `deps.py`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-import inspect
 import logging
 import time
 import uuid
-from collections.abc import Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Annotated, Any, Literal
@@ -42,9 +40,18 @@ from bot.advisor import MAX_QUESTION_CHARS, Advisor
 from bot.api import docs_pages
 from bot.api import errors as api_errors
 from bot.api import openai_compat as api_openai
+from bot.api.calculators import catalog_routes, tool_routes
 from bot.api.cluster import Cluster
-from bot.api.errors import NO_CONTROL_PATTERN, TEXT_PATTERN, ApiError, ErrorBody, advisor_error
-from bot.api.json_types import JsonTyped, strict_body
+from bot.api.deps import (
+    ERRORS,
+    NOT_FOUND,
+    AdvisorDep,
+    ApiSettingsDep,
+    MetricsDep,
+    json_response,
+)
+from bot.api.errors import NO_CONTROL_PATTERN, TEXT_PATTERN, ApiError, advisor_error
+from bot.api.json_types import JsonTyped
 from bot.api.mcp_http import HEADERS as MCP_HEADERS
 from bot.api.mcp_http import PATH as MCP_PATH
 from bot.api.mcp_http import McpHttp
@@ -61,14 +68,8 @@ from bot.language import detect_language
 from bot.redis_client import RedisConfig
 from bot.settings import Settings
 from bot.store import UnknownConversation
-from bot.toolbox import SEARCH, Toolbox
 from bot.trace import AnswerTrace
-from tools import registry
-from tools.catalog import gpus, models
 from tools.errors import AdvisorError
-from tools.gpu_spec import GpuSpec
-from tools.model_spec import ModelSpec
-from tools.schemas.specs import GpuSpecsOutput
 
 log = logging.getLogger("gpu_advisor.api")
 
@@ -152,35 +153,6 @@ class Readiness(BaseModel):
                                      description="files in remembered note folders that were not indexed, and why")
 
 
-# ---- dependencies -----------------------------------------------------------------------------------
-
-def get_advisor(request: Request) -> Advisor:
-    return request.app.state.advisor
-
-
-def get_metrics(request: Request) -> Metrics:
-    return request.app.state.metrics
-
-
-def get_api_settings(request: Request) -> ApiSettings:
-    return request.app.state.api_settings
-
-
-AdvisorDep = Annotated[Advisor, Depends(get_advisor)]
-MetricsDep = Annotated[Metrics, Depends(get_metrics)]
-ApiSettingsDep = Annotated[ApiSettings, Depends(get_api_settings)]
-
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorBody, "description": text}
-    for status, text in [(401, "missing or invalid API key"), (413, "request body too large"),
-                         (422, "invalid input, naming the field"), (429, "rate limited; see Retry-After"),
-                         (500, "internal error (no details; quote the request id)"),
-                         (503, "the store does not answer; see Retry-After"),
-                         (504, "the answer took longer than the server's deadline")]
-}
-_NOT_FOUND = {404: {"model": ErrorBody, "description": "unknown name, with the closest known names"}}
-
-
 # ---- the app ----------------------------------------------------------------------------------------
 
 def _body_limit(scope) -> int:
@@ -246,10 +218,10 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     api_errors.install(app)
     docs_pages.install(app)  # /docs and /redoc with their assets served here, not from a CDN
 
-    v1 = APIRouter(prefix="/v1", dependencies=[Depends(authenticate)], responses=_ERRORS)
+    v1 = APIRouter(prefix="/v1", dependencies=[Depends(authenticate)], responses=ERRORS)
     v1.include_router(_advisor_routes())
-    v1.include_router(_catalog_routes())
-    v1.include_router(_tool_routes())
+    v1.include_router(catalog_routes())
+    v1.include_router(tool_routes())
     v1.include_router(api_openai.router)
     app.include_router(v1)
     app.include_router(_ops_routes())
@@ -312,7 +284,7 @@ class SettingsCors:
 def _advisor_routes() -> APIRouter:
     router = APIRouter(tags=["advisor"])
 
-    @router.post("/ask", response_model=AnswerTrace, responses=_NOT_FOUND)
+    @router.post("/ask", response_model=AnswerTrace, responses=NOT_FOUND)
     async def ask(body: AskRequest, advisor: AdvisorDep, metrics: MetricsDep, caller: Caller, conf: ApiSettingsDep,
                   request: Request) -> Response:
         """Answer one question; every number in the answer comes from a calculator, a cited note or the question."""
@@ -327,7 +299,7 @@ def _advisor_routes() -> APIRouter:
         except UnknownConversation:
             raise unknown_conversation(body.conversation_id or "", lang) from None
         metrics.count_answer(trace)
-        return _json(trace)
+        return json_response(trace)
 
     @router.post("/ask/stream", response_class=StreamingResponse,
                  responses={200: {"content": {"text/event-stream": {}},
@@ -352,7 +324,7 @@ def _advisor_routes() -> APIRouter:
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={**SSE_HEADERS, "X-Conversation-ID": cid})
 
-    @router.get("/conversations/{conversation_id}", response_model=ConversationOut, responses=_NOT_FOUND)
+    @router.get("/conversations/{conversation_id}", response_model=ConversationOut, responses=NOT_FOUND)
     def conversation(conversation_id: PathId, advisor: AdvisorDep, caller: Caller, request: Request,
                      offset: Annotated[int, Query(ge=0, le=10_000_000, description="first turn of the page")] = 0,
                      limit: Annotated[int, Query(ge=1, le=PAGE_MAX, description="turns per page")] = 50,
@@ -374,7 +346,7 @@ def _advisor_routes() -> APIRouter:
         return ConversationOut(id=conversation_id, turns=turns, feedback=feedback, total_turns=total, offset=offset,
                                limit=limit, next_offset=following if following < total else None)
 
-    @router.post("/feedback", status_code=201, response_model=FeedbackOut, responses=_NOT_FOUND)
+    @router.post("/feedback", status_code=201, response_model=FeedbackOut, responses=NOT_FOUND)
     def feedback(body: FeedbackIn, advisor: AdvisorDep, caller: Caller, request: Request) -> FeedbackOut:
         """Rate one answer: 1 helpful, -1 not helpful, with an optional comment."""
         widget_conversation(request, body.conversation_id)  # a widget key rates only its own conversations
@@ -393,79 +365,6 @@ def unknown_conversation(conversation_id: str, lang: str) -> ApiError:
     """404 for a conversation that does not exist or belongs to another caller (the two look the same)."""
     msg = f"没有对话“{conversation_id}”。" if lang == "zh" else f"No conversation {conversation_id!r}."
     return ApiError(404, msg, code="unknown_conversation", field="conversation_id")
-
-
-def _json(model: BaseModel) -> Response:
-    """A model already validated by its own type, serialized once by pydantic (the route's
-    `response_model` still documents it; FastAPI does not validate a returned Response again)."""
-    return Response(model.model_dump_json(), media_type="application/json")
-
-
-# ---- catalog and tools ------------------------------------------------------------------------------
-
-def _catalog_routes() -> APIRouter:
-    router = APIRouter(prefix="/catalog", tags=["catalog"])
-
-    @router.get("/gpus", response_model=list[GpuSpec])
-    def catalog_gpus() -> list[GpuSpec]:
-        """Every GPU in the catalog, with the source of each figure."""
-        return list(gpus())
-
-    @router.get("/gpus/{name}", response_model=GpuSpecsOutput, responses=_NOT_FOUND)
-    def catalog_gpu(name: Annotated[str, Path(max_length=200)]) -> dict[str, Any]:
-        """One GPU by name or alias ("A100 80G", "910B"); 404 lists the closest names."""
-        return registry.call("gpu_specs", {"gpu": name})
-
-    @router.get("/models", response_model=list[ModelSpec])
-    def catalog_models() -> list[ModelSpec]:
-        """Every model in the catalog, with its architecture and sources."""
-        return list(models())
-
-    return router
-
-
-def _tool_routes() -> APIRouter:
-    router = APIRouter(prefix="/tools", tags=["tools"])
-    box = Toolbox(None)  # only for the names and schemas; calls go through the app's advisor
-    for name in box.names():
-        spec = box.spec(name)
-        router.add_api_route(
-            f"/{name}", _tool_handler(name, strict_body(spec.input_model), spec.output_model), methods=["POST"],
-            response_model=spec.output_model, responses=_NOT_FOUND, name=f"tool_{name}",
-            summary=name, description=spec.description or spec.input_model.__doc__ or name,
-        )
-
-    @router.post("/{name}", include_in_schema=False)
-    def unknown_tool(name: str) -> None:
-        close = difflib.get_close_matches(name, box.names(), n=3, cutoff=0.4)
-        raise ApiError(404, f"Unknown tool {name!r}; tools: {', '.join(box.names())}.", code="unknown_tool",
-                       field="name", suggestions=close)
-
-    return router
-
-
-def _tool_handler(name: str, input_model: type[BaseModel], output_model: type[BaseModel]) -> Callable[..., Any]:
-    def handler(body: BaseModel, advisor: Advisor, metrics: Metrics) -> Response:
-        try:
-            if name == SEARCH:
-                out = output_model.model_validate(advisor.toolbox.call(name, body.model_dump(exclude_unset=True)))
-            else:
-                out = registry.run(name, body)
-        except AdvisorError:
-            metrics.tool_calls.labels(name, "error").inc()
-            raise
-        metrics.tool_calls.labels(name, "ok").inc()
-        return _json(out)
-
-    kw = inspect.Parameter.KEYWORD_ONLY
-    handler.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [inspect.Parameter("body", kw, annotation=input_model),
-         inspect.Parameter("advisor", kw, annotation=AdvisorDep),
-         inspect.Parameter("metrics", kw, annotation=MetricsDep)],
-        return_annotation=output_model,
-    )
-    handler.__name__ = f"tool_{name}"
-    return handler
 
 
 # ---- chat channels -----------------------------------------------------------------------------------
