@@ -6,12 +6,6 @@ import re
 
 import pytest
 
-from bot.advisor import Advisor
-from bot.offline.rules import RulesPlanner
-from bot.store import Store
-from bot.toolbox import Toolbox
-from knowledge.config import KnowledgeConfig
-from knowledge.retrieval import Retriever
 from tools import catalog
 
 #: product names (catalog names and aliases, longest first): English words a Chinese answer may hold
@@ -33,15 +27,6 @@ def english_runs(text: str) -> list[str]:
 def test_the_detector_sees_an_english_note():
     assert english_runs("中国供货：可采购，国产芯片；Huawei has been on the US Entity List since 2019。")
     assert not english_runs("**NVIDIA GeForce RTX 4090 D**：互联 64 GB/s（PCIe 4.0 x16（无 NVLink））")
-
-
-@pytest.fixture(scope="module")
-def advisor(tmp_path_factory):
-    data = tmp_path_factory.mktemp("catalog-language")
-    adv = Advisor(store=Store(f"sqlite:///{data}/s.sqlite3"),
-                  toolbox=Toolbox(Retriever.from_config(KnowledgeConfig(data_dir=data / "kb"))), offline=RulesPlanner())
-    yield adv
-    adv.store.close()
 
 
 def _specs_line(trace, gpu) -> str:
