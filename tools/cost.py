@@ -53,7 +53,8 @@ def _quote_assumptions(prefix: str, quotes: tuple[PriceQuote, ...], unit: str) -
     ]
 
 
-def _fx(given: float | None) -> tuple[float, Assumption]:
+def usd_rate(given: float | None) -> tuple[float, Assumption]:
+    """元 per US dollar: the one given, else the TCO default, with its assumption."""
     param = tco_params()["fx_cny_per_usd"]
     value = given if given is not None else param.default
     return value, assume(key="fx_cny_per_usd", value=value, unit="元/$", default=given is None, note=param.cite())
@@ -110,7 +111,7 @@ def run_cost(inp: RunCostInput) -> RunCostOutput:
         currency=inp.currency,
     )
     if inp.currency == "USD":
-        fx, fx_assumption = _fx(inp.fx_cny_per_usd)
+        fx, fx_assumption = usd_rate(inp.fx_cny_per_usd)
         assumptions.append(fx_assumption)
         out.update(
             fx_cny_per_usd=fx,
@@ -276,7 +277,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyOutput:
         currency=inp.currency,
     )
     if inp.currency == "USD":
-        fx, fx_assumption = _fx(inp.fx_cny_per_usd)
+        fx, fx_assumption = usd_rate(inp.fx_cny_per_usd)
         a.append(fx_assumption)
         out.update(fx_cny_per_usd=fx, rent_total_usd=round(rent_total / fx, 2), own_total_usd=round(own_total / fx, 2))
     return RentVsBuyOutput.trusted(**out, assumptions=a)

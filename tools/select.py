@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from tools.architecture import param_count
 from tools.capacity import GPUS_PER_NODE, capacity_bytes, next_count
 from tools.catalog import get_model, gpus
+from tools.cost import usd_rate
 from tools.decode import inference_speed
 from tools.errors import AdvisorError
 from tools.gpu_spec import GpuSpec
@@ -312,6 +313,10 @@ def recommend_gpus(inp: RecommendInput) -> RecommendOutput:
     times it with training_time / inference_speed, costs it at rental or purchase prices, filters by budget,
     deadline and China availability, and picks the cheapest, the fastest and the best value.
     """
+    fx_assumption = None
+    if inp.budget_usd is not None:  # a dollar budget is compared in 元, at the rate it states
+        fx, fx_assumption = usd_rate(inp.fx_cny_per_usd)
+        inp = inp.model_copy(update={"budget_cny": round(inp.budget_usd * fx, 2)})
     job = _Job(inp)  # resolves the model: an unknown name fails here, before any work
     model = job.model
     cands: list[Candidate] = []
@@ -330,8 +335,11 @@ def recommend_gpus(inp: RecommendInput) -> RecommendOutput:
     return RecommendOutput(
         model=model.name, workload=inp.workload, method=job.method,
         tokens=None if inp.workload == "infer" else inp.tokens, pricing=inp.pricing, cost_basis=cost_basis(inp),
-        budget_cny=inp.budget_cny, deadline_hours=inp.deadline_hours, china_available=inp.china_available,
+        budget_cny=inp.budget_cny, budget_usd=inp.budget_usd, deadline_hours=inp.deadline_hours,
+        china_available=inp.china_available,
         domestic=inp.domestic, options=shown, more_options=len(ranked) - len(shown), **chosen,
         best_value_metric=BEST_VALUE_INFER if inp.workload == "infer" else BEST_VALUE_TRAIN,
-        dropped=dropped, verdict_en=en, verdict_zh=zh, assumptions=recommend_assumptions(inp, job.model, job.method, job.checkpointing),
+        dropped=dropped, verdict_en=en, verdict_zh=zh,
+        assumptions=[*recommend_assumptions(inp, job.model, job.method, job.checkpointing),
+                     *([fx_assumption] if fx_assumption else [])],
     )

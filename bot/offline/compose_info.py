@@ -19,7 +19,7 @@ from bot.offline.render import (
     money,
 )
 from bot.offline.shortlist import pick_gpu, pick_time, picks, sourcing_args
-from bot.offline.toolargs import assumed, is_inference, serving_args
+from bot.offline.toolargs import assumed, budget_args, is_inference, serving_args
 from bot.toolbox import ToolRun
 from tools.catalog import get_gpu, gpus
 from tools.errors import AdvisorError
@@ -161,10 +161,10 @@ def recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> N
         args["method"] = s["method"]
     if workload != "infer":
         args["tokens"] = s.get("tokens") or 1_000_000_000
-    for key, target in (("budget_cny", "budget_cny"), ("deadline_hours", "deadline_hours"), ("batch", "batch"),
-                        ("context_len", "context_len")):
+    for key in ("deadline_hours", "batch", "context_len"):
         if s.get(key):
-            args[target] = s[key]
+            args[key] = s[key]
+    args.update(budget_args(s))
     r = run("recommend_gpus", {**args, **sourcing_args(s)})
     chosen = picks(r, out)
     if not chosen:
@@ -180,7 +180,7 @@ def recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> N
     dropped = [say("dropped_line", lang, gpu=d["gpu"], reason=d[f"reason_{lang}"]) for d in r.get("dropped", [])[:4]]
     if dropped:
         out.add("\n".join(dropped))
-    out.add(assumptions_block(r["assumptions"], lang, ("pricing", "method", "grad_checkpointing", "tokens")))
+    out.add(assumptions_block(r["assumptions"], lang, ("pricing", "method", "grad_checkpointing", "tokens", "fx_cny_per_usd")))
 
 
 def knowledge(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:

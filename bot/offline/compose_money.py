@@ -19,7 +19,7 @@ from bot.offline.render import (
     rate,
 )
 from bot.offline.shortlist import pick_gpu, pick_time, picks, sourcing_args
-from bot.offline.toolargs import assumed, n_of, short_source
+from bot.offline.toolargs import assumed, budget_args, budget_text, n_of, short_source
 from bot.toolbox import ToolRun
 from tools.catalog import gpus
 from tools.prices import prices_for
@@ -128,8 +128,7 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
     """A hardware budget: which cards (bought, not rented) it pays for, for the workload asked about."""
     lang = out.lang
     workload = {"pretrain": "train", "infer": "infer"}.get(s.get("workload") or "", "finetune")
-    args: dict[str, Any] = {"model": s["model"], "workload": workload, "pricing": "buy",
-                            "budget_cny": s["budget_cny"]}
+    args: dict[str, Any] = {"model": s["model"], "workload": workload, "pricing": "buy", **budget_args(s)}
     if workload != "infer":
         args["tokens"] = s["tokens"]
         if s.get("method"):
@@ -141,7 +140,7 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
     if not chosen:
         return
     best = chosen[-1][1]
-    out.add(say("budget_intro", lang, budget=money(s["budget_cny"], lang), workload=workload, model=r["model"],
+    out.add(say("budget_intro", lang, budget=budget_text(r, lang, money), workload=workload, model=r["model"],
                 n=best["n_gpus"], gpu=best["gpu"]))
     lines = []
     for label, o in chosen:
@@ -150,6 +149,7 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
                          time=pick_time(o, lang)))
     out.add("\n".join(dict.fromkeys(lines)))
     out.add(say("budget_note", lang))
+    out.add(assumptions_block(r["assumptions"], lang, ("method", "tokens", "fx_cny_per_usd")))
 
 
 def power(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:

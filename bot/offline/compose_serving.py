@@ -15,7 +15,7 @@ from bot.offline.render import (
     money,
 )
 from bot.offline.shortlist import pick_gpu, picks, sourcing_args
-from bot.offline.toolargs import assumed, serving_args
+from bot.offline.toolargs import assumed, budget_args, budget_text, serving_args
 from bot.toolbox import ToolRun
 
 
@@ -107,9 +107,10 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     """A serving shortlist for a model at a concurrency and context (one month of rent as the cost)."""
     lang = out.lang
     args: dict[str, Any] = {"model": s["model"], "workload": "infer"}
-    args.update({k: s[k] for k in ("batch", "context_len", "budget_cny") if s.get(k)})
+    args.update({k: s[k] for k in ("batch", "context_len") if s.get(k)})
+    args.update(budget_args(s))
     # "预算 30 万买卡部署 7B", "能跑 70B 的方案，预算 50 万": a budget is for cards unless renting is said
-    buying = bool(s.get("budget_cny")) and (bool(BUY.search(p.text)) or not RENT.search(p.text))
+    buying = bool(budget_args(s)) and (bool(BUY.search(p.text)) or not RENT.search(p.text))
     if buying:
         args["pricing"] = "buy"
     r = run("recommend_gpus", {**args, **sourcing_args(s)})
@@ -121,7 +122,7 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     ctx = next((a["value"] for a in r["assumptions"] if a["key"] == "context_len"), s.get("context_len") or 4096)
     out.add(say("serving_recommend_buy_intro" if buying else "serving_recommend_intro", lang, model=r["model"],
                 batch=batch, ctx=f"{ctx:,}", n=best["n_gpus"], gpu=best["gpu"],
-                budget=money(s["budget_cny"], lang) if buying else ""))
+                budget=budget_text(r, lang, money) if buying else ""))
     lines = []
     for label, o in chosen:
         cost = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)
@@ -131,4 +132,4 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     out.add("\n".join(dict.fromkeys(lines)))
     if buying:
         out.add(say("budget_note", lang))
-    out.add(assumptions_block(r["assumptions"], lang, ("pricing", "batch", "context_len", "precision")))
+    out.add(assumptions_block(r["assumptions"], lang, ("pricing", "batch", "context_len", "precision", "fx_cny_per_usd")))

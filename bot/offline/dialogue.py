@@ -15,7 +15,7 @@ from bot.offline.question import ParsedQuestion
 
 #: slots a question can give, in the planner's names (what a frame is made of)
 SLOTS = ("model", "gpu", "gpus", "n_gpus", "method", "workload", "precision", "tokens", "seq_len", "batch",
-         "context_len", "budget_cny", "hours_per_day", "months", "zero_stage", "price_cny_per_hour", "china_only",
+         "context_len", "budget_cny", "budget_usd", "hours_per_day", "months", "zero_stage", "price_cny_per_hour", "china_only",
          "domestic_only", "gpu_hours", "hours", "deadline_hours", "purchase_price_cny", "offload", "micro_batch",
          "grad_checkpointing", "currency", "electricity_cny_per_kwh", "pue", "servers_per_rack", "rack_limit_kw")
 #: an edit confident enough to start a new frame must be this sure of its own intent
@@ -36,6 +36,7 @@ LABELS = {
     "precision": ("精度", "precision"), "tokens": ("数据量", "tokens"), "seq_len": ("序列长度", "sequence length"),
     "context_len": ("上下文", "context"), "batch": ("并发", "concurrency"), "hours_per_day": ("每天使用", "hours a day"),
     "months": ("时长", "months"), "zero_stage": ("ZeRO 阶段", "ZeRO stage"), "budget_cny": ("预算", "budget"),
+    "budget_usd": ("预算（美元）", "budget (USD)"),
     "price_cny_per_hour": ("每卡时价格", "price per GPU-hour"), "gpu_hours": ("卡时", "GPU-hours"),
     "hours": ("时长（小时）", "hours"), "offload": ("卸载", "offload"), "micro_batch": ("micro batch", "micro batch"),
     "grad_checkpointing": ("梯度检查点", "gradient checkpointing"), "workload": ("任务", "workload"),
@@ -61,6 +62,7 @@ def slots_of(p: ParsedQuestion) -> dict[str, Any]:
         "batch": p.batch or p.concurrency,
         "context_len": p.context_len,
         "budget_cny": p.budget_cny,
+        "budget_usd": p.budget_amount if p.budget_currency == "USD" else None,
         "hours_per_day": p.hours_per_day,
         "months": p.months,
         "zero_stage": p.zero_stage,

@@ -21,7 +21,8 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
     """Slot facts the classifier cannot see well: two cards and a replacement word, a price stated as fact."""
     if intent in ("train_memory", "zero_states") and slots.get("workload") == "infer" and not slots.get("method"):
         return "fit"  # "用 vllm 部署 qwen3-30b-a3b 需要多少显存": serving memory, not training states
-    if intent in ("fit", "min_gpus") and slots.get("budget_cny") and not p.gpus and slots.get("model"):
+    budget = slots.get("budget_cny") or slots.get("budget_usd")
+    if intent in ("fit", "min_gpus") and budget and not p.gpus and slots.get("model"):
         # "客户要一个能跑 70B 推理的方案，预算 50 万": a budget and no card is a request for a shortlist
         return "recommend_serving" if slots.get("workload") == "infer" else "recommend"
     if intent == "compare" and slots.get("domestic_only"):
@@ -41,7 +42,7 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
     if intent in ("recommend", "build_budget") and (slots.get("workload") == "infer" or p.concurrency) \
             and slots.get("model"):
         return "recommend_serving"
-    if intent == "recommend" and slots.get("budget_cny") and not slots.get("model") and re.search(
+    if intent == "recommend" and budget and not slots.get("model") and re.search(
             r"买|采购|搭|buy|purchase|build", p.text, re.I):
         return "build_budget"
     if intent == "speed" and p.concurrency and slots.get("model") and re.search(r"最多|最大|max|how many|多少路|多少人|几路",

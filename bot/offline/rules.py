@@ -128,7 +128,8 @@ class RulesPlanner:
             defaulted["workload"] = "infer"
         slots.update(defaulted)
         # a name we do not know is never replaced by a default card or model: it is said, with the closest
-        missing = [k for k in (*f.needs, *sorted(unknown & set(f.defaults))) if slots.get(k) in (None, [])]
+        missing = [k for k in (*f.needs, *sorted(unknown & set(f.defaults)))
+                   if slots.get(k) in (None, []) and not (k == "budget_cny" and slots.get("budget_usd"))]
         shown = len(out.blocks)
         if missing and (p.unknown_gpus or p.unknown_models):
             answers.unknown_names(p, run, out)  # say which names we do not know, with the closest ones

@@ -331,3 +331,16 @@ def test_domestic_keeps_only_chinese_made_cards():
     dropped = {d["gpu"]: d["reason"] for d in r["dropped"]}
     assert dropped.get("NVIDIA H20 96GB") == "not_domestic"
     assert r["domestic"] is True
+
+
+def test_a_dollar_budget_is_held_in_yuan_at_the_rate_it_states():
+    r = tools.call("recommend_gpus", {"model": "70B", "workload": "infer", "budget_usd": 200_000, "pricing": "buy"})
+    fx = next(a for a in r["assumptions"] if a["key"] == "fx_cny_per_usd")
+    assert r["budget_usd"] == 200_000 and r["budget_cny"] == pytest.approx(200_000 * fx["value"])
+    assert all(o["total_cny"] <= r["budget_cny"] for o in r["options"] if o["total_cny"] is not None)
+    mine = tools.call("recommend_gpus", {"model": "70B", "workload": "infer", "budget_usd": 200_000,
+                                         "pricing": "buy", "fx_cny_per_usd": 7.0})
+    assert mine["budget_cny"] == 1_400_000
+    with pytest.raises(InvalidInput) as err:
+        tools.call("recommend_gpus", {"model": "7B", "workload": "infer", "budget_usd": 1, "budget_cny": 1})
+    assert err.value.field == "budget_usd"

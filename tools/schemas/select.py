@@ -35,6 +35,10 @@ class RecommendInput(ToolInput):
         None, gt=0, description="Budget in 元: the run's rental cost (train/finetune), one month of rent (infer), or the "
         "cards' purchase price (pricing=buy). Omitted: no budget filter."
     )
+    budget_usd: float | None = Field(
+        None, gt=0, description="The budget in US dollars instead of budget_cny: converted at fx_cny_per_usd."
+    )
+    fx_cny_per_usd: float | None = Field(None, gt=0, le=100, description="元 per US dollar; omitted: the TCO default.")
     deadline_hours: float | None = Field(
         None, gt=0, description="Wall-clock hours the run must finish within (train/finetune). Omitted: no deadline."
     )
@@ -76,6 +80,13 @@ class RecommendInput(ToolInput):
             )
         return value
 
+    @model_validator(mode="after")
+    def _one_budget(self):
+        if self.budget_cny is not None and self.budget_usd is not None:
+            raise InvalidInput("Give the budget once: in 元 (budget_cny) or in US dollars (budget_usd), not both.",
+                               "预算请只给一种：人民币（budget_cny）或美元（budget_usd），不要同时给。", field="budget_usd")
+        return self
+
     @field_validator("deadline_hours", mode="before")
     @classmethod
     def _deadline(cls, value):
@@ -90,7 +101,10 @@ class RecommendInput(ToolInput):
     @classmethod
     def schema_rules(cls) -> dict[str, Any]:
         return {"workload": when("workload", ["train", "finetune"], {
-            "required": ["tokens"], "properties": {"tokens": {"not": {"type": "null"}}}})}
+                    "required": ["tokens"], "properties": {"tokens": {"not": {"type": "null"}}}}),
+                # one budget: a dollar budget leaves budget_cny out (or null)
+                "budget_usd": {"if": {"properties": {"budget_usd": {"type": "number"}}, "required": ["budget_usd"]},
+                               "then": {"properties": {"budget_cny": {"type": "null"}}}}}
 
     @model_validator(mode="after")
     def _tokens_for_training(self) -> RecommendInput:
@@ -165,6 +179,7 @@ class RecommendOutput(ToolOutput):
     pricing: Pricing
     cost_basis: str = Field(description="What total_cny means for this workload and pricing.")
     budget_cny: float | None
+    budget_usd: float | None = None  # the budget as given, when in US dollars (budget_cny is its conversion)
     deadline_hours: float | None
     china_available: bool | None
     domestic: bool | None = None

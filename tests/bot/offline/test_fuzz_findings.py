@@ -169,3 +169,11 @@ def test_a_data_set_given_as_samples_length_and_epochs_is_timed_on_their_product
     assert call.input["tokens"] == 50_000 * 2048 * 3
     assert "50,000 条 × 每条 2,048 token × 3 轮 = 307.2M token" in trace.answer and "1B token" not in trace.answer
     assert trace.ungrounded == []
+
+
+def test_a_dollar_budget_is_used_not_dropped(advisor):
+    """"Our budget is $200k…" was answered with a month of rent and no budget: budget_cny is 元 only."""
+    trace = advisor.ask("Our budget is $200k for an inference cluster serving 70B models, what should we buy?")
+    call = next(c for c in trace.tool_calls if c.tool == "recommend_gpus")
+    assert call.input["budget_usd"] == 200_000 and call.input["pricing"] == "buy"
+    assert "$200,000 (about 1,420,000 CNY)" in trace.answer and trace.ungrounded == []
