@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from bot.offline import relevance
@@ -13,13 +14,15 @@ from bot.offline.parse import ParsedQuestion
 from bot.offline.phrases import say
 from bot.offline.render import (
     Out,
+    count,
+    duration,
     excerpt,
     gb,
     method_label,
     money,
 )
 from bot.offline.shortlist import pick_gpu, pick_time, picks, sourcing_args
-from bot.offline.toolargs import assumed, budget_args, is_inference, serving_args
+from bot.offline.toolargs import assumed, budget_args, is_inference, n_of, serving_args
 from bot.toolbox import ToolRun
 from tools.catalog import get_gpu, gpus
 from tools.errors import AdvisorError
@@ -45,9 +48,39 @@ def compare(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> Non
     out.add("\n".join(lines))
     if s.get("model"):
         for name in names[:3]:
-            fit_line(s, name, run, out)
+            if _SPEED_WORDS.search(p.text):  # "训练 70B 速度差多少": the job itself timed on each card
+                job_line(s, name, run, out)
+            else:
+                fit_line(s, name, run, out)
     if any(get_gpu(n).vendor != "nvidia" for n in names):
         out.add(say("replace_note", lang))
+
+
+_SPEED_WORDS = re.compile(r"速度|快|慢|多久|耗时|吞吐|token/s|tokens?/s|speed|faster|slower|how long|throughput", re.I)
+
+
+def job_line(s: dict[str, Any], gpu: str, run: ToolRun, out: Out) -> None:
+    """The question's job on one card of a comparison: decode speed on the fewest cards that hold the model when
+    serving, else the training time on the question's count (8 by default) and tokens (1B by default)."""
+    lang = out.lang
+    if is_inference(s):
+        args = {**serving_args(s), "gpu": gpu}
+        f = run("fit_inference", args)
+        if not f["fits"] and f["min_gpus"] and not s.get("n_gpus"):
+            args["n_gpus"] = f["min_gpus"]
+        elif not f["fits"]:
+            fit_line(s, gpu, run, out)
+            return
+        r = run("inference_speed", args)
+        out.add(say("compare_speed_line", lang, n=r["n_gpus"], gpu=r["gpu"], model=r["model"], precision=r["precision"],
+                    decode=f"{r['decode_tokens_per_s']:,.1f}", total=f"{r['total_tokens_per_s']:,.0f}"))
+        return
+    method = s.get("method") or ("lora" if s.get("workload") == "finetune" else "full")  # as the time answer
+    t = run("training_time", {"model": s["model"], "gpu": gpu, "n_gpus": n_of(s, 8),
+                              "tokens": int(s.get("tokens") or 1_000_000_000), "method": method})
+    out.add(say("compare_time_line", lang, n=t["n_gpus"], gpu=t["gpu"], model=t["model"], tokens=count(t["tokens"]),
+                method_label=method_label(method, lang), time=duration(t["hours"], lang),
+                low=duration(t["hours_low"], lang), high=duration(t["hours_high"], lang)))
 
 
 def fit_line(s: dict[str, Any], gpu: str, run: ToolRun, out: Out) -> None:
@@ -56,6 +89,10 @@ def fit_line(s: dict[str, Any], gpu: str, run: ToolRun, out: Out) -> None:
     lang = out.lang
     if is_inference(s):
         f = run("fit_inference", {**serving_args(s), "gpu": gpu})
+        if not f["fits"] and f["min_gpus"] and not s.get("n_gpus"):  # a big model: how many of this card it takes
+            out.add(say("replace_fit_infer_min", lang, model=f["model"], precision=assumed(f, "precision"),
+                        gpu=f["gpu"], n=f["min_gpus"]))
+            return
         out.add(say("replace_fit_infer", lang, model=f["model"], precision=assumed(f, "precision"), n=f["n_gpus"],
                     gpu=f["gpu"], verdict=say("yes_fits" if f["fits"] else "no_fits", lang), need=gb(f["per_gpu_gb"]),
                     usable=gb(f["usable_gb"])))

@@ -25,6 +25,8 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
     if intent in ("fit", "min_gpus") and budget and not p.gpus and slots.get("model"):
         # "客户要一个能跑 70B 推理的方案，预算 50 万": a budget and no card is a request for a shortlist
         return "recommend_serving" if slots.get("workload") == "infer" else "recommend"
+    if intent in ("fit", "min_gpus") and slots.get("domestic_only") and not p.gpus and slots.get("model"):
+        return "domestic"  # "国产卡能跑 deepseek 满血版吗": the Chinese-made cards, each with the model's fit
     if intent == "compare" and slots.get("domestic_only"):
         return "domestic"
     if intent in ("fit", "min_gpus", "specs", "knowledge") and len(p.gpus) + len(p.unknown_gpus) >= 2 \

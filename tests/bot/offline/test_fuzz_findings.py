@@ -177,3 +177,20 @@ def test_a_dollar_budget_is_used_not_dropped(advisor):
     call = next(c for c in trace.tool_calls if c.tool == "recommend_gpus")
     assert call.input["budget_usd"] == 200_000 and call.input["pricing"] == "buy"
     assert "$200,000 (about 1,420,000 CNY)" in trace.answer and trace.ungrounded == []
+
+
+def test_a_speed_comparison_times_the_job_on_each_card(advisor):
+    """"A800 和 H800 训练 70B 速度差多少" got a spec table and memory fits; it now times the job on each card."""
+    trace = advisor.ask("A800 和 H800 集群训练 70B 速度差多少")
+    times = [c for c in trace.tool_calls if c.tool == "training_time"]
+    assert {c.input["gpu"] for c in times} == {"a800-sxm4-80gb", "h800-sxm5-80gb"} and trace.ungrounded == []
+    served = advisor.ask("H200 比 H100 推理 70B 快多少")
+    speeds = [c for c in served.tool_calls if c.tool == "inference_speed"]
+    assert len(speeds) == 2 and all(f"{c.output['decode_tokens_per_s']:,.1f} token/s" in served.answer for c in speeds)
+
+
+def test_can_chinese_cards_run_a_model_lists_each_card_with_the_count_it_takes(advisor):
+    trace = advisor.ask("国产卡能跑 deepseek 满血版吗")
+    fits = [c for c in trace.tool_calls if c.tool == "fit_inference"]
+    assert fits and all(c.input["model"] == "deepseek-r1" for c in fits)
+    assert any(f"至少需要 {c.output['min_gpus']} 张" in trace.answer for c in fits if c.output["min_gpus"])
