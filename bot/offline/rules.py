@@ -155,10 +155,10 @@ class RulesPlanner:
                 out.add(note)
                 offered["planner_defaults"] = dict(defaulted)
         if p.tokens_from and slots.get("tokens") == p.tokens:  # the product the question implies, said once
-            f = p.tokens_from
-            out.add(say("tokens_from", lang, samples=f"{f['samples']:,.0f}", length=f"{f['tokens_per_sample']:,.0f}",
-                        epochs=f"{f['epochs']:g}", tokens=count(p.tokens)))
-            offered["question_tokens"] = {**f, "tokens": p.tokens}
+            parts = p.tokens_from
+            out.add(say("tokens_from", lang, samples=f"{parts['samples']:,.0f}",
+                        length=f"{parts['tokens_per_sample']:,.0f}", epochs=f"{parts['epochs']:g}", tokens=count(p.tokens)))
+            offered["question_tokens"] = {**parts, "tokens": p.tokens}
         self._answer(intent, slots, p, run, out, offered)
         for extra in p.intents[1:]:
             if extra in COVERS.get(intent, ()) or extra == intent:
