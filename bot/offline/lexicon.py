@@ -60,7 +60,7 @@ CUE_GROUPS: tuple[tuple[str, str], ...] = (
     ("train", r"训练|训|微调|fine-?tun|\bsft\b|lora|全参|pretrain|预训练|\btrain"),
     ("availability", r"(?:能|可以|还能|还可以|能不能|可不可以)(?:正常)?(?:买|采购|购买|拿货|进口|进货)|买得到|买不到|买得着|买不着|好买吗|好不好买|能买吗|有货|没货|货源|现货|交期|供货|到货|禁运|禁售|出口管制|管制|限制出口|被禁|被限|合规|实体清单|许可证|\blicen[cs]e|export (?:control|restriction|ban)|embargo|\brestricted\b|\bbanned\b|(?:buy|get|purchase|import|order|source)(?: (?:it|them|one|an?|the))?(?: \w+)? in china|available in china|(?:still )?(?:available|allowed|legal) (?:to (?:buy|import) )?in (?:mainland )?china|lead time|in stock"),
     ("specs", r"规格|参数表|\bspecs?\b|datasheet|带宽|bandwidth|算力|tflops|显存多大|多大显存|有多少显存|显存是多少|how much (?:memory|vram) does|tell me about|介绍一下"),
-    ("power", r"功耗|功率|电费|用电|度电|耗电|供电|kwh|\bkw\b|千瓦|机柜|rack|power|electricity|\bpue\b|散热|watts?"),
+    ("power", r"功耗|功率|电费|用电|度电|耗电|供电|多少电|电量|电力|kwh|\bkw\b|千瓦|机柜|rack|power|electricity|\bpue\b|散热|watts?"),
     ("weights", r"权重|weights?\b|模型文件|模型大小|checkpoint (?:size|file)|文件多大|硬盘|磁盘|disk|download|下载|model size|size of the model"),
     ("kv", r"\bkv\b|kv[ _-]?cache|kv缓存|kv 缓存|缓存"),
     ("per_token", r"每个? ?token|per token|每 token|per request|每条请求|一条请求|每个请求"),

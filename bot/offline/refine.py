@@ -33,7 +33,9 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
             and _REPLACE.search(p.text):
         return "compare"  # "910B 能替代 A100 做 7B 的 LoRA 吗": the comparison runs the fit on each card
     stated = any(f.unit == "CNY" and f.kind == "price" for f in p.user_figures)
-    if p.gpus and not p.models and intent not in ("build_budget", "rent_vs_buy", "recommend", "cost") and (
+    # a card's price stated as fact is checked, unless the figure is a budget to spend ("买" words) or a rent
+    hardware = intent in ("build_budget", "recommend") and BUY.search(p.text)
+    if p.gpus and not p.models and not hardware and intent not in ("rent_vs_buy", "cost") and (
             stated or ((p.budget_cny or p.purchase_price_cny) and _CLAIM.search(p.text))):
         return "price"  # "H100 只要 1000 元", "确认一下 H100 是不是 1000 元一张": checked against the catalog
     if intent == "cost" and p.tokens and not slots.get("model") and not (
@@ -44,9 +46,9 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
     if intent in ("recommend", "build_budget") and (slots.get("workload") == "infer" or p.concurrency) \
             and slots.get("model"):
         return "recommend_serving"
-    if intent == "recommend" and budget and not slots.get("model") and re.search(
+    if intent == "recommend" and budget and slots.get("workload") != "infer" and re.search(
             r"买|采购|搭|buy|purchase|build", p.text, re.I):
-        return "build_budget"
+        return "build_budget"  # a budget to buy cards with, with or without the model named
     if intent == "speed" and p.concurrency and slots.get("model") and re.search(r"最多|最大|max|how many|多少路|多少人|几路",
                                                                                 p.text, re.I):
         return "serving_capacity"
