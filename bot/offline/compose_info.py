@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
 from bot.offline import relevance
 from bot.offline.assumptions import assumptions_block
 from bot.offline.compose_money import _PRICE_WORDS, price_ranges
+from bot.offline.compose_serving import fewest_that_hold
 from bot.offline.frames import DEFAULT_GPU
 from bot.offline.parse import ParsedQuestion
 from bot.offline.phrases import say
@@ -21,7 +21,7 @@ from bot.offline.render import (
     method_label,
     money,
 )
-from bot.offline.shortlist import pick_gpu, pick_time, picks, sourcing_args
+from bot.offline.shortlist import pick_gpu, pick_time, picks, sourcing_args, spec_distance
 from bot.offline.toolargs import assumed, budget_args, is_inference, n_of, serving_args
 from bot.toolbox import ToolRun
 from tools.catalog import get_gpu, gpus
@@ -65,11 +65,9 @@ def job_line(s: dict[str, Any], gpu: str, run: ToolRun, out: Out) -> None:
     lang = out.lang
     if is_inference(s):
         args = {**serving_args(s), "gpu": gpu}
-        f = run("fit_inference", args)
-        if not f["fits"] and f["min_gpus"] and not s.get("n_gpus"):
-            args["n_gpus"] = f["min_gpus"]
-        elif not f["fits"]:
-            fit_line(s, gpu, run, out)
+        f, _ = fewest_that_hold(args, s, run)
+        if not f["fits"]:  # the count the question gave cannot hold it
+            _served_line(f, out)
             return
         r = run("inference_speed", args)
         out.add(say("compare_speed_line", lang, n=r["n_gpus"], gpu=r["gpu"], model=r["model"], precision=r["precision"],
@@ -92,15 +90,21 @@ def fit_line(s: dict[str, Any], gpu: str, run: ToolRun, out: Out) -> None:
         if not f["fits"] and f["min_gpus"] and not s.get("n_gpus"):  # a big model: how many of this card it takes
             out.add(say("replace_fit_infer_min", lang, model=f["model"], precision=assumed(f, "precision"),
                         gpu=f["gpu"], n=f["min_gpus"]))
-            return
-        out.add(say("replace_fit_infer", lang, model=f["model"], precision=assumed(f, "precision"), n=f["n_gpus"],
-                    gpu=f["gpu"], verdict=say("yes_fits" if f["fits"] else "no_fits", lang), need=gb(f["per_gpu_gb"]),
-                    usable=gb(f["usable_gb"])))
+        else:
+            _served_line(f, out)
         return
     method = s.get("method") or "lora"
     f = run("fit_training", {"model": s["model"], "gpu": gpu, "method": method, "grad_checkpointing": True})
     out.add(say("replace_fit", lang, model=f["model"], method_label=method_label(method, lang), gpu=f["gpu"],
                 verdict=say("yes_fits" if f["fits"] else "no_fits", lang), need=gb(f["per_gpu_gb"]),
+                usable=gb(f["usable_gb"])))
+
+
+def _served_line(f: dict[str, Any], out: Out) -> None:
+    """A fit_inference output as one line of a comparison: fits or not, per-GPU need against usable."""
+    lang = out.lang
+    out.add(say("replace_fit_infer", lang, model=f["model"], precision=assumed(f, "precision"), n=f["n_gpus"],
+                gpu=f["gpu"], verdict=say("yes_fits" if f["fits"] else "no_fits", lang), need=gb(f["per_gpu_gb"]),
                 usable=gb(f["usable_gb"])))
 
 
@@ -121,9 +125,14 @@ def _spec_table(rows: list[dict[str, Any]], lang: str) -> str:
     return "\n".join(lines)
 
 
+def _named_cards(s: dict[str, Any]) -> list[str]:
+    """The cards the frame names, once each, in the order given."""
+    return list(dict.fromkeys(s.get("gpus") or ([s["gpu"]] if s.get("gpu") else [])))
+
+
 def specs(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
-    names = list(dict.fromkeys(s.get("gpus") or ([s["gpu"]] if s.get("gpu") else [])))
+    names = _named_cards(s)
     if not names:
         knowledge(s, p, run, out)
         return
@@ -150,7 +159,7 @@ def availability(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
     """Can the card be bought in mainland China: the catalog's status and note, its price when on file, and for a
     restricted card the cards that can be bought and come closest in memory and compute."""
     lang = out.lang
-    names = list(dict.fromkeys(s.get("gpus") or ([s["gpu"]] if s.get("gpu") else [])))
+    names = _named_cards(s)
     restricted: list[dict[str, Any]] = []
     for name in names[:4]:
         r = run("gpu_specs", {"gpu": name})
@@ -172,16 +181,10 @@ def availability(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
 def _nearest_available(r: dict[str, Any], n: int = 3) -> list[str]:
     """Cards sold in mainland China closest to `r` in memory and dense 16-bit compute (log distance), newest first
     among equals; cards without either figure are left out."""
-    me = (r["memory_gb"] or 0, r["bf16_tflops"] or r["fp16_tflops"] or 0)
-    if not all(me):
+    if not (r["memory_gb"] and (r["bf16_tflops"] or r["fp16_tflops"])):
         return []
-    scored = []
-    for g in gpus():
-        tf = g.bf16_tflops or g.fp16_tflops
-        if g.id == r["id"] or not g.china.available or not (g.memory_gb and tf):
-            continue
-        distance = abs(math.log(g.memory_gb / me[0])) + abs(math.log(tf / me[1]))
-        scored.append((round(distance, 6), -(g.launch_year or 0), g.id))
+    scored = [(round(spec_distance(r, g), 6), -(g.launch_year or 0), g.id) for g in gpus()
+              if g.id != r["id"] and g.china.available and g.memory_gb and (g.bf16_tflops or g.fp16_tflops)]
     return [gid for _, _, gid in sorted(scored)[:n]]
 
 

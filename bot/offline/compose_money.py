@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
@@ -18,7 +17,7 @@ from bot.offline.render import (
     num,
     rate,
 )
-from bot.offline.shortlist import pick_gpu, pick_time, picks, sourcing_args
+from bot.offline.shortlist import pick_gpu, pick_time, picks, sourcing_args, spec_distance
 from bot.offline.toolargs import assumed, budget_args, budget_text, n_of, short_source
 from bot.toolbox import ToolRun
 from tools.catalog import gpus
@@ -100,17 +99,7 @@ def price_ranges(gpu: str, run: ToolRun, out: Out, claim: str | None = None) -> 
 def _no_price(r: dict[str, Any], run: ToolRun, out: Out) -> None:
     """No price on file: say so, say what we know, and give the priced cards closest in memory and compute."""
     lang = out.lang
-    me = (r["memory_gb"] or 0, r["bf16_tflops"] or r["fp16_tflops"] or 0)
-    priced = []
-    for g in gpus():
-        if g.id == r["id"]:
-            continue
-        quotes = prices_for(g)
-        if quotes is None:
-            continue
-        mem, tf = g.memory_gb or 0, g.bf16_tflops or g.fp16_tflops or 0
-        distance = abs(math.log((mem or 1) / (me[0] or 1))) + abs(math.log((tf or 1) / (me[1] or 1)))
-        priced.append((distance, g.id))
+    priced = [(spec_distance(r, g), g.id) for g in gpus() if g.id != r["id"] and prices_for(g) is not None]
     near = []
     for _, gid in sorted(priced)[:2]:
         q = run("gpu_specs", {"gpu": gid})
@@ -140,7 +129,7 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
     if not chosen:
         return
     best = chosen[-1][1]
-    out.add(say("budget_intro", lang, budget=budget_text(r, lang, money), workload=workload, model=r["model"],
+    out.add(say("budget_intro", lang, budget=budget_text(r, lang), workload=workload, model=r["model"],
                 n=best["n_gpus"], gpu=best["gpu"]))
     lines = []
     for label, o in chosen:

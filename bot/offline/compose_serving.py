@@ -56,14 +56,21 @@ _LOWER_PRECISIONS = {"fp32": ("bf16", "int8", "int4"), "bf16": ("int8", "int4"),
                      "fp8": ("int4",), "int8": ("int4",)}
 
 
+def fewest_that_hold(args: dict[str, Any], s: dict[str, Any], run: ToolRun) -> tuple[dict[str, Any], bool]:
+    """fit_inference of `args`; when the question gave no count and the model does not fit, again on the fewest
+    cards that hold it (`args["n_gpus"]` is updated). Returns the fit and whether the count was raised."""
+    fit = run("fit_inference", args)
+    if not fit["fits"] and not s.get("n_gpus") and fit["min_gpus"]:
+        args["n_gpus"] = fit["min_gpus"]
+        return run("fit_inference", args), True
+    return fit, False
+
+
 def speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
     args = serving_args(s)
-    fit = run("fit_inference", args)
-    if not fit["fits"] and not s.get("n_gpus") and fit["min_gpus"]:
-        # no count given: the speed on the fewest cards that hold the model, said up front
-        args["n_gpus"] = fit["min_gpus"]
-        fit = run("fit_inference", args)
+    fit, raised = fewest_that_hold(args, s, run)
+    if raised:  # no count given: the speed on the fewest cards that hold the model, said up front
         out.add(say("speed_on_min_gpus", lang, gpu=fit["gpu"], model=fit["model"], n=fit["n_gpus"]))
     if not fit["fits"]:
         fit_infer({**s, "workload": "infer"}, run, out)
@@ -122,7 +129,7 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     ctx = next((a["value"] for a in r["assumptions"] if a["key"] == "context_len"), s.get("context_len") or 4096)
     out.add(say("serving_recommend_buy_intro" if buying else "serving_recommend_intro", lang, model=r["model"],
                 batch=batch, ctx=f"{ctx:,}", n=best["n_gpus"], gpu=best["gpu"],
-                budget=budget_text(r, lang, money) if buying else ""))
+                budget=budget_text(r, lang) if buying else ""))
     lines = []
     for label, o in chosen:
         cost = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)

@@ -100,9 +100,8 @@ def time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         t = _count_for_deadline(args, t, s["deadline_hours"], p, run, out)
         n = args["n_gpus"] = t["n_gpus"]
     elif s.get("deadline_hours"):  # a count was given: say whether it makes the deadline
-        said = (p.mentions.get("deadline_days") or p.mentions.get("deadline_hours") or [""])[0]
-        out.add(say("deadline_met" if t["hours"] <= s["deadline_hours"] else "deadline_missed", lang, deadline=said,
-                    n=t["n_gpus"], gpu=t["gpu"]))
+        out.add(say("deadline_met" if t["hours"] <= s["deadline_hours"] else "deadline_missed", lang,
+                    deadline=_deadline_words(p), n=t["n_gpus"], gpu=t["gpu"]))
     out.add(say("time_verdict", lang, time=duration(t["hours"], lang), low=duration(t["hours_low"], lang),
                 high=duration(t["hours_high"], lang), n=t["n_gpus"], gpu=t["gpu"], method_label=method_label(method, lang),
                 model=t["model"], tokens=count(t["tokens"]), flops=f"{t['total_flops']:.2e}"))
@@ -116,6 +115,11 @@ def time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     out.add(assumptions_block(t["assumptions"], lang, ("model_architecture", "mfu", "seq_len", "nodes_fabric")))
 
 
+def _deadline_words(p: ParsedQuestion) -> str:
+    """The deadline as the user wrote it ("三个月内", "within 30 days"): repeated, never converted."""
+    return (p.mentions.get("deadline_days") or p.mentions.get("deadline_hours") or [""])[0]
+
+
 #: counts tried for a deadline: whole 8-GPU nodes, doubling
 DEADLINE_COUNTS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 
@@ -125,7 +129,7 @@ def _count_for_deadline(args: dict[str, Any], first: dict[str, Any], deadline_h:
     """"三个月内训完要几张": the run timed on doubling counts of whole nodes until it ends within the deadline
     (the estimate's middle); says the count and the one below it. Returns the timing the answer then uses."""
     lang = out.lang
-    said = (p.mentions.get("deadline_days") or p.mentions.get("deadline_hours") or [""])[0]
+    said = _deadline_words(p)
     previous = first
     for n in DEADLINE_COUNTS:
         if n <= first["n_gpus"]:

@@ -3,6 +3,7 @@ arguments for `recommend_gpus`, its picks with their labels, and how a pick's sp
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from bot.offline.phrases import say
@@ -29,6 +30,13 @@ def picks(r: dict[str, Any], out: Out) -> list[tuple[str, dict[str, Any]]]:
         reason = "; ".join(d[f"reason_{out.lang}"] for d in r.get("dropped", [])[:3]) or "—"
         out.add(say("recommend_none", out.lang, reason=reason))
     return found
+
+
+def spec_distance(r: dict[str, Any], g: Any) -> float:
+    """How far catalog card `g` is from the card `r` (a gpu_specs output) in memory and dense 16-bit compute: the
+    sum of the two absolute log ratios, a missing figure counting as 1."""
+    mem, tf = r["memory_gb"] or 1, r["bf16_tflops"] or r["fp16_tflops"] or 1
+    return abs(math.log((g.memory_gb or 1) / mem)) + abs(math.log((g.bf16_tflops or g.fp16_tflops or 1) / tf))
 
 
 def pick_gpu(o: dict[str, Any], lang: str) -> str:

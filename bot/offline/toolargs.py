@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.offline.render import money
+
 
 def budget_args(s: dict[str, Any]) -> dict[str, Any]:
     """The budget as recommend_gpus takes it: in 元, or in US dollars (the tool converts, at a rate it states)."""
@@ -12,7 +14,7 @@ def budget_args(s: dict[str, Any]) -> dict[str, Any]:
     return {"budget_usd": s["budget_usd"]} if s.get("budget_usd") else {}
 
 
-def budget_text(r: dict[str, Any], lang: str, money: Any) -> str:
+def budget_text(r: dict[str, Any], lang: str) -> str:
     """The budget a recommend_gpus output was held to, as the user gave it ("$200,000 (1,420,000 元)")."""
     if r.get("budget_usd"):
         return f"${r['budget_usd']:,.0f}（约 {money(r['budget_cny'], lang)}）" if lang == "zh" else \
