@@ -246,6 +246,10 @@ class Store:
     def close(self) -> None:
         self.engine.dispose()
 
+    def _insert(self, table: Table):
+        """An INSERT of the backend's own dialect, so `on_conflict_do_*` makes it an upsert on SQLite and PostgreSQL."""
+        return (sqlite_insert if self.engine.dialect.name == "sqlite" else pg_insert)(table)
+
     def ping(self) -> bool:
         with self.engine.connect() as conn:
             conn.execute(select(1))
@@ -257,9 +261,8 @@ class Store:
                          owner: str = LOCAL_OWNER) -> str:
         cid = conversation_id or uuid.uuid4().hex
         now = _now()
-        dialect = sqlite_insert if self.engine.dialect.name == "sqlite" else pg_insert
         with self.engine.begin() as conn:  # one statement: two first messages of a chat at once both succeed
-            conn.execute(dialect(conversations).values(id=cid, channel=channel, owner=owner, created_at=now,
+            conn.execute(self._insert(conversations).values(id=cid, channel=channel, owner=owner, created_at=now,
                                                        updated_at=now).on_conflict_do_nothing(index_elements=[conversations.c.id]))
         return cid
 
@@ -296,8 +299,7 @@ class Store:
 
     def _touch(self, conversation_id: str, channel: str, owner: str, now: dt.datetime):
         """Create the conversation or bump its updated_at, in one statement (an upsert on both backends)."""
-        dialect = sqlite_insert if self.engine.dialect.name == "sqlite" else pg_insert
-        stmt = dialect(conversations).values(id=conversation_id, channel=channel, owner=owner, created_at=now,
+        stmt = self._insert(conversations).values(id=conversation_id, channel=channel, owner=owner, created_at=now,
                                              updated_at=now)
         return stmt.on_conflict_do_update(index_elements=[conversations.c.id], set_={"updated_at": now})
 
@@ -354,8 +356,7 @@ class Store:
             row = conn.execute(select(server_secrets.c.value).where(server_secrets.c.name == name)).first()
             if row:
                 return row[0]
-            dialect = sqlite_insert if self.engine.dialect.name == "sqlite" else pg_insert
-            conn.execute(dialect(server_secrets).values(name=name, value=secrets.token_hex(32))
+            conn.execute(self._insert(server_secrets).values(name=name, value=secrets.token_hex(32))
                          .on_conflict_do_nothing(index_elements=[server_secrets.c.name]))
             return conn.execute(select(server_secrets.c.value).where(server_secrets.c.name == name)).scalar_one()
 
