@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -16,18 +15,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from loopback import free_port, stop_process
 
 CONF = Path(__file__).resolve().parents[2] / "deploy" / "nginx.conf"
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(NGINX is None, reason="nginx is not installed; the file is checked by shape only")]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _backend(name: str) -> ThreadingHTTPServer:
@@ -70,7 +64,7 @@ def _backend(name: str) -> ThreadingHTTPServer:
 def proxy(tmp_path_factory) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("nginx")
     backends = [_backend("one"), _backend("two")]
-    port = _free_port()
+    port = free_port()
     replicas = "".join(f"server 127.0.0.1:{b.server_address[1]}; " for b in backends)
     site = CONF.read_text(encoding="utf-8")
     assert site.count("server api:8000;") == 2  # both upstreams name the compose service
@@ -99,8 +93,7 @@ def proxy(tmp_path_factory) -> Iterator[str]:
                 time.sleep(0.1)
         yield base
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop_process(proc, timeout_s=10)
         for b in backends:
             b.shutdown()
             b.server_close()

@@ -15,7 +15,6 @@ import itertools
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from loopback import free_port
 from pg import temp_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
@@ -52,12 +52,6 @@ def _chroma_argv() -> list[str] | None:
     except ImportError:
         return None
     return [sys.executable, "-c", "from chromadb.cli.cli import app; app()"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _redis_answers(url: str) -> bool:
@@ -151,7 +145,7 @@ def topology(tmp_path_factory) -> Iterator[Topology]:
         stack.callback(lambda: [p.stop(signal.SIGKILL if p.name.startswith("worker") else signal.SIGTERM)
                                 for p in reversed(procs.values())])
         env = _base_env(tmp)
-        cport, rport = _free_port(), _free_port()
+        cport, rport = free_port(), free_port()
         procs["chroma"] = _start("chroma", [*chroma, "run", "--path", str(tmp / "chroma"), "--host", "127.0.0.1",
                                             "--port", str(cport)], env, tmp)
         procs["redis"] = _start("redis", [redis_server, "--port", str(rport), "--bind", "127.0.0.1", "--save", "",
@@ -171,7 +165,7 @@ def topology(tmp_path_factory) -> Iterator[Topology]:
         job = subprocess.run([gpu_advisor, "kb", "index", "--json"], env=envs["a"], cwd=tmp, capture_output=True,
                              text=True, timeout=300)
         assert job.returncode == 0, job.stderr[-2000:]
-        ports = {name: _free_port() for name in envs}
+        ports = {name: free_port() for name in envs}
         for name, wenv in envs.items():
             procs[f"worker-{name}"] = _start(f"worker-{name}", [gpu_advisor, "serve", "--port", str(ports[name]),
                                                                 "--log-level", "info"], wenv, tmp)

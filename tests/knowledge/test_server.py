@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from loopback import free_port, stop_process
 
 from knowledge.config import KnowledgeConfig
 from knowledge.errors import IndexUnavailable
@@ -26,18 +26,12 @@ def _chroma_binary() -> str | None:
     return str(local) if local.exists() else shutil.which("chroma")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def chroma_server(tmp_path_factory):
     binary = _chroma_binary()
     if binary is None:
         pytest.skip("the `chroma` command is not installed (it comes with the chromadb package)")
-    port = _free_port()
+    port = free_port()
     path = tmp_path_factory.mktemp("chroma-server")
     log = open(path.parent / "chroma-server.log", "w+")  # closed in the finally below
     proc = subprocess.Popen(
@@ -60,11 +54,7 @@ def chroma_server(tmp_path_factory):
             time.sleep(0.2)
         yield port
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc, timeout_s=10)
         log.close()
 
 
@@ -106,7 +96,7 @@ def test_a_worker_starting_elsewhere_leaves_the_shared_index_alone(chroma_server
 
 
 def test_an_unreachable_server_is_a_clear_error(tmp_path):
-    config = KnowledgeConfig(data_dir=tmp_path, chroma_host="127.0.0.1", chroma_port=_free_port())
+    config = KnowledgeConfig(data_dir=tmp_path, chroma_host="127.0.0.1", chroma_port=free_port())
     with pytest.raises(IndexUnavailable) as err:
         KnowledgeIndex(config).stats()
     assert f"Chroma server at http://127.0.0.1:{config.chroma_port} cannot be used" in err.value.message("en")

@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
+from loopback import stop_process
 
 CLI = Path(sys.executable).with_name("gpu-advisor")
 #: this checkout: the server started here runs its code, even when the interpreter's environment has
@@ -58,12 +59,7 @@ def serve(env: dict[str, str], cwd: Path, port: int, log: Path | None = None,
                 time.sleep(0.2)
             yield api
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc)
 
 
 def _ready(api: str) -> bool:

@@ -79,6 +79,20 @@ def open_widget(page: Page, url: str) -> Frame:
     return panel(page)
 
 
+def throttle(ctx, page: Page, bytes_per_s: int = 3000):
+    """Slow the page's network (Chrome DevTools emulation) so a streamed answer is still arriving; returns a
+    function that sets another rate (None: unthrottled)."""
+    cdp = ctx.new_cdp_session(page)
+    cdp.send("Network.enable")
+
+    def rate(per_s: int | None) -> None:
+        cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 20 if per_s else 0,
+                                                      "downloadThroughput": per_s or -1, "uploadThroughput": -1})
+
+    rate(bytes_per_s)
+    return rate
+
+
 def ask(frame: Frame, text: str) -> None:
     box = frame.locator("#input")
     box.fill(text)
@@ -210,11 +224,7 @@ def test_stop_mid_stream_keeps_the_partial_answer_and_retry_answers(stack, brows
     ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
     page = ctx.new_page()
     frame = open_widget(page, stack.host + "/")
-    cdp = ctx.new_cdp_session(page)
-    cdp.send("Network.enable")
-    # a slow connection (about 3 KB/s) so the answer is still arriving when Stop is pressed
-    cdp.send("Network.emulateNetworkConditions",
-             {"offline": False, "latency": 20, "downloadThroughput": 3000, "uploadThroughput": -1})
+    network = throttle(ctx, page)  # about 3 KB/s: the answer is still arriving when Stop is pressed
     frame.locator("#input").fill("H100 和 A100 比较")
     frame.locator("#input").press("Enter")
     bot = frame.locator(".turn").last.locator(".msg.bot")
@@ -229,8 +239,7 @@ def test_stop_mid_stream_keeps_the_partial_answer_and_retry_answers(stack, brows
     expect(frame.get_by_role("button", name="发送")).to_be_visible()
     partial = bot.locator(".answer").inner_text()
     assert partial and bot.locator("figure.chart").count() == 0  # no final trace arrived
-    cdp.send("Network.emulateNetworkConditions",
-             {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    network(None)
     bot.get_by_role("button", name="重试").click()
     again = frame.locator(".turn").last.locator(".msg.bot")
     expect(again).to_have_attribute("aria-busy", "false", timeout=60_000)
@@ -333,16 +342,12 @@ def test_a_reload_mid_answer_shows_it_stopped_and_asking_from_a_chip_keeps_the_k
     expect(frame.locator("#input")).to_be_focused()
     expect(frame.locator(".turn").last.locator(".msg.bot")).to_have_attribute("aria-busy", "false", timeout=60_000)
 
-    cdp = ctx.new_cdp_session(page)
-    cdp.send("Network.enable")
-    cdp.send("Network.emulateNetworkConditions",
-             {"offline": False, "latency": 20, "downloadThroughput": 3000, "uploadThroughput": -1})
+    network = throttle(ctx, page)  # the answer is still arriving at the reload
     frame.locator("#input").fill("H100 和 A100 比较")
     frame.locator("#input").press("Enter")
     expect(frame.locator(".turn").last.locator(".answer")).not_to_be_empty(timeout=30_000)
     page.reload(wait_until="commit")  # the answer is still arriving
-    cdp.send("Network.emulateNetworkConditions",
-             {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    network(None)
     page.locator(LAUNCHER).click()
     frame = panel(page)
     expect(frame.locator(".turn")).to_have_count(3)
