@@ -3,7 +3,7 @@
     .venv/bin/python bench/advisor.py [--rounds 3] [--cold 5]
 
 Targets: median ≤ 30 ms and p95 ≤ 100 ms per offline answer on this machine (issue 5); cold start ≤ 2 s
-(issue 10). The baseline of the answers is parsing the same questions alone (bot.offline.parse), measured
+(issue 10). The baseline of the answers is parsing the same questions alone (bot.offline.understand.parse), measured
 in the same run.
 
 Cold start is a fresh process running `gpu-advisor ask "…"` to its printed answer (wall clock, interpreter
@@ -36,8 +36,8 @@ sys.path.insert(0, str(ROOT))
 COLD = """
 import time, sys
 t0 = time.perf_counter()
-from bot.advisor import Advisor
-from bot.settings import Settings
+from bot.answer.advisor import Advisor
+from bot.core.settings import Settings
 a = Advisor.from_settings(Settings())
 t1 = time.perf_counter()
 a.ask("70B 全参训练，单卡 A100 够吗？")
@@ -113,11 +113,11 @@ def main() -> int:
     import logging
 
     logging.disable(logging.CRITICAL)
-    from bot.advisor import Advisor
-    from bot.offline.parse import parse
+    from bot.answer.advisor import Advisor
+    from bot.core.store import Store
+    from bot.core.toolbox import Toolbox
     from bot.offline.rules import RulesPlanner
-    from bot.store import Store
-    from bot.toolbox import Toolbox
+    from bot.offline.understand.parse import parse
     from knowledge.config import KnowledgeConfig
     from knowledge.retrieval import Retriever
 

@@ -22,14 +22,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tools import registry
-from tools.catalog import gpus, models
+from tools.catalog.lookup import gpus, models
 
 TARGET_US = {"recommend_gpus": 20_000}
 DEFAULT_TARGET_US = 50
 
 
 def _gpu(name: str):
-    from tools.catalog import get_gpu
+    from tools.catalog.lookup import get_gpu
 
     return get_gpu(name)
 

@@ -59,11 +59,11 @@ def slack_ack(events: int = 60, clients: int = 8) -> dict[str, dict[str, float]]
         wait_until,
     )
 
-    from bot.advisor import Advisor
+    from bot.answer.advisor import Advisor
     from bot.api.app import create_app
     from bot.api.settings import ApiSettings
     from bot.channels.slack.settings import SlackSettings
-    from bot.settings import Settings
+    from bot.core.settings import Settings
 
     with tempfile.TemporaryDirectory() as tmp:
         fake = FakeSlack()

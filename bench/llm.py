@@ -55,13 +55,13 @@ def main() -> int:
 
     from scripted_openai import ScriptedOpenAI, text, tool_calls
 
-    from bot.advisor import Advisor
+    from bot.answer.advisor import Advisor
+    from bot.core.settings import Settings
+    from bot.core.store import Store
+    from bot.core.toolbox import Toolbox
     from bot.llm.agent import AgentPlanner
     from bot.llm.budget import estimate_tokens
     from bot.offline.rules import RulesPlanner
-    from bot.settings import Settings
-    from bot.store import Store
-    from bot.toolbox import Toolbox
 
     questions = _questions(args.questions)
     rows: list[dict[str, Any]] = []

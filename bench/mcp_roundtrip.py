@@ -4,7 +4,7 @@
 
 Columns per tool, medians and p95 in microseconds:
 - `tools.call`: validate the dict, run the calculator, dump the output (the in-process baseline);
-- `mcp memory`: the MCP SDK's client talking to `bot.mcp`'s server in-process (JSON-RPC encoding,
+- `mcp memory`: the MCP SDK's client talking to `bot.mcp.server`'s server in-process (JSON-RPC encoding,
   argument and structured-output validation, a worker thread per call) — what the protocol costs;
 - `mcp stdio` (with --stdio): the same calls to a spawned `gpu-advisor mcp` over pipes — what a
   desktop agent pays per call;
@@ -36,8 +36,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from served import CLI, clean_env, serve
 
-from bot.mcp import build_server
-from bot.toolbox import Toolbox
+from bot.core.toolbox import Toolbox
+from bot.mcp.server import build_server
 from tools import registry
 
 CALLS = {

@@ -50,8 +50,8 @@ def export() -> int:
                                         for row in train)
     INTENT_DATA.write_text(text, encoding="utf-8")
     print(f"wrote {len(train)} training questions to {INTENT_DATA.relative_to(ROOT)}")
-    from bot.offline.intent_build import build
-    from bot.offline.intent_model import SHIPPED
+    from bot.offline.understand.intent_build import build
+    from bot.offline.understand.intent_model import SHIPPED
 
     build()
     print(f"rebuilt {SHIPPED.relative_to(ROOT)}")
@@ -132,12 +132,12 @@ def main() -> int:
         return export()
     logging.disable(logging.CRITICAL)
     c = _corpus()
-    from bot.advisor import Advisor
-    from bot.offline.dialogue import slots_of
-    from bot.offline.parse import parse
+    from bot.answer.advisor import Advisor
+    from bot.core.store import Store
+    from bot.core.toolbox import Toolbox
     from bot.offline.rules import RulesPlanner
-    from bot.store import Store
-    from bot.toolbox import Toolbox
+    from bot.offline.understand.dialogue import slots_of
+    from bot.offline.understand.parse import parse
     from knowledge.config import KnowledgeConfig
     from knowledge.retrieval import Retriever
 

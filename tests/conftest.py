@@ -52,8 +52,8 @@ def shared_folder(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def shared_advisor(shared_folder: Path):
     """The offline advisor; its data folder (with the built index) is `shared_folder / "data"`."""
-    from bot.advisor import Advisor
-    from bot.settings import Settings
+    from bot.answer.advisor import Advisor
+    from bot.core.settings import Settings
 
     with pytest.MonkeyPatch.context() as mp:
         for name in OUTSIDE_SETTINGS:
@@ -65,8 +65,8 @@ def shared_advisor(shared_folder: Path):
 @pytest.fixture
 def advisor(shared_advisor, env: Path):
     """The shared index and offline planner with this test's own store (the env's DATABASE_URL)."""
-    from bot.advisor import Advisor
-    from bot.settings import Settings
-    from bot.store import Store
+    from bot.answer.advisor import Advisor
+    from bot.core.settings import Settings
+    from bot.core.store import Store
 
     return Advisor(store=Store(Settings().store_url), toolbox=shared_advisor.toolbox, offline=shared_advisor.offline)

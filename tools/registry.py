@@ -22,18 +22,18 @@ from tools.errors import InvalidInput
 
 #: tool name -> "module:function"
 _TOOLS: dict[str, str] = {
-    "gpu_specs": "tools.specs_tools:gpu_specs",
-    "compare_gpus": "tools.specs_tools:compare_gpus",
-    "fit_training": "tools.memory:fit_training",
-    "fit_inference": "tools.serving:fit_inference",
-    "training_time": "tools.speed:training_time",
-    "inference_speed": "tools.decode:inference_speed",
-    "run_cost": "tools.cost:run_cost",
-    "rent_vs_buy": "tools.cost:rent_vs_buy",
-    "recommend_gpus": "tools.select:recommend_gpus",
-    "model_memory": "tools.model_memory:model_memory",
-    "power_draw": "tools.power:power_draw",
-    "precision_speedup": "tools.precision:precision_speedup",
+    "gpu_specs": "tools.specs:gpu_specs",
+    "compare_gpus": "tools.specs:compare_gpus",
+    "fit_training": "tools.memory.fit_training:fit_training",
+    "fit_inference": "tools.memory.fit_inference:fit_inference",
+    "training_time": "tools.speed.training_time:training_time",
+    "inference_speed": "tools.speed.inference_speed:inference_speed",
+    "run_cost": "tools.money.rent_vs_buy:run_cost",
+    "rent_vs_buy": "tools.money.rent_vs_buy:rent_vs_buy",
+    "recommend_gpus": "tools.recommend.recommend_gpus:recommend_gpus",
+    "model_memory": "tools.memory.model_memory:model_memory",
+    "power_draw": "tools.money.power_draw:power_draw",
+    "precision_speedup": "tools.speed.precision_speedup:precision_speedup",
 }
 
 

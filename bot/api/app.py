@@ -36,11 +36,8 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bot.advisor import MAX_QUESTION_CHARS, Advisor
-from bot.api import docs_pages
+from bot.answer.advisor import MAX_QUESTION_CHARS, Advisor
 from bot.api import errors as api_errors
-from bot.api import openai_compat as api_openai
-from bot.api.calculators import catalog_routes, tool_routes
 from bot.api.cluster import Cluster
 from bot.api.deps import (
     ERRORS,
@@ -52,10 +49,13 @@ from bot.api.deps import (
 )
 from bot.api.errors import NO_CONTROL_PATTERN, TEXT_PATTERN, ApiError, advisor_error
 from bot.api.json_types import JsonTyped
-from bot.api.mcp_http import HEADERS as MCP_HEADERS
-from bot.api.mcp_http import PATH as MCP_PATH
-from bot.api.mcp_http import McpHttp
 from bot.api.metrics import Metrics, RequestContext
+from bot.api.routes import docs as docs_pages
+from bot.api.routes import openai as api_openai
+from bot.api.routes.mcp import HEADERS as MCP_HEADERS
+from bot.api.routes.mcp import PATH as MCP_PATH
+from bot.api.routes.mcp import McpHttp
+from bot.api.routes.tools import catalog_routes, tool_routes
 from bot.api.running import run_answer
 from bot.api.security import AuthGate, BodyLimit, Caller, FailureCounter, KeyRing, authenticate
 from bot.api.server import BodyTimeout
@@ -64,11 +64,11 @@ from bot.api.sse import SSE_HEADERS, event, stream_limiter, with_keepalive
 from bot.api.widget_auth import WidgetAccess, widget_conversation
 from bot.channels.slack.settings import SlackSettings
 from bot.channels.widget import routes as widget_routes
-from bot.language import detect_language
-from bot.redis_client import RedisConfig
-from bot.settings import Settings
-from bot.store import UnknownConversation
-from bot.trace import AnswerTrace
+from bot.core.language import detect_language
+from bot.core.redis_client import RedisConfig
+from bot.core.settings import Settings
+from bot.core.store import UnknownConversation
+from bot.core.trace import AnswerTrace
 from tools.errors import AdvisorError
 
 log = logging.getLogger("gpu_advisor.api")

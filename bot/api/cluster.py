@@ -26,11 +26,11 @@ import redis
 
 from bot.api.security import Limiter, RateLimiter, RedisRateLimiter
 from bot.api.settings import ApiSettings
-from bot.redis_client import REDIS_ERRORS, RedisConfig, connect, connect_async
-from bot.redis_client import ping as redis_ping
+from bot.core.redis_client import REDIS_ERRORS, RedisConfig, connect, connect_async
+from bot.core.redis_client import ping as redis_ping
 
 if TYPE_CHECKING:
-    from bot.advisor import Advisor
+    from bot.answer.advisor import Advisor
 
 log = logging.getLogger("gpu_advisor.api")
 

@@ -9,7 +9,7 @@ from fastapi import Depends, Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
-from bot.advisor import Advisor
+from bot.answer.advisor import Advisor
 from bot.api.errors import ErrorBody
 from bot.api.metrics import Metrics
 from bot.api.settings import ApiSettings

@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy import Table, insert, select, update
 
-from bot.store import Store, api_keys, widget_keys
+from bot.core.store import Store, api_keys, widget_keys
 
 PREFIX = "gpa_"
 

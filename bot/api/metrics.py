@@ -9,7 +9,7 @@ Metrics (one registry per app, so two apps in one process never collide):
     gpu_advisor_http_requests_total{route, method, status}
     gpu_advisor_http_request_duration_seconds{route}        histogram
     gpu_advisor_answers_total{mode}                          answers by offline / llm / llm-fallback
-    gpu_advisor_gate_total{reason}                           LLM answers' quality-gate reasons (bot/gate.py)
+    gpu_advisor_gate_total{reason}                           LLM answers' quality-gate reasons (bot/answer/gate.py)
     gpu_advisor_llm_fallbacks_total{kind}                    why an LLM answer was not shipped (gate, timeout, …)
     gpu_advisor_tool_calls_total{tool, outcome}              POST /v1/tools/{name}
 """

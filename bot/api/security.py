@@ -35,8 +35,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from bot.api import keys
 from bot.api.errors import ApiError, error_response, request_lang
 from bot.api.widget_auth import widget_caller
-from bot.redis_client import REDIS_ERRORS, Breaker
-from bot.store import LOCAL_OWNER
+from bot.core.redis_client import REDIS_ERRORS, Breaker
+from bot.core.store import LOCAL_OWNER
 
 
 @dataclass(frozen=True)

@@ -31,11 +31,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from bot.advisor import Advisor
+from bot.answer.advisor import Advisor
 from bot.channels.ledger import DeliveryLog, DeliveryRecord, LocalSeen, ReplyLog, SeenKeys, seen_keys_for
 from bot.channels.render import Answer, phrase, progress_phrase
 from bot.channels.settings import DeliverySettings
-from bot.language import detect_language
+from bot.core.language import detect_language
 from tools.errors import AdvisorError
 
 log = logging.getLogger("gpu_advisor.channels")

@@ -2,7 +2,7 @@
 delivery record per answered message, and which answer a platform's reply id stands for.
 
 The shared TTL set is Redis (`SET key 1 NX EX ttl`, shared by every worker and machine, through
-`bot.redis_client` and its key prefix) when `REDIS_URL` is set, else a table in the SQL store (shared by
+`bot.core.redis_client` and its key prefix) when `REDIS_URL` is set, else a table in the SQL store (shared by
 the workers of one database). Both answer one question: "is this the first time this key is seen within
 its TTL?" — atomically, so two workers handed the same redelivered message cannot both start an answer.
 `LocalSeen` answers the same question for one process from memory, at once: what a callback's
@@ -26,8 +26,8 @@ from sqlalchemy import Column, Float, Integer, MetaData, String, Table, delete, 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from bot.redis_client import REDIS_ERRORS, Breaker, RedisConfig, connect
-from bot.store import Store, UtcDateTime, create_schema
+from bot.core.redis_client import REDIS_ERRORS, Breaker, RedisConfig, connect
+from bot.core.store import Store, UtcDateTime, create_schema
 
 log = logging.getLogger("gpu_advisor.channels")
 
@@ -105,7 +105,7 @@ class SqlSeenKeys:
 
 class RedisSeenKeys:
     """The TTL set in Redis: one `SET <prefix>seen:<key> 1 NX EX ttl` per offer, on the shared client
-    factory of `bot.redis_client`. While Redis is unreachable the offer goes to `fallback` (the SQL
+    factory of `bot.core.redis_client`. While Redis is unreachable the offer goes to `fallback` (the SQL
     table, still shared by the workers of one database) and a `Breaker` skips Redis for a few seconds."""
 
     def __init__(self, config: RedisConfig, fallback: SeenKeys | Callable[[], SeenKeys] | None = None):

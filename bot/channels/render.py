@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from bot.trace import AnswerTrace
+from bot.core.trace import AnswerTrace
 from tools.yaml_data import load_yaml
 
 PHRASES_FILE = Path(__file__).with_name("phrases.yaml")

@@ -7,7 +7,7 @@ Delivery core (every channel):
     CHANNEL_ANSWER_TIMEOUT_S     an answer not ready by then is replaced by an apology (default 240)
     CHANNEL_DEDUP_TTL_S          how long a platform message id is remembered (default 900, at least 600)
     REDIS_URL                    share de-duplication between workers (SET NX EX); unset = the SQL store
-    GPU_ADVISOR_REDIS_PREFIX     what every Redis key starts with (default "gpu-advisor:", as bot.redis_client)
+    GPU_ADVISOR_REDIS_PREFIX     what every Redis key starts with (default "gpu-advisor:", as bot.core.redis_client)
 
 WeCom (see docs/wecom.md):
     WECOM_AIBOT_TOKEN, WECOM_AIBOT_AES_KEY      AI bot, HTTP callback at /wecom/aibot (on when both are set)
@@ -24,7 +24,7 @@ from __future__ import annotations
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from bot.redis_client import RedisConfig
+from bot.core.redis_client import RedisConfig
 
 
 def _env(*names: str) -> AliasChoices:

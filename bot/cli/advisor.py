@@ -8,11 +8,11 @@ import typer
 from rich.markdown import Markdown
 
 from bot.cli.output import console, err_console, print_json, user_errors
-from bot.language import detect_language
+from bot.core.language import detect_language
 
 
 def _advisor():
-    from bot.advisor import Advisor
+    from bot.answer.advisor import Advisor
 
     return Advisor.from_settings()
 

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from bot.cli.output import JsonOpt, calculate, console, fmt, lang_of, print_json, table, user_errors
-from tools.architecture import kv_bytes_per_token, param_count
-from tools.catalog import get_model, gpus, models
+from tools.catalog.architecture import kv_bytes_per_token, param_count
+from tools.catalog.lookup import get_model, gpus, models
 
 gpus_app = typer.Typer(help="The GPU catalog: dense TFLOPS, memory, bandwidth, interconnect, sources.", no_args_is_help=True)
 models_app = typer.Typer(help="The model catalog: architecture from each model's published config.", no_args_is_help=True)

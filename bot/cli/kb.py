@@ -107,8 +107,8 @@ def _notify_workers(report, index: KnowledgeIndex) -> int | None:
     import os
     import socket
 
-    from bot.redis_client import RedisConfig, publish_reindex
-    from bot.settings import Settings
+    from bot.core.redis_client import RedisConfig, publish_reindex
+    from bot.core.settings import Settings
 
     config = RedisConfig.from_settings(Settings())
     if config is None or index.backend != "server":

@@ -13,8 +13,8 @@ keys_app = typer.Typer(help="API keys for `gpu-advisor serve` (stored hashed; a 
 
 
 def _store():
-    from bot.settings import Settings
-    from bot.store import Store
+    from bot.core.settings import Settings
+    from bot.core.store import Store
 
     return Store(Settings().store_url)
 

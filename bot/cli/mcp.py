@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
         Point an MCP client at it (Claude Desktop, Cursor, Cherry Studio): command `gpu-advisor`, args
         `["mcp"]`. Over HTTP the same server is at /mcp of `gpu-advisor serve`. See docs/mcp.md.
         """
-        from bot.mcp import build_server
+        from bot.mcp.server import build_server
 
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)  # stdout carries the protocol only
         build_server(_toolbox).run("stdio")
@@ -26,8 +26,8 @@ def register(app: typer.Typer) -> None:
 @functools.cache
 def _toolbox():
     """The toolbox with the knowledge index, loaded on the first call (the server starts at once)."""
-    from bot.settings import Settings
-    from bot.toolbox import Toolbox
+    from bot.core.settings import Settings
+    from bot.core.toolbox import Toolbox
     from knowledge.retrieval import Retriever
 
     return Toolbox(Retriever.from_config(Settings().knowledge()))

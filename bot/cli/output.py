@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from bot.language import detect_language
+from bot.core.language import detect_language
 from tools import call, registry
 from tools.errors import AdvisorError
 

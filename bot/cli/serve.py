@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
         import uvicorn
 
         from bot.api.settings import ApiSettings
-        from bot.settings import Settings
+        from bot.core.settings import Settings
 
         settings = Settings()
         try:

@@ -49,7 +49,7 @@ def socket(
 async def _serve(settings) -> None:
     import anyio.to_thread
 
-    from bot.advisor import Advisor
+    from bot.answer.advisor import Advisor
     from bot.channels.delivery import Delivery
     from bot.channels.slack.socket import run_socket_mode
 

@@ -26,7 +26,7 @@ def connect(
 
     Example: WECOM_AIBOT_ID=… WECOM_AIBOT_SECRET=… gpu-advisor wecom connect
     """
-    from bot.advisor import Advisor
+    from bot.answer.advisor import Advisor
     from bot.channels.delivery import Delivery
     from bot.channels.settings import WeComSettings
     from bot.channels.wecom.ws import LongConnection, Rejected

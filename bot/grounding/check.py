@@ -55,7 +55,7 @@ PARAMS_NOMINAL_TOL = 0.10  # "7B" for 6.74e9, "72B" for 72.7e9
 
 class NumberRef(BaseModel):
     """A figure in the answer and the source it was found in: a tool call id, a passage id,
-    "question" or "count" (a small count in prose). Dumps to `bot.trace.NumberRef`."""
+    "question" or "count" (a small count in prose). Dumps to `bot.core.trace.NumberRef`."""
 
     model_config = ConfigDict(frozen=True)
 

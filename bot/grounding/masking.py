@@ -79,7 +79,7 @@ _MASKS: list[tuple[re.Pattern, object]] = [
 @functools.cache
 def _catalog_names() -> re.Pattern | None:
     """GPU catalog names that carry a figure of their own ("NVIDIA H20 96GB", "NVIDIA B200 (HGX, 180GB)")."""
-    from tools.catalog import gpus  # bot may use tools; loaded on first use, not at import
+    from tools.catalog.lookup import gpus  # bot may use tools; loaded on first use, not at import
 
     names = sorted({g.name for g in gpus() if re.search(r"[0-9]", g.name)}, key=len, reverse=True)
     return re.compile("|".join(re.escape(n) for n in names)) if names else None

@@ -1,6 +1,6 @@
 """What to do with figures that have no source once the model's repair round is spent: the answer without
 the sentences, list items and table rows that hold them (the report for the repair round itself is the
-quality gate's, `bot.gate`)."""
+quality gate's, `bot.answer.gate`)."""
 
 from __future__ import annotations
 

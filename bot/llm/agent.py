@@ -31,16 +31,16 @@ import httpx
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from bot.language import detect_language
+from bot.core.language import detect_language
+from bot.core.planner import Context, Emit, PlannerError, PlanResult, ToolRunFactory, _ignore
+from bot.core.settings import Settings
+from bot.core.toolbox import SEARCH, ToolRun
 from bot.llm.budget import HISTORY_PREFIX, context_tokens, fit, server_token_count, tools_tokens
 from bot.llm.calls import Calls, TokenRelay, failure_kind, failure_reason, guard_calls
 from bot.llm.client import Provider, chat_model
 from bot.llm.deadline import answer_deadline
 from bot.llm.prompts import render
 from bot.llm.tools import ToolBudget, langchain_tools
-from bot.planner import Context, Emit, PlannerError, PlanResult, ToolRunFactory, _ignore
-from bot.settings import Settings
-from bot.toolbox import SEARCH, ToolRun
 
 log = logging.getLogger("gpu_advisor.agent")
 

@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 import httpx
 from langchain_core.messages import BaseMessage
 
-from bot.planner import PlannerError
+from bot.core.planner import PlannerError
 
 log = logging.getLogger("gpu_advisor.llm")
 

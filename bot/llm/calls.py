@@ -17,8 +17,8 @@ from langchain.agents.middleware import wrap_model_call
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphRecursionError
 
+from bot.core.planner import Emit, PlannerError
 from bot.llm.deadline import remaining
-from bot.planner import Emit, PlannerError
 
 log = logging.getLogger("gpu_advisor.agent")
 

@@ -35,9 +35,9 @@ from urllib.parse import urlparse
 import httpx
 from langchain_openai import ChatOpenAI
 
+from bot.core.planner import PlannerError
+from bot.core.settings import Settings
 from bot.llm.deadline import instrument
-from bot.planner import PlannerError
-from bot.settings import Settings
 
 log = logging.getLogger("gpu_advisor.llm")
 

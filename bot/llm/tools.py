@@ -25,7 +25,7 @@ from typing import Any
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
-from bot.toolbox import SEARCH, Toolbox, ToolRun, ToolSpec
+from bot.core.toolbox import SEARCH, Toolbox, ToolRun, ToolSpec
 from tools.errors import AdvisorError
 
 log = logging.getLogger("gpu_advisor.agent")

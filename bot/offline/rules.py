@@ -2,7 +2,7 @@
 
 Flow: `parse()` (slots by rules, intent by the trained model) → the dialogue decides whether this is
 an edit of the previous frame ("换成 H800 呢", "and with 16 of those?") or a new question → the
-intent's frame (`bot.offline.frames`) fills the slots it can default, and says so ("按 A100 80GB
+intent's frame (`bot.offline.understand.frames`) fills the slots it can default, and says so ("按 A100 80GB
 估算；换卡请说") → only a slot the frame cannot do without is asked for, and a reply such as
 "按默认" then answers the question that was asked → the frame's composer → citations, follow-ups.
 A question with two parts ("LoRA 行吗？QLoRA 呢？", "要多久？多少钱？") gets both answered.
@@ -14,8 +14,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.offline import answers, dialogue
-from bot.offline.frames import (
+from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
+from bot.offline.compose import answers
+from bot.offline.say.phrases import say
+from bot.offline.say.render import Out, count
+from bot.offline.say.wording import changed_items, defaults_note, error_text
+from bot.offline.understand import dialogue
+from bot.offline.understand.frames import (
     ACCEPT_DEFAULT,
     ASK_DEFAULTS,
     DEFAULT_GPU,
@@ -26,13 +31,9 @@ from bot.offline.frames import (
     TRAINING_SIGNS,
     frame,
 )
-from bot.offline.lexicon import CUE_GROUPS
-from bot.offline.parse import ParsedQuestion, parse
-from bot.offline.phrases import say
-from bot.offline.refine import refine
-from bot.offline.render import Out, count
-from bot.offline.wording import changed_items, defaults_note, error_text
-from bot.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
+from bot.offline.understand.lexicon import CUE_GROUPS
+from bot.offline.understand.parse import ParsedQuestion, parse
+from bot.offline.understand.refine import refine
 from tools.errors import AdvisorError
 
 _ACCEPT = re.compile(ACCEPT_DEFAULT, re.IGNORECASE)

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.advisor import Advisor, QuestionError
+from bot.answer.advisor import Advisor, QuestionError
+from bot.core.store import Store
+from bot.core.toolbox import Toolbox
 from bot.offline.rules import RulesPlanner
-from bot.store import Store
-from bot.toolbox import Toolbox
 from knowledge.config import KnowledgeConfig
 from knowledge.retrieval import Retriever
 

@@ -14,8 +14,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 import tools
-from bot.mcp import build_server
-from bot.toolbox import Toolbox
+from bot.core.toolbox import Toolbox
+from bot.mcp.server import build_server
 
 EXE = Path(sys.executable).with_name("gpu-advisor")
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,8 +86,8 @@ def test_stdio_server_lists_calls_reads_and_reports_errors(tmp_path):
     assert not found.is_error and len(found.structured_content["passages"]) == 2
     assert resources == {"catalog://gpus", "catalog://models"}
     assert templates == {"catalog://gpus/{name}", "catalog://models/{name}"}
-    assert {m["id"] for m in reads["catalog://models"]} == {m.id for m in tools.catalog.models()}
-    assert {g["id"] for g in reads["catalog://gpus"]} == {g.id for g in tools.catalog.gpus()}
+    assert {m["id"] for m in reads["catalog://models"]} == {m.id for m in tools.catalog.lookup.models()}
+    assert {g["id"] for g in reads["catalog://gpus"]} == {g.id for g in tools.catalog.lookup.gpus()}
     assert reads["catalog://gpus/%E6%98%87%E8%85%BE910B"]["id"] == "ascend-910b"
     assert reads["catalog://models/70B"]["id"] == "generic-70b"
     assert unknown_entry.code == -32602 and "H200" in unknown_entry.message and "未知" in unknown_entry.message

@@ -7,8 +7,8 @@ import threading
 import pytest
 from pg import temp_database
 
-from bot.store import Store, UnknownConversation
-from bot.trace import AnswerTrace
+from bot.core.store import Store, UnknownConversation
+from bot.core.trace import AnswerTrace
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -19,7 +19,7 @@ import yaml
 import tools
 from bot.grounding.numbers import UNITS, extract_numbers
 from tools import registry
-from tools.catalog import get_gpu, get_model
+from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
 
 CORPUS = Path(__file__).parent / "questions.yaml"

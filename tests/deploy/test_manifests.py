@@ -87,7 +87,7 @@ def test_nginx_streams_events_and_waits_longer_than_the_longest_answer():
     read_timeout = int(re.search(r"^\s*proxy_read_timeout (\d+)s;", conf, re.M).group(1))
     from bot.api.settings import ApiSettings
     from bot.channels.settings import WeComSettings
-    from bot.settings import Settings
+    from bot.core.settings import Settings
 
     defaults = Settings.model_fields
     longest = max(defaults["llm_timeout_s"].default * defaults["llm_max_steps"].default,
@@ -198,7 +198,7 @@ def _known_names() -> set[str]:
     from bot.api.settings import ApiSettings
     from bot.channels.settings import DeliverySettings, WeComSettings
     from bot.channels.slack.settings import SlackSettings
-    from bot.settings import Settings
+    from bot.core.settings import Settings
     from knowledge.config import KnowledgeSettings
 
     names = {name.upper() for name in KnowledgeSettings.model_fields}

@@ -294,7 +294,7 @@ def test_killing_a_worker_under_load_loses_no_stored_turn(topology):
         t.join(timeout=120)
     assert len(received) == 20  # every question got an answer, from B before the kill or from A after
 
-    from bot.store import Store
+    from bot.core.store import Store
 
     store = Store(topology.database_url)
     try:

@@ -21,15 +21,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from llama_server import LlamaServer, find_binary, find_model
 
-from bot.advisor import Advisor
-from bot.gate import FIGURE_INTENTS, check, intent_of
+from bot.answer.advisor import Advisor
+from bot.answer.gate import FIGURE_INTENTS, check, intent_of
+from bot.core.planner import PlanResult
+from bot.core.settings import Settings
+from bot.core.store import Store
+from bot.core.toolbox import Toolbox
 from bot.llm.agent import AgentPlanner
 from bot.llm.prompts import render
 from bot.offline.rules import RulesPlanner
-from bot.planner import PlanResult
-from bot.settings import Settings
-from bot.store import Store
-from bot.toolbox import Toolbox
 
 pytestmark = pytest.mark.llm_server
 

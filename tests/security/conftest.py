@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from loopback import ServerThread
 
-from bot.advisor import Advisor
+from bot.answer.advisor import Advisor
 from bot.api.app import create_app
 from bot.api.server import guarded_protocol, uvicorn_options
 from bot.api.settings import ApiSettings

@@ -11,9 +11,9 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from bot.advisor import Advisor
+from bot.answer.advisor import Advisor
 from bot.cli import app as cli
-from bot.settings import Settings
+from bot.core.settings import Settings
 from knowledge.notes import MAX_NOTE_BYTES
 
 SECRET = "GPU_ADVISOR_LLM_API_KEY=sk-live-4f1d9c0b7e2a"

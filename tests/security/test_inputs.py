@@ -11,9 +11,9 @@ import pytest
 from pg import ADMIN_URL, temp_database
 from sqlalchemy import update
 
-from bot.advisor import Advisor
-from bot.store import Store, turns
-from bot.trace import AnswerTrace
+from bot.answer.advisor import Advisor
+from bot.core.store import Store, turns
+from bot.core.trace import AnswerTrace
 
 
 @pytest.fixture

@@ -17,11 +17,11 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "bot" / "llm"))
 
 from scripted_openai import ScriptedOpenAI, text, tool_calls, tool_results
 
-from bot.advisor import Advisor
+from bot.answer.advisor import Advisor
+from bot.core.settings import Settings
+from bot.core.toolbox import Toolbox
 from bot.llm.agent import AgentPlanner
 from bot.offline.rules import RulesPlanner
-from bot.settings import Settings
-from bot.toolbox import Toolbox
 from knowledge.retrieval import Passage
 
 POISON = Passage(id="kb:user-prices#1", doc_id="kb:user-prices", title="prices.md",

@@ -11,8 +11,8 @@ from statistics import median
 
 import httpx
 
-from bot.advisor import Advisor
-from bot.planner import PlanResult
+from bot.answer.advisor import Advisor
+from bot.core.planner import PlanResult
 
 
 def _connect(base: str) -> socket.socket:
@@ -138,9 +138,9 @@ def test_health_checks_answer_while_long_answers_run_and_answers_stop_at_the_dea
 
 
 def test_a_model_dripping_keep_alives_is_cut_off_at_its_deadline(serve, advisor):
+    from bot.core.settings import Settings
     from bot.llm.agent import AgentPlanner
     from bot.offline.rules import RulesPlanner
-    from bot.settings import Settings
 
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]

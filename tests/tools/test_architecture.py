@@ -1,4 +1,4 @@
-"""Parameter counts and KV-cache sizes worked out from a config (tools/architecture.py).
+"""Parameter counts and KV-cache sizes worked out from a config (tools/catalog/architecture.py).
 
 KV-cache rows are hand-worked from published configs and live in tests/golden/kv_cache.yaml.
 """
@@ -11,8 +11,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tools.architecture import ParamCount, attention_params, kv_bytes_per_token, kv_elements_per_token, param_count
-from tools.catalog import get_model
+from tools.catalog.architecture import (
+    ParamCount,
+    attention_params,
+    kv_bytes_per_token,
+    kv_elements_per_token,
+    param_count,
+)
+from tools.catalog.lookup import get_model
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "kv_cache.yaml"
 KV_ROWS = yaml.safe_load(GOLDEN.read_text(encoding="utf-8"))

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tools import registry
-from tools.catalog import gpus, models
+from tools.catalog.lookup import gpus, models
 from tools.errors import AdvisorError
 
 GPU_NAMES = [g.id for g in gpus()] + ["A100 80G", "910B", "4090D", "英伟达H800"]

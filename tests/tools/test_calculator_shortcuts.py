@@ -11,13 +11,13 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.catalog import generic_model, gpus
-from tools.memory import fit_training, training_memory
+from tools.catalog.lookup import generic_model, gpus
+from tools.memory.fit_inference import _largest, fit_inference
+from tools.memory.fit_training import fit_training, training_memory
 from tools.schemas.common import assume
 from tools.schemas.memory import FitInferenceInput, FitTrainingInput
 from tools.schemas.speed import TrainingTimeInput
-from tools.serving import _largest, fit_inference
-from tools.speed import training_hours, training_time
+from tools.speed.training_time import training_hours, training_time
 
 GPU_IDS = [g.id for g in gpus()]
 CATALOG = ["DeepSeek-V3", "Qwen3-235B-A22B", "Mixtral-8x22B", "Llama-3.1-405B", "Qwen2.5-72B", "Llama-2-7B"]

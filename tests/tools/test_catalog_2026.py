@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import tools
-from tools import catalog
+from tools.catalog import lookup as catalog
 from tools.errors import InvalidInput
 
 #: what a buyer types, in Chinese and in English -> the record it must reach

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tools import catalog
+from tools.catalog import lookup as catalog
+from tools.catalog.record_base import GPU_FIGURES
 from tools.errors import UnknownGpu
-from tools.specs_base import GPU_FIGURES
 
 GPUS = catalog.gpus()
 IDS = [g.id for g in GPUS]
@@ -257,7 +257,7 @@ SAME_SILICON = [g for g in GPUS if g.same_silicon_as]
 @pytest.mark.parametrize("gpu", SAME_SILICON, ids=[g.id for g in SAME_SILICON])
 def test_same_silicon_under_a_china_name_gets_the_same_capacity(gpu):
     """A800/H800/4090 D are the A100/H100/4090 under another name: the memory calculators must see the same card."""
-    from tools.memory import capacity_bytes
+    from tools.memory.fit_training import capacity_bytes
 
     parent = catalog.get_gpu(gpu.same_silicon_as)
     assert capacity_bytes(gpu) == capacity_bytes(parent)

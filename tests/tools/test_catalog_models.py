@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tools.architecture import param_count
-from tools.catalog import get_model, models, normalize, parse_param_count
+from tools.catalog.architecture import param_count
+from tools.catalog.lookup import get_model, models, normalize, parse_param_count
+from tools.catalog.records import MODEL_FIGURES
 from tools.errors import UnknownModel
-from tools.specs import MODEL_FIGURES
 
 TOLERANCE = 0.03
 EXCEPTIONS = {

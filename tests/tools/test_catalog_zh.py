@@ -8,10 +8,10 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from tools import catalog
-from tools.gpu_spec import GpuSpec
+from tools.catalog import lookup as catalog
+from tools.catalog.gpu_spec import GpuSpec
 from tools.schemas.specs import GpuSpecsInput
-from tools.specs_tools import gpu_specs
+from tools.specs import gpu_specs
 
 GPUS = catalog.gpus()
 _FIGURE = re.compile(r"\d+(?:[.,]\d+)*")

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 import tools
 from bot.cli import app
-from tools.catalog import get_gpu
+from tools.catalog.lookup import get_gpu
+from tools.catalog.prices import price_table, tco_params
 from tools.errors import InvalidInput, UnknownGpu
-from tools.prices import price_table, tco_params
 from tools.units import HOURS_PER_MONTH
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,7 +123,7 @@ def test_run_cost_rejects_nonsense():
 
 
 def test_gpu_without_price_asks_for_price_cny_per_hour(monkeypatch):
-    import tools.cost as cost
+    import tools.money.rent_vs_buy as cost
 
     monkeypatch.setattr(cost, "prices_for", lambda gpu: None)
     with pytest.raises(InvalidInput) as err:

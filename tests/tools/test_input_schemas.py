@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import tools
 from tools import registry
-from tools.catalog import get_model
+from tools.catalog.lookup import get_model
 from tools.errors import AdvisorError, InvalidInput, UnknownModel
 from tools.schemas.speed import TOKENS_PATTERN, parse_token_count
 

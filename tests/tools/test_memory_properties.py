@@ -3,10 +3,10 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.catalog import generic_model, gpus
-from tools.memory import fit_training
+from tools.catalog.lookup import generic_model, gpus
+from tools.memory.fit_inference import fit_inference
+from tools.memory.fit_training import fit_training
 from tools.schemas.memory import FitInferenceInput, FitTrainingInput
-from tools.serving import fit_inference
 
 GPU_IDS = [g.id for g in gpus()]
 methods = st.sampled_from(["full", "lora", "qlora", "freeze"])

@@ -9,10 +9,10 @@ from typing import get_args
 import pytest
 from annotated_types import Ge, Gt, Le, Lt
 
-from tools.precision import precision_speedup
 from tools.schemas.precision import PrecisionSpeedupInput
 from tools.schemas.speed import TrainingTimeInput
-from tools.speed import training_time
+from tools.speed.precision_speedup import precision_speedup
+from tools.speed.training_time import training_time
 
 SHARED = ("model", "gpu", "n_gpus", "tokens", "method", "seq_len")
 

@@ -9,15 +9,15 @@ from typer.testing import CliRunner
 
 import tools
 from bot.cli import app
-from tools.catalog import get_gpu, gpus
+from tools.catalog.lookup import get_gpu, gpus
+from tools.catalog.prices import prices_for
 from tools.errors import InvalidInput, UnknownModel
-from tools.memory import fit_training
-from tools.prices import prices_for
+from tools.memory.fit_training import fit_training
+from tools.recommend.recommend_gpus import recommend_gpus, valid_counts
 from tools.schemas.memory import FitTrainingInput
-from tools.schemas.select import RecommendInput
+from tools.schemas.recommend import RecommendInput
 from tools.schemas.speed import TrainingTimeInput
-from tools.select import recommend_gpus, valid_counts
-from tools.speed import training_time
+from tools.speed.training_time import training_time
 from tools.units import HOURS_PER_MONTH
 
 

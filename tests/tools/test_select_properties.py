@@ -8,11 +8,11 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.memory import fit_training
+from tools.memory.fit_inference import fit_inference
+from tools.memory.fit_training import fit_training
+from tools.recommend.recommend_gpus import recommend_gpus
 from tools.schemas.memory import FitInferenceInput, FitTrainingInput
-from tools.schemas.select import RecommendInput
-from tools.select import recommend_gpus
-from tools.serving import fit_inference
+from tools.schemas.recommend import RecommendInput
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MODELS = ["Qwen2.5-7B", "Llama-2-13B", "Qwen2.5-32B", "Llama-3-70B", "Mixtral-8x7B", "7B", "70B"]

@@ -10,11 +10,11 @@ import yaml
 from typer.testing import CliRunner
 
 import tools
-from tools.catalog import get_gpu
+from tools.catalog.lookup import get_gpu
+from tools.catalog.mfu import rules
 from tools.errors import InvalidInput, UnknownGpu, UnknownName
-from tools.mfu import rules
 from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput, parse_token_count
-from tools.speed import inference_speed, training_time
+from tools.speed.training_time import inference_speed, training_time
 
 GOLDEN = yaml.safe_load((Path(__file__).parents[1] / "golden" / "speed.yaml").read_text(encoding="utf-8"))
 

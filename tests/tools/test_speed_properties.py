@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.catalog import gpus, models
+from tools.catalog.lookup import gpus, models
 from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput
-from tools.speed import inference_speed, training_time
+from tools.speed.training_time import inference_speed, training_time
 
 TRAIN_GPUS = sorted(g.name for g in gpus() if g.peak_tflops("bf16"))
 INFER_GPUS = sorted(g.name for g in gpus() if g.peak_tflops("bf16") and g.bandwidth_gb_s)

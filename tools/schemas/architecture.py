@@ -15,8 +15,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, InstanceOf, Tag, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from tools.architecture import param_count
-from tools.model_spec import ModelSpec
+from tools.catalog.architecture import param_count
+from tools.catalog.model_spec import ModelSpec
 from tools.schemas.common import ToolInput
 
 

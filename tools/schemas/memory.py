@@ -84,7 +84,7 @@ class FitTrainingInput(ToolInput):
 
 
 class VerdictFields(BaseModel):
-    """The three-way verdict (tools/verdict.py): one convention for training and serving."""
+    """The three-way verdict (tools/memory/verdict.py): one convention for training and serving."""
 
     verdict: Literal["fits", "tight", "does not fit"]
     margin_gb: float  # usable − process total; negative: over

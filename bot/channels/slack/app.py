@@ -32,7 +32,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 from starlette.responses import JSONResponse, Response
 
-from bot.advisor import Advisor
+from bot.answer.advisor import Advisor
 from bot.channels.delivery import Delivery, Inbound
 from bot.channels.render import Answer, phrase
 from bot.channels.slack import events as ev
@@ -41,7 +41,7 @@ from bot.channels.slack.blocks import FEEDBACK_ACTION, FOLLOW_UP_ACTION, HEADING
 from bot.channels.slack.phrases import say
 from bot.channels.slack.reply import SlackReply, Target
 from bot.channels.slack.settings import SlackSettings
-from bot.language import detect_language
+from bot.core.language import detect_language
 
 log = logging.getLogger("gpu_advisor.channels.slack")
 

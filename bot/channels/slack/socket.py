@@ -19,7 +19,7 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.advisor import Advisor
+from bot.answer.advisor import Advisor
 from bot.channels.delivery import Delivery
 from bot.channels.slack.app import SlackChannel
 from bot.channels.slack.settings import SlackSettings

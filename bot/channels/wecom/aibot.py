@@ -27,7 +27,7 @@ from typing import Any
 
 from bot.channels.delivery import Delivery, Inbound
 from bot.channels.render import phrase
-from bot.language import detect_language
+from bot.core.language import detect_language
 
 log = logging.getLogger("gpu_advisor.channels.wecom")
 

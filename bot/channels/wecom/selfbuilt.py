@@ -27,7 +27,7 @@ from bot.channels.render import Answer, phrase, render_wecom, split_numbered
 from bot.channels.settings import WeComSettings
 from bot.channels.wecom.crypto import CallbackRejected, WeComCrypto
 from bot.channels.wecom.http import callback_crypto, delivery_of, nonce_key, rejected, url_check
-from bot.language import detect_language
+from bot.core.language import detect_language
 
 log = logging.getLogger("gpu_advisor.channels.wecom")
 

@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 from loopback import ServerThread
 
-from bot.advisor import Advisor
+from bot.answer.advisor import Advisor
 from bot.api.app import create_app
 from bot.api.settings import ApiSettings
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.advisor import Advisor
-from bot.api.openai_compat import ChatCompletionRequest
-from bot.api.openai_compat import conversation_id as chat_conversation_id
+from bot.answer.advisor import Advisor
+from bot.api.routes.openai import ChatCompletionRequest
+from bot.api.routes.openai import conversation_id as chat_conversation_id
 
 FULL_70B = "70B 全参训练，单卡 A100 够吗？"
 
@@ -122,7 +122,7 @@ class _Exploding:
 def _only_conversation(advisor: Advisor) -> str:
     from sqlalchemy import select
 
-    from bot.store import conversations
+    from bot.core.store import conversations
 
     with advisor.store.engine.connect() as conn:
         (cid,) = conn.execute(select(conversations.c.id)).one()
@@ -199,7 +199,7 @@ def test_search_knowledge_endpoint_returns_citable_passages(client):
 
 def test_every_tool_has_its_own_schema_in_openapi(client):
     spec = client.get("/openapi.json").json()
-    from bot.toolbox import Toolbox
+    from bot.core.toolbox import Toolbox
 
     for name in Toolbox(None).names():
         op = spec["paths"][f"/v1/tools/{name}"]["post"]

@@ -24,7 +24,7 @@ from schemathesis.generation import GenerationMode
 
 from bot.api.app import create_app
 from bot.api.settings import ApiSettings
-from tools.catalog import gpus, models
+from tools.catalog.lookup import gpus, models
 
 #: a body over GPU_ADVISOR_MAX_BODY_BYTES is 413 before it is read, whatever the schema says of its content (a
 #: limit on bytes no JSON schema can state): a documented refusal, not a schema mismatch, either way

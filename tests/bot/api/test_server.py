@@ -62,7 +62,7 @@ def test_sdk_chat_continues_the_conversation_as_messages_grow(sdk, base):
 
 
 def test_sdk_sees_a_mid_stream_error_as_an_api_error(serve, advisor):
-    from bot.advisor import Advisor
+    from bot.answer.advisor import Advisor
 
     class Exploding:
         mode = "offline"

@@ -18,8 +18,8 @@ from fastapi.testclient import TestClient
 from bot.api.app import create_app
 from bot.api.security import RateLimiter, RedisRateLimiter
 from bot.api.settings import ApiSettings
-from bot.redis_client import Breaker, RedisConfig, connect, publish_reindex
-from bot.settings import Settings
+from bot.core.redis_client import Breaker, RedisConfig, connect, publish_reindex
+from bot.core.settings import Settings
 
 REDIS_URL = os.environ.get("GPU_ADVISOR_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 

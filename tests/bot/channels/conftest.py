@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.advisor import Advisor
+from bot.answer.advisor import Advisor
 
 sys.path.insert(0, str(Path(__file__).parent))  # fake_wecom
 

@@ -78,7 +78,7 @@ def test_a_failing_model_gets_an_apology(bot_server, app_maker, fake_wecom, held
 
 def test_a_9000_character_answer_arrives_in_pieces_within_2048_bytes(bot_server, app_maker, fake_wecom, advisor,
                                                                      tmp_path):
-    from bot.planner import PlanResult
+    from bot.core.planner import PlanResult
 
     lines = [f"第{'一二三四五六七八九十'[i % 10]}条建议：先核算显存，再看互联带宽，最后比较租用与购买的总成本，"
              "并留出余量给激活值和通信缓冲。" for i in range(200)]

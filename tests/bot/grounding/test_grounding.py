@@ -211,8 +211,8 @@ def test_pydantic_tool_output_is_walked():
 
 
 def test_dumps_fit_the_answer_trace():
-    from bot.trace import NumberRef as TraceNumber
-    from bot.trace import Ungrounded as TraceUngrounded
+    from bot.core.trace import NumberRef as TraceNumber
+    from bot.core.trace import Ungrounded as TraceUngrounded
 
     result = ground("需要 61.5 GB，约 9 天。", {"c": {"per_gpu_gb": 61.5}}, {}, "")
     assert result.numbers[0].model_dump() == {"text": "61.5 GB", "value": 61.5, "unit": "GB", "source_id": "c"}
@@ -334,8 +334,8 @@ def test_unitless_numbers_in_tool_text_do_not_ground_a_price():
 
 
 def test_a_tool_call_fed_a_made_up_price_is_not_a_source():
+    from bot.core.trace import ToolCall
     from bot.grounding.inputs import trusted_tool_outputs
-    from bot.trace import ToolCall
 
     q = "H100 跑 100 卡时多少钱？"
     made_up = ToolCall(id="call_1", tool="run_cost", input={"gpu": "H100", "gpu_hours": 100, "price_cny_per_hour": 1},
@@ -347,8 +347,8 @@ def test_a_tool_call_fed_a_made_up_price_is_not_a_source():
 
 
 def test_a_notes_figure_grounds_only_beside_its_citation():
+    from bot.core.trace import Citation
     from bot.grounding.check import citation_markers
-    from bot.trace import Citation
 
     cite = Citation(id="kb:prices#1", doc_id="kb:prices", title="prices", text="H100 租金 12 元/卡时。", source="x")
     shown = citation_markers([cite])

@@ -8,12 +8,12 @@ from typing import Any
 
 from scripted_openai import ScriptedOpenAI, tool_results
 
-from bot.advisor import Advisor
+from bot.answer.advisor import Advisor
+from bot.core.settings import Settings
+from bot.core.store import Store
+from bot.core.toolbox import Toolbox
 from bot.llm.agent import AgentPlanner
 from bot.offline.rules import RulesPlanner
-from bot.settings import Settings
-from bot.store import Store
-from bot.toolbox import Toolbox
 from knowledge.retrieval import Passage
 
 BASE_URL = "http://llm.test/v1"

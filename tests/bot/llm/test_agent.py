@@ -1,5 +1,5 @@
 """The LLM path end to end: the real ChatOpenAI and LangChain agent against a scripted
-OpenAI-compatible endpoint (`httpx.MockTransport`), through `bot.advisor.Advisor` with a SQLite store.
+OpenAI-compatible endpoint (`httpx.MockTransport`), through `bot.answer.advisor.Advisor` with a SQLite store.
 
 The scripted model's final answers are written from the tool results it was sent, so a test
 fails if the calculators' outputs do not reach the model, and grounding checks the figures.
@@ -30,11 +30,11 @@ from scripted_openai import (
 )
 
 import tools
-from bot.advisor import FALLBACK_NOTE, FALLBACK_NOTES
+from bot.answer.advisor import FALLBACK_NOTE, FALLBACK_NOTES
+from bot.core.planner import Context, PlannerError
 from bot.llm.agent import AgentPlanner
 from bot.llm.prompts import PromptError, render
 from bot.llm.tools import WHEN
-from bot.planner import Context, PlannerError
 
 FIT = {"model": "Qwen2.5-7B", "gpu": "A100 80GB", "n_gpus": 8, "method": "full"}
 COST = {"gpu": "A100 80GB", "gpu_hours": 100}

@@ -1,4 +1,4 @@
-"""The quality gate (bot/gate.py) end to end: the real agent against a scripted endpoint that plays a weak
+"""The quality gate (bot/answer/gate.py) end to end: the real agent against a scripted endpoint that plays a weak
 model — the answers below are the kinds a small self-hosted model really wrote (issue 18) — through the
 Advisor. A refused answer gets one repair round with the reason; then the offline answer ships, labelled
 `llm-fallback`, with the reason in the trace and in the metrics.
@@ -18,11 +18,11 @@ from harness import PASSAGE, StubRetriever, advisor, results
 from scripted_openai import Reply, ScriptedOpenAI, last_user, text, tool_calls
 
 import tools
-from bot.advisor import FALLBACK_NOTES
+from bot.answer.advisor import FALLBACK_NOTES
+from bot.answer.gate import REASONS, check, intent_of, uncode
 from bot.api.metrics import Metrics
-from bot.gate import REASONS, check, intent_of, uncode
-from bot.planner import PlanResult
-from bot.trace import Citation, ToolCall
+from bot.core.planner import PlanResult
+from bot.core.trace import Citation, ToolCall
 from knowledge.retrieval import Passage
 
 FIT = {"model": "Qwen2.5-7B", "gpu": "A100 80GB", "n_gpus": 8, "method": "full"}
@@ -208,7 +208,7 @@ def _result(answer: str, calls=(), citations=()) -> PlanResult:
 
 
 def test_every_reason_has_a_repair_text_in_both_languages():
-    from bot.gate import _texts
+    from bot.answer.gate import _texts
 
     assert set(_texts()["zh"]) == set(_texts()["en"]) == set(REASONS)
 

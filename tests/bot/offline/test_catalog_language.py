@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tools import catalog
+from tools.catalog import lookup as catalog
 
 #: product names (catalog names and aliases, longest first): English words a Chinese answer may hold
 _NAMES = sorted({n for g in catalog.gpus() for n in (g.name, *g.aliases)}, key=len, reverse=True)

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.advisor import Advisor
-from bot.offline.frames import FRAMES, frame
-from bot.offline.intent_model import DATA
-from bot.offline.question import INTENTS
+from bot.answer.advisor import Advisor
+from bot.core.store import Store
+from bot.core.toolbox import Toolbox
 from bot.offline.rules import RulesPlanner
-from bot.store import Store
-from bot.toolbox import Toolbox
+from bot.offline.understand.frames import FRAMES, frame
+from bot.offline.understand.intent_model import DATA
+from bot.offline.understand.question import INTENTS
 from knowledge.config import KnowledgeConfig
 from knowledge.retrieval import Retriever
 

@@ -5,10 +5,10 @@ import logging
 
 import pytest
 
-from bot.advisor import Advisor
+from bot.answer.advisor import Advisor
+from bot.core.store import Store
+from bot.core.toolbox import Toolbox
 from bot.offline.rules import RulesPlanner
-from bot.store import Store
-from bot.toolbox import Toolbox
 from knowledge.config import KnowledgeConfig
 from knowledge.retrieval import Retriever
 

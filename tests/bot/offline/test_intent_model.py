@@ -1,4 +1,4 @@
-"""The intent model ships trained (bot/offline/data/intent_model.npz): current with its training data, the
+"""The intent model ships trained (bot/offline/understand/data/intent_model.npz): current with its training data, the
 same as a fresh training, packaged, and used without training in a fresh process."""
 
 import fnmatch
@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import bot.offline.intent_model as im
-from bot.offline.intent_build import stale
-from bot.offline.parse import analyse
+import bot.offline.understand.intent_model as im
+from bot.offline.understand.intent_build import stale
+from bot.offline.understand.parse import analyse
 
 ROOT = Path(__file__).parents[3]
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).parents[3]
 def test_shipped_weights_are_current():
     """Fails when the training data, the features or the parser changed and nobody rebuilt the weights."""
     why = stale()
-    assert why is None, f"{why}: run `.venv/bin/python -m bot.offline.intent_build --build` and commit the file"
+    assert why is None, f"{why}: run `.venv/bin/python -m bot.offline.understand.intent_build --build` and commit the file"
 
 
 def test_a_fresh_training_gives_the_shipped_weights(monkeypatch):

@@ -4,7 +4,7 @@ four times the text costs about four times the time. Ratios measured in the same
 
 import time
 
-from bot.offline.parse import parse
+from bot.offline.understand.parse import parse
 
 ADVERSARIAL = {
     "digits": "1234567890" * 400,

@@ -3,11 +3,11 @@
 import jieba
 import pytest
 
-from bot.advisor import Advisor
-from bot.offline import relevance
+from bot.answer.advisor import Advisor
+from bot.core.store import Store
+from bot.core.toolbox import Toolbox
+from bot.offline.compose import relevance
 from bot.offline.rules import RulesPlanner
-from bot.store import Store
-from bot.toolbox import Toolbox
 from knowledge.config import KnowledgeConfig
 from knowledge.retrieval import Retriever
 

@@ -11,9 +11,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.offline.lexicon import to_number
-from bot.offline.parse import ParsedQuestion, parse
-from tools import catalog
+from bot.offline.understand.lexicon import to_number
+from bot.offline.understand.parse import ParsedQuestion, parse
+from tools.catalog import lookup as catalog
 
 GOLDEN = yaml.safe_load((Path(__file__).parents[2] / "golden" / "parse.yaml").read_text(encoding="utf-8"))
 ROWS = GOLDEN["rows"]

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.advisor import Advisor
+from bot.answer.advisor import Advisor
+from bot.core.store import Store
+from bot.core.toolbox import Toolbox
 from bot.offline.rules import RulesPlanner
-from bot.store import Store
-from bot.toolbox import Toolbox
 from knowledge.config import KnowledgeConfig
 from knowledge.retrieval import Retriever
 
@@ -110,7 +110,7 @@ def test_conversation_survives_a_restart(advisor, tmp_path):
 
 
 def test_empty_question_is_a_clear_error(advisor):
-    from bot.advisor import QuestionError
+    from bot.answer.advisor import QuestionError
 
     with pytest.raises(QuestionError) as err:
         advisor.ask("   ")

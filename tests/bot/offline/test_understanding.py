@@ -4,15 +4,15 @@ import logging
 
 import pytest
 
-from bot.advisor import Advisor
-from bot.language import detect_language
-from bot.offline.parse import parse
+from bot.answer.advisor import Advisor
+from bot.core.language import detect_language
+from bot.core.store import Store
+from bot.core.toolbox import Toolbox
 from bot.offline.rules import RulesPlanner
-from bot.store import Store
-from bot.toolbox import Toolbox
+from bot.offline.understand.parse import parse
 from knowledge.config import KnowledgeConfig
 from knowledge.retrieval import Retriever
-from tools import catalog
+from tools.catalog import lookup as catalog
 
 
 @pytest.fixture(scope="module")
@@ -197,8 +197,8 @@ def test_an_impossible_value_is_said_in_words(advisor):
 
 def test_a_card_with_no_published_speed_is_said_so_never_zero():
     # the real recommendation for a card with no published bandwidth (the calculator leaves its speed empty)
-    from bot.offline.compose_money import build_budget
-    from bot.offline.render import Out
+    from bot.offline.compose.money import build_budget
+    from bot.offline.say.render import Out
     from tools import call
 
     p = parse("预算 30 万采购推理卡，并发 64")

@@ -27,7 +27,7 @@ from slack_fake import (
     wait_until,
 )
 
-from bot.advisor import Advisor
+from bot.answer.advisor import Advisor
 from bot.api.app import create_app
 from bot.api.settings import ApiSettings
 from bot.channels.slack.settings import SlackSettings

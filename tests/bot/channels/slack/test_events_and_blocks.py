@@ -8,7 +8,7 @@ from bot.channels.render import Answer, Source
 from bot.channels.slack import events as ev
 from bot.channels.slack.blocks import closing_blocks, message_blocks, parse_feedback
 from bot.channels.slack.settings import SlackSettings
-from bot.trace import AnswerTrace, Citation
+from bot.core.trace import AnswerTrace, Citation
 
 
 @pytest.mark.parametrize(("raw", "bot", "expected"), [

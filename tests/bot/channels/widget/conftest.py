@@ -14,7 +14,7 @@ from loopback import free_port
 from served import CHROMIUM, CHROMIUM_ARGS, CLI, clean_env, host_pages, serve
 
 from bot.api import keys
-from bot.store import Store
+from bot.core.store import Store
 
 #: a note indexed as a user would index their own, carrying markup that must stay text in the page
 XSS_NOTE = """# Zephyrcard 测试卡 <img src=x onerror="window.__xss='note';alert('note')"> 说明

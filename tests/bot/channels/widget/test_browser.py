@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Frame, Page, expect
 from sqlalchemy import select
 
-from bot.store import Store, feedback
+from bot.core.store import Store, feedback
 
 pytestmark = pytest.mark.slow
 

@@ -1,0 +1,1 @@
+"""One module per kind of answer: each composer calls the tools for its ask and writes the answer from their outputs."""

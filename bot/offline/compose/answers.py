@@ -1,0 +1,106 @@
+"""The offline planner's composers, dispatched by the intent's frame (`bot.offline.understand.frames`).
+
+Each composer calls tools and fills templates; every figure written is a tool output (formatted,
+never computed), so grounding finds it. The composers live by job: `memory` (sizes of a
+model), `train` (fit, time), `serving` (inference), `money` (cost, prices, rent vs buy, budget,
+power), `info` (specs, comparisons, recommendations, knowledge).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from bot.core.toolbox import ToolRun
+from bot.offline.say.phrases import say
+from bot.offline.say.render import Out
+from bot.offline.understand.frames import frame
+from bot.offline.understand.parse import ParsedQuestion
+from tools.errors import AdvisorError
+
+
+def compose(intent: str, s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    """Run the intent's composer (unknown names are said first, with the closest known ones)."""
+    if p.unknown_gpus or p.unknown_models:
+        unknown_names(p, run, out)
+        if (p.unknown_gpus and not s.get("gpu")) or (p.unknown_models and not s.get("model")) or intent in (
+                "knowledge", "out_of_scope", "specs"):
+            return
+    module, name = frame(intent).compose.split(":")
+    getattr(importlib.import_module(f"bot.offline.compose.{module}"), name)(s, p, run, out)
+
+
+def unknown_names(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    """Unknown GPU and model names with the closest catalog names (from the tools' own errors)."""
+    for name in p.unknown_gpus:
+        try:
+            run("gpu_specs", {"gpu": name})
+        except AdvisorError as err:
+            out.add(say("unknown_name", out.lang, message=err.message(out.lang)))
+    for name in p.unknown_models:
+        if p.models:
+            continue  # the size it carries was resolved to a generic model
+        try:
+            run("model_memory", {"model": name})
+        except AdvisorError as err:
+            out.add(say("unknown_name", out.lang, message=err.message(out.lang)))
+
+
+def cite(text: str, intent: str, run: ToolRun, out: Out) -> None:
+    """Cite the knowledge base for calculator answers too (the guide's advice, corrections)."""
+    if intent in ("out_of_scope", "greeting"):
+        return
+    if intent != "knowledge":
+        try:
+            hint = CITE_HINTS.get(intent, {}).get(out.lang, "")
+            run("search_knowledge", {"query": f"{text[:400]} {hint}", "k": 2, "lang": out.lang})
+        except AdvisorError:
+            return
+    if not run.citations:
+        return
+    docs: dict[str, Any] = {}
+    for c in run.citations:
+        docs.setdefault(c.doc_id, c)
+    lines = [say("ref_line", out.lang, n=i, title=c.title, source=c.source) for i, c in enumerate(list(docs.values())[:3], 1)]
+    out.add(say("refs_header", out.lang) + "\n" + "\n".join(lines))
+
+
+#: words added to the citation search so passages match what the answer is about, not just its words
+
+
+CITE_HINTS = {
+    "fit": {"zh": "显存 放不下 OOM 估算", "en": "memory fit OOM estimate"},
+    "min_gpus": {"zh": "显存 多卡 估算", "en": "memory how many GPUs"},
+    "time": {"zh": "训练时间 集群 互联", "en": "training time cluster interconnect"},
+    "cost": {"zh": "价格 渠道 租赁", "en": "price channel rental"},
+    "price_claim": {"zh": "价格 渠道", "en": "price channel"},
+    "rent_vs_buy": {"zh": "自建 租赁 回本", "en": "build rent break-even"},
+    "compare": {"zh": "对比 替代 国产卡 生态", "en": "compare replace domestic accelerators software"},
+    "speed": {"zh": "推理 KV cache 带宽", "en": "inference KV cache bandwidth"},
+    "recommend": {"zh": "选型 显存 预算", "en": "selection memory budget"},
+    "specs": {"zh": "规格 显存 互联", "en": "specs memory interconnect"},
+    "availability": {"zh": "出口管制 许可证 国内 采购 供货", "en": "export controls licence China availability"},
+    "power": {"zh": "电费 功耗 机房 PUE 自建", "en": "electricity power PUE colocation"},
+}
+
+
+FOLLOW_UPS = {
+    "fit": {"zh": ["用 QLoRA 的话单卡够吗？", "换成 H800 呢？", "训练 1B token 要多久？"],
+            "en": ["What about QLoRA on one card?", "And on H800?", "How long for 1B tokens?"]},
+    "time": {"zh": ["租还是买更划算？", "换成 A800 要多久？", "用 LoRA 能快多少？"],
+             "en": ["Rent or buy?", "How long on A800 instead?", "How much faster with LoRA?"]},
+    "cost": {"zh": ["租还是买更划算？", "国产卡能省多少？"], "en": ["Rent or buy?", "What would domestic cards cost?"]},
+    "rent_vs_buy": {"zh": ["每天只用 8 小时呢？", "换成 H800 呢？"], "en": ["What if we use it 8 hours a day?", "And for H800?"]},
+    "compare": {"zh": ["70B 模型 LoRA 微调放得下吗？", "两者租金差多少？"], "en": ["Does a 70B LoRA fine-tune fit?", "How do their rental prices compare?"]},
+    "recommend": {"zh": ["只考虑国产卡呢？", "预算翻倍呢？"], "en": ["Only domestic cards?", "What if the budget doubles?"]},
+    "speed": {"zh": ["并发 64 呢？", "用 int4 量化呢？"], "en": ["What about 64 concurrent users?", "And with int4 weights?"]},
+    "specs": {"zh": ["和 A100 比呢？", "能放下 70B 推理吗？"], "en": ["How does it compare to the A100?", "Can it serve a 70B model?"]},
+    "availability": {"zh": ["哪些国产卡能替代它？", "多少钱一张？"],
+                     "en": ["Which Chinese-made cards can replace it?", "What does it cost?"]},
+    "power": {"zh": ["租还是买更划算？", "PUE 1.5 呢？"], "en": ["Rent or buy?", "What if the PUE is 1.5?"]},
+}
+
+
+def follow_ups(intent: str, s: dict[str, Any], lang: str) -> list[str]:
+    key = "fit" if intent == "min_gpus" else intent
+    return list(FOLLOW_UPS.get(key, {}).get(lang, []))

@@ -1,0 +1,142 @@
+"""Composers for serving: fits for inference, decode speed, serving capacity, a serving shortlist."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.core.toolbox import ToolRun
+from bot.offline.compose.shortlist import pick_gpu, picks, sourcing_args
+from bot.offline.compose.toolargs import assumed, budget_args, budget_text, serving_args
+from bot.offline.say.assumptions import assumptions_block
+from bot.offline.say.phrases import say
+from bot.offline.say.render import (
+    Out,
+    breakdown_table,
+    gb,
+    money,
+)
+from bot.offline.understand.parse import ParsedQuestion
+from bot.offline.understand.refine import BUY, RENT
+
+
+def fit_infer(s: dict[str, Any], run: ToolRun, out: Out) -> None:
+    lang = out.lang
+    args = serving_args(s)
+    r = run("fit_inference", args)
+    precision = assumed(r, "precision")
+    common = {"model": r["model"], "n": r["n_gpus"], "gpu": r["gpu"], "precision": precision,
+              "batch": r["batch"], "ctx": f"{r['context_len']:,}", "need": gb(r["per_gpu_gb"]), "usable": gb(r["usable_gb"])}
+    if r["fits"]:
+        out.add(say("fit_infer_yes", lang, **common))
+    else:
+        out.add(say("fit_infer_no", lang, short=gb(r["shortfall_gb"]), **common))
+    out.add(breakdown_table(r, lang))
+    out.add(say("why_infer", lang, weights=gb(r["breakdown_gb"]["weights"]), kv=gb(r["breakdown_gb"]["kv_cache"]),
+                kv_tok=f"{r['kv_cache_bytes_per_token']:,.0f} B"))
+    todo = []
+    if not r["fits"]:
+        for lower in _LOWER_PRECISIONS.get(precision, ()):
+            q = run("fit_inference", {**args, "precision": lower})
+            if q["fits"]:
+                todo.append(say("quantized_fit", lang, precision=lower, need=gb(q["per_gpu_gb"]), n=q["n_gpus"], gpu=q["gpu"]))
+                break
+    if not r["fits"] and r["min_gpus"]:
+        todo.append(say("min_gpus_infer", lang, n=r["min_gpus"], gpu=r["gpu"]))
+    elif r["fits"]:
+        todo.append(say("max_batch_line", lang, n=r["n_gpus"], ctx=f"{r['context_len']:,}", max_batch=r["max_batch"]))
+    if todo:
+        out.add(say("todo_header", lang) + "\n" + "\n".join(todo))
+    out.add(assumptions_block(r["assumptions"], lang))
+
+
+#: what to try when the weights do not fit: the next smaller formats, in order
+
+
+_LOWER_PRECISIONS = {"fp32": ("bf16", "int8", "int4"), "bf16": ("int8", "int4"), "fp16": ("int8", "int4"),
+                     "fp8": ("int4",), "int8": ("int4",)}
+
+
+def fewest_that_hold(args: dict[str, Any], s: dict[str, Any], run: ToolRun) -> tuple[dict[str, Any], bool]:
+    """fit_inference of `args`; when the question gave no count and the model does not fit, again on the fewest
+    cards that hold it (`args["n_gpus"]` is updated). Returns the fit and whether the count was raised."""
+    fit = run("fit_inference", args)
+    if not fit["fits"] and not s.get("n_gpus") and fit["min_gpus"]:
+        args["n_gpus"] = fit["min_gpus"]
+        return run("fit_inference", args), True
+    return fit, False
+
+
+def speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    lang = out.lang
+    args = serving_args(s)
+    fit, raised = fewest_that_hold(args, s, run)
+    if raised:  # no count given: the speed on the fewest cards that hold the model, said up front
+        out.add(say("speed_on_min_gpus", lang, gpu=fit["gpu"], model=fit["model"], n=fit["n_gpus"]))
+    if not fit["fits"]:
+        fit_infer({**s, "workload": "infer"}, run, out)
+        return
+    r = run("inference_speed", args)
+    bound = {"memory": "显存带宽", "compute": "算力"}[r["bound"]] if lang == "zh" else r["bound"]
+    out.add(say("speed_verdict", lang, decode=f"{r['decode_tokens_per_s']:,.1f}", total=f"{r['total_tokens_per_s']:,.0f}",
+                n=r["n_gpus"], gpu=r["gpu"], model=r["model"], precision=r["precision"], batch=r["batch"],
+                ctx=f"{r['context_len']:,}", bound=bound, tpot=f"{r['tpot_ms']:,.1f}", ttft=f"{r['ttft_s']:,.2f}"))
+    out.add(assumptions_block(r["assumptions"], lang, ("bandwidth_efficiency", "context_len", "prompt_len", "precision")))
+
+
+def capacity(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    """Serving capacity: the most concurrent sequences at a context, and tokens/s per user at that load
+    (or at the user's own concurrency)."""
+    lang = out.lang
+    args = {**serving_args(s), "batch": 1}
+    f = run("fit_inference", args)
+    precision = assumed(f, "precision")
+    if not f["fits"] or not f["max_batch"]:
+        out.add(say("capacity_none", lang, n=f["n_gpus"], gpu=f["gpu"], ctx=f"{f['context_len']:,}",
+                    need=gb(f["per_gpu_gb"]), usable=gb(f["usable_gb"]), min_n=f["min_gpus"] or "—"))
+        return
+    top = run("inference_speed", {**args, "batch": f["max_batch"]})
+    out.add(say("capacity_verdict", lang, n=f["n_gpus"], gpu=f["gpu"], model=f["model"], precision=precision,
+                ctx=f"{f['context_len']:,}", max_batch=f"{f['max_batch']:,}", decode=f"{top['decode_tokens_per_s']:,.1f}",
+                total=f"{top['total_tokens_per_s']:,.0f}"))
+    users = s.get("batch")
+    if users and users > 1:
+        if users <= f["max_batch"]:
+            r = run("inference_speed", {**args, "batch": users})
+            out.add(say("capacity_users", lang, users=users, decode=f"{r['decode_tokens_per_s']:,.1f}",
+                        total=f"{r['total_tokens_per_s']:,.0f}"))
+        else:
+            need = run("fit_inference", {**args, "batch": users})
+            out.add(say("capacity_over", lang, users=users, max_batch=f"{f['max_batch']:,}", min_n=need["min_gpus"] or "—"))
+    out.add(assumptions_block(f["assumptions"], lang, ("precision", "kv_precision", "context_len", "usable_fraction")))
+
+
+def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    """A serving shortlist for a model at a concurrency and context (one month of rent as the cost)."""
+    lang = out.lang
+    args: dict[str, Any] = {"model": s["model"], "workload": "infer"}
+    args.update({k: s[k] for k in ("batch", "context_len") if s.get(k)})
+    args.update(budget_args(s))
+    # "预算 30 万买卡部署 7B", "能跑 70B 的方案，预算 50 万": a budget is for cards unless renting is said
+    buying = bool(budget_args(s)) and (bool(BUY.search(p.text)) or not RENT.search(p.text))
+    if buying:
+        args["pricing"] = "buy"
+    r = run("recommend_gpus", {**args, **sourcing_args(s)})
+    chosen = picks(r, out)
+    if not chosen:
+        return
+    best = chosen[-1][1]
+    batch = next((a["value"] for a in r["assumptions"] if a["key"] == "batch"), s.get("batch") or 1)
+    ctx = next((a["value"] for a in r["assumptions"] if a["key"] == "context_len"), s.get("context_len") or 4096)
+    out.add(say("serving_recommend_buy_intro" if buying else "serving_recommend_intro", lang, model=r["model"],
+                batch=batch, ctx=f"{ctx:,}", n=best["n_gpus"], gpu=best["gpu"],
+                budget=budget_text(r, lang) if buying else ""))
+    lines = []
+    for label, o in chosen:
+        cost = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)
+        speed = o.get("tokens_per_s")  # None: a card with no published bandwidth, never shown as "0 token/s"
+        lines.append(say("serving_pick" if speed else "serving_pick_no_speed", lang, label=label, n=o["n_gpus"],
+                         gpu=pick_gpu(o, lang), tps=f"{speed or 0:,.0f}", cost=cost))
+    out.add("\n".join(dict.fromkeys(lines)))
+    if buying:
+        out.add(say("budget_note", lang))
+    out.add(assumptions_block(r["assumptions"], lang, ("pricing", "batch", "context_len", "precision", "fx_cny_per_usd")))

@@ -1,0 +1,67 @@
+"""Tool arguments from the planner's slots, and small readers of tool outputs, shared by the composers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.offline.say.render import money
+
+
+def budget_args(s: dict[str, Any]) -> dict[str, Any]:
+    """The budget as recommend_gpus takes it: in 元, or in US dollars (the tool converts, at a rate it states)."""
+    if s.get("budget_cny"):
+        return {"budget_cny": s["budget_cny"]}
+    return {"budget_usd": s["budget_usd"]} if s.get("budget_usd") else {}
+
+
+def budget_text(r: dict[str, Any], lang: str) -> str:
+    """The budget a recommend_gpus output was held to, as the user gave it ("$200,000 (1,420,000 元)")."""
+    if r.get("budget_usd"):
+        return f"${r['budget_usd']:,.0f}（约 {money(r['budget_cny'], lang)}）" if lang == "zh" else \
+            f"${r['budget_usd']:,.0f} (about {money(r['budget_cny'], lang)})"
+    return money(r["budget_cny"], lang)
+
+
+def n_of(s: dict[str, Any], default: int) -> int:
+    """The GPU count the user gave (even an impossible 0, so the calculator can say so), else a default."""
+    return default if s.get("n_gpus") is None else s["n_gpus"]
+
+
+def training_args(s: dict[str, Any]) -> dict[str, Any]:
+    method = s.get("method") or "full"
+    args: dict[str, Any] = {"model": s["model"], "gpu": s["gpu"], "method": method, "n_gpus": n_of(s, 1)}
+    for key in ("precision", "seq_len", "micro_batch", "zero_stage"):
+        if s.get(key) is not None:
+            args[key] = s[key]
+    if args.get("precision") in ("int8", "int4", "nf4", "tf32"):
+        args.pop("precision")
+    if s.get("grad_checkpointing") is not None:
+        args["grad_checkpointing"] = s["grad_checkpointing"]
+    if s.get("offload"):
+        args["offload"] = "optimizer+params" if s["offload"] == "param" else "optimizer"
+    return args
+
+
+def is_inference(s: dict[str, Any]) -> bool:
+    return s.get("workload") == "infer"
+
+
+def serving_extra(s: dict[str, Any]) -> dict[str, Any]:
+    return {k: s[k] for k in ("batch", "context_len") if s.get(k)}
+
+
+def serving_args(s: dict[str, Any]) -> dict[str, Any]:
+    """fit_inference / inference_speed arguments; the weight precision only when the user named one
+    (the calculators default to the model's published precision)."""
+    args: dict[str, Any] = {"model": s["model"], "gpu": s["gpu"], "n_gpus": n_of(s, 1), **serving_extra(s)}
+    if s.get("precision") in ("bf16", "fp16", "fp8", "int8", "int4", "nf4"):
+        args["precision"] = "int4" if s["precision"] == "nf4" else s["precision"]
+    return args
+
+
+def assumed(r: dict[str, Any], key: str) -> Any:
+    return next(a["value"] for a in r["assumptions"] if a["key"] == key)
+
+
+def short_source(text: str) -> str:
+    return text.split(" (")[0][:80]

@@ -1,0 +1,269 @@
+"""GPU and model names in a question: catalog names and aliases matched token by token, plus the
+shapes of names the catalog lacks ("RTX 9090", "Qwen5-300B", a bare "70B").
+
+Matched spans are masked in the working text (`GPU_MARK`, `MODEL_MARK`) so that later stages of
+`parse` do not read a name's digits as a count or a size.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from bot.offline.understand import lexicon as lx
+from bot.offline.understand.lexicon import to_number
+from bot.offline.understand.patterns import C
+from tools.catalog import lookup as catalog
+
+GPU_MARK, MODEL_MARK, USED_MARK = "\ue000", "\ue001", "\ue002"
+_C = C  # bounded patterns (linear-time parsing); ASCII: \\b between 中文 and Latin
+
+_GAP = _C(r"[\s\-_/·.]*")
+_NOT_NAME = _C(lx.NOT_NAMES)
+_SIZE = _C(r"(\d+(?:\.\d+)?)b")
+#: a size in millions ("124m"): a model size after a family name, or before 模型/model/参数
+_SIZE_M = _C(r"(\d+(?:\.\d+)?)m")
+_MODEL_WORD_AFTER = _C(r"^\s*(?:的)?\s*(?:小)?(?:模型|models?\b|参数|params\b|parameters\b)")
+_SIZE_ZH = _C(rf"(?<![\d.])({lx.NUM})\s*(万亿|千亿|百亿|亿)\s*(?:个)?\s*(?:参数量?|规模|级别?|的模型|模型|params)")
+_VERSION_WORD = _C(r"^(?:v\d.*|r\d.*|\d.*|chat|instruct|base|coder|moe|turbo|pro|max|mini|flash|o|vl|math|hf|it)$")
+_GPU_NUMBER = _C(r"^[a-z]{0,3}\d{2,5}[a-z]{0,4}$")
+_SOFTWARE = _C(lx.SOFTWARE)
+_O_AS_ZERO = re.compile(r"(?<=\d)o|o(?=\d)")
+#: rapidfuzz ratio (0-100) a misspelt name needs to count as a catalog name (the digits must match exactly)
+FUZZY_CUTOFF = 85
+
+
+class _Names:
+    """Catalog names and aliases, normalised, with the prefixes of every key for early stops."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, tuple[str, str]] = {}
+        for kind, records in (("gpu", catalog.gpus()), ("model", catalog.models())):
+            for rec in records:
+                for name in (rec.id, rec.name, *rec.aliases):
+                    self.index.setdefault(catalog.normalize(name), (kind, rec.id))
+        self.prefixes = {key[:i] for key in self.index for i in range(len(key) + 1)}
+        gpu_keys = [k for k, (kind, _) in self.index.items() if kind == "gpu"]
+        self.gpu_letters = {m.group(1) for k in gpu_keys if (m := re.match(r"([a-z]+)\d", k))} | set(lx.GPU_BRAND_WORDS)
+        self.families = set(lx.MODEL_FAMILY_WORDS) | {
+            m.group(1) for k, (kind, _) in self.index.items() if kind == "model" and (m := re.match(r"([a-z]{2,})", k))
+        }
+        self.gpu_letters -= self.families
+        raw = [n for recs in (catalog.gpus(), catalog.models()) for r in recs for n in (r.name, *r.aliases)]
+        cjk = {run for name in raw for run in re.findall(r"[\u3400-\u9fff]+", name)}
+        cjk |= {*lx.GPU_ZH_PREFIXES, *(w for w in lx.MODEL_FAMILY_WORDS if not w.isascii())}
+        self.token_rx = _C(
+            r"\d+x(?=[a-z])|[a-z0-9]+(?:\.[0-9]+)*[a-z0-9]*|"
+            + "|".join(re.escape(p) for p in sorted(cjk, key=len, reverse=True))
+        )
+        self.by_digits: dict[str, list[str]] = {}
+        for key in self.index:
+            self.by_digits.setdefault(re.sub(r"\D", "", key), []).append(key)
+        self._family_rx = re.compile(
+            "^(?:" + "|".join(sorted(map(re.escape, self.families), key=len, reverse=True)) + r")(?:[\d.]+[a-z]?)?$"
+        )
+
+    def lookup(self, key: str) -> tuple[str, str] | None:
+        hit = self.index.get(key)
+        if hit is None and key.endswith("s"):  # "h800s"
+            hit = self.index.get(key[:-1])
+        return hit
+
+    def fuzzy(self, key: str) -> tuple[str, str] | None:
+        """A typo of a catalog name: letter O for zero ("a1oo", "h8oo"), or a close spelling with the same
+        digits ("lamma-3-8b", "qwen2.5-7b-instrcut"); None when nothing is close enough."""
+        fixed = _O_AS_ZERO.sub("0", key)
+        while fixed != key:
+            key, fixed = fixed, _O_AS_ZERO.sub("0", fixed)
+        if hit := self.lookup(key):
+            return hit
+        digits = re.sub(r"\D", "", key)
+        if len(key) < 5 or not digits:
+            return None
+        candidates = self.by_digits.get(digits)
+        if not candidates:
+            return None
+        match = process.extractOne(key, candidates, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
+        return self.index[match[0]] if match else None
+
+    def is_family(self, token: str) -> bool:
+        return bool(self._family_rx.match(token))
+
+
+@functools.cache
+def _names() -> _Names:
+    return _Names()
+
+
+@functools.lru_cache(maxsize=4096)
+def _norm(span: str) -> str:
+    return catalog.normalize(span)
+
+
+def _size_label(value_b: float) -> str:
+    return f"{value_b:g}B"
+
+
+def _add(w: Any, slot: str, value: str) -> None:
+    if value not in w.slots[slot]:
+        w.slots[slot].append(value)
+
+
+def names_in(w: Any) -> None:
+    """Find GPU and model names in `w` (parse's working text), record them in its slots and mask them."""
+    names = _names()
+    for m in _SOFTWARE.finditer(w.t):
+        w.mask(*m.span())
+    for m in _SIZE_ZH.finditer(w.t):
+        value = to_number(m.group(1))
+        if value is not None:
+            value *= to_number("1" + m.group(2))
+            _add(w, "models", _size_label(value / 1e9)) if value > 0 else w.slots["invalid"].append(w.span(*m.span()))
+            w.note("models", *m.span())
+            w.mask(*m.span(), MODEL_MARK)
+    toks = [(m.start(), m.end(), m.group(0)) for m in names.token_rx.finditer(w.t)]
+    i = 0
+    while i < len(toks):
+        start = toks[i][0]
+        best, j = None, i
+        while j < len(toks) and j < i + 12:
+            if j > i and not _GAP.fullmatch(w.t, toks[j - 1][1], toks[j][0]):
+                break
+            key = _norm(w.t[start : toks[j][1]])
+            hit = names.lookup(key)
+            if hit:
+                best = (j, hit)
+            if key not in names.prefixes and not (key.endswith("s") and key[:-1] in names.prefixes):
+                break
+            j += 1
+        if best:
+            j, (kind, rid) = best
+            end = toks[j][1]
+            _add(w, "gpus" if kind == "gpu" else "models", rid)
+            w.note("gpus" if kind == "gpu" else "models", start, end)
+            w.mask(start, end, GPU_MARK if kind == "gpu" else MODEL_MARK)
+            i = j + 1
+            continue
+        i = _unknown_name(w, toks, i, names)
+    _sibling_sizes(w, names)
+    _distilled(w)
+
+
+_BARE_MEMORY = _C(r"(?<![\w.])(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")
+_MEMORY_SUFFIX = _C(r"\s*-?\s*\d{2,3}\s*(?:g|gb|gib)(?![a-z\d])")
+_SIDE_BY_SIDE = _C(r"和|与|跟|及|还是|区别|对比|比较|差别|差多少|vs\.?|versus|compare|or\b|and\b|版本|版")
+
+
+def _sibling_sizes(w: Any, names: _Names) -> None:
+    """"H20 141G 版本和 96G 有什么区别": a bare memory size beside a named card is that card's sibling with that
+    memory, when the catalog has one ("A100 40G 和 80G" -> the 80GB A100)."""
+    spans = w.slots["mentions"].get("gpus") or []
+    if not spans or not _SIDE_BY_SIDE.search(w.src):
+        return
+    base = _MEMORY_SUFFIX.sub("", spans[0].lower()).strip()
+    for m in _BARE_MEMORY.finditer(w.t):
+        hit = names.lookup(_norm(f"{base} {m.group(1)}g")) or names.lookup(_norm(f"{base} {m.group(1)}gb"))
+        if hit and hit[0] == "gpu":
+            _add(w, "gpus", hit[1])
+            w.note("gpus", *m.span())
+            w.mask(*m.span(), GPU_MARK)
+
+
+_DISTILL = _C(r"蒸馏|distill")
+
+
+def _distilled(w: Any) -> None:
+    """"DeepSeek-R1 蒸馏版 32B": a model named with a distil word and a bare size is the catalog's distilled
+    model of that size (family "<name>-Distill", parameters within 15 %), or a generic model of that size when
+    the catalog has none; never the teacher."""
+    sizes = [m for m in w.slots["models"] if re.fullmatch(r"\d+(?:\.\d+)?B", m)]
+    if not sizes or not _DISTILL.search(w.src):
+        return
+    for rid in list(w.slots["models"]):
+        if rid in sizes:
+            continue
+        teacher = catalog.get_model(rid)
+        want = float(sizes[0][:-1])
+        pupils = [m for m in catalog.models() if m.family == f"{teacher.name}-Distill"
+                  and abs(m.params_b - want) <= 0.15 * want]
+        models = w.slots["models"]
+        if pupils:  # the distilled model of that size
+            models[models.index(rid)] = min(pupils, key=lambda m: abs(m.params_b - want)).id
+            models.remove(sizes[0])
+        else:  # a distilled size the catalog lacks: sized as a generic model of that size, never as the teacher
+            models.remove(rid)
+        return
+
+
+def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
+    """Handle token i when no catalog name starts there; return the next token to look at."""
+    start, end, tok = toks[i]
+
+    def joined(j: int) -> bool:
+        return j < len(toks) and _GAP.fullmatch(w.t, toks[j - 1][1], toks[j][0]) is not None
+
+    if re.search(r"[a-z]{2}|[a-z]\d|\d[a-z]", tok) and not _NOT_NAME.match(tok):  # a misspelt name, longest span first
+        last = i
+        while last + 1 < min(len(toks), i + 5) and joined(last + 1):
+            last += 1
+        for j in range(last, i - 1, -1):
+            hit = names.fuzzy(_norm(w.t[start : toks[j][1]]))
+            if hit:
+                kind, rid = hit
+                slot = "gpus" if kind == "gpu" else "models"
+                _add(w, slot, rid)
+                w.note(slot, start, toks[j][1])
+                w.mask(start, toks[j][1], GPU_MARK if kind == "gpu" else MODEL_MARK)
+                return j + 1
+
+    if names.is_family(tok):  # "gpt-7", "qwen3-235b-a22b", "llama 5 400b"
+        j = i + 1
+        while joined(j) and j < i + 5 and _VERSION_WORD.match(toks[j][2]):
+            j += 1
+        if j == i + 1 and not re.search(r"\d", tok):
+            if not (joined(j) and re.match(r"^\d", toks[j][2])):
+                return i + 1  # a bare family word ("Qwen 做客服") names no model
+        end = toks[j - 1][1]
+        _add(w, "unknown_models", w.span(start, end))
+        sizes = [float(m.group(1)) for t in toks[i:j] if (m := _SIZE.fullmatch(t[2]))]
+        sizes += [float(m.group(1)) / 1000 for t in toks[i:j] if (m := _SIZE_M.fullmatch(t[2]))]
+        if sizes:
+            _add(w, "models", _size_label(sizes[-1]))
+        w.note("unknown_models", start, end)
+        w.mask(start, end, MODEL_MARK)
+        return j
+    if tok in lx.GPU_BRAND_WORDS or tok in lx.GPU_ZH_PREFIXES:  # "rtx 9090", "昇腾 920"
+        nxt = toks[i + 1][2] if i + 1 < len(toks) else ""
+        if joined(i + 1) and _GPU_NUMBER.match(nxt) and not _SIZE.fullmatch(nxt):
+            end = toks[i + 1][1]
+            _add(w, "unknown_gpus", w.span(start, end))
+            w.note("unknown_gpus", start, end)
+            w.mask(start, end, GPU_MARK)
+            return i + 2
+        return i + 1
+    if m := _SIZE.fullmatch(tok):  # a bare size: "70B", "7b", "-5B"
+        before = w.t[max(0, start - 2) : start]
+        value = float(m.group(1))
+        if value <= 0 or re.search(r"(?:^|[^\w])-$|^-$", before):
+            w.slots["invalid"].append(w.span(start - (1 if before.endswith("-") else 0), end))
+        else:
+            _add(w, "models", _size_label(value))
+        w.note("models", start, end)
+        w.mask(start, end, MODEL_MARK)
+        return i + 1
+    if (m := _SIZE_M.fullmatch(tok)) and _MODEL_WORD_AFTER.match(w.t[end:]) and float(m.group(1)) > 0:  # "350M 模型"
+        _add(w, "models", _size_label(float(m.group(1)) / 1000))
+        w.note("models", start, end)
+        w.mask(start, end, MODEL_MARK)
+        return i + 1
+    if not _NOT_NAME.match(tok) and _GPU_NUMBER.match(tok):
+        letters = re.match(r"[a-z]*", tok).group(0)
+        near = w.t[end : end + 4]
+        if (letters and letters in names.gpu_letters) or (re.fullmatch(r"\d{4}[a-z]?", tok) and re.match(r"\s*显卡", near)):
+            _add(w, "unknown_gpus", w.span(start, end))
+            w.note("unknown_gpus", start, end)
+            w.mask(start, end, GPU_MARK)
+    return i + 1

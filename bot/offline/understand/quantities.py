@@ -1,0 +1,202 @@
+"""Slots in counts and durations: GPUs and nodes, hours per day, deadlines, months, GPU-hours, sequence
+and context lengths, batch and concurrency."""
+
+from __future__ import annotations
+
+import re
+
+from bot.offline.understand import lexicon as lx
+from bot.offline.understand.lexicon import to_number
+from bot.offline.understand.names import _C, GPU_MARK, USED_MARK
+from bot.offline.understand.work import G, Work, num_range, set_number
+
+# --- counts, time, lengths --------------------------------------------------------------------
+
+_N = rf"(?:{lx.NUM_RANGE}|{lx.EN_NUM})"
+_NODES_AND_CARDS = _C(
+    rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:台|机(?![器房])|个?节点|nodes?|servers?|machines?|boxes)\s*(?:{G})?\s*(?:服务器|机器|主机|servers?)?\s*(?:[,，、]?\s*(?:每台|每机|每个节点|each with|of|with|x|×|\*)?\s*)"
+    rf"({lx.NUM})\s*(?:张|块|片)?\s*(?:卡|显卡|gpus?|cards?|{G})"
+)
+_GRID = _C(rf"(?<![\d.a-z])(\d+)\s*[x×*]\s*(\d+)\s*(?:张|卡|gpus?)?\s*{G}")
+_CARDS = (
+    _C(rf"(?<![\d.a-z])(-?{_N})\s*(?:张|块|片|个)?\s*(?:{G}\s*)?(?:卡|显卡|gpus?|cards?|accelerators?)(?!时|小时|·时)"),
+    _C(rf"(?<![\d.a-z])(-?{lx.NUM}|{lx.EN_NUM})\s*(?:[x×*]\s*|张\s*|块\s*|台\s*)?{G}"),
+    _C(rf"{G}\s*(?:[x×*]|\*)\s*(\d+)(?![\d.])"),
+    _C(rf"(?<![\d.a-z])(-?{lx.NUM})\s*(?:张|块)(?![钱元])(?!\s*{USED_MARK})"),
+)
+_OF_THOSE = _C(rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:of (?:those|these|them|the same)|such (?:gpus|cards)|个这样的|张这样的|张这种)")
+_HALF_TIME = _C(r"一半时间|一半的时间|半天在用|half (?:of )?the time|50\s*%\s*(?:of the time|utili[sz]ation|利用率|的时间)|利用率\s*50\s*%")
+_ONE_CARD = _C(r"单卡|单张|一张卡|single[- ]gpu|one gpu|a single gpu|单个gpu")
+_TWO_CARDS = _C(r"双卡")
+_NODES = _C(rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:台|机(?![器房])|个?节点|nodes?|servers?|machines?)")
+_ONE_NODE = _C(r"单机|单台|单节点|one node|single node|a single (?:node|server|machine)")
+
+_HOURS_PER_DAY = (
+    _C(r"24\s*/\s*7|7\s*[x×*]\s*24|全天候?|24\s*小时(?:不停|运行|开机|在线|满载|跑)|around the clock|全年无休|不停机"),
+    _C(rf"(?:每天|一天|每日|日均|天天|per day|a day)\s*(?:只|就|大约)?\s*(?:跑|用|开|运行|工作|训练|使用|只)?\s*(?:约|大概)?\s*({lx.NUM_RANGE})\s*(?:个)?\s*(?:小时|钟头|h|hours?|hrs?)(?![a-z])"),
+    _C(rf"({lx.NUM_RANGE})\s*(?:个)?\s*(?:小时|h|hours?|hrs?)\s*(?:a|per|/|每|一)\s*(?:day|天)"),
+)
+_DEADLINE = (
+    _C(rf"({lx.NUM}|半|{lx.EN_NUM}|a|an)\s*(?:个)?\s*(天|日|周|星期|礼拜|小时|h|月)\s*(?:之内|以内|内)"),
+    _C(rf"(?:within|in under|in less than|under|by)\s+({lx.NUM}|{lx.EN_NUM}|a|an)\s*(hours?|days?|weeks?|months?)"),
+    _C(rf"({lx.NUM}|{lx.EN_NUM})\s*(?:个)?\s*(天|周|小时|hours?|days?|weeks?)\s*(?:能|可以|要|得|就)?\s*(?:训完|跑完|完成|搞定|训练完|出结果|finish|done)"),
+)
+_UNIT_DAYS = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30, "小时": 1 / 24, "h": 1 / 24}
+#: "一年电费", "每月用电", "a year in electricity": a period a bill is quoted for, not how long the cards are used
+_RATE_AFTER = r"(?!\s*(?:的)?(?:电费|电量|用电|耗电|能耗|电|的电|租金|房租|托管费))"
+_MONTHS = (
+    _C(rf"(?<![每/])({lx.NUM_RANGE}|半)\s*(个月|年)(半)?{_RATE_AFTER}"),
+    _C(rf"({lx.NUM_RANGE}|{lx.EN_NUM}|half a)\s*(months?|years?|yrs?)(?![a-z])(?!\s*(?:of|in) (?:electricity|power))"),
+)
+
+_K = r"(\d+(?:\.\d+)?\s*k?)(?![a-z\d])(?!\s*(?:个|路|人|用户|张|卡|台|并发|users?|concurrent|requests?|gpus?))"
+_SEQ = (
+    _C(rf"(?:seq(?:uence)?[_\s-]*(?:len(?:gth)?)?|序列长度|序列长|max[_\s-]*(?:seq|model)?[_\s-]*len(?:gth)?|cutoff[_\s-]*len|上下文(?:长度|窗口)?|context(?:[_\s-]*(?:length|len|window))?|ctx|长度)\s*(?:=|:|是|为|of|设为|设置为|开到|要|{lx.CHANGE_TO})?\s*(?:约|大概)?\s*{_K}"),
+    _C(rf"(?<![\d.]){_K}\s*(?:的)?\s*(?:tokens?\s*)?(?:上下文|context|长度|序列|长文本|seq(?:uence)?)"),
+    # a bare "32k" / "128K" is a length (money in k needs a currency sign; token amounts say tokens)
+    _C(r"(?<![\d.$¥])(\d+(?:\.\d+)?\s*k)(?![a-z\d])(?!\s*(?:tokens?|元|块|rmb|usd|美元|刀|卡时|小时|hours?|gpu|张|卡|条|个|人|用户|样本|steps?|步))"),
+)
+#: shortest length read as a sequence or context ("上下文 64 并发" is not a 64-token context)
+MIN_LENGTH = 128
+_MICRO = _C(r"(?:micro[_\s-]*batch(?:[_\s-]*size)?|mbs|micro[_\s-]*bs|per[_\s-]device[_\s-](?:train[_\s-])?batch[_\s-]size)\s*(?:=|:|是|为|of)?\s*(\d+)")
+_BATCH = (
+    _C(rf"(?:global[_\s-]*batch(?:[_\s-]*size)?|gbs|batch[_\s-]*size|batch|bs|批大小|批量大小|批次大小|批量|批次)\s*(?:=|:|是|为|of|设为|开到|{lx.CHANGE_TO})?\s*(\d+)"),
+    _C(r"(?<![\d.])(\d+)\s*(?:的)?\s*(?:batch|bs)(?![a-z])"),
+)
+_CONCURRENCY = (
+    _C(rf"(?:并发(?:数|量)?|concurrency(?: of)?|同时在线|同时)\s*(?:=|:|是|为|要|达到|大概|约|有|支持|{lx.CHANGE_TO})?\s*({lx.NUM})\s*(?:个|路|人|用户|请求)?"),
+    _C(rf"(?<![\d.])({lx.NUM})\s*(?:个|路)?\s*(?:人|用户|请求)?\s*(?:并发|concurrent|simultaneous|人同时|个?用户同时|同时在线|路并发)"),
+    _C(r"(?<![\d.])(\d+)\s*(?:users|requests)\s*(?:at once|at the same time|in parallel|simultaneously)"),
+    _C(rf"(?:for|serve|serving|support|supports|handle)\s+({lx.NUM})\s+(?:concurrent\s+|simultaneous\s+|active\s+)?(?:users|people|customers|sessions)"),
+    _C(rf"(?:给|供|让|支持|服务)\s*({lx.NUM})\s*(?:个|名|位)?\s*(?:人|用户|客户|员工|同学)"),
+    _C(rf"(?<![\d.])({lx.NUM})\s*(?:个|名|位)?\s*(?:人|用户|员工)\s*(?:同时)?\s*(?:用|使用|在线|访问)"),
+)
+
+
+def counts(w: Work) -> None:
+    for m in _NODES_AND_CARDS.finditer(w.t):
+        nodes, cards = to_number(m.group(1)), to_number(m.group(2))
+        if nodes is None or cards is None:
+            continue
+        explicit_each = re.search(r"每台|每机|每个节点|each|of|x|×|\*", m.group(0))
+        # "两台8卡" = 2 x 8; "2机16卡" = 16 in all: a count above one server's 8 that the nodes divide is a total
+        total = cards if (not explicit_each and cards > 8 and nodes and cards % nodes == 0) else nodes * cards
+        w.slots.setdefault("n_nodes", int(nodes))
+        w.put("n_gpus", int(total), m)
+    for m in _GRID.finditer(w.t):
+        w.slots.setdefault("n_nodes", int(m.group(1)))
+        w.put("n_gpus", int(m.group(1)) * int(m.group(2)), m, 0, mark=GPU_MARK)
+    for rx in _CARDS:
+        for m in rx.finditer(w.t):
+            text = m.group(1)
+            sign = -1 if text.startswith("-") else 1
+            rng = num_range(text.lstrip("-"))
+            if rng is None:
+                continue
+            value = sign * round(rng[1])
+            if rng[0] != rng[1]:
+                w.slots["ranges"].setdefault("n_gpus", [rng[0], rng[1]])
+            if value < 1:
+                w.slots["invalid"].append(w.span(m.start(1), m.end()).replace(GPU_MARK, ""))
+            w.note("n_gpus", *m.span())
+            w.slots.setdefault("n_gpus", value)
+            # keep the GPU marker so "8×H800 and 4×A100" still sees the second GPU
+            w.t = w.t[: m.start()] + "".join(c if c == GPU_MARK else USED_MARK for c in w.t[m.start() : m.end()]) + w.t[m.end() :]
+    if "n_gpus" not in w.slots and (m := _OF_THOSE.search(w.t)):
+        value = to_number(m.group(1))
+        if value is not None:
+            w.put("n_gpus", int(value), m)
+    if "n_gpus" not in w.slots:
+        if m := _ONE_CARD.search(w.t):
+            w.put("n_gpus", 1, m)
+        elif m := _TWO_CARDS.search(w.t):
+            w.put("n_gpus", 2, m)
+    if "n_nodes" not in w.slots:
+        if m := _NODES.search(w.t):
+            value = to_number(m.group(1))
+            if value is not None:
+                w.put("n_nodes", int(value), m)
+        elif m := _ONE_NODE.search(w.t):
+            w.put("n_nodes", 1, m)
+
+
+def durations(w: Work) -> None:
+    if m := _HALF_TIME.search(w.t):
+        w.put("hours_per_day", 12.0, m)
+    for i, rx in enumerate(_HOURS_PER_DAY):
+        for m in rx.finditer(w.t):
+            if i == 0:
+                w.put("hours_per_day", 24.0, m)
+            else:
+                set_number(w, "hours_per_day", m.group(1), m, 0)
+    for rx in _DEADLINE:
+        for m in rx.finditer(w.t):
+            value = to_number(m.group(1)) if m.group(1) not in ("a", "an") else 1.0
+            unit = m.group(2).lower().rstrip("s")
+            days_per = _UNIT_DAYS.get(unit) or {"hour": 1 / 24, "day": 1, "week": 7, "month": 30}.get(unit)
+            if value is None or days_per is None or "deadline_days" in w.slots:
+                continue
+            w.slots["deadline_hours"] = value * days_per * 24
+            w.put("deadline_days", value * days_per, m)
+    for rx in _MONTHS:
+        for m in rx.finditer(w.t):
+            num, unit = m.group(1), m.group(2).lower()
+            rng = (0.5, 0.5) if num in ("半", "half a") else num_range(num)
+            if rng is None:
+                continue
+            per = 12 if unit.startswith(("年", "y")) else 1
+            extra = 6 if m.lastindex and m.lastindex >= 3 and m.group(3) else 0
+            lo, hi = rng[0] * per + extra, rng[1] * per + extra
+            if lo != hi:
+                w.slots["ranges"].setdefault("months", [lo, hi])
+            w.put("months", hi, m)
+
+
+_GPU_HOURS = _C(rf"(?<![\d.])({lx.NUM})\s*(?:个)?\s*(?:{G}\s*)?(?:卡时|卡·时|卡小时|gpu[- ]?hours?|gpu[- ]?hrs?)(?![a-z])")
+_HOURS = _C(rf"(?<![\d.])({lx.NUM})\s*(?:个)?\s*(?:小时|钟头|hours?|hrs?)(?![a-z])")
+
+
+def gpu_hours(w: Work) -> None:
+    """"5000 卡时", "5000 H800 GPU-hours" (the GPU name stays a GPU: only the number is masked)."""
+    for m in _GPU_HOURS.finditer(w.t):
+        rng = num_range(m.group(1))
+        if rng is None:
+            continue
+        if rng[0] != rng[1]:
+            w.slots["ranges"].setdefault("gpu_hours", [rng[0], rng[1]])
+        w.slots.setdefault("gpu_hours", rng[1])
+        w.note("gpu_hours", *m.span())
+        w.t = w.t[: m.start()] + "".join(c if c == GPU_MARK else USED_MARK for c in w.t[m.start() : m.end()]) + w.t[m.end() :]
+
+
+def hours(w: Work) -> None:
+    for m in _HOURS.finditer(w.t):
+        set_number(w, "hours", m.group(1), m, 0)
+
+
+def _k_value(text: str) -> int:
+    text = text.replace(" ", "")
+    return int(float(text[:-1]) * 1024) if text.endswith("k") else int(float(text))
+
+
+def lengths(w: Work) -> None:
+    infer = bool(re.search(r"推理|部署|serving|inference|上下文|context|并发|vllm", w.src))
+    train = bool(re.search(r"训练|微调|train|fine-?tun|lora|全参|pretrain|seq", w.src))
+    slot = "context_len" if infer and not train else "seq_len"
+    for rx in _CONCURRENCY:
+        for m in rx.finditer(w.t):
+            value = to_number(m.group(1))
+            if value is not None:
+                w.put("concurrency", int(value), m)
+    for rx in _SEQ:
+        for m in rx.finditer(w.t):
+            value = _k_value(m.group(1))
+            if value >= MIN_LENGTH:
+                w.put(slot, value, m)
+    if m := _MICRO.search(w.t):
+        w.put("micro_batch", int(m.group(1)), m)
+    for rx in _BATCH:
+        for m in rx.finditer(w.t):
+            w.put("batch", int(m.group(1)), m)
+    if "batch" not in w.slots and "concurrency" in w.slots:
+        w.slots["batch"] = w.slots["concurrency"]

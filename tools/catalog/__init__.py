@@ -1,0 +1,1 @@
+"""The catalogs: GPU and model records with their sources, loading and name resolution, generic model shapes, prices and TCO parameters, default utilisation (MFU) rules. The data files are `tools/data/`."""

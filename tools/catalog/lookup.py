@@ -1,0 +1,333 @@
+"""Load the GPU and model catalogs and resolve what people type to a record.
+
+`get_gpu("A100 80G")`, `get_gpu("昇腾910B")`, `get_model("Qwen2.5-72B")`, `get_model("700亿参数")`.
+Names are normalised (case, spaces, hyphens, vendor words, "80G" -> "80gb") before they are
+matched against each record's id, name and aliases. A model name that is not in the catalog but
+carries a size ("65B", "Qwen-72B", "a 37B model", "700亿参数") resolves to a generic dense
+architecture of that size (`ModelSpec.generic`); anything else raises `UnknownGpu` /
+`UnknownModel` with the closest known names.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import math
+import re
+from pathlib import Path
+
+from rapidfuzz import fuzz, process
+
+from tools.catalog.records import GpuSpec, ModelSpec, Source
+from tools.errors import UnknownGpu, UnknownModel
+from tools.yaml_data import load_yaml
+
+DATA_DIR = Path(__file__).parents[1] / "data"
+
+#: vendor and brand words people put in front of a part number, in English and Chinese; removed before matching
+#: ("英伟达 H800", "海光 K100", "Moore Threads S4000", "NVIDIA GeForce RTX 4090")
+_VENDOR_WORDS = (
+    "nvidia", "英伟达", "辉达", "geforce", "tesla", "huawei", "华为", "amd", "instinct", "radeon", "超威",
+    "hygon", "海光", "moore threads", "moorethreads", "摩尔线程", "cambricon", "寒武纪", "kunlunxin", "昆仑芯",
+    "baidu", "百度", "biren", "壁仞", "metax", "沐曦", "enflame", "燧原", "iluvatar", "天数智芯", "天数",
+    "habana", "intel", "英特尔", "昇腾", "ascend", "mtt",
+)
+_ZH_WORDS = {"显卡": "", "加速卡": "", "计算卡": "", "版": "", "显存": ""}
+_TOKEN = re.compile(r"[a-z]+\d*[a-z]*|\d+[a-z]*|[^\x00-\x7f]+")
+_BARE_SIZE = re.compile(r"\d+(?:\.\d+)?[bmkt]?")
+
+
+@functools.lru_cache(maxsize=4096)
+def normalize(name: str) -> str:
+    """Canonical key for matching: lower case, vendor words and separators removed."""
+    return re.sub(r"[\s_\-/·().,，（）+]+", "", _spaced(name))
+
+
+def _spaced(name: str) -> str:
+    """Lower case, vendor words removed, "80G"/"80 GB" -> "80gb", separators kept (for word order)."""
+    s = name.strip().lower()
+    for zh, en in _ZH_WORDS.items():
+        s = s.replace(zh, en)
+    for word in _VENDOR_WORDS:
+        s = s.replace(word, " ")
+    s = re.sub(r"(\d)\s*(?:g|gb|gig)\b", r"\1gb", s)  # "80G", "80 GB" -> "80gb"
+    s = re.sub(r"(\d)g(?=[^b]|$)", r"\1gb", s)  # "80g-pcie"
+    return s
+
+
+@functools.lru_cache(maxsize=4096)
+def word_key(name: str) -> str:
+    """Order-free key: the name's words sorted ("A100 80GB SXM" and "A100 SXM 80GB" give the same key)."""
+    return " ".join(sorted(_TOKEN.findall(re.sub(r"[\s_\-/·().,，（）+]+", " ", _spaced(name)))))
+
+
+def _load_yaml(filename: str) -> list[dict]:
+    with open(DATA_DIR / filename, encoding="utf-8") as fh:
+        return load_yaml(fh) or []
+
+
+@functools.cache
+def gpus() -> tuple[GpuSpec, ...]:
+    return tuple(GpuSpec.model_validate(row) for row in _load_yaml("gpus.yaml"))
+
+
+@functools.cache
+def models() -> tuple[ModelSpec, ...]:
+    return tuple(ModelSpec.model_validate(row) for row in _load_yaml("models.yaml"))
+
+
+def _keys(record: GpuSpec | ModelSpec) -> set[str]:
+    return {normalize(record.id), normalize(record.name), *(normalize(a) for a in record.aliases)}
+
+
+@functools.cache
+def _gpu_index() -> dict[str, GpuSpec]:
+    return _build_index(gpus())
+
+
+@functools.cache
+def _model_index() -> dict[str, ModelSpec]:
+    return _build_index(models())
+
+
+def _build_index(records):
+    index: dict = {}
+    for rec in records:
+        for key in _keys(rec):
+            if key in index and index[key].id != rec.id:
+                raise ValueError(f"name {key!r} is used by both {index[key].id} and {rec.id}")
+            index[key] = rec
+    return index
+
+
+@functools.cache
+def _word_index(kind: str) -> dict[str, object]:
+    """Word-order-free keys -> record; a key two records share is left out (ambiguous)."""
+    records = gpus() if kind == "gpu" else models()
+    index: dict[str, object] = {}
+    clash: set[str] = set()
+    for rec in records:
+        for name in (rec.id, rec.name, *rec.aliases):
+            key = word_key(name)
+            if not key or _BARE_SIZE.fullmatch(key):  # "70B" alone must stay a generic size
+                continue
+            if key in index and index[key].id != rec.id:
+                clash.add(key)
+            index[key] = rec
+    return {k: v for k, v in index.items() if k not in clash}
+
+
+#: a typo is corrected only at this similarity (0–100) or more, and only when no other record is as close
+TYPO_SCORE = 85
+TYPO_MARGIN = 4
+
+
+def _digits(key: str) -> str:
+    return "".join(ch for ch in key if ch.isdigit())
+
+
+def _typo(key: str, index: dict):
+    """The one record whose name is a small typo away, with the same digits ("H8OO" is not "H800", "5090" never "4090")."""
+    if len(key) < 3:
+        return None
+    same = [k for k in index if _digits(k) == _digits(key)]
+    if not same:
+        return None
+    hits = process.extract(key, same, scorer=fuzz.ratio, limit=8)
+    best = [(k, score) for k, score, _ in hits if score >= TYPO_SCORE]
+    if not best:
+        return None
+    top = index[best[0][0]]
+    rivals = [score for k, score, _ in hits if index[k].id != top.id]
+    if rivals and rivals[0] > best[0][1] - TYPO_MARGIN:
+        return None
+    return top
+
+
+def _closest(name: str, records, index: dict, n: int = 5) -> list[str]:
+    """Display names of the records closest to what was typed (edit distance, then shared words)."""
+    key = normalize(name)
+    out: list[str] = []
+    hits = process.extract(key, list(index), scorer=fuzz.WRatio, limit=n * 4, score_cutoff=50) if key else []
+    # substring matches ("a100" -> every A100) are what people usually mean
+    subs = [k for k in index if key and (key in k or k in key)]
+    for k in [*subs, *(k for k, _, _ in hits)]:
+        display = index[k].name
+        if display not in out:
+            out.append(display)
+    return out[:n]
+
+
+def _resolve(name: str, index: dict, kind: str):
+    """Exact key, then the same words in another order, then a one-record typo; None when nothing is close."""
+    key = normalize(name)
+    hit = index.get(key)
+    if hit is None:
+        hit = _word_index(kind).get(word_key(name))
+    if hit is None:
+        hit = _typo(key, index)
+    if hit is None:  # a misspelt vendor word ("Gefroce RTX 4090", "Nvidai H800"): drop it and try again
+        words = _spaced(name).split()
+        kept = [w for w in words if not (w.isalpha() and len(w) > 3 and _near_vendor_word(w))]
+        if kept and len(kept) < len(words):
+            return _resolve(" ".join(kept), index, kind)
+    return hit
+
+
+def _near_vendor_word(word: str) -> bool:
+    return any(fuzz.ratio(word, v) >= 75 for v in _VENDOR_WORDS if v.isascii() and " " not in v)
+
+
+@functools.lru_cache(maxsize=1024)
+def _gpu_by_name(name: str) -> GpuSpec | None:
+    return _resolve(name, _gpu_index(), "gpu")
+
+
+def get_gpu(name: str | GpuSpec) -> GpuSpec:
+    if isinstance(name, GpuSpec):
+        return name
+    return _gpu_named(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _gpu_named(name: str) -> GpuSpec:
+    """Resolved once per spelling: every calculator call resolves its GPU (an unknown name raises, uncached)."""
+    hit = _gpu_index().get(normalize(name)) or _gpu_by_name(name)
+    if hit is None:
+        raise UnknownGpu(name, _closest(name, gpus(), _gpu_index()))
+    return hit
+
+
+def get_model(name: str | ModelSpec) -> ModelSpec:
+    """A catalog model, or a generic dense model when the name only carries a size."""
+    if isinstance(name, ModelSpec):
+        return name
+    return _model_named(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _model_named(name: str) -> ModelSpec:
+    """Resolved once per spelling: a bare size ("70B") otherwise runs the typo search on every call."""
+    index = _model_index()
+    hit = index.get(normalize(name))
+    if hit is not None:
+        return hit
+    size = parse_param_count(name)
+    if size is None:
+        hit = _resolve(name, index, "model")
+        if hit is not None:
+            return hit
+        raise UnknownModel(name, _closest(name, models(), index))
+    hit = _word_index("model").get(word_key(name)) or _typo(normalize(name), index)
+    if hit is not None:
+        return hit
+    if not MIN_PARAMS <= size <= MAX_PARAMS:  # a name that is no model we know, nor a size we can stand in for
+        raise UnknownModel(name, _closest(name, models(), index), why=(
+            f"A model of {size / 1e9:g}B parameters is outside what the calculators size (0.01B to 100,000B).",
+            f"{size / 1e9:g}B 参数的模型超出了可估算范围（0.01B 到 100,000B）。"))
+    return generic_model(round(size / 1e9, 6), typed=name)
+
+
+# --- sizes -----------------------------------------------------------------------------
+
+MIN_PARAMS = 1e7  # 0.01B: below this a "model" is a typo
+MAX_PARAMS = 1e14  # 100T: far beyond any published model
+_ZH_MAGNITUDE = {"亿": 1e8, "万": 1e4, "千": 1e3, "百": 1e2}
+_EN_MAGNITUDE = {"t": 1e12, "b": 1e9, "m": 1e6, "k": 1e3}
+_SIZE_EN = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*([bmt])(?![a-z])", re.IGNORECASE)
+_SIZE_ZH = re.compile(r"(\d+(?:\.\d+)?)\s*(万亿|千亿|百亿|亿|万)\s*(?:个)?(?:参数|参数量)?")
+
+
+def parse_param_count(text: str) -> float | None:
+    """Parameter count in a name or phrase: "65B" -> 6.5e10, "700亿参数" -> 7e10, else None.
+
+    Mixture names such as "8x7B" are not sizes of a dense model and are not parsed here.
+    """
+    if re.search(r"\d+\s*[x×]\s*\d+(?:\.\d+)?\s*b", text, re.IGNORECASE):
+        return None
+    m = _SIZE_ZH.search(text)
+    if m:
+        mult = {"万亿": 1e12, "千亿": 1e11, "百亿": 1e10, "亿": 1e8, "万": 1e4}[m.group(2)]
+        return float(m.group(1)) * mult
+    m = _SIZE_EN.search(text)
+    if m:
+        return float(m.group(1)) * _EN_MAGNITUDE[m.group(2).lower()]
+    return None
+
+
+_GENERIC_SOURCE = Source(
+    title="Generic modern dense decoder (Llama-3 proportions: GQA with 8 KV heads, head_dim 128, SwiGLU ffn = 3.5·h, "
+    "128,256-token vocabulary)",
+    url="https://arxiv.org/abs/2407.21783",
+    as_of=dt.date(2024, 7, 31),
+    fields=("n_layers", "hidden_size", "n_heads", "n_kv_heads", "head_dim", "ffn_size", "vocab_size", "params_b", "max_context"),
+    verified=False,
+    note="shape chosen by gpu-advisor to match the requested parameter count, in the proportions of Llama 3 "
+    "(8B: 32 × 4096, ffn 14336; 70B: 80 × 8192, ffn 28672; vocabulary 128,256) and Qwen2.5 (GQA, 152K vocabulary); "
+    "not a published model",
+)
+
+_HIDDEN_LADDER = (512, 768, 1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384, 18432, 20480, 25600)
+GENERIC_VOCAB = 128256  # Llama 3's; Qwen2.5's is 151,936 (both in the 128K–152K range of 2024–2026 models)
+GENERIC_KV_HEADS = 8
+GENERIC_TIED_BELOW = 4e9  # Llama-3.2-1B/3B and Qwen2.5 ≤ 3B tie the output head to the embedding
+
+
+@functools.cache
+def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
+    """A modern dense decoder with about `params_b` billion parameters, in Llama-3 proportions.
+
+    Per layer: attention 2·h² + 2·h·k·d (GQA, k = 8 KV heads of d = 128) and a SwiGLU MLP 3·h·f with
+    f = 3.5·h; the embedding and an untied head add 2·V·h with V = 128,256 (tied below 4B). The hidden size
+    is the ladder entry whose layer count is closest to L ≈ h / 102 (Llama 3: 32 layers at 4096, 80 at 8192,
+    126 at 16384).
+    """
+    n = params_b * 1e9
+    vocab = GENERIC_VOCAB
+    tied = n < GENERIC_TIED_BELOW
+    tables = 1 if tied else 2
+    best = None
+    for h in _HIDDEN_LADDER:
+        heads = max(1, h // 128)
+        kv = _kv_heads(heads)
+        ffn = int(math.ceil(3.5 * h / 256) * 256)
+        per_layer = 2 * h * h + 2 * h * kv * 128 + 3 * h * ffn
+        layers = round((n - tables * vocab * h) / per_layer)
+        if layers < 1:
+            continue
+        score = abs(math.log(layers / (h / 102)))
+        if best is None or score < best[0]:
+            best = (score, h, ffn, layers)
+    if best is None:  # tiny models: one layer at the smallest width
+        best = (0.0, 512, 1792, 1)
+    _, h, ffn, layers = best
+    heads = max(1, h // 128)
+    kv = _kv_heads(heads)
+    label = f"{params_b:g}B"
+    return ModelSpec(
+        id=f"generic-{label.lower()}",
+        name=f"generic dense {label}",
+        family="generic",
+        org="gpu-advisor",
+        n_layers=layers,
+        hidden_size=h,
+        n_heads=heads,
+        n_kv_heads=kv,
+        head_dim=h // heads,
+        ffn_size=ffn,
+        vocab_size=vocab,
+        params_b=params_b,
+        attention="GQA" if kv < heads else "MHA",
+        max_context=131072,
+        tie_embeddings=tied,
+        sources=(_GENERIC_SOURCE,),
+        generic=True,
+        notes=(f"{typed!r} is not in the catalog; " if typed else "")
+        + f"treated as a modern dense {label} model in Llama-3 proportions ({layers} layers, hidden {h}, "
+        f"GQA with {kv} KV heads, Llama 3's vocabulary); name the model for its exact shape.",
+    )
+
+
+def _kv_heads(heads: int) -> int:
+    """8 KV heads, or the largest divisor of the head count below 8."""
+    return max(k for k in range(1, min(GENERIC_KV_HEADS, heads) + 1) if heads % k == 0)

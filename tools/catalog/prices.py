@@ -1,0 +1,185 @@
+"""GPU prices and TCO parameters: load `tools/data/prices.yaml` and `tools/data/tco.yaml`.
+
+Prices are CNY: purchase per card (the card alone), rental per card-hour. Each GPU has at most one
+default quote per kind; the others are kept as alternatives because sources disagree. TCO parameters
+each carry a default, a range, a unit and their sources; `rent_vs_buy` lets every one be overridden.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tools.catalog.gpu_spec import GpuSpec
+from tools.yaml_data import load_yaml
+
+DATA_DIR = Path(__file__).parents[1] / "data"
+
+Kind = Literal["purchase", "rental"]
+Channel = Literal["official-distributor", "grey-market", "cloud-rental", "used"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PriceSource(_Frozen):
+    title: str
+    url: str
+    #: publication date as precise as known: "2025", "2024-09", "2024-12-27"
+    published: str = Field(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$")
+    as_of: dt.date  # when we read it
+
+
+class PriceQuote(_Frozen):
+    kind: Kind
+    low_cny: float = Field(gt=0)
+    high_cny: float = Field(gt=0)
+    channel: Channel
+    default: bool = False
+    source: PriceSource
+    verified: bool = False
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PriceQuote:
+        if self.low_cny > self.high_cny:
+            raise ValueError(f"low_cny {self.low_cny} > high_cny {self.high_cny}")
+        return self
+
+    @property
+    def mid_cny(self) -> float:
+        return (self.low_cny + self.high_cny) / 2
+
+    def cite(self) -> str:
+        return f"{self.source.title} ({self.source.published}; {self.channel}; {self.source.url})"
+
+
+class GpuPrices(_Frozen):
+    gpu: str
+    quotes: tuple[PriceQuote, ...]
+
+    @model_validator(mode="after")
+    def _one_default_per_kind(self) -> GpuPrices:
+        for kind in ("purchase", "rental"):
+            n = sum(1 for q in self.quotes if q.kind == kind and q.default)
+            has_kind = any(q.kind == kind for q in self.quotes)
+            if has_kind and n != 1:
+                raise ValueError(f"{self.gpu}: {n} default {kind} quotes (need exactly one)")
+        return self
+
+    def default(self, kind: Kind) -> PriceQuote | None:
+        return next((q for q in self.quotes if q.kind == kind and q.default), None)
+
+    def alternatives(self, kind: Kind) -> tuple[PriceQuote, ...]:
+        return tuple(q for q in self.quotes if q.kind == kind and not q.default)
+
+
+class TcoSource(_Frozen):
+    title: str
+    url: str
+    as_of: dt.date
+
+
+class TcoParam(_Frozen):
+    default: float
+    low: float
+    high: float
+    unit: str
+    verified: bool = False
+    note: str
+    sources: tuple[TcoSource, ...] = ()
+
+    @model_validator(mode="after")
+    def _in_range(self) -> TcoParam:
+        if not self.low <= self.default <= self.high:
+            raise ValueError(f"default {self.default} outside [{self.low}, {self.high}]")
+        return self
+
+    @functools.cached_property
+    def _citation(self) -> str:
+        refs = "; ".join(f"{s.title} <{s.url}>" for s in self.sources) or "no public source found"
+        checked = "" if self.verified else " [unverified]"
+        return f"{self.note.strip()} Sources: {refs}.{checked}"
+
+    def cite(self) -> str:
+        return self._citation
+
+
+class NodePower(_Frozen):
+    gpus: tuple[str, ...]
+    node_kw: float = Field(gt=0)
+    gpus_per_node: int = Field(gt=0)
+    verified: bool = False
+    note: str
+    source: TcoSource
+
+    @property
+    def kw_per_gpu(self) -> float:
+        return self.node_kw / self.gpus_per_node
+
+
+TCO_KEYS = (
+    "host_share_cny_per_gpu",
+    "node_power_factor_vs_tdp",
+    "load_factor",
+    "pue",
+    "electricity_cny_per_kwh",
+    "hosting_cny_per_kw_month",
+    "depreciation_years",
+    "maintenance_pct_per_year",
+    "residual_value_pct",
+    "cost_of_capital_pct_per_year",
+    "fx_cny_per_usd",
+)
+
+
+def _load(filename: str) -> dict:
+    with open(DATA_DIR / filename, encoding="utf-8") as fh:
+        return load_yaml(fh) or {}
+
+
+@functools.cache
+def price_table() -> dict[str, GpuPrices]:
+    raw = _load("prices.yaml").get("gpus", {})
+    return {gpu_id: GpuPrices(gpu=gpu_id, quotes=tuple(quotes)) for gpu_id, quotes in raw.items()}
+
+
+def prices_for(gpu: GpuSpec) -> GpuPrices | None:
+    return price_table().get(gpu.id)
+
+
+@functools.cache
+def tco_params() -> dict[str, TcoParam]:
+    raw = _load("tco.yaml")["params"]
+    params = {key: TcoParam.model_validate(value) for key, value in raw.items()}
+    missing = set(TCO_KEYS) - set(params)
+    if missing:
+        raise ValueError(f"tco.yaml lacks {sorted(missing)}")
+    return params
+
+
+@functools.cache
+def node_power_table() -> tuple[NodePower, ...]:
+    return tuple(NodePower.model_validate(row) for row in _load("tco.yaml").get("node_power", []))
+
+
+def node_kw_per_gpu(gpu: GpuSpec, factor_vs_tdp: float) -> tuple[float | None, str]:
+    """Whole-server power per GPU in kW (maximum draw) and where the figure comes from.
+
+    A published node figure (DGX) wins; otherwise `factor_vs_tdp` × the card's TDP; None when the
+    catalog has no TDP either.
+    """
+    for row in node_power_table():
+        if gpu.id in row.gpus:
+            return row.kw_per_gpu, f"{row.note} ({row.node_kw} kW / {row.gpus_per_node}; {row.source.url})"
+    if gpu.tdp_w:
+        return (
+            factor_vs_tdp * gpu.tdp_w / 1000,
+            f"{factor_vs_tdp} × catalog TDP {gpu.tdp_w:g} W (no published node figure for {gpu.name})",
+        )
+    return None, "no node power figure and no TDP in the catalog"

@@ -1,0 +1,47 @@
+"""What a card holds and the GPU counts people buy: shared by the training and serving memory calculators.
+
+- Capacity is what the driver reports: an A100/H100 "80 GB" is 80 GiB (81,920 MiB in nvidia-smi).
+- GPU counts go 1, 2, 4, 8, then whole 8-GPU nodes; nothing beyond `MAX_COUNT` is considered.
+- Once several GPUs talk, NCCL allocates its buffers (≈ 1.5 GiB at the first collective, REFERENCE.md).
+"""
+
+from __future__ import annotations
+
+import math
+
+from tools.catalog.gpu_spec import GpuSpec
+from tools.memo import per_record
+from tools.schemas.common import Assumption, assume
+from tools.units import GB, GiB
+
+GPUS_PER_NODE = 8
+NCCL_BUFFERS_BYTES = 1.5 * GiB  # REFERENCE.md: ≈ 1.5 GiB allocated at the first collective
+MAX_COUNT = 1 << 17  # the largest GPU count min_gpus looks at
+
+
+def capacity_bytes(gpu: GpuSpec) -> float:
+    """What the driver reports: A100/H100 "80 GB" is 80 GiB (81,920 MiB in nvidia-smi)."""
+    if gpu.memory_reported_gib:
+        return gpu.memory_reported_gib * GiB
+    return gpu.memory_gb * GB
+
+
+@per_record
+def capacity_assumption(gpu: GpuSpec) -> Assumption:
+    """The capacity the verdict compares with, as the driver reports it (`fit_training` and `fit_inference`)."""
+    return assume("capacity", value=round(capacity_bytes(gpu) / GB, 1), unit="GB",
+                  note=f"{gpu.memory_reported_gib:g} GiB as the driver reports" if gpu.memory_reported_gib else "vendor figure")
+
+
+def next_count(n: int) -> int:
+    """The next GPU count people buy after n: doubling up to one 8-GPU node, then one more node."""
+    return n * 2 if n < GPUS_PER_NODE else n + GPUS_PER_NODE
+
+
+def round_count(n: int) -> int:
+    """Round a GPU count up to what people buy: 1, 2, 4, 8, then whole 8-GPU nodes."""
+    if n <= 1:
+        return 1
+    if n <= GPUS_PER_NODE:
+        return 1 << math.ceil(math.log2(n))
+    return math.ceil(n / GPUS_PER_NODE) * GPUS_PER_NODE

@@ -1,0 +1,249 @@
+"""GPU memory to serve a model: weights by precision, KV cache, workspace; min GPUs, max batch and context.
+
+Conventions shared with training (`tools.memory.capacity`): usable memory is a fraction of what the driver
+reports; a CUDA context per process; NCCL buffers once several GPUs talk. 4-bit formats keep the
+embeddings and the output head in 16-bit; int4 adds group-128 scales (AWQ/GPTQ).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from tools.catalog.architecture import ParamCount, kv_bytes_per_token, param_count
+from tools.catalog.gpu_spec import GpuSpec
+from tools.catalog.lookup import get_gpu, get_model
+from tools.catalog.model_spec import ModelSpec
+from tools.errors import Unsupported
+from tools.memory.capacity import (
+    GPUS_PER_NODE,
+    MAX_COUNT,
+    NCCL_BUFFERS_BYTES,
+    capacity_assumption,
+    capacity_bytes,
+    round_count,
+)
+from tools.memory.verdict import convention_assumption, judge
+from tools.schemas.common import assume
+from tools.schemas.memory import FitInferenceInput, FitInferenceOutput
+from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES
+
+PREFILL_CHUNK_TOKENS = 8192  # tokens per scheduler step (vLLM chunked prefill budget)
+
+
+def _weight_bytes(model: ModelSpec, p: ParamCount, precision: str) -> float:
+    """Weights at a precision; 4-bit formats keep embeddings and the head in 16-bit."""
+    if precision == "nf4":
+        return (p.total - p.embedding) * NF4_BYTES + p.embedding * 2.0
+    if precision == "int4":
+        return (p.total - p.embedding) * INT4_GROUP_BYTES + p.embedding * 2.0
+    if precision == "int8":
+        return (p.total - p.embedding) * 1.0 + p.embedding * 2.0
+    return p.total * BYTES_PER_PARAM[precision]
+
+
+def _split(model: ModelSpec, n: int) -> tuple[int, int]:
+    """Tensor × pipeline split for n GPUs: the largest tp ≤ 8 dividing both n and the heads."""
+    tp = 1
+    for t in range(1, min(n, GPUS_PER_NODE) + 1):
+        if n % t == 0 and model.n_heads % t == 0:
+            tp = t
+    return tp, n // tp
+
+
+@dataclass(frozen=True)
+class _Serving:
+    """Per-GPU bytes to serve one replica, as cheap arithmetic in (GPUs, batch, context)."""
+
+    model: ModelSpec
+    weights: float  # all weights, bytes
+    kv_tok: float  # KV bytes per token, all layers
+    act_tok: float  # live activation bytes per token of one layer
+    logit_seq: float  # fp32 logits bytes per sequence (one position)
+    context: float
+
+    def parts(self, n: int, batch: int, ctx: int) -> dict[str, float]:
+        tp = _split(self.model, n)[0]
+        return {
+            "weights": self.weights / n,
+            "kv_cache": self.kv_tok * batch * ctx / n,
+            "activations": min(batch * ctx, PREFILL_CHUNK_TOKENS) * self.act_tok / tp,
+            "logits": min(batch, PREFILL_CHUNK_TOKENS) * self.logit_seq / tp,
+            "cuda_context": self.context,
+            "comm_buffers": NCCL_BUFFERS_BYTES if n > 1 else 0.0,
+        }
+
+    def need(self, n: int, batch: int, ctx: int) -> float:
+        return sum(self.parts(n, batch, ctx).values())
+
+    def need_on(self, n: int):
+        """need(batch, ctx) on n GPUs as a closure with the constants folded (for the searches)."""
+        tp = _split(self.model, n)[0]
+        fixed = self.weights / n + self.context + (NCCL_BUFFERS_BYTES if n > 1 else 0.0)
+        kv, act, logit = self.kv_tok / n, self.act_tok / tp, self.logit_seq / tp
+        chunk = PREFILL_CHUNK_TOKENS
+        return lambda b, s: fixed + kv * b * s + act * min(b * s, chunk) + logit * min(b, chunk)
+
+    def max_batch(self, n: int, ctx: int, usable: float, cap: int = 1 << 20) -> int:
+        """The most sequences of `ctx` tokens that fit on n GPUs (0: not even one)."""
+        need = self.need_on(n)
+        tp = _split(self.model, n)[0]
+        kv, act, logit, chunk = self.kv_tok / n * ctx, self.act_tok / tp, self.logit_seq / tp, PREFILL_CHUNK_TOKENS
+        # need(b) is a sum of min(linear, constant) terms: concave, so b* is the largest root over its four lines
+        lines = ((0.0, kv + act * ctx + logit), (logit * chunk, kv + act * ctx), (act * chunk, kv + logit),
+                 (act * chunk + logit * chunk, kv))
+        return _largest(lambda b: need(b, ctx) <= usable, cap, _root(lines, usable - need(0, ctx)))
+
+    def max_context(self, n: int, batch: int, usable: float, cap: int = 1 << 24) -> int:
+        """The longest context at which `batch` sequences fit on n GPUs (0: not even one token)."""
+        need = self.need_on(n)
+        tp = _split(self.model, n)[0]
+        kv, act = self.kv_tok / n * batch, self.act_tok / tp
+        lines = ((0.0, kv + act * batch), (act * PREFILL_CHUNK_TOKENS, kv))
+        return _largest(lambda s: need(batch, s) <= usable, cap, _root(lines, usable - need(batch, 0)))
+
+    def min_gpus(self, batch: int, ctx: int, usable: float) -> int | None:
+        """1, 2, 4, 8, then whole nodes: per GPU = fixed + (weights + KV) / n beyond one node."""
+        for n in (1, 2, 4, 8):
+            if self.need(n, batch, ctx) <= usable:
+                return n
+        parts = self.parts(GPUS_PER_NODE, batch, ctx)  # tp is settled at 8 GPUs per node
+        shard = (parts["weights"] + parts["kv_cache"]) * GPUS_PER_NODE
+        fixed = sum(parts.values()) - parts["weights"] - parts["kv_cache"]
+        if fixed >= usable:
+            return None
+        n = round_count(math.ceil(shard / (usable - fixed)))
+        return n if n <= MAX_COUNT else None
+
+
+def _serving(model: ModelSpec, precision: str, kv_bytes: float, context_gb: float) -> _Serving:
+    f = (model.moe_ffn_size or model.ffn_size) * ((model.experts_per_token or 1) if model.is_moe else 1)
+    return _Serving(
+        model=model,
+        weights=_weight_bytes(model, param_count(model), precision),
+        kv_tok=kv_bytes_per_token(model, kv_bytes),
+        act_tok=(4 * model.hidden_size + 2 * f) * 2.0,  # live tensors of one layer, 16-bit
+        logit_seq=model.vocab_size * 4.0,
+        context=context_gb * GB,
+    )
+
+
+def default_weight_precision(model: ModelSpec, gpu: GpuSpec) -> str:
+    """The model's published precision where the GPU computes in it (FP8 needs FP8 tensor cores), else bf16."""
+    if model.native_precision == "fp8" and gpu.fp8_tflops:
+        return "fp8"
+    return model.native_precision if model.native_precision in ("bf16", "fp16") else "bf16"
+
+
+def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
+    """Per-GPU memory to serve a model: weights, KV cache, activations; min GPUs and max batch."""
+    model = get_model(inp.model)
+    gpu = get_gpu(inp.gpu)
+    precision = inp.precision or default_weight_precision(model, gpu)
+    if precision == "fp8" and not gpu.fp8_tflops:
+        raise Unsupported(
+            f"{gpu.name} has no FP8 support; choose bf16, int8 or int4.",
+            f"{gpu.name} 不支持 FP8，请改用 bf16、int8 或 int4。",
+            field="precision",
+        )
+    kv_prec = inp.kv_precision or ("fp16" if precision == "fp16" else "bf16")
+    serving = _serving(model, precision, BYTES_PER_PARAM[kv_prec], inp.cuda_context_gb)
+    kv_tok = serving.kv_tok
+    ctx = inp.context_len or min(model.max_context, 4096)
+    n = inp.n_gpus
+    capacity = capacity_bytes(gpu)
+    usable = capacity * inp.usable_fraction
+    parts = serving.parts(n, inp.batch, ctx)
+    per_gpu = sum(parts.values())
+    tp, pp = _split(model, n)
+    min_n = serving.min_gpus(inp.batch, ctx, usable)
+    max_batch = serving.max_batch(n, ctx, usable)
+    max_ctx = serving.max_context(n, inp.batch, usable)
+    assumptions = [
+        assume("precision", value=precision, default=inp.precision is None,
+               note="weight precision" + (" (the model is published in FP8)" if model.native_precision == "fp8" else "")),
+        assume("kv_precision", value=kv_prec, default=inp.kv_precision is None, note="KV-cache precision"),
+        assume("context_len", value=ctx, unit="tokens", default=inp.context_len is None,
+                   note="tokens per sequence (prompt + output)"),
+        assume("batch", value=inp.batch, default="batch" not in inp.model_fields_set, note="concurrent sequences"),
+        assume("parallelism", value=f"tp={tp} pp={pp}", default=True, note="largest tensor-parallel size ≤ 8 that divides the heads"),
+        assume("usable_fraction", value=inp.usable_fraction, default="usable_fraction" not in inp.model_fields_set,
+                   note="vLLM's gpu_memory_utilization default"),
+        convention_assumption(inp.usable_fraction, serving=True),
+        capacity_assumption(gpu),
+        assume("prefill_chunk_tokens", value=PREFILL_CHUNK_TOKENS, unit="tokens", note="activation workspace sized for one chunked-prefill step"),
+    ]
+    if model.generic:
+        assumptions.insert(0, assume("model_architecture", value=model.name, note=model.notes or ""))
+    if precision in ("int4", "nf4", "int8"):
+        assumptions.append(assume("quantization", value=precision,
+                                      note="embeddings and output head stay 16-bit; int4 adds group-128 scales (≈0.25 bit/param)"))
+    return FitInferenceOutput.trusted(
+        model=model.name,
+        gpu=gpu.name,
+        n_gpus=n,
+        tp=tp,
+        pp=pp,
+        fits=per_gpu <= usable,
+        per_gpu_gb=round(per_gpu / GB, 2),
+        capacity_gb=round(capacity / GB, 2),
+        usable_gb=round(usable / GB, 2),
+        shortfall_gb=round(max(0.0, per_gpu - usable) / GB, 2),
+        headroom_gb=round((usable - per_gpu) / GB, 2),
+        breakdown_gb={k: round(v / GB, 3) for k, v in parts.items()},
+        kv_cache_bytes_per_token=kv_tok,
+        kv_cache_gb_per_sequence=round(kv_tok * ctx / GB, 3),
+        context_len=ctx,
+        batch=inp.batch,
+        min_gpus=min_n,
+        max_batch=max_batch,
+        max_context=max_ctx,
+        assumptions=assumptions,
+        **judge(parts, usable),
+    )
+
+
+def _root(lines: tuple[tuple[float, float], ...], room: float) -> float:
+    """Where a concave piecewise-linear need (the minimum of `lines`, each (offset, slope)) uses up `room`."""
+    best = 0.0
+    for offset, slope in lines:
+        if slope <= 0:  # a flat line: every x meets it, or none does
+            if room >= offset:
+                return math.inf
+            continue
+        best = max(best, (room - offset) / slope)
+    return best
+
+
+def _largest(ok, cap: int, guess: float) -> int:
+    """Largest x in [1, cap] with ok(x) (ok monotone: true, then false); 0 when ok(1) fails.
+
+    The search gallops out from `guess` (an estimate from the closed form), so a good guess costs a few
+    calls of `ok`; the answer does not depend on the guess.
+    """
+    if not ok(1):
+        return 0
+    x = cap if not guess < cap else max(1, int(guess))
+    if ok(x):
+        lo, step = x, 1
+        while lo < cap:
+            hi = min(lo + step, cap)
+            if not ok(hi):
+                break
+            lo, step = hi, step * 2
+        else:
+            return lo
+    else:
+        hi, step = x, 1
+        while True:
+            lo = max(1, hi - step)
+            if ok(lo):
+                break
+            hi, step = lo, step * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo

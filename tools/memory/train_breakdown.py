@@ -1,0 +1,188 @@
+"""Training memory before sharding: the resolved settings of a run and its per-GPU bytes by component.
+
+Conventions (stated in `fit_training`'s `assumptions`):
+- Model states, mixed-precision AdamW: 16 bytes per trainable parameter (ZeRO paper, Rajbhandari et
+  al. 2020, arXiv 1910.02054): bf16 weight 2 + bf16 gradient 2 + fp32 master 4 + Adam m 4 + v 4.
+  Megatron keeps fp32 gradients (18 B); we use 16 and say so.
+- Activations per layer (Korthikanti et al. 2022, arXiv 2205.05198), 16-bit:
+  s·b·h·(c + 5·a·s/h) bytes, with c = 18 + 6·f/h for a SwiGLU MLP (34 when f = 8h/3) and
+  18 + 4·f/h for a GELU MLP (34 when f = 4h). Flash attention drops the 5·a·s/h term; tensor
+  parallel with sequence parallel divides by t; full recomputation keeps 2·s·b·h per layer plus
+  one layer being recomputed. A framework factor scales it (Megatron ≈ 1, HF eager higher).
+- Logits: b·s·V elements at 6 bytes (fp32 logits + a bf16 copy), divided by t (vocab-parallel).
+- ZeRO-3 keeps two gathered blocks in flight (current + prefetched) in the base weights' dtype.
+- Gradient checkpointing defaults on for full, LoRA and QLoRA training of models of 7B and more (what
+  LLaMA-Factory, PEFT and the DeepSpeed/FSDP examples do), off for smaller models and freeze-tuning.
+
+Everything here is plain float arithmetic on numbers derived once per model record (`shape_of`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tools.catalog.architecture import ParamCount, param_count, per_record
+from tools.catalog.model_spec import ModelSpec
+from tools.units import NF4_BYTES
+
+QLORA_UNQUANTISED_BYTES = 4.0  # embeddings/head after prepare_model_for_kbit_training (fp32)
+
+#: models at least this large get gradient checkpointing by default (full, LoRA, QLoRA); Llama-2-7B is 6.74B
+CHECKPOINTING_MIN_PARAMS = 6.5e9
+
+#: optimizer bytes per trainable parameter (states, without the fp32 master copy)
+OPTIMIZER_STATE_BYTES = {"adamw": 8.0, "adamw8bit": 2.0, "sgd": 4.0, "adafactor": 0.0}
+
+
+def default_checkpointing(method: str, total_params: float) -> bool:
+    """Gradient checkpointing when the user did not say: on for full/LoRA/QLoRA at ≥ 7B, QLoRA always."""
+    if method == "qlora":
+        return True  # PEFT's prepare_model_for_kbit_training turns it on at every size
+    return method in ("full", "lora") and total_params >= CHECKPOINTING_MIN_PARAMS
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the training breakdown reads of a model, derived once per record."""
+
+    total: int  # all parameters
+    embedding: int  # input embedding + untied output head
+    per_layer: float  # parameters of an average transformer layer (freeze-tuning trains the top k)
+    layers: int
+    hidden: int
+    heads: int
+    vocab: int
+    coefficient: float  # Korthikanti's 34, generalised to the MLP (and top-k experts for a MoE)
+    largest_block: int  # the largest block ZeRO-3 gathers at once
+    lora_per_rank: dict[str, int]  # adapter parameters per unit of rank, by target set
+
+
+@per_record
+def shape_of(m: ModelSpec) -> Shape:
+    p: ParamCount = param_count(m)
+    h, a, k, d = m.hidden_size, m.n_heads, m.n_kv_heads, m.head_dim
+    f = m.moe_ffn_size or m.ffn_size
+    # adapters: r·(in + out) for each adapted linear layer (q, o, k, v; the MLP matrices of every expert)
+    attn = (h + a * d) * 2 + (h + k * d) * 2
+    mats = 3 if m.mlp == "swiglu" else 2
+    experts = (m.n_experts or 1) + (m.n_shared_experts or 0) if m.is_moe else 1
+    active = ((m.experts_per_token or 1) + (m.n_shared_experts or 0)) if m.is_moe else 1
+    return Shape(
+        total=p.total,
+        embedding=p.embedding,
+        per_layer=p.layers_total / m.n_layers,
+        layers=m.n_layers,
+        hidden=h,
+        heads=a,
+        vocab=m.vocab_size,
+        coefficient=18 + (6 if m.mlp == "swiglu" else 4) * f * active / h,
+        largest_block=p.largest_layer,
+        lora_per_rank={"attention": m.n_layers * attn, "all-linear": m.n_layers * (attn + mats * (h + f) * experts)},
+    )
+
+
+@dataclass
+class Train:
+    """Resolved training settings: plain values. Treated as immutable; what-if copies go through `replace`."""
+
+    model: ModelSpec
+    params: ParamCount
+    method: str
+    n_gpus: int
+    precision: str
+    optimizer: str
+    zero_stage: int
+    offload: str
+    seq_len: int
+    micro_batch: int
+    grad_checkpointing: bool
+    flash_attention: bool
+    tp: int
+    pp: int
+    lora_rank: int
+    lora_targets: str
+    adapter_precision: str
+    trainable_layers: int
+    activation_factor: float
+    cuda_context: float
+
+    @property
+    def dp(self) -> int:
+        return self.n_gpus // (self.tp * self.pp)
+
+
+def replace(c: Train, **changes) -> Train:
+    """A copy of the settings with some changed (dataclasses.replace re-runs __init__: several times slower)."""
+    new = object.__new__(Train)
+    new.__dict__.update(c.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
+def lora_params(m: ModelSpec, rank: int, targets: str) -> int:
+    """Adapter parameters: r·(in + out) for each adapted linear layer."""
+    return rank * shape_of(m).lora_per_rank[targets]
+
+
+def trainable(c: Train) -> tuple[float, float]:
+    """(trainable parameters, frozen parameters)."""
+    sh = shape_of(c.model)
+    if c.method == "full":
+        return sh.total, 0.0
+    if c.method in ("lora", "qlora"):
+        return float(c.lora_rank * sh.lora_per_rank[c.lora_targets]), float(sh.total)
+    n = min(c.trainable_layers, sh.layers) * sh.per_layer
+    return n, sh.total - n
+
+
+def activations(c: Train, checkpointing: bool) -> float:
+    """Activation bytes per GPU with or without full recomputation (the only part checkpointing changes)."""
+    sh = shape_of(c.model)
+    s, b, h = c.seq_len, c.micro_batch, sh.hidden
+    coeff = sh.coefficient + (0 if c.flash_attention else 5 * sh.heads * s / h)
+    per_layer_full = s * b * h * coeff * c.activation_factor / c.tp
+    layers = sh.layers if c.method != "freeze" else min(c.trainable_layers, sh.layers)
+    # 1F1B: the first stage holds pp micro-batches of L/pp layers each, i.e. L layers in all
+    if checkpointing:
+        return layers * 2 * s * b * h / c.tp + per_layer_full
+    return layers * per_layer_full
+
+
+def gathered_bytes(c: Train) -> float:
+    """Bytes per parameter of a ZeRO-3 gathered block: the frozen or compute dtype of the base weights."""
+    if c.method == "qlora":
+        return NF4_BYTES
+    return 4.0 if c.precision == "fp32" else 2.0
+
+
+def base(c: Train) -> dict[str, float]:
+    """Per-GPU bytes before ZeRO sharding and offload (model states split by tp × pp only)."""
+    sh = shape_of(c.model)
+    mp = c.tp * c.pp
+    n_train, frozen = trainable(c)
+    fp32 = c.precision == "fp32"
+    compute_bytes = grad_bytes = 4.0 if fp32 else 2.0
+    master = 0.0 if fp32 else 4.0
+    if c.method in ("lora", "qlora"):
+        # adapters are kept in their own dtype and updated directly: no separate master copy
+        compute_bytes = grad_bytes = 4.0 if c.adapter_precision == "fp32" else 2.0
+        master = 0.0
+    # weights: trainable in the compute precision (+ an fp8 copy for fp8 training), frozen as stored
+    w_train = n_train * (compute_bytes + (1.0 if c.precision == "fp8" else 0.0))
+    if c.method == "qlora":
+        # bitsandbytes leaves the embeddings and the output head unquantised, and PEFT's
+        # prepare_model_for_kbit_training casts every non-4-bit parameter to fp32
+        embed = sh.embedding
+        w_frozen = (frozen - embed) * NF4_BYTES + embed * QLORA_UNQUANTISED_BYTES
+    else:
+        w_frozen = frozen * (4.0 if fp32 else 2.0)
+    return {
+        "weights": (w_train + w_frozen) / mp,
+        "gradients": n_train * grad_bytes / mp,
+        "optimizer": n_train * (master + OPTIMIZER_STATE_BYTES[c.optimizer]) / mp,
+        "activations": activations(c, c.grad_checkpointing),
+        "logits": c.micro_batch * c.seq_len * sh.vocab * 6.0 / c.tp,
+        # current + prefetched block, gathered in the base weights' dtype (NF4 for QLoRA), not the adapters'
+        "zero3_buffers": 2 * sh.largest_block * gathered_bytes(c) / c.tp,
+        "cuda_context": c.cuda_context,
+    }

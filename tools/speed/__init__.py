@@ -1,0 +1,1 @@
+"""Speed: `training_time`, `inference_speed` and `precision_speedup`, with model FLOPs and communication time."""

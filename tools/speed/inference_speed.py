@@ -1,0 +1,138 @@
+"""Inference speed (`inference_speed`): decode tokens/s, prefill tokens/s and time to first token.
+
+A decode step reads every weight on the active path once per GPU plus the KV cache of the batch; it takes
+max(bytes / achieved bandwidth, FLOPs / achieved compute) plus a fixed per-step overhead and, with tensor
+parallelism, two all-reduces per layer. Prefill is compute-bound.
+"""
+
+from __future__ import annotations
+
+from tools.catalog.architecture import check_parallel, kv_bytes_per_token, mlp_params, param_count
+from tools.catalog.gpu_spec import GpuSpec
+from tools.catalog.lookup import get_gpu, get_model
+from tools.catalog.model_spec import ModelSpec
+from tools.errors import Unsupported
+from tools.memory.fit_inference import default_weight_precision
+from tools.schemas.common import assume
+from tools.schemas.speed import InferenceSpeedInput, InferenceSpeedOutput
+from tools.speed.comm import ring_allreduce_s, scale_up_gb_s
+from tools.speed.flops import Shape, peak_flops, shape
+from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES
+
+#: achieved share of spec memory bandwidth in decode, by weight format, for PyTorch-native kernels (gpt-fast's
+#: int8/int4 tinygemm dequantise on the fly and reach less). Set from gpt-fast on A100-80GB (README benchmark table).
+BANDWIDTH_EFFICIENCY = {"fp32": 0.75, "bf16": 0.75, "fp16": 0.75, "fp8": 0.6, "int8": 0.6, "int4": 0.45, "nf4": 0.45}
+#: Marlin (IST-DASLab; vLLM's AWQ/GPTQ int4/int8 kernels): "close to ideal (4x) speedups" over FP16 at small
+#: batch, i.e. it streams quantised weights at the 16-bit kernels' achieved share of bandwidth
+MARLIN_EFFICIENCY = {"int8": 0.75, "int4": 0.75}
+MARLIN_FAMILIES = ("ampere", "ada", "hopper", "blackwell")
+#: fixed time per decode step beyond weight/KV reads (kernel launches, norms, sampling), seconds
+STEP_OVERHEAD_S = 1.2e-3
+#: latency of one small all-reduce inside a node (NCCL, NVLink), seconds
+ALLREDUCE_LATENCY_S = 15e-6
+#: a weight-only quantised format leaves embeddings and the LM head in 16-bit
+QUANT_BYTES = {"int8": 1.0, "fp8": 1.0, "int4": INT4_GROUP_BYTES, "nf4": NF4_BYTES}
+
+
+def _decode_weight_bytes(m: ModelSpec, s: Shape, precision: str, batch: int) -> tuple[float, float]:
+    """(bytes of weights read per decode step, matmul parameters used per token).
+
+    MoE: each token uses its top-k experts; a batch of b tokens touches E·(1 − (1 − k/E)^b) distinct
+    experts per MoE layer (uniform routing), and every touched expert is read once.
+    """
+    p = param_count(m)
+    body = s.n_matmul - s.n_head
+    if m.is_moe:
+        e, k = m.n_experts or 1, m.experts_per_token or 1
+        expert = mlp_params(m.hidden_size, m.moe_ffn_size or m.ffn_size, m.mlp)
+        touched = e * (1 - (1 - k / e) ** batch)
+        body += p.n_moe_layers * (touched - k) * expert
+    if precision in QUANT_BYTES:
+        return body * QUANT_BYTES[precision] + s.n_head * 2.0, s.n_matmul
+    return (body + s.n_head) * BYTES_PER_PARAM[precision], s.n_matmul
+
+
+def _kernel(asked: str, precision: str, gpu: GpuSpec) -> str:
+    """The int4/int8 kernel family in use: as asked, else Marlin where vLLM runs it (NVIDIA Ampere and newer)."""
+    if precision not in MARLIN_EFFICIENCY:
+        return "none" if precision != "nf4" else "torch"
+    if asked != "auto":
+        return asked
+    return "marlin" if gpu.vendor == "nvidia" and gpu.family.lower() in MARLIN_FAMILIES else "torch"
+
+
+def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
+    """Decode tokens/s per sequence and in total, prefill tokens/s and time to first token.
+
+    Decode is memory-bound at small batch (weights + KV read per step at an achieved share of the
+    spec bandwidth) and compute-bound at large batch (2·N_active FLOPs per token); prefill is compute-bound.
+    """
+    m, gpu = get_model(inp.model), get_gpu(inp.gpu)
+    tp = inp.n_gpus
+    check_parallel(m, tp, 1)
+    if not gpu.bandwidth_gb_s:
+        raise Unsupported(f"{gpu.name} has no published memory bandwidth.", f"{gpu.name} 没有公开的显存带宽。",
+                           field="gpu")
+    precision = inp.precision or default_weight_precision(m, gpu)  # the same default as fit_inference
+    compute_precision = "bf16" if precision in ("int8", "int4", "nf4", "fp32") else precision
+    peak = peak_flops(gpu, compute_precision)
+    s = shape(m)
+    kernel = _kernel(inp.kernel, precision, gpu)
+    eff = inp.bandwidth_efficiency or (MARLIN_EFFICIENCY[precision] if kernel == "marlin" else
+                                       BANDWIDTH_EFFICIENCY[precision])
+    bw = gpu.bandwidth_gb_s * GB * eff
+    prompt = inp.prompt_len or inp.context_len
+    b, ctx = inp.batch, inp.context_len
+
+    w_bytes, n_active = _decode_weight_bytes(m, s, precision, b)
+    kv = kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision]) * b * ctx
+    step_bytes = (w_bytes + kv) / tp
+    t_mem = step_bytes / bw
+    attn_flops = 2 * s.layers * ctx * (s.qk_dim + s.v_dim)  # per token: QKᵀ and A·V over the context
+    t_flops = b * (2 * n_active + attn_flops) / tp / (peak * inp.compute_efficiency)
+    up, _ = scale_up_gb_s(gpu)
+    t_tp = 0.0
+    if tp > 1:  # two all-reduces of b × hidden activations per layer
+        t_tp = 2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(b * s.hidden * 2, tp, up))
+    t_step = max(t_mem, t_flops) + STEP_OVERHEAD_S + t_tp
+    bound = "memory" if t_mem >= t_flops else "compute"
+
+    prefill_flops = 2 * n_active + 2 * s.layers * (prompt / 2) * (s.qk_dim + s.v_dim)  # causal: half the context
+    prefill_tps = peak * inp.compute_efficiency * tp / prefill_flops
+    t_prefill_tp = 2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(prompt * s.hidden * 2, tp, up)) if tp > 1 else 0
+    ttft = prompt / prefill_tps + t_prefill_tp + t_step
+
+    given = inp.model_fields_set
+    assumptions = [
+        assume(key="bandwidth_efficiency", value=eff, default="bandwidth_efficiency" not in given,
+                   note=f"achieved share of {gpu.bandwidth_gb_s:g} GB/s; the defaults (16-bit 0.75, 8-bit 0.6, 4-bit 0.45) with "
+                   "the per-step overhead reproduce gpt-fast's A100-80GB table (Llama-2-7B bf16 at 330 W: 104.9 tokens/s)."),
+        assume(key="kernel", value=kernel, default=inp.kernel == "auto",
+               note="weight-only quantised kernel family: marlin = vLLM's AWQ/GPTQ Marlin kernels (near-ideal 4-bit "
+               "weight streaming, IST-DASLab/marlin README), torch = gpt-fast/tinygemm (calibrated on gpt-fast's "
+               "table); 16-bit and fp8 weights do not use it."),
+        assume(key="step_overhead_ms", value=STEP_OVERHEAD_S * 1e3, unit="ms",
+                   note="fixed cost per decode step (launches, norms, sampling), fitted to the gpt-fast table."),
+        assume(key="compute_efficiency", value=inp.compute_efficiency, default="compute_efficiency" not in given,
+                   note=f"share of the dense {compute_precision} peak reached by prefill and large-batch decode."),
+        assume(key="prompt_len", value=prompt, unit="tokens", default=inp.prompt_len is None,
+                   note="prompt for time to first token; defaults to context_len."),
+        assume(key="precision", value=precision, default=inp.precision is None, note="weight precision"),
+        assume(key="kv_precision", value=inp.kv_precision, default="kv_precision" not in given,
+                   note=f"{kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision]) / 1e3:.1f} kB per token."),
+        assume(key="weights_read", value="active path" if m.is_moe else "all weights",
+                   note="input embedding lookup reads one row; 4/8-bit formats keep the LM head in 16-bit"
+                   + ("; MoE: experts touched by the batch under uniform routing." if m.is_moe else ".")),
+    ]
+    if tp > 1:
+        assumptions.append(assume(key="tensor_parallel", value=tp,
+                                      note=f"weights and KV split {tp} ways; two all-reduces per layer per step "
+                                      f"({ALLREDUCE_LATENCY_S * 1e6:.0f} µs latency each + bytes at the NVLink/PCIe rate)."))
+    if m.generic:
+        assumptions.insert(0, assume(key="model_architecture", value=m.name, note=m.notes or ""))
+    return InferenceSpeedOutput(
+        model=m.name, gpu=gpu.name, n_gpus=tp, precision=precision, batch=b, context_len=ctx, prompt_len=prompt,
+        decode_tokens_per_s=1 / t_step, total_tokens_per_s=b / t_step, tpot_ms=t_step * 1e3,
+        prefill_tokens_per_s=prefill_tps, ttft_s=ttft, bound=bound,
+        bytes_per_step_gb=step_bytes / GB, achieved_bandwidth_gb_s=bw / GB, assumptions=assumptions,
+    )
