@@ -28,7 +28,7 @@ _TOOLS: dict[str, str] = {
     "fit_inference": "tools.memory.fit_inference:fit_inference",
     "training_time": "tools.speed.training_time:training_time",
     "inference_speed": "tools.speed.inference_speed:inference_speed",
-    "run_cost": "tools.money.rent_vs_buy:run_cost",
+    "run_cost": "tools.money.run_cost:run_cost",
     "rent_vs_buy": "tools.money.rent_vs_buy:rent_vs_buy",
     "recommend_gpus": "tools.recommend.recommend_gpus:recommend_gpus",
     "model_memory": "tools.memory.model_memory:model_memory",

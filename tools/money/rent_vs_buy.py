@@ -1,4 +1,4 @@
-"""Run cost at rental prices, and rent vs buy over a horizon with the break-even month.
+"""`rent_vs_buy`: renting against owning over a horizon, with the break-even month (run cost is `tools.money.run_cost`).
 
 Owning, per GPU (all in 元; a month is 730 h, `tools.units.HOURS_PER_MONTH`):
 
@@ -18,112 +18,18 @@ from __future__ import annotations
 
 from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu
-from tools.catalog.prices import GpuPrices, Kind, PriceQuote, TcoParam, node_kw_per_gpu, prices_for, tco_params
-from tools.errors import InvalidInput, Unsupported
+from tools.catalog.prices import GpuPrices, Kind, TcoParam, node_kw_per_gpu, prices_for, tco_params
+from tools.errors import Unsupported
 from tools.memo import per_record
+from tools.money.run_cost import missing_price, quote_assumptions, usd_rate
 from tools.schemas.common import Assumption, assume
 from tools.schemas.money import (
     RentVsBuyInput,
     RentVsBuyOutput,
-    RunCostInput,
-    RunCostOutput,
 )
 from tools.units import HOURS_PER_MONTH
 
 BREAKEVEN_CAP_MONTHS = 120
-
-
-def _missing_price(gpu: GpuSpec, field: str, what_en: str, what_zh: str) -> InvalidInput:
-    return Unsupported(
-        f"No {what_en} is on file for {gpu.name}; give your own as {field}.",
-        f"目录中没有 {gpu.name} 的{what_zh}，请用 {field} 给出您的价格。",
-        field=field,
-    )
-
-
-def _quote_assumptions(prefix: str, quotes: tuple[PriceQuote, ...], unit: str) -> list[Assumption]:
-    return [
-        assume(
-            key=f"{prefix}_alternative_{i}",
-            value=f"{q.low_cny:g}–{q.high_cny:g}",
-            unit=unit,
-            note=f"not used; kept because sources disagree: {q.note} {q.cite()}",
-        )
-        for i, q in enumerate(quotes, start=1)
-    ]
-
-
-def usd_rate(given: float | None) -> tuple[float, Assumption]:
-    """元 per US dollar: the one given, else the TCO default, with its assumption."""
-    param = tco_params()["fx_cny_per_usd"]
-    value = given if given is not None else param.default
-    return value, assume(key="fx_cny_per_usd", value=value, unit="元/$", default=given is None, note=param.cite())
-
-
-def run_cost(inp: RunCostInput) -> RunCostOutput:
-    """Cost of a run of GPU-hours at a rental price per card-hour (the user's, or the catalog range).
-
-    total = gpu_hours × price; low/high use the ends of the default quote's range (or the user's price).
-    """
-    gpu = get_gpu(inp.gpu)
-    gpu_hours = inp.total_gpu_hours
-    assumptions: list[Assumption] = []
-    if inp.price_cny_per_hour is not None:
-        price = low = high = inp.price_cny_per_hour
-        source = "user"
-        assumptions.append(assume(key="price_cny_per_hour", value=price, unit="元/卡时", default=False))
-    else:
-        table = prices_for(gpu)
-        quote = table.default("rental") if table else None
-        if quote is None:
-            raise _missing_price(gpu, "price_cny_per_hour", "rental price", "租赁价格（元/卡时）")
-        price, low, high = quote.mid_cny, quote.low_cny, quote.high_cny
-        source = quote.cite()
-        assumptions.append(
-            assume(
-                key="price_cny_per_hour",
-                value=price,
-                unit="元/卡时",
-                note=f"middle of {low:g}–{high:g} 元/卡时. {quote.note} {source}",
-            )
-        )
-        assumptions += _quote_assumptions("rental_price", table.alternatives("rental"), "元/卡时")
-    if inp.gpu_hours is None:
-        assumptions.append(
-            assume(
-                key="gpu_hours",
-                value=gpu_hours,
-                unit="卡时",
-                default=False,
-                note=f"{inp.hours:g} h × {inp.n_gpus} GPUs",
-            )
-        )
-    out = dict(
-        gpu=gpu.name,
-        gpu_hours=gpu_hours,
-        price_cny_per_hour=round(price, 4),
-        price_low_cny_per_hour=low,
-        price_high_cny_per_hour=high,
-        total_cny=round(gpu_hours * price, 2),
-        low_cny=round(gpu_hours * low, 2),
-        high_cny=round(gpu_hours * high, 2),
-        price_source=source,
-        currency=inp.currency,
-    )
-    if inp.currency == "USD":
-        fx, fx_assumption = usd_rate(inp.fx_cny_per_usd)
-        assumptions.append(fx_assumption)
-        out.update(
-            fx_cny_per_usd=fx,
-            total_usd=round(gpu_hours * price / fx, 2),
-            low_usd=round(gpu_hours * low / fx, 2),
-            high_usd=round(gpu_hours * high / fx, 2),
-            price_usd_per_hour=round(price / fx, 4),
-        )
-    return RunCostOutput(**out, assumptions=assumptions)
-
-
-# --- rent vs buy ------------------------------------------------------------------------
 
 
 def _param(inp: RentVsBuyInput, key: str, assumptions: list[Assumption]) -> float:
@@ -144,7 +50,7 @@ def _price(inp: RentVsBuyInput, gpu: GpuSpec, kind: Kind, assumptions: list[Assu
     stated = _catalog_prices(table)[kind] if table is not None else None
     if stated is None:
         what = ("rental price", "租赁价格（元/卡时）") if kind == "rental" else ("purchase price", "采购价格（元/卡）")
-        raise _missing_price(gpu, field, *what)
+        raise missing_price(gpu, field, *what)
     mid, said = stated
     assumptions += said
     return mid
@@ -162,7 +68,7 @@ def _catalog_prices(table: GpuPrices) -> dict[str, tuple[float, tuple[Assumption
             continue
         main = assume(key=field, value=quote.mid_cny, unit=unit,
                       note=f"middle of {quote.low_cny:g}–{quote.high_cny:g} {unit}. {quote.note} {quote.cite()}")
-        alternatives = _quote_assumptions(field.removesuffix("_cny_per_hour").removesuffix("_cny"),
+        alternatives = quote_assumptions(field.removesuffix("_cny_per_hour").removesuffix("_cny"),
                                           table.alternatives(kind), unit)
         out[kind] = (quote.mid_cny, (main, *alternatives))
     return out
@@ -389,4 +295,4 @@ def _flip_points(
     ]
 
 
-__all__ = ["BREAKEVEN_CAP_MONTHS", "rent_vs_buy", "run_cost"]
+__all__ = ["BREAKEVEN_CAP_MONTHS", "rent_vs_buy"]

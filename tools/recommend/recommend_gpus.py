@@ -33,7 +33,7 @@ from tools.memory.capacity import GPUS_PER_NODE, capacity_bytes, next_count
 from tools.memory.fit_inference import fit_inference
 from tools.memory.fit_training import training_memory
 from tools.memory.train_breakdown import default_checkpointing
-from tools.money.rent_vs_buy import usd_rate
+from tools.money.run_cost import usd_rate
 from tools.recommend.reasons import (
     BEST_VALUE_INFER,
     BEST_VALUE_TRAIN,
