@@ -1,0 +1,83 @@
+"""POST /v1/ask (one answer as JSON) and POST /v1/ask/stream (the same answer as server-sent events)."""
+
+from __future__ import annotations
+
+import uuid
+from functools import partial
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response, StreamingResponse
+from pydantic import AfterValidator, ConfigDict, Field, StringConstraints
+
+from bot.answer.advisor import MAX_QUESTION_CHARS
+from bot.api.deps import NOT_FOUND, AdvisorDep, ApiSettingsDep, MetricsDep, json_response
+from bot.api.errors import TEXT_PATTERN, advisor_error
+from bot.api.json_types import JsonTyped
+from bot.api.routes.conversations import ConversationId, unknown_conversation
+from bot.api.running import run_answer
+from bot.api.security import Caller
+from bot.api.sse import SSE_HEADERS, event, with_keepalive
+from bot.api.widget_auth import widget_conversation
+from bot.core.language import detect_language
+from bot.core.store import UnknownConversation
+from bot.core.trace import AnswerTrace
+from tools.errors import AdvisorError
+
+#: the limits apply to the text as sent (what the schema says), the stripped text is what is asked
+Question = Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=TEXT_PATTERN),
+                     AfterValidator(str.strip)]
+
+class AskRequest(JsonTyped):
+    model_config = ConfigDict(extra="forbid")
+
+    text: Question = Field(description="the question, in Chinese or English")
+    conversation_id: ConversationId | None = Field(None, description="continue this conversation")
+    lang: Literal["zh", "en"] | None = Field(None, description="answer language; detected from the text if absent")
+
+
+
+def router() -> APIRouter:
+    router = APIRouter(tags=["advisor"])
+
+    @router.post("/ask", response_model=AnswerTrace, responses=NOT_FOUND)
+    async def ask(body: AskRequest, advisor: AdvisorDep, metrics: MetricsDep, caller: Caller, conf: ApiSettingsDep,
+                  request: Request) -> Response:
+        """Answer one question; every number in the answer comes from a calculator, a cited note or the question."""
+        lang = body.lang or detect_language(body.text)
+        try:
+            trace = await run_answer(
+                partial(advisor.ask, body.text, conversation_id=body.conversation_id, lang=body.lang,
+                        owner=caller.owner),
+                request.app.state.answer_limiter, conf.answer_deadline_s, lang)
+        except AdvisorError as err:
+            raise advisor_error(err, lang) from None
+        except UnknownConversation:
+            raise unknown_conversation(body.conversation_id or "", lang) from None
+        metrics.count_answer(trace)
+        return json_response(trace)
+
+    @router.post("/ask/stream", response_class=StreamingResponse,
+                 responses={200: {"content": {"text/event-stream": {}},
+                                  "description": "events tool_started, tool_finished, delta, then final or error"}})
+    async def ask_stream(body: AskRequest, advisor: AdvisorDep, metrics: MetricsDep, conf: ApiSettingsDep,
+                         caller: Caller, request: Request) -> StreamingResponse:
+        """The answer as server-sent events; keep-alive comments while tools run."""
+        limiter = request.app.state.stream_limiter
+        # the id is known before the answer starts, so a client that stops the stream can still continue or rate it
+        cid = widget_conversation(request, body.conversation_id) or uuid.uuid4().hex
+
+        async def events():
+            items = advisor.stream(body.text, conversation_id=cid, lang=body.lang, owner=caller.owner)
+            async for item in with_keepalive(items, conf.sse_keepalive_s, limiter):
+                if item is None:
+                    yield ": keep-alive\n\n"
+                    continue
+                if item["type"] == "final":
+                    metrics.count_answer(item["trace"])
+                yield event(item, name=item["type"])
+
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={**SSE_HEADERS, "X-Conversation-ID": cid})
+
+    return router

@@ -1,0 +1,111 @@
+"""GET /v1/conversations/{id} (the turns, a page at a time, with their feedback) and POST /v1/feedback."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Path, Query, Request
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from bot.api import errors as api_errors
+from bot.api.deps import NOT_FOUND, AdvisorDep
+from bot.api.errors import NO_CONTROL_PATTERN, ApiError
+from bot.api.json_types import JsonTyped
+from bot.api.security import Caller
+from bot.api.widget_auth import widget_conversation
+from bot.core.store import UnknownConversation
+from bot.core.trace import AnswerTrace
+
+ConversationId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:-]{1,64}$")]
+Comment = Annotated[str, StringConstraints(max_length=2000, pattern=NO_CONTROL_PATTERN)]
+#: a conversation id in a path: printable, no control characters (NUL cannot even be looked up in PostgreSQL)
+PathId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f/]+$")]
+PAGE_MAX = 200
+
+
+class TurnOut(BaseModel):
+    turn: int
+    question: str
+    answer: str | None
+    status: Literal["pending", "answered", "failed"]
+    language: str | None
+    mode: str | None
+    trace: AnswerTrace | None
+    created_at: dt.datetime
+
+
+class FeedbackIn(JsonTyped):
+    model_config = ConfigDict(extra="forbid")
+
+    conversation_id: ConversationId
+    turn: int = Field(ge=0, le=1_000_000, description="the turn's index, 0 for the first question")
+    rating: Literal[-1, 1] = Field(description="1 helpful, -1 not helpful")
+    comment: Comment | None = Field(None, description="up to 2,000 characters")
+
+
+class FeedbackOut(BaseModel):
+    id: int
+    conversation_id: str
+    turn: int
+    rating: int
+    comment: str | None = None
+
+
+class ConversationOut(BaseModel):
+    id: str
+    turns: list[TurnOut] = Field(description="this page of turns, oldest first")
+    feedback: list[FeedbackOut] = Field(description="feedback on the turns of this page")
+    total_turns: int = Field(description="turns in the whole conversation")
+    offset: int
+    limit: int
+    next_offset: int | None = Field(description="the offset of the next page; null on the last page")
+
+
+
+def router() -> APIRouter:
+    router = APIRouter(tags=["advisor"])
+
+    @router.get("/conversations/{conversation_id}", response_model=ConversationOut, responses=NOT_FOUND)
+    def conversation(conversation_id: PathId, advisor: AdvisorDep, caller: Caller, request: Request,
+                     offset: Annotated[int, Query(ge=0, le=10_000_000, description="first turn of the page")] = 0,
+                     limit: Annotated[int, Query(ge=1, le=PAGE_MAX, description="turns per page")] = 50,
+                     ) -> ConversationOut:
+        """The conversation's questions, answers and traces, oldest first, a page at a time, with their feedback.
+
+        Only the key that started a conversation (or an admin key) can read it; others get 404."""
+        store = advisor.store
+        if not store.readable(conversation_id, caller.owner, caller.admin):
+            raise unknown_conversation(conversation_id, api_errors.request_lang(request))
+        total = store.count_turns(conversation_id)
+        page = store.turn_page(conversation_id, offset, limit)
+        turns = [TurnOut(turn=t.idx, question=t.question, answer=t.answer, status=t.status, language=t.language,
+                         mode=t.mode, trace=t.trace, created_at=t.created_at) for t in page]
+        rows = store.feedback_for(conversation_id, page[0].idx, page[-1].idx) if page else []
+        feedback = [FeedbackOut(**{k: f[k] for k in ("id", "conversation_id", "turn", "rating", "comment")})
+                    for f in rows]
+        following = offset + len(page)
+        return ConversationOut(id=conversation_id, turns=turns, feedback=feedback, total_turns=total, offset=offset,
+                               limit=limit, next_offset=following if following < total else None)
+
+    @router.post("/feedback", status_code=201, response_model=FeedbackOut, responses=NOT_FOUND)
+    def feedback(body: FeedbackIn, advisor: AdvisorDep, caller: Caller, request: Request) -> FeedbackOut:
+        """Rate one answer: 1 helpful, -1 not helpful, with an optional comment."""
+        widget_conversation(request, body.conversation_id)  # a widget key rates only its own conversations
+        try:
+            fid = advisor.store.add_feedback(body.conversation_id, body.turn, body.rating, body.comment,
+                                             owner=caller.owner)
+        except UnknownConversation:
+            raise ApiError(404, f"No turn {body.turn} in conversation {body.conversation_id!r}.",
+                           code="unknown_turn", field="turn") from None
+        return FeedbackOut(id=fid, **body.model_dump())
+
+    return router
+
+
+
+
+def unknown_conversation(conversation_id: str, lang: str) -> ApiError:
+    """404 for a conversation that does not exist or belongs to another caller (the two look the same)."""
+    msg = f"没有对话“{conversation_id}”。" if lang == "zh" else f"No conversation {conversation_id!r}."
+    return ApiError(404, msg, code="unknown_conversation", field="conversation_id")
