@@ -1,62 +1,38 @@
 """`Advisor`: the facade every interface calls — `advisor.ask(text, conversation_id) -> AnswerTrace`.
 
 It records the question before answering (nothing a user sent is lost), rebuilds the
-conversation context from the store, runs the planner (the LLM agent when an endpoint is
-configured, else the offline planner; the offline planner again when the endpoint fails), checks
-that every number in the answer has a source, and stores the trace.
+conversation context from the store, runs the planner (the LLM turn, `llm_turn.py`, when an endpoint is
+configured, else the offline planner; the offline planner again when the LLM's answer cannot be
+shipped), checks that every number in the answer has a source (`grounded.py`), and stores the trace.
+Streaming is `streaming.py`.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
-import re
 import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.exc import DBAPIError
-
-from bot.answer.gate import check as gate_check
-from bot.answer.gate import uncode
-from bot.answer.stream_gate import StreamGate
-from bot.core.language import detect_language
-from bot.core.planner import Context, Emit, Planner, PlannerError, PlanResult, _ignore
+from bot.answer.grounded import grounded
+from bot.answer.llm_turn import LlmTurn, fallback_note, llm_turn
+from bot.answer.question import MAX_QUESTION_CHARS, QuestionError, clean_question
+from bot.answer.streaming import stream_events
+from bot.core.planner import Context, Emit, Planner, PlannerError, _ignore
 from bot.core.settings import Settings
-from bot.core.store import LOCAL_OWNER, Store, UnknownConversation
+from bot.core.store import LOCAL_OWNER, Store
 from bot.core.toolbox import Toolbox
 from bot.core.trace import AnswerTrace, NumberRef, Ungrounded
-from bot.grounding.check import citation_markers, ground
-from bot.grounding.inputs import trusted_tool_outputs
-from bot.grounding.repair import drop_ungrounded_sentences
-from tools.errors import AdvisorError
+
+__all__ = ["MAX_QUESTION_CHARS", "Advisor", "QuestionError"]
 
 log = logging.getLogger("gpu_advisor.advisor")
 
-MAX_QUESTION_CHARS = 4000
-#: control characters a platform may pass through (NUL cannot even be stored in PostgreSQL text)
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 HISTORY_TURNS = 6
-FALLBACK_NOTES = {  # by PlannerError.kind, and "gate" for an answer the quality gate refused
-    "endpoint": {"zh": "（大模型服务暂时不可用，以下为离线规划器的回答。）",
-                 "en": "(The language-model endpoint is unavailable; this answer comes from the offline planner.)"},
-    "timeout": {"zh": "（大模型没能在时限内答完，以下为离线规划器的回答。）",
-                "en": "(The language model did not finish in time; this answer comes from the offline planner.)"},
-    "context": {"zh": "（问题和对话超出了大模型的上下文长度，以下为离线规划器的回答。）",
-                "en": "(The conversation exceeds the language model's context; this answer comes from the offline planner.)"},
-    "refused": {"zh": "（配置的大模型不能调用工具，以下为离线规划器的回答。）",
-                "en": "(The configured language model cannot call tools; this answer comes from the offline planner.)"},
-    "gate": {"zh": "（大模型的回答没有通过数字与结论核对，以下为离线规划器的回答。）",
-             "en": "(The language model's answer did not pass our checks of figures and verdict; "
-                   "this answer comes from the offline planner.)"},
-}
-FALLBACK_NOTE = FALLBACK_NOTES["endpoint"]
 
 
-class QuestionError(AdvisorError):
-    """The question itself cannot be used (empty, too long)."""
 
 
 @dataclass
@@ -106,8 +82,7 @@ class Advisor:
         `owner` is the principal the conversation belongs to (see `bot.core.store`): an API key, a widget
         site, a channel workspace ("slack:T0123", "wecom:<corp id>"). A conversation another owner
         holds is refused with `UnknownConversation`, exactly like a missing one."""
-        text = _CONTROL.sub("", (text or "")).strip()
-        self._check(text)
+        text = clean_question(text)
         cid = conversation_id or uuid.uuid4().hex
         idx = self.store.start_turn(cid, text, channel=channel, owner=owner)
         try:
@@ -122,58 +97,9 @@ class Advisor:
     def stream(self, text: str, conversation_id: str | None = None, lang: str | None = None,
                owner: str = LOCAL_OWNER, channel: str = "api") -> Iterator[dict[str, Any]]:
         """Events while answering (tool started/finished, answer deltas), then the final trace or an error."""
-        events: queue.Queue = queue.Queue()
-        done = object()
-
-        def work() -> None:
-            sent: list[str] = []
-
-            def put(event: dict[str, Any]) -> None:
-                if event.get("type") == "delta":
-                    sent.append(event["text"])
-                events.put(event)
-
-            try:
-                trace = self.ask(text, conversation_id, lang, emit=put, owner=owner, channel=channel)
-                streamed = "".join(sent)  # sentences the LLM's answer already sent, grounded (bot/answer/stream_gate.py)
-                if not trace.answer.startswith(streamed):
-                    log.error("streamed text is not a prefix of the answer; sending the rest may repeat it")
-                    streamed = ""
-                for piece in _pieces(trace.answer[len(streamed):]):
-                    events.put({"type": "delta", "text": piece})
-                events.put({"type": "final", "trace": trace.model_dump(mode="json")})
-            except AdvisorError as err:
-                events.put({"type": "error", "code": error_code(err),
-                            "message": err.message(lang or detect_language(text or ""))})
-            except UnknownConversation:
-                zh = (lang or detect_language(text or "")) == "zh"
-                events.put({"type": "error", "code": "unknown_conversation",
-                            "message": "没有这个对话。" if zh else "No such conversation."})
-            except DBAPIError:
-                log.exception("store unavailable")
-                zh = (lang or detect_language(text or "")) == "zh"
-                events.put({"type": "error", "code": "store_unavailable",
-                            "message": "服务暂时不可用，请稍后重试。" if zh else
-                            "The service is briefly unavailable; try again shortly."})
-            except Exception:  # never a stack trace to the client
-                log.exception("stream failed")
-                events.put({"type": "error", "code": "internal", "message": "internal error"})
-            finally:
-                events.put(done)
-
-        threading.Thread(target=work, daemon=True).start()
-        while (event := events.get()) is not done:
-            yield event
+        return stream_events(self.ask, text, conversation_id, lang, owner, channel)
 
     # ------------------------------------------------------------------------------------------
-    def _check(self, text: str) -> None:
-        if not text:
-            raise QuestionError("Please type a question, e.g. “Will a 70B model fit on one A100 80GB?”",
-                                "请输入一个问题，例如：“70B 模型单卡 A100 80GB 放得下吗？”", field="text")
-        if len(text) > MAX_QUESTION_CHARS:
-            raise QuestionError(f"The question is {len(text)} characters; please keep it under {MAX_QUESTION_CHARS}.",
-                                f"问题长度为 {len(text)} 个字符，请控制在 {MAX_QUESTION_CHARS} 个字符以内。", field="text")
-
     def _context(self, cid: str, lang: str | None, fresh: bool) -> Context:
         if fresh:  # the first turn: nothing to read back
             return Context(conversation_id=cid, language=lang)
@@ -184,52 +110,18 @@ class Advisor:
         return Context(conversation_id=cid, history=history, state=state or {}, language=lang)
 
     def _answer(self, text: str, cid: str, lang: str | None, emit: Emit, fresh: bool = False) -> tuple[AnswerTrace, dict]:
+        """store -> planner (the LLM turn, else or on its failure the offline planner) -> ground -> trace."""
         ctx = self._context(cid, lang, fresh)
-        mode = self.offline.mode
-        result: PlanResult | None = None
-        fallback: tuple[str, str] | None = None  # (kind, reason) when the LLM's answer is not shipped
-        reasons: list[str] = []
+        turn = LlmTurn(None, self.offline.mode)
         if self.llm is not None:
-            runs: list[Any] = []
-
-            def tools(e: Emit) -> Any:
-                runs.append(self.toolbox.run(e))
-                return runs[-1]
-
-            streamer = StreamGate(text, ctx.language or detect_language(text), ctx.state, emit,
-                                  run_of=lambda: runs[-1] if runs else None)
-            relay = streamer.relay(emit)
-            try:
-                result = self.llm.plan(text, ctx, tools, relay)
-                mode = self.llm.mode
-                if streamer.started:  # sent sentence by sentence, each time the answer so far passed the gate
-                    result.answer = streamer.text
-                    reasons = list(streamer.refused)
-                else:
-                    result, reasons, fallback = self._gated(text, ctx, result, relay, streamer)
-            except PlannerError as err:
-                if streamer.started:  # what was sent passed the gate and is never taken back: it is the answer
-                    log.warning("LLM planner failed after streaming part of its answer; keeping that part: %s", err)
-                    run = runs[-1]
-                    result = PlanResult(answer=streamer.text, language=streamer.lang, tool_calls=run.calls,
-                                        citations=run.citations, state=dict(ctx.state))
-                    mode, reasons = self.llm.mode, list(streamer.refused)
-                else:
-                    log.warning("LLM planner failed, answering offline: %s", err)
-                    result, fallback = None, (getattr(err, "kind", "endpoint"), str(err))
-        if fallback is not None:
-            mode = "llm-fallback"
+            turn = llm_turn(self.llm, self.toolbox, text, ctx, emit)
+        mode = "llm-fallback" if turn.fallback is not None else turn.mode
+        result = turn.result
         if result is None:
             result = self.offline.plan(text, ctx, self.toolbox.run, emit)
-            if fallback is not None:
-                note = FALLBACK_NOTES.get(fallback[0], FALLBACK_NOTES["endpoint"])
-                result.answer = note[result.language] + "\n\n" + result.answer
-        strict = mode == "llm"
-        grounding = self._ground(text, result, strict)
-        if grounding.ungrounded:  # never let an unsourced number out, even from a template
-            log.error("ungrounded numbers in %s answer: %s", mode, [u.text for u in grounding.ungrounded])
-            result.answer = drop_ungrounded_sentences(result.answer, grounding)
-            grounding = self._ground(text, result, strict)
+            if turn.fallback is not None:
+                result.answer = fallback_note(turn.fallback[0], result.language) + "\n\n" + result.answer
+        grounding = grounded(text, result, mode)
         trace = AnswerTrace(
             conversation_id=cid,
             answer=result.answer,
@@ -240,82 +132,7 @@ class Advisor:
             numbers=[NumberRef(**n.model_dump()) for n in grounding.numbers],
             ungrounded=[Ungrounded(**u.model_dump()) for u in grounding.ungrounded],
             follow_ups=result.follow_ups,
-            fallback_reason=f"{fallback[0]}: {fallback[1]}" if fallback else None,
-            gate=reasons,
+            fallback_reason=f"{turn.fallback[0]}: {turn.fallback[1]}" if turn.fallback else None,
+            gate=turn.reasons,
         )
         return trace, result.state
-
-    def _ground(self, question: str, result: PlanResult, strict: bool = False):
-        """The answer's figures (code included) against their sources. `strict` (a model wrote the answer):
-        a tool call fed a figure the model made up (a price, a token count not in the question) is no
-        source, and a note's figure counts only beside its citation marker."""
-        passages = {c.id: c.text for c in result.citations}
-        if strict:
-            outputs, tainted = trusted_tool_outputs(result.tool_calls, question)
-            if tainted:
-                log.warning("tool calls fed figures with no source, not used as sources: %s", tainted)
-            outputs.update(result.offered)
-            return ground(uncode(result.answer), outputs, passages, question, shown=citation_markers(result.citations))
-        outputs = {c.id: {"input": c.input, "output": c.output} for c in result.tool_calls if c.tool != "search_knowledge"}
-        outputs.update(result.offered)
-        return ground(uncode(result.answer), outputs, passages, question)
-
-    def _gated(self, text: str, ctx: Context, result: PlanResult, emit: Emit,
-               streamer: StreamGate | None = None) -> tuple[PlanResult | None, list[str], tuple[str, str] | None]:
-        """The quality gate (bot/answer/gate.py), one repair round, then the last resort of dropping the sentences
-        with unsourced figures. Returns the result to ship (None: answer offline), every reason met, and
-        the fallback (kind, reason) when the LLM's answer is not shipped."""
-        verdict = self._gate(text, ctx, result)
-        seen = list(verdict.reasons)
-        if verdict.ok:
-            return result, seen, None
-        log.info("quality gate: %s (%s)", ", ".join(verdict.reasons), verdict.details)
-        repair = getattr(self.llm, "repair", None)
-        if repair is not None:
-            fixed = repair(text, ctx, result, verdict.report(result.language), emit)
-            if fixed is not None and streamer is not None and streamer.started:  # the repaired answer streamed
-                fixed.answer = streamer.text
-                return fixed, seen + [r for r in streamer.refused if r not in seen], None
-            if fixed is not None:
-                result = fixed
-                verdict = self._gate(text, ctx, result)
-                seen += [r for r in verdict.reasons if r not in seen]
-                if verdict.ok:
-                    return result, seen, None
-        if verdict.droppable():
-            trimmed = drop_ungrounded_sentences(result.answer, verdict.offending())
-            if not trimmed.strip():
-                log.warning("grounding removed every sentence of the LLM answer (%s); answering offline",
-                            ", ".join(verdict.reasons))
-                seen.append("empty")
-                return None, seen, ("gate", "grounding removed every sentence (" + ", ".join(verdict.reasons) + ")")
-            result.answer = trimmed
-            again = self._gate(text, ctx, result)
-            if again.ok:
-                return result, seen, None
-            verdict = again
-        log.warning("LLM answer rejected by the quality gate: %s", ", ".join(verdict.reasons))
-        return None, seen, ("gate", ", ".join(verdict.reasons))
-
-    def _gate(self, text: str, ctx: Context, result: PlanResult):
-        return gate_check(text, result, lang=result.language, state=ctx.state,
-                          finish_reason=getattr(result, "finish_reason", None),
-                          tool_errors=getattr(result, "tool_errors", 0))
-
-
-def error_code(err: AdvisorError) -> str:
-    """The wire code of a user error: unknown_gpu, unknown_model, invalid_question or invalid_input."""
-    from tools.errors import UnknownGpu, UnknownModel
-
-    if isinstance(err, UnknownGpu):
-        return "unknown_gpu"
-    if isinstance(err, UnknownModel):
-        return "unknown_model"
-    return "invalid_question" if isinstance(err, QuestionError) else "invalid_input"
-
-
-def _pieces(answer: str, size: int = 48) -> Iterator[str]:
-    """The answer in small pieces for streaming, split at line ends where possible."""
-    for line in answer.splitlines(keepends=True):
-        for i in range(0, len(line), size):
-            yield line[i:i + size]

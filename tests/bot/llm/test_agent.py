@@ -30,7 +30,7 @@ from scripted_openai import (
 )
 
 import tools
-from bot.answer.advisor import FALLBACK_NOTE, FALLBACK_NOTES
+from bot.answer.llm_turn import FALLBACK_NOTE, FALLBACK_NOTES
 from bot.core.planner import Context, PlannerError
 from bot.llm.agent import AgentPlanner
 from bot.llm.prompts import PromptError, render

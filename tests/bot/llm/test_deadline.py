@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from harness import advisor, results
 from scripted_openai import Reply, ScriptedOpenAI, raises, slow, status, text, tool_calls
 
-from bot.answer.advisor import FALLBACK_NOTES
+from bot.answer.llm_turn import FALLBACK_NOTES
 
 FIT = {"model": "Qwen2.5-7B", "gpu": "A100 80GB", "n_gpus": 8, "method": "full"}
 QUESTION = "8 张 A100 80GB 全参微调 Qwen2.5-7B 放得下吗？"

@@ -18,8 +18,8 @@ from harness import PASSAGE, StubRetriever, advisor, results
 from scripted_openai import Reply, ScriptedOpenAI, last_user, text, tool_calls
 
 import tools
-from bot.answer.advisor import FALLBACK_NOTES
 from bot.answer.gate import REASONS, check, intent_of, uncode
+from bot.answer.llm_turn import FALLBACK_NOTES
 from bot.api.metrics import Metrics
 from bot.core.planner import PlanResult
 from bot.core.trace import Citation, ToolCall

@@ -28,7 +28,7 @@ from harness import advisor
 from scripted_openai import Reply, ScriptedOpenAI, raw
 
 import tools
-from bot.answer.advisor import FALLBACK_NOTES
+from bot.answer.llm_turn import FALLBACK_NOTES
 
 FIT = {"model": "Qwen2.5-7B", "gpu": "A100 80GB", "n_gpus": 8, "method": "full"}
 QUESTION = "8 张 A100 80GB 全参微调 Qwen2.5-7B 放得下吗？"
