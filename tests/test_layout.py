@@ -1,7 +1,14 @@
-"""The layout's one-way rule, checked on the source: every import (module level or inside a function)
-points down the wing order, and no set of modules imports itself round in a circle.
+"""The layout, checked on the source (docs/architecture.md draws it):
 
-    cli -> api -> channels | mcp -> advisor -> (offline | llm) -> core -> (knowledge, grounding) -> tools
+- every module lives in a declared wing: a folder (its own modules, not its subfolders'), or one of the
+  few modules that rank apart from their folder's other modules; no wing is a catch-all;
+- every import (module level or inside a function) points down the wing order, and two sibling wings
+  (offline and llm; channels and mcp; the channel adapters) never import each other;
+- no set of modules imports itself round in a circle;
+- folders stay at about 15 modules and modules under about 400 lines.
+
+    cli -> api (app -> routes -> base) -> channels | mcp -> answer -> offline | llm -> core
+        -> knowledge, grounding -> tools (recommend -> speed | money -> memory | specs -> schemas -> catalog -> base)
 """
 
 from __future__ import annotations
@@ -14,29 +21,42 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("tools", "knowledge", "bot")
 
-# (prefix, rank, wing): the longest matching prefix wins; a module may import only ranks <= its own,
-# and two different wings of the same rank (offline and llm; channels and mcp) may not import each other.
-WINGS = [
-    ("tools", 0, "tools"),
-    ("knowledge", 1, "knowledge"),
-    ("bot.grounding", 1, "grounding"),
-    ("bot.core.trace", 2, "core"),
-    ("bot.core.language", 2, "core"),
-    ("bot.core.settings", 2, "core"),
-    ("bot.core.planner", 2, "core"),
-    ("bot.core.toolbox", 2, "core"),
-    ("bot.core.store", 2, "core"),
-    ("bot.core.redis_client", 2, "core"),
-    ("bot.offline", 3, "offline"),
-    ("bot.llm", 3, "llm"),
-    ("bot.answer.advisor", 4, "advisor"),
-    ("bot.answer.gate", 4, "advisor"),
-    ("bot", 4, "advisor"),  # the package's own __init__ (lazy `from bot import Advisor`)
-    ("bot.channels", 5, "channels"),
-    ("bot.mcp.server", 5, "mcp"),
-    ("bot.api", 6, "api"),
-    ("bot.cli", 7, "cli"),
-]
+#: wing -> its place: a path of (rank, label) steps. Two wings are compared at the first step where they
+#: differ: a lower rank may be imported, a higher one may not, and the same rank under another label is a
+#: sibling, which may not be imported either.
+WINGS: dict[str, tuple[tuple[int, str], ...]] = {
+    "tools": ((0, "tools"), (0, "base")),  # errors, units, memo, yaml_data, registry (names tools by string)
+    "tools.catalog": ((0, "tools"), (1, "catalog")),
+    "tools.schemas": ((0, "tools"), (2, "schemas")),
+    "tools.memory": ((0, "tools"), (3, "memory")),
+    "tools.specs": ((0, "tools"), (3, "specs")),  # the module of gpu_specs and compare_gpus
+    "tools.speed": ((0, "tools"), (4, "speed")),
+    "tools.money": ((0, "tools"), (4, "money")),
+    "tools.recommend": ((0, "tools"), (5, "recommend")),
+    "knowledge": ((1, "knowledge"),),
+    "bot.grounding": ((1, "grounding"),),
+    "bot.core": ((2, "core"),),
+    "bot.offline.understand": ((3, "offline"), (0, "understand")),
+    "bot.offline.say": ((3, "offline"), (1, "say")),
+    "bot.offline.compose": ((3, "offline"), (2, "compose")),
+    "bot.offline": ((3, "offline"), (3, "planner")),
+    "bot.llm": ((3, "llm"),),
+    "bot.answer": ((4, "answer"),),
+    "bot.channels": ((5, "channels"), (0, "delivery")),
+    "bot.channels.slack": ((5, "channels"), (1, "slack")),
+    "bot.channels.wecom": ((5, "channels"), (1, "wecom")),
+    "bot.channels.widget": ((5, "channels"), (1, "widget")),
+    "bot.mcp": ((5, "mcp"),),
+    "bot.api": ((6, "api"), (0, "base")),
+    "bot.api.routes": ((6, "api"), (1, "routes")),
+    "bot.api.app": ((6, "api"), (2, "app")),  # the factory and lifespan: mounts every route
+    "bot.cli": ((7, "cli"),),
+    "bot": ((8, "package"),),  # bot/__init__.py alone: the lazy `from bot import Advisor`
+}
+#: folders that hold their __init__ and nothing else (so that they cannot become a catch-all)
+ONLY_INIT = ("bot",)
+MAX_MODULES_PER_FOLDER = 15
+MAX_LINES_PER_MODULE = 400
 
 
 def module_name(path: Path) -> str:
@@ -50,12 +70,49 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
 
 
-def wing(name: str) -> tuple[int, str] | None:
-    best = None
-    for prefix, rank, label in WINGS:
-        if (name == prefix or name.startswith(prefix + ".")) and (best is None or len(prefix) > len(best[0])):
-            best = (prefix, rank, label)
-    return (best[1], best[2]) if best else None
+def folder_of(name: str, path: Path) -> str:
+    """The package a module belongs to: itself for a package's __init__, else its parent package."""
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def wing(name: str, path: Path | None = None) -> str | None:
+    """The module's wing: the module itself where it ranks apart, else its folder, if either is declared."""
+    if name in WINGS:
+        return name
+    folder = folder_of(name, path) if path is not None else name.rpartition(".")[0]
+    return folder if folder in WINGS else None
+
+
+def direction(src: str, dst: str) -> str:
+    """'down' (allowed), 'up' or 'sibling' (both refused) for an import from wing `src` to wing `dst`."""
+    if src == dst:
+        return "down"
+    for (r1, l1), (r2, l2) in zip(WINGS[src], WINGS[dst]):
+        if (r1, l1) == (r2, l2):
+            continue
+        if r1 == r2:
+            return "sibling"
+        return "down" if r2 < r1 else "up"
+    return "down"
+
+
+def unplaced(mods: dict[str, Path]) -> list[str]:
+    """Modules outside every wing, and modules in a folder that must hold only its __init__."""
+    out = [m for m, p in mods.items() if wing(m, p) is None]
+    out += [m for m, p in mods.items() if p.name != "__init__.py" and folder_of(m, p) in ONLY_INIT]
+    return sorted(out)
+
+
+def wrong_way(graph: dict[str, set[str]], mods: dict[str, Path]) -> list[str]:
+    """Every import that points up the wing order or into a sibling wing."""
+    bad = []
+    for mod, targets in graph.items():
+        src = wing(mod, mods[mod])
+        for target in targets:
+            dst = wing(target, mods[target])
+            if src and dst and direction(src, dst) != "down":
+                bad.append(f"{mod} ({src}) imports {target} ({dst}): {direction(src, dst)}")
+    return sorted(bad)
 
 
 def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
@@ -81,24 +138,36 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def graph() -> dict[str, set[str]]:
-    mods = modules()
+def mods() -> dict[str, Path]:
+    return modules()
+
+
+@pytest.fixture(scope="module")
+def graph(mods) -> dict[str, set[str]]:
     return {name: imports_of(name, path, set(mods)) for name, path in mods.items()}
 
 
-def test_every_module_has_a_wing(graph):
-    assert [m for m in graph if wing(m) is None] == []
+def test_every_module_has_a_wing(mods):
+    assert unplaced(mods) == []
 
 
-def test_imports_point_down_the_wing_order(graph):
-    upward = []
-    for mod, targets in graph.items():
-        rank, label = wing(mod)
-        for target in targets:
-            t_rank, t_label = wing(target)
-            if t_rank > rank or (t_rank == rank and t_label != label and "core" not in (label, t_label)):
-                upward.append(f"{mod} ({label}) imports {target} ({t_label})")
-    assert upward == []
+def test_every_wing_is_a_package_or_a_module():
+    mods = modules()
+    assert [w for w in WINGS if w not in mods] == []
+
+
+def test_imports_point_down_the_wing_order(graph, mods):
+    assert wrong_way(graph, mods) == []
+
+
+def test_folders_and_modules_stay_small(mods):
+    folders: dict[str, list[str]] = {}
+    for name, path in mods.items():
+        if path.name != "__init__.py":
+            folders.setdefault(folder_of(name, path), []).append(name)
+    assert {f: len(ms) for f, ms in folders.items() if len(ms) > MAX_MODULES_PER_FOLDER} == {}
+    long = {m: n for m, p in mods.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES_PER_MODULE}
+    assert long == {}
 
 
 def test_tools_stand_alone(graph):
@@ -148,7 +217,34 @@ def test_the_checker_sees_an_upward_import(tmp_path):
     src = tmp_path / "x.py"
     src.write_text("def f():\n    from bot.api.app import create_app\n    return create_app\n", encoding="utf-8")
     assert imports_of("bot.offline.x", src, {"bot.api.app", "bot.api"}) == {"bot.api.app"}
-    assert wing("bot.api.app") == (6, "api") and wing("bot.offline.rules") == (3, "offline")
+    assert wing("bot.api.app") == "bot.api.app" and wing("bot.offline.rules") == "bot.offline"
+
+
+def test_the_layout_test_fails_on_a_planted_upward_import(tmp_path, mods):
+    """A test of the test: plant a calculator that imports the API, and a composer that imports the LLM
+    agent; both are refused, and the real graph with them added is no longer clean."""
+    planted = tmp_path / "planted.py"
+    planted.write_text("from bot.api.app import create_app\n", encoding="utf-8")
+    sibling = tmp_path / "sibling.py"
+    sibling.write_text("def f():\n    from bot.llm.agent import AgentPlanner\n", encoding="utf-8")
+    known = set(mods)
+    fake = {**mods, "tools.memory.planted": planted, "bot.offline.compose.sibling": sibling}
+    graph = {n: imports_of(n, p, known) for n, p in fake.items()}
+    assert wrong_way(graph, fake) == [
+        "bot.offline.compose.sibling (bot.offline.compose) imports bot.llm.agent (bot.llm): sibling",
+        "tools.memory.planted (tools.memory) imports bot.api.app (bot.api.app): up",
+    ]
+    assert direction("tools.memory", "tools.speed") == "up" and direction("tools.speed", "tools.memory") == "down"
+    assert direction("tools.speed", "tools.money") == "sibling"
+    assert direction("bot.offline.compose", "bot.offline.say") == "down"
+    assert direction("bot.offline.say", "bot.offline.compose") == "up"
+
+
+def test_the_layout_test_fails_on_a_module_outside_every_wing(tmp_path, mods):
+    stray = tmp_path / "stray.py"
+    stray.write_text("", encoding="utf-8")
+    assert unplaced({**mods, "bot.newwing.stray": stray, "tools.schemas.extra.deep": stray,
+                     "bot.loose": stray}) == ["bot.loose", "bot.newwing.stray", "tools.schemas.extra.deep"]
 
 
 def test_public_entry_points():
