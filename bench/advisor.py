@@ -70,8 +70,13 @@ def _tree_at(commit: str, folder: Path) -> Path | None:
 def _ask(root: Path, env: dict[str, str]) -> tuple[float, float, float]:
     """(wall, user CPU, user+system CPU) seconds of one fresh `gpu-advisor ask` in the tree at `root`."""
     t0, (u0, c0) = time.perf_counter(), _cpu_children()
-    done = subprocess.run([sys.executable, "-c", CLI, COLD_QUESTION], capture_output=True, text=True, cwd=root,
-                          env={"PATH": "/usr/bin:/bin", "ANONYMIZED_TELEMETRY": "False", **env})
+    done = subprocess.run(
+        [sys.executable, "-c", CLI, COLD_QUESTION],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={"PATH": "/usr/bin:/bin", "ANONYMIZED_TELEMETRY": "False", **env},
+    )
     wall, (u1, c1) = time.perf_counter() - t0, _cpu_children()
     if done.returncode:
         raise RuntimeError(done.stderr[-2000:])
@@ -82,8 +87,10 @@ def _cold_runs(n: int, tmp: str) -> dict[str, list[tuple[float, float, float]]]:
     """(wall, user, CPU) of n fresh `gpu-advisor ask` processes with the shipped weights, of n forced to train,
     and of n in the tree before the cold-start work (when git has it), interleaved so that a busy machine
     weighs on all alike."""
-    kinds = {"shipped": (ROOT, {"GPU_ADVISOR_DATA_DIR": f"{tmp}/cold"}),
-             "trained": (ROOT, {"GPU_ADVISOR_DATA_DIR": f"{tmp}/cold", "GPU_ADVISOR_TRAIN_INTENTS": "1"})}
+    kinds = {
+        "shipped": (ROOT, {"GPU_ADVISOR_DATA_DIR": f"{tmp}/cold"}),
+        "trained": (ROOT, {"GPU_ADVISOR_DATA_DIR": f"{tmp}/cold", "GPU_ADVISOR_TRAIN_INTENTS": "1"}),
+    }
     before = _tree_at(COLD_BEFORE_COMMIT, Path(tmp) / "before")
     if before is not None:
         kinds["before"] = (before, {"GPU_ADVISOR_DATA_DIR": f"{tmp}/cold-before"})
@@ -123,8 +130,13 @@ def main() -> int:
 
     dialogs = _questions()
     with tempfile.TemporaryDirectory() as tmp:
-        cold = subprocess.run([sys.executable, "-c", COLD], capture_output=True, text=True, cwd=ROOT,
-                              env={"GPU_ADVISOR_DATA_DIR": f"{tmp}/cold", "PATH": "/usr/bin:/bin", "ANONYMIZED_TELEMETRY": "False"})
+        cold = subprocess.run(
+            [sys.executable, "-c", COLD],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={"GPU_ADVISOR_DATA_DIR": f"{tmp}/cold", "PATH": "/usr/bin:/bin", "ANONYMIZED_TELEMETRY": "False"},
+        )
         if cold.returncode:
             print(cold.stderr[-2000:])
             return 1
@@ -132,7 +144,9 @@ def main() -> int:
         cold_runs = _cold_runs(args.cold, tmp)
 
         retriever = Retriever.from_config(KnowledgeConfig(data_dir=Path(tmp) / "warm"))
-        advisor = Advisor(store=Store(f"sqlite:///{tmp}/bench.sqlite3"), toolbox=Toolbox(retriever), offline=RulesPlanner())
+        advisor = Advisor(
+            store=Store(f"sqlite:///{tmp}/bench.sqlite3"), toolbox=Toolbox(retriever), offline=RulesPlanner()
+        )
         times: list[float] = []
         base: list[float] = []
         for _ in range(args.rounds):
@@ -152,15 +166,19 @@ def main() -> int:
     print(f"{'':<28}{'median ms':>10}{'p95 ms':>10}{'× baseline':>12}{'target':>14}")
     print(f"{'baseline: parse only':<28}{bmed:>10.2f}{_pct(base, 95):>10.2f}{1:>12.1f}")
     print(f"{'offline answer':<28}{med:>10.2f}{p95:>10.2f}{med / bmed:>12.1f}{'≤30 / ≤100':>14}")
-    print(f"first process on an empty data folder: import + index build {build_s:.2f} s, first answer "
-          f"{first_s * 1000:.0f} ms (total {build_s + first_s:.2f} s)")
+    print(
+        f"first process on an empty data folder: import + index build {build_s:.2f} s, first answer "
+        f"{first_s * 1000:.0f} ms (total {build_s + first_s:.2f} s)"
+    )
     med3 = {k: [statistics.median(x) for x in zip(*v, strict=True)] for k, v in cold_runs.items()}
     wall_base = med3["trained"][0]
     print(f"cold start, fresh `gpu-advisor ask` to its answer (median of {args.cold} processes, index built):")
     print(f"{'':<50}{'wall s':>8}{'user s':>8}{'CPU s':>8}{'× baseline':>12}{'target':>10}")
-    rows = [("trained", "baseline: intent model trained in process", ""),
-            ("before", f"before the cold-start work ({COLD_BEFORE_COMMIT})", ""),
-            ("shipped", "now: shipped intent weights, word store, stamp", "≤2 wall")]
+    rows = [
+        ("trained", "baseline: intent model trained in process", ""),
+        ("before", f"before the cold-start work ({COLD_BEFORE_COMMIT})", ""),
+        ("shipped", "now: shipped intent weights, word store, stamp", "≤2 wall"),
+    ]
     for key, label, target in rows:
         if key in med3:
             wall, user, cpu = med3[key]

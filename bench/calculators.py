@@ -43,16 +43,30 @@ def _inputs() -> dict[str, list[dict]]:
         "compare_gpus": [{"gpus": [a, b]} for a, b in zip(g, g[1:])],
         "fit_training": [
             {"model": mo, "gpu": gpu, "method": meth, "n_gpus": n, "grad_checkpointing": ck}
-            for (mo, gpu), meth, n, ck in zip(pairs, itertools.cycle(["full", "lora", "qlora", "freeze"]),
-                                               itertools.cycle([1, 8, 16]), itertools.cycle([True, False, None]))
+            for (mo, gpu), meth, n, ck in zip(
+                pairs,
+                itertools.cycle(["full", "lora", "qlora", "freeze"]),
+                itertools.cycle([1, 8, 16]),
+                itertools.cycle([True, False, None]),
+            )
         ],
-        "fit_inference": [{"model": mo, "gpu": gpu, "batch": b} for (mo, gpu), b in zip(pairs, itertools.cycle([1, 8, 32]))],
-        "training_time": [{"model": mo, "gpu": gpu, "n_gpus": n, "tokens": 1_000_000_000}
-                          for (mo, gpu), n in zip(pairs, itertools.cycle([1, 8, 64]))],
-        "inference_speed": [{"model": mo, "gpu": gpu, "batch": b} for (mo, gpu), b in zip(pairs, itertools.cycle([1, 16]))],
-        "run_cost": [{"gpu": gpu, "gpu_hours": h, "price_cny_per_hour": 20.0} for gpu, h in zip(g, itertools.cycle([100, 5000]))],
-        "rent_vs_buy": [{"gpu": gpu, "n_gpus": 8, "hours_per_day": h, "rent_cny_per_hour": 20.0, "purchase_cny": 80000.0}
-                        for gpu, h in zip(g, itertools.cycle([24, 8]))],
+        "fit_inference": [
+            {"model": mo, "gpu": gpu, "batch": b} for (mo, gpu), b in zip(pairs, itertools.cycle([1, 8, 32]))
+        ],
+        "training_time": [
+            {"model": mo, "gpu": gpu, "n_gpus": n, "tokens": 1_000_000_000}
+            for (mo, gpu), n in zip(pairs, itertools.cycle([1, 8, 64]))
+        ],
+        "inference_speed": [
+            {"model": mo, "gpu": gpu, "batch": b} for (mo, gpu), b in zip(pairs, itertools.cycle([1, 16]))
+        ],
+        "run_cost": [
+            {"gpu": gpu, "gpu_hours": h, "price_cny_per_hour": 20.0} for gpu, h in zip(g, itertools.cycle([100, 5000]))
+        ],
+        "rent_vs_buy": [
+            {"gpu": gpu, "n_gpus": 8, "hours_per_day": h, "rent_cny_per_hour": 20.0, "purchase_cny": 80000.0}
+            for gpu, h in zip(g, itertools.cycle([24, 8]))
+        ],
         "recommend_gpus": [  # whole catalog each call; easy and hard cases (full 70B, deadline search, infer)
             {"model": m[0], "workload": "finetune", "tokens": 1_000_000_000},
             {"model": "70B", "workload": "finetune", "method": "full", "tokens": "1B"},
@@ -61,11 +75,14 @@ def _inputs() -> dict[str, list[dict]]:
             {"model": "13B", "workload": "train", "tokens": "2T", "deadline_hours": 500, "budget_cny": 2_000_000},
             {"model": m[1], "workload": "finetune", "tokens": "1B", "china_available": True, "pricing": "buy"},
         ],
-        "model_memory": [{"model": mo, "method": meth, "n_gpus": n}
-                         for mo, meth, n in zip(m, itertools.cycle(["full", "lora", "qlora"]), itertools.cycle([1, 8]))],
+        "model_memory": [
+            {"model": mo, "method": meth, "n_gpus": n}
+            for mo, meth, n in zip(m, itertools.cycle(["full", "lora", "qlora"]), itertools.cycle([1, 8]))
+        ],
         "power_draw": [{"gpu": gpu, "n_gpus": n} for gpu, n in zip(g, itertools.cycle([8, 64]))],
-        "precision_speedup": [{"model": mo, "gpu": gpu, "n_gpus": 8} for mo, gpu in pairs
-                              if getattr(_gpu(gpu), "fp8_tflops", None)][:16],
+        "precision_speedup": [
+            {"model": mo, "gpu": gpu, "n_gpus": 8} for mo, gpu in pairs if getattr(_gpu(gpu), "fp8_tflops", None)
+        ][:16],
     }
 
 
@@ -97,8 +114,10 @@ def main() -> int:
     base = _time(_baseline, inputs["fit_training"], args.repeat * 3)
     base_med = statistics.median(base)
     print("calculator: the function on a validated input; tools.call adds JSON validation and dumping")
-    print(f"{'calculator':<16} {'median µs':>10} {'p95 µs':>10} {'× baseline':>11} {'target µs':>10}  ok"
-          f"  {'tools.call median µs':>21}")
+    print(
+        f"{'calculator':<16} {'median µs':>10} {'p95 µs':>10} {'× baseline':>11} {'target µs':>10}  ok"
+        f"  {'tools.call median µs':>21}"
+    )
     print(f"{'baseline':<16} {base_med:>10.1f} {_p95(base):>10.1f} {1:>11.1f} {'':>10}")
     failed = False
     for name in registry.names():
@@ -120,8 +139,10 @@ def main() -> int:
         target = TARGET_US.get(name, DEFAULT_TARGET_US)
         ok = med <= target
         failed |= not ok
-        print(f"{name:<16} {med:>10.1f} {_p95(samples):>10.1f} {med / base_med:>11.1f} {target:>10}  {'yes' if ok else 'NO ':<3}"
-              f"  {via_call:>21.1f}")
+        print(
+            f"{name:<16} {med:>10.1f} {_p95(samples):>10.1f} {med / base_med:>11.1f} {target:>10}  {'yes' if ok else 'NO ':<3}"
+            f"  {via_call:>21.1f}"
+        )
     return 1 if failed else 0
 
 

@@ -52,8 +52,13 @@ from bot.channels.wecom.crypto import WeComCrypto, signature  # noqa: E402
 
 TOKEN = "benchToken1234567"
 AES_KEY = base64.b64encode(b"b" * 32).decode().rstrip("=")
-QUESTIONS = ["8卡H800全参微调7B需要多少显存？", "A100 80GB 的显存带宽是多少？", "70B inference on 4 A100 80GB, fits?",
-             "H800 的显存是多少？", "Compare H100 and A100"]
+QUESTIONS = [
+    "8卡H800全参微调7B需要多少显存？",
+    "A100 80GB 的显存带宽是多少？",
+    "70B inference on 4 A100 80GB, fits?",
+    "H800 的显存是多少？",
+    "Compare H100 and A100",
+]
 ANSWER_WAIT_S = 300
 
 
@@ -95,8 +100,14 @@ class WeComAibot:
         return self.client.post(f"{base}/wecom/aibot", params=query, content=json.dumps({"encrypt": enc}))
 
     def _question(self, i: int, user: str) -> str:
-        body = {"msgid": uuid.uuid4().hex, "aibotid": "BENCHBOT", "chattype": "single", "from": {"userid": user},
-                "msgtype": "text", "text": {"content": QUESTIONS[i % len(QUESTIONS)]}}
+        body = {
+            "msgid": uuid.uuid4().hex,
+            "aibotid": "BENCHBOT",
+            "chattype": "single",
+            "from": {"userid": user},
+            "msgtype": "text",
+            "text": {"content": QUESTIONS[i % len(QUESTIONS)]},
+        }
         return self.crypto.encrypt(json.dumps(body, ensure_ascii=False))  # encrypted up front: not timed
 
     def _stream(self, resp: httpx.Response) -> dict:
@@ -104,8 +115,14 @@ class WeComAibot:
         return json.loads(self.crypto.decrypt(reply["encrypt"]))["stream"]
 
     def finished(self, base: str, stream_id: str, user: str) -> bool:
-        body = {"msgid": uuid.uuid4().hex, "aibotid": "BENCHBOT", "chattype": "single", "from": {"userid": user},
-                "msgtype": "stream", "stream": {"id": stream_id}}
+        body = {
+            "msgid": uuid.uuid4().hex,
+            "aibotid": "BENCHBOT",
+            "chattype": "single",
+            "from": {"userid": user},
+            "msgtype": "stream",
+            "stream": {"id": stream_id},
+        }
         return bool(self._stream(self._post(base, self.crypto.encrypt(json.dumps(body))))["finish"])
 
     def idle(self, base: str, k: int) -> list[float]:
@@ -153,7 +170,11 @@ class Slack:
         from slack_fake import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 
         self.fake = FakeSlack()
-        return {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET, "SLACK_API_URL": self.fake.api_url}
+        return {
+            "SLACK_BOT_TOKEN": BOT_TOKEN,
+            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "SLACK_API_URL": self.fake.api_url,
+        }
 
     def _answered(self, ts: str) -> bool:
         from slack_fake import CHANNEL
@@ -206,6 +227,7 @@ CHANNELS: list[Callable[[], object]] = [WeComAibot, Slack]
 
 # ---- the server, in its own process ------------------------------------------------------------------
 
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -217,8 +239,13 @@ def start_server(env: dict[str, str], folder: Path) -> tuple[subprocess.Popen, s
     port = _free_port()
     cli = Path(sys.executable).with_name("gpu-advisor")
     log = (folder / "serve.log").open("wb")
-    proc = subprocess.Popen([str(cli), "serve", "--port", str(port), "--log-level", "warning"], env=env,
-                            cwd=folder, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [str(cli), "serve", "--port", str(port), "--log-level", "warning"],
+        env=env,
+        cwd=folder,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
 
     def ready() -> bool:
@@ -283,12 +310,20 @@ def main() -> None:
     args = ap.parse_args()
 
     folder = Path(tempfile.mkdtemp(prefix="bench-channels-"))
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_", "WECOM_", "SLACK_", "CHANNEL_"))
-           and k not in ("DATABASE_URL", "OPENAI_API_KEY", "REDIS_URL")}
-    env.update(GPU_ADVISOR_DATA_DIR=str(folder / "data"), DATABASE_URL=f"sqlite:///{folder}/store.sqlite3",
-               GPU_ADVISOR_RATE_LIMIT="0", CHANNEL_QUEUE=str(2 * args.callbacks + args.idle),
-               ANONYMIZED_TELEMETRY="False", NO_COLOR="1")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_", "WECOM_", "SLACK_", "CHANNEL_"))
+        and k not in ("DATABASE_URL", "OPENAI_API_KEY", "REDIS_URL")
+    }
+    env.update(
+        GPU_ADVISOR_DATA_DIR=str(folder / "data"),
+        DATABASE_URL=f"sqlite:///{folder}/store.sqlite3",
+        GPU_ADVISOR_RATE_LIMIT="0",
+        CHANNEL_QUEUE=str(2 * args.callbacks + args.idle),
+        ANONYMIZED_TELEMETRY="False",
+        NO_COLOR="1",
+    )
     if args.workers:
         env["CHANNEL_WORKERS"] = str(args.workers)
     channels = [make() for make in CHANNELS if not args.only or make.name in args.only]
@@ -312,22 +347,34 @@ def main() -> None:
         stop_server(proc)
         for ch in channels:
             ch.close()
-    rows = [("healthz, idle", quiet.times), *((f"{n}, idle", t) for n, t in idle.items()),
-            ("healthz, under load", busy.times), *((f"{n}, under load", t) for n, t in loaded.items())]
+    rows = [
+        ("healthz, idle", quiet.times),
+        *((f"{n}, idle", t) for n, t in idle.items()),
+        ("healthz, under load", busy.times),
+        *((f"{n}, under load", t) for n, t in loaded.items()),
+    ]
 
     workers = args.workers or "the default (1 offline)"
-    print(f"gpu-advisor serve in its own process; {args.idle} idle questions one at a time, then {args.callbacks} "
-          f"at {args.concurrency} at once per channel; answer workers: {workers}; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(
+        f"gpu-advisor serve in its own process; {args.idle} idle questions one at a time, then {args.callbacks} "
+        f"at {args.concurrency} at once per channel; answer workers: {workers}; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
     print(f"{'':28}{'n':>5}{'median ms':>12}{'p95 ms':>10}")
     for label, times in rows:
         med, p = stats(times)
-        mark = ("  ok" if p < 200 else "  MISSED (target p95 < 200 ms)") if label.endswith("under load") and \
-            not label.startswith("healthz") else ""
+        mark = (
+            ("  ok" if p < 200 else "  MISSED (target p95 < 200 ms)")
+            if label.endswith("under load") and not label.startswith("healthz")
+            else ""
+        )
         print(f"{label:28}{len(times):>5}{med:>12.1f}{p:>10.1f}{mark}")
     for name, seconds in drain.items():
-        print(f"{name}: all {args.callbacks} answers delivered {seconds:.1f} s after the burst began" if seconds
-              else f"{name}: NOT all {args.callbacks} answers delivered within {ANSWER_WAIT_S} s")
+        print(
+            f"{name}: all {args.callbacks} answers delivered {seconds:.1f} s after the burst began"
+            if seconds
+            else f"{name}: NOT all {args.callbacks} answers delivered within {ANSWER_WAIT_S} s"
+        )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 
-QUESTIONS = ["70B 全参训练，单卡 A100 够吗？", "Llama 3 8B LoRA on one RTX 4090?", "H20 显存多大？",
-             "8 张 H800 全参微调 7B，10 亿 token 要多久？", "Qwen2.5-72B 推理需要几张 H20？"]
+QUESTIONS = [
+    "70B 全参训练，单卡 A100 够吗？",
+    "Llama 3 8B LoRA on one RTX 4090?",
+    "H20 显存多大？",
+    "8 张 H800 全参微调 7B，10 亿 token 要多久？",
+    "Qwen2.5-72B 推理需要几张 H20？",
+]
 
 
 def _stats(samples_s: list[float]) -> dict[str, float]:
@@ -68,9 +73,11 @@ def slack_ack(events: int = 60, clients: int = 8) -> dict[str, dict[str, float]]
     with tempfile.TemporaryDirectory() as tmp:
         fake = FakeSlack()
         advisor = Advisor.from_settings(Settings(data_dir=Path(tmp), database_url=f"sqlite:///{tmp}/bench.sqlite3"))
-        app = create_app(advisor=advisor, api_settings=ApiSettings(rate_limit_per_minute=0),
-                         slack_settings=SlackSettings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET,
-                                                      api_url=fake.api_url))
+        app = create_app(
+            advisor=advisor,
+            api_settings=ApiSettings(rate_limit_per_minute=0),
+            slack_settings=SlackSettings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=fake.api_url),
+        )
         import socket
 
         with socket.socket() as s:
@@ -85,12 +92,23 @@ def slack_ack(events: int = 60, clients: int = 8) -> dict[str, dict[str, float]]
         try:
             probe = httpx.Client(timeout=30)
             health = [_timed(lambda: probe.get(base + "/healthz")) for _ in range(events)]
-            chatter = [event_envelope({"type": "message", "channel_type": "channel", "channel": CHANNEL,
-                                       "user": "U0SOMEONE1", "text": "lunch?", "ts": f"1764460000.{i:06d}"})
-                       for i in range(events)]  # signed, verified, acknowledged, not a question
+            chatter = [
+                event_envelope(
+                    {
+                        "type": "message",
+                        "channel_type": "channel",
+                        "channel": CHANNEL,
+                        "user": "U0SOMEONE1",
+                        "text": "lunch?",
+                        "ts": f"1764460000.{i:06d}",
+                    }
+                )
+                for i in range(events)
+            ]  # signed, verified, acknowledged, not a question
             idle = [_timed(lambda e=e: slack.post_event(e)) for e in chatter]
-            envelopes = [event_envelope(mention(QUESTIONS[i % len(QUESTIONS)], f"1764470000.{i:06d}"))
-                         for i in range(events)]
+            envelopes = [
+                event_envelope(mention(QUESTIONS[i % len(QUESTIONS)], f"1764470000.{i:06d}")) for i in range(events)
+            ]
             loaded: list[float] = []
             burst = threading.Event()
 
@@ -108,8 +126,14 @@ def slack_ack(events: int = 60, clients: int = 8) -> dict[str, dict[str, float]]
             burst.set()
             prober.join()
             probe.close()
-            wait_until(lambda: sum(1 for m in fake.messages.values() if m.channel == CHANNEL and not m.streaming
-                                   and m.blocks) >= events, timeout=600, interval=0.2)
+            wait_until(
+                lambda: (
+                    sum(1 for m in fake.messages.values() if m.channel == CHANNEL and not m.streaming and m.blocks)
+                    >= events
+                ),
+                timeout=600,
+                interval=0.2,
+            )
             answered_s = time.monotonic() - started
         finally:
             slack.http.close()
@@ -118,10 +142,14 @@ def slack_ack(events: int = 60, clients: int = 8) -> dict[str, dict[str, float]]
             fake.close()
             advisor.store.close()
     replies = len({m.thread_ts for m in fake.messages.values()})
-    return {"healthz": _stats(health), "slack_ack_idle": _stats(idle), "healthz_under_load": _stats(loaded),
-            "slack_ack": _stats(acks),
-            "slack_retry_ack": _stats(retries),
-            "answers": {"n": replies, "all_delivered_s": answered_s}}
+    return {
+        "healthz": _stats(health),
+        "slack_ack_idle": _stats(idle),
+        "healthz_under_load": _stats(loaded),
+        "slack_ack": _stats(acks),
+        "slack_retry_ack": _stats(retries),
+        "answers": {"n": replies, "all_delivered_s": answered_s},
+    }
 
 
 _FAKE: list = []  # the fake Slack started by slack_setup(), kept alive for the rest of the run
@@ -141,8 +169,10 @@ def slack_events(base: str, n: int, concurrency: int) -> list[float]:
     from slack_fake import SlackClient, event_envelope, mention
 
     slack = SlackClient(base)
-    envelopes = [event_envelope(mention(QUESTIONS[i % len(QUESTIONS)], f"1764480000.{i:06d}", user=f"U0BENCH{i:04d}"))
-                 for i in range(n)]
+    envelopes = [
+        event_envelope(mention(QUESTIONS[i % len(QUESTIONS)], f"1764480000.{i:06d}", user=f"U0BENCH{i:04d}"))
+        for i in range(n)
+    ]
     try:
         with ThreadPoolExecutor(concurrency) as pool:
             return list(pool.map(lambda e: _timed(lambda: slack.post_event(e)), envelopes))
@@ -173,8 +203,10 @@ def report(figures: dict[str, dict[str, float]]) -> None:
         f = figures[name]
         print(f"{name:24}{f['n']:>5}{f['median_ms']:>12.1f}{f['p95_ms']:>10.1f}{f['p95_ms'] / base:>15.1f}")
     a = figures["answers"]
-    print(f"answers delivered: {a['n']} threads, all within {a['all_delivered_s']:.1f} s "
-          f"(one reply per thread; the retries were dropped)")
+    print(
+        f"answers delivered: {a['n']} threads, all within {a['all_delivered_s']:.1f} s "
+        f"(one reply per thread; the retries were dropped)"
+    )
     verdict = "OK" if figures["slack_ack"]["p95_ms"] < 200 else "over the 200 ms target"
     print(f"Slack ack p95 {figures['slack_ack']['p95_ms']:.0f} ms (deadline 3,000 ms, target 200 ms): {verdict}")
 

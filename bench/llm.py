@@ -66,7 +66,9 @@ def main() -> int:
     questions = _questions(args.questions)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        offline = Advisor(store=Store(f"sqlite:///{tmp}/offline.sqlite3"), toolbox=Toolbox(None), offline=RulesPlanner())
+        offline = Advisor(
+            store=Store(f"sqlite:///{tmp}/offline.sqlite3"), toolbox=Toolbox(None), offline=RulesPlanner()
+        )
         for q in questions:
             t0 = time.perf_counter()
             reference = offline.ask(q)
@@ -75,11 +77,17 @@ def main() -> int:
             answer = _verdict_paragraph(reference.answer) + "\n\nFOLLOW-UPS: 还要考虑什么？ | 换一张卡呢？"
             script = [tool_calls(*calls), text(answer)] if calls else [text(answer)]
             endpoint = ScriptedOpenAI(script, pace=(args.first_token, args.chars_per_s))
-            settings = Settings(_env_file=None, llm_base_url="http://bench.test/v1", llm_model="bench-model",
-                                llm_api_key="sk-bench", llm_max_retries=0)
+            settings = Settings(
+                _env_file=None,
+                llm_base_url="http://bench.test/v1",
+                llm_model="bench-model",
+                llm_api_key="sk-bench",
+                llm_max_retries=0,
+            )
             llm = AgentPlanner.from_settings(settings, http_client=endpoint.client())
-            advisor = Advisor(store=Store(f"sqlite:///{tmp}/llm.sqlite3"), toolbox=Toolbox(None),
-                              offline=RulesPlanner(), llm=llm)
+            advisor = Advisor(
+                store=Store(f"sqlite:///{tmp}/llm.sqlite3"), toolbox=Toolbox(None), offline=RulesPlanner(), llm=llm
+            )
             first: list[float] = []
             t0 = time.perf_counter()
             for event in advisor.stream(q):
@@ -88,12 +96,23 @@ def main() -> int:
                 if event["type"] == "final":
                     trace = event["trace"]
             total = time.perf_counter() - t0
-            prompt = sum(estimate_tokens(json.dumps(b.get("tools", []), ensure_ascii=False))
-                         + sum(estimate_tokens(str(m.get("content") or "")) for m in b["messages"])
-                         for b in endpoint.requests)
-            rows.append({"calls": len(endpoint.requests), "prompt": prompt, "reply": estimate_tokens(answer),
-                         "first": first[0] if first else total, "total": total, "offline": offline_s,
-                         "mode": trace["mode"], "gate": trace["gate"]})
+            prompt = sum(
+                estimate_tokens(json.dumps(b.get("tools", []), ensure_ascii=False))
+                + sum(estimate_tokens(str(m.get("content") or "")) for m in b["messages"])
+                for b in endpoint.requests
+            )
+            rows.append(
+                {
+                    "calls": len(endpoint.requests),
+                    "prompt": prompt,
+                    "reply": estimate_tokens(answer),
+                    "first": first[0] if first else total,
+                    "total": total,
+                    "offline": offline_s,
+                    "mode": trace["mode"],
+                    "gate": trace["gate"],
+                }
+            )
 
     def med(key: str) -> float:
         return statistics.median(r[key] for r in rows)
@@ -101,19 +120,28 @@ def main() -> int:
     n = len(rows)
     calls = sum(r["calls"] for r in rows) / n
     shipped = sum(r["mode"] == "llm" for r in rows)
-    print(f"{n} questions from tests/golden/questions.yaml; server pace: first token {args.first_token} s, "
-          f"{args.chars_per_s:.0f} chars/s")
+    print(
+        f"{n} questions from tests/golden/questions.yaml; server pace: first token {args.first_token} s, "
+        f"{args.chars_per_s:.0f} chars/s"
+    )
     print(f"{'':<34}{'median':>10}{'mean':>10}")
     print(f"{'model calls per answer':<34}{med('calls'):>10.1f}{calls:>10.2f}   target mean ≤ 2.5")
-    print(f"{'prompt tokens per answer (est.)':<34}{med('prompt'):>10.0f}{statistics.mean(r['prompt'] for r in rows):>10.0f}")
-    print(f"{'reply tokens per answer (est.)':<34}{med('reply'):>10.0f}{statistics.mean(r['reply'] for r in rows):>10.0f}")
+    print(
+        f"{'prompt tokens per answer (est.)':<34}{med('prompt'):>10.0f}{statistics.mean(r['prompt'] for r in rows):>10.0f}"
+    )
+    print(
+        f"{'reply tokens per answer (est.)':<34}{med('reply'):>10.0f}{statistics.mean(r['reply'] for r in rows):>10.0f}"
+    )
     print(f"{'first streamed sentence, s':<34}{med('first'):>10.2f}{statistics.mean(r['first'] for r in rows):>10.2f}")
     print(f"{'total per answer, s':<34}{med('total'):>10.2f}{statistics.mean(r['total'] for r in rows):>10.2f}")
-    print(f"{'baseline: offline answer, s':<34}{med('offline'):>10.3f}{statistics.mean(r['offline'] for r in rows):>10.3f}")
-    print(f"first sentence at {med('first') / med('total'):.0%} of the total time (median); "
-          f"LLM total = {med('total') / med('offline'):.0f}× the offline answer")
-    print(f"shipped as llm: {shipped}/{n}; gate reasons met: "
-          f"{sorted({g for r in rows for g in r['gate']}) or 'none'}")
+    print(
+        f"{'baseline: offline answer, s':<34}{med('offline'):>10.3f}{statistics.mean(r['offline'] for r in rows):>10.3f}"
+    )
+    print(
+        f"first sentence at {med('first') / med('total'):.0%} of the total time (median); "
+        f"LLM total = {med('total') / med('offline'):.0f}× the offline answer"
+    )
+    print(f"shipped as llm: {shipped}/{n}; gate reasons met: {sorted({g for r in rows for g in r['gate']}) or 'none'}")
     return 0 if calls <= 2.5 else 1
 
 

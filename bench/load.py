@@ -193,11 +193,18 @@ def _cpu_s(pid: int) -> float:
 def server(shape: Shape) -> Iterator[Served]:
     """A running `gpu-advisor serve` (and a Chroma server when shared)."""
     with tempfile.TemporaryDirectory(prefix="gpu-advisor-load-") as tmp, fresh_database(shape.database_url) as db_url:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_", "REDIS_"))
-               and k not in ("DATABASE_URL", "OPENAI_API_KEY")}
-        env.update(ANONYMIZED_TELEMETRY="False", GPU_ADVISOR_DATA_DIR=f"{tmp}/data", GPU_ADVISOR_RATE_LIMIT=NO_REFUSALS,
-                   DATABASE_URL=db_url or f"sqlite:///{tmp}/store.sqlite3")
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_", "REDIS_"))
+            and k not in ("DATABASE_URL", "OPENAI_API_KEY")
+        }
+        env.update(
+            ANONYMIZED_TELEMETRY="False",
+            GPU_ADVISOR_DATA_DIR=f"{tmp}/data",
+            GPU_ADVISOR_RATE_LIMIT=NO_REFUSALS,
+            DATABASE_URL=db_url or f"sqlite:///{tmp}/store.sqlite3",
+        )
         if shape.redis_url:
             env.update(REDIS_URL=shape.redis_url, GPU_ADVISOR_REDIS_PREFIX=f"gpu-advisor-bench-{uuid.uuid4().hex[:8]}:")
         workers = shape.workers
@@ -206,16 +213,33 @@ def server(shape: Shape) -> Iterator[Served]:
         try:
             if shape.shared:
                 cport = free_port()
-                chroma = subprocess.Popen([*_chroma_argv(), "run", "--path", f"{tmp}/chroma", "--host", "127.0.0.1",
-                                           "--port", str(cport)], stdout=logs, stderr=subprocess.STDOUT, env=env,
-                                          start_new_session=True)
+                chroma = subprocess.Popen(
+                    [*_chroma_argv(), "run", "--path", f"{tmp}/chroma", "--host", "127.0.0.1", "--port", str(cport)],
+                    stdout=logs,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,
+                )
                 _wait(f"http://127.0.0.1:{cport}/api/v2/heartbeat", chroma)
                 env.update(CHROMA_HOST="127.0.0.1", CHROMA_PORT=str(cport))
                 _build_index(env)  # once, before the workers start, so they do not race to build it
             port = free_port()
-            api = subprocess.Popen([_binary("gpu-advisor"), "serve", "--port", str(port), "--workers", str(workers),
-                                    "--log-level", "warning"], stdout=logs, stderr=subprocess.STDOUT, env=env,
-                                   start_new_session=True)
+            api = subprocess.Popen(
+                [
+                    _binary("gpu-advisor"),
+                    "serve",
+                    "--port",
+                    str(port),
+                    "--workers",
+                    str(workers),
+                    "--log-level",
+                    "warning",
+                ],
+                stdout=logs,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
             base = f"http://127.0.0.1:{port}"
             _wait(base + "/readyz", api, seconds=180)
             yield Served(base, api.pid, workers)
@@ -230,8 +254,10 @@ def server(shape: Shape) -> Iterator[Served]:
 
 
 def _build_index(env: dict[str, str]) -> None:
-    code = ("from knowledge.config import KnowledgeSettings; from knowledge.index import KnowledgeIndex; "
-            "KnowledgeIndex(KnowledgeSettings().to_config()).ensure_built()")
+    code = (
+        "from knowledge.config import KnowledgeSettings; from knowledge.index import KnowledgeIndex; "
+        "KnowledgeIndex(KnowledgeSettings().to_config()).ensure_built()"
+    )
     subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=Path(__file__).resolve().parents[1])
 
 
@@ -320,8 +346,9 @@ def run(shape: Shape, clients: int, seconds: float) -> tuple[list[Result], Footp
         before = [_cpu_s(pid) for pid in pids]
         results.append(drive(base, "POST /v1/ask", "POST", "/v1/ask", asks, clients, seconds))
         ask_s = results[-1].seconds
-        footprint = Footprint([_rss_mb(pid) for pid in pids],
-                              [(_cpu_s(pid) - b) / ask_s for pid, b in zip(pids, before, strict=True)])
+        footprint = Footprint(
+            [_rss_mb(pid) for pid in pids], [(_cpu_s(pid) - b) / ask_s for pid, b in zip(pids, before, strict=True)]
+        )
         return results, footprint
 
 
@@ -329,21 +356,30 @@ def report(shape: Shape, clients: int, results: list[Result], footprint: Footpri
     print(f"\n{shape.label}; {clients} concurrent clients")
     print(f"{'endpoint':<30} {'requests':>9} {'req/s':>8} {'median ms':>10} {'p95 ms':>8} {'errors':>7}")
     for r in results:
-        print(f"{r.name:<30} {len(r.latencies):>9} {r.rps:>8.1f} {r.median_ms:>10.1f} {r.pct(0.95):>8.1f} {r.errors:>7}")
+        print(
+            f"{r.name:<30} {len(r.latencies):>9} {r.rps:>8.1f} {r.median_ms:>10.1f} {r.pct(0.95):>8.1f} {r.errors:>7}"
+        )
     ask, fit = results[2], results[1]
     verdict = lambda ok: "met" if ok else "MISSED"  # noqa: E731
-    print(f"targets: /v1/ask p95 ≤ {TARGET_P95_MS:.0f} ms: {verdict(ask.pct(0.95) <= TARGET_P95_MS)}; "
-          f"fit_training p95 ≤ {TARGET_P95_MS:.0f} ms: {verdict(fit.pct(0.95) <= TARGET_P95_MS)}; "
-          f"≥ {TARGET_ANSWERS_PER_S:.0f} answers/s: {verdict(ask.rps >= TARGET_ANSWERS_PER_S)} ({ask.rps:.1f})")
-    print("per worker during /v1/ask: " + "; ".join(
-        f"{cores:.2f} cores busy, {rss:.0f} MB resident" for cores, rss in zip(footprint.cores, footprint.rss_mb,
-                                                                                 strict=True)))
+    print(
+        f"targets: /v1/ask p95 ≤ {TARGET_P95_MS:.0f} ms: {verdict(ask.pct(0.95) <= TARGET_P95_MS)}; "
+        f"fit_training p95 ≤ {TARGET_P95_MS:.0f} ms: {verdict(fit.pct(0.95) <= TARGET_P95_MS)}; "
+        f"≥ {TARGET_ANSWERS_PER_S:.0f} answers/s: {verdict(ask.rps >= TARGET_ANSWERS_PER_S)} ({ask.rps:.1f})"
+    )
+    print(
+        "per worker during /v1/ask: "
+        + "; ".join(
+            f"{cores:.2f} cores busy, {rss:.0f} MB resident"
+            for cores, rss in zip(footprint.cores, footprint.rss_mb, strict=True)
+        )
+    )
 
 
 # ---- /healthz while long questions run (issue 17: no stalls) -------------------------------------------
 #: the longest question the API takes, built from real sizing phrases (what a pasted requirements list is)
-LONG_QUESTION = ("我们有 8 张 A100 80GB，想全参微调 Qwen2.5-72B，序列长度 4096，预算 50 万元，"
-                 "能放下吗？要多久？租卡还是买卡划算？") * 60
+LONG_QUESTION = (
+    "我们有 8 张 A100 80GB，想全参微调 Qwen2.5-72B，序列长度 4096，预算 50 万元，能放下吗？要多久？租卡还是买卡划算？"
+) * 60
 
 
 def stall_check(base: str, seconds: float, long_clients: int = 3) -> tuple[Result, Result, int]:
@@ -375,8 +411,10 @@ def report_stall(idle: Result, busy: Result, answered: int) -> None:
     print(f"\n/healthz while {len(LONG_QUESTION[:4000])}-character questions run (1 worker)")
     print(f"{'':<34} {'requests':>9} {'median ms':>10} {'p95 ms':>8} {'max ms':>8}")
     for r in (idle, busy):
-        print(f"{r.name:<34} {len(r.latencies):>9} {r.median_ms:>10.1f} {r.pct(0.95):>8.1f} "
-              f"{(max(r.latencies) * 1000 if r.latencies else float('nan')):>8.1f}")
+        print(
+            f"{r.name:<34} {len(r.latencies):>9} {r.median_ms:>10.1f} {r.pct(0.95):>8.1f} "
+            f"{(max(r.latencies) * 1000 if r.latencies else float('nan')):>8.1f}"
+        )
     ratio = busy.pct(0.95) / idle.pct(0.95) if idle.latencies and idle.pct(0.95) > 0 else float("nan")
     print(f"p95 under long questions / idle p95: {ratio:.1f}x; long answers finished meanwhile: {answered}")
 
@@ -386,11 +424,15 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per endpoint (1 to 60)")
     parser.add_argument("--workers", type=int, nargs="+", default=[2], help="worker counts of the shared shape")
-    parser.add_argument("--database-url", default=None,
-                        help="a PostgreSQL server, e.g. postgresql://127.0.0.1:5432/test (a fresh database is made on it)")
+    parser.add_argument(
+        "--database-url",
+        default=None,
+        help="a PostgreSQL server, e.g. postgresql://127.0.0.1:5432/test (a fresh database is made on it)",
+    )
     parser.add_argument("--redis-url", default=None, help="shared rate limit, e.g. redis://127.0.0.1:6379/0")
-    parser.add_argument("--stall", action="store_true",
-                        help="only /healthz p95 idle vs. while 4,000-character questions run (1 worker)")
+    parser.add_argument(
+        "--stall", action="store_true", help="only /healthz p95 idle vs. while 4,000-character questions run (1 worker)"
+    )
     args = parser.parse_args()
     seconds = min(max(args.duration, 1.0), 60.0)
     if args.stall:
@@ -398,8 +440,10 @@ def main() -> None:
             report_stall(*stall_check(served.base, seconds))
         return
     clients = min(max(args.clients, 1), 64)
-    print(f"gpu-advisor load: {clients} clients, {seconds:.0f} s per endpoint, {os.cpu_count()} CPUs "
-          "(clients and server share them)")
+    print(
+        f"gpu-advisor load: {clients} clients, {seconds:.0f} s per endpoint, {os.cpu_count()} CPUs "
+        "(clients and server share them)"
+    )
     shapes = [Shape(1)] + [Shape(w, args.database_url, args.redis_url, shared=True) for w in args.workers]
     asks: list[tuple[Shape, Result]] = []
     for shape in shapes:
@@ -409,8 +453,10 @@ def main() -> None:
     base = asks[0][1]
     print("\nPOST /v1/ask beside the baseline (same run):")
     for shape, ask in asks:
-        print(f"  {shape.label:<62} {ask.rps:>7.1f} answers/s (x{ask.rps / base.rps if base.rps else float('nan'):.2f})"
-              f"   p95 {ask.pct(0.95):>7.1f} ms (x{ask.pct(0.95) / base.pct(0.95):.2f})")
+        print(
+            f"  {shape.label:<62} {ask.rps:>7.1f} answers/s (x{ask.rps / base.rps if base.rps else float('nan'):.2f})"
+            f"   p95 {ask.pct(0.95):>7.1f} ms (x{ask.pct(0.95) / base.pct(0.95):.2f})"
+        )
 
 
 if __name__ == "__main__":

@@ -102,8 +102,9 @@ async def over_http(base: str, key: str, repeat: int):
 def http(repeat: int):
     tmp = Path(tempfile.mkdtemp(prefix="bench-mcp-"))
     env = clean_env(tmp / "data", GPU_ADVISOR_RATE_LIMIT="0")
-    made = subprocess.run([str(CLI), "keys", "create", "bench", "--json"], env=env, cwd=tmp,
-                          capture_output=True, text=True, check=True)
+    made = subprocess.run(
+        [str(CLI), "keys", "create", "bench", "--json"], env=env, cwd=tmp, capture_output=True, text=True, check=True
+    )
     key = json.loads(made.stdout)["key"]
     with serve(env, cwd=tmp, port=free_port(), timeout_s=300) as base:
         return anyio.run(over_http, base, key, repeat)

@@ -46,8 +46,9 @@ def export() -> int:
     c = _corpus()
     train = [{"q": t["q"], "intent": t["intent"]} for r in c.rows() if not c.held_out(r["id"]) for t in c.turns(r)]
     text = INTENT_DATA.read_text(encoding="utf-8").split("\ncorpus_train:")[0].rstrip() + "\n"
-    text += "corpus_train:\n" + "".join(f"  - {yaml.safe_dump(row, allow_unicode=True, default_flow_style=True).strip()}\n"
-                                        for row in train)
+    text += "corpus_train:\n" + "".join(
+        f"  - {yaml.safe_dump(row, allow_unicode=True, default_flow_style=True).strip()}\n" for row in train
+    )
     INTENT_DATA.write_text(text, encoding="utf-8")
     print(f"wrote {len(train)} training questions to {INTENT_DATA.relative_to(ROOT)}")
     from bot.offline.understand.intent_build import build
@@ -62,11 +63,17 @@ def _baseline_planner(tmp: Path):
     """The previous offline planner, from git, as a package of its own."""
     pkg = tmp / "baseline_offline"
     pkg.mkdir()
-    files = subprocess.run(["git", "ls-tree", "-r", "--name-only", BASELINE_COMMIT, "bot/offline"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split()
+    files = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", BASELINE_COMMIT, "bot/offline"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     for name in files:
-        body = subprocess.run(["git", "show", f"{BASELINE_COMMIT}:{name}"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.replace("bot.offline", "baseline_offline")
+        body = subprocess.run(
+            ["git", "show", f"{BASELINE_COMMIT}:{name}"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.replace("bot.offline", "baseline_offline")
         target = pkg / Path(name).relative_to("bot/offline")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(body, encoding="utf-8")
@@ -77,12 +84,25 @@ def _baseline_planner(tmp: Path):
 
 
 def _old_slots(p) -> dict:
-    return {"model": p.models[0] if p.models else None, "gpu": p.gpus[0] if p.gpus else None, "n_gpus": p.n_gpus,
-            "method": p.method, "precision": p.precision, "tokens": p.tokens, "seq_len": p.seq_len,
-            "context_len": p.context_len, "batch": p.batch or p.concurrency, "budget_cny": p.budget_cny,
-            "hours_per_day": p.hours_per_day, "months": p.months, "gpu_hours": p.gpu_hours, "hours": p.hours,
-            "zero_stage": p.zero_stage, "domestic_only": p.domestic_only,
-            "gpus": list(p.gpus) if len(p.gpus) > 1 else None}
+    return {
+        "model": p.models[0] if p.models else None,
+        "gpu": p.gpus[0] if p.gpus else None,
+        "n_gpus": p.n_gpus,
+        "method": p.method,
+        "precision": p.precision,
+        "tokens": p.tokens,
+        "seq_len": p.seq_len,
+        "context_len": p.context_len,
+        "batch": p.batch or p.concurrency,
+        "budget_cny": p.budget_cny,
+        "hours_per_day": p.hours_per_day,
+        "months": p.months,
+        "gpu_hours": p.gpu_hours,
+        "hours": p.hours,
+        "zero_stage": p.zero_stage,
+        "domestic_only": p.domestic_only,
+        "gpus": list(p.gpus) if len(p.gpus) > 1 else None,
+    }
 
 
 def evaluate(advisor, parse, slots_of, intent_of, rows, c) -> dict:

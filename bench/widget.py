@@ -30,8 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"
 from loopback import free_port
 from served import CHROMIUM, CHROMIUM_ARGS, CLI, clean_env, host_pages, serve
 
-QUESTIONS = ["70B 全参训练，单卡 A100 够吗？", "8 张 H100 租还是买？用 3 年", "H100 和 A100 比较",
-             "Qwen2.5-72B 推理要几张 H100？"]
+QUESTIONS = [
+    "70B 全参训练，单卡 A100 够吗？",
+    "8 张 H100 租还是买？用 3 年",
+    "H100 和 A100 比较",
+    "Qwen2.5-72B 推理要几张 H100？",
+]
 
 TIMER = """() => {
   const box = document.getElementById('input');
@@ -59,7 +63,9 @@ def pct(values: list[float], q: float) -> float:
 
 
 def row(name: str, values: list[float]) -> str:
-    return f"{name:<34} median {statistics.median(values):7.1f} ms   p95 {pct(values, 0.95):7.1f} ms   (n={len(values)})"
+    return (
+        f"{name:<34} median {statistics.median(values):7.1f} ms   p95 {pct(values, 0.95):7.1f} ms   (n={len(values)})"
+    )
 
 
 def baseline(api: str, key: str, origin: str, rounds: int) -> tuple[list[float], list[float]]:
@@ -121,12 +127,20 @@ def main() -> None:
     env = clean_env(tmp / "data", GPU_ADVISOR_RATE_LIMIT="0", GPU_ADVISOR_WIDGET_RATE_LIMIT="0")
     host_port, api_port = free_port(), free_port()
     host = f"http://127.0.0.1:{host_port}"
-    made = subprocess.run([str(CLI), "keys", "create", "bench", "--widget", "--origin", host, "--json"],
-                          env=env, cwd=tmp, capture_output=True, text=True, check=True)
+    made = subprocess.run(
+        [str(CLI), "keys", "create", "bench", "--widget", "--origin", host, "--json"],
+        env=env,
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     key = json.loads(made.stdout)["key"]
-    page = (f'<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><title>bench</title></head><body>'
-            f'<script src="http://127.0.0.1:{api_port}/widget.js" data-key="{key}" data-lang="zh" defer></script>'
-            '</body></html>')
+    page = (
+        f'<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><title>bench</title></head><body>'
+        f'<script src="http://127.0.0.1:{api_port}/widget.js" data-key="{key}" data-lang="zh" defer></script>'
+        "</body></html>"
+    )
     server = host_pages({"/": page}, host_port)
     try:
         with serve(env, cwd=tmp, port=api_port, timeout_s=300) as api:
@@ -143,8 +157,10 @@ def main() -> None:
     print(row("baseline httpx: final event", base_final))
     print(row("browser: first character shown", web_first))
     print(row("browser: answer finished", web_final))
-    print(f"ratio browser/baseline, median: first {statistics.median(web_first) / statistics.median(base_first):.2f}x"
-          f"   final {statistics.median(web_final) / statistics.median(base_final):.2f}x")
+    print(
+        f"ratio browser/baseline, median: first {statistics.median(web_first) / statistics.median(base_first):.2f}x"
+        f"   final {statistics.median(web_final) / statistics.median(base_final):.2f}x"
+    )
 
 
 if __name__ == "__main__":

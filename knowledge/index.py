@@ -107,9 +107,7 @@ class KnowledgeIndex:
     def _open(self) -> Any:
         self._client = self._client or self._make_client()
         collection = self._client.get_or_create_collection(
-            self.collection_name,
-            embedding_function=self.embedding,
-            configuration={"hnsw": {"space": "cosine"}},
+            self.collection_name, embedding_function=self.embedding, configuration={"hnsw": {"space": "cosine"}}
         )
         collection.count()  # touch the store, so a broken one fails here
         return collection
@@ -280,8 +278,9 @@ class KnowledgeIndex:
             self.notices.append(notice)
         return report if report.changed or report.notices else None
 
-    def _plan(self, roots: list[CorpusRoot], lenient: bool = False
-              ) -> tuple[int, list[StoredChunk], list[StoredChunk], list[str], int]:
+    def _plan(
+        self, roots: list[CorpusRoot], lenient: bool = False
+    ) -> tuple[int, list[StoredChunk], list[StoredChunk], list[str], int]:
         skipped: list[str] = []
         notes = load_corpus(roots, skipped, lenient=lenient)
         self.skipped = skipped
@@ -303,8 +302,13 @@ class KnowledgeIndex:
         except OSError:
             return None
 
-    def _sync(self, roots: list[CorpusRoot], progress: Progress | None = None, lenient: bool = False,
-              state: dict[str, Any] | None = None) -> SyncReport:
+    def _sync(
+        self,
+        roots: list[CorpusRoot],
+        progress: Progress | None = None,
+        lenient: bool = False,
+        state: dict[str, Any] | None = None,
+    ) -> SyncReport:
         state = state or self._state(roots)  # taken before the notes are read: an edit meanwhile shows next time
         plan = self._plan(roots, lenient)
         if plan[1] or plan[2] or plan[3] or self._manifest_for(roots) != self._manifest():
@@ -362,8 +366,9 @@ class KnowledgeIndex:
             self.config.manifest_path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
 
     # --- reading ---------------------------------------------------------------------------------
-    def dense(self, text: str, n: int, where: dict[str, Any] | None = None,
-              total: int | None = None) -> list[tuple[str, float]]:
+    def dense(
+        self, text: str, n: int, where: dict[str, Any] | None = None, total: int | None = None
+    ) -> list[tuple[str, float]]:
         """(chunk id, cosine distance) of the `n` nearest chunks to `text`.
 
         `total` is the number of stored chunks when the caller already knows it (saves a round trip).

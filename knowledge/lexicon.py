@@ -76,8 +76,9 @@ class StoreTokenizer(jieba.Tokenizer):
 
     def _fill(self, sentence: str) -> None:
         freq, n, longest = self.FREQ, len(sentence), self._longest
-        todo = [w for w in {sentence[i:j] for i in range(n) for j in range(i + 1, min(n, i + longest) + 1)}
-                if w not in freq]
+        todo = [
+            w for w in {sentence[i:j] for i in range(n) for j in range(i + 1, min(n, i + longest) + 1)} if w not in freq
+        ]
         if not todo:
             return
         with self._fill_lock:
@@ -128,8 +129,10 @@ def write_store(data_dir: Path, tokenizer: jieba.Tokenizer, key: str) -> bool:
             connection.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
             connection.executemany("INSERT INTO words VALUES (?, ?)", words)
             longest = max((len(w) for w, _ in words), default=1)
-            connection.executemany("INSERT INTO meta VALUES (?, ?)",
-                                   [("key", key), ("total", str(tokenizer.total)), ("longest", str(longest))])
+            connection.executemany(
+                "INSERT INTO meta VALUES (?, ?)",
+                [("key", key), ("total", str(tokenizer.total)), ("longest", str(longest))],
+            )
             connection.commit()
         finally:
             connection.close()

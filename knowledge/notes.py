@@ -230,8 +230,9 @@ def _regular(path: Path, base: Path, skipped: list[str]) -> bool:
     return True
 
 
-def load_corpus(roots: Sequence[CorpusRoot], skipped: list[str] | None = None,
-                lenient: bool | None = None) -> list[Note]:
+def load_corpus(
+    roots: Sequence[CorpusRoot], skipped: list[str] | None = None, lenient: bool | None = None
+) -> list[Note]:
     """Every note under the roots; a doc id used twice is an error naming both files.
 
     With `skipped` (a list to fill), a bad file in a user's folder (binary, too large, not UTF-8,
@@ -245,11 +246,17 @@ def load_corpus(roots: Sequence[CorpusRoot], skipped: list[str] | None = None,
     for root in roots:
         paths = note_files(root.path, skipped)
         if len(paths) > MAX_NOTES_PER_FOLDER:
-            message = (f"{root.path}: {len(paths)} files, more than the {MAX_NOTES_PER_FOLDER} notes a folder may hold; "
-                       f"only the first {MAX_NOTES_PER_FOLDER} are indexed.")
+            message = (
+                f"{root.path}: {len(paths)} files, more than the {MAX_NOTES_PER_FOLDER} notes a folder may hold; "
+                f"only the first {MAX_NOTES_PER_FOLDER} are indexed."
+            )
             if not lenient:
-                raise BadNote(message, f"{root.path}：有 {len(paths)} 个文件，超过每个文件夹 {MAX_NOTES_PER_FOLDER} "
-                                       "篇笔记的上限；请只索引笔记所在的文件夹。", field="path")
+                raise BadNote(
+                    message,
+                    f"{root.path}：有 {len(paths)} 个文件，超过每个文件夹 {MAX_NOTES_PER_FOLDER} "
+                    "篇笔记的上限；请只索引笔记所在的文件夹。",
+                    field="path",
+                )
             skipped.append(message)
             paths = paths[:MAX_NOTES_PER_FOLDER]
         for path in paths:
@@ -268,8 +275,11 @@ def load_corpus(roots: Sequence[CorpusRoot], skipped: list[str] | None = None,
                 continue
             except OSError as err:
                 if not lenient or root.origin == BUILTIN:
-                    raise BadNote(f"{path}: cannot be read ({err.strerror}).", f"{path}：无法读取（{err.strerror}）。",
-                                  field="path") from None
+                    raise BadNote(
+                        f"{path}: cannot be read ({err.strerror}).",
+                        f"{path}：无法读取（{err.strerror}）。",
+                        field="path",
+                    ) from None
                 skipped.append(f"{path}: cannot be read ({err.strerror}); skipped.")
                 continue
             seen[note.doc_id] = str(path)

@@ -31,7 +31,6 @@ class StoredChunk(BaseModel):
     hash: str
 
 
-
 def stored_from(note: Note, chunk: Chunk) -> StoredChunk:
     fields = {
         "id": chunk.id,

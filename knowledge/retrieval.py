@@ -135,6 +135,7 @@ class Retriever:
     def _readable(self, text: str, lang: str) -> str:
         """A note's cross-references (`tco-breakeven`) named by the other note's title, so no reader of a
         passage (user, model, API client) meets an internal id."""
+
         def title(m: re.Match) -> str:
             name = self._titles.get(m.group(1))
             if name is None:
@@ -168,8 +169,13 @@ class Retriever:
     CACHE_SIZE = 1024
 
     def search(
-        self, query: str, k: int = 5, lang: str | None = None, topics: Sequence[str] | None = None,
-        *, use_cache: bool = True,
+        self,
+        query: str,
+        k: int = 5,
+        lang: str | None = None,
+        topics: Sequence[str] | None = None,
+        *,
+        use_cache: bool = True,
     ) -> list[Passage]:
         """The `k` best passages for `query`, optionally only in `lang` and with one of `topics`."""
         if not use_cache:
@@ -227,8 +233,17 @@ class Retriever:
             if self.per_doc and per_doc.get(c.doc_id, 0) >= self.per_doc:
                 continue
             per_doc[c.doc_id] = per_doc.get(c.doc_id, 0) + 1
-            out.append(Passage(id=c.id, doc_id=c.doc_id, title=c.title, text=self._readable(c.text, c.lang),
-                               source=c.source, score=score, origin=c.origin))
+            out.append(
+                Passage(
+                    id=c.id,
+                    doc_id=c.doc_id,
+                    title=c.title,
+                    text=self._readable(c.text, c.lang),
+                    source=c.source,
+                    score=score,
+                    origin=c.origin,
+                )
+            )
             if len(out) == k:
                 break
         return out

@@ -39,8 +39,13 @@ def take_stamp(collection: str, roots: Sequence[CorpusRoot]) -> dict[str, Any]:
             files.append([root.origin, str(path), st.st_size, st.st_mtime_ns])
     code = [[p.name, st.st_size, st.st_mtime_ns] for p in _CODE for st in [os.stat(p)]]
     newest = max((f[3] for f in files), default=0)
-    return {"collection": collection, "roots": [r.origin for r in roots], "files": files, "code": code,
-            "racy": newest >= taken - RACY_NS}
+    return {
+        "collection": collection,
+        "roots": [r.origin for r in roots],
+        "files": files,
+        "code": code,
+        "racy": newest >= taken - RACY_NS,
+    }
 
 
 def _path(data_dir: Path) -> Path:

@@ -166,13 +166,16 @@ def test_folders_and_modules_stay_small(mods):
         if path.name != "__init__.py":
             folders.setdefault(folder_of(name, path), []).append(name)
     assert {f: len(ms) for f, ms in folders.items() if len(ms) > MAX_MODULES_PER_FOLDER} == {}
-    long = {m: n for m, p in mods.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES_PER_MODULE}
+    long = {
+        m: n for m, p in mods.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES_PER_MODULE
+    }
     assert long == {}
 
 
 def test_tools_stand_alone(graph):
-    assert [f"{m} -> {t}" for m, ts in graph.items() if m.startswith("tools") for t in ts
-            if not t.startswith("tools")] == []
+    assert [
+        f"{m} -> {t}" for m, ts in graph.items() if m.startswith("tools") for t in ts if not t.startswith("tools")
+    ] == []
 
 
 def test_no_import_circles(graph):
@@ -243,8 +246,11 @@ def test_the_layout_test_fails_on_a_planted_upward_import(tmp_path, mods):
 def test_the_layout_test_fails_on_a_module_outside_every_wing(tmp_path, mods):
     stray = tmp_path / "stray.py"
     stray.write_text("", encoding="utf-8")
-    assert unplaced({**mods, "bot.newwing.stray": stray, "tools.schemas.extra.deep": stray,
-                     "bot.loose": stray}) == ["bot.loose", "bot.newwing.stray", "tools.schemas.extra.deep"]
+    assert unplaced({**mods, "bot.newwing.stray": stray, "tools.schemas.extra.deep": stray, "bot.loose": stray}) == [
+        "bot.loose",
+        "bot.newwing.stray",
+        "tools.schemas.extra.deep",
+    ]
 
 
 def test_public_entry_points():

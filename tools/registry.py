@@ -81,9 +81,10 @@ def invalid_from_validation(err: ValidationError, known: list[str] = ()) -> Inva
     msg = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         near = difflib.get_close_matches(field, known, n=3, cutoff=0.6)
-        hint_en = (f" Did you mean: {', '.join(near)}?" if near
-                   else f" Known fields: {', '.join(known)}." if known else "")
-        hint_zh = (f" 您是否指：{'、'.join(near)}？" if near else f" 可用字段：{'、'.join(known)}。" if known else "")
+        hint_en = (
+            f" Did you mean: {', '.join(near)}?" if near else f" Known fields: {', '.join(known)}." if known else ""
+        )
+        hint_zh = f" 您是否指：{'、'.join(near)}？" if near else f" 可用字段：{'、'.join(known)}。" if known else ""
         return InvalidInput(f"Unknown field {field!r}.{hint_en}", f"未知的字段“{field}”。{hint_zh}", field=field)
     if first["type"] == "missing":
         return InvalidInput(f"Missing field {field!r}.", f"缺少字段“{field}”。", field=field)

@@ -11,8 +11,15 @@ from tools.schemas.common import assume
 from tools.schemas.specs import CompareGpusInput, CompareGpusOutput, GpuSpecsInput, GpuSpecsOutput
 
 #: output key -> catalog field; ratios are unit-free, so their keys carry no unit
-RATIO_FIELDS = {"memory": "memory_gb", "bandwidth": "bandwidth_gb_s", "bf16": "bf16_tflops", "fp8": "fp8_tflops",
-                "tf32": "tf32_tflops", "interconnect": "interconnect_gb_s", "tdp": "tdp_w"}
+RATIO_FIELDS = {
+    "memory": "memory_gb",
+    "bandwidth": "bandwidth_gb_s",
+    "bf16": "bf16_tflops",
+    "fp8": "fp8_tflops",
+    "tf32": "tf32_tflops",
+    "interconnect": "interconnect_gb_s",
+    "tdp": "tdp_w",
+}
 
 
 @functools.cache
@@ -22,7 +29,9 @@ def _row(g: GpuSpec) -> GpuSpecsOutput:
     unverified = sorted({f for s in g.sources if not s.verified for f in s.fields})
     assumptions = [assume(key="compute_convention", value="dense", note="tensor TFLOPS without 2:4 sparsity")]
     if unverified:
-        assumptions.append(assume(key="unverified_fields", value=", ".join(unverified), note="not confirmed by a vendor document"))
+        assumptions.append(
+            assume(key="unverified_fields", value=", ".join(unverified), note="not confirmed by a vendor document")
+        )
     table = prices_for(g)
     buy = table.default("purchase") if table else None
     rent = table.default("rental") if table else None

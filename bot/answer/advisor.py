@@ -33,8 +33,6 @@ log = logging.getLogger("gpu_advisor.advisor")
 HISTORY_TURNS = 6
 
 
-
-
 @dataclass
 class Advisor:
     """Built once per process (`Advisor.from_settings()`); thread-safe for concurrent `ask` calls."""
@@ -75,8 +73,15 @@ class Advisor:
         return self.llm.mode if self.llm else self.offline.mode
 
     # ------------------------------------------------------------------------------------------
-    def ask(self, text: str, conversation_id: str | None = None, lang: str | None = None,
-            emit: Emit = _ignore, owner: str = LOCAL_OWNER, channel: str = "api") -> AnswerTrace:
+    def ask(
+        self,
+        text: str,
+        conversation_id: str | None = None,
+        lang: str | None = None,
+        emit: Emit = _ignore,
+        owner: str = LOCAL_OWNER,
+        channel: str = "api",
+    ) -> AnswerTrace:
         """Answer `text` in conversation `conversation_id` (a new one when None).
 
         `owner` is the principal the conversation belongs to (see `bot.core.store`): an API key, a widget
@@ -94,8 +99,14 @@ class Advisor:
         self.store.finish_turn(cid, idx, trace, state)
         return trace
 
-    def stream(self, text: str, conversation_id: str | None = None, lang: str | None = None,
-               owner: str = LOCAL_OWNER, channel: str = "api") -> Iterator[dict[str, Any]]:
+    def stream(
+        self,
+        text: str,
+        conversation_id: str | None = None,
+        lang: str | None = None,
+        owner: str = LOCAL_OWNER,
+        channel: str = "api",
+    ) -> Iterator[dict[str, Any]]:
         """Events while answering (tool started/finished, answer deltas), then the final trace or an error."""
         return stream_events(self.ask, text, conversation_id, lang, owner, channel)
 
@@ -109,7 +120,9 @@ class Advisor:
         state = answered[-1].state if answered else self.store.last_state(cid)
         return Context(conversation_id=cid, history=history, state=state or {}, language=lang)
 
-    def _answer(self, text: str, cid: str, lang: str | None, emit: Emit, fresh: bool = False) -> tuple[AnswerTrace, dict]:
+    def _answer(
+        self, text: str, cid: str, lang: str | None, emit: Emit, fresh: bool = False
+    ) -> tuple[AnswerTrace, dict]:
         """store -> planner (the LLM turn, else or on its failure the offline planner) -> ground -> trace."""
         ctx = self._context(cid, lang, fresh)
         turn = LlmTurn(None, self.offline.mode)

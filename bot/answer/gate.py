@@ -46,9 +46,23 @@ from bot.grounding.check import GroundingResult, UngroundedNumber, ground
 from bot.grounding.inputs import trusted_tool_outputs
 from tools.yaml_data import load_yaml
 
-REASONS = ("truncated", "empty", "markup", "repetition", "echo", "too_long", "wrong_language", "unknown_name",
-           "no_tool_call", "missing_key_figure", "missing_verdict", "wrong_verdict", "bad_citation", "ungrounded",
-           "premise_as_fact")
+REASONS = (
+    "truncated",
+    "empty",
+    "markup",
+    "repetition",
+    "echo",
+    "too_long",
+    "wrong_language",
+    "unknown_name",
+    "no_tool_call",
+    "missing_key_figure",
+    "missing_verdict",
+    "wrong_verdict",
+    "bad_citation",
+    "ungrounded",
+    "premise_as_fact",
+)
 #: reasons that removing the offending sentences can cure (the last resort before falling back)
 DROPPABLE = frozenset({"ungrounded", "premise_as_fact"})
 
@@ -57,8 +71,17 @@ FIGURE_INTENTS = frozenset({"fit", "min_gpus", "time", "cost", "rent_vs_buy", "c
 CALCULATORS_KEY = {  # the key figures of a calculator's output; None: any figure it returned
     "fit_training": ("per_gpu_gb", "min_gpus", "usable_gb", "capacity_gb", "shortfall_gb", "headroom_gb"),
     "fit_inference": ("per_gpu_gb", "min_gpus", "max_batch", "usable_gb", "capacity_gb", "shortfall_gb"),
-    "training_time": ("hours", "days", "gpu_hours", "hours_low", "hours_high", "days_low", "days_high",
-                      "gpu_hours_low", "gpu_hours_high"),
+    "training_time": (
+        "hours",
+        "days",
+        "gpu_hours",
+        "hours_low",
+        "hours_high",
+        "days_low",
+        "days_high",
+        "gpu_hours_low",
+        "gpu_hours_high",
+    ),
     "inference_speed": ("decode_tokens_per_s", "total_tokens_per_s", "prefill_tokens_per_s"),
     "run_cost": ("total_cny", "low_cny", "high_cny", "total_usd"),
     "rent_vs_buy": ("rent_total_cny", "own_total_cny", "breakeven_months", "saving_cny", "breakeven_hours_per_day"),
@@ -98,12 +121,17 @@ _FIT_YES = re.compile(
     r"|\bfits?\b|will fit|can fit|enough memory|is enough|are enough|within (?:the )?(?:usable )?memory|room to spare",
     re.IGNORECASE,
 )
-_RENT = re.compile(r"租[^，。；\n]{0,8}(?:更)?(?:划算|便宜|省钱|合算)|建议租|选择租|推荐租|租用更|租赁更|租卡更"
-                   r"|rent(?:ing)?\b[^.;\n]{0,30}\b(?:cheaper|wins|better|pays off|less)|recommend rent|go with rent",
-                   re.IGNORECASE)
-_BUY = re.compile(r"(?:买|购买|自购|自建|采购|买断)[^，。；\n]{0,8}(?:更)?(?:划算|便宜|省钱|合算)|建议(?:买|购买|采购|自建)|选择(?:买|购买)"
-                  r"|推荐(?:买|购买)|(?:buy|buying|own|owning|purchas\w*)\b[^.;\n]{0,30}\b(?:cheaper|wins|better|pays off|less)"
-                  r"|recommend (?:buy|purchas|own)|go with (?:buy|own|purchas)", re.IGNORECASE)
+_RENT = re.compile(
+    r"租[^，。；\n]{0,8}(?:更)?(?:划算|便宜|省钱|合算)|建议租|选择租|推荐租|租用更|租赁更|租卡更"
+    r"|rent(?:ing)?\b[^.;\n]{0,30}\b(?:cheaper|wins|better|pays off|less)|recommend rent|go with rent",
+    re.IGNORECASE,
+)
+_BUY = re.compile(
+    r"(?:买|购买|自购|自建|采购|买断)[^，。；\n]{0,8}(?:更)?(?:划算|便宜|省钱|合算)|建议(?:买|购买|采购|自建)|选择(?:买|购买)"
+    r"|推荐(?:买|购买)|(?:buy|buying|own|owning|purchas\w*)\b[^.;\n]{0,30}\b(?:cheaper|wins|better|pays off|less)"
+    r"|recommend (?:buy|purchas|own)|go with (?:buy|own|purchas)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -141,8 +169,15 @@ def _lang(lang: str | None) -> str:
 
 
 # ---- the check ----------------------------------------------------------------------------------
-def check(question: str, result: PlanResult, *, lang: str, state: Mapping[str, Any] | None = None,
-          finish_reason: str | None = None, tool_errors: int = 0) -> GateResult:
+def check(
+    question: str,
+    result: PlanResult,
+    *,
+    lang: str,
+    state: Mapping[str, Any] | None = None,
+    finish_reason: str | None = None,
+    tool_errors: int = 0,
+) -> GateResult:
     """Every reason `result.answer` may not be shipped as an answer to `question` (none: ship it)."""
     answer = result.answer or ""
     reasons: dict[str, str] = {}
@@ -186,12 +221,13 @@ def _shape(question: str, answer: str, lang: str, reasons: dict[str, str]) -> No
     debris = _DEBRIS.search(answer)
     if debris or len(_FENCE.findall(answer)) % 2:
         reasons["markup"] = debris.group().strip() if debris else "```"
-    loop = _CHAR_RUN.search(answer) or next((m for m in _PHRASE_RUN.finditer(answer)
-                                              if not _TABLE_ONLY.match(m.group(1))), None)
+    loop = _CHAR_RUN.search(answer) or next(
+        (m for m in _PHRASE_RUN.finditer(answer) if not _TABLE_ONLY.match(m.group(1))), None
+    )
     lines = [ln.strip() for ln in answer.splitlines() if len(ln.strip()) >= 8 and not _TABLE_ONLY.match(ln)]
     repeated = next((ln for ln in lines if lines.count(ln) >= 3), None) or _said_three_times(answer)
     if loop or repeated:
-        reasons["repetition"] = (loop.group()[:40] if loop else repeated[:40])
+        reasons["repetition"] = loop.group()[:40] if loop else repeated[:40]
     if _echoes(question, answer):
         reasons["echo"] = ""
     if len(answer) > MAX_CHARS[_lang(lang)]:
@@ -251,8 +287,9 @@ def cited_refs(answer: str) -> list[int]:
     return refs
 
 
-def _grounding(question: str, answer: str, result: PlanResult,
-               reasons: dict[str, str]) -> tuple[GroundingResult, list[UngroundedNumber]]:
+def _grounding(
+    question: str, answer: str, result: PlanResult, reasons: dict[str, str]
+) -> tuple[GroundingResult, list[UngroundedNumber]]:
     refs = cited_refs(answer)
     bad = sorted({r for r in refs if not 1 <= r <= len(result.citations)})
     if bad:
@@ -265,8 +302,11 @@ def _grounding(question: str, answer: str, result: PlanResult,
     grounding = ground(text, outputs, cited, question)
     if grounding.ungrounded:
         reasons["ungrounded"] = ", ".join(dict.fromkeys(u.text for u in grounding.ungrounded))
-    premises = [UngroundedNumber(text=n.text, value=n.value, unit=n.unit, start=n.start, end=n.end)
-                for n in grounding.numbers if n.source_id == "question" and not _as_premise(text, n.start)]
+    premises = [
+        UngroundedNumber(text=n.text, value=n.value, unit=n.unit, start=n.start, end=n.end)
+        for n in grounding.numbers
+        if n.source_id == "question" and not _as_premise(text, n.start)
+    ]
     if premises:
         reasons["premise_as_fact"] = ", ".join(dict.fromkeys(p.text for p in premises))
     return grounding, premises
@@ -291,8 +331,11 @@ def _states_key_figure(answer: str, calculators: list) -> bool:
 
 
 def _verdicts(answer: str, intent: str, calculators: list, reasons: dict[str, str]) -> None:
-    fits = {bool(c.output.get("fits")) for c in calculators if c.tool in ("fit_training", "fit_inference")
-            and isinstance(c.output.get("fits"), bool)}
+    fits = {
+        bool(c.output.get("fits"))
+        for c in calculators
+        if c.tool in ("fit_training", "fit_inference") and isinstance(c.output.get("fits"), bool)
+    }
     if fits:
         said = _fit_polarity(answer)
         if said and not said & fits:

@@ -18,11 +18,17 @@ class QuestionError(AdvisorError):
 def check_question(text: str) -> None:
     """Refuse an empty question or one over MAX_QUESTION_CHARS, in both languages."""
     if not text:
-        raise QuestionError("Please type a question, e.g. “Will a 70B model fit on one A100 80GB?”",
-                            "请输入一个问题，例如：“70B 模型单卡 A100 80GB 放得下吗？”", field="text")
+        raise QuestionError(
+            "Please type a question, e.g. “Will a 70B model fit on one A100 80GB?”",
+            "请输入一个问题，例如：“70B 模型单卡 A100 80GB 放得下吗？”",
+            field="text",
+        )
     if len(text) > MAX_QUESTION_CHARS:
-        raise QuestionError(f"The question is {len(text)} characters; please keep it under {MAX_QUESTION_CHARS}.",
-                            f"问题长度为 {len(text)} 个字符，请控制在 {MAX_QUESTION_CHARS} 个字符以内。", field="text")
+        raise QuestionError(
+            f"The question is {len(text)} characters; please keep it under {MAX_QUESTION_CHARS}.",
+            f"问题长度为 {len(text)} 个字符，请控制在 {MAX_QUESTION_CHARS} 个字符以内。",
+            field="text",
+        )
 
 
 def clean_question(text: str | None) -> str:

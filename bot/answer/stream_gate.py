@@ -35,8 +35,9 @@ FATAL = frozenset({"repetition", "markup", "too_long", "wrong_language"})  # aft
 
 
 class StreamGate:
-    def __init__(self, question: str, lang: str, state: Mapping[str, Any] | None, emit: Emit,
-                 run_of: Callable[[], Any]):
+    def __init__(
+        self, question: str, lang: str, state: Mapping[str, Any] | None, emit: Emit, run_of: Callable[[], Any]
+    ):
         self.question, self.lang, self.state, self.emit, self.run_of = question, lang, state, emit, run_of
         self.pending = ""  # text of the current model turn not yet cut into units
         self.held: list[str] = []  # complete units not sent yet (before the first send)
@@ -104,7 +105,7 @@ class StreamGate:
         while pos < len(text):
             fence = _FENCE.search(text, pos)
             end = _END.search(text, pos)
-            if fence and (end is None or fence.start() <= end.start()) and not text[pos:fence.start()].strip():
+            if fence and (end is None or fence.start() <= end.start()) and not text[pos : fence.start()].strip():
                 close = _FENCE.search(text, fence.end())
                 if close is None:
                     break  # an open code block: wait for its end
@@ -117,7 +118,7 @@ class StreamGate:
                 continue
             if end is None:
                 break
-            units.append(text[pos:end.end()])
+            units.append(text[pos : end.end()])
             pos = end.end()
         rest = text[pos:]
         if final and rest.strip():
@@ -128,7 +129,7 @@ class StreamGate:
 
     def _unit(self, unit: str) -> None:
         core = unit.rstrip()
-        tail = unit[len(core):]
+        tail = unit[len(core) :]
         if self.closed:
             return
         if not core.strip():
@@ -145,7 +146,7 @@ class StreamGate:
             candidate = "".join(self.held).strip()
             if self._verdict(candidate).ok:
                 self._send(candidate)
-                self._gap = "".join(self.held)[len("".join(self.held).rstrip()):]
+                self._gap = "".join(self.held)[len("".join(self.held).rstrip()) :]
                 self.held = []
             return
         piece = self._gap + core
@@ -170,7 +171,6 @@ class StreamGate:
         errors = max(0, run.attempts - len(run.calls)) if run is not None else 0
         result = PlanResult(answer=answer, language=self.lang, tool_calls=calls, citations=citations)
         return check(self.question, result, lang=self.lang, state=self.state, tool_errors=errors)
-
 
 
 def _wider(gap: str, more: str) -> str:

@@ -20,8 +20,14 @@ from tools.errors import AdvisorError
 log = logging.getLogger("gpu_advisor.advisor")
 
 
-def stream_events(ask: Callable[..., AnswerTrace], text: str, conversation_id: str | None = None,
-                  lang: str | None = None, owner: str = LOCAL_OWNER, channel: str = "api") -> Iterator[dict[str, Any]]:
+def stream_events(
+    ask: Callable[..., AnswerTrace],
+    text: str,
+    conversation_id: str | None = None,
+    lang: str | None = None,
+    owner: str = LOCAL_OWNER,
+    channel: str = "api",
+) -> Iterator[dict[str, Any]]:
     """Events while answering (tool started/finished, answer deltas), then the final trace or an error."""
     events: queue.Queue = queue.Queue()
     done = object()
@@ -40,22 +46,34 @@ def stream_events(ask: Callable[..., AnswerTrace], text: str, conversation_id: s
             if not trace.answer.startswith(streamed):
                 log.error("streamed text is not a prefix of the answer; sending the rest may repeat it")
                 streamed = ""
-            for piece in _pieces(trace.answer[len(streamed):]):
+            for piece in _pieces(trace.answer[len(streamed) :]):
                 events.put({"type": "delta", "text": piece})
             events.put({"type": "final", "trace": trace.model_dump(mode="json")})
         except AdvisorError as err:
-            events.put({"type": "error", "code": error_code(err),
-                        "message": err.message(lang or detect_language(text or ""))})
+            events.put(
+                {"type": "error", "code": error_code(err), "message": err.message(lang or detect_language(text or ""))}
+            )
         except UnknownConversation:
             zh = (lang or detect_language(text or "")) == "zh"
-            events.put({"type": "error", "code": "unknown_conversation",
-                        "message": "没有这个对话。" if zh else "No such conversation."})
+            events.put(
+                {
+                    "type": "error",
+                    "code": "unknown_conversation",
+                    "message": "没有这个对话。" if zh else "No such conversation.",
+                }
+            )
         except DBAPIError:
             log.exception("store unavailable")
             zh = (lang or detect_language(text or "")) == "zh"
-            events.put({"type": "error", "code": "store_unavailable",
-                        "message": "服务暂时不可用，请稍后重试。" if zh else
-                        "The service is briefly unavailable; try again shortly."})
+            events.put(
+                {
+                    "type": "error",
+                    "code": "store_unavailable",
+                    "message": "服务暂时不可用，请稍后重试。"
+                    if zh
+                    else "The service is briefly unavailable; try again shortly.",
+                }
+            )
         except Exception:  # never a stack trace to the client
             log.exception("stream failed")
             events.put({"type": "error", "code": "internal", "message": "internal error"})
@@ -82,4 +100,4 @@ def _pieces(answer: str, size: int = 48) -> Iterator[str]:
     """The answer in small pieces for streaming, split at line ends where possible."""
     for line in answer.splitlines(keepends=True):
         for i in range(0, len(line), size):
-            yield line[i:i + size]
+            yield line[i : i + size]

@@ -34,9 +34,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from bot.answer.advisor import Advisor
 from bot.api import errors as api_errors
 from bot.api.cluster import Cluster
-from bot.api.deps import (
-    ERRORS,
-)
+from bot.api.deps import ERRORS
 from bot.api.metrics import Metrics, RequestContext
 from bot.api.routes import ask as ask_routes
 from bot.api.routes import channels as channel_routes
@@ -77,8 +75,12 @@ def answer_limiter(advisor: Advisor) -> anyio.CapacityLimiter:
     return anyio.CapacityLimiter(64)
 
 
-def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
-               api_settings: ApiSettings | None = None, slack_settings: SlackSettings | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None,
+    advisor: Advisor | None = None,
+    api_settings: ApiSettings | None = None,
+    slack_settings: SlackSettings | None = None,
+) -> FastAPI:
     """The API app. Anything not given is built from the environment when the app starts."""
 
     @asynccontextmanager
@@ -122,8 +124,14 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
             if advisor is None:
                 adv.store.close()
 
-    app = FastAPI(title="gpu-advisor", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
-                  summary="GPU sizing for AI training and inference; every number comes from code.")
+    app = FastAPI(
+        title="gpu-advisor",
+        version="0.1.0",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        summary="GPU sizing for AI training and inference; every number comes from code.",
+    )
     app.state.metrics = Metrics()
     api_errors.install(app)
     docs_pages.install(app)  # /docs and /redoc with their assets served here, not from a CDN
@@ -140,8 +148,9 @@ def create_app(settings: Settings | None = None, advisor: Advisor | None = None,
     app.include_router(channel_routes.router())
     _mount_channels(app)
     mcp_endpoint = McpHttp()
-    app.router.routes.append(Route(MCP_PATH, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"],
-                                   include_in_schema=False))
+    app.router.routes.append(
+        Route(MCP_PATH, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+    )
 
     # outermost first: request id + metrics + last-resort 500, then CORS, then the key check (before any
     # body is read), then the body limit
@@ -182,9 +191,12 @@ class SettingsCors:
         if self._cors is None:
             origins = scope["app"].state.api_settings.origins
             self._cors = CORSMiddleware(
-                self.app, allow_origins=origins, allow_credentials="*" not in origins,
+                self.app,
+                allow_origins=origins,
+                allow_credentials="*" not in origins,
                 allow_methods=["GET", "POST", "OPTIONS"],
                 allow_headers=["Authorization", "Content-Type", "Accept-Language", "X-Request-ID", *MCP_HEADERS],
-                expose_headers=["X-Request-ID", "Retry-After", "X-Conversation-ID", "Mcp-Session-Id"], max_age=600,
+                expose_headers=["X-Request-ID", "Retry-After", "X-Conversation-ID", "Mcp-Session-Id"],
+                max_age=600,
             )
         await self._cors(scope, receive, send)

@@ -110,8 +110,11 @@ class ReindexListener:
                 raise
             except REDIS_ERRORS as err:
                 if self.subscribed.is_set() or not missed:
-                    log.warning("re-index notices: Redis unreachable (%s); retrying every %.0f s",
-                                type(err).__name__, RESUBSCRIBE_S)
+                    log.warning(
+                        "re-index notices: Redis unreachable (%s); retrying every %.0f s",
+                        type(err).__name__,
+                        RESUBSCRIBE_S,
+                    )
                 self.subscribed.clear()
                 missed = True
             finally:
@@ -123,7 +126,9 @@ class ReindexListener:
 def _describe(data: Any) -> str:
     try:
         notice = json.loads(data)
-        return f"{notice.get('changed', '?')} chunks changed by pid {notice.get('pid', '?')} on {notice.get('host', '?')}"
+        return (
+            f"{notice.get('changed', '?')} chunks changed by pid {notice.get('pid', '?')} on {notice.get('host', '?')}"
+        )
     except (TypeError, ValueError, AttributeError):
         return "notice"
 

@@ -33,11 +33,15 @@ ApiSettingsDep = Annotated[ApiSettings, Depends(get_api_settings)]
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": text}
-    for status, text in [(401, "missing or invalid API key"), (413, "request body too large"),
-                         (422, "invalid input, naming the field"), (429, "rate limited; see Retry-After"),
-                         (500, "internal error (no details; quote the request id)"),
-                         (503, "the store does not answer; see Retry-After"),
-                         (504, "the answer took longer than the server's deadline")]
+    for status, text in [
+        (401, "missing or invalid API key"),
+        (413, "request body too large"),
+        (422, "invalid input, naming the field"),
+        (429, "rate limited; see Retry-After"),
+        (500, "internal error (no details; quote the request id)"),
+        (503, "the store does not answer; see Retry-After"),
+        (504, "the answer took longer than the server's deadline"),
+    ]
 }
 NOT_FOUND = {404: {"model": ErrorBody, "description": "unknown name, with the closest known names"}}
 

@@ -16,9 +16,15 @@ from pydantic import BaseModel, model_validator
 
 from tools.errors import InvalidInput
 
-_NAMES = {"integer": ("a number", "数字"), "number": ("a number", "数字"), "string": ("text", "文本"),
-          "boolean": ("true or false", "true 或 false"), "object": ("an object", "对象"), "array": ("a list", "列表"),
-          "null": ("null", "null")}
+_NAMES = {
+    "integer": ("a number", "数字"),
+    "number": ("a number", "数字"),
+    "string": ("text", "文本"),
+    "boolean": ("true or false", "true 或 false"),
+    "object": ("an object", "对象"),
+    "array": ("a list", "列表"),
+    "null": ("null", "null"),
+}
 
 
 def _types(prop: dict[str, Any]) -> set[str]:
@@ -61,8 +67,11 @@ def check(cls: type[BaseModel], data: Any) -> None:
             continue
         want_en = " or ".join(dict.fromkeys(_NAMES[t][0] for t in sorted(ok) if t in _NAMES))
         want_zh = "或".join(dict.fromkeys(_NAMES[t][1] for t in sorted(ok) if t in _NAMES))
-        raise InvalidInput(f"Invalid {key}: expected {want_en}, not {_NAMES[given][0]}.",
-                           f"字段“{key}”的值无效：应为{want_zh}，而不是{_NAMES[given][1]}。", field=str(key))
+        raise InvalidInput(
+            f"Invalid {key}: expected {want_en}, not {_NAMES[given][0]}.",
+            f"字段“{key}”的值无效：应为{want_zh}，而不是{_NAMES[given][1]}。",
+            field=str(key),
+        )
 
 
 class JsonTyped(BaseModel):

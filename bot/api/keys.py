@@ -42,14 +42,21 @@ def hash_key(key: str) -> str:
 
 
 def _info(row) -> KeyInfo:
-    return KeyInfo(id=row["id"], name=row["name"], created_at=row["created_at"], revoked_at=row["revoked_at"],
-                   admin=bool(row.get("admin")))
+    return KeyInfo(
+        id=row["id"],
+        name=row["name"],
+        created_at=row["created_at"],
+        revoked_at=row["revoked_at"],
+        admin=bool(row.get("admin")),
+    )
 
 
 # ---- one table of keys: secret and publishable keys differ only in their prefix and extra columns ----------
 
-def _new(store: Store, table: Table, prefix: str, random_bytes: int, name: str,
-         **columns: Any) -> tuple[str, str, str, dt.datetime]:
+
+def _new(
+    store: Store, table: Table, prefix: str, random_bytes: int, name: str, **columns: Any
+) -> tuple[str, str, str, dt.datetime]:
     """Insert a new key named `name` into `table`: (id, name, key, created_at). Only the key's hash is stored."""
     name = name.strip()
     if not name or len(name) > 128:
@@ -67,8 +74,11 @@ def _rows(store: Store, table: Table) -> list:
 
 def _revoke(store: Store, table: Table, key_id: str) -> bool:
     with store.engine.begin() as conn:
-        res = conn.execute(update(table).where(table.c.id == key_id, table.c.revoked_at.is_(None))
-                           .values(revoked_at=dt.datetime.now(dt.UTC)))
+        res = conn.execute(
+            update(table)
+            .where(table.c.id == key_id, table.c.revoked_at.is_(None))
+            .values(revoked_at=dt.datetime.now(dt.UTC))
+        )
     return res.rowcount > 0
 
 
@@ -134,8 +144,13 @@ class WidgetKeyInfo:
 
 
 def _widget_info(row) -> WidgetKeyInfo:
-    return WidgetKeyInfo(id=row["id"], name=row["name"], origins=tuple(row["origins"] or ()),
-                         created_at=row["created_at"], revoked_at=row["revoked_at"])
+    return WidgetKeyInfo(
+        id=row["id"],
+        name=row["name"],
+        origins=tuple(row["origins"] or ()),
+        created_at=row["created_at"],
+        revoked_at=row["revoked_at"],
+    )
 
 
 def create_widget(store: Store, name: str, origins: list[str]) -> tuple[WidgetKeyInfo, str]:

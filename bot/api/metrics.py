@@ -39,18 +39,35 @@ _VALID_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.requests = Counter("gpu_advisor_http_requests", "HTTP requests by route template and status",
-                                ["route", "method", "status"], registry=self.registry)
-        self.latency = Histogram("gpu_advisor_http_request_duration_seconds", "Time to the end of the response",
-                                 ["route"], registry=self.registry,
-                                 buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60))
+        self.requests = Counter(
+            "gpu_advisor_http_requests",
+            "HTTP requests by route template and status",
+            ["route", "method", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "gpu_advisor_http_request_duration_seconds",
+            "Time to the end of the response",
+            ["route"],
+            registry=self.registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+        )
         self.answers = Counter("gpu_advisor_answers", "Answers by planner mode", ["mode"], registry=self.registry)
-        self.tool_calls = Counter("gpu_advisor_tool_calls", "Direct calculator calls", ["tool", "outcome"],
-                                  registry=self.registry)
-        self.gate = Counter("gpu_advisor_gate", "Quality-gate reasons met by LLM answers (repaired or not)",
-                            ["reason"], registry=self.registry)
-        self.fallbacks = Counter("gpu_advisor_llm_fallbacks", "LLM answers replaced by the offline planner, by kind",
-                                 ["kind"], registry=self.registry)
+        self.tool_calls = Counter(
+            "gpu_advisor_tool_calls", "Direct calculator calls", ["tool", "outcome"], registry=self.registry
+        )
+        self.gate = Counter(
+            "gpu_advisor_gate",
+            "Quality-gate reasons met by LLM answers (repaired or not)",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.fallbacks = Counter(
+            "gpu_advisor_llm_fallbacks",
+            "LLM answers replaced by the offline planner, by kind",
+            ["kind"],
+            registry=self.registry,
+        )
 
     def count_answer(self, trace: Any) -> None:
         """Count one answer (an AnswerTrace or its JSON dict): its mode, gate reasons and fallback kind."""
@@ -97,8 +114,12 @@ class RequestContext:
         except Exception:
             log.exception("unhandled error", extra={"path": scope.get("path")})
             if not started:
-                response = error_response(500, "Internal error; quote this request id when reporting it: " + rid,
-                                          code="internal", request_id=rid)
+                response = error_response(
+                    500,
+                    "Internal error; quote this request id when reporting it: " + rid,
+                    code="internal",
+                    request_id=rid,
+                )
                 await response(scope, receive, send_with_id)
             status = 500
         finally:
@@ -107,11 +128,18 @@ class RequestContext:
             self.metrics.requests.labels(template, scope["method"], str(status)).inc()
             self.metrics.latency.labels(template).observe(elapsed)
             client = scope.get("client")
-            log.info("request", extra={
-                "method": scope["method"], "path": scope.get("path"), "route": template, "status": status,
-                "duration_ms": round(elapsed * 1000, 2), "client": client[0] if client else None,
-                "key_id": scope.get("state", {}).get("key_id"),
-            })
+            log.info(
+                "request",
+                extra={
+                    "method": scope["method"],
+                    "path": scope.get("path"),
+                    "route": template,
+                    "status": status,
+                    "duration_ms": round(elapsed * 1000, 2),
+                    "client": client[0] if client else None,
+                    "key_id": scope.get("state", {}).get("key_id"),
+                },
+            )
             REQUEST_ID.reset(token)
 
 
@@ -131,7 +159,12 @@ def route_template(scope: Scope) -> str:
     return path
 
 
-_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime", "taskName", "color_message"}
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
+    "message",
+    "asctime",
+    "taskName",
+    "color_message",
+}
 
 
 class JsonFormatter(logging.Formatter):

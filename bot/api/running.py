@@ -25,6 +25,9 @@ async def run_answer(work: Callable[[], Any], limiter: anyio.CapacityLimiter, de
         with anyio.fail_after(deadline_s):
             return await anyio.to_thread.run_sync(work, limiter=limiter, abandon_on_cancel=True)
     except TimeoutError:
-        msg = (f"回答超过了 {deadline_s:g} 秒的时限，请稍后重试或把问题问得更具体些。" if lang == "zh"
-               else f"The answer took longer than the {deadline_s:g} s limit; try again or ask a narrower question.")
+        msg = (
+            f"回答超过了 {deadline_s:g} 秒的时限，请稍后重试或把问题问得更具体些。"
+            if lang == "zh"
+            else f"The answer took longer than the {deadline_s:g} s limit; try again or ask a narrower question."
+        )
         raise ApiError(504, msg, code="answer_timeout") from None

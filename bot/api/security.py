@@ -121,8 +121,14 @@ class RedisRateLimiter:
     While Redis does not answer, `fallback` (a `RateLimiter`) counts in this process.
     """
 
-    def __init__(self, client: redis.Redis, key_prefix: str, rate_per_minute: int,
-                 fallback: RateLimiter | None = None, breaker: Breaker | None = None):
+    def __init__(
+        self,
+        client: redis.Redis,
+        key_prefix: str,
+        rate_per_minute: int,
+        fallback: RateLimiter | None = None,
+        breaker: Breaker | None = None,
+    ):
         self.capacity = float(rate_per_minute)
         self.per_second = rate_per_minute / 60.0
         self.key_prefix = key_prefix
@@ -202,8 +208,11 @@ def identify(request: Request) -> Principal:
             if token:
                 msg = "API 密钥无效或已吊销。" if zh else "The API key is not valid or has been revoked."
             else:
-                msg = ("缺少 API 密钥：请加上请求头 Authorization: Bearer <密钥>。" if zh
-                       else "An API key is required: send Authorization: Bearer <key>.")
+                msg = (
+                    "缺少 API 密钥：请加上请求头 Authorization: Bearer <密钥>。"
+                    if zh
+                    else "An API key is required: send Authorization: Bearer <key>."
+                )
             raise ApiError(401, msg, headers={"WWW-Authenticate": "Bearer"})
         principal = Principal(ident=_client_ident(request))
     return principal
@@ -219,8 +228,7 @@ def authenticate(request: Request) -> Principal:
     if wait > 0:
         zh = request_lang(request) == "zh"
         seconds = max(1, math.ceil(wait))
-        msg = (f"请求过于频繁，请 {seconds} 秒后再试。" if zh
-               else f"Too many requests; try again in {seconds} s.")
+        msg = f"请求过于频繁，请 {seconds} 秒后再试。" if zh else f"Too many requests; try again in {seconds} s."
         raise ApiError(429, msg, headers={"Retry-After": str(seconds)})
     state["key_id"] = principal.key_id
     state["principal"] = principal
@@ -281,8 +289,7 @@ class BodyLimit:
 
         request = Request(scope)
         zh = request_lang(request) == "zh"
-        msg = (f"请求体超过 {limit} 字节的上限。" if zh
-               else f"The request body is larger than the {limit}-byte limit.")
+        msg = f"请求体超过 {limit} 字节的上限。" if zh else f"The request body is larger than the {limit}-byte limit."
         rid = scope.get("state", {}).get("request_id")
         await error_response(413, msg, request_id=rid, headers={"Connection": "close"})(scope, receive, send)
 
@@ -347,10 +354,18 @@ class AuthGate:
         wait = counter.wait(address)
         if wait > 0:
             seconds = max(1, math.ceil(wait))
-            msg = (f"认证失败次数过多，请 {seconds} 秒后再试。" if zh
-                   else f"Too many failed authentications; try again in {seconds} s.")
-            await error_response(429, msg, request_id=rid, code="too_many_auth_failures",
-                                 headers={"Retry-After": str(seconds), "Connection": "close"})(scope, receive, send)
+            msg = (
+                f"认证失败次数过多，请 {seconds} 秒后再试。"
+                if zh
+                else f"Too many failed authentications; try again in {seconds} s."
+            )
+            await error_response(
+                429,
+                msg,
+                request_id=rid,
+                code="too_many_auth_failures",
+                headers={"Retry-After": str(seconds), "Connection": "close"},
+            )(scope, receive, send)
             return
         try:
             principal = await anyio.to_thread.run_sync(identify, request)
@@ -358,14 +373,19 @@ class AuthGate:
             if err.status != 429:  # over the widget's rate limit is not a failed authentication
                 counter.failed(address)
             headers = {**(err.headers or {}), "Connection": "close"}
-            await error_response(err.status, err.message, code=err.code, request_id=rid,
-                                 headers=headers)(scope, receive, send)
+            await error_response(err.status, err.message, code=err.code, request_id=rid, headers=headers)(
+                scope, receive, send
+            )
             return
         except (DBAPIError, SQLAlchemyError):
-            msg = "服务暂时不可用（数据库无响应），请稍后重试。" if zh else \
-                "The service is briefly unavailable (the database does not answer); try again shortly."
-            await error_response(503, msg, request_id=rid, code="store_unavailable",
-                                 headers={"Retry-After": "5"})(scope, receive, send)
+            msg = (
+                "服务暂时不可用（数据库无响应），请稍后重试。"
+                if zh
+                else "The service is briefly unavailable (the database does not answer); try again shortly."
+            )
+            await error_response(503, msg, request_id=rid, code="store_unavailable", headers={"Retry-After": "5"})(
+                scope, receive, send
+            )
             return
         scope.setdefault("state", {})["principal"] = principal
         await self.app(scope, receive, send)

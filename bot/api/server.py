@@ -51,8 +51,9 @@ class GuardedH11Protocol(H11Protocol):
         self._header_timer: asyncio.TimerHandle | None = None
         limits = self._limits()
         if len(self.connections) > limits.max_connections:
-            log.warning("refused a connection: %d open, the limit is %d", len(self.connections) - 1,
-                        limits.max_connections)
+            log.warning(
+                "refused a connection: %d open, the limit is %d", len(self.connections) - 1, limits.max_connections
+            )
             transport.abort()
             return
         self._arm()
@@ -168,11 +169,12 @@ class BodyTimeout:
 
         zh = request_lang(Request(scope)) == "zh"
         whole = math.ceil(seconds)
-        msg = (f"请求体没有在 {whole} 秒内传完。" if zh else f"The request body did not arrive within {whole} s.")
+        msg = f"请求体没有在 {whole} 秒内传完。" if zh else f"The request body did not arrive within {whole} s."
         rid = scope.get("state", {}).get("request_id")
 
         async def nothing() -> Message:
             return {"type": "http.disconnect"}
 
-        await error_response(408, msg, code="body_timeout", request_id=rid,
-                             headers={"Connection": "close"})(scope, nothing, send)
+        await error_response(408, msg, code="body_timeout", request_id=rid, headers={"Connection": "close"})(
+            scope, nothing, send
+        )

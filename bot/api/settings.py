@@ -1,31 +1,31 @@
 """Settings of the HTTP API, read from the environment (and `.env`) when the server starts.
 
-    GPU_ADVISOR_API_KEYS         comma-separated bearer keys (at least 16 characters each); keys can
-                                 also be created with `gpu-advisor keys create NAME`. When any key
-                                 exists, every /v1 route needs `Authorization: Bearer <key>`.
-    GPU_ADVISOR_RATE_LIMIT       requests per minute per key (per client address when the API is open);
-                                 0 switches the limit off (default 120). Counted in Redis for all workers
-                                 together when REDIS_URL is set, else in each worker process.
-    GPU_ADVISOR_MAX_BODY_BYTES   largest request body accepted (default 65536); larger is 413
-                                 (POST /slack/events takes at least 1 MiB: docs/slack.md)
-    GPU_ADVISOR_CORS_ORIGINS     comma-separated origins allowed to call the API from a browser
-                                 (default: none; `*` allows every origin, without credentials)
-    GPU_ADVISOR_SSE_KEEPALIVE_S  seconds between keep-alive comments on a quiet stream (default 10)
-    GPU_ADVISOR_WIDGET_RATE_LIMIT  widget requests per minute per client address and key (default 20; 0 = off)
-    GPU_ADVISOR_AUTH_FAILURES    failed authentications per minute per client address before 429
-                                 (default 20; 0 = no limit)
-    GPU_ADVISOR_ANSWER_DEADLINE_S  longest an answer may take before the caller gets 504 (default 120)
-    GPU_ADVISOR_KEEPALIVE_S      an idle keep-alive connection is closed after this (default 5)
-    GPU_ADVISOR_HEADER_TIMEOUT_S a request head must arrive within this of connecting (default 10)
-    GPU_ADVISOR_BODY_TIMEOUT_S   a request body must arrive within this of its first byte, else 408 (default 30)
-    GPU_ADVISOR_MAX_CONNECTIONS  open connections per worker; more are refused (default 1000)
-    GPU_ADVISOR_FORWARDED_ALLOW_IPS  comma-separated addresses or CIDR ranges of the reverse proxies whose
-                                 X-Forwarded-For/-Proto are trusted (`*`: any); the per-address limits then
-                                 count the caller's address, not the proxy's (default: none trusted)
-    GPU_ADVISOR_MCP_HOSTS        comma-separated Host values the MCP endpoint (/mcp) accepts, `host:*` for
-                                 any port, `host` alone for the default port (default: loopback only, with
-                                 or without a port); the MCP SDK's DNS-rebinding protection
-    GPU_ADVISOR_MCP_ORIGINS      comma-separated browser Origins /mcp accepts (default: loopback only)
+GPU_ADVISOR_API_KEYS         comma-separated bearer keys (at least 16 characters each); keys can
+                             also be created with `gpu-advisor keys create NAME`. When any key
+                             exists, every /v1 route needs `Authorization: Bearer <key>`.
+GPU_ADVISOR_RATE_LIMIT       requests per minute per key (per client address when the API is open);
+                             0 switches the limit off (default 120). Counted in Redis for all workers
+                             together when REDIS_URL is set, else in each worker process.
+GPU_ADVISOR_MAX_BODY_BYTES   largest request body accepted (default 65536); larger is 413
+                             (POST /slack/events takes at least 1 MiB: docs/slack.md)
+GPU_ADVISOR_CORS_ORIGINS     comma-separated origins allowed to call the API from a browser
+                             (default: none; `*` allows every origin, without credentials)
+GPU_ADVISOR_SSE_KEEPALIVE_S  seconds between keep-alive comments on a quiet stream (default 10)
+GPU_ADVISOR_WIDGET_RATE_LIMIT  widget requests per minute per client address and key (default 20; 0 = off)
+GPU_ADVISOR_AUTH_FAILURES    failed authentications per minute per client address before 429
+                             (default 20; 0 = no limit)
+GPU_ADVISOR_ANSWER_DEADLINE_S  longest an answer may take before the caller gets 504 (default 120)
+GPU_ADVISOR_KEEPALIVE_S      an idle keep-alive connection is closed after this (default 5)
+GPU_ADVISOR_HEADER_TIMEOUT_S a request head must arrive within this of connecting (default 10)
+GPU_ADVISOR_BODY_TIMEOUT_S   a request body must arrive within this of its first byte, else 408 (default 30)
+GPU_ADVISOR_MAX_CONNECTIONS  open connections per worker; more are refused (default 1000)
+GPU_ADVISOR_FORWARDED_ALLOW_IPS  comma-separated addresses or CIDR ranges of the reverse proxies whose
+                             X-Forwarded-For/-Proto are trusted (`*`: any); the per-address limits then
+                             count the caller's address, not the proxy's (default: none trusted)
+GPU_ADVISOR_MCP_HOSTS        comma-separated Host values the MCP endpoint (/mcp) accepts, `host:*` for
+                             any port, `host` alone for the default port (default: loopback only, with
+                             or without a port); the MCP SDK's DNS-rebinding protection
+GPU_ADVISOR_MCP_ORIGINS      comma-separated browser Origins /mcp accepts (default: loopback only)
 """
 
 from __future__ import annotations
@@ -50,7 +50,9 @@ class ApiSettings(BaseSettings):
         120, ge=0, le=1_000_000, validation_alias=AliasChoices("GPU_ADVISOR_RATE_LIMIT", "rate_limit_per_minute")
     )
     max_body_bytes: int = Field(
-        64 * 1024, ge=1024, le=64 * 1024 * 1024,
+        64 * 1024,
+        ge=1024,
+        le=64 * 1024 * 1024,
         validation_alias=AliasChoices("GPU_ADVISOR_MAX_BODY_BYTES", "max_body_bytes"),
     )
     cors_origins: str = Field("", validation_alias=AliasChoices("GPU_ADVISOR_CORS_ORIGINS", "cors_origins"))
@@ -58,7 +60,9 @@ class ApiSettings(BaseSettings):
         10.0, gt=0, le=300, validation_alias=AliasChoices("GPU_ADVISOR_SSE_KEEPALIVE_S", "sse_keepalive_s")
     )
     widget_rate_limit_per_minute: int = Field(
-        20, ge=0, le=1_000_000,
+        20,
+        ge=0,
+        le=1_000_000,
         validation_alias=AliasChoices("GPU_ADVISOR_WIDGET_RATE_LIMIT", "widget_rate_limit_per_minute"),
     )
 
@@ -69,17 +73,22 @@ class ApiSettings(BaseSettings):
         120.0, gt=0, le=3600, validation_alias=AliasChoices("GPU_ADVISOR_ANSWER_DEADLINE_S", "answer_deadline_s")
     )
 
-    keepalive_s: float = Field(5.0, gt=0, le=600,
-                               validation_alias=AliasChoices("GPU_ADVISOR_KEEPALIVE_S", "keepalive_s"))
+    keepalive_s: float = Field(
+        5.0, gt=0, le=600, validation_alias=AliasChoices("GPU_ADVISOR_KEEPALIVE_S", "keepalive_s")
+    )
     header_timeout_s: float = Field(
-        10.0, gt=0, le=600, validation_alias=AliasChoices("GPU_ADVISOR_HEADER_TIMEOUT_S", "header_timeout_s"))
+        10.0, gt=0, le=600, validation_alias=AliasChoices("GPU_ADVISOR_HEADER_TIMEOUT_S", "header_timeout_s")
+    )
     body_timeout_s: float = Field(
-        30.0, gt=0, le=3600, validation_alias=AliasChoices("GPU_ADVISOR_BODY_TIMEOUT_S", "body_timeout_s"))
+        30.0, gt=0, le=3600, validation_alias=AliasChoices("GPU_ADVISOR_BODY_TIMEOUT_S", "body_timeout_s")
+    )
     max_connections: int = Field(
-        1000, ge=1, le=1_000_000, validation_alias=AliasChoices("GPU_ADVISOR_MAX_CONNECTIONS", "max_connections"))
+        1000, ge=1, le=1_000_000, validation_alias=AliasChoices("GPU_ADVISOR_MAX_CONNECTIONS", "max_connections")
+    )
 
     forwarded_allow_ips: str = Field(
-        "", validation_alias=AliasChoices("GPU_ADVISOR_FORWARDED_ALLOW_IPS", "forwarded_allow_ips"))
+        "", validation_alias=AliasChoices("GPU_ADVISOR_FORWARDED_ALLOW_IPS", "forwarded_allow_ips")
+    )
 
     mcp_hosts: str = Field(
         "127.0.0.1,127.0.0.1:*,localhost,localhost:*,[::1],[::1]:*",

@@ -36,17 +36,16 @@ def event(data: dict[str, Any] | str, name: str | None = None) -> str:
     return f"{head}data: {payload}\n\n"
 
 
-async def with_keepalive(items: Iterator[dict[str, Any]], seconds: float,
-                         limiter: anyio.CapacityLimiter | None = None) -> AsyncIterator[dict[str, Any] | None]:
+async def with_keepalive(
+    items: Iterator[dict[str, Any]], seconds: float, limiter: anyio.CapacityLimiter | None = None
+) -> AsyncIterator[dict[str, Any] | None]:
     """The items of a blocking iterator, with `None` after every `seconds` of silence."""
     done = object()
     pending: asyncio.Future | None = None
     try:
         while True:
             if pending is None:
-                pending = asyncio.ensure_future(
-                    anyio.to_thread.run_sync(next, items, done, limiter=limiter)
-                )
+                pending = asyncio.ensure_future(anyio.to_thread.run_sync(next, items, done, limiter=limiter))
             finished, _ = await asyncio.wait({pending}, timeout=seconds)
             if not finished:
                 yield None

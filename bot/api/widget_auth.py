@@ -49,25 +49,41 @@ def widget_caller(request: Request, token: str, client: str) -> tuple[str, keys.
     `client`, or an ApiError (401/403/429)."""
     info = keys.verify_widget(request.app.state.advisor.store, token)
     if info is None:
-        raise ApiError(401, _msg(request, "组件密钥（pk_…）无效或已吊销。",
-                                 "The widget key (pk_…) is not valid or has been revoked."),
-                       headers={"WWW-Authenticate": "Bearer"})
+        raise ApiError(
+            401,
+            _msg(request, "组件密钥（pk_…）无效或已吊销。", "The widget key (pk_…) is not valid or has been revoked."),
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     if request.scope.get("path") not in WIDGET_ROUTES:
-        raise ApiError(403, _msg(request, "组件密钥只能用于聊天组件，此接口请使用 API 密钥（gpa_…）。",
-                                 "A widget key only works for the chat widget; use an API key (gpa_…) for this route."),
-                       code="widget_key_not_allowed")
+        raise ApiError(
+            403,
+            _msg(
+                request,
+                "组件密钥只能用于聊天组件，此接口请使用 API 密钥（gpa_…）。",
+                "A widget key only works for the chat widget; use an API key (gpa_…) for this route.",
+            ),
+            code="widget_key_not_allowed",
+        )
     origin = request.headers.get("origin")
     if not (origin and (origin_allowed(origin, info.origins) or same_host(origin, request.headers.get("host")))):
-        raise ApiError(403, _msg(request, f"此组件密钥不允许来自 {origin or '（无来源）'} 的页面使用。",
-                                 f"This widget key is not allowed on pages from {origin or '(no origin)'}."),
-                       code="origin_not_allowed")
+        raise ApiError(
+            403,
+            _msg(
+                request,
+                f"此组件密钥不允许来自 {origin or '（无来源）'} 的页面使用。",
+                f"This widget key is not allowed on pages from {origin or '(no origin)'}.",
+            ),
+            code="origin_not_allowed",
+        )
     ident = f"widget:{info.id}:{client}"
     wait = request.app.state.widget_limiter.take(ident)
     if wait > 0:
         seconds = max(1, math.ceil(wait))
-        raise ApiError(429, _msg(request, f"请求过于频繁，请 {seconds} 秒后再试。",
-                                 f"Too many requests; try again in {seconds} s."),
-                       headers={"Retry-After": str(seconds)})
+        raise ApiError(
+            429,
+            _msg(request, f"请求过于频繁，请 {seconds} 秒后再试。", f"Too many requests; try again in {seconds} s."),
+            headers={"Retry-After": str(seconds)},
+        )
     request.state.widget_key_id = info.id
     return ident, info
 
@@ -81,6 +97,10 @@ def widget_conversation(request: Request, conversation_id: str | None) -> str | 
     if conversation_id is None:
         return prefix + uuid.uuid4().hex
     if not conversation_id.startswith(prefix):
-        raise ApiError(404, _msg(request, f"没有会话 {conversation_id!r}。", f"No conversation {conversation_id!r}."),
-                       code="unknown_conversation", field="conversation_id")
+        raise ApiError(
+            404,
+            _msg(request, f"没有会话 {conversation_id!r}。", f"No conversation {conversation_id!r}."),
+            code="unknown_conversation",
+            field="conversation_id",
+        )
     return conversation_id

@@ -139,8 +139,13 @@ class _Job:
 class Delivery:
     """De-duplication, a bounded worker pool, and the answer-or-apology guarantee."""
 
-    def __init__(self, advisor: Advisor, settings: DeliverySettings | None = None, seen: SeenKeys | None = None,
-                 deliveries: DeliveryLog | None = None):
+    def __init__(
+        self,
+        advisor: Advisor,
+        settings: DeliverySettings | None = None,
+        seen: SeenKeys | None = None,
+        deliveries: DeliveryLog | None = None,
+    ):
         self.advisor = advisor
         self.settings = settings or DeliverySettings()
         self.seen = seen or seen_keys_for(advisor.store, self.settings.redis)
@@ -234,8 +239,9 @@ class Delivery:
         try:
             fresh = [self.seen.first(k, self.settings.dedup_ttl_s) for k in job.keys]  # every key recorded
         except Exception:  # the shared set is down: answering twice is better than never
-            log.exception("de-duplication store failed; answering %s message %s anyway", job.msg.channel,
-                          job.msg.message_id)
+            log.exception(
+                "de-duplication store failed; answering %s message %s anyway", job.msg.channel, job.msg.message_id
+            )
             return True
         if all(fresh):
             return True
@@ -252,15 +258,19 @@ class Delivery:
         if not self._claimed(job):
             return
         msg, lang, cid = job.msg, job.msg.language, job.msg.conversation_id
-        timer = threading.Timer(max(0.0, self.settings.answer_timeout_s - (time.monotonic() - job.accepted_at)),
-                                self._timed_out, args=(job,))
+        timer = threading.Timer(
+            max(0.0, self.settings.answer_timeout_s - (time.monotonic() - job.accepted_at)),
+            self._timed_out,
+            args=(job,),
+        )
         timer.daemon = True
         timer.start()
         try:
             owner = msg.owner
             self.advisor.store.new_conversation(channel=msg.channel, conversation_id=cid, owner=owner)
-            trace = self.advisor.ask(msg.text, cid, lang=msg.lang, emit=self._progress(job, lang), owner=owner,
-                                     channel=msg.channel)
+            trace = self.advisor.ask(
+                msg.text, cid, lang=msg.lang, emit=self._progress(job, lang), owner=owner, channel=msg.channel
+            )
             answer = Answer.from_trace(trace)
             status = "answered"
         except AdvisorError as err:  # the user's question itself: a clear message, not an apology
@@ -330,8 +340,16 @@ class Delivery:
 
     def _record(self, job: _Job, status: str) -> None:
         latency_ms = (time.monotonic() - job.accepted_at) * 1000
-        self.log.record(DeliveryRecord(job.msg.channel, job.msg.message_id, job.msg.conversation_id, status,
-                                       round(latency_ms, 1), job.request_id))
+        self.log.record(
+            DeliveryRecord(
+                job.msg.channel,
+                job.msg.message_id,
+                job.msg.conversation_id,
+                status,
+                round(latency_ms, 1),
+                job.request_id,
+            )
+        )
 
 
 _shared_lock = threading.Lock()

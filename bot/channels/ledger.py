@@ -90,8 +90,11 @@ class SqlSeenKeys:
                 conn.execute(insert(seen_keys).values(key=key, expires_at=expires))
         except IntegrityError:
             with self.engine.begin() as conn:  # seen before: take it over only if that sighting expired
-                won = conn.execute(update(seen_keys).where(seen_keys.c.key == key, seen_keys.c.expires_at < now)
-                                   .values(expires_at=expires)).rowcount
+                won = conn.execute(
+                    update(seen_keys)
+                    .where(seen_keys.c.key == key, seen_keys.c.expires_at < now)
+                    .values(expires_at=expires)
+                ).rowcount
             return won == 1
         self._inserts += 1
         if self._inserts % 500 == 0:
@@ -215,8 +218,15 @@ class ReplyLog:
     def record(self, channel: str, reply_id: str, conversation_id: str, turn: int) -> None:
         try:
             with self.engine.begin() as conn:
-                conn.execute(insert(replies).values(channel=channel, reply_id=reply_id[:255],
-                                                    conversation_id=conversation_id, turn=turn, created_at=_now()))
+                conn.execute(
+                    insert(replies).values(
+                        channel=channel,
+                        reply_id=reply_id[:255],
+                        conversation_id=conversation_id,
+                        turn=turn,
+                        created_at=_now(),
+                    )
+                )
         except IntegrityError:  # recorded already (the same reply delivered again)
             pass
         except Exception:  # feedback on this answer is lost, the answer is not
@@ -224,8 +234,9 @@ class ReplyLog:
 
     def find(self, channel: str, reply_id: str) -> tuple[str, int] | None:
         """(conversation id, turn index) of the answer a reply id stands for, or None."""
-        q = select(replies.c.conversation_id, replies.c.turn).where(replies.c.channel == channel,
-                                                                     replies.c.reply_id == reply_id[:255])
+        q = select(replies.c.conversation_id, replies.c.turn).where(
+            replies.c.channel == channel, replies.c.reply_id == reply_id[:255]
+        )
         with self.engine.connect() as conn:
             row = conn.execute(q).first()
         return (row[0], int(row[1])) if row else None

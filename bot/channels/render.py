@@ -48,6 +48,7 @@ def progress_phrase(tool: str, lang: str) -> str:
 
 # ---- the canonical structure ---------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Table:
     header: tuple[str, ...]
@@ -102,8 +103,14 @@ class Answer:
             if key not in seen:
                 seen.add(key)
                 sources.append(Source(title=c.title, url=c.source))
-        return cls(language=trace.language, verdict=verdict, blocks=tuple(blocks), sources=tuple(sources),
-                   follow_ups=tuple(trace.follow_ups), conversation_id=trace.conversation_id)
+        return cls(
+            language=trace.language,
+            verdict=verdict,
+            blocks=tuple(blocks),
+            sources=tuple(sources),
+            follow_ups=tuple(trace.follow_ups),
+            conversation_id=trace.conversation_id,
+        )
 
 
 def _without_sources(markdown: str) -> str:
@@ -111,10 +118,11 @@ def _without_sources(markdown: str) -> str:
     lines = markdown.splitlines()
     for i, line in enumerate(lines):
         if _SOURCES_HEADING.match(line):
-            rest = lines[i + 1:]
+            rest = lines[i + 1 :]
             j = 0
-            while j < len(rest) and (not rest[j].strip() or rest[j].lstrip().startswith(("-", "*", "["))
-                                     or re.match(r"^\s*\d+[.)]", rest[j])):
+            while j < len(rest) and (
+                not rest[j].strip() or rest[j].lstrip().startswith(("-", "*", "[")) or re.match(r"^\s*\d+[.)]", rest[j])
+            ):
                 j += 1
             return "\n".join(lines[:i] + rest[j:]).strip()
     return markdown.strip()
@@ -144,6 +152,7 @@ def _block(paragraph: str) -> Block:
 
 # ---- full Markdown -------------------------------------------------------------------------------
 
+
 def render_markdown(answer: Answer) -> str:
     parts = [answer.verdict] if answer.verdict else []
     for block in answer.blocks:
@@ -155,15 +164,20 @@ def render_markdown(answer: Answer) -> str:
         else:
             parts.append(block.text)
     if answer.sources:
-        parts.append(f"**{phrase('sources', answer.language)}**\n" + "\n".join(
-            f"- [{i}] [{s.title}]({s.url})" if s.url else f"- [{i}] {s.title}"
-            for i, s in enumerate(answer.sources, 1)))
+        parts.append(
+            f"**{phrase('sources', answer.language)}**\n"
+            + "\n".join(
+                f"- [{i}] [{s.title}]({s.url})" if s.url else f"- [{i}] {s.title}"
+                for i, s in enumerate(answer.sources, 1)
+            )
+        )
     if answer.follow_ups:
         parts.append(f"**{phrase('follow_ups', answer.language)}**\n" + "\n".join(f"- {q}" for q in answer.follow_ups))
     return "\n\n".join(parts)
 
 
 # ---- WeCom's markdown subset ---------------------------------------------------------------------
+
 
 def display_width(text: str) -> int:
     """Columns on screen: East Asian wide and full-width characters take two."""
@@ -197,15 +211,20 @@ def render_wecom(answer: Answer, follow_ups: bool = True) -> str:
     for block in answer.blocks:
         parts.append("\n".join(table_lines(block.table)) if block.table is not None else _wecom_text(block.text))
     if answer.sources:
-        parts.append(f"**{phrase('sources', answer.language)}**\n" + "\n".join(
-            f"[{i}] [{s.title}]({s.url})" if s.url.startswith(("http://", "https://")) else f"[{i}] {s.title}"
-            for i, s in enumerate(answer.sources, 1)))
+        parts.append(
+            f"**{phrase('sources', answer.language)}**\n"
+            + "\n".join(
+                f"[{i}] [{s.title}]({s.url})" if s.url.startswith(("http://", "https://")) else f"[{i}] {s.title}"
+                for i, s in enumerate(answer.sources, 1)
+            )
+        )
     if follow_ups and answer.follow_ups:
         parts.append(f"**{phrase('follow_ups', answer.language)}**\n" + "\n".join(f"• {q}" for q in answer.follow_ups))
     return "\n\n".join(parts)
 
 
 # ---- splitting -----------------------------------------------------------------------------------
+
 
 def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8"))
@@ -237,7 +256,7 @@ def split_utf8(text: str, limit: int = WECOM_MARKDOWN_BYTES) -> list[str]:
     current: list[str] = []
     size = 0
     for line in text.split("\n"):
-        for part in (_hard_split(line, limit) if _utf8_len(line) > limit else [line]):
+        for part in _hard_split(line, limit) if _utf8_len(line) > limit else [line]:
             extra = _utf8_len(part) + (1 if current else 0)
             if current and size + extra > limit:
                 pieces.append("\n".join(current).strip("\n"))
@@ -262,4 +281,3 @@ def split_numbered(text: str, lang: str, limit: int = WECOM_MARKDOWN_BYTES) -> l
     pieces = split_utf8(text, limit - reserve)
     n = len(pieces)
     return [phrase("part", lang, i=i, n=n) + "\n" + p for i, p in enumerate(pieces, 1)]
-

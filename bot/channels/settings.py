@@ -36,12 +36,14 @@ class DeliverySettings(BaseSettings):
 
     workers: int | None = Field(None, ge=1, le=256, validation_alias=_env("CHANNEL_WORKERS", "workers"))
     queue: int = Field(64, ge=0, le=100_000, validation_alias=_env("CHANNEL_QUEUE", "queue"))
-    answer_timeout_s: float = Field(240.0, gt=0, le=3600,
-                                    validation_alias=_env("CHANNEL_ANSWER_TIMEOUT_S", "answer_timeout_s"))
+    answer_timeout_s: float = Field(
+        240.0, gt=0, le=3600, validation_alias=_env("CHANNEL_ANSWER_TIMEOUT_S", "answer_timeout_s")
+    )
     dedup_ttl_s: int = Field(900, ge=600, le=7 * 86400, validation_alias=_env("CHANNEL_DEDUP_TTL_S", "dedup_ttl_s"))
     redis_url: str | None = Field(None, validation_alias=_env("REDIS_URL", "redis_url"))
-    redis_prefix: str = Field("gpu-advisor:", min_length=1, max_length=100,
-                              validation_alias=_env("GPU_ADVISOR_REDIS_PREFIX", "redis_prefix"))
+    redis_prefix: str = Field(
+        "gpu-advisor:", min_length=1, max_length=100, validation_alias=_env("GPU_ADVISOR_REDIS_PREFIX", "redis_prefix")
+    )
 
     @field_validator("redis_url", mode="before")
     @classmethod
@@ -67,11 +69,22 @@ class WeComSettings(BaseSettings):
     app_token: SecretStr | None = Field(None, validation_alias=_env("WECOM_APP_TOKEN", "app_token"))
     app_aes_key: SecretStr | None = Field(None, validation_alias=_env("WECOM_APP_AES_KEY", "app_aes_key"))
     api_base: str = Field("https://qyapi.weixin.qq.com", validation_alias=_env("WECOM_API_BASE", "api_base"))
-    stream_window_s: float = Field(360.0, gt=0, le=360,
-                                   validation_alias=_env("WECOM_STREAM_WINDOW_S", "stream_window_s"))
+    stream_window_s: float = Field(
+        360.0, gt=0, le=360, validation_alias=_env("WECOM_STREAM_WINDOW_S", "stream_window_s")
+    )
 
-    @field_validator("aibot_token", "aibot_aes_key", "aibot_id", "aibot_secret", "corp_id", "agent_id",
-                     "app_secret", "app_token", "app_aes_key", mode="before")
+    @field_validator(
+        "aibot_token",
+        "aibot_aes_key",
+        "aibot_id",
+        "aibot_secret",
+        "corp_id",
+        "agent_id",
+        "app_secret",
+        "app_token",
+        "app_aes_key",
+        mode="before",
+    )
     @classmethod
     def _blank_is_unset(cls, v):
         return v or None

@@ -21,7 +21,9 @@ def register(app: typer.Typer) -> None:
     @app.command("ask")
     def ask(
         text: Annotated[str, typer.Argument(help="Your question, in Chinese or English.")],
-        conversation: Annotated[str | None, typer.Option("--conversation", "-c", help="Continue this conversation id.")] = None,
+        conversation: Annotated[
+            str | None, typer.Option("--conversation", "-c", help="Continue this conversation id.")
+        ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the whole AnswerTrace as JSON.")] = False,
     ) -> None:
         """Ask the advisor one question; every number in the answer comes from a calculator or a cited note.
@@ -44,7 +46,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command("chat")
     def chat(
-        conversation: Annotated[str | None, typer.Option("--conversation", "-c", help="Continue this conversation id.")] = None,
+        conversation: Annotated[
+            str | None, typer.Option("--conversation", "-c", help="Continue this conversation id.")
+        ] = None,
     ) -> None:
         """An interactive session with rendered answers; Ctrl-D leaves.
 

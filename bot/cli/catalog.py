@@ -10,9 +10,12 @@ from bot.cli.output import JsonOpt, calculate, console, fmt, lang_of, print_json
 from tools.catalog.architecture import kv_bytes_per_token, param_count
 from tools.catalog.lookup import get_model, gpus, models
 
-gpus_app = typer.Typer(help="The GPU catalog: dense TFLOPS, memory, bandwidth, interconnect, sources.", no_args_is_help=True)
-models_app = typer.Typer(help="The model catalog: architecture from each model's published config.", no_args_is_help=True)
-
+gpus_app = typer.Typer(
+    help="The GPU catalog: dense TFLOPS, memory, bandwidth, interconnect, sources.", no_args_is_help=True
+)
+models_app = typer.Typer(
+    help="The model catalog: architecture from each model's published config.", no_args_is_help=True
+)
 
 
 @gpus_app.command("list")
@@ -29,17 +32,34 @@ def gpus_list(
     if as_json:
         print_json([g.model_dump(mode="json") for g in rows])
         return
-    console.print(table(
-        "GPUs (dense tensor TFLOPS)",
-        ["GPU", "memory GB", "type", "bandwidth GB/s", "bf16", "fp8", "link GB/s", "TDP W", "China"],
-        [(g.name, g.memory_gb, g.memory_type, g.bandwidth_gb_s, g.bf16_tflops or g.fp16_tflops, g.fp8_tflops,
-          g.interconnect_gb_s, g.tdp_w, "yes" if g.china.available else "restricted") for g in rows],
-        caption="Interconnect is the scale-up bandwidth per GPU, bidirectional total.",
-    ))
+    console.print(
+        table(
+            "GPUs (dense tensor TFLOPS)",
+            ["GPU", "memory GB", "type", "bandwidth GB/s", "bf16", "fp8", "link GB/s", "TDP W", "China"],
+            [
+                (
+                    g.name,
+                    g.memory_gb,
+                    g.memory_type,
+                    g.bandwidth_gb_s,
+                    g.bf16_tflops or g.fp16_tflops,
+                    g.fp8_tflops,
+                    g.interconnect_gb_s,
+                    g.tdp_w,
+                    "yes" if g.china.available else "restricted",
+                )
+                for g in rows
+            ],
+            caption="Interconnect is the scale-up bandwidth per GPU, bidirectional total.",
+        )
+    )
 
 
 @gpus_app.command("show")
-def gpus_show(name: Annotated[str, typer.Argument(help="GPU name or alias, e.g. 'A100 80G', '昇腾910B'.")], as_json: JsonOpt = False) -> None:
+def gpus_show(
+    name: Annotated[str, typer.Argument(help="GPU name or alias, e.g. 'A100 80G', '昇腾910B'.")],
+    as_json: JsonOpt = False,
+) -> None:
     """Show one GPU with the source of every figure.
 
     Example: gpu-advisor gpus show H800
@@ -47,15 +67,33 @@ def gpus_show(name: Annotated[str, typer.Argument(help="GPU name or alias, e.g. 
     spec = calculate("gpu_specs", {"gpu": name}, lang_of(name), as_json)
     if spec is None:
         return
-    fields = ["memory_gb", "memory_type", "memory_reported_gib", "bandwidth_gb_s", "fp32_tflops", "tf32_tflops",
-              "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "interconnect_kind", "interconnect_gb_s",
-              "pcie_gen", "tdp_w", "form_factor", "launch_year"]
+    fields = [
+        "memory_gb",
+        "memory_type",
+        "memory_reported_gib",
+        "bandwidth_gb_s",
+        "fp32_tflops",
+        "tf32_tflops",
+        "fp16_tflops",
+        "bf16_tflops",
+        "fp8_tflops",
+        "int8_tops",
+        "interconnect_kind",
+        "interconnect_gb_s",
+        "pcie_gen",
+        "tdp_w",
+        "form_factor",
+        "launch_year",
+    ]
     console.print(table(spec["name"], ["field", "value"], [(f, spec[f]) for f in fields]))
     console.print(f"[bold]China:[/] {'available' if spec['china_available'] else 'restricted'} — {spec['china_note']}")
     if spec.get("notes"):
         console.print(f"[bold]Notes:[/] {spec['notes']}")
-    src = table("Sources", ["source", "as of", "verified", "fields"],
-                [(f"{s['title']}\n{s['url']}", s["as_of"], s["verified"], ", ".join(s["fields"])) for s in spec["sources"]])
+    src = table(
+        "Sources",
+        ["source", "as of", "verified", "fields"],
+        [(f"{s['title']}\n{s['url']}", s["as_of"], s["verified"], ", ".join(s["fields"])) for s in spec["sources"]],
+    )
     console.print(src)
 
 
@@ -69,16 +107,32 @@ def models_list(as_json: JsonOpt = False) -> None:
     if as_json:
         print_json([m.model_dump(mode="json") for m in rows])
         return
-    console.print(table(
-        "Models",
-        ["model", "params B", "active B", "layers", "hidden", "heads/kv", "attention", "context"],
-        [(m.name, m.params_b, m.active_params_b, m.n_layers, m.hidden_size, f"{m.n_heads}/{m.n_kv_heads}",
-          m.attention, m.max_context) for m in rows],
-    ))
+    console.print(
+        table(
+            "Models",
+            ["model", "params B", "active B", "layers", "hidden", "heads/kv", "attention", "context"],
+            [
+                (
+                    m.name,
+                    m.params_b,
+                    m.active_params_b,
+                    m.n_layers,
+                    m.hidden_size,
+                    f"{m.n_heads}/{m.n_kv_heads}",
+                    m.attention,
+                    m.max_context,
+                )
+                for m in rows
+            ],
+        )
+    )
 
 
 @models_app.command("show")
-def models_show(name: Annotated[str, typer.Argument(help="Model name or size, e.g. 'Qwen2.5-72B', '70B'.")], as_json: JsonOpt = False) -> None:
+def models_show(
+    name: Annotated[str, typer.Argument(help="Model name or size, e.g. 'Qwen2.5-72B', '70B'.")],
+    as_json: JsonOpt = False,
+) -> None:
     """Show one model's architecture, parameter count and KV cache per token.
 
     Example: gpu-advisor models show DeepSeek-V3
@@ -88,11 +142,33 @@ def models_show(name: Annotated[str, typer.Argument(help="Model name or size, e.
     p = param_count(m)
     kv = kv_bytes_per_token(m, 2.0)
     if as_json:
-        print_json({**m.model_dump(mode="json"), "computed_params": p.total, "computed_active_params": p.active,
-                    "kv_cache_bytes_per_token_bf16": kv})
+        print_json(
+            {
+                **m.model_dump(mode="json"),
+                "computed_params": p.total,
+                "computed_active_params": p.active,
+                "kv_cache_bytes_per_token_bf16": kv,
+            }
+        )
         return
-    fields = ["family", "org", "n_layers", "hidden_size", "n_heads", "n_kv_heads", "head_dim", "ffn_size", "vocab_size",
-              "params_b", "active_params_b", "n_experts", "experts_per_token", "attention", "kv_lora_rank", "max_context"]
+    fields = [
+        "family",
+        "org",
+        "n_layers",
+        "hidden_size",
+        "n_heads",
+        "n_kv_heads",
+        "head_dim",
+        "ffn_size",
+        "vocab_size",
+        "params_b",
+        "active_params_b",
+        "n_experts",
+        "experts_per_token",
+        "attention",
+        "kv_lora_rank",
+        "max_context",
+    ]
     rows = [(f, getattr(m, f)) for f in fields if getattr(m, f) is not None]
     rows += [("computed params B", round(p.total / 1e9, 2)), ("KV cache per token (bf16)", f"{fmt(kv)} B")]
     console.print(table(m.name, ["field", "value"], rows))

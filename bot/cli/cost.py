@@ -42,15 +42,24 @@ def cost(
     Examples: gpu-advisor cost --gpu H800 --gpu-hours 1000
               gpu-advisor cost --gpu "A100 80GB" --hours 100 --n-gpus 8 --price 18
     """
-    args = {"gpu": gpu, "gpu_hours": gpu_hours, "hours": hours, "n_gpus": n_gpus, "price_cny_per_hour": price,
-            "currency": currency.upper(), "fx_cny_per_usd": fx}
+    args = {
+        "gpu": gpu,
+        "gpu_hours": gpu_hours,
+        "hours": hours,
+        "n_gpus": n_gpus,
+        "price_cny_per_hour": price,
+        "currency": currency.upper(),
+        "fx_cny_per_usd": fx,
+    }
     r = calculate("run_cost", args, lang_of(gpu), as_json)
     if r is None:
         return
     rows = [
         ("GPU-hours", r["gpu_hours"]),
-        ("price, 元/card-hour", f"{fmt(r['price_cny_per_hour'])} ({fmt(r['price_low_cny_per_hour'])}–"
-                                f"{fmt(r['price_high_cny_per_hour'])})"),
+        (
+            "price, 元/card-hour",
+            f"{fmt(r['price_cny_per_hour'])} ({fmt(r['price_low_cny_per_hour'])}–{fmt(r['price_high_cny_per_hour'])})",
+        ),
         ("total, 元", f"{fmt(r['total_cny'])} ({fmt(r['low_cny'])}–{fmt(r['high_cny'])})"),
     ]
     if r.get("total_usd") is not None:
@@ -70,7 +79,9 @@ def rent_vs_buy(
     electricity: Annotated[float | None, typer.Option("--electricity", help="元 per kWh.")] = None,
     pue: Annotated[float | None, typer.Option("--pue", help="Data-centre PUE.")] = None,
     hosting: Annotated[float | None, typer.Option("--hosting", help="Colocation, 元 per kW-month.")] = None,
-    host_share: Annotated[float | None, typer.Option("--host-share", help="Server cost per GPU besides the card, 元.")] = None,
+    host_share: Annotated[
+        float | None, typer.Option("--host-share", help="Server cost per GPU besides the card, 元.")
+    ] = None,
     residual: Annotated[float | None, typer.Option("--residual", help="Resale at the horizon, % of capex.")] = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write the cumulative-cost chart to this PNG.")] = None,
     currency: Currency = "CNY",
@@ -82,10 +93,21 @@ def rent_vs_buy(
     Example: gpu-advisor rent-vs-buy --gpu "A100 80GB" --n-gpus 8 --hours-per-day 24 --months 36 --plot tco.png
     """
     pyplot = _pyplot() if plot is not None else None  # fail before computing when matplotlib is missing
-    args = {"gpu": gpu, "n_gpus": n_gpus, "hours_per_day": hours_per_day, "months": months, "rent_cny_per_hour": rent,
-            "purchase_cny": purchase, "electricity_cny_per_kwh": electricity, "pue": pue,
-            "hosting_cny_per_kw_month": hosting, "host_share_cny_per_gpu": host_share, "residual_value_pct": residual,
-            "currency": currency.upper(), "fx_cny_per_usd": fx}
+    args = {
+        "gpu": gpu,
+        "n_gpus": n_gpus,
+        "hours_per_day": hours_per_day,
+        "months": months,
+        "rent_cny_per_hour": rent,
+        "purchase_cny": purchase,
+        "electricity_cny_per_kwh": electricity,
+        "pue": pue,
+        "hosting_cny_per_kw_month": hosting,
+        "host_share_cny_per_gpu": host_share,
+        "residual_value_pct": residual,
+        "currency": currency.upper(),
+        "fx_cny_per_usd": fx,
+    }
     lang = lang_of(gpu)
     r = calculate("rent_vs_buy", args, lang)
     if plot is not None:
@@ -100,12 +122,18 @@ def rent_vs_buy(
 
 def _render(r: dict, lang: str) -> None:
     be = r["breakeven_months"]
-    be_text = f"owning catches up after {be:g} months" if be is not None else "owning never catches up within 120 months"
+    be_text = (
+        f"owning catches up after {be:g} months" if be is not None else "owning never catches up within 120 months"
+    )
     verdict = "[bold green]Buy.[/]" if r["cheaper"] == "buy" else "[bold yellow]Rent.[/]"
-    console.print(Panel(
-        f"{verdict} {r['n_gpus']}× {r['gpu']}, {fmt(r['hours_per_day'])} h/day for {r['months']} months: "
-        f"rent {fmt(r['rent_total_cny'])} 元 vs own {fmt(r['own_total_cny'])} 元 "
-        f"(saves {fmt(r['saving_cny'])} 元); {be_text}.", expand=False))
+    console.print(
+        Panel(
+            f"{verdict} {r['n_gpus']}× {r['gpu']}, {fmt(r['hours_per_day'])} h/day for {r['months']} months: "
+            f"rent {fmt(r['rent_total_cny'])} 元 vs own {fmt(r['own_total_cny'])} 元 "
+            f"(saves {fmt(r['saving_cny'])} 元); {be_text}.",
+            expand=False,
+        )
+    )
     rows = [
         ("rental price, 元/card-hour", r["rent_cny_per_hour"], ""),
         ("purchase price, 元/card", r["purchase_cny"], ""),
@@ -116,8 +144,11 @@ def _render(r: dict, lang: str) -> None:
     ]
     console.print(table("Rent vs buy (元)", ["", "rent", "own"], rows))
     key = "zh" if lang == "zh" else "en"
-    flips = table("What would flip it", ["lever", "now", "break-even", "meaning"],
-                  [(f["parameter"], f["current"], f["threshold"], f[key]) for f in r["flip"]])
+    flips = table(
+        "What would flip it",
+        ["lever", "now", "break-even", "meaning"],
+        [(f["parameter"], f["current"], f["threshold"], f[key]) for f in r["flip"]],
+    )
     flips.columns[3].justify = "left"
     console.print(flips)
     console.print(assumptions_table(r["assumptions"]))
@@ -149,8 +180,7 @@ def draw_plot(r: dict, path: Path, plt) -> None:
         ax.scatter([be], [y], color="black", zorder=5)
         ax.annotate(f"break-even: {be:.1f} months", (be, y), textcoords="offset points", xytext=(10, -18))
     if r["own_residual_cny"]:
-        ax.scatter([r["months"]], [r["own_total_cny"] / 1e4], marker="v", color="#1f77b4",
-                   label="own, after resale")
+        ax.scatter([r["months"]], [r["own_total_cny"] / 1e4], marker="v", color="#1f77b4", label="own, after resale")
     be_txt = f"break-even {be:.1f} months" if be is not None else "no break-even within 120 months"
     if be is not None and be > r["months"]:
         be_txt += f" (after the {r['months']}-month horizon: renting is cheaper)"

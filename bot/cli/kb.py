@@ -28,7 +28,6 @@ kb_app = typer.Typer(
 )
 
 
-
 class Lang(StrEnum):
     zh = "zh"
     en = "en"
@@ -86,8 +85,15 @@ def index_cmd(
     notified = _notify_workers(report, index) if report.changed else None
     elapsed = time.perf_counter() - started
     if as_json:
-        print_json({**report.model_dump(), "chunks": stats.chunks, "location": stats.location, "seconds": elapsed,
-                    "workers_notified": notified})
+        print_json(
+            {
+                **report.model_dump(),
+                "chunks": stats.chunks,
+                "location": stats.location,
+                "seconds": elapsed,
+                "workers_notified": notified,
+            }
+        )
         return
     _notices(report.notices)
     rows = [
@@ -113,12 +119,20 @@ def _notify_workers(report, index: KnowledgeIndex) -> int | None:
     config = RedisConfig.from_settings(Settings())
     if config is None or index.backend != "server":
         return None
-    payload = {"collection": index.collection_name, "changed": report.added + report.updated + report.removed,
-               "host": socket.gethostname(), "pid": os.getpid(), "at": time.time()}
+    payload = {
+        "collection": index.collection_name,
+        "changed": report.added + report.updated + report.removed,
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "at": time.time(),
+    }
     listening = publish_reindex(config, payload)
     if listening is None:
-        err_console.print(f"[yellow]note:[/] Redis at {escape(config.safe_url)} did not answer; running API workers "
-                          "serve the new index after a restart.", highlight=False)
+        err_console.print(
+            f"[yellow]note:[/] Redis at {escape(config.safe_url)} did not answer; running API workers "
+            "serve the new index after a restart.",
+            highlight=False,
+        )
     else:
         err_console.print(f"{listening} API worker(s) told to reload the index.", highlight=False)
     return listening

@@ -8,8 +8,9 @@ import typer
 
 from bot.cli.output import console, err_console, print_json, table
 
-keys_app = typer.Typer(help="API keys for `gpu-advisor serve` (stored hashed; a key is shown once).",
-                       no_args_is_help=True)
+keys_app = typer.Typer(
+    help="API keys for `gpu-advisor serve` (stored hashed; a key is shown once).", no_args_is_help=True
+)
 
 
 def _store():
@@ -25,8 +26,12 @@ def create(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
     admin: Annotated[bool, typer.Option("--admin", help="May read every caller's conversations.")] = False,
     widget: Annotated[bool, typer.Option("--widget", help="A publishable key for the web chat widget (pk_…).")] = False,
-    origin: Annotated[list[str] | None, typer.Option(
-        "--origin", help="A site allowed to embed the widget, e.g. https://shop.example.com (repeatable).")] = None,
+    origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--origin", help="A site allowed to embed the widget, e.g. https://shop.example.com (repeatable)."
+        ),
+    ] = None,
 ) -> None:
     """Create a key and print it once; from then on every /v1 route needs a key.
 
@@ -67,9 +72,11 @@ def _create_widget(name: str, origins: list[str], as_json: bool) -> None:
         print_json({"id": info.id, "name": info.name, "key": key, "kind": "widget", "origins": list(info.origins)})
         return
     console.print(f"id:      {info.id}\nkey:     {key}\norigins: {', '.join(info.origins)}", highlight=False)
-    console.print("[dim]A publishable key: put it in the page as "
-                  '<script src="https://HOST/widget.js" data-key="…" defer></script>. '
-                  "It only opens the widget, only on the origins listed.[/]")
+    console.print(
+        "[dim]A publishable key: put it in the page as "
+        '<script src="https://HOST/widget.js" data-key="…" defer></script>. '
+        "It only opens the widget, only on the origins listed.[/]"
+    )
 
 
 @keys_app.command("list")
@@ -84,21 +91,63 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="Print JSON for s
     rows = keys.list_keys(store)
     widgets = keys.list_widget_keys(store)
     if as_json:
-        print_json([{"id": k.id, "name": k.name, "created_at": k.created_at.isoformat(),
-                     "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None, "admin": k.admin}
-                    for k in rows]
-                   + [{"id": k.id, "name": k.name, "kind": "widget", "origins": list(k.origins),
-                       "created_at": k.created_at.isoformat(),
-                       "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None} for k in widgets])
+        print_json(
+            [
+                {
+                    "id": k.id,
+                    "name": k.name,
+                    "created_at": k.created_at.isoformat(),
+                    "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None,
+                    "admin": k.admin,
+                }
+                for k in rows
+            ]
+            + [
+                {
+                    "id": k.id,
+                    "name": k.name,
+                    "kind": "widget",
+                    "origins": list(k.origins),
+                    "created_at": k.created_at.isoformat(),
+                    "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None,
+                }
+                for k in widgets
+            ]
+        )
         return
-    console.print(table("API keys", ["id", "name", "created", "revoked", "admin"],
-                        [(k.id, k.name, k.created_at.strftime("%Y-%m-%d %H:%M"),
-                          k.revoked_at.strftime("%Y-%m-%d %H:%M") if k.revoked_at else None,
-                          "yes" if k.admin else None) for k in rows]))
+    console.print(
+        table(
+            "API keys",
+            ["id", "name", "created", "revoked", "admin"],
+            [
+                (
+                    k.id,
+                    k.name,
+                    k.created_at.strftime("%Y-%m-%d %H:%M"),
+                    k.revoked_at.strftime("%Y-%m-%d %H:%M") if k.revoked_at else None,
+                    "yes" if k.admin else None,
+                )
+                for k in rows
+            ],
+        )
+    )
     if widgets:
-        console.print(table("Widget keys (publishable)", ["id", "name", "origins", "created", "revoked"],
-                            [(k.id, k.name, " ".join(k.origins), k.created_at.strftime("%Y-%m-%d %H:%M"),
-                              k.revoked_at.strftime("%Y-%m-%d %H:%M") if k.revoked_at else None) for k in widgets]))
+        console.print(
+            table(
+                "Widget keys (publishable)",
+                ["id", "name", "origins", "created", "revoked"],
+                [
+                    (
+                        k.id,
+                        k.name,
+                        " ".join(k.origins),
+                        k.created_at.strftime("%Y-%m-%d %H:%M"),
+                        k.revoked_at.strftime("%Y-%m-%d %H:%M") if k.revoked_at else None,
+                    )
+                    for k in widgets
+                ],
+            )
+        )
 
 
 @keys_app.command("revoke")

@@ -20,7 +20,9 @@ from tools.errors import AdvisorError
 console = Console()
 
 # options shared by the calculator commands
-ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model name or size: 'Llama-3-70B', 'Qwen2.5-7B', '70B', '700亿参数'.")]
+ModelOpt = Annotated[
+    str, typer.Option("--model", "-m", help="Model name or size: 'Llama-3-70B', 'Qwen2.5-7B', '70B', '700亿参数'.")
+]
 GpuOpt = Annotated[str, typer.Option("--gpu", "-g", help="GPU name or alias: 'A100 80GB', 'H800', '4090D', '910B'.")]
 NGpusOpt = Annotated[int, typer.Option("--n-gpus", "-n", help="Number of GPUs.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
@@ -30,6 +32,8 @@ def given_options(args: dict, model: type) -> dict:
     """Only the options the user set or changed, so the output can tell given values from defaults."""
     fields = model.model_fields
     return {k: v for k, v in args.items() if v is not None and (fields[k].is_required() or v != fields[k].default)}
+
+
 err_console = Console(stderr=True)
 
 

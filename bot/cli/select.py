@@ -41,11 +41,14 @@ def _grouped(dropped: list[dict], zh: bool) -> list[tuple[str, str]]:
 def recommend(
     model: ModelOpt,
     workload: Workload = "finetune",
-    method: Annotated[str | None, typer.Option(help="full | lora | qlora | freeze (default: full for train, "
-                                                    "lora for finetune)")] = None,
+    method: Annotated[
+        str | None, typer.Option(help="full | lora | qlora | freeze (default: full for train, lora for finetune)")
+    ] = None,
     tokens: Annotated[str | None, typer.Option("--tokens", "-t", help="Training tokens: '1B', '2T', '10亿'.")] = None,
     budget: Annotated[float | None, typer.Option("--budget", help="Budget in 元.")] = None,
-    deadline_hours: Annotated[float | None, typer.Option("--deadline-hours", help="Finish within this many hours.")] = None,
+    deadline_hours: Annotated[
+        float | None, typer.Option("--deadline-hours", help="Finish within this many hours.")
+    ] = None,
     china: Annotated[bool, typer.Option("--china", help="Only GPUs purchasable in mainland China.")] = False,
     pricing: Annotated[str, typer.Option(help="rent (元 per card-hour) | buy (元 per card)")] = "rent",
     seq_len: Annotated[int | None, typer.Option(help="Tokens per training sequence (default 4096).")] = None,
@@ -63,10 +66,20 @@ def recommend(
               gpu-advisor recommend --model 70B --workload infer --batch 16 --pricing buy
     """
     args = {
-        "model": model, "workload": workload, "method": method, "tokens": tokens, "budget_cny": budget,
-        "deadline_hours": deadline_hours, "china_available": True if china else None, "pricing": pricing,
-        "seq_len": seq_len, "batch": batch, "context_len": context_len, "precision": precision,
-        "max_gpus": max_gpus, "top_k": top_k,
+        "model": model,
+        "workload": workload,
+        "method": method,
+        "tokens": tokens,
+        "budget_cny": budget,
+        "deadline_hours": deadline_hours,
+        "china_available": True if china else None,
+        "pricing": pricing,
+        "seq_len": seq_len,
+        "batch": batch,
+        "context_len": context_len,
+        "precision": precision,
+        "max_gpus": max_gpus,
+        "top_k": top_k,
     }
     lang = lang_of(model + (tokens or ""))
     r = calculate("recommend_gpus", args, lang, as_json)
@@ -85,17 +98,29 @@ def render(r: dict, lang: str = "en") -> None:
     rows = []
     for o in r["options"]:  # the why column is for the picks below; the table keeps to figures
         speed = _fig(o["tokens_per_s"]) if infer else _range(o["hours"], o["hours_low"], o["hours_high"])
-        rows.append((o["rank"], o["gpu"], o["n_gpus"], f"{fmt(o['per_gpu_gb'])} / {fmt(o['usable_gb'])}",
-                     o["zero_stage"], speed, _range(o["total_cny"], o["low_cny"], o["high_cny"], money=True),
-                     o["china_available"]))
+        rows.append(
+            (
+                o["rank"],
+                o["gpu"],
+                o["n_gpus"],
+                f"{fmt(o['per_gpu_gb'])} / {fmt(o['usable_gb'])}",
+                o["zero_stage"],
+                speed,
+                _range(o["total_cny"], o["low_cny"], o["high_cny"], money=True),
+                o["china_available"],
+            )
+        )
     caption = f"cost: {r['cost_basis']}"
     if r["more_options"]:
         caption += f"\n{r['more_options']} more option(s) pass; show them with --top"
     if rows:
         console.print(table(f"GPU options for {job} of {r['model']}{tokens}", columns, rows, caption=caption))
     console.print(Panel(r["verdict_zh"] if zh else r["verdict_en"], expand=False))
-    picks = [(label, r[key]) for key, label in (("cheapest", "cheapest"), ("fastest", "fastest"),
-                                                  ("best_value", "best value")) if r[key]]
+    picks = [
+        (label, r[key])
+        for key, label in (("cheapest", "cheapest"), ("fastest", "fastest"), ("best_value", "best value"))
+        if r[key]
+    ]
     if picks:
         t = table("Picks", ["", "why"], [(label, o["why_zh"] if zh else o["why"]) for label, o in picks])
         t.columns[1].justify = "left"

@@ -13,9 +13,13 @@ from bot.cli.output import err_console
 def register(app: typer.Typer) -> None:
     @app.command("serve")
     def serve(
-        host: Annotated[str, typer.Option(help="Address to bind; 0.0.0.0 exposes the API to the network.")] = "127.0.0.1",
+        host: Annotated[
+            str, typer.Option(help="Address to bind; 0.0.0.0 exposes the API to the network.")
+        ] = "127.0.0.1",
         port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port.")] = 8000,
-        workers: Annotated[int, typer.Option(min=1, max=64, help="Worker processes (more than 1 needs a Chroma server).")] = 1,
+        workers: Annotated[
+            int, typer.Option(min=1, max=64, help="Worker processes (more than 1 needs a Chroma server).")
+        ] = 1,
         log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
     ) -> None:
         """Serve the HTTP API (/v1/ask, /v1/chat/completions, /v1/tools/…) with JSON logs.
@@ -47,15 +51,27 @@ def register(app: typer.Typer) -> None:
                     + ("" if settings.redis_url else " Without REDIS_URL the rate limit is counted per worker.")
                 )
         if host not in ("127.0.0.1", "localhost", "::1") and not api.static_keys:
-            err_console.print(f"[yellow]warning:[/] binding {host} — create a key (`gpu-advisor keys create NAME`) "
-                              "unless a proxy in front checks callers.")
+            err_console.print(
+                f"[yellow]warning:[/] binding {host} — create a key (`gpu-advisor keys create NAME`) "
+                "unless a proxy in front checks callers."
+            )
         config = _logging(log_level)
         logging.config.dictConfig(config)
         from bot.api.server import uvicorn_options
 
-        uvicorn.run("bot.api.app:create_app", factory=True, host=host, port=port, workers=workers,
-                    log_config=config, access_log=False, timeout_graceful_shutdown=10,
-                    http="bot.api.server:GuardedH11Protocol", **uvicorn_options(api), **_worker_patience(uvicorn))
+        uvicorn.run(
+            "bot.api.app:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_config=config,
+            access_log=False,
+            timeout_graceful_shutdown=10,
+            http="bot.api.server:GuardedH11Protocol",
+            **uvicorn_options(api),
+            **_worker_patience(uvicorn),
+        )
 
 
 def _worker_patience(uvicorn) -> dict:

@@ -15,9 +15,7 @@ slack_app = typer.Typer(help="The Slack app (docs/slack.md).", no_args_is_help=T
 
 
 @slack_app.command("socket")
-def socket(
-    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
-) -> None:
+def socket(log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info") -> None:
     """Connect to Slack over Socket Mode and answer until Ctrl-C or SIGTERM.
 
     Needs SLACK_APP_TOKEN (xapp-…, scope connections:write) and SLACK_BOT_TOKEN (xoxb-…).
@@ -33,8 +31,10 @@ def socket(
         err_console.print(f"[bold red]error:[/] {err}")
         raise typer.Exit(2) from None
     if not settings.socket_enabled:
-        err_console.print("[bold red]error:[/] Socket Mode needs SLACK_APP_TOKEN (xapp-…) and SLACK_BOT_TOKEN "
-                          "(xoxb-…); see docs/slack.md.")
+        err_console.print(
+            "[bold red]error:[/] Socket Mode needs SLACK_APP_TOKEN (xapp-…) and SLACK_BOT_TOKEN "
+            "(xoxb-…); see docs/slack.md."
+        )
         raise typer.Exit(2)
     logging.config.dictConfig(logging_config(log_level))
     from bot.channels.slack.socket import SocketModeError

@@ -6,17 +6,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli.output import (
-    GpuOpt,
-    JsonOpt,
-    ModelOpt,
-    NGpusOpt,
-    assumptions_table,
-    calculate,
-    console,
-    lang_of,
-    table,
-)
+from bot.cli.output import GpuOpt, JsonOpt, ModelOpt, NGpusOpt, assumptions_table, calculate, console, lang_of, table
 
 
 def _num(x: float, digits: int = 3) -> float:
@@ -35,16 +25,29 @@ def time_cmd(
     checkpointing: Annotated[bool, typer.Option("--checkpointing/--no-checkpointing", help="Full recompute.")] = False,
     tp: Annotated[int, typer.Option(help="Tensor-parallel size.")] = 1,
     pp: Annotated[int, typer.Option(help="Pipeline stages.")] = 1,
-    fabric: Annotated[str, typer.Option("--fabric", help="Between nodes: ib-ndr | ib-hdr | roce | ethernet-100g")] = "ib-ndr",
+    fabric: Annotated[
+        str, typer.Option("--fabric", help="Between nodes: ib-ndr | ib-hdr | roce | ethernet-100g")
+    ] = "ib-ndr",
     as_json: JsonOpt = False,
 ) -> None:
     """Training or fine-tuning time, GPU-hours and MFU, with a low–high range.
 
     Example: gpu-advisor time --model 7B --gpu H800 --n-gpus 8 --tokens 1B
     """
-    args = {"model": model, "gpu": gpu, "tokens": tokens, "n_gpus": n_gpus, "method": method,
-            "precision": precision, "seq_len": seq_len, "mfu": mfu, "grad_checkpointing": checkpointing,
-            "tp": tp, "pp": pp, "nodes_fabric": fabric}
+    args = {
+        "model": model,
+        "gpu": gpu,
+        "tokens": tokens,
+        "n_gpus": n_gpus,
+        "method": method,
+        "precision": precision,
+        "seq_len": seq_len,
+        "mfu": mfu,
+        "grad_checkpointing": checkpointing,
+        "tp": tp,
+        "pp": pp,
+        "nodes_fabric": fabric,
+    }
     r = calculate("training_time", args, lang_of(model + gpu + tokens), as_json)
     if r is None:
         return
@@ -79,9 +82,17 @@ def speed_cmd(
 
     Example: gpu-advisor speed --model Llama-2-7B --gpu "A100 80GB"
     """
-    args = {"model": model, "gpu": gpu, "n_gpus": n_gpus, "precision": precision, "kv_precision": kv_precision,
-            "batch": batch, "context_len": context_len, "prompt_len": prompt_len,
-            "bandwidth_efficiency": bandwidth_efficiency}
+    args = {
+        "model": model,
+        "gpu": gpu,
+        "n_gpus": n_gpus,
+        "precision": precision,
+        "kv_precision": kv_precision,
+        "batch": batch,
+        "context_len": context_len,
+        "prompt_len": prompt_len,
+        "bandwidth_efficiency": bandwidth_efficiency,
+    }
     r = calculate("inference_speed", args, lang_of(model + gpu), as_json)
     if r is None:
         return

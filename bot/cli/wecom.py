@@ -34,8 +34,10 @@ def connect(
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = WeComSettings()
     if not settings.aibot_ws:
-        err_console.print("[bold red]error:[/] set WECOM_AIBOT_ID and WECOM_AIBOT_SECRET (the AI bot's long-connection "
-                          "credentials from the WeCom admin console); see docs/wecom.md")
+        err_console.print(
+            "[bold red]error:[/] set WECOM_AIBOT_ID and WECOM_AIBOT_SECRET (the AI bot's long-connection "
+            "credentials from the WeCom admin console); see docs/wecom.md"
+        )
         raise typer.Exit(2)
     advisor = Advisor.from_settings()
     delivery = Delivery.from_settings(advisor)

@@ -18,7 +18,8 @@ _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _ZH_PUNCT = re.compile(r"[\u3001\u3002\u300c-\u300f\u3010\u3011\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f\u201c\u201d]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?")
 #: Latin words people keep in English inside a Chinese sentence (jargon, product and model names)
-JARGON = frozenset("""
+JARGON = frozenset(
+    """
 gpu gpus cpu cpus npu vram hbm memory ram card cards lora qlora full fine tune tuning finetune sft rlhf dpo ppo
 pretrain pretraining train training inference infer serving serve deploy deployment batch size seq len length
 context ctx max min model models token tokens tflops fp bf int awq gptq gguf quant quantized quantization zero
@@ -28,11 +29,12 @@ cuda cann rocm llama qwen deepseek mistral mixtral chatglm glm yi baichuan gemma
 api benchmark throughput latency ttft tpot tps qps checkpointing checkpoint gradient gradients flash attention
 speedup rack kw kwh idc tco pue h100 a100 mi300x gb tb ok hi rtx tesla instinct gaudi mlu docker k8s kubernetes
 ollama transformers pytorch torch jax optimizer adam adamw mfu hfu flops dense sparse bench demo poc
-""".split())
+""".split()
+)
 
 
 def detect_language(text: str) -> str:
-    """"zh" or "en" for the answer, by the rule above."""
+    """ "zh" or "en" for the answer, by the rule above."""
     text = text or ""
     if _ZH_PUNCT.search(text):
         return "zh"

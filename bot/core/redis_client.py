@@ -76,14 +76,16 @@ class RedisConfig:
 
 def connect(config: RedisConfig, timeout_s: float = TIMEOUT_S) -> redis.Redis:
     """A thread-safe client (a connection pool; nothing is opened until the first command)."""
-    return redis.Redis.from_url(config.url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s,
-                                decode_responses=True)
+    return redis.Redis.from_url(
+        config.url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s, decode_responses=True
+    )
 
 
 def connect_async(config: RedisConfig, timeout_s: float = TIMEOUT_S) -> redis.asyncio.Redis:
     """An asyncio client for code that runs on the event loop (pub/sub listeners, async channels)."""
-    return redis.asyncio.Redis.from_url(config.url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s,
-                                        decode_responses=True)
+    return redis.asyncio.Redis.from_url(
+        config.url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s, decode_responses=True
+    )
 
 
 class Breaker:
@@ -92,8 +94,9 @@ class Breaker:
     Logs one warning when Redis goes away and one line when it answers again, not one per request.
     """
 
-    def __init__(self, purpose: str, fallback: str, cooldown_s: float = 5.0,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, purpose: str, fallback: str, cooldown_s: float = 5.0, clock: Callable[[], float] = time.monotonic
+    ):
         self.purpose = purpose  # "the rate limit"
         self.fallback = fallback  # "counting per process"
         self.cooldown_s = cooldown_s
@@ -114,8 +117,13 @@ class Breaker:
             self._open_until = self.clock() + self.cooldown_s
             if not self._down:
                 self._down = True
-                log.warning("Redis unreachable for %s (%s: %s); %s until it answers again",
-                            self.purpose, type(err).__name__, err, self.fallback)
+                log.warning(
+                    "Redis unreachable for %s (%s: %s); %s until it answers again",
+                    self.purpose,
+                    type(err).__name__,
+                    err,
+                    self.fallback,
+                )
 
     def succeeded(self) -> None:
         if self._down:

@@ -1,24 +1,24 @@
 """Settings for the advisor, read from the environment (and a `.env` file) with pydantic-settings.
 
-    GPU_ADVISOR_DATA_DIR        data folder: SQLite store, embedded Chroma index (~/.local/share/gpu-advisor)
-    DATABASE_URL                conversations store; default sqlite:///<data dir>/gpu-advisor.sqlite3,
-                                or postgresql://user@host:5432/db
-    GPU_ADVISOR_LLM_BASE_URL    an OpenAI-compatible chat endpoint (OpenAI, DeepSeek, DashScope, vLLM, Ollama);
-                                unset = offline mode (the default)
-    GPU_ADVISOR_LLM_MODEL       model name at that endpoint (e.g. gpt-4o-mini, deepseek-chat, qwen-plus)
-    GPU_ADVISOR_LLM_API_KEY     its key (OPENAI_API_KEY is used when this is unset)
-    GPU_ADVISOR_LLM_TIMEOUT_S   cap of one model request (default 30)
-    GPU_ADVISOR_LLM_DEADLINE_S  one deadline per answer across all its model requests and tool rounds (default 60)
-    GPU_ADVISOR_LLM_MAX_TOKENS  the most tokens one model reply may have (sent as max_tokens; default 1024)
-    GPU_ADVISOR_LLM_CONTEXT_TOKENS  the model's context length when the server does not say (default 8192)
-    GPU_ADVISOR_LLM_MAX_STEPS   caps model+tool rounds (default 12); GPU_ADVISOR_LLM_MAX_RETRIES retries a request
-                                that failed to connect or got a 429/5xx (default 1), never one that timed out
-    CHROMA_HOST, CHROMA_PORT    use a Chroma server (needed for several API workers)
-    EMBEDDINGS_MODEL, EMBEDDINGS_BASE_URL, EMBEDDINGS_API_KEY   an OpenAI-compatible embeddings endpoint
-    REDIS_URL                   state shared by every worker: rate limits, de-duplication, re-index notices
-                                (redis://host:6379/0); unset = each process keeps its own (the default)
-    GPU_ADVISOR_REDIS_PREFIX    prefix of every Redis key and channel (default `gpu-advisor:`), so several
-                                deployments or test runs can share one Redis
+GPU_ADVISOR_DATA_DIR        data folder: SQLite store, embedded Chroma index (~/.local/share/gpu-advisor)
+DATABASE_URL                conversations store; default sqlite:///<data dir>/gpu-advisor.sqlite3,
+                            or postgresql://user@host:5432/db
+GPU_ADVISOR_LLM_BASE_URL    an OpenAI-compatible chat endpoint (OpenAI, DeepSeek, DashScope, vLLM, Ollama);
+                            unset = offline mode (the default)
+GPU_ADVISOR_LLM_MODEL       model name at that endpoint (e.g. gpt-4o-mini, deepseek-chat, qwen-plus)
+GPU_ADVISOR_LLM_API_KEY     its key (OPENAI_API_KEY is used when this is unset)
+GPU_ADVISOR_LLM_TIMEOUT_S   cap of one model request (default 30)
+GPU_ADVISOR_LLM_DEADLINE_S  one deadline per answer across all its model requests and tool rounds (default 60)
+GPU_ADVISOR_LLM_MAX_TOKENS  the most tokens one model reply may have (sent as max_tokens; default 1024)
+GPU_ADVISOR_LLM_CONTEXT_TOKENS  the model's context length when the server does not say (default 8192)
+GPU_ADVISOR_LLM_MAX_STEPS   caps model+tool rounds (default 12); GPU_ADVISOR_LLM_MAX_RETRIES retries a request
+                            that failed to connect or got a 429/5xx (default 1), never one that timed out
+CHROMA_HOST, CHROMA_PORT    use a Chroma server (needed for several API workers)
+EMBEDDINGS_MODEL, EMBEDDINGS_BASE_URL, EMBEDDINGS_API_KEY   an OpenAI-compatible embeddings endpoint
+REDIS_URL                   state shared by every worker: rate limits, de-duplication, re-index notices
+                            (redis://host:6379/0); unset = each process keeps its own (the default)
+GPU_ADVISOR_REDIS_PREFIX    prefix of every Redis key and channel (default `gpu-advisor:`), so several
+                            deployments or test runs can share one Redis
 """
 
 from __future__ import annotations
@@ -42,19 +42,35 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("GPU_ADVISOR_LLM_API_KEY", "OPENAI_API_KEY", "llm_api_key")
     )
-    llm_timeout_s: float = Field(30.0, gt=0, le=600, validation_alias=AliasChoices("GPU_ADVISOR_LLM_TIMEOUT_S", "llm_timeout_s"))
-    llm_max_steps: int = Field(12, ge=1, le=50, validation_alias=AliasChoices("GPU_ADVISOR_LLM_MAX_STEPS", "llm_max_steps"))
-    llm_max_retries: int = Field(1, ge=0, le=10, validation_alias=AliasChoices("GPU_ADVISOR_LLM_MAX_RETRIES", "llm_max_retries"))
-    llm_deadline_s: float = Field(60.0, gt=0, le=1800,
-                                  validation_alias=AliasChoices("GPU_ADVISOR_LLM_DEADLINE_S", "llm_deadline_s"))
-    llm_max_tokens: int = Field(1024, ge=16, le=65536,
-                                validation_alias=AliasChoices("GPU_ADVISOR_LLM_MAX_TOKENS", "llm_max_tokens"))
-    llm_context_tokens: int = Field(8192, ge=1024, le=10_000_000,
-                                    validation_alias=AliasChoices("GPU_ADVISOR_LLM_CONTEXT_TOKENS", "llm_context_tokens"))
+    llm_timeout_s: float = Field(
+        30.0, gt=0, le=600, validation_alias=AliasChoices("GPU_ADVISOR_LLM_TIMEOUT_S", "llm_timeout_s")
+    )
+    llm_max_steps: int = Field(
+        12, ge=1, le=50, validation_alias=AliasChoices("GPU_ADVISOR_LLM_MAX_STEPS", "llm_max_steps")
+    )
+    llm_max_retries: int = Field(
+        1, ge=0, le=10, validation_alias=AliasChoices("GPU_ADVISOR_LLM_MAX_RETRIES", "llm_max_retries")
+    )
+    llm_deadline_s: float = Field(
+        60.0, gt=0, le=1800, validation_alias=AliasChoices("GPU_ADVISOR_LLM_DEADLINE_S", "llm_deadline_s")
+    )
+    llm_max_tokens: int = Field(
+        1024, ge=16, le=65536, validation_alias=AliasChoices("GPU_ADVISOR_LLM_MAX_TOKENS", "llm_max_tokens")
+    )
+    llm_context_tokens: int = Field(
+        8192,
+        ge=1024,
+        le=10_000_000,
+        validation_alias=AliasChoices("GPU_ADVISOR_LLM_CONTEXT_TOKENS", "llm_context_tokens"),
+    )
 
     redis_url: str | None = Field(None, validation_alias=AliasChoices("REDIS_URL", "redis_url"))
-    redis_prefix: str = Field("gpu-advisor:", min_length=1, max_length=100,
-                              validation_alias=AliasChoices("GPU_ADVISOR_REDIS_PREFIX", "redis_prefix"))
+    redis_prefix: str = Field(
+        "gpu-advisor:",
+        min_length=1,
+        max_length=100,
+        validation_alias=AliasChoices("GPU_ADVISOR_REDIS_PREFIX", "redis_prefix"),
+    )
 
     @field_validator("llm_base_url", "llm_model", "database_url", "redis_url", mode="before")
     @classmethod

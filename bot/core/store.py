@@ -80,7 +80,9 @@ turns = Table(
     "turns",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("conversation_id", String(64), ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column(
+        "conversation_id", String(64), ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False, index=True
+    ),
     Column("idx", Integer, nullable=False),
     Column("question", Text, nullable=False),
     Column("answer", Text),
@@ -169,8 +171,9 @@ def make_engine(url: str) -> Engine:
 
         return engine
     # a database that does not answer fails fast (503 with Retry-After) instead of holding the request
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10, pool_timeout=10,
-                         connect_args={"connect_timeout": 5})
+    return create_engine(
+        url, pool_pre_ping=True, pool_size=5, max_overflow=10, pool_timeout=10, connect_args={"connect_timeout": 5}
+    )
 
 
 #: one number for every schema change this project makes: PostgreSQL serialises them on it
@@ -257,18 +260,25 @@ class Store:
 
     # conversations -----------------------------------------------------------------------
 
-    def new_conversation(self, channel: str = "cli", conversation_id: str | None = None,
-                         owner: str = LOCAL_OWNER) -> str:
+    def new_conversation(
+        self, channel: str = "cli", conversation_id: str | None = None, owner: str = LOCAL_OWNER
+    ) -> str:
         cid = conversation_id or uuid.uuid4().hex
         now = _now()
         with self.engine.begin() as conn:  # one statement: two first messages of a chat at once both succeed
-            conn.execute(self._insert(conversations).values(id=cid, channel=channel, owner=owner, created_at=now,
-                                                       updated_at=now).on_conflict_do_nothing(index_elements=[conversations.c.id]))
+            conn.execute(
+                self._insert(conversations)
+                .values(id=cid, channel=channel, owner=owner, created_at=now, updated_at=now)
+                .on_conflict_do_nothing(index_elements=[conversations.c.id])
+            )
         return cid
 
     def exists(self, conversation_id: str) -> bool:
         with self.engine.connect() as conn:
-            return conn.execute(select(conversations.c.id).where(conversations.c.id == conversation_id)).first() is not None
+            return (
+                conn.execute(select(conversations.c.id).where(conversations.c.id == conversation_id)).first()
+                is not None
+            )
 
     def owner_of(self, conversation_id: str) -> tuple[bool, str | None]:
         """(whether the conversation exists, its owner); the owner is None for conversations from before tenancy."""
@@ -291,31 +301,48 @@ class Store:
             holder = conn.execute(select(conversations.c.owner).where(conversations.c.id == conversation_id)).scalar()
             if holder != owner:
                 raise UnknownConversation(conversation_id)  # rolls the touch back
-            last = conn.execute(select(func.max(turns.c.idx)).where(turns.c.conversation_id == conversation_id)).scalar()
+            last = conn.execute(
+                select(func.max(turns.c.idx)).where(turns.c.conversation_id == conversation_id)
+            ).scalar()
             idx = 0 if last is None else last + 1
-            conn.execute(insert(turns).values(conversation_id=conversation_id, idx=idx, question=question,
-                                              status="pending", created_at=now))
+            conn.execute(
+                insert(turns).values(
+                    conversation_id=conversation_id, idx=idx, question=question, status="pending", created_at=now
+                )
+            )
         return idx
 
     def _touch(self, conversation_id: str, channel: str, owner: str, now: dt.datetime):
         """Create the conversation or bump its updated_at, in one statement (an upsert on both backends)."""
-        stmt = self._insert(conversations).values(id=conversation_id, channel=channel, owner=owner, created_at=now,
-                                             updated_at=now)
+        stmt = self._insert(conversations).values(
+            id=conversation_id, channel=channel, owner=owner, created_at=now, updated_at=now
+        )
         return stmt.on_conflict_do_update(index_elements=[conversations.c.id], set_={"updated_at": now})
 
-    def finish_turn(self, conversation_id: str, idx: int, trace: AnswerTrace, state: dict[str, Any] | None = None) -> None:
+    def finish_turn(
+        self, conversation_id: str, idx: int, trace: AnswerTrace, state: dict[str, Any] | None = None
+    ) -> None:
         with self.engine.begin() as conn:
             conn.execute(
                 update(turns)
                 .where(turns.c.conversation_id == conversation_id, turns.c.idx == idx)
-                .values(answer=trace.answer, language=trace.language, mode=trace.mode, status="answered",
-                        trace=json.loads(trace.model_dump_json()), state=state)
+                .values(
+                    answer=trace.answer,
+                    language=trace.language,
+                    mode=trace.mode,
+                    status="answered",
+                    trace=json.loads(trace.model_dump_json()),
+                    state=state,
+                )
             )
 
     def fail_turn(self, conversation_id: str, idx: int, error: str) -> None:
         with self.engine.begin() as conn:
-            conn.execute(update(turns).where(turns.c.conversation_id == conversation_id, turns.c.idx == idx)
-                         .values(status="failed", error=error[:2000]))
+            conn.execute(
+                update(turns)
+                .where(turns.c.conversation_id == conversation_id, turns.c.idx == idx)
+                .values(status="failed", error=error[:2000])
+            )
 
     def turns(self, conversation_id: str, limit: int | None = None) -> list[Turn]:
         """The conversation's turns, oldest first (the last `limit` when given)."""
@@ -324,30 +351,66 @@ class Store:
             q = q.limit(limit)
         with self.engine.connect() as conn:
             rows = conn.execute(q).mappings().all()
-        return [Turn(idx=r["idx"], question=r["question"], answer=r["answer"], status=r["status"], language=r["language"],
-                     mode=r["mode"], trace=r["trace"], state=r["state"], created_at=r["created_at"]) for r in reversed(rows)]
+        return [
+            Turn(
+                idx=r["idx"],
+                question=r["question"],
+                answer=r["answer"],
+                status=r["status"],
+                language=r["language"],
+                mode=r["mode"],
+                trace=r["trace"],
+                state=r["state"],
+                created_at=r["created_at"],
+            )
+            for r in reversed(rows)
+        ]
 
     def turn_page(self, conversation_id: str, offset: int = 0, limit: int = 50) -> list[Turn]:
         """Turns `offset` .. `offset + limit - 1`, oldest first (a long conversation is read a page at a time)."""
-        q = (select(turns).where(turns.c.conversation_id == conversation_id).order_by(turns.c.idx)
-             .offset(offset).limit(limit))
+        q = (
+            select(turns)
+            .where(turns.c.conversation_id == conversation_id)
+            .order_by(turns.c.idx)
+            .offset(offset)
+            .limit(limit)
+        )
         with self.engine.connect() as conn:
             rows = conn.execute(q).mappings().all()
-        return [Turn(idx=r["idx"], question=r["question"], answer=r["answer"], status=r["status"], language=r["language"],
-                     mode=r["mode"], trace=r["trace"], state=r["state"], created_at=r["created_at"]) for r in rows]
+        return [
+            Turn(
+                idx=r["idx"],
+                question=r["question"],
+                answer=r["answer"],
+                status=r["status"],
+                language=r["language"],
+                mode=r["mode"],
+                trace=r["trace"],
+                state=r["state"],
+                created_at=r["created_at"],
+            )
+            for r in rows
+        ]
 
     def count_turns(self, conversation_id: str) -> int:
         with self.engine.connect() as conn:
-            return int(conn.execute(select(func.count()).select_from(turns)
-                                    .where(turns.c.conversation_id == conversation_id)).scalar() or 0)
+            return int(
+                conn.execute(
+                    select(func.count()).select_from(turns).where(turns.c.conversation_id == conversation_id)
+                ).scalar()
+                or 0
+            )
 
     def fail_stale_pending(self, older_than_s: float) -> int:
         """Close as failed the turns still pending after `older_than_s` seconds: answers a crash interrupted.
         Run at start-up; the age keeps a turn another live worker is still answering untouched."""
         cutoff = _now() - dt.timedelta(seconds=older_than_s)
         with self.engine.begin() as conn:
-            res = conn.execute(update(turns).where(turns.c.status == "pending", turns.c.created_at < cutoff)
-                               .values(status="failed", error="interrupted: the server stopped before answering"))
+            res = conn.execute(
+                update(turns)
+                .where(turns.c.status == "pending", turns.c.created_at < cutoff)
+                .values(status="failed", error="interrupted: the server stopped before answering")
+            )
         return res.rowcount or 0
 
     def secret(self, name: str) -> str:
@@ -356,33 +419,46 @@ class Store:
             row = conn.execute(select(server_secrets.c.value).where(server_secrets.c.name == name)).first()
             if row:
                 return row[0]
-            conn.execute(self._insert(server_secrets).values(name=name, value=secrets.token_hex(32))
-                         .on_conflict_do_nothing(index_elements=[server_secrets.c.name]))
+            conn.execute(
+                self._insert(server_secrets)
+                .values(name=name, value=secrets.token_hex(32))
+                .on_conflict_do_nothing(index_elements=[server_secrets.c.name])
+            )
             return conn.execute(select(server_secrets.c.value).where(server_secrets.c.name == name)).scalar_one()
 
     def last_state(self, conversation_id: str) -> dict[str, Any] | None:
         """The planner state of the last answered turn: what a follow-up question inherits."""
-        q = (select(turns.c.state).where(turns.c.conversation_id == conversation_id, turns.c.status == "answered")
-             .order_by(turns.c.idx.desc()).limit(1))
+        q = (
+            select(turns.c.state)
+            .where(turns.c.conversation_id == conversation_id, turns.c.status == "answered")
+            .order_by(turns.c.idx.desc())
+            .limit(1)
+        )
         with self.engine.connect() as conn:
             row = conn.execute(q).first()
         return row[0] if row else None
 
     # feedback ----------------------------------------------------------------------------
 
-    def add_feedback(self, conversation_id: str, turn: int, rating: int, comment: str | None = None,
-                     owner: str | None = None) -> int:
+    def add_feedback(
+        self, conversation_id: str, turn: int, rating: int, comment: str | None = None, owner: str | None = None
+    ) -> int:
         """Feedback on one turn; `UnknownConversation` when there is no such turn, or (given `owner`) the
         conversation belongs to another principal."""
         q = select(turns.c.id).where(turns.c.conversation_id == conversation_id, turns.c.idx == turn)
         if owner is not None:
-            q = q.join(conversations, conversations.c.id == turns.c.conversation_id).where(conversations.c.owner == owner)
+            q = q.join(conversations, conversations.c.id == turns.c.conversation_id).where(
+                conversations.c.owner == owner
+            )
         with self.engine.begin() as conn:
             found = conn.execute(q).first()
             if not found:
                 raise UnknownConversation(f"{conversation_id}#{turn}")
-            res = conn.execute(insert(feedback).values(conversation_id=conversation_id, turn=turn, rating=rating,
-                                                       comment=comment, created_at=_now()))
+            res = conn.execute(
+                insert(feedback).values(
+                    conversation_id=conversation_id, turn=turn, rating=rating, comment=comment, created_at=_now()
+                )
+            )
             return int(res.inserted_primary_key[0])
 
     def feedback_for(self, conversation_id: str, turns_from: int = 0, turns_to: int | None = None) -> list[dict]:

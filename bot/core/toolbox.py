@@ -27,8 +27,12 @@ USER_NOTE_LABEL = "用户资料 / user note: "
 class SearchInput(SearchKnowledgeInput):
     """`search_knowledge`'s input as the tools take it: the schema says that a query needs a visible character."""
 
-    query: str = Field(min_length=1, max_length=1000, description="the question or keywords, zh or en",
-                       json_schema_extra={"pattern": f"[^{WHITESPACE}]"})
+    query: str = Field(
+        min_length=1,
+        max_length=1000,
+        description="the question or keywords, zh or en",
+        json_schema_extra={"pattern": f"[^{WHITESPACE}]"},
+    )
 
     @field_validator("query")
     @classmethod
@@ -55,9 +59,13 @@ class Toolbox:
 
     def spec(self, name: str) -> ToolSpec:
         if name == SEARCH:
-            return ToolSpec(SEARCH, "Search the knowledge base (GPU buying notes in Chinese and English, corrections of "
-                            "common claims, prices and channels) and return passages to cite by id.",
-                            SearchInput, SearchKnowledgeOutput)
+            return ToolSpec(
+                SEARCH,
+                "Search the knowledge base (GPU buying notes in Chinese and English, corrections of "
+                "common claims, prices and channels) and return passages to cite by id.",
+                SearchInput,
+                SearchKnowledgeOutput,
+            )
         tool = registry.get(name)
         return ToolSpec(name, tool.description, tool.input_model, tool.output_model)
 
@@ -73,8 +81,9 @@ class Toolbox:
                 raise registry.invalid_from_validation(err, registry.field_names(SearchInput)) from None
             if self.retriever is None:
                 return {"passages": []}
-            passages = [p.model_dump() for p in self.retriever.search(inp.query, k=inp.k, lang=inp.lang,
-                                                                      topics=inp.topics)]
+            passages = [
+                p.model_dump() for p in self.retriever.search(inp.query, k=inp.k, lang=inp.lang, topics=inp.topics)
+            ]
             for p in passages:
                 if p.get("origin", "builtin") != "builtin" and not p["title"].startswith(USER_NOTE_LABEL):
                     p["title"] = USER_NOTE_LABEL + p["title"]
@@ -121,8 +130,9 @@ class ToolRun:
         known = {c.id for c in self.citations}
         for p in passages:
             if p["id"] not in known:
-                self.citations.append(Citation(id=p["id"], doc_id=p["doc_id"], title=p["title"], text=p["text"],
-                                               source=p["source"]))
+                self.citations.append(
+                    Citation(id=p["id"], doc_id=p["doc_id"], title=p["title"], text=p["text"], source=p["source"])
+                )
                 known.add(p["id"])
 
     def outputs(self) -> dict[str, Any]:

@@ -38,14 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.grounding.numbers import UNITS, Number, extract_numbers, name_sizes
 
-__all__ = [
-    "GroundingResult",
-    "NumberRef",
-    "UngroundedNumber",
-    "citation_markers",
-    "ground",
-    "unit_from_key",
-]
+__all__ = ["GroundingResult", "NumberRef", "UngroundedNumber", "citation_markers", "ground", "unit_from_key"]
 
 QUESTION_ID = "question"
 COUNT_ID = "count"
@@ -92,30 +85,89 @@ class GroundingResult(BaseModel):
 _KEY_UNITS: list[tuple[re.Pattern, str | None]] = [
     (re.compile(p), u)
     for p, u in [
-        (r"(^|_)gpu_hours?$", "GPU-h"), (r"_gib$", "GiB"), (r"_gb_s$|_gb_per_s$", "GB/s"), (r"_tb_s$", "TB/s"),
-        (r"_gb$|^gb$", "GB"), (r"_tb$", "TB"), (r"_mb$", "MB"), (r"_bytes$", "bytes"),
-        (r"_tflops$", "TFLOPS"), (r"_pflops$", "PFLOPS"), (r"_tops$", "TOPS"), (r"flops", "FLOP"),
-        (r"_kwh$", "kWh"), (r"_kw$", "kW"), (r"_w$|watts", "W"),
-        (r"cny_per_(gpu_)?hour$|cny_per_h$", "CNY/h"), (r"cny_per_kwh$", "CNY/kWh"),
-        (r"cny_per_month$", "CNY/month"), (r"cny_per_year$", "CNY/year"), (r"(^|_)cny($|_)", "CNY"),
-        (r"usd_per_(gpu_)?hour$", "USD/h"), (r"(^|_)usd($|_)", "USD"),
-        (r"tokens_per_s(ec)?$|_per_s$", "tokens/s"), (r"(^|_)tokens$", "tokens"),
-        (r"(^|_)hours$|_h$", "h"), (r"(^|_)days$", "day"), (r"(^|_)weeks$", "week"), (r"(^|_)months$", "month"),
-        (r"(^|_)years$", "year"), (r"(^|_)seconds$|_s$", "s"),
+        (r"(^|_)gpu_hours?$", "GPU-h"),
+        (r"_gib$", "GiB"),
+        (r"_gb_s$|_gb_per_s$", "GB/s"),
+        (r"_tb_s$", "TB/s"),
+        (r"_gb$|^gb$", "GB"),
+        (r"_tb$", "TB"),
+        (r"_mb$", "MB"),
+        (r"_bytes$", "bytes"),
+        (r"_tflops$", "TFLOPS"),
+        (r"_pflops$", "PFLOPS"),
+        (r"_tops$", "TOPS"),
+        (r"flops", "FLOP"),
+        (r"_kwh$", "kWh"),
+        (r"_kw$", "kW"),
+        (r"_w$|watts", "W"),
+        (r"cny_per_(gpu_)?hour$|cny_per_h$", "CNY/h"),
+        (r"cny_per_kwh$", "CNY/kWh"),
+        (r"cny_per_month$", "CNY/month"),
+        (r"cny_per_year$", "CNY/year"),
+        (r"(^|_)cny($|_)", "CNY"),
+        (r"usd_per_(gpu_)?hour$", "USD/h"),
+        (r"(^|_)usd($|_)", "USD"),
+        (r"tokens_per_s(ec)?$|_per_s$", "tokens/s"),
+        (r"(^|_)tokens$", "tokens"),
+        (r"(^|_)hours$|_h$", "h"),
+        (r"(^|_)days$", "day"),
+        (r"(^|_)weeks$", "week"),
+        (r"(^|_)months$", "month"),
+        (r"(^|_)years$", "year"),
+        (r"(^|_)seconds$|_s$", "s"),
         (r"^(mfu|hfu)$|_mfu$|_fraction$|_frac$|utili[sz]ation|efficiency|_share$", "fraction"),
         (r"_pct$|_percent$|^percent", "%"),
-        (r"^(n_|min_|max_)?gpus$|gpu_count|^n_cards$", "GPU"), (r"^(n_)?nodes$", "node"),
-        (r"params_b$", "B_params"), (r"(^|_)params$", "params"),
+        (r"^(n_|min_|max_)?gpus$|gpu_count|^n_cards$", "GPU"),
+        (r"^(n_)?nodes$", "node"),
+        (r"params_b$", "B_params"),
+        (r"(^|_)params$", "params"),
     ]
 ]
-_UNIT_WORDS = {"gb": "GB", "gib": "GiB", "tb": "TB", "mb": "MB", "w": "W", "kw": "kW", "kwh": "kWh",
-               "h": "h", "hour": "h", "hours": "h", "小时": "h", "day": "day", "days": "day", "天": "day",
-               "month": "month", "months": "month", "月": "month", "year": "year", "years": "year",
-               "cny": "CNY", "元": "CNY", "usd": "USD", "%": "%", "percent": "%", "fraction": "fraction",
-               "ratio": "fraction", "x": "x", "tflops": "TFLOPS", "gb/s": "GB/s", "tokens": "tokens",
-               "tokens/s": "tokens/s", "gpu-h": "GPU-h", "gpu_hours": "GPU-h", "gpus": "GPU", "gpu": "GPU",
-               "cny/h": "CNY/h", "元/卡时": "CNY/GPU-h", "cny/kwh": "CNY/kWh", "元/度": "CNY/kWh",
-               "b": "B_params", "params": "params", "flop": "FLOP", "flops": "FLOP"}
+_UNIT_WORDS = {
+    "gb": "GB",
+    "gib": "GiB",
+    "tb": "TB",
+    "mb": "MB",
+    "w": "W",
+    "kw": "kW",
+    "kwh": "kWh",
+    "h": "h",
+    "hour": "h",
+    "hours": "h",
+    "小时": "h",
+    "day": "day",
+    "days": "day",
+    "天": "day",
+    "month": "month",
+    "months": "month",
+    "月": "month",
+    "year": "year",
+    "years": "year",
+    "cny": "CNY",
+    "元": "CNY",
+    "usd": "USD",
+    "%": "%",
+    "percent": "%",
+    "fraction": "fraction",
+    "ratio": "fraction",
+    "x": "x",
+    "tflops": "TFLOPS",
+    "gb/s": "GB/s",
+    "tokens": "tokens",
+    "tokens/s": "tokens/s",
+    "gpu-h": "GPU-h",
+    "gpu_hours": "GPU-h",
+    "gpus": "GPU",
+    "gpu": "GPU",
+    "cny/h": "CNY/h",
+    "元/卡时": "CNY/GPU-h",
+    "cny/kwh": "CNY/kWh",
+    "元/度": "CNY/kWh",
+    "b": "B_params",
+    "params": "params",
+    "flop": "FLOP",
+    "flops": "FLOP",
+}
 
 
 @lru_cache(maxsize=4096)
@@ -154,8 +206,17 @@ class _Index:
         fuzzy = tol > 0 and value > 0
         self._rows.setdefault((bucket, fuzzy), []).append((value, priority, source_id, tol if fuzzy else 0.0))
 
-    def add_value(self, value: float, unit: str | None, priority: int, source_id: str, tol: float = 0.0,
-                  *, text: bool = False, question: bool = False) -> None:
+    def add_value(
+        self,
+        value: float,
+        unit: str | None,
+        priority: int,
+        source_id: str,
+        tol: float = 0.0,
+        *,
+        text: bool = False,
+        question: bool = False,
+    ) -> None:
         """A source value. A unitless value from a tool's structured output may ground a figure of any
         unit ("raw"); a unitless number read from text (a note, a tool's prose, the question) never
         grounds a price ("raw-text"): "99" in a note or a tool's remark does not ground "99 元". A number
@@ -174,8 +235,9 @@ class _Index:
 
     def add_number(self, n: Number, priority: int, source_id: str) -> None:
         for v in (n.value, *n.alt_values):
-            self.add_value(v, n.unit or None, priority, source_id, n.tolerance, text=True,
-                           question=source_id == QUESTION_ID)
+            self.add_value(
+                v, n.unit or None, priority, source_id, n.tolerance, text=True, question=source_id == QUESTION_ID
+            )
 
     def freeze(self) -> None:
         for key, rows in self._rows.items():
@@ -214,8 +276,24 @@ def _dimension(unit: str | None) -> str | None:
 
 _DIGIT_RE = re.compile(r"[0-9]")
 #: strings under these keys are provenance or identifiers, not statements: their digits are not read
-_NOT_STATEMENTS = frozenset({"url", "urls", "href", "link", "as_of", "date", "retrieved", "published", "id", "key",
-                             "field", "fields", "title", "verified"})
+_NOT_STATEMENTS = frozenset(
+    {
+        "url",
+        "urls",
+        "href",
+        "link",
+        "as_of",
+        "date",
+        "retrieved",
+        "published",
+        "id",
+        "key",
+        "field",
+        "fields",
+        "title",
+        "verified",
+    }
+)
 
 
 def _walk(node: Any, hint: str | None, source_id: str, index: _Index, texts: list[str]) -> None:
@@ -265,8 +343,16 @@ def _build_index(tool_outputs: Mapping[str, Any], passages: Mapping[str, str], q
 
 
 # ---- matching -----------------------------------------------------------------------------------
-_LABEL_SWAP = {"GB": 2.0**30, "GiB": 1e9, "TB": 2.0**40, "TiB": 1e12, "MB": 2.0**20, "MiB": 1e6,
-               "GB/s": 2.0**30, "GiB/s": 1e9}
+_LABEL_SWAP = {
+    "GB": 2.0**30,
+    "GiB": 1e9,
+    "TB": 2.0**40,
+    "TiB": 1e12,
+    "MB": 2.0**20,
+    "MiB": 1e6,
+    "GB/s": 2.0**30,
+    "GiB/s": 1e9,
+}
 
 
 def _lookup(n: Number, index: _Index, rel_tol: float) -> str | None:
@@ -331,8 +417,14 @@ def ground(
     return GroundingResult(numbers=refs, ungrounded=missing)
 
 
-def _ground_cited(answer: str, tool_outputs: Mapping[str, Any], passages: Mapping[str, str], question: str,
-                  rel_tol: float, shown: Mapping[str, Iterable[str]]) -> GroundingResult:
+def _ground_cited(
+    answer: str,
+    tool_outputs: Mapping[str, Any],
+    passages: Mapping[str, str],
+    question: str,
+    rel_tol: float,
+    shown: Mapping[str, Iterable[str]],
+) -> GroundingResult:
     refs: list[NumberRef] = []
     missing: list[UngroundedNumber] = []
     offset = 0
@@ -350,8 +442,10 @@ def citation_markers(citations: Iterable[Any]) -> dict[str, list[str]]:
     by its note's place among the cited notes (the offline sources list), and its id or doc id."""
     citations = list(citations)
     docs = list(dict.fromkeys(c.doc_id for c in citations))
-    return {c.id: [f"[{i}]", f"[{docs.index(c.doc_id) + 1}]", c.id, f"[{c.doc_id}]"]
-            for i, c in enumerate(citations, start=1)}
+    return {
+        c.id: [f"[{i}]", f"[{docs.index(c.doc_id) + 1}]", c.id, f"[{c.doc_id}]"]
+        for i, c in enumerate(citations, start=1)
+    }
 
 
 _QUOTES = {"“": "”", '"': '"', "「": "」", "‘": "’", "'": "'"}

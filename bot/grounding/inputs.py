@@ -13,12 +13,30 @@ from bot.grounding.numbers import extract_numbers, name_sizes
 __all__ = ["trusted_tool_outputs", "unsourced_inputs"]
 
 #: input units that state a fact (a price, a duration, a size, a rate): the model may not invent them
-_FACT_DIMENSIONS = {"CNY", "USD", "time", "tokens", "tokens/s", "bytes", "bytes/s", "bits/s", "flop", "power",
-                    "energy", "ratio", "params"}
+_FACT_DIMENSIONS = {
+    "CNY",
+    "USD",
+    "time",
+    "tokens",
+    "tokens/s",
+    "bytes",
+    "bytes/s",
+    "bits/s",
+    "flop",
+    "power",
+    "energy",
+    "ratio",
+    "params",
+}
 
 
-def unsourced_inputs(tool_input: Mapping[str, Any], question: str, sources: Mapping[str, Any] | None = None,
-                     *, rel_tol: float = DEFAULT_REL_TOL) -> list[str]:
+def unsourced_inputs(
+    tool_input: Mapping[str, Any],
+    question: str,
+    sources: Mapping[str, Any] | None = None,
+    *,
+    rel_tol: float = DEFAULT_REL_TOL,
+) -> list[str]:
     """The input fields of a tool call holding a figure that is neither in the question nor in
     `sources` (earlier trusted tool outputs, e.g. a catalog lookup): a price, duration, size or token
     count the model made up. Counts and knobs (GPUs, TP, batch) are the model's choices, not claims."""

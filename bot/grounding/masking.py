@@ -10,12 +10,14 @@ import re
 _NAME, _GPU = "\x01", "\x02"  # fillers: a masked name, a masked GPU name (for "8×H800" counts)
 _GPU_TOKEN_RE = re.compile(r"(?:[AHLBVTPKZ]|GB|MI|RTX|GTX|MLU|BR|DCU)[ -]?[0-9]{1,4}[A-Za-z0-9-]*")
 _PRODUCTS_GPU = r"RTX|GTX|Ascend|昇腾|Tesla|Radeon|Instinct|Gaudi|Atlas|思元|MLU|海光|DCU|壁仞|摩尔线程|MTT"
-_PRODUCTS = (r"CUDA|cuDNN|PyTorch|Torch|TensorFlow|JAX|Python|vLLM|SGLang|NCCL|TensorRT(?:-LLM)?|Megatron(?:-LM)?"
-             r"|DeepSpeed|Transformers|Ubuntu|CentOS|Linux|Windows|Kubernetes|Docker|Triton|FlashAttention"
-             r"|Flash Attention|PCIe(?:[ \t]?Gen)?|Gen|NVLink|NVSwitch|InfiniBand|HBM|GDDR|DDR|ZeRO(?:[ \t]stage)?"
-             r"|Llama|LLaMA|Qwen|DeepSeek|GPT|Mistral|Mixtral|Gemma|Yi|GLM|ChatGLM|Baichuan|InternLM|Phi|Falcon"
-             r"|Claude|ERNIE|文心|Kimi|MiniMax|Grok|Hopper|Ampere|Blackwell|CANN|ROCm|MindSpore|MindIE|NeMo|oneAPI"
-             r"|HCCL|PEFT|Accelerate|bitsandbytes|xFormers|Apex|Horovod|Ollama|TGI|Ray|Driver|driver|驱动|version|版本")
+_PRODUCTS = (
+    r"CUDA|cuDNN|PyTorch|Torch|TensorFlow|JAX|Python|vLLM|SGLang|NCCL|TensorRT(?:-LLM)?|Megatron(?:-LM)?"
+    r"|DeepSpeed|Transformers|Ubuntu|CentOS|Linux|Windows|Kubernetes|Docker|Triton|FlashAttention"
+    r"|Flash Attention|PCIe(?:[ \t]?Gen)?|Gen|NVLink|NVSwitch|InfiniBand|HBM|GDDR|DDR|ZeRO(?:[ \t]stage)?"
+    r"|Llama|LLaMA|Qwen|DeepSeek|GPT|Mistral|Mixtral|Gemma|Yi|GLM|ChatGLM|Baichuan|InternLM|Phi|Falcon"
+    r"|Claude|ERNIE|文心|Kimi|MiniMax|Grok|Hopper|Ampere|Blackwell|CANN|ROCm|MindSpore|MindIE|NeMo|oneAPI"
+    r"|HCCL|PEFT|Accelerate|bitsandbytes|xFormers|Apex|Horovod|Ollama|TGI|Ray|Driver|driver|驱动|version|版本"
+)
 _VERSION = r"[ \t]?[vV]?[0-9]+(?:\.[0-9]+)*[A-Za-z]*(?:[ \t](?:Ti|SUPER|Super|Pro|Max))?"
 
 
@@ -35,8 +37,6 @@ def _name(m: re.Match) -> str:
     if not re.search(r"[0-9]", tok) or re.fullmatch(r"[xX][0-9]+", tok):
         return tok
     return (_GPU if _GPU_TOKEN_RE.fullmatch(tok) else _NAME) * len(tok)
-
-
 
 
 def _if_word_start(fill: str):
@@ -60,21 +60,39 @@ def _gpu_memory_suffix(m: re.Match) -> str:
 # then skips ahead to candidate characters instead of trying each position (3x faster on long notes).
 _MASKS: list[tuple[re.Pattern, object]] = [
     # code, links and citation markers
-    (re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]+`|https?://\S+|www\.\S+|\]\([^)\n]*\)"
-                r"|\[\^?[0-9]+\]|【[0-9]+】|\[[^\[\]\n]*[:#][^\[\]\n]*\]", re.S), _blank),
+    (
+        re.compile(
+            r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]+`|https?://\S+|www\.\S+|\]\([^)\n]*\)"
+            r"|\[\^?[0-9]+\]|【[0-9]+】|\[[^\[\]\n]*[:#][^\[\]\n]*\]",
+            re.S,
+        ),
+        _blank,
+    ),
     (re.compile(r"^[ \t]*#{1,6}[ \t]+([0-9]+(?:\.[0-9]+)*\.?)", re.M), _blank_group),
-    (re.compile(r"^[ \t>]*(?:[-*+][ \t]+)?([0-9]{1,3}[.)、．]|[(（][0-9]{1,3}[)）])(?=[ \t]|[^\x00-\x7f])", re.M),
-     _blank_group),
-    (re.compile(r"9(?<![0-9A-Za-z.]9)10[ABC][0-9]?(?![0-9A-Za-z.])|[345](?<![0-9A-Za-z.][345])0[6-9]0(?:D|Ti)?"
-                r"(?![0-9A-Za-z.])(?![ \t]*(?:元|块|万|千|%|GB|G\b|小时|h\b|tokens?|张|台|W\b|瓦))"),
-     lambda m: _GPU * len(m.group())),
-    (re.compile(r"[A-Za-z](?<![A-Za-z0-9_\x01\x02][A-Za-z])(?=[A-Za-z0-9_.+-]*[0-9])[A-Za-z0-9_]*"
-                r"(?:[.\-+][A-Za-z0-9_]+)*"), _name),
+    (
+        re.compile(r"^[ \t>]*(?:[-*+][ \t]+)?([0-9]{1,3}[.)、．]|[(（][0-9]{1,3}[)）])(?=[ \t]|[^\x00-\x7f])", re.M),
+        _blank_group,
+    ),
+    (
+        re.compile(
+            r"9(?<![0-9A-Za-z.]9)10[ABC][0-9]?(?![0-9A-Za-z.])|[345](?<![0-9A-Za-z.][345])0[6-9]0(?:D|Ti)?"
+            r"(?![0-9A-Za-z.])(?![ \t]*(?:元|块|万|千|%|GB|G\b|小时|h\b|tokens?|张|台|W\b|瓦))"
+        ),
+        lambda m: _GPU * len(m.group()),
+    ),
+    (
+        re.compile(
+            r"[A-Za-z](?<![A-Za-z0-9_\x01\x02][A-Za-z])(?=[A-Za-z0-9_.+-]*[0-9])[A-Za-z0-9_]*"
+            r"(?:[.\-+][A-Za-z0-9_]+)*"
+        ),
+        _name,
+    ),
     (re.compile(rf"(?:{_PRODUCTS_GPU})[ \t]?-?{_VERSION}"), _if_word_start(_GPU)),
     (re.compile(rf"(?:{_PRODUCTS}){_VERSION}"), _if_word_start(_NAME)),
     # the memory suffix of a GPU's catalog name: "A100 SXM4 80GB", "H20 96GB", "H100 NVL 94GB"
     (re.compile(r"[ \t][0-9]{2,3}GB(?![A-Za-z0-9/])"), _gpu_memory_suffix),
 ]
+
 
 @functools.cache
 def _catalog_names() -> re.Pattern | None:

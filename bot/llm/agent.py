@@ -46,16 +46,41 @@ log = logging.getLogger("gpu_advisor.agent")
 
 HISTORY_ANSWER_CHARS = 2000  # earlier answers are cut to this in the prompt
 #: slots the next turn inherits, read from the last tool inputs (the offline planner's names)
-CARRIED = ("model", "gpu", "n_gpus", "method", "workload", "precision", "tokens", "seq_len", "batch", "context_len",
-           "zero_stage", "price_cny_per_hour", "hours_per_day", "months", "budget_cny")
-INTENT = {"fit_training": "fit", "fit_inference": "fit", "training_time": "time", "inference_speed": "speed",
-          "run_cost": "cost", "rent_vs_buy": "rent_vs_buy", "compare_gpus": "compare", "gpu_specs": "specs",
-          "recommend_gpus": "recommend", SEARCH: "knowledge"}
+CARRIED = (
+    "model",
+    "gpu",
+    "n_gpus",
+    "method",
+    "workload",
+    "precision",
+    "tokens",
+    "seq_len",
+    "batch",
+    "context_len",
+    "zero_stage",
+    "price_cny_per_hour",
+    "hours_per_day",
+    "months",
+    "budget_cny",
+)
+INTENT = {
+    "fit_training": "fit",
+    "fit_inference": "fit",
+    "training_time": "time",
+    "inference_speed": "speed",
+    "run_cost": "cost",
+    "rent_vs_buy": "rent_vs_buy",
+    "compare_gpus": "compare",
+    "gpu_specs": "specs",
+    "recommend_gpus": "recommend",
+    SEARCH: "knowledge",
+}
 STATE_LABELS = {"zh": "上一轮的设定", "en": "Settings from earlier turns"}
 NO_STATE = {"zh": "（新对话，没有之前的设定。）", "en": "(A new conversation: nothing carried over.)"}
 
-_FOLLOW_UPS = re.compile(r"^\s*[*_>]*\s*(?:FOLLOW[- ]?UPS?|追问)\s*[*_]*\s*[:：]\s*(.*?)\s*[*_]*\s*$",
-                         re.IGNORECASE | re.MULTILINE)
+_FOLLOW_UPS = re.compile(
+    r"^\s*[*_>]*\s*(?:FOLLOW[- ]?UPS?|追问)\s*[*_]*\s*[:：]\s*(.*?)\s*[*_]*\s*$", re.IGNORECASE | re.MULTILINE
+)
 _THINK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
 
 #: follow-up suggestions by the last tool used, when the model gave none
@@ -103,9 +128,18 @@ class AgentPlanner:
 
     mode = "llm"
 
-    def __init__(self, model: Any, provider: Provider, max_steps: int = 8, deadline_s: float = 60.0,
-                 max_retries: int = 1, context_tokens: int = 8192, max_tokens: int = 1024,
-                 probe: Callable[[], int] | None = None, count_tokens: Callable[[str], int | None] | None = None):
+    def __init__(
+        self,
+        model: Any,
+        provider: Provider,
+        max_steps: int = 8,
+        deadline_s: float = 60.0,
+        max_retries: int = 1,
+        context_tokens: int = 8192,
+        max_tokens: int = 1024,
+        probe: Callable[[], int] | None = None,
+        count_tokens: Callable[[str], int | None] | None = None,
+    ):
         self.model = model
         self.provider = provider
         self.max_steps = max_steps
@@ -135,12 +169,21 @@ class AgentPlanner:
         client = model.http_client
         probe = count = None
         if provider.name in ("vllm", "compatible", "ollama") or provider.local:  # hosted APIs say nothing useful
-            probe = functools.partial(context_tokens, settings.llm_base_url, provider.model, client,
-                                      settings.llm_context_tokens)
+            probe = functools.partial(
+                context_tokens, settings.llm_base_url, provider.model, client, settings.llm_context_tokens
+            )
             count = functools.partial(server_token_count, settings.llm_base_url, provider.model, client)
-        return cls(model, provider, max_steps=settings.llm_max_steps, deadline_s=settings.llm_deadline_s,
-                   max_retries=settings.llm_max_retries, context_tokens=settings.llm_context_tokens,
-                   max_tokens=settings.llm_max_tokens, probe=probe, count_tokens=count)
+        return cls(
+            model,
+            provider,
+            max_steps=settings.llm_max_steps,
+            deadline_s=settings.llm_deadline_s,
+            max_retries=settings.llm_max_retries,
+            context_tokens=settings.llm_context_tokens,
+            max_tokens=settings.llm_max_tokens,
+            probe=probe,
+            count_tokens=count,
+        )
 
     # ------------------------------------------------------------------------------------------
     def plan(self, text: str, ctx: Context, tools: ToolRunFactory, emit: Emit = _ignore) -> PlanResult:
@@ -150,7 +193,9 @@ class AgentPlanner:
         passages = _upfront(run, text)
         return self._run(lang, ctx, run, messages, time.monotonic() + self.deadline_s, 0, passages)
 
-    def repair(self, text: str, ctx: Context, result: PlanResult, report: str, emit: Emit = _ignore) -> PlanResult | None:
+    def repair(
+        self, text: str, ctx: Context, result: PlanResult, report: str, emit: Emit = _ignore
+    ) -> PlanResult | None:
         """Ask the model once more to remove or source the figures named in `report`."""
         if not isinstance(result, AgentPlanResult) or result.run is None or not report:
             return None
@@ -161,28 +206,46 @@ class AgentPlanner:
             log.warning("no repair round: the answer's deadline has passed")
             return None
         try:
-            return self._run(result.language, ctx, run, [*result.messages, HumanMessage(note)], result.deadline_at,
-                             result.model_calls, result.passages)
+            return self._run(
+                result.language,
+                ctx,
+                run,
+                [*result.messages, HumanMessage(note)],
+                result.deadline_at,
+                result.model_calls,
+                result.passages,
+            )
         except PlannerError as err:
             log.warning("repair round failed: %s", err)
             return None
 
     # ------------------------------------------------------------------------------------------
-    def _run(self, lang: str, ctx: Context, run: ToolRun, messages: list[BaseMessage], deadline_at: float,
-             calls_before: int, passages: str = "") -> AgentPlanResult:
+    def _run(
+        self,
+        lang: str,
+        ctx: Context,
+        run: ToolRun,
+        messages: list[BaseMessage],
+        deadline_at: float,
+        calls_before: int,
+        passages: str = "",
+    ) -> AgentPlanResult:
         if self.provider.refusal:
             raise PlannerError(self.provider.refusal, kind="refused")
         budget = ToolBudget(2 * self.max_steps)
         calls = Calls(calls_before)
-        agent = create_agent(self.model, langchain_tools(run.box, run, _lang(lang), budget),
-                             system_prompt=render(f"system_{_lang(lang)}",
-                                                  context=_state_line(ctx.state, lang) + passages),
-                             middleware=[guard_calls(calls, self.max_retries, self._fit)])
+        agent = create_agent(
+            self.model,
+            langchain_tools(run.box, run, _lang(lang), budget),
+            system_prompt=render(f"system_{_lang(lang)}", context=_state_line(ctx.state, lang) + passages),
+            middleware=[guard_calls(calls, self.max_retries, self._fit)],
+        )
         try:
             # LangGraph runs at most recursion_limit - 1 steps: max_steps model turns + tool rounds
             with answer_deadline(deadline_at):
-                out = agent.invoke({"messages": messages}, {"recursion_limit": self.max_steps + 1,
-                                                            "callbacks": [TokenRelay(run.emit)]})
+                out = agent.invoke(
+                    {"messages": messages}, {"recursion_limit": self.max_steps + 1, "callbacks": [TokenRelay(run.emit)]}
+                )
         except PlannerError:
             raise
         except Exception as err:
@@ -195,14 +258,20 @@ class AgentPlanner:
                 raise PlannerError("the model sent a tool call whose arguments are not valid JSON")
             raise PlannerError("the model returned an empty answer")
         return AgentPlanResult(
-            answer=answer.strip(), language=_lang(lang), tool_calls=run.calls, citations=run.citations,
-            follow_ups=follow_ups or _suggest(run, lang), state=_next_state(ctx.state, run),
-            messages=list(out["messages"]), run=run,
+            answer=answer.strip(),
+            language=_lang(lang),
+            tool_calls=run.calls,
+            citations=run.citations,
+            follow_ups=follow_ups or _suggest(run, lang),
+            state=_next_state(ctx.state, run),
+            messages=list(out["messages"]),
+            run=run,
             finish_reason=(final.response_metadata or {}).get("finish_reason"),
             tool_errors=max(0, run.attempts - len(run.calls)),
-            deadline_at=deadline_at, model_calls=calls.n, passages=passages,
+            deadline_at=deadline_at,
+            model_calls=calls.n,
+            passages=passages,
         )
-
 
     def _count(self, text: str) -> int | None:
         """The server's token count of `text`; asked no more once the server has shown it cannot say."""
@@ -224,8 +293,13 @@ class AgentPlanner:
             self._tools_tokens = tools_tokens(request.tools, self._count)
         system = request.system_message.content if request.system_message is not None else ""
         system = system if isinstance(system, str) else str(system)
-        messages = fit(self._count(system) or system, self._tools_tokens, list(request.messages), self.context_tokens(),
-                       self.max_tokens)
+        messages = fit(
+            self._count(system) or system,
+            self._tools_tokens,
+            list(request.messages),
+            self.context_tokens(),
+            self.max_tokens,
+        )
         return request if len(messages) == len(request.messages) else request.override(messages=messages)
 
 
@@ -271,7 +345,9 @@ def _history(ctx: Context) -> list[BaseMessage]:
 
 
 def _state_line(state: dict[str, Any], lang: str) -> str:
-    items = [f"{k}={v}" for k, v in (state or {}).items() if k in (*CARRIED, "gpus", "intent") and v not in (None, [], "")]
+    items = [
+        f"{k}={v}" for k, v in (state or {}).items() if k in (*CARRIED, "gpus", "intent") and v not in (None, [], "")
+    ]
     if not items:
         return NO_STATE[_lang(lang)]
     return f"{STATE_LABELS[_lang(lang)]}: " + ", ".join(items)

@@ -35,7 +35,9 @@ PER_MESSAGE = 8  # role markers and separators of a chat template
 MARGIN = 64  # the chat template's own text around the system prompt and tools
 HISTORY_PREFIX = "history-"  # message ids of earlier turns: the only messages trimmed
 
-_PIECES = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[A-Za-z]+|[0-9]|\s(?=[^\sA-Za-z])|[^\sA-Za-z0-9\u3400-\u9fff\uf900-\ufaff]")
+_PIECES = re.compile(
+    r"[\u3400-\u9fff\uf900-\ufaff]|[A-Za-z]+|[0-9]|\s(?=[^\sA-Za-z])|[^\sA-Za-z0-9\u3400-\u9fff\uf900-\ufaff]"
+)
 
 
 def estimate_tokens(text: str) -> int:
@@ -46,8 +48,11 @@ def estimate_tokens(text: str) -> int:
 def message_tokens(message: BaseMessage) -> int:
     content = message.content if isinstance(message.content, str) else json.dumps(message.content, ensure_ascii=False)
     calls = getattr(message, "tool_calls", None) or []
-    return PER_MESSAGE + estimate_tokens(content) + sum(estimate_tokens(json.dumps(c.get("args", {}),
-                                                                                    ensure_ascii=False)) + 8 for c in calls)
+    return (
+        PER_MESSAGE
+        + estimate_tokens(content)
+        + sum(estimate_tokens(json.dumps(c.get("args", {}), ensure_ascii=False)) + 8 for c in calls)
+    )
 
 
 def tools_json(tools: list[Any]) -> str:
@@ -98,8 +103,11 @@ def fit(system: str | int, tools: int, messages: list[BaseMessage], context: int
     while total > context:
         index = next((i for i, m in enumerate(kept) if str(m.id or "").startswith(HISTORY_PREFIX)), None)
         if index is None:
-            raise PlannerError(f"the request needs about {total} tokens (reply included) but the model's context is "
-                               f"{context}; shorten the question or raise the context", kind="context")
+            raise PlannerError(
+                f"the request needs about {total} tokens (reply included) but the model's context is "
+                f"{context}; shorten the question or raise the context",
+                kind="context",
+            )
         total -= message_tokens(kept.pop(index))
         dropped += 1
     if dropped:
@@ -125,8 +133,9 @@ def context_tokens(base_url: str, model: str, client: httpx.Client, default: int
     return default
 
 
-def _small_json(client: httpx.Client, method: str, url: str, body: Any = None, limit_s: float = 2.0,
-                max_bytes: int = 4 << 20) -> Any:
+def _small_json(
+    client: httpx.Client, method: str, url: str, body: Any = None, limit_s: float = 2.0, max_bytes: int = 4 << 20
+) -> Any:
     """A small JSON reply within `limit_s` of wall time in all (httpx's timeouts are per read, so a server
     dripping bytes would otherwise hold the answer); None for anything but a 200 with JSON in time."""
     start = time.monotonic()
@@ -155,7 +164,12 @@ def _from_models(body: Any, model: str) -> int | None:
     mine = [m for m in dicts if m.get("id") == model] or (dicts if len(dicts) == 1 else [])
     for item in mine:
         meta = item.get("meta") if isinstance(item.get("meta"), dict) else {}
-        for value in (item.get("max_model_len"), item.get("context_length"), item.get("context_window"), meta.get("n_ctx")):
+        for value in (
+            item.get("max_model_len"),
+            item.get("context_length"),
+            item.get("context_window"),
+            meta.get("n_ctx"),
+        ):
             if _int(value):
                 return value
     return None

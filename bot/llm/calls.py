@@ -40,10 +40,16 @@ class TokenRelay(BaseCallbackHandler):
         generations = getattr(response, "generations", None) or [[]]
         generation = generations[0][0] if generations[0] else None
         message = getattr(generation, "message", None)
-        finish = (getattr(generation, "generation_info", None) or {}).get("finish_reason") or \
-            (getattr(message, "response_metadata", None) or {}).get("finish_reason")
-        self.emit({"type": "model_turn_end", "tool_calls": bool(getattr(message, "tool_calls", None)),
-                   "finish_reason": finish})
+        finish = (getattr(generation, "generation_info", None) or {}).get("finish_reason") or (
+            getattr(message, "response_metadata", None) or {}
+        ).get("finish_reason")
+        self.emit(
+            {
+                "type": "model_turn_end",
+                "tool_calls": bool(getattr(message, "tool_calls", None)),
+                "finish_reason": finish,
+            }
+        )
 
     def on_llm_error(self, error: BaseException, **kwargs: Any) -> None:
         self.emit({"type": "model_turn_end", "tool_calls": False, "error": True})
@@ -89,8 +95,6 @@ def guard_calls(calls: Calls, max_retries: int, fit_request: Callable[[Any], Any
     return guard
 
 
-
-
 # ---- what a failure is called ----------------------------------------------------------------------
 def failure_kind(err: BaseException) -> str:
     """The fallback kind of a failure: "timeout", "context" (the request exceeds the model's context) or "endpoint"."""
@@ -102,19 +106,27 @@ def failure_kind(err: BaseException) -> str:
 
 
 #: how OpenAI, vLLM, llama.cpp, Ollama, DeepSeek and DashScope word a request that exceeds the context
-_CONTEXT_400 = re.compile(r"context[_ ]length|context size|maximum context|context window|too many tokens"
-                          r"|exceeds? the (?:model'?s? )?(?:max|context)|exceed_context|input is too long|prompt is too long",
-                          re.IGNORECASE)
+_CONTEXT_400 = re.compile(
+    r"context[_ ]length|context size|maximum context|context window|too many tokens"
+    r"|exceeds? the (?:model'?s? )?(?:max|context)|exceed_context|input is too long|prompt is too long",
+    re.IGNORECASE,
+)
 
 
 #: server errors that mean the operator must change how the model server runs, and what to change
 _SERVER_HINTS = [
-    (re.compile(r"enable-auto-tool-choice|tool-call-parser", re.IGNORECASE),
-     "start vLLM with --enable-auto-tool-choice and the --tool-call-parser of the model (hermes for Qwen2.5/Qwen3)"),
-    (re.compile(r"--jinja|Unsupported param: tools", re.IGNORECASE),
-     "start llama-server with --jinja (and a chat template that knows tools)"),
-    (re.compile(r"does not support tools", re.IGNORECASE),
-     "this model cannot call tools on this server: configure one that can"),
+    (
+        re.compile(r"enable-auto-tool-choice|tool-call-parser", re.IGNORECASE),
+        "start vLLM with --enable-auto-tool-choice and the --tool-call-parser of the model (hermes for Qwen2.5/Qwen3)",
+    ),
+    (
+        re.compile(r"--jinja|Unsupported param: tools", re.IGNORECASE),
+        "start llama-server with --jinja (and a chat template that knows tools)",
+    ),
+    (
+        re.compile(r"does not support tools", re.IGNORECASE),
+        "this model cannot call tools on this server: configure one that can",
+    ),
 ]
 
 

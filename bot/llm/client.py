@@ -108,16 +108,25 @@ def provider_for(base_url: str, model: str) -> Provider:
             sent_model = "deepseek-chat"
             notes.append("deepseek-reasoner -> deepseek-chat (thinking mode cannot call tools through ChatOpenAI)")
         else:
-            refusal = (f"model {model!r} is a DeepSeek thinking model, which cannot call tools through this client; "
-                       "configure a non-thinking model (deepseek-chat, DeepSeek-V3) in GPU_ADVISOR_LLM_MODEL")
+            refusal = (
+                f"model {model!r} is a DeepSeek thinking model, which cannot call tools through this client; "
+                "configure a non-thinking model (deepseek-chat, DeepSeek-V3) in GPU_ADVISOR_LLM_MODEL"
+            )
 
     if kind == "openai" and _O_SERIES.match(name_l):
         disabled = {"parallel_tool_calls": None}
         notes.append("parallel_tool_calls disabled (o-series)")
 
-    return Provider(name=kind, model=sent_model, local=local or kind in ("ollama", "vllm"),
-                    stream_usage=kind in ("openai", "deepseek", "dashscope"), extra_body=extra_body,
-                    disabled_params=disabled, refusal=refusal, notes=notes)
+    return Provider(
+        name=kind,
+        model=sent_model,
+        local=local or kind in ("ollama", "vllm"),
+        stream_usage=kind in ("openai", "deepseek", "dashscope"),
+        extra_body=extra_body,
+        disabled_params=disabled,
+        refusal=refusal,
+        notes=notes,
+    )
 
 
 def chat_model(settings: Settings, http_client: httpx.Client | None = None) -> tuple[ChatOpenAI, Provider]:

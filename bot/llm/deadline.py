@@ -53,8 +53,9 @@ class _DeadlineStream(httpx.SyncByteStream):
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self.inner:
             if time.monotonic() > self.at:
-                raise DeadlineExceeded("the answer's deadline passed while the model was still writing",
-                                       request=self.request)
+                raise DeadlineExceeded(
+                    "the answer's deadline passed while the model was still writing", request=self.request
+                )
             yield chunk
 
     def close(self) -> None:

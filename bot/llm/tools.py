@@ -51,14 +51,32 @@ WHEN: dict[str, str] = {
 MAIN_INPUTS: dict[str, tuple[str, ...]] = {
     "gpu_specs": ("gpu",),
     "compare_gpus": ("gpus",),
-    "fit_training": ("model", "gpu", "method", "n_gpus", "precision", "zero_stage", "offload", "seq_len", "micro_batch"),
+    "fit_training": (
+        "model",
+        "gpu",
+        "method",
+        "n_gpus",
+        "precision",
+        "zero_stage",
+        "offload",
+        "seq_len",
+        "micro_batch",
+    ),
     "fit_inference": ("model", "gpu", "n_gpus", "precision", "kv_precision", "batch", "context_len"),
     "training_time": ("model", "gpu", "n_gpus", "tokens", "method", "precision", "mfu"),
     "inference_speed": ("model", "gpu", "n_gpus", "precision", "batch", "context_len"),
     "run_cost": ("gpu", "gpu_hours", "hours", "n_gpus", "price_cny_per_hour"),
     "rent_vs_buy": ("gpu", "n_gpus", "hours_per_day", "months", "rent_cny_per_hour", "purchase_cny"),
-    "recommend_gpus": ("model", "workload", "method", "tokens", "budget_cny", "deadline_hours", "china_available",
-                       "domestic"),
+    "recommend_gpus": (
+        "model",
+        "workload",
+        "method",
+        "tokens",
+        "budget_cny",
+        "deadline_hours",
+        "china_available",
+        "domestic",
+    ),
     "model_memory": ("model", "precision", "context_len", "batch", "method"),
     "power_draw": ("gpu", "n_gpus", "hours_per_day"),
     "precision_speedup": ("model", "gpu", "n_gpus", "tokens", "method"),
@@ -249,12 +267,14 @@ def langchain_tools(box: Toolbox, run: ToolRun, lang: str, budget: ToolBudget) -
         except ImportError as err:  # a calculator module not installed yet: leave the tool out, loudly
             log.warning("tool %s unavailable to the LLM: %s", name, err)
             continue
-        tools.append(StructuredTool.from_function(
-            func=_runner(name, run, lang, budget),
-            name=name,
-            description=description(spec),
-            args_schema=lean_schema(name, spec.input_model),
-        ))
+        tools.append(
+            StructuredTool.from_function(
+                func=_runner(name, run, lang, budget),
+                name=name,
+                description=description(spec),
+                args_schema=lean_schema(name, spec.input_model),
+            )
+        )
     return tools
 
 
@@ -262,8 +282,11 @@ def _runner(name: str, run: ToolRun, lang: str, budget: ToolBudget):
     def call(**args: Any) -> str:
         with budget.lock:  # ToolRun numbers calls: never two at once
             if budget.left <= 0:
-                return ERROR_PREFIX + ("工具调用次数已用完，请用已有结果回答。" if lang == "zh"
-                                       else "the tool-call budget for this answer is used up; answer with what you have.")
+                return ERROR_PREFIX + (
+                    "工具调用次数已用完，请用已有结果回答。"
+                    if lang == "zh"
+                    else "the tool-call budget for this answer is used up; answer with what you have."
+                )
             budget.left -= 1
             try:
                 output = run(name, args)

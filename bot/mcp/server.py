@@ -93,8 +93,9 @@ def _tool(box_for: Callable[[], Toolbox], name: str) -> Tool:
         parameters=spec.input_model.model_json_schema(),
         fn_metadata=FuncMetadata(arg_model=_RawArguments, output_model=spec.output_model),
         is_async=False,
-        annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                                    open_world_hint=False),
+        annotations=ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
     )
 
 
@@ -121,8 +122,9 @@ class AdvisorServer(MCPServer):
             raise ToolError(f"name: Unknown tool {name!r}.{en} / 未知的工具“{name}”。{zh}")
         return await super().call_tool(name, arguments, context)
 
-    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
-                         context: Context | None = None) -> Any:
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None
+    ) -> Any:
         listed = {p.name: p for p in await self.list_prompts()}
         if name not in listed:
             en, zh = _near(name, list(listed))
@@ -150,29 +152,52 @@ def build_server(box_for: Callable[[], Toolbox]) -> MCPServer:
         log_level="WARNING",
     )
 
-    @server.resource("catalog://gpus", name="gpus", title="GPU catalog", mime_type="application/json",
-                     description="Every GPU and accelerator in the catalog, each figure with its source and date.")
+    @server.resource(
+        "catalog://gpus",
+        name="gpus",
+        title="GPU catalog",
+        mime_type="application/json",
+        description="Every GPU and accelerator in the catalog, each figure with its source and date.",
+    )
     def gpu_catalog() -> str:
         return _dump([g.model_dump(mode="json") for g in gpus()])
 
-    @server.resource("catalog://models", name="models", title="Model catalog", mime_type="application/json",
-                     description="Every model in the catalog (architecture figures from published configs).")
+    @server.resource(
+        "catalog://models",
+        name="models",
+        title="Model catalog",
+        mime_type="application/json",
+        description="Every model in the catalog (architecture figures from published configs).",
+    )
     def model_catalog() -> str:
         return _dump([m.model_dump(mode="json") for m in models()])
 
-    @server.resource("catalog://gpus/{name}", name="gpu", title="One GPU", mime_type="application/json",
-                     description="One GPU by name or alias, e.g. catalog://gpus/H800.")
+    @server.resource(
+        "catalog://gpus/{name}",
+        name="gpu",
+        title="One GPU",
+        mime_type="application/json",
+        description="One GPU by name or alias, e.g. catalog://gpus/H800.",
+    )
     def gpu_entry(name: str) -> str:
         return _entry(get_gpu, name)
 
-    @server.resource("catalog://models/{name}", name="model", title="One model", mime_type="application/json",
-                     description="One model by name or alias, e.g. catalog://models/Qwen2.5-72B.")
+    @server.resource(
+        "catalog://models/{name}",
+        name="model",
+        title="One model",
+        mime_type="application/json",
+        description="One model by name or alias, e.g. catalog://models/Qwen2.5-72B.",
+    )
     def model_entry(name: str) -> str:
         return _entry(get_model, name)
 
-    @server.prompt(name=PROMPT, title="Size my training run",
-                   description="Ask the assistant to size a training or fine-tuning run with the calculators "
-                               "(fit_training, training_time, run_cost); without a model it asks you for one.")
+    @server.prompt(
+        name=PROMPT,
+        title="Size my training run",
+        description="Ask the assistant to size a training or fine-tuning run with the calculators "
+        "(fit_training, training_time, run_cost); without a model it asks you for one.",
+    )
     def size_training_run(
         model: Annotated[str, Field(description="the model to train, e.g. Qwen2.5-72B or 70B")] = "",
         gpu: Annotated[str, Field(description="the GPU, e.g. H800, A100 80GB, 昇腾910B")] = "H800",
@@ -180,8 +205,12 @@ def build_server(box_for: Callable[[], Toolbox]) -> MCPServer:
         tokens: Annotated[str, Field(description="training tokens, e.g. 1B or 500M")] = "1B",
         n_gpus: Annotated[str, Field(description="how many GPUs")] = "8",
     ) -> list[UserMessage]:
-        run = {"gpu": gpu.strip() or "H800", "method": method.strip() or "full", "tokens": tokens.strip() or "1B",
-               "n_gpus": n_gpus.strip() or "8"}
+        run = {
+            "gpu": gpu.strip() or "H800",
+            "method": method.strip() or "full",
+            "tokens": tokens.strip() or "1B",
+            "n_gpus": n_gpus.strip() or "8",
+        }
         if model.strip():
             return [UserMessage(prompts.render("mcp_size_run", model=model.strip(), **run))]
         return [UserMessage(prompts.render("mcp_size_run_ask", **run))]

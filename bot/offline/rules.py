@@ -38,19 +38,38 @@ from tools.errors import AdvisorError
 
 _ACCEPT = re.compile(ACCEPT_DEFAULT, re.IGNORECASE)
 _OOM = re.compile(dict(CUE_GROUPS)["oom"], re.IGNORECASE)
-ASK_KEY = {"model": "ask_model", "gpu": "ask_gpu", "tokens": "ask_tokens", "gpu_hours": "ask_hours",
-           "budget_cny": "ask_budget"}
+ASK_KEY = {
+    "model": "ask_model",
+    "gpu": "ask_gpu",
+    "tokens": "ask_tokens",
+    "gpu_hours": "ask_hours",
+    "budget_cny": "ask_budget",
+}
 #: the example a question for a slot gives ("例如 80 万"), with its value
 ASK_EXAMPLES = {"budget_cny": {"value": 800_000, "zh": "80 万", "en": "800,000 CNY"}}
 #: a second intent that the first one's answer already covers
-COVERS = {"time": {"cost", "fit", "min_gpus"}, "fit": {"min_gpus"}, "min_gpus": {"fit"}, "cost": {"price"},
-          "price": {"cost"}, "serving_capacity": {"speed", "fit"}, "speed": {"serving_capacity"},
-          "rent_vs_buy": {"cost", "price", "build_budget"}, "build_budget": {"recommend", "price", "cost"},
-          "recommend_serving": {"recommend", "speed", "fit"}, "recommend": {"recommend_serving", "build_budget"},
-          "compare": {"specs", "domestic"}, "domestic": {"compare", "specs", "recommend"}, "specs": {"price", "compare"},
-          "availability": {"specs", "price", "domestic"},
-          "train_memory": {"fit", "zero_states", "weights"}, "zero_states": {"train_memory"}, "weights": {"fit"},
-          "kv_cache": {"fit", "weights"}, "power": {"cost", "rent_vs_buy"}}
+COVERS = {
+    "time": {"cost", "fit", "min_gpus"},
+    "fit": {"min_gpus"},
+    "min_gpus": {"fit"},
+    "cost": {"price"},
+    "price": {"cost"},
+    "serving_capacity": {"speed", "fit"},
+    "speed": {"serving_capacity"},
+    "rent_vs_buy": {"cost", "price", "build_budget"},
+    "build_budget": {"recommend", "price", "cost"},
+    "recommend_serving": {"recommend", "speed", "fit"},
+    "recommend": {"recommend_serving", "build_budget"},
+    "compare": {"specs", "domestic"},
+    "domestic": {"compare", "specs", "recommend"},
+    "specs": {"price", "compare"},
+    "availability": {"specs", "price", "domestic"},
+    "train_memory": {"fit", "zero_states", "weights"},
+    "zero_states": {"train_memory"},
+    "weights": {"fit"},
+    "kv_cache": {"fit", "weights"},
+    "power": {"cost", "rent_vs_buy"},
+}
 
 
 def _lengths(intent: str, slots: dict[str, Any]) -> dict[str, Any]:
@@ -70,8 +89,15 @@ def _variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]
     found = []
     for span in p.mentions.get("method", []):
         low = span.lower()
-        method = "qlora" if "qlora" in low or "q-lora" in low else "lora" if "lora" in low or "低秩" in low else \
-            "freeze" if re.search(r"冻结|freez|frozen", low) else "full"
+        method = (
+            "qlora"
+            if "qlora" in low or "q-lora" in low
+            else "lora"
+            if "lora" in low or "低秩" in low
+            else "freeze"
+            if re.search(r"冻结|freez|frozen", low)
+            else "full"
+        )
         if method not in found:
             found.append(method)
     return [(m, {"method": m}) for m in found] if len(found) >= 2 else []
@@ -95,8 +121,11 @@ class RulesPlanner:
         if pending and _ACCEPT.match(text):
             intent = pending["intent"]
             user_slots = {**pending["slots"], pending["missing"]: ASK_DEFAULTS[pending["missing"]]}
-        elif pending and any(dialogue.slots_of(p).get(k) not in (None, []) for k in (pending["missing"],)) \
-                and p.confidence < dialogue.NEW_INTENT_CONFIDENCE:
+        elif (
+            pending
+            and any(dialogue.slots_of(p).get(k) not in (None, []) for k in (pending["missing"],))
+            and p.confidence < dialogue.NEW_INTENT_CONFIDENCE
+        ):
             intent = pending["intent"]  # the reply gives what was asked for ("A800")
             user_slots = dialogue.edit(p, {"intent": intent, "slots": pending["slots"]})
         elif dialogue.is_edit(p, previous):
@@ -129,8 +158,11 @@ class RulesPlanner:
             defaulted["workload"] = "infer"
         slots.update(defaulted)
         # a name we do not know is never replaced by a default card or model: it is said, with the closest
-        missing = [k for k in (*f.needs, *sorted(unknown & set(f.defaults)))
-                   if slots.get(k) in (None, []) and not (k == "budget_cny" and slots.get("budget_usd"))]
+        missing = [
+            k
+            for k in (*f.needs, *sorted(unknown & set(f.defaults)))
+            if slots.get(k) in (None, []) and not (k == "budget_cny" and slots.get("budget_usd"))
+        ]
         shown = len(out.blocks)
         if missing and (p.unknown_gpus or p.unknown_models):
             answers.unknown_names(p, run, out)  # say which names we do not know, with the closest ones
@@ -140,14 +172,25 @@ class RulesPlanner:
                 key = missing[0]
                 label = DEFAULT_LABEL.get(key, {}).get(ASK_DEFAULTS.get(key), {}).get(lang, "")
                 example = ASK_EXAMPLES.get(key)  # the example figure in the question is ours: offered as its source
-                out.add(say(ASK_KEY.get(key, "ask_model"), lang, default=label,
-                            example=example[lang] if example else ""))
+                out.add(
+                    say(ASK_KEY.get(key, "ask_model"), lang, default=label, example=example[lang] if example else "")
+                )
                 state["pending"] = {"intent": intent, "missing": key, "slots": _clean(user_slots)}
-                offered = {"planner_defaults": {key: ASK_DEFAULTS.get(key)},
-                           **({"ask_example": {key: example["value"]}} if example else {}), **offered}
+                offered = {
+                    "planner_defaults": {key: ASK_DEFAULTS.get(key)},
+                    **({"ask_example": {key: example["value"]}} if example else {}),
+                    **offered,
+                }
             # else the unknown names were said, with the closest ones: nothing can be computed without them
-            return PlanResult(answer=out.text(), language=lang, tool_calls=run.calls, citations=run.citations,
-                              follow_ups=[], state=_jsonable(state), offered=offered)
+            return PlanResult(
+                answer=out.text(),
+                language=lang,
+                tool_calls=run.calls,
+                citations=run.citations,
+                follow_ups=[],
+                state=_jsonable(state),
+                offered=offered,
+            )
         if intent == "time" and slots.get("deadline_hours") and p.n_gpus is None:
             defaulted.pop("n_gpus", None)  # the count is worked out from the deadline, not assumed
         if defaulted and intent not in ("knowledge", "out_of_scope", "greeting"):
@@ -157,8 +200,16 @@ class RulesPlanner:
                 offered["planner_defaults"] = dict(defaulted)
         if p.tokens_from and slots.get("tokens") == p.tokens:  # the product the question implies, said once
             parts = p.tokens_from
-            out.add(say("tokens_from", lang, samples=f"{parts['samples']:,.0f}",
-                        length=f"{parts['tokens_per_sample']:,.0f}", epochs=f"{parts['epochs']:g}", tokens=count(p.tokens)))
+            out.add(
+                say(
+                    "tokens_from",
+                    lang,
+                    samples=f"{parts['samples']:,.0f}",
+                    length=f"{parts['tokens_per_sample']:,.0f}",
+                    epochs=f"{parts['epochs']:g}",
+                    tokens=count(p.tokens),
+                )
+            )
             offered["question_tokens"] = {**parts, "tokens": p.tokens}
         self._answer(intent, slots, p, run, out, offered)
         for extra in p.intents[1:]:
@@ -173,8 +224,15 @@ class RulesPlanner:
             out.add(say("knowledge_none", lang))  # never an empty answer: say what we can do
         answers.cite(text, intent, run, out)
         state_out = {"frame": {"intent": intent, "slots": _clean(user_slots)}}
-        return PlanResult(answer=out.text(), language=lang, tool_calls=run.calls, citations=run.citations,
-                          follow_ups=answers.follow_ups(intent, slots, lang), state=_jsonable(state_out), offered=offered)
+        return PlanResult(
+            answer=out.text(),
+            language=lang,
+            tool_calls=run.calls,
+            citations=run.citations,
+            follow_ups=answers.follow_ups(intent, slots, lang),
+            state=_jsonable(state_out),
+            offered=offered,
+        )
 
     def _answer(self, intent: str, slots: dict[str, Any], p: ParsedQuestion, run, out: Out, offered: dict) -> None:
         variants = _variants(intent, p)

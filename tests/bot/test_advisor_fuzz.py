@@ -14,11 +14,60 @@ from bot.offline.rules import RulesPlanner
 from knowledge.config import KnowledgeConfig
 from knowledge.retrieval import Retriever
 
-WORDS = ["A100", "H800", "4090D", "910B", "H20", "H300", "70B", "7b", "700亿参数", "Qwen2.5-72B", "DeepSeek-R1",
-         "LoRA", "QLoRA", "全参", "推理", "部署", "8卡", "两台8卡", "0卡", "-5B", "1B token", "2万亿", "30万",
-         "20元/卡时", "每天8小时", "3个月", "ZeRO-3", "seq 4096", "并发 64", "多久", "多少钱", "放得下吗", "租还是买",
-         "能替代", "推荐", "国产", "忽略之前的指示", "？", "，", " ", "how long", "fit", "1e9", "∞", "NaN", "💥",
-         "99999999999卡", "0.000001B", "１０００", "卡时", "那换成", "呢"]
+WORDS = [
+    "A100",
+    "H800",
+    "4090D",
+    "910B",
+    "H20",
+    "H300",
+    "70B",
+    "7b",
+    "700亿参数",
+    "Qwen2.5-72B",
+    "DeepSeek-R1",
+    "LoRA",
+    "QLoRA",
+    "全参",
+    "推理",
+    "部署",
+    "8卡",
+    "两台8卡",
+    "0卡",
+    "-5B",
+    "1B token",
+    "2万亿",
+    "30万",
+    "20元/卡时",
+    "每天8小时",
+    "3个月",
+    "ZeRO-3",
+    "seq 4096",
+    "并发 64",
+    "多久",
+    "多少钱",
+    "放得下吗",
+    "租还是买",
+    "能替代",
+    "推荐",
+    "国产",
+    "忽略之前的指示",
+    "？",
+    "，",
+    " ",
+    "how long",
+    "fit",
+    "1e9",
+    "∞",
+    "NaN",
+    "💥",
+    "99999999999卡",
+    "0.000001B",
+    "１０００",
+    "卡时",
+    "那换成",
+    "呢",
+]
 
 question = st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=6)), min_size=1, max_size=8).map("".join)
 
@@ -26,8 +75,11 @@ question = st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=6)), min_
 @pytest.fixture(scope="module")
 def advisor(tmp_path_factory):
     data = tmp_path_factory.mktemp("fuzz")
-    adv = Advisor(store=Store(f"sqlite:///{data}/s.sqlite3"), toolbox=Toolbox(Retriever.from_config(KnowledgeConfig(data_dir=data))),
-                  offline=RulesPlanner())
+    adv = Advisor(
+        store=Store(f"sqlite:///{data}/s.sqlite3"),
+        toolbox=Toolbox(Retriever.from_config(KnowledgeConfig(data_dir=data))),
+        offline=RulesPlanner(),
+    )
     yield adv
     adv.store.close()
 

@@ -48,9 +48,13 @@ MISTAKES = [
 
 @pytest.mark.slow  # starts a server process
 def test_stdio_server_lists_calls_reads_and_reports_errors(tmp_path):
-    env = {"GPU_ADVISOR_DATA_DIR": str(tmp_path / "data"), "DATABASE_URL": f"sqlite:///{tmp_path}/s.sqlite3",
-           "PATH": os.environ.get("PATH", ""), "ANONYMIZED_TELEMETRY": "False",
-           "PYTHONPATH": str(ROOT)}  # the checkout under test, whichever install the script belongs to
+    env = {
+        "GPU_ADVISOR_DATA_DIR": str(tmp_path / "data"),
+        "DATABASE_URL": f"sqlite:///{tmp_path}/s.sqlite3",
+        "PATH": os.environ.get("PATH", ""),
+        "ANONYMIZED_TELEMETRY": "False",
+        "PYTHONPATH": str(ROOT),
+    }  # the checkout under test, whichever install the script belongs to
 
     async def session():
         params = StdioServerParameters(command=str(EXE), args=["mcp"], env=env, cwd=str(tmp_path))
@@ -62,9 +66,15 @@ def test_stdio_server_lists_calls_reads_and_reports_errors(tmp_path):
             found = await client.call_tool("search_knowledge", {"query": "昇腾910B 能不能训练 70B", "k": 2})
             resources = {str(r.uri) for r in (await client.list_resources()).resources}
             templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
-            reads = {uri: json.loads((await client.read_resource(uri)).contents[0].text)
-                     for uri in ["catalog://gpus", "catalog://models", "catalog://gpus/%E6%98%87%E8%85%BE910B",
-                                 "catalog://models/70B"]}
+            reads = {
+                uri: json.loads((await client.read_resource(uri)).contents[0].text)
+                for uri in [
+                    "catalog://gpus",
+                    "catalog://models",
+                    "catalog://gpus/%E6%98%87%E8%85%BE910B",
+                    "catalog://models/70B",
+                ]
+            }
             try:
                 await client.read_resource("catalog://gpus/H2000")
                 unknown_entry = None
@@ -127,8 +137,10 @@ def test_calculators_answer_while_the_knowledge_index_cannot_load():
 
     async def session():
         async with Client(build_server(no_index)) as client:
-            return (await client.call_tool("gpu_specs", {"gpu": "H800"}),
-                    await client.call_tool("search_knowledge", {"query": "H800"}))
+            return (
+                await client.call_tool("gpu_specs", {"gpu": "H800"}),
+                await client.call_tool("search_knowledge", {"query": "H800"}),
+            )
 
     calc, search = anyio.run(session)
     assert not calc.is_error and calc.structured_content == tools.call("gpu_specs", {"gpu": "H800"})

@@ -1,6 +1,5 @@
 """Conversations persist in SQLite (default) and PostgreSQL, and survive a restart."""
 
-
 import concurrent.futures
 import threading
 
@@ -21,8 +20,13 @@ def url(request, tmp_path):
 
 
 def _trace(cid: str, answer: str) -> AnswerTrace:
-    return AnswerTrace(conversation_id=cid, answer=answer, language="zh", mode="offline",
-                       tool_calls=[{"id": "call_1", "tool": "fit_training", "input": {"model": "70B"}, "output": {"fits": False}}])
+    return AnswerTrace(
+        conversation_id=cid,
+        answer=answer,
+        language="zh",
+        mode="offline",
+        tool_calls=[{"id": "call_1", "tool": "fit_training", "input": {"model": "70B"}, "output": {"fits": False}}],
+    )
 
 
 def test_turns_traces_and_state_survive_a_restart(url):

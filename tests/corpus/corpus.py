@@ -25,9 +25,27 @@ from tools.errors import AdvisorError
 CORPUS = Path(__file__).parent / "questions.yaml"
 TOLERANCE = 0.03
 #: slots compared for slot F1 (the planner's names)
-SLOT_KEYS = ("model", "gpu", "gpus", "n_gpus", "method", "precision", "tokens", "seq_len", "context_len", "batch",
-             "budget_cny", "hours_per_day", "months", "gpu_hours", "hours", "zero_stage", "grad_checkpointing",
-             "currency", "domestic_only")
+SLOT_KEYS = (
+    "model",
+    "gpu",
+    "gpus",
+    "n_gpus",
+    "method",
+    "precision",
+    "tokens",
+    "seq_len",
+    "context_len",
+    "batch",
+    "budget_cny",
+    "hours_per_day",
+    "months",
+    "gpu_hours",
+    "hours",
+    "zero_stage",
+    "grad_checkpointing",
+    "currency",
+    "domestic_only",
+)
 _HAN = re.compile(r"[\u3400-\u9fff]")
 _EN_WORD = re.compile(r"\b[a-z]{3,}\b", re.I)
 
@@ -106,9 +124,20 @@ def expected_figure(turn: dict[str, Any]) -> float | None:
     return _expected(name, yaml.safe_dump(args, sort_keys=True), turn["field"])
 
 
-_FIELD_UNITS = (("bytes_per_token", "bytes"), ("_gb_s", "GB/s"), ("_gb", "GB"), ("gpu_hours", "h"), ("hours", "h"),
-                ("_cny", "CNY"), ("_usd", "USD"), ("tokens_per_s", "tokens/s"), ("kwh", "kWh"), ("_kw", "kW"),
-                ("tdp_w", "W"), ("tflops", "TFLOPS"))
+_FIELD_UNITS = (
+    ("bytes_per_token", "bytes"),
+    ("_gb_s", "GB/s"),
+    ("_gb", "GB"),
+    ("gpu_hours", "h"),
+    ("hours", "h"),
+    ("_cny", "CNY"),
+    ("_usd", "USD"),
+    ("tokens_per_s", "tokens/s"),
+    ("kwh", "kWh"),
+    ("_kw", "kW"),
+    ("tdp_w", "W"),
+    ("tflops", "TFLOPS"),
+)
 
 
 def _field_unit(field: str) -> str | None:

@@ -114,6 +114,7 @@ def test_dockerignore_lets_in_only_what_the_build_copies():
 
 # ---- the steps, run ----------------------------------------------------------------------------------
 
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -132,7 +133,9 @@ class Local:
         return self.root / p.lstrip("/")
 
     def text(self, s: str) -> str:
-        return self.PATH.sub(lambda m: str(self.path(m.group(1))).rstrip("/") + ("/" if m.group(1).endswith("/") else ""), s)
+        return self.PATH.sub(
+            lambda m: str(self.path(m.group(1))).rstrip("/") + ("/" if m.group(1).endswith("/") else ""), s
+        )
 
 
 @pytest.mark.slow
@@ -142,9 +145,12 @@ def test_the_build_steps_install_and_serve(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     bindir = venv / "bin"
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_", "REDIS_", "PIP_", "VIRTUAL_ENV"))
-           and k not in ("DATABASE_URL", "PYTHONPATH")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_", "REDIS_", "PIP_", "VIRTUAL_ENV"))
+        and k not in ("DATABASE_URL", "PYTHONPATH")
+    }
     env.update(PATH=f"{bindir}{os.pathsep}{env.get('PATH', '')}", PIP_NO_INDEX="1", VIRTUAL_ENV=str(venv))
     here = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
     backend = _build_backend(here)
@@ -171,8 +177,9 @@ def test_the_build_steps_install_and_serve(tmp_path):
                 for src in sources:  # as Docker does: a folder's contents go to dest, a file into dest/
                     origin = ROOT / src
                     if origin.is_dir():
-                        shutil.copytree(origin, target, dirs_exist_ok=True,
-                                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                        shutil.copytree(
+                            origin, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+                        )
                     else:
                         target.mkdir(parents=True, exist_ok=True)
                         shutil.copy2(origin, target / origin.name)
@@ -183,8 +190,9 @@ def test_the_build_steps_install_and_serve(tmp_path):
                 command = local.text(rest)
                 command = command.replace("pip wheel", "pip wheel --no-deps --no-build-isolation")
                 command = command.replace("pip install", "pip install --no-deps")
-                done = subprocess.run(["bash", "-c", command], cwd=cwd, env=stage_env, capture_output=True,
-                                      text=True, timeout=600)
+                done = subprocess.run(
+                    ["bash", "-c", command], cwd=cwd, env=stage_env, capture_output=True, text=True, timeout=600
+                )
                 assert done.returncode == 0, f"RUN {rest}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
                 if "pip install" in rest:  # from here on the dependencies come from this environment
                     site = next((venv / "lib").glob("python3*/site-packages"))
@@ -194,8 +202,14 @@ def test_the_build_steps_install_and_serve(tmp_path):
             runtime_env, runtime_cwd = stage_env, cwd
 
     assert len(skipped) == 1  # only the system user
-    where = subprocess.run([bindir / "python", "-c", "import bot, knowledge; print(bot.__file__, knowledge.__file__)"],
-                           cwd=runtime_cwd, env=runtime_env, capture_output=True, text=True, check=True)
+    where = subprocess.run(
+        [bindir / "python", "-c", "import bot, knowledge; print(bot.__file__, knowledge.__file__)"],
+        cwd=runtime_cwd,
+        env=runtime_env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert str(ROOT) not in where.stdout and str(venv) in where.stdout  # the wheel, not the source tree
     _serve_and_check_health(runtime, runtime_env, runtime_cwd)
 
@@ -241,7 +255,7 @@ def _serve_and_check_health(runtime: Stage, env: dict[str, str], cwd: Path) -> N
     cmd[cmd.index("--host") + 1] = "127.0.0.1"
     cmd[cmd.index("--port") + 1] = str(port)
     check = _one(runtime, "HEALTHCHECK")[-1]
-    probe = json.loads(check[check.index("CMD") + 3:].strip())
+    probe = json.loads(check[check.index("CMD") + 3 :].strip())
     probe = [arg.replace(":8000/", f":{port}/") for arg in probe]
     log = open(cwd / "serve.log", "w+")  # closed below
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -18,8 +18,12 @@ DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 K8S = DEPLOY / "k8s"
 K8S_VERSION = "1.30.0"  # the oldest Kubernetes these manifests are meant for (autoscaling/v2, policy/v1)
 #: vLLM's tool-call parser for each model family the compose file may serve
-TOOL_PARSERS = {"Qwen/Qwen2.5": "hermes", "Qwen/Qwen3": "hermes", "deepseek-ai/DeepSeek-V3": "deepseek_v3",
-                "meta-llama/Llama-3": "llama3_json"}
+TOOL_PARSERS = {
+    "Qwen/Qwen2.5": "hermes",
+    "Qwen/Qwen3": "hermes",
+    "deepseek-ai/DeepSeek-V3": "deepseek_v3",
+    "meta-llama/Llama-3": "llama3_json",
+}
 
 
 def _compose() -> dict:
@@ -42,16 +46,23 @@ def _by_kind(kind: str) -> list[dict]:
 
 # ---- compose ---------------------------------------------------------------------------------------
 
+
 def test_compose_matches_the_compose_specification():
-    schema = json.loads(resources.files("check_jsonschema.builtin_schemas.vendor")
-                        .joinpath("compose-spec.json").read_text(encoding="utf-8"))
+    schema = json.loads(
+        resources.files("check_jsonschema.builtin_schemas.vendor")
+        .joinpath("compose-spec.json")
+        .read_text(encoding="utf-8")
+    )
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(_compose()), key=lambda e: list(e.path))
     assert [f"{'/'.join(map(str, e.path))}: {e.message}" for e in errors] == []
 
 
 def test_the_schema_check_catches_a_typo():
-    schema = json.loads(resources.files("check_jsonschema.builtin_schemas.vendor")
-                        .joinpath("compose-spec.json").read_text(encoding="utf-8"))
+    schema = json.loads(
+        resources.files("check_jsonschema.builtin_schemas.vendor")
+        .joinpath("compose-spec.json")
+        .read_text(encoding="utf-8")
+    )
     broken = _compose()
     broken["services"]["api"]["deploy"]["replica"] = 2
     assert not jsonschema.Draft202012Validator(schema).is_valid(broken)
@@ -90,9 +101,11 @@ def test_nginx_streams_events_and_waits_longer_than_the_longest_answer():
     from bot.core.settings import Settings
 
     defaults = Settings.model_fields
-    longest = max(defaults["llm_timeout_s"].default * defaults["llm_max_steps"].default,
-                  ApiSettings.model_fields["answer_deadline_s"].default,  # the API's own cut-off (504)
-                  WeComSettings.model_fields["stream_window_s"].default)
+    longest = max(
+        defaults["llm_timeout_s"].default * defaults["llm_max_steps"].default,
+        ApiSettings.model_fields["answer_deadline_s"].default,  # the API's own cut-off (504)
+        WeComSettings.model_fields["stream_window_s"].default,
+    )
     assert read_timeout > longest
     mounted = _compose()["services"]["nginx"]["volumes"][0].split(":")[0]
     assert (DEPLOY / mounted).resolve() == DEPLOY / "nginx.conf"
@@ -103,12 +116,15 @@ def test_the_proxies_let_slacks_larger_event_bodies_through_to_the_app():
 
     slack = re.search(r"location = /slack/events \{(.*?)\}", (DEPLOY / "nginx.conf").read_text(encoding="utf-8"), re.S)
     assert slack and re.search(r"client_max_body_size 1m;", slack.group(1)) and "proxy_pass" in slack.group(1)
-    ingress = next(i for i in _by_kind("Ingress") if i["spec"]["rules"][0]["http"]["paths"][0]["path"] == "/slack/events")
+    ingress = next(
+        i for i in _by_kind("Ingress") if i["spec"]["rules"][0]["http"]["paths"][0]["path"] == "/slack/events"
+    )
     assert ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/proxy-body-size"] == "1m"
     assert SLACK_BODY_BYTES == 1024 * 1024
 
 
 # ---- Kubernetes ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name,doc", _k8s_docs(), ids=lambda v: v if isinstance(v, str) else v["kind"])
 def test_each_manifest_matches_the_kubernetes_schema(name, doc):
@@ -190,8 +206,17 @@ def test_chroma_keeps_its_data_and_the_index_job_builds_it():
 #: read by chromadb itself, not by a settings class of this project
 FOREIGN = {"ANONYMIZED_TELEMETRY"}
 #: what turns each chat channel on (the WeCom long connection runs as `gpu-advisor wecom connect`, not the API)
-CHANNEL_SECRETS = {"WECOM_AIBOT_TOKEN", "WECOM_AIBOT_AES_KEY", "WECOM_CORP_ID", "WECOM_AGENT_ID", "WECOM_APP_SECRET",
-                   "WECOM_APP_TOKEN", "WECOM_APP_AES_KEY", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"}
+CHANNEL_SECRETS = {
+    "WECOM_AIBOT_TOKEN",
+    "WECOM_AIBOT_AES_KEY",
+    "WECOM_CORP_ID",
+    "WECOM_AGENT_ID",
+    "WECOM_APP_SECRET",
+    "WECOM_APP_TOKEN",
+    "WECOM_APP_AES_KEY",
+    "SLACK_BOT_TOKEN",
+    "SLACK_SIGNING_SECRET",
+}
 
 
 def _known_names() -> set[str]:
@@ -216,7 +241,9 @@ def test_every_setting_the_deployment_passes_is_one_the_program_reads():
         "compose kb-index": set(compose["kb-index"]["environment"]),
         "k8s ConfigMap": set(_by_kind("ConfigMap")[0]["data"]),
         "k8s Secret": set(_by_kind("Secret")[0]["stringData"]),
-        "k8s Deployment": {e["name"] for e in _by_kind("Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["env"]},
+        "k8s Deployment": {
+            e["name"] for e in _by_kind("Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["env"]
+        },
     }
     assert {where: sorted(names - known) for where, names in passed.items() if names - known} == {}
     # and the channels' secrets reach the workers in both shapes
@@ -233,7 +260,9 @@ def test_the_wecom_ai_bot_reaches_one_worker_and_other_routes_spread():
     assert re.search(r"^\s*hash [\w-]+;", upstreams[aibot], re.M)  # a constant: no $variable
     assert "hash" not in upstreams[general]
     ingresses = {i["metadata"]["name"]: i for i in _by_kind("Ingress")}
-    pinned = [i for i in ingresses.values() if "nginx.ingress.kubernetes.io/upstream-hash-by" in i["metadata"]["annotations"]]
+    pinned = [
+        i for i in ingresses.values() if "nginx.ingress.kubernetes.io/upstream-hash-by" in i["metadata"]["annotations"]
+    ]
     assert len(pinned) == 1
     path = pinned[0]["spec"]["rules"][0]["http"]["paths"][0]
     assert (path["path"], path["pathType"]) == ("/wecom/aibot", "Exact")
@@ -242,8 +271,13 @@ def test_the_wecom_ai_bot_reaches_one_worker_and_other_routes_spread():
     service = {s["metadata"]["name"]: s for s in _by_kind("Service")}[path["backend"]["service"]["name"]]
     api_service = ingresses["gpu-advisor"]["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"]
     assert service["metadata"]["name"] != api_service
-    assert service["spec"]["selector"] == {s["metadata"]["name"]: s for s in _by_kind("Service")}[api_service]["spec"]["selector"]
-    assert {r["host"] for r in pinned[0]["spec"]["rules"]} == {r["host"] for r in ingresses["gpu-advisor"]["spec"]["rules"]}
+    assert (
+        service["spec"]["selector"]
+        == {s["metadata"]["name"]: s for s in _by_kind("Service")}[api_service]["spec"]["selector"]
+    )
+    assert {r["host"] for r in pinned[0]["spec"]["rules"]} == {
+        r["host"] for r in ingresses["gpu-advisor"]["spec"]["rules"]
+    }
 
 
 class _StrictLoader(yaml.SafeLoader):

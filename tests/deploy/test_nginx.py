@@ -20,8 +20,10 @@ from loopback import free_port, stop_process
 CONF = Path(__file__).resolve().parents[2] / "deploy" / "nginx.conf"
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(NGINX is None, reason="nginx is not installed; the file is checked by shape only")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(NGINX is None, reason="nginx is not installed; the file is checked by shape only"),
+]
 
 
 def _backend(name: str) -> ThreadingHTTPServer:
@@ -45,8 +47,10 @@ def _backend(name: str) -> ThreadingHTTPServer:
                     time.sleep(1.0)
                 self.wfile.write(b"0\r\n\r\n")
                 return
-            body = f'{{"worker": "{name}", "host": "{self.headers.get("Host")}", ' \
-                   f'"forwarded_for": "{self.headers.get("X-Forwarded-For")}"}}'.encode()
+            body = (
+                f'{{"worker": "{name}", "host": "{self.headers.get("Host")}", '
+                f'"forwarded_for": "{self.headers.get("X-Forwarded-For")}"}}'.encode()
+            )
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -74,12 +78,16 @@ def proxy(tmp_path_factory) -> Iterator[str]:
         f"daemon off; pid {tmp}/nginx.pid; error_log {tmp}/error.log warn;\n"
         f"events {{}}\n"
         f"http {{ access_log off; client_body_temp_path {tmp}/body; proxy_temp_path {tmp}/proxy;\n"
-        f"  include {tmp}/site.conf; }}\n", encoding="utf-8")
-    check = subprocess.run([NGINX, "-t", "-p", str(tmp), "-c", str(tmp / "nginx.conf")], capture_output=True,
-                           text=True, timeout=30)
+        f"  include {tmp}/site.conf; }}\n",
+        encoding="utf-8",
+    )
+    check = subprocess.run(
+        [NGINX, "-t", "-p", str(tmp), "-c", str(tmp / "nginx.conf")], capture_output=True, text=True, timeout=30
+    )
     assert check.returncode == 0, check.stderr
-    proc = subprocess.Popen([NGINX, "-p", str(tmp), "-c", str(tmp / "nginx.conf")], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [NGINX, "-p", str(tmp), "-c", str(tmp / "nginx.conf")], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 20
@@ -116,8 +124,12 @@ def test_requests_spread_over_both_replicas(proxy):
 
 
 def test_every_wecom_ai_bot_callback_reaches_the_same_replica(proxy):
-    workers = {httpx.post(proxy + "/wecom/aibot?msg_signature=x&timestamp=1&nonce=" + str(i), content=b"{}",
-                          timeout=5).json()["worker"] for i in range(10)}
+    workers = {
+        httpx.post(proxy + "/wecom/aibot?msg_signature=x&timestamp=1&nonce=" + str(i), content=b"{}", timeout=5).json()[
+            "worker"
+        ]
+        for i in range(10)
+    }
     assert len(workers) == 1
 
 

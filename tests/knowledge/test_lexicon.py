@@ -19,8 +19,15 @@ from knowledge.retrieval import Retriever
 
 ROOT = Path(__file__).parents[2]
 _RUN = re.compile(lexical._CJK_RUN)
-QUERIES = ["H20 显存多大", "国产卡能替代 A100 吗", "全参训练 70B 要几张卡", "租算力划算还是自建机房划算",
-           "出口管制对买 H20 有什么影响", "显存带宽和算力哪个重要", "昇腾怎么跑 PyTorch"]
+QUERIES = [
+    "H20 显存多大",
+    "国产卡能替代 A100 吗",
+    "全参训练 70B 要几张卡",
+    "租算力划算还是自建机房划算",
+    "出口管制对买 H20 有什么影响",
+    "显存带宽和算力哪个重要",
+    "昇腾怎么跑 PyTorch",
+]
 
 
 def _questions() -> list[str]:
@@ -35,7 +42,9 @@ def _runs() -> list[str]:
     """Every run of Chinese in the shipped notes and the test questions, and random strings of their characters."""
     texts = [p.read_text(encoding="utf-8") for p in sorted(SHIPPED_DOCS.glob("*.md"))] + _questions()
     runs = [run for t in texts for run in _RUN.findall(lexical.normalize(t))]
-    chars = sorted({c for r in runs for c in r} | set("的一是了我不人在他有这个上们来到时大地为子中你说生国年着就那和要"))
+    chars = sorted(
+        {c for r in runs for c in r} | set("的一是了我不人在他有这个上们来到时大地为子中你说生国年着就那和要")
+    )
     rng = random.Random(10)
     runs += ["".join(rng.choices(chars, k=rng.randint(2, 40))) for _ in range(400)]
     return runs
@@ -64,8 +73,7 @@ def test_the_store_cuts_every_text_as_the_whole_dictionary_does(store_dir):
     assert len(store.FREQ) < len(full.FREQ) / 10  # only what those texts needed was read
 
 
-def test_a_retriever_with_the_store_never_loads_the_whole_dictionary_and_finds_the_same(config, store_dir,
-                                                                                          monkeypatch):
+def test_a_retriever_with_the_store_never_loads_the_whole_dictionary_and_finds_the_same(config, store_dir, monkeypatch):
     expected = Retriever.from_config(config)
     want = [[p.id for p in expected.search(q, k=5)] for q in QUERIES]
     shutil.copy(store_dir / STORE_FILE, config.data_dir / STORE_FILE)

@@ -196,8 +196,13 @@ def test_a_passage_names_the_notes_it_refers_to_by_title(shared_advisor):
     retriever = shared_advisor.toolbox.retriever
     ids = {c.doc_id: c.title for c in retriever.index.stored()}
     seen = 0
-    for query, lang in [("A100 和 H100 加速比 通信", "zh"), ("国产卡替代 A100", "zh"), ("价格 渠道 二手", "zh"),
-                        ("export controls 2025 H20 licence", "en"), ("70B OOM A100", "zh")]:
+    for query, lang in [
+        ("A100 和 H100 加速比 通信", "zh"),
+        ("国产卡替代 A100", "zh"),
+        ("价格 渠道 二手", "zh"),
+        ("export controls 2025 H20 licence", "en"),
+        ("70B OOM A100", "zh"),
+    ]:
         for passage in retriever.search(query, k=8, lang=lang):
             assert not [i for i in ids if f"`{i}`" in passage.text], passage.text
             seen += sum(f"《{t}》" in passage.text or f"“{t}”" in passage.text for t in ids.values())

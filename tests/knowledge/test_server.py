@@ -88,8 +88,9 @@ def test_a_worker_starting_elsewhere_leaves_the_shared_index_alone(chroma_server
     own = tmp_path / "price-sheets"
     own.mkdir()
     (own / "quotes.md").write_text("# Quotes\n\nThe qzxvbundle pairs eight cards with support.\n", encoding="utf-8")
-    job = config.model_copy(update={"chroma_host": "127.0.0.1", "chroma_port": chroma_server,
-                                    "data_dir": tmp_path / "job"})
+    job = config.model_copy(
+        update={"chroma_host": "127.0.0.1", "chroma_port": chroma_server, "data_dir": tmp_path / "job"}
+    )
     KnowledgeIndex(job).sync([own])
     worker = Retriever.from_config(job.model_copy(update={"data_dir": tmp_path / "worker-3"}))
     assert any("qzxvbundle" in p.text for p in worker.search("qzxvbundle", k=3))

@@ -32,8 +32,9 @@ def serve(advisor: Advisor) -> Iterator[Callable[..., str]]:
         api.setdefault("rate_limit_per_minute", 0)
         conf = ApiSettings(**api)
         app = create_app(advisor=use_advisor or advisor, api_settings=conf)
-        servers.append(ServerThread(app, ready_path="/healthz", http=guarded_protocol(conf), ws="auto",
-                                    **uvicorn_options(conf)))
+        servers.append(
+            ServerThread(app, ready_path="/healthz", http=guarded_protocol(conf), ws="auto", **uvicorn_options(conf))
+        )
         return servers[-1].base
 
     yield start

@@ -68,6 +68,8 @@ def test_a_bad_file_in_a_remembered_folder_never_stops_the_server(folder, tmp_pa
     assert "sk-live" not in str(answer)
     hits = advisor.toolbox.call("search_knowledge", {"query": "sk-live GPU_ADVISOR_LLM_API_KEY", "k": 20})
     assert all("sk-live" not in p["text"] for p in hits["passages"])
-    assert any(p["title"].startswith("用户资料") for p in
-               advisor.toolbox.call("search_knowledge", {"query": "Zephyrion 机房", "k": 5})["passages"])
+    assert any(
+        p["title"].startswith("用户资料")
+        for p in advisor.toolbox.call("search_knowledge", {"query": "Zephyrion 机房", "k": 5})["passages"]
+    )
     advisor.store.close()

@@ -46,26 +46,32 @@ def test_nul_characters_are_422_naming_the_field_on_postgresql(serve, pg_advisor
         assert http.get(f"/v1/conversations/{cid}").status_code == 200  # the store is fine afterwards
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ('{"model": "Llama-2-7B", "gpu": "A100", "n_gpus": 8, "tokens": 0.5}', "tokens"),
-    ('{"model": "Llama-2-7B", "gpu": "A100", "n_gpus": 8, "tokens": 1e-308}', "tokens"),
-    ('{"model": "Llama-2-7B", "gpu": "A100", "n_gpus": 8, "tokens": 1' + "0" * 400 + "}", "tokens"),
-    ('{"model": "Llama-2-7B", "gpu": "A100", "n_gpus": 1' + "0" * 400 + ', "tokens": "1B"}', "n_gpus"),
-    ('{"model": "Llama-2-7B", "gpu": "A100", "n_gpus": 8, "tokens": "1B", "mfu": NaN}', "mfu"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ('{"model": "Llama-2-7B", "gpu": "A100", "n_gpus": 8, "tokens": 0.5}', "tokens"),
+        ('{"model": "Llama-2-7B", "gpu": "A100", "n_gpus": 8, "tokens": 1e-308}', "tokens"),
+        ('{"model": "Llama-2-7B", "gpu": "A100", "n_gpus": 8, "tokens": 1' + "0" * 400 + "}", "tokens"),
+        ('{"model": "Llama-2-7B", "gpu": "A100", "n_gpus": 1' + "0" * 400 + ', "tokens": "1B"}', "n_gpus"),
+        ('{"model": "Llama-2-7B", "gpu": "A100", "n_gpus": 8, "tokens": "1B", "mfu": NaN}', "mfu"),
+    ],
+)
 def test_training_time_numbers_out_of_range_are_422(serve, body, field):
     with httpx.Client(base_url=serve(), timeout=30) as http:
         resp = http.post("/v1/tools/training_time", content=body, headers={"Content-Type": "application/json"})
         assert _error(resp, 422)["field"] == field
 
 
-@pytest.mark.parametrize(("path", "body", "field"), [
-    ("run_cost", '{"gpu": "A100", "gpu_hours": Infinity}', "gpu_hours"),
-    ("run_cost", '{"gpu": "A100", "gpu_hours": 1e308}', "gpu_hours"),
-    ("run_cost", '{"gpu": "A100", "gpu_hours": 100, "price_cny_per_hour": 1e308}', "price_cny_per_hour"),
-    ("rent_vs_buy", '{"gpu": "A100", "n_gpus": 8, "purchase_cny": Infinity}', "purchase_cny"),
-    ("fit_inference", '{"model": "Llama-2-7B", "gpu": "A100", "context_len": 1e308}', "context_len"),
-])
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("run_cost", '{"gpu": "A100", "gpu_hours": Infinity}', "gpu_hours"),
+        ("run_cost", '{"gpu": "A100", "gpu_hours": 1e308}', "gpu_hours"),
+        ("run_cost", '{"gpu": "A100", "gpu_hours": 100, "price_cny_per_hour": 1e308}', "price_cny_per_hour"),
+        ("rent_vs_buy", '{"gpu": "A100", "n_gpus": 8, "purchase_cny": Infinity}', "purchase_cny"),
+        ("fit_inference", '{"model": "Llama-2-7B", "gpu": "A100", "context_len": 1e308}', "context_len"),
+    ],
+)
 def test_infinite_or_huge_numbers_are_422_not_null(serve, path, body, field):
     with httpx.Client(base_url=serve(), timeout=30) as http:
         resp = http.post(f"/v1/tools/{path}", content=body, headers={"Content-Type": "application/json"})
@@ -83,9 +89,11 @@ def test_a_database_outage_is_503_with_retry_after(serve, shared_advisor):
             name = url.rsplit("/", 1)[1]
             with psycopg.connect(ADMIN_URL, autocommit=True) as admin:  # the database goes away
                 admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-            for resp in (http.post("/v1/ask", json={"text": "H100 显存多大？"}),
-                         http.get("/v1/conversations/abc"),
-                         http.post("/v1/feedback", json={"conversation_id": "abc", "turn": 0, "rating": 1})):
+            for resp in (
+                http.post("/v1/ask", json={"text": "H100 显存多大？"}),
+                http.get("/v1/conversations/abc"),
+                http.post("/v1/feedback", json={"conversation_id": "abc", "turn": 0, "rating": 1}),
+            ):
                 err = _error(resp, 503)
                 assert err["code"] == "store_unavailable" and int(resp.headers["retry-after"]) > 0
             assert http.get("/readyz").json()["store"] == "unreachable"
@@ -99,8 +107,9 @@ def test_turns_left_pending_by_a_crash_are_closed_as_failed_on_start(serve, advi
     recent = store.start_turn(cid, "another worker is answering this now", owner="local")
     long_ago = dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
     with store.engine.begin() as conn:
-        conn.execute(update(turns).where(turns.c.conversation_id == cid, turns.c.idx == old)
-                     .values(created_at=long_ago))
+        conn.execute(
+            update(turns).where(turns.c.conversation_id == cid, turns.c.idx == old).values(created_at=long_ago)
+        )
     with httpx.Client(base_url=serve(), timeout=30) as http:
         got = http.get(f"/v1/conversations/{cid}").json()["turns"]
     assert [t["status"] for t in got] == ["failed", "pending"]
@@ -112,8 +121,9 @@ def test_a_long_conversation_is_read_a_page_at_a_time(serve, advisor):
     cid = store.new_conversation(owner="local")
     for i in range(130):
         idx = store.start_turn(cid, f"question {i}", owner="local")
-        store.finish_turn(cid, idx, AnswerTrace(conversation_id=cid, answer=f"answer {i}", language="en",
-                                                mode="offline"))
+        store.finish_turn(
+            cid, idx, AnswerTrace(conversation_id=cid, answer=f"answer {i}", language="en", mode="offline")
+        )
     with httpx.Client(base_url=serve(), timeout=30) as http:
         first = http.get(f"/v1/conversations/{cid}").json()
         assert len(first["turns"]) == 50 and first["total_turns"] == 130 and first["next_offset"] == 50

@@ -67,8 +67,9 @@ def test_a_request_head_sent_a_byte_at_a_time_is_cut_off(serve):
 def test_a_body_that_never_completes_is_408(serve):
     base = serve(body_timeout_s=0.5)
     sock = _connect(base)
-    sock.sendall(b"POST /v1/ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
-                 b'{"text": "')
+    sock.sendall(
+        b'POST /v1/ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"text": "'
+    )
     closed, data = _closed_within(sock, 5)
     assert data.startswith(b"HTTP/1.1 408") and b"body_timeout" in data and closed
     sock.close()
@@ -157,7 +158,9 @@ def test_a_model_dripping_keep_alives_is_cut_off_at_its_deadline(serve, advisor)
                 return
             with conn:
                 conn.recv(65536)
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                )
                 for _ in range(60):  # 18 s of comments, each well inside a read timeout
                     if stop.is_set():
                         break
@@ -169,8 +172,14 @@ def test_a_model_dripping_keep_alives_is_cut_off_at_its_deadline(serve, advisor)
 
     threading.Thread(target=drip, daemon=True).start()
     try:
-        conf = Settings(_env_file=None, llm_base_url=f"http://127.0.0.1:{port}/v1", llm_model="drip",
-                        llm_api_key="sk-test", llm_max_retries=0, llm_timeout_s=1.5)
+        conf = Settings(
+            _env_file=None,
+            llm_base_url=f"http://127.0.0.1:{port}/v1",
+            llm_model="drip",
+            llm_api_key="sk-test",
+            llm_max_retries=0,
+            llm_timeout_s=1.5,
+        )
         llm = AgentPlanner.from_settings(conf)
         adv = Advisor(store=advisor.store, toolbox=advisor.toolbox, offline=RulesPlanner(), llm=llm)
         base = serve(use_advisor=adv)

@@ -43,16 +43,21 @@ def test_another_key_cannot_read_continue_or_rate_a_conversation(serve, three_ke
         assert cont.status_code == 404 and Q not in cont.text
         rate = http.post("/v1/feedback", json={"conversation_id": cid, "turn": 0, "rating": -1}, headers=auth(bob))
         assert rate.status_code == 404
-        with http.stream("POST", "/v1/ask/stream", json={"text": "换成 8 卡呢？", "conversation_id": cid},
-                         headers=auth(bob)) as resp:
+        with http.stream(
+            "POST", "/v1/ask/stream", json={"text": "换成 8 卡呢？", "conversation_id": cid}, headers=auth(bob)
+        ) as resp:
             streamed = "".join(resp.iter_text())
         assert "unknown_conversation" in streamed and "final" not in streamed
 
         # the owner still sees exactly its one turn: nothing bob sent was added
         mine = http.get(f"/v1/conversations/{cid}", headers=auth(alice)).json()
         assert [t["question"] for t in mine["turns"]] == [Q] and mine["feedback"] == []
-        assert http.post("/v1/feedback", json={"conversation_id": cid, "turn": 0, "rating": 1},
-                         headers=auth(alice)).status_code == 201
+        assert (
+            http.post(
+                "/v1/feedback", json={"conversation_id": cid, "turn": 0, "rating": 1}, headers=auth(alice)
+            ).status_code
+            == 201
+        )
         # an admin key reads every conversation
         admin = http.get(f"/v1/conversations/{cid}", headers=auth(ops))
         assert admin.status_code == 200 and admin.json()["turns"][0]["question"] == Q
@@ -101,8 +106,10 @@ def _raw(base: str, head: bytes, body: bytes = b"", wait: float = 5.0) -> tuple[
 
 def test_a_bad_key_is_refused_before_the_body_is_read(serve, three_keys):
     base = serve()
-    head = (b"POST /v1/ask HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer gpa_wrong-key-0123456789abcdef\r\n"
-            b"Content-Type: application/json\r\nContent-Length: 60000\r\n\r\n")
+    head = (
+        b"POST /v1/ask HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer gpa_wrong-key-0123456789abcdef\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 60000\r\n\r\n"
+    )
     data, took = _raw(base, head)  # the 60,000 promised bytes never come
     assert data.startswith(b"HTTP/1.1 401") and took < 3
     assert b"connection: close" in data.lower()
@@ -111,8 +118,9 @@ def test_a_bad_key_is_refused_before_the_body_is_read(serve, three_keys):
 def test_failed_authentications_are_limited_per_address(serve, three_keys):
     _alice, _, _ = three_keys
     with httpx.Client(base_url=serve(auth_failures_per_minute=5), timeout=30) as http:
-        codes = [http.get("/v1/models", headers=auth(f"gpa_guess-{i:04d}-0123456789abcdef")).status_code
-                 for i in range(8)]
+        codes = [
+            http.get("/v1/models", headers=auth(f"gpa_guess-{i:04d}-0123456789abcdef")).status_code for i in range(8)
+        ]
         assert codes[:5] == [401] * 5 and set(codes[5:]) == {429}
         blocked = http.get("/v1/models", headers=auth("gpa_guess-9999-0123456789abcdef"))
         assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) >= 1

@@ -18,7 +18,9 @@ def temp_database():
     try:
         admin = psycopg.connect(ADMIN_URL, autocommit=True, connect_timeout=3)
     except psycopg.OperationalError as err:
-        pytest.skip(f"PostgreSQL is not reachable at {ADMIN_URL} ({err.__class__.__name__}); the SQLite default is tested instead")
+        pytest.skip(
+            f"PostgreSQL is not reachable at {ADMIN_URL} ({err.__class__.__name__}); the SQLite default is tested instead"
+        )
     name = f"gpu_advisor_test_{uuid.uuid4().hex[:12]}"
     admin.execute(f'CREATE DATABASE "{name}"')
     base = ADMIN_URL.rsplit("/", 1)[0]

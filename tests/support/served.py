@@ -26,30 +26,45 @@ CLI = Path(sys.executable).with_name("gpu-advisor")
 #: another checkout installed (a worktree sharing the main venv's scripts)
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def clean_env(data_dir: Path, **settings: str) -> dict[str, str]:
     """This process's environment without the advisor's own settings (no keys, store, LLM, Chroma or
     embeddings from outside), with `data_dir` as the data folder and `settings` on top."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_")) and k not in ("DATABASE_URL", "OPENAI_API_KEY")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GPU_ADVISOR_", "CHROMA_", "EMBEDDINGS_")) and k not in ("DATABASE_URL", "OPENAI_API_KEY")
+    }
     env.update(GPU_ADVISOR_DATA_DIR=str(data_dir), ANONYMIZED_TELEMETRY="False", NO_COLOR="1", **settings)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     return env
 
 
 @contextlib.contextmanager
-def serve(env: dict[str, str], cwd: Path, port: int, log: Path | None = None,
-          timeout_s: float = 180) -> Iterator[str]:
+def serve(env: dict[str, str], cwd: Path, port: int, log: Path | None = None, timeout_s: float = 180) -> Iterator[str]:
     """`gpu-advisor serve --port port` until the block ends; yields its base URL once /readyz answers 200.
     RuntimeError (with the server's log, when `log` is given) if it exits or is not ready in `timeout_s`."""
     api = f"http://127.0.0.1:{port}"
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(log.open("wb")) if log else subprocess.DEVNULL
-        proc = subprocess.Popen([str(CLI), "serve", "--port", str(port), "--log-level", "warning"],
-                                env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [str(CLI), "serve", "--port", str(port), "--log-level", "warning"],
+            env=env,
+            cwd=cwd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
         try:
             deadline = time.monotonic() + timeout_s
             while not _ready(api):

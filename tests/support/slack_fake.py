@@ -141,8 +141,9 @@ class FakeSlack:
         if not args.get("channel"):
             return {"ok": False, "error": "channel_not_found"}
         ts = self._new_ts()
-        msg = Message(args["channel"], ts, args.get("thread_ts"), text=args.get("text", ""),
-                      blocks=list(args.get("blocks") or []))
+        msg = Message(
+            args["channel"], ts, args.get("thread_ts"), text=args.get("text", ""), blocks=list(args.get("blocks") or [])
+        )
         self.messages[(msg.channel, ts)] = msg
         return {"ok": True, "channel": msg.channel, "ts": ts, "message": {"ts": ts, "text": msg.text}}
 
@@ -169,8 +170,14 @@ class FakeSlack:
         if channel.startswith("C") and not (args.get("recipient_user_id") and args.get("recipient_team_id")):
             return {"ok": False, "error": "invalid_arguments"}  # channels need the recipient
         ts = self._new_ts()
-        msg = Message(channel, ts, thread, streaming=True, streamed=True,
-                      recipient=(args.get("recipient_team_id"), args.get("recipient_user_id")))
+        msg = Message(
+            channel,
+            ts,
+            thread,
+            streaming=True,
+            streamed=True,
+            recipient=(args.get("recipient_team_id"), args.get("recipient_user_id")),
+        )
         self.messages[(channel, ts)] = msg
         self._chunks(msg, args)
         return {"ok": True, "channel": channel, "ts": ts}
@@ -220,9 +227,14 @@ class FakeSlack:
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
         self._sockets.append(ws)
-        await ws.send_json({"type": "hello", "num_connections": 1,
-                            "debug_info": {"host": "fake", "approximate_connection_time": 3600},
-                            "connection_info": {"app_id": "A0APP00001"}})
+        await ws.send_json(
+            {
+                "type": "hello",
+                "num_connections": 1,
+                "debug_info": {"host": "fake", "approximate_connection_time": 3600},
+                "connection_info": {"app_id": "A0APP00001"},
+            }
+        )
         async for frame in ws:
             if frame.type == WSMsgType.TEXT:
                 self.acks.append(json.loads(frame.data))
@@ -244,8 +256,11 @@ class FakeSlack:
 
     # ---- what a test looks at --------------------------------------------------------------------
     def replies(self, channel: str, thread_ts: str) -> list[Message]:
-        return [m for (c, _), m in sorted(self.messages.items(), key=lambda kv: kv[0][1])
-                if c == channel and m.thread_ts == thread_ts]
+        return [
+            m
+            for (c, _), m in sorted(self.messages.items(), key=lambda kv: kv[0][1])
+            if c == channel and m.thread_ts == thread_ts
+        ]
 
     def called(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
@@ -272,17 +287,35 @@ def sign(body: bytes, timestamp: int | None = None, secret: str = SIGNING_SECRET
 
 def event_envelope(event: dict, event_id: str | None = None) -> dict:
     return {
-        "token": "legacy-verification-token", "team_id": TEAM, "api_app_id": "A0APP00001", "type": "event_callback",
-        "event": {"event_ts": event.get("ts", ""), **event}, "event_id": event_id or f"Ev{uuid.uuid4().hex[:10].upper()}",
-        "event_time": int(time.time()), "is_ext_shared_channel": False,
-        "authorizations": [{"enterprise_id": None, "team_id": TEAM, "user_id": BOT_USER, "is_bot": True,
-                            "is_enterprise_install": False}],
+        "token": "legacy-verification-token",
+        "team_id": TEAM,
+        "api_app_id": "A0APP00001",
+        "type": "event_callback",
+        "event": {"event_ts": event.get("ts", ""), **event},
+        "event_id": event_id or f"Ev{uuid.uuid4().hex[:10].upper()}",
+        "event_time": int(time.time()),
+        "is_ext_shared_channel": False,
+        "authorizations": [
+            {
+                "enterprise_id": None,
+                "team_id": TEAM,
+                "user_id": BOT_USER,
+                "is_bot": True,
+                "is_enterprise_install": False,
+            }
+        ],
     }
 
 
 def mention(text: str, ts: str, thread_ts: str | None = None, channel: str = CHANNEL, user: str = USER) -> dict:
-    event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": channel,
-             "team": TEAM}
+    event = {
+        "type": "app_mention",
+        "user": user,
+        "text": f"<@{BOT_USER}> {text}",
+        "ts": ts,
+        "channel": channel,
+        "team": TEAM,
+    }
     if thread_ts:
         event["thread_ts"] = thread_ts
     return event
@@ -295,8 +328,9 @@ class SlackClient:
         self.url = base + "/slack/events"
         self.http = httpx.Client(timeout=30)
 
-    def post_event(self, envelope: dict, retry: int = 0, timestamp: int | None = None,
-                   secret: str = SIGNING_SECRET) -> httpx.Response:
+    def post_event(
+        self, envelope: dict, retry: int = 0, timestamp: int | None = None, secret: str = SIGNING_SECRET
+    ) -> httpx.Response:
         body = json.dumps(envelope, ensure_ascii=False).encode()
         headers = {"Content-Type": "application/json", **sign(body, timestamp, secret)}
         if retry:

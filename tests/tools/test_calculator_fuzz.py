@@ -55,8 +55,10 @@ def _inputs(name):
     optional = [k for k in fields if k not in required]
     chosen = st.lists(st.sampled_from(optional), max_size=3, unique=True) if optional else st.just([])
     return st.tuples(st.fixed_dictionaries(required), chosen).flatmap(
-        lambda pair: st.fixed_dictionaries({**{k: st.just(v) for k, v in pair[0].items()},
-                                            **{k: fields[k] for k in pair[1]}}))
+        lambda pair: st.fixed_dictionaries(
+            {**{k: st.just(v) for k, v in pair[0].items()}, **{k: fields[k] for k in pair[1]}}
+        )
+    )
 
 
 def _leaves(node, key=""):

@@ -25,32 +25,58 @@ models = st.one_of(st.sampled_from(CATALOG), st.floats(0.5, 400).map(lambda x: f
 
 
 @settings(max_examples=80, deadline=None)
-@given(model=models, gpu=st.sampled_from(GPU_IDS), method=st.sampled_from(["full", "lora", "qlora", "freeze"]),
-       n=st.sampled_from([1, 2, 8, 64, 512]), s=st.integers(256, 65536), ckpt=st.sampled_from([None, True, False]),
-       offload=st.sampled_from(["none", "optimizer", "optimizer+params"]))
+@given(
+    model=models,
+    gpu=st.sampled_from(GPU_IDS),
+    method=st.sampled_from(["full", "lora", "qlora", "freeze"]),
+    n=st.sampled_from([1, 2, 8, 64, 512]),
+    s=st.integers(256, 65536),
+    ckpt=st.sampled_from([None, True, False]),
+    offload=st.sampled_from(["none", "optimizer", "optimizer+params"]),
+)
 def test_training_memory_is_fit_trainings_figures(model, gpu, method, n, s, ckpt, offload):
-    inp = FitTrainingInput(model=model, gpu=gpu, method=method, n_gpus=n, seq_len=s, grad_checkpointing=ckpt,
-                           offload=offload)
+    inp = FitTrainingInput(
+        model=model, gpu=gpu, method=method, n_gpus=n, seq_len=s, grad_checkpointing=ckpt, offload=offload
+    )
     full, short = fit_training(inp), training_memory(inp)
     assert (short.fits, short.per_gpu_gb, short.usable_gb, short.min_gpus, short.zero_stage) == (
-        full.fits, full.per_gpu_gb, full.usable_gb, full.min_gpus, full.zero_stage)
+        full.fits,
+        full.per_gpu_gb,
+        full.usable_gb,
+        full.min_gpus,
+        full.zero_stage,
+    )
 
 
 @settings(max_examples=80, deadline=None)
-@given(model=models, gpu=st.sampled_from([g.id for g in gpus() if g.bf16_tflops]),
-       method=st.sampled_from(["full", "lora", "qlora", "freeze"]), n=st.sampled_from([1, 8, 64, 1024]),
-       tokens=st.integers(10**6, 10**13), mfu=st.sampled_from([None, 0.3]))
+@given(
+    model=models,
+    gpu=st.sampled_from([g.id for g in gpus() if g.bf16_tflops]),
+    method=st.sampled_from(["full", "lora", "qlora", "freeze"]),
+    n=st.sampled_from([1, 8, 64, 1024]),
+    tokens=st.integers(10**6, 10**13),
+    mfu=st.sampled_from([None, 0.3]),
+)
 def test_training_hours_are_training_times_figures(model, gpu, method, n, tokens, mfu):
     inp = TrainingTimeInput(model=model, gpu=gpu, method=method, n_gpus=n, tokens=tokens, mfu=mfu)
     full, short = training_time(inp), training_hours(inp)
-    assert (short.n_gpus, short.hours, short.hours_low, short.hours_high, short.tokens_per_s, short.gpu_hours,
-            short.mfu) == (full.n_gpus, full.hours, full.hours_low, full.hours_high, full.tokens_per_s,
-                           full.gpu_hours, full.mfu)
+    assert (
+        short.n_gpus,
+        short.hours,
+        short.hours_low,
+        short.hours_high,
+        short.tokens_per_s,
+        short.gpu_hours,
+        short.mfu,
+    ) == (full.n_gpus, full.hours, full.hours_low, full.hours_high, full.tokens_per_s, full.gpu_hours, full.mfu)
 
 
 @settings(max_examples=300, deadline=None)
-@given(boundary=st.integers(0, 5000), cap=st.integers(1, 5000),
-       guess=st.one_of(st.floats(-10, 1e6, allow_nan=False), st.just(math.inf), st.just(math.nan)))
+@given(
+    boundary=st.integers(0, 5000),
+    cap=st.integers(1, 5000),
+    guess=st.one_of(st.floats(-10, 1e6, allow_nan=False), st.just(math.inf), st.just(math.nan)),
+)
 def test_the_search_finds_the_boundary_whatever_the_guess(boundary, cap, guess):
     calls = []
 
@@ -63,8 +89,13 @@ def test_the_search_finds_the_boundary_whatever_the_guess(boundary, cap, guess):
 
 
 @settings(max_examples=40, deadline=None)
-@given(size=st.floats(0.5, 200), gpu=st.sampled_from(GPU_IDS), n=st.sampled_from([1, 2, 4, 8]),
-       b=st.integers(1, 256), ctx=st.integers(128, 131072))
+@given(
+    size=st.floats(0.5, 200),
+    gpu=st.sampled_from(GPU_IDS),
+    n=st.sampled_from([1, 2, 4, 8]),
+    b=st.integers(1, 256),
+    ctx=st.integers(128, 131072),
+)
 def test_max_batch_and_context_are_the_largest_that_fit(size, gpu, n, b, ctx):
     m = generic_model(round(size, 1))
     out = fit_inference(FitInferenceInput(model=m, gpu=gpu, n_gpus=n, batch=b, context_len=ctx))

@@ -88,7 +88,9 @@ def test_bare_910b_names_its_bins_and_keeps_both_power_figures():
     assert all("Ascend 910" in alt.note and "not used" in alt.note for alt in rec.alternatives if alt.field == "tdp_w")
     assert rec.bandwidth_gb_s == 1600
     assert 1200 in {alt.value for alt in rec.alternatives if alt.field == "bandwidth_gb_s"}
-    assert "280" in rec.notes and "910B4" in rec.notes  # says which bin the 280 TFLOPS figure matches, and why it is kept
+    assert (
+        "280" in rec.notes and "910B4" in rec.notes
+    )  # says which bin the 280 TFLOPS figure matches, and why it is kept
 
 
 # --- Grace-Blackwell ------------------------------------------------------------------------------------------
@@ -142,8 +144,9 @@ def test_gaudi3_compares_with_h100_without_error():
 
 # --- domestic parts ---------------------------------------------------------------------------------------------
 
-DOMESTIC_NEW = [i for i in NEW_IDS if catalog.get_gpu(i).vendor in ("huawei", "hygon", "kunlunxin", "moore-threads",
-                                                                   "metax")]
+DOMESTIC_NEW = [
+    i for i in NEW_IDS if catalog.get_gpu(i).vendor in ("huawei", "hygon", "kunlunxin", "moore-threads", "metax")
+]
 
 
 @pytest.mark.parametrize("gpu_id", DOMESTIC_NEW)

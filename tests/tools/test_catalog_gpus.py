@@ -262,9 +262,16 @@ def test_same_silicon_under_a_china_name_gets_the_same_capacity(gpu):
     parent = catalog.get_gpu(gpu.same_silicon_as)
     assert capacity_bytes(gpu) == capacity_bytes(parent)
     assert (gpu.memory_gb, gpu.memory_reported_gib, gpu.bandwidth_gb_s) == (
-        parent.memory_gb, parent.memory_reported_gib, parent.bandwidth_gb_s)
+        parent.memory_gb,
+        parent.memory_reported_gib,
+        parent.bandwidth_gb_s,
+    )
     if gpu.vendor == "nvidia" and gpu.segment == "datacenter":  # A800/H800: the same tensor rates, less NVLink
-        assert (gpu.bf16_tflops, gpu.fp8_tflops, gpu.int8_tops) == (parent.bf16_tflops, parent.fp8_tflops, parent.int8_tops)
+        assert (gpu.bf16_tflops, gpu.fp8_tflops, gpu.int8_tops) == (
+            parent.bf16_tflops,
+            parent.fp8_tflops,
+            parent.int8_tops,
+        )
 
 
 def test_a_china_name_never_loses_a_close_call_its_parent_wins():
@@ -273,7 +280,11 @@ def test_a_china_name_never_loses_a_close_call_its_parent_wins():
     args = {"model": "Llama-2-70B", "method": "full", "n_gpus": 16, "seq_len": 2048, "zero_stage": 3}
     a100 = tools.call("fit_training", {**args, "gpu": "A100 80GB"})
     a800 = tools.call("fit_training", {**args, "gpu": "A800 80GB"})
-    assert (a800["verdict"], a800["capacity_gb"], a800["margin_gb"]) == (a100["verdict"], a100["capacity_gb"], a100["margin_gb"])
+    assert (a800["verdict"], a800["capacity_gb"], a800["margin_gb"]) == (
+        a100["verdict"],
+        a100["capacity_gb"],
+        a100["margin_gb"],
+    )
 
 
 def test_domestic_is_the_vendor_not_availability():

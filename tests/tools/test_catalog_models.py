@@ -129,8 +129,7 @@ def test_mixture_names_are_not_sizes():
 
 
 @pytest.mark.parametrize(
-    ("typed", "size_b"),
-    [("65B", 65), ("70B", 70), ("a 37B model", 37), ("700亿参数", 70), ("Qwen-72B", 72)],
+    ("typed", "size_b"), [("65B", 65), ("70B", 70), ("a 37B model", 37), ("700亿参数", 70), ("Qwen-72B", 72)]
 )
 def test_a_bare_size_gives_a_generic_model_of_that_size(typed, size_b):
     """'Qwen-72B' (Qwen 1) is deliberately not in the catalog: it resolves to a generic 72B model."""

@@ -77,8 +77,12 @@ def test_a_prose_interconnect_or_memory_type_without_chinese_does_not_load():
 
 def test_a_product_name_needs_no_chinese_version():
     rec = _record("h100-sxm5-80gb")
-    assert rec["interconnect"] == {"kind": "NVLink 4", "kind_zh": None, "gb_s": 900,
-                                   "convention": "bidirectional total per GPU"}
+    assert rec["interconnect"] == {
+        "kind": "NVLink 4",
+        "kind_zh": None,
+        "gb_s": 900,
+        "convention": "bidirectional total per GPU",
+    }
     assert GpuSpec.model_validate(rec).interconnect.kind_for_zh == "NVLink 4"
 
 

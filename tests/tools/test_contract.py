@@ -7,39 +7,84 @@ from tools import registry
 
 # DESIGN.md, "The main inputs and outputs": tool -> (input fields, output fields)
 CONTRACT = {
-    "gpu_specs": ({"gpu"}, {"memory_gb", "bandwidth_gb_s", "bf16_tflops", "fp8_tflops", "interconnect_gb_s", "tdp_w",
-                            "sources"}),
+    "gpu_specs": (
+        {"gpu"},
+        {"memory_gb", "bandwidth_gb_s", "bf16_tflops", "fp8_tflops", "interconnect_gb_s", "tdp_w", "sources"},
+    ),
     "compare_gpus": ({"gpus"}, {"rows"}),
-    "fit_training": ({"model", "gpu", "method", "n_gpus", "precision", "optimizer", "zero_stage", "offload", "seq_len",
-                      "micro_batch", "grad_checkpointing", "flash_attention", "tp", "pp", "lora_rank"},
-                     {"fits", "per_gpu_gb", "capacity_gb", "usable_gb", "breakdown_gb", "min_gpus", "suggestions",
-                      "assumptions"}),
-    "fit_inference": ({"model", "gpu", "n_gpus", "precision", "kv_precision", "batch", "context_len"},
-                      {"fits", "per_gpu_gb", "capacity_gb", "usable_gb", "breakdown_gb", "min_gpus", "max_batch",
-                       "assumptions"}),
-    "training_time": ({"model", "gpu", "n_gpus", "tokens", "method", "mfu"},
-                      {"total_flops", "hours", "days", "gpu_hours", "mfu", "tokens_per_s", "assumptions"}),
-    "inference_speed": ({"model", "gpu", "n_gpus", "precision", "batch", "context_len"},
-                        {"decode_tokens_per_s", "total_tokens_per_s", "prefill_tokens_per_s", "bound", "assumptions"}),
-    "run_cost": ({"gpu", "gpu_hours", "hours", "n_gpus", "price_cny_per_hour"},
-                 {"total_cny", "low_cny", "high_cny", "price_cny_per_hour", "assumptions"}),
-    "rent_vs_buy": ({"gpu", "n_gpus", "hours_per_day", "months"},
-                    {"rent_total_cny", "own_total_cny", "breakeven_months", "cheaper", "assumptions"}),
-    "recommend_gpus": ({"model", "workload", "method", "tokens", "budget_cny", "deadline_hours", "china_available"},
-                       {"options", "assumptions"}),
+    "fit_training": (
+        {
+            "model",
+            "gpu",
+            "method",
+            "n_gpus",
+            "precision",
+            "optimizer",
+            "zero_stage",
+            "offload",
+            "seq_len",
+            "micro_batch",
+            "grad_checkpointing",
+            "flash_attention",
+            "tp",
+            "pp",
+            "lora_rank",
+        },
+        {"fits", "per_gpu_gb", "capacity_gb", "usable_gb", "breakdown_gb", "min_gpus", "suggestions", "assumptions"},
+    ),
+    "fit_inference": (
+        {"model", "gpu", "n_gpus", "precision", "kv_precision", "batch", "context_len"},
+        {"fits", "per_gpu_gb", "capacity_gb", "usable_gb", "breakdown_gb", "min_gpus", "max_batch", "assumptions"},
+    ),
+    "training_time": (
+        {"model", "gpu", "n_gpus", "tokens", "method", "mfu"},
+        {"total_flops", "hours", "days", "gpu_hours", "mfu", "tokens_per_s", "assumptions"},
+    ),
+    "inference_speed": (
+        {"model", "gpu", "n_gpus", "precision", "batch", "context_len"},
+        {"decode_tokens_per_s", "total_tokens_per_s", "prefill_tokens_per_s", "bound", "assumptions"},
+    ),
+    "run_cost": (
+        {"gpu", "gpu_hours", "hours", "n_gpus", "price_cny_per_hour"},
+        {"total_cny", "low_cny", "high_cny", "price_cny_per_hour", "assumptions"},
+    ),
+    "rent_vs_buy": (
+        {"gpu", "n_gpus", "hours_per_day", "months"},
+        {"rent_total_cny", "own_total_cny", "breakeven_months", "cheaper", "assumptions"},
+    ),
+    "recommend_gpus": (
+        {"model", "workload", "method", "tokens", "budget_cny", "deadline_hours", "china_available"},
+        {"options", "assumptions"},
+    ),
 }
 
 
 #: calculators added after DESIGN.md's nine (issue 10: quantities that need no GPU), locked the same way
 ADDED = {
-    "model_memory": ({"model", "precision", "kv_precision", "context_len", "batch", "method", "n_gpus", "seq_len"},
-                     {"params_b", "weights_gb", "weights_by_precision_gb", "kv_cache_bytes_per_token",
-                      "kv_cache_gb_per_request", "kv_cache_gb", "model_states_gb", "zero_stages", "activations_gb",
-                      "training_total_gb", "assumptions"}),
-    "power_draw": ({"gpu", "n_gpus", "hours_per_day", "pue", "electricity_cny_per_kwh"},
-                   {"server_kw", "rack_kw", "total_kw", "kwh_per_year", "electricity_cny_per_year", "assumptions"}),
-    "precision_speedup": ({"model", "gpu", "n_gpus", "tokens", "precision", "baseline"},
-                          {"baseline", "faster", "speedup", "peak_ratio", "assumptions"}),
+    "model_memory": (
+        {"model", "precision", "kv_precision", "context_len", "batch", "method", "n_gpus", "seq_len"},
+        {
+            "params_b",
+            "weights_gb",
+            "weights_by_precision_gb",
+            "kv_cache_bytes_per_token",
+            "kv_cache_gb_per_request",
+            "kv_cache_gb",
+            "model_states_gb",
+            "zero_stages",
+            "activations_gb",
+            "training_total_gb",
+            "assumptions",
+        },
+    ),
+    "power_draw": (
+        {"gpu", "n_gpus", "hours_per_day", "pue", "electricity_cny_per_kwh"},
+        {"server_kw", "rack_kw", "total_kw", "kwh_per_year", "electricity_cny_per_year", "assumptions"},
+    ),
+    "precision_speedup": (
+        {"model", "gpu", "n_gpus", "tokens", "precision", "baseline"},
+        {"baseline", "faster", "speedup", "peak_ratio", "assumptions"},
+    ),
 }
 
 
@@ -64,8 +109,10 @@ def test_recommend_options_carry_the_contract_fields():
 
 
 TRUSTED = {
-    "fit_training": [{"model": "Llama-2-70B", "gpu": "A100 80GB", "method": "full"},
-                     {"model": "Qwen2.5-7B", "gpu": "4090", "method": "qlora", "n_gpus": 2}],
+    "fit_training": [
+        {"model": "Llama-2-70B", "gpu": "A100 80GB", "method": "full"},
+        {"model": "Qwen2.5-7B", "gpu": "4090", "method": "qlora", "n_gpus": 2},
+    ],
     "fit_inference": [{"model": "Qwen2.5-72B", "gpu": "H20", "n_gpus": 4, "batch": 8}],
     "training_time": [{"model": "DeepSeek-V3", "gpu": "H800", "n_gpus": 2048, "tokens": "14.8T", "precision": "fp8"}],
     "rent_vs_buy": [{"gpu": "H800", "n_gpus": 8, "hours_per_day": 20, "months": 24, "currency": "USD"}],

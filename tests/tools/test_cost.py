@@ -168,7 +168,10 @@ def test_flip_thresholds_really_flip():
     assert tools.call("rent_vs_buy", {**BASE, "hours_per_day": h * 0.9})["cheaper"] == "rent"
     m = flips["months"]["threshold"]
     assert tools.call("rent_vs_buy", {**BASE, "months": math.floor(m)})["cheaper"] == "rent"
-    assert tools.call("rent_vs_buy", {**BASE, "purchase_cny": flips["purchase_cny"]["threshold"] * 1.05})["cheaper"] == "rent"
+    assert (
+        tools.call("rent_vs_buy", {**BASE, "purchase_cny": flips["purchase_cny"]["threshold"] * 1.05})["cheaper"]
+        == "rent"
+    )
     assert "低于" in flips["rent_cny_per_hour"]["zh"] and "below" in flips["rent_cny_per_hour"]["en"]
 
 
@@ -189,15 +192,32 @@ def test_residual_lowers_own_total_not_breakeven():
 def test_every_default_is_stated_with_unit_and_source():
     r = tools.call("rent_vs_buy", BASE)
     by_key = {a["key"]: a for a in r["assumptions"]}
-    for key in ("purchase_cny", "rent_cny_per_hour", "node_kw_per_gpu", "pue", "electricity_cny_per_kwh",
-                "hosting_cny_per_kw_month", "load_factor", "host_share_cny_per_gpu", "maintenance_pct_per_year",
-                "cost_of_capital_pct_per_year", "residual_value_pct", "depreciation_years", "hours_per_month"):
+    for key in (
+        "purchase_cny",
+        "rent_cny_per_hour",
+        "node_kw_per_gpu",
+        "pue",
+        "electricity_cny_per_kwh",
+        "hosting_cny_per_kw_month",
+        "load_factor",
+        "host_share_cny_per_gpu",
+        "maintenance_pct_per_year",
+        "cost_of_capital_pct_per_year",
+        "residual_value_pct",
+        "depreciation_years",
+        "hours_per_month",
+    ):
         assert by_key[key]["default"] is True and by_key[key]["note"], key
     assert by_key["node_kw_per_gpu"]["value"] == pytest.approx(6.5 / 8)
     assert by_key["pue"]["value"] == 1.3
     given = tools.call("rent_vs_buy", {**BASE, "pue": 1.5})
     assert {a["key"]: a for a in given["assumptions"]}["pue"] == {
-        "key": "pue", "value": 1.5, "unit": "", "default": False, "note": ""}
+        "key": "pue",
+        "value": 1.5,
+        "unit": "",
+        "default": False,
+        "note": "",
+    }
 
 
 def test_rent_vs_buy_rejects_impossible_inputs():
@@ -228,8 +248,12 @@ def test_price_quotes_are_sourced_and_dated():
 
 def test_guide_defaults_are_kept():
     """The seed guide's table is the default for the four GPUs it names."""
-    expect = {"a100-sxm4-80gb": (60000, 90000, 15, 25), "h800-sxm5-80gb": (100000, 150000, 25, 40),
-              "h100-sxm5-80gb": (150000, 200000, 35, 50), "ascend-910b": (40000, 70000, 10, 18)}
+    expect = {
+        "a100-sxm4-80gb": (60000, 90000, 15, 25),
+        "h800-sxm5-80gb": (100000, 150000, 25, 40),
+        "h100-sxm5-80gb": (150000, 200000, 35, 50),
+        "ascend-910b": (40000, 70000, 10, 18),
+    }
     for gpu_id, (plo, phi, rlo, rhi) in expect.items():
         p = price_table()[gpu_id]
         assert (p.default("purchase").low_cny, p.default("purchase").high_cny) == (plo, phi)
@@ -263,8 +287,23 @@ def test_cli_cost_table_and_error():
 
 def test_cli_rent_vs_buy_writes_png(tmp_path):
     png = tmp_path / "tco.png"
-    res = runner.invoke(app, ["rent-vs-buy", "--gpu", "A100 80GB", "--n-gpus", "8", "--hours-per-day", "24",
-                              "--months", "36", "--plot", str(png), "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "rent-vs-buy",
+            "--gpu",
+            "A100 80GB",
+            "--n-gpus",
+            "8",
+            "--hours-per-day",
+            "24",
+            "--months",
+            "36",
+            "--plot",
+            str(png),
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["cheaper"] == "buy"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000

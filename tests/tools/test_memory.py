@@ -16,7 +16,9 @@ def test_published_memory(row):
     out = tools.call(row["tool"], row["input"])
     expect = row["expect"]
     generic = any(a["key"] == "model_architecture" for a in out["assumptions"])
-    assert generic is row.get("generic", row["input"]["model"][:-1].replace(".", "").isdigit()), "model must resolve as the row says"
+    assert generic is row.get("generic", row["input"]["model"][:-1].replace(".", "").isdigit()), (
+        "model must resolve as the row says"
+    )
     assert row["source"] and row["url"].startswith("http")
     if "fits" in expect:
         assert out["fits"] is expect["fits"], (out["per_gpu_gb"], out["usable_gb"])
@@ -49,30 +51,61 @@ def test_70b_full_on_one_a100_says_why_and_what_would_fit():
 
 
 def test_more_gpus_suggestion_really_fits():
-    out = tools.call("fit_training", {"model": "Llama-2-13B", "gpu": "A100 80GB", "method": "full", "grad_checkpointing": True})
+    out = tools.call(
+        "fit_training", {"model": "Llama-2-13B", "gpu": "A100 80GB", "method": "full", "grad_checkpointing": True}
+    )
     assert not out["fits"]
     n = out["min_gpus"]
-    again = tools.call("fit_training", {"model": "Llama-2-13B", "gpu": "A100 80GB", "method": "full",
-                                        "grad_checkpointing": True, "n_gpus": n, "zero_stage": out["min_gpus_zero_stage"]})
+    again = tools.call(
+        "fit_training",
+        {
+            "model": "Llama-2-13B",
+            "gpu": "A100 80GB",
+            "method": "full",
+            "grad_checkpointing": True,
+            "n_gpus": n,
+            "zero_stage": out["min_gpus_zero_stage"],
+        },
+    )
     assert again["fits"]
     if n > 1:
         fewer = n // 2 if n <= 8 else n - 8
-        worse = tools.call("fit_training", {"model": "Llama-2-13B", "gpu": "A100 80GB", "method": "full",
-                                            "grad_checkpointing": True, "n_gpus": fewer, "zero_stage": 3})
+        worse = tools.call(
+            "fit_training",
+            {
+                "model": "Llama-2-13B",
+                "gpu": "A100 80GB",
+                "method": "full",
+                "grad_checkpointing": True,
+                "n_gpus": fewer,
+                "zero_stage": 3,
+            },
+        )
         assert not worse["fits"]
 
 
 def test_zero_stage_defaults_to_lowest_that_fits_and_is_stated():
-    out = tools.call("fit_training", {"model": "Llama-2-7B", "gpu": "A100 80GB", "method": "full", "n_gpus": 8,
-                                      "grad_checkpointing": True})
+    out = tools.call(
+        "fit_training",
+        {"model": "Llama-2-7B", "gpu": "A100 80GB", "method": "full", "n_gpus": 8, "grad_checkpointing": True},
+    )
     assert out["fits"] and out["zero_stage"] in (1, 2, 3)
     stated = next(a for a in out["assumptions"] if a["key"] == "zero_stage")
     assert stated["default"] is True and stated["value"] == out["zero_stage"]
 
 
 def test_offload_needs_host_ram():
-    out = tools.call("fit_training", {"model": "Llama-2-7B", "gpu": "RTX 4090", "method": "full",
-                                      "offload": "optimizer", "zero_stage": 2, "grad_checkpointing": True})
+    out = tools.call(
+        "fit_training",
+        {
+            "model": "Llama-2-7B",
+            "gpu": "RTX 4090",
+            "method": "full",
+            "offload": "optimizer",
+            "zero_stage": 2,
+            "grad_checkpointing": True,
+        },
+    )
     assert out["breakdown_gb"]["optimizer"] == 0
     assert out["host_ram_gb"] >= 12 * 6.7 * 1.5 * 0.95
 
@@ -119,11 +152,21 @@ def test_unknown_names_list_closest():
 def test_inference_min_gpus_and_max_batch_agree():
     out = tools.call("fit_inference", {"model": "Llama-2-70B", "gpu": "A100 80GB", "batch": 8, "context_len": 4096})
     assert out["fits"] is False and out["min_gpus"] >= 2
-    again = tools.call("fit_inference", {"model": "Llama-2-70B", "gpu": "A100 80GB", "n_gpus": out["min_gpus"],
-                                         "batch": 8, "context_len": 4096})
+    again = tools.call(
+        "fit_inference",
+        {"model": "Llama-2-70B", "gpu": "A100 80GB", "n_gpus": out["min_gpus"], "batch": 8, "context_len": 4096},
+    )
     assert again["fits"] and again["max_batch"] >= 8
-    over = tools.call("fit_inference", {"model": "Llama-2-70B", "gpu": "A100 80GB", "n_gpus": out["min_gpus"],
-                                        "batch": again["max_batch"] + 1, "context_len": 4096})
+    over = tools.call(
+        "fit_inference",
+        {
+            "model": "Llama-2-70B",
+            "gpu": "A100 80GB",
+            "n_gpus": out["min_gpus"],
+            "batch": again["max_batch"] + 1,
+            "context_len": 4096,
+        },
+    )
     assert not over["fits"]
 
 
@@ -132,7 +175,9 @@ def test_kv_cache_follows_the_config():
     out = tools.call("fit_inference", {"model": "Llama-2-7B", "gpu": "A100", "context_len": 4096})
     assert out["kv_cache_bytes_per_token"] == 524_288
     assert out["breakdown_gb"]["kv_cache"] == pytest.approx(524_288 * 4096 / 1e9, rel=1e-3)
-    fp8 = tools.call("fit_inference", {"model": "Llama-2-7B", "gpu": "H100", "context_len": 4096, "kv_precision": "fp8"})
+    fp8 = tools.call(
+        "fit_inference", {"model": "Llama-2-7B", "gpu": "H100", "context_len": 4096, "kv_precision": "fp8"}
+    )
     assert fp8["kv_cache_bytes_per_token"] == 262_144
 
 

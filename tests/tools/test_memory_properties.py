@@ -41,7 +41,9 @@ def test_longer_sequences_never_need_less(size, method, s, extra, b, ckpt, flash
 @given(size=sizes, method=methods, s=seq, b=batch, more=st.integers(1, 16))
 def test_larger_micro_batch_never_needs_less(size, method, s, b, more):
     m = generic_model(round(size, 1))
-    assert _train(m, method=method, seq_len=s, micro_batch=b + more) >= _train(m, method=method, seq_len=s, micro_batch=b)
+    assert _train(m, method=method, seq_len=s, micro_batch=b + more) >= _train(
+        m, method=method, seq_len=s, micro_batch=b
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -61,8 +63,14 @@ def test_checkpointing_never_needs_more(size, method, s, b, flash):
 
 
 @settings(max_examples=60, deadline=None)
-@given(size=sizes, gpu=st.sampled_from(GPU_IDS), b=batch, ctx=st.integers(128, 131072), more=st.integers(1, 64),
-       n=st.sampled_from([1, 2, 4, 8, 16]))
+@given(
+    size=sizes,
+    gpu=st.sampled_from(GPU_IDS),
+    b=batch,
+    ctx=st.integers(128, 131072),
+    more=st.integers(1, 64),
+    n=st.sampled_from([1, 2, 4, 8, 16]),
+)
 def test_inference_memory_grows_with_batch_and_context_and_shrinks_with_gpus(size, gpu, b, ctx, more, n):
     m = generic_model(round(size, 1))
 
@@ -71,24 +79,33 @@ def test_inference_memory_grows_with_batch_and_context_and_shrinks_with_gpus(siz
 
     assert need(batch=b + more, context_len=ctx) >= need(batch=b, context_len=ctx)
     assert need(batch=b, context_len=ctx + more) >= need(batch=b, context_len=ctx)
-    assert need(batch=b, context_len=ctx, n_gpus=n * 2) <= need(batch=b, context_len=ctx) + 1.62  # + NCCL buffers at n = 1
+    assert (
+        need(batch=b, context_len=ctx, n_gpus=n * 2) <= need(batch=b, context_len=ctx) + 1.62
+    )  # + NCCL buffers at n = 1
 
 
 CATALOG_MODELS = ["DeepSeek-V3", "Qwen3-235B-A22B", "Mixtral-8x22B", "Llama-3.1-405B", "Qwen2.5-72B", "Llama-2-7B"]
 
 
 @settings(max_examples=80, deadline=None)
-@given(model=st.one_of(st.sampled_from(CATALOG_MODELS), sizes.map(lambda x: f"{x:.1f}B")),
-       gpu=st.sampled_from(GPU_IDS), method=methods, s=st.integers(min_value=256, max_value=131072), b=batch,
-       ckpt=st.sampled_from([None, True, False]), flash=st.booleans())
+@given(
+    model=st.one_of(st.sampled_from(CATALOG_MODELS), sizes.map(lambda x: f"{x:.1f}B")),
+    gpu=st.sampled_from(GPU_IDS),
+    method=methods,
+    s=st.integers(min_value=256, max_value=131072),
+    b=batch,
+    ckpt=st.sampled_from([None, True, False]),
+    flash=st.booleans(),
+)
 def test_no_count_fits_only_when_the_breakdown_says_so(model, gpu, method, s, b, ckpt, flash):
-    """"No GPU count fits (activations alone exceed one card)" must be true of the breakdown we show.
+    """ "No GPU count fits (activations alone exceed one card)" must be true of the breakdown we show.
 
     When min_gpus is None, the reason given must hold: `activations` means activations + logits alone are over
     the usable memory; `unshardable` means what no count removes is; when a count is given, that count fits.
     """
-    inp = FitTrainingInput(model=model, gpu=gpu, method=method, seq_len=s, micro_batch=b, grad_checkpointing=ckpt,
-                           flash_attention=flash)
+    inp = FitTrainingInput(
+        model=model, gpu=gpu, method=method, seq_len=s, micro_batch=b, grad_checkpointing=ckpt, flash_attention=flash
+    )
     out = fit_training(inp)
     if out.min_gpus is None:
         assert out.min_gpus_blocker is not None

@@ -44,15 +44,29 @@ def test_both_precisions_are_ones_training_time_takes(name):
     assert set(get_args(PrecisionSpeedupInput.model_fields[name].annotation)) <= accepted
 
 
-@pytest.mark.parametrize("args", [
-    {"model": "Llama-3-8B", "gpu": "H100", "n_gpus": 8, "tokens": 1_000_000_000},
-    {"model": "70B", "gpu": "H800", "n_gpus": 64, "tokens": 20_000_000_000, "method": "lora", "seq_len": 8192},
-    {"model": "Qwen2.5-7B", "gpu": "H20", "n_gpus": 1, "tokens": 5_000_000, "precision": "bf16", "baseline": "fp32"},
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"model": "Llama-3-8B", "gpu": "H100", "n_gpus": 8, "tokens": 1_000_000_000},
+        {"model": "70B", "gpu": "H800", "n_gpus": 64, "tokens": 20_000_000_000, "method": "lora", "seq_len": 8192},
+        {
+            "model": "Qwen2.5-7B",
+            "gpu": "H20",
+            "n_gpus": 1,
+            "tokens": 5_000_000,
+            "precision": "bf16",
+            "baseline": "fp32",
+        },
+    ],
+)
 def test_both_rows_are_what_training_time_says(args):
     out = precision_speedup(PrecisionSpeedupInput(**args))
     run = {k: v for k, v in args.items() if k not in ("precision", "baseline")}
     for row in (out.baseline, out.faster):
         t = training_time(TrainingTimeInput(**run, precision=row.precision))
         assert (row.hours, row.gpu_hours, row.mfu, row.tokens_per_s) == (
-            round(t.hours, 2), round(t.gpu_hours, 1), t.mfu, round(t.tokens_per_s))
+            round(t.hours, 2),
+            round(t.gpu_hours, 1),
+            t.mfu,
+            round(t.tokens_per_s),
+        )

@@ -92,7 +92,9 @@ def test_70b_full_finetune_does_not_fit_on_24gb_cards():
     for gpu_id in small:
         assert gpu_id not in ids(capped["options"])
         assert dropped(capped)[gpu_id]["reason"] == "does_not_fit"
-        assert "max_gpus = 64" in dropped(capped)[gpu_id]["reason_en"] or "8-GPU" in dropped(capped)[gpu_id]["reason_en"]
+        assert (
+            "max_gpus = 64" in dropped(capped)[gpu_id]["reason_en"] or "8-GPU" in dropped(capped)[gpu_id]["reason_en"]
+        )
     assert all(o["n_gpus"] <= 64 for o in capped["options"])
 
 
@@ -127,12 +129,16 @@ def test_budget_too_small_gives_no_options_and_says_why():
     assert f"{cheapest_over['total_cny']:,.0f}" in out["verdict_en"]
 
 
-@pytest.mark.parametrize("args", [
-    dict(model="Qwen2.5-7B", workload="finetune", tokens="1B"),
-    dict(model="Llama-2-70B", workload="finetune", method="full", tokens="1B"),
-    dict(model="70B", workload="train", tokens="100B", deadline_hours=24 * 30),
-    dict(model="Qwen2.5-72B", workload="infer", batch=16),
-], ids=["7b-lora", "70b-full", "70b-pretrain", "72b-infer"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        dict(model="Qwen2.5-7B", workload="finetune", tokens="1B"),
+        dict(model="Llama-2-70B", workload="finetune", method="full", tokens="1B"),
+        dict(model="70B", workload="train", tokens="100B", deadline_hours=24 * 30),
+        dict(model="Qwen2.5-72B", workload="infer", batch=16),
+    ],
+    ids=["7b-lora", "70b-full", "70b-pretrain", "72b-infer"],
+)
 def test_picks_are_extremes(args):
     out = rec(**args, top_k=100)
     opts = out["options"]
@@ -172,8 +178,17 @@ def test_top_k_limits_options_and_counts_the_rest():
 def test_training_option_figures_come_from_the_calculators():
     out = rec(model="Llama-2-7B", workload="finetune", method="full", tokens="2B", top_k=100)
     h800 = next(o for o in out["options"] if o["gpu_id"] == "h800-sxm5-80gb")
-    t = training_time(TrainingTimeInput(model="Llama-2-7B", gpu="h800-sxm5-80gb", n_gpus=h800["n_gpus"],
-                                        tokens=2 * 10**9, method="full", seq_len=4096, grad_checkpointing=True))
+    t = training_time(
+        TrainingTimeInput(
+            model="Llama-2-7B",
+            gpu="h800-sxm5-80gb",
+            n_gpus=h800["n_gpus"],
+            tokens=2 * 10**9,
+            method="full",
+            seq_len=4096,
+            grad_checkpointing=True,
+        )
+    )
     assert h800["hours"] == pytest.approx(t.hours, rel=1e-3)
     assert h800["hours_low"] == pytest.approx(t.hours_low, rel=1e-3)
     q = quote("h800-sxm5-80gb", "rental")
@@ -181,11 +196,20 @@ def test_training_option_figures_come_from_the_calculators():
     assert h800["total_cny"] == pytest.approx(t.gpu_hours * q.mid_cny, rel=1e-3)
     assert h800["low_cny"] == pytest.approx(t.gpu_hours_low * q.low_cny, rel=1e-3)
     assert h800["high_cny"] == pytest.approx(t.gpu_hours_high * q.high_cny, rel=1e-3)
-    fit = fit_training(FitTrainingInput(model="Llama-2-7B", gpu="h800-sxm5-80gb", method="full",
-                                        n_gpus=h800["n_gpus"], seq_len=4096, grad_checkpointing=True))
+    fit = fit_training(
+        FitTrainingInput(
+            model="Llama-2-7B",
+            gpu="h800-sxm5-80gb",
+            method="full",
+            n_gpus=h800["n_gpus"],
+            seq_len=4096,
+            grad_checkpointing=True,
+        )
+    )
     assert fit.fits and h800["per_gpu_gb"] == fit.per_gpu_gb and h800["zero_stage"] == fit.zero_stage
-    one = fit_training(FitTrainingInput(model="Llama-2-7B", gpu="h800-sxm5-80gb", method="full", seq_len=4096,
-                                        grad_checkpointing=True))
+    one = fit_training(
+        FitTrainingInput(model="Llama-2-7B", gpu="h800-sxm5-80gb", method="full", seq_len=4096, grad_checkpointing=True)
+    )
     assert h800["min_gpus"] == h800["n_gpus"] == (1 if one.fits else one.min_gpus)
 
 
@@ -296,8 +320,24 @@ runner = CliRunner()
 
 
 def test_cli_table_picks_and_dropped():
-    res = runner.invoke(app, ["recommend", "--model", "70B", "--workload", "finetune", "--method", "lora",
-                              "--tokens", "1B", "--budget", "300000", "--deadline-hours", "72"])
+    res = runner.invoke(
+        app,
+        [
+            "recommend",
+            "--model",
+            "70B",
+            "--workload",
+            "finetune",
+            "--method",
+            "lora",
+            "--tokens",
+            "1B",
+            "--budget",
+            "300000",
+            "--deadline-hours",
+            "72",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "GPU options for finetune (lora)" in res.output
     for word in ("cheapest", "fastest", "best value", "Dropped", "Assumptions", "No rental price on file"):
@@ -305,8 +345,9 @@ def test_cli_table_picks_and_dropped():
 
 
 def test_cli_json_china_and_buy():
-    res = runner.invoke(app, ["recommend", "-m", "Qwen2.5-7B", "-w", "finetune", "-t", "1B", "--china",
-                              "--pricing", "buy", "--json"])
+    res = runner.invoke(
+        app, ["recommend", "-m", "Qwen2.5-7B", "-w", "finetune", "-t", "1B", "--china", "--pricing", "buy", "--json"]
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["pricing"] == "buy" and out["china_available"] is True
@@ -338,8 +379,10 @@ def test_a_dollar_budget_is_held_in_yuan_at_the_rate_it_states():
     fx = next(a for a in r["assumptions"] if a["key"] == "fx_cny_per_usd")
     assert r["budget_usd"] == 200_000 and r["budget_cny"] == pytest.approx(200_000 * fx["value"])
     assert all(o["total_cny"] <= r["budget_cny"] for o in r["options"] if o["total_cny"] is not None)
-    mine = tools.call("recommend_gpus", {"model": "70B", "workload": "infer", "budget_usd": 200_000,
-                                         "pricing": "buy", "fx_cny_per_usd": 7.0})
+    mine = tools.call(
+        "recommend_gpus",
+        {"model": "70B", "workload": "infer", "budget_usd": 200_000, "pricing": "buy", "fx_cny_per_usd": 7.0},
+    )
     assert mine["budget_cny"] == 1_400_000
     with pytest.raises(InvalidInput) as err:
         tools.call("recommend_gpus", {"model": "7B", "workload": "infer", "budget_usd": 1, "budget_cny": 1})

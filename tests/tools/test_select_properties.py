@@ -17,25 +17,29 @@ from tools.schemas.recommend import RecommendInput
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MODELS = ["Qwen2.5-7B", "Llama-2-13B", "Qwen2.5-32B", "Llama-3-70B", "Mixtral-8x7B", "7B", "70B"]
 
-training = st.fixed_dictionaries({
-    "model": st.sampled_from(MODELS),
-    "workload": st.sampled_from(["train", "finetune"]),
-    "method": st.sampled_from([None, "full", "lora", "qlora"]),
-    "tokens": st.integers(10**8, 10**11),
-    "seq_len": st.sampled_from([1024, 2048, 4096]),
-    "china_available": st.sampled_from([None, True]),
-    "pricing": st.sampled_from(["rent", "buy"]),
-    "max_gpus": st.sampled_from([8, 64, 1024]),
-})
-inference = st.fixed_dictionaries({
-    "model": st.sampled_from(MODELS),
-    "workload": st.just("infer"),
-    "batch": st.integers(1, 64),
-    "context_len": st.sampled_from([2048, 8192, 32768]),
-    "precision": st.sampled_from(["bf16", "fp8", "int4"]),
-    "china_available": st.sampled_from([None, True]),
-    "pricing": st.sampled_from(["rent", "buy"]),
-})
+training = st.fixed_dictionaries(
+    {
+        "model": st.sampled_from(MODELS),
+        "workload": st.sampled_from(["train", "finetune"]),
+        "method": st.sampled_from([None, "full", "lora", "qlora"]),
+        "tokens": st.integers(10**8, 10**11),
+        "seq_len": st.sampled_from([1024, 2048, 4096]),
+        "china_available": st.sampled_from([None, True]),
+        "pricing": st.sampled_from(["rent", "buy"]),
+        "max_gpus": st.sampled_from([8, 64, 1024]),
+    }
+)
+inference = st.fixed_dictionaries(
+    {
+        "model": st.sampled_from(MODELS),
+        "workload": st.just("infer"),
+        "batch": st.integers(1, 64),
+        "context_len": st.sampled_from([2048, 8192, 32768]),
+        "precision": st.sampled_from(["bf16", "fp8", "int4"]),
+        "china_available": st.sampled_from([None, True]),
+        "pricing": st.sampled_from(["rent", "buy"]),
+    }
+)
 jobs = st.one_of(training, inference)
 
 
@@ -56,8 +60,11 @@ def test_larger_budget_never_removes_options(args, budgets):
 
 
 @SETTINGS
-@given(args=training, deadlines=st.tuples(st.floats(1, 5000), st.floats(1, 5000)),
-       budget=st.one_of(st.none(), st.floats(1e3, 1e7)))
+@given(
+    args=training,
+    deadlines=st.tuples(st.floats(1, 5000), st.floats(1, 5000)),
+    budget=st.one_of(st.none(), st.floats(1e3, 1e7)),
+)
 def test_later_deadline_never_removes_options(args, deadlines, budget):
     early, late = sorted(deadlines)
     a = run(args, deadline_hours=early, budget_cny=budget)
@@ -74,13 +81,28 @@ def test_every_option_fits_and_passes_the_filters(args, budget, deadline):
     inp = RecommendInput(**{k: v for k, v in args.items() if v is not None})
     for o in out.options:
         if inp.workload == "infer":
-            fit = fit_inference(FitInferenceInput(model=inp.model, gpu=o.gpu_id, n_gpus=o.n_gpus,
-                                                  precision=inp.precision, batch=inp.batch,
-                                                  context_len=inp.context_len))
+            fit = fit_inference(
+                FitInferenceInput(
+                    model=inp.model,
+                    gpu=o.gpu_id,
+                    n_gpus=o.n_gpus,
+                    precision=inp.precision,
+                    batch=inp.batch,
+                    context_len=inp.context_len,
+                )
+            )
         else:
-            fit = fit_training(FitTrainingInput(model=inp.model, gpu=o.gpu_id, method=inp.resolved_method,
-                                                n_gpus=o.n_gpus, seq_len=inp.seq_len, grad_checkpointing=True,
-                                                zero_stage=o.zero_stage))
+            fit = fit_training(
+                FitTrainingInput(
+                    model=inp.model,
+                    gpu=o.gpu_id,
+                    method=inp.resolved_method,
+                    n_gpus=o.n_gpus,
+                    seq_len=inp.seq_len,
+                    grad_checkpointing=True,
+                    zero_stage=o.zero_stage,
+                )
+            )
             if deadline is not None:
                 assert o.hours <= deadline * (1 + 1e-3)
         assert fit.fits and o.fits and o.per_gpu_gb == fit.per_gpu_gb

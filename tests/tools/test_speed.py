@@ -283,6 +283,7 @@ def test_int4_batch1_decode_is_two_to_three_times_bf16_with_the_default_kernel(g
     ratio = int4.decode_tokens_per_s / bf16.decode_tokens_per_s
     assert 2.0 <= ratio <= 3.0, ratio
     assert next(a for a in int4.assumptions if a.key == "kernel").value == "marlin"
-    torch_int4 = inference_speed(InferenceSpeedInput(model="Llama-3.1-8B", gpu=gpu, precision="int4", context_len=512,
-                                                     kernel="torch"))
+    torch_int4 = inference_speed(
+        InferenceSpeedInput(model="Llama-3.1-8B", gpu=gpu, precision="int4", context_len=512, kernel="torch")
+    )
     assert torch_int4.decode_tokens_per_s < int4.decode_tokens_per_s

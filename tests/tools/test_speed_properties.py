@@ -24,8 +24,13 @@ def _train(**kw):
 
 
 @SETTINGS
-@given(model=model_st, gpu=st.sampled_from(TRAIN_GPUS), method=method_st,
-       exps=st.tuples(st.integers(0, 12), st.integers(0, 12)), ckpt=st.booleans())
+@given(
+    model=model_st,
+    gpu=st.sampled_from(TRAIN_GPUS),
+    method=method_st,
+    exps=st.tuples(st.integers(0, 12), st.integers(0, 12)),
+    ckpt=st.booleans(),
+)
 def test_more_gpus_never_slower_nor_superlinear(model, gpu, method, exps, ckpt):
     small, large = sorted(2**e for e in exps)
     args = {"model": model, "gpu": gpu, "tokens": 10**10, "method": method, "grad_checkpointing": ckpt}
@@ -38,8 +43,13 @@ def test_more_gpus_never_slower_nor_superlinear(model, gpu, method, exps, ckpt):
 
 
 @SETTINGS
-@given(model=model_st, gpu=st.sampled_from(TRAIN_GPUS), method=method_st, n=st.sampled_from([1, 8, 64, 1024]),
-       tokens=st.tuples(st.integers(10**6, 10**13), st.integers(10**6, 10**13)))
+@given(
+    model=model_st,
+    gpu=st.sampled_from(TRAIN_GPUS),
+    method=method_st,
+    n=st.sampled_from([1, 8, 64, 1024]),
+    tokens=st.tuples(st.integers(10**6, 10**13), st.integers(10**6, 10**13)),
+)
 def test_more_tokens_never_less_time(model, gpu, method, n, tokens):
     few, many = sorted(tokens)
     args = {"model": model, "gpu": gpu, "n_gpus": n, "method": method}
@@ -51,8 +61,13 @@ def _infer(**kw):
 
 
 @SETTINGS
-@given(model=model_st, gpu=st.sampled_from(INFER_GPUS), precision=st.sampled_from(["bf16", "int8", "int4"]),
-       batches=st.tuples(st.integers(1, 4096), st.integers(1, 4096)), ctx=st.integers(1, 131072))
+@given(
+    model=model_st,
+    gpu=st.sampled_from(INFER_GPUS),
+    precision=st.sampled_from(["bf16", "int8", "int4"]),
+    batches=st.tuples(st.integers(1, 4096), st.integers(1, 4096)),
+    ctx=st.integers(1, 131072),
+)
 def test_decode_per_sequence_never_faster_with_batch(model, gpu, precision, batches, ctx):
     small, large = sorted(batches)
     args = {"model": model, "gpu": gpu, "precision": precision, "context_len": ctx}
@@ -62,8 +77,12 @@ def test_decode_per_sequence_never_faster_with_batch(model, gpu, precision, batc
 
 
 @SETTINGS
-@given(model=model_st, gpu=st.sampled_from(INFER_GPUS), batch=st.integers(1, 256),
-       ctxs=st.tuples(st.integers(1, 131072), st.integers(1, 131072)))
+@given(
+    model=model_st,
+    gpu=st.sampled_from(INFER_GPUS),
+    batch=st.integers(1, 256),
+    ctxs=st.tuples(st.integers(1, 131072), st.integers(1, 131072)),
+)
 def test_decode_never_faster_with_longer_context(model, gpu, batch, ctxs):
     short, long = sorted(ctxs)
     args = {"model": model, "gpu": gpu, "batch": batch}
@@ -73,8 +92,12 @@ def test_decode_never_faster_with_longer_context(model, gpu, batch, ctxs):
 
 
 @SETTINGS
-@given(model=model_st, gpu=st.sampled_from(INFER_GPUS), batch=st.integers(1, 256),
-       effs=st.tuples(st.floats(0.05, 1.0), st.floats(0.05, 1.0)))
+@given(
+    model=model_st,
+    gpu=st.sampled_from(INFER_GPUS),
+    batch=st.integers(1, 256),
+    effs=st.tuples(st.floats(0.05, 1.0), st.floats(0.05, 1.0)),
+)
 def test_more_bandwidth_never_slower(model, gpu, batch, effs):
     low, high = sorted(effs)
     args = {"model": model, "gpu": gpu, "batch": batch}

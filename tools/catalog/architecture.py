@@ -108,7 +108,14 @@ def param_count(m: ModelSpec) -> ParamCount:
         moe_active = (m.experts_per_token or 0) * expert + shared + router
         n_dense = m.n_dense_layers or 0
         return ParamCount(
-            embedding, attn, dense if n_dense else 0, moe_total, moe_active, n_dense, m.n_layers - n_dense, table,
+            embedding,
+            attn,
+            dense if n_dense else 0,
+            moe_total,
+            moe_active,
+            n_dense,
+            m.n_layers - n_dense,
+            table,
             moe_gathered=moe_active,
         )
     return ParamCount(embedding, attn, dense, 0, 0, m.n_layers, 0, table)

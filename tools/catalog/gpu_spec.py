@@ -9,15 +9,29 @@ from pydantic import Field, model_validator
 from tools.catalog.record_base import GPU_FIGURES, AltFigure, ChinaStatus, Frozen, Interconnect, Source, check_zh
 
 #: Chinese accelerator vendors ("国产"): what `domestic` means, separate from `china.available`
-DOMESTIC_VENDORS = frozenset({"huawei", "cambricon", "moore-threads", "hygon", "biren", "kunlunxin", "enflame", "metax",
-                              "iluvatar"})
+DOMESTIC_VENDORS = frozenset(
+    {"huawei", "cambricon", "moore-threads", "hygon", "biren", "kunlunxin", "enflame", "metax", "iluvatar"}
+)
 
 
 class GpuSpec(Frozen):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-]*$")
     name: str
-    vendor: Literal["nvidia", "amd", "huawei", "cambricon", "moore-threads", "intel", "hygon", "biren", "kunlunxin",
-                    "enflame", "metax", "iluvatar", "other"]
+    vendor: Literal[
+        "nvidia",
+        "amd",
+        "huawei",
+        "cambricon",
+        "moore-threads",
+        "intel",
+        "hygon",
+        "biren",
+        "kunlunxin",
+        "enflame",
+        "metax",
+        "iluvatar",
+        "other",
+    ]
     family: str  # "Ampere", "Hopper", "Ada", "Blackwell", "CDNA3", "Da Vinci", ...
     aliases: tuple[str, ...] = ()
     memory_gb: float = Field(gt=0)

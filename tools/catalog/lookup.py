@@ -27,10 +27,43 @@ DATA_DIR = Path(__file__).parents[1] / "data"
 #: vendor and brand words people put in front of a part number, in English and Chinese; removed before matching
 #: ("英伟达 H800", "海光 K100", "Moore Threads S4000", "NVIDIA GeForce RTX 4090")
 _VENDOR_WORDS = (
-    "nvidia", "英伟达", "辉达", "geforce", "tesla", "huawei", "华为", "amd", "instinct", "radeon", "超威",
-    "hygon", "海光", "moore threads", "moorethreads", "摩尔线程", "cambricon", "寒武纪", "kunlunxin", "昆仑芯",
-    "baidu", "百度", "biren", "壁仞", "metax", "沐曦", "enflame", "燧原", "iluvatar", "天数智芯", "天数",
-    "habana", "intel", "英特尔", "昇腾", "ascend", "mtt",
+    "nvidia",
+    "英伟达",
+    "辉达",
+    "geforce",
+    "tesla",
+    "huawei",
+    "华为",
+    "amd",
+    "instinct",
+    "radeon",
+    "超威",
+    "hygon",
+    "海光",
+    "moore threads",
+    "moorethreads",
+    "摩尔线程",
+    "cambricon",
+    "寒武纪",
+    "kunlunxin",
+    "昆仑芯",
+    "baidu",
+    "百度",
+    "biren",
+    "壁仞",
+    "metax",
+    "沐曦",
+    "enflame",
+    "燧原",
+    "iluvatar",
+    "天数智芯",
+    "天数",
+    "habana",
+    "intel",
+    "英特尔",
+    "昇腾",
+    "ascend",
+    "mtt",
 )
 _ZH_WORDS = {"显卡": "", "加速卡": "", "计算卡": "", "版": "", "显存": ""}
 _TOKEN = re.compile(r"[a-z]+\d*[a-z]*|\d+[a-z]*|[^\x00-\x7f]+")
@@ -222,9 +255,14 @@ def _model_named(name: str) -> ModelSpec:
     if hit is not None:
         return hit
     if not MIN_PARAMS <= size <= MAX_PARAMS:  # a name that is no model we know, nor a size we can stand in for
-        raise UnknownModel(name, _closest(name, models(), index), why=(
-            f"A model of {size / 1e9:g}B parameters is outside what the calculators size (0.01B to 100,000B).",
-            f"{size / 1e9:g}B 参数的模型超出了可估算范围（0.01B 到 100,000B）。"))
+        raise UnknownModel(
+            name,
+            _closest(name, models(), index),
+            why=(
+                f"A model of {size / 1e9:g}B parameters is outside what the calculators size (0.01B to 100,000B).",
+                f"{size / 1e9:g}B 参数的模型超出了可估算范围（0.01B 到 100,000B）。",
+            ),
+        )
     return generic_model(round(size / 1e9, 6), typed=name)
 
 
@@ -260,14 +298,42 @@ _GENERIC_SOURCE = Source(
     "128,256-token vocabulary)",
     url="https://arxiv.org/abs/2407.21783",
     as_of=dt.date(2024, 7, 31),
-    fields=("n_layers", "hidden_size", "n_heads", "n_kv_heads", "head_dim", "ffn_size", "vocab_size", "params_b", "max_context"),
+    fields=(
+        "n_layers",
+        "hidden_size",
+        "n_heads",
+        "n_kv_heads",
+        "head_dim",
+        "ffn_size",
+        "vocab_size",
+        "params_b",
+        "max_context",
+    ),
     verified=False,
     note="shape chosen by gpu-advisor to match the requested parameter count, in the proportions of Llama 3 "
     "(8B: 32 × 4096, ffn 14336; 70B: 80 × 8192, ffn 28672; vocabulary 128,256) and Qwen2.5 (GQA, 152K vocabulary); "
     "not a published model",
 )
 
-_HIDDEN_LADDER = (512, 768, 1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384, 18432, 20480, 25600)
+_HIDDEN_LADDER = (
+    512,
+    768,
+    1024,
+    1536,
+    2048,
+    2560,
+    3072,
+    4096,
+    5120,
+    6144,
+    7168,
+    8192,
+    12288,
+    16384,
+    18432,
+    20480,
+    25600,
+)
 GENERIC_VOCAB = 128256  # Llama 3's; Qwen2.5's is 151,936 (both in the 128K–152K range of 2024–2026 models)
 GENERIC_KV_HEADS = 8
 GENERIC_TIED_BELOW = 4e9  # Llama-3.2-1B/3B and Qwen2.5 ≤ 3B tie the output head to the embedding

@@ -29,8 +29,12 @@ def capacity_bytes(gpu: GpuSpec) -> float:
 @per_record
 def capacity_assumption(gpu: GpuSpec) -> Assumption:
     """The capacity the verdict compares with, as the driver reports it (`fit_training` and `fit_inference`)."""
-    return assume("capacity", value=round(capacity_bytes(gpu) / GB, 1), unit="GB",
-                  note=f"{gpu.memory_reported_gib:g} GiB as the driver reports" if gpu.memory_reported_gib else "vendor figure")
+    return assume(
+        "capacity",
+        value=round(capacity_bytes(gpu) / GB, 1),
+        unit="GB",
+        note=f"{gpu.memory_reported_gib:g} GiB as the driver reports" if gpu.memory_reported_gib else "vendor figure",
+    )
 
 
 def next_count(n: int) -> int:

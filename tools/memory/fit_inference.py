@@ -90,8 +90,12 @@ class _Serving:
         tp = _split(self.model, n)[0]
         kv, act, logit, chunk = self.kv_tok / n * ctx, self.act_tok / tp, self.logit_seq / tp, PREFILL_CHUNK_TOKENS
         # need(b) is a sum of min(linear, constant) terms: concave, so b* is the largest root over its four lines
-        lines = ((0.0, kv + act * ctx + logit), (logit * chunk, kv + act * ctx), (act * chunk, kv + logit),
-                 (act * chunk + logit * chunk, kv))
+        lines = (
+            (0.0, kv + act * ctx + logit),
+            (logit * chunk, kv + act * ctx),
+            (act * chunk, kv + logit),
+            (act * chunk + logit * chunk, kv),
+        )
         return _largest(lambda b: need(b, ctx) <= usable, cap, _root(lines, usable - need(0, ctx)))
 
     def max_context(self, n: int, batch: int, usable: float, cap: int = 1 << 24) -> int:
@@ -160,24 +164,52 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     max_batch = serving.max_batch(n, ctx, usable)
     max_ctx = serving.max_context(n, inp.batch, usable)
     assumptions = [
-        assume("precision", value=precision, default=inp.precision is None,
-               note="weight precision" + (" (the model is published in FP8)" if model.native_precision == "fp8" else "")),
+        assume(
+            "precision",
+            value=precision,
+            default=inp.precision is None,
+            note="weight precision" + (" (the model is published in FP8)" if model.native_precision == "fp8" else ""),
+        ),
         assume("kv_precision", value=kv_prec, default=inp.kv_precision is None, note="KV-cache precision"),
-        assume("context_len", value=ctx, unit="tokens", default=inp.context_len is None,
-                   note="tokens per sequence (prompt + output)"),
+        assume(
+            "context_len",
+            value=ctx,
+            unit="tokens",
+            default=inp.context_len is None,
+            note="tokens per sequence (prompt + output)",
+        ),
         assume("batch", value=inp.batch, default="batch" not in inp.model_fields_set, note="concurrent sequences"),
-        assume("parallelism", value=f"tp={tp} pp={pp}", default=True, note="largest tensor-parallel size ≤ 8 that divides the heads"),
-        assume("usable_fraction", value=inp.usable_fraction, default="usable_fraction" not in inp.model_fields_set,
-                   note="vLLM's gpu_memory_utilization default"),
+        assume(
+            "parallelism",
+            value=f"tp={tp} pp={pp}",
+            default=True,
+            note="largest tensor-parallel size ≤ 8 that divides the heads",
+        ),
+        assume(
+            "usable_fraction",
+            value=inp.usable_fraction,
+            default="usable_fraction" not in inp.model_fields_set,
+            note="vLLM's gpu_memory_utilization default",
+        ),
         convention_assumption(inp.usable_fraction, serving=True),
         capacity_assumption(gpu),
-        assume("prefill_chunk_tokens", value=PREFILL_CHUNK_TOKENS, unit="tokens", note="activation workspace sized for one chunked-prefill step"),
+        assume(
+            "prefill_chunk_tokens",
+            value=PREFILL_CHUNK_TOKENS,
+            unit="tokens",
+            note="activation workspace sized for one chunked-prefill step",
+        ),
     ]
     if model.generic:
         assumptions.insert(0, assume("model_architecture", value=model.name, note=model.notes or ""))
     if precision in ("int4", "nf4", "int8"):
-        assumptions.append(assume("quantization", value=precision,
-                                      note="embeddings and output head stay 16-bit; int4 adds group-128 scales (≈0.25 bit/param)"))
+        assumptions.append(
+            assume(
+                "quantization",
+                value=precision,
+                note="embeddings and output head stay 16-bit; int4 adds group-128 scales (≈0.25 bit/param)",
+            )
+        )
     return FitInferenceOutput.trusted(
         model=model.name,
         gpu=gpu.name,

@@ -58,8 +58,12 @@ __all__ = [
     "training_memory",
 ]
 
-_METHOD_NOTES = {"full": "every weight trained", "lora": "LoRA adapters on a frozen 16-bit base",
-                 "qlora": "LoRA adapters on a frozen NF4 base", "freeze": "only the top layers trained"}
+_METHOD_NOTES = {
+    "full": "every weight trained",
+    "lora": "LoRA adapters on a frozen 16-bit base",
+    "qlora": "LoRA adapters on a frozen NF4 base",
+    "freeze": "only the top layers trained",
+}
 #: input field -> (unit, note) of its assumption, in the order they are stated; None: worked out per call
 _NOTES: dict[str, tuple[str, str | None]] = {
     "method": ("", None),
@@ -73,7 +77,10 @@ _NOTES: dict[str, tuple[str, str | None]] = {
     "tp": ("", "tensor parallel size"),
     "pp": ("", "pipeline stages"),
     "activation_factor": ("", "1.0 = Megatron-LM; measured HF eager stacks need more"),
-    "usable_fraction": ("of capacity", "share of the reported capacity the run may use (fragmentation is in the ±10% band)"),
+    "usable_fraction": (
+        "of capacity",
+        "share of the reported capacity the run may use (fragmentation is in the ±10% band)",
+    ),
     "cuda_context_gb": ("GB", "CUDA context per process (0.5–2 GiB in practice)"),
 }
 _LORA_NOTES = {
@@ -82,12 +89,19 @@ _LORA_NOTES = {
     "adapter_precision": ("", "fp32 (PEFT's default) or bf16 (the QLoRA paper's setup)"),
 }
 _FREEZE_NOTES = {"trainable_layers": ("", "top layers left trainable (LLaMA-Factory's default is 2)")}
-_NOTES_BY_METHOD = {"full": _NOTES, "lora": {**_NOTES, **_LORA_NOTES}, "qlora": {**_NOTES, **_LORA_NOTES},
-                    "freeze": {**_NOTES, **_FREEZE_NOTES}}
+_NOTES_BY_METHOD = {
+    "full": _NOTES,
+    "lora": {**_NOTES, **_LORA_NOTES},
+    "qlora": {**_NOTES, **_LORA_NOTES},
+    "freeze": {**_NOTES, **_FREEZE_NOTES},
+}
 _LOGITS = assume("logits_bytes_per_element", value=6, unit="B", note="fp32 logits + a bf16 copy")
-_COMM_BUFFERS = assume("comm_buffers", value=round(NCCL_BUFFERS_BYTES / GB, 2), unit="GB",
-                       note="NCCL buffers at the first collective")
-_HOST_RAM = assume("host_ram_factor", value=HOST_RAM_FACTOR, note="host RAM = offloaded states × 1.5 (DeepSpeed estimators)")
+_COMM_BUFFERS = assume(
+    "comm_buffers", value=round(NCCL_BUFFERS_BYTES / GB, 2), unit="GB", note="NCCL buffers at the first collective"
+)
+_HOST_RAM = assume(
+    "host_ram_factor", value=HOST_RAM_FACTOR, note="host RAM = offloaded states × 1.5 (DeepSpeed estimators)"
+)
 
 
 def _settings(inp: FitTrainingInput) -> tuple[Train, GpuSpec]:
@@ -102,9 +116,13 @@ def _settings(inp: FitTrainingInput) -> tuple[Train, GpuSpec]:
             field="n_gpus",
         )
     if inp.offload == "optimizer+params" and inp.zero_stage not in (None, 3):
-        raise InvalidInput("Offloading parameters needs ZeRO stage 3.", "参数卸载（offload params）需要 ZeRO-3。", field="zero_stage")
+        raise InvalidInput(
+            "Offloading parameters needs ZeRO stage 3.", "参数卸载（offload params）需要 ZeRO-3。", field="zero_stage"
+        )
     if inp.offload != "none" and inp.zero_stage == 0:
-        raise InvalidInput("ZeRO-Offload needs ZeRO stage 1 or higher.", "ZeRO-Offload 需要 ZeRO 1 级或以上。", field="zero_stage")
+        raise InvalidInput(
+            "ZeRO-Offload needs ZeRO stage 1 or higher.", "ZeRO-Offload 需要 ZeRO 1 级或以上。", field="zero_stage"
+        )
     if inp.precision == "fp8" and not gpu.fp8_tflops:
         raise Unsupported(
             f"{gpu.name} has no FP8 tensor cores; choose bf16 or fp16.",
@@ -112,7 +130,9 @@ def _settings(inp: FitTrainingInput) -> tuple[Train, GpuSpec]:
             field="precision",
         )
     if inp.method == "qlora" and inp.precision == "fp32":
-        raise InvalidInput("QLoRA computes in bf16/fp16, not fp32.", "QLoRA 以 bf16/fp16 计算，不支持 fp32。", field="precision")
+        raise InvalidInput(
+            "QLoRA computes in bf16/fp16, not fp32.", "QLoRA 以 bf16/fp16 计算，不支持 fp32。", field="precision"
+        )
     params = param_count(model)
     c = Train(
         model=model,
@@ -125,7 +145,8 @@ def _settings(inp: FitTrainingInput) -> tuple[Train, GpuSpec]:
         offload=inp.offload,
         seq_len=inp.seq_len,
         micro_batch=inp.micro_batch,
-        grad_checkpointing=default_checkpointing(inp.method, params.total) if inp.grad_checkpointing is None
+        grad_checkpointing=default_checkpointing(inp.method, params.total)
+        if inp.grad_checkpointing is None
         else inp.grad_checkpointing,
         flash_attention=inp.flash_attention,
         tp=inp.tp,
@@ -151,8 +172,13 @@ def _input_assumptions(inp: FitTrainingInput, c: Train) -> list[Assumption]:
         "grad_checkpointing": _checkpointing_note(inp.method, c.grad_checkpointing, inp.grad_checkpointing is None),
     }
     assumptions = [  # positional: the cache key is built faster than from keywords
-        assume(k, c.grad_checkpointing if k == "grad_checkpointing" else getattr(inp, k), unit, k not in given,
-               computed[k] if note is None else note)
+        assume(
+            k,
+            c.grad_checkpointing if k == "grad_checkpointing" else getattr(inp, k),
+            unit,
+            k not in given,
+            computed[k] if note is None else note,
+        )
         for k, (unit, note) in notes.items()
     ]
     if model.generic:
@@ -162,12 +188,18 @@ def _input_assumptions(inp: FitTrainingInput, c: Train) -> list[Assumption]:
 
 def _checkpointing_note(method: str, on: bool, defaulted: bool) -> str:
     if not defaulted:
-        return "each layer's activations are recomputed in the backward pass" if on else "every layer's activations are kept"
+        return (
+            "each layer's activations are recomputed in the backward pass"
+            if on
+            else "every layer's activations are kept"
+        )
     if method == "qlora":
         return "on by default: PEFT's prepare_model_for_kbit_training turns it on for QLoRA"
     if on:
-        return ("on by default for full/LoRA training of models of 7B and more (LLaMA-Factory, PEFT and "
-                "DeepSpeed/FSDP recipes); costs one extra forward pass in training time")
+        return (
+            "on by default for full/LoRA training of models of 7B and more (LLaMA-Factory, PEFT and "
+            "DeepSpeed/FSDP recipes); costs one extra forward pass in training time"
+        )
     return "off by default for models under 7B and for freeze-tuning: every layer's activations are kept"
 
 
@@ -185,12 +217,22 @@ def _states_assumption(adapters: bool, adapter_precision: str, precision: str, o
         note = f"{adapter_precision} adapter weight {w} + gradient {w} + optimizer states {states:g}, no master copy"
         return assume("bytes_per_trainable_param", value=2 * w + states, unit="B/param", note=note)
     if precision == "fp32":
-        return assume("bytes_per_trainable_param", value=8 + states, unit="B/param",
-                      note=f"fp32 weight 4 + gradient 4 + optimizer states {states:g}")
-    note = ("bf16 weight 2 + bf16 gradient 2 + fp32 master 4 + optimizer states "
-            "(16 B/param for AdamW, ZeRO paper; Megatron's fp32 gradients would make it 18)")
-    return assume("bytes_per_trainable_param", value=2 + 2 + 4 + states + (1 if precision == "fp8" else 0),
-                  unit="B/param", note=note)
+        return assume(
+            "bytes_per_trainable_param",
+            value=8 + states,
+            unit="B/param",
+            note=f"fp32 weight 4 + gradient 4 + optimizer states {states:g}",
+        )
+    note = (
+        "bf16 weight 2 + bf16 gradient 2 + fp32 master 4 + optimizer states "
+        "(16 B/param for AdamW, ZeRO paper; Megatron's fp32 gradients would make it 18)"
+    )
+    return assume(
+        "bytes_per_trainable_param",
+        value=2 + 2 + 4 + states + (1 if precision == "fp8" else 0),
+        unit="B/param",
+        note=note,
+    )
 
 
 class _Solved(NamedTuple):
@@ -257,8 +299,13 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
     n_train, _ = trainable(c)
     states = _assumption_states(c)
     assumptions += [
-        assume("zero_stage", c.zero_stage, "", inp.zero_stage is None,
-               "lowest ZeRO stage that fits" if inp.zero_stage is None and c.dp > 1 else "DeepSpeed ZeRO stage"),
+        assume(
+            "zero_stage",
+            c.zero_stage,
+            "",
+            inp.zero_stage is None,
+            "lowest ZeRO stage that fits" if inp.zero_stage is None and c.dp > 1 else "DeepSpeed ZeRO stage",
+        ),
         states,
         capacity_assumption(gpu),
         _LOGITS,

@@ -80,15 +80,24 @@ def model_memory(inp: ModelMemoryInput) -> ModelMemoryOutput:
     a = []
     if m.generic:
         a.append(assume("model_architecture", value=m.name, note=m.notes or ""))
-    a.append(assume("precision", value=precision, default="precision" not in given,
-                    note="the precision the weights are published in" if "precision" not in given else "weights"))
+    a.append(
+        assume(
+            "precision",
+            value=precision,
+            default="precision" not in given,
+            note="the precision the weights are published in" if "precision" not in given else "weights",
+        )
+    )
     total = p.total
     weights = weight_bytes(total, p.embedding, precision)
 
     kv_tok = kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision])
     kv_req = kv_tok * inp.context_len
-    for key, unit, note in (("kv_precision", "", "KV-cache elements"), ("context_len", "tokens", "tokens per request"),
-                            ("batch", "", "concurrent requests")):
+    for key, unit, note in (
+        ("kv_precision", "", "KV-cache elements"),
+        ("context_len", "tokens", "tokens per request"),
+        ("batch", "", "concurrent requests"),
+    ):
         a.append(assume(key, value=getattr(inp, key), unit=unit, default=key not in given, note=note))
 
     if inp.method == "full":
@@ -104,8 +113,14 @@ def model_memory(inp: ModelMemoryInput) -> ModelMemoryOutput:
         o_bytes = OPTIMIZER_BYTES[inp.optimizer] * trainable
         bpp = 4.0 + OPTIMIZER_BYTES[inp.optimizer]
         note = "bf16 adapter weight 2 + gradient 2 + optimizer states, no master copy; the frozen base as stored"
-        a.append(assume("lora_rank", value=inp.lora_rank, default="lora_rank" not in given,
-                        note="adapters on every linear layer"))
+        a.append(
+            assume(
+                "lora_rank",
+                value=inp.lora_rank,
+                default="lora_rank" not in given,
+                note="adapters on every linear layer",
+            )
+        )
     a.append(assume("bytes_per_trainable_param", value=bpp, unit="B/param", note=note))
     a.append(assume("optimizer", value=inp.optimizer, default="optimizer" not in given))
     n = inp.n_gpus
@@ -114,16 +129,31 @@ def model_memory(inp: ModelMemoryInput) -> ModelMemoryOutput:
         w = w_bytes / n if stage >= 3 else w_bytes
         g = g_bytes / n if stage >= 2 else g_bytes
         o = o_bytes / n if stage >= 1 else o_bytes
-        stages.append({"stage": stage, "n_gpus": n, "weights_gb": _gb(w), "gradients_gb": _gb(g),
-                       "optimizer_gb": _gb(o), "per_gpu_gb": _gb(w + g + o)})
+        stages.append(
+            {
+                "stage": stage,
+                "n_gpus": n,
+                "weights_gb": _gb(w),
+                "gradients_gb": _gb(g),
+                "optimizer_gb": _gb(o),
+                "per_gpu_gb": _gb(w + g + o),
+            }
+        )
     a.append(assume("n_gpus", value=n, default="n_gpus" not in given, note="GPUs the ZeRO stages shard over"))
     act = _activations(m, inp)
-    for key, unit, note in (("seq_len", "tokens", "tokens per training sequence"),
-                            ("micro_batch", "", "sequences per GPU per step"),
-                            ("grad_checkpointing", "", "activations recomputed in the backward pass")):
+    for key, unit, note in (
+        ("seq_len", "tokens", "tokens per training sequence"),
+        ("micro_batch", "", "sequences per GPU per step"),
+        ("grad_checkpointing", "", "activations recomputed in the backward pass"),
+    ):
         a.append(assume(key, value=getattr(inp, key), unit=unit, default=key not in given, note=note))
-    a.append(assume("runtime_overheads", value="excluded",
-                    note="CUDA context, NCCL buffers and fragmentation come on top; fit_training adds them per GPU"))
+    a.append(
+        assume(
+            "runtime_overheads",
+            value="excluded",
+            note="CUDA context, NCCL buffers and fragmentation come on top; fit_training adds them per GPU",
+        )
+    )
     return ModelMemoryOutput.trusted(
         model=m.name,
         params_b=round(total / 1e9, 3),

@@ -37,12 +37,29 @@ def suggest(c: Train, gpu: GpuSpec, usable: float, min_gpus: int | None, unshard
     own = capacity_bytes(gpu)
     fraction = usable / own
 
-    def add(key: str, en: str, zh: str, trial: Train, settings: dict, trial_base: dict[str, float] | None = None,
-            card: GpuSpec = gpu) -> None:
+    def add(
+        key: str,
+        en: str,
+        zh: str,
+        trial: Train,
+        settings: dict,
+        trial_base: dict[str, float] | None = None,
+        card: GpuSpec = gpu,
+    ) -> None:
         need = total(trial, unsharded if trial_base is None else trial_base)
         if need <= capacity_bytes(card) * fraction:
-            out.append({"change": key, "description_en": en, "description_zh": zh, "per_gpu_gb": round(need / GB, 1),
-                        "fits": True, "n_gpus": trial.n_gpus, "gpu": card.name, "settings": settings})
+            out.append(
+                {
+                    "change": key,
+                    "description_en": en,
+                    "description_zh": zh,
+                    "per_gpu_gb": round(need / GB, 1),
+                    "fits": True,
+                    "n_gpus": trial.n_gpus,
+                    "gpu": card.name,
+                    "settings": settings,
+                }
+            )
 
     def rebuilt(**changes) -> tuple[Train, dict[str, float]]:
         trial = replace(c, **changes)
@@ -50,41 +67,92 @@ def suggest(c: Train, gpu: GpuSpec, usable: float, min_gpus: int | None, unshard
 
     if not c.grad_checkpointing:
         trial, trial_base = _with_checkpointing(c, unsharded, True)
-        add("grad_checkpointing", "Turn on gradient checkpointing.", "开启梯度检查点（重计算）。",
-            trial, {"grad_checkpointing": True}, trial_base)
+        add(
+            "grad_checkpointing",
+            "Turn on gradient checkpointing.",
+            "开启梯度检查点（重计算）。",
+            trial,
+            {"grad_checkpointing": True},
+            trial_base,
+        )
     if c.method == "full":
         trial, trial_base = rebuilt(method="lora")
-        add("lora", "Fine-tune with LoRA instead of all weights.", "改用 LoRA 微调，不训练全部权重。",
-            trial, {"method": "lora"}, trial_base)
+        add(
+            "lora",
+            "Fine-tune with LoRA instead of all weights.",
+            "改用 LoRA 微调，不训练全部权重。",
+            trial,
+            {"method": "lora"},
+            trial_base,
+        )
     if c.method in ("full", "lora", "freeze") and c.precision != "fp32":
         trial, trial_base = rebuilt(method="qlora", grad_checkpointing=True)
-        add("qlora", "Use QLoRA: an NF4-quantized base with LoRA adapters.", "改用 QLoRA：NF4 量化的底座加 LoRA 适配器。",
-            trial, {"method": "qlora", "grad_checkpointing": True}, trial_base)
+        add(
+            "qlora",
+            "Use QLoRA: an NF4-quantized base with LoRA adapters.",
+            "改用 QLoRA：NF4 量化的底座加 LoRA 适配器。",
+            trial,
+            {"method": "qlora", "grad_checkpointing": True},
+            trial_base,
+        )
     if c.optimizer == "adamw":
         trial, trial_base = rebuilt(optimizer="adamw8bit")
-        add("adamw8bit", "Use bitsandbytes' 8-bit AdamW.", "改用 bitsandbytes 的 8-bit AdamW。",
-            trial, {"optimizer": "adamw8bit"}, trial_base)
+        add(
+            "adamw8bit",
+            "Use bitsandbytes' 8-bit AdamW.",
+            "改用 bitsandbytes 的 8-bit AdamW。",
+            trial,
+            {"optimizer": "adamw8bit"},
+            trial_base,
+        )
     if c.dp > 1 and c.zero_stage < 3:
-        add("zero3", "Shard parameters, gradients and optimizer states with ZeRO-3.", "用 ZeRO-3 切分参数、梯度和优化器状态。",
-            replace(c, zero_stage=3), {"zero_stage": 3})
+        add(
+            "zero3",
+            "Shard parameters, gradients and optimizer states with ZeRO-3.",
+            "用 ZeRO-3 切分参数、梯度和优化器状态。",
+            replace(c, zero_stage=3),
+            {"zero_stage": 3},
+        )
     if c.offload == "none":
-        add("offload_optimizer", "Offload optimizer states to CPU memory (ZeRO-Offload).", "把优化器状态卸载到 CPU 内存（ZeRO-Offload）。",
+        add(
+            "offload_optimizer",
+            "Offload optimizer states to CPU memory (ZeRO-Offload).",
+            "把优化器状态卸载到 CPU 内存（ZeRO-Offload）。",
             replace(c, offload="optimizer", zero_stage=max(c.zero_stage, 2) if c.dp > 1 else max(c.zero_stage, 1)),
-            {"offload": "optimizer"})
-        add("offload_params", "Offload optimizer states and parameters to CPU (ZeRO-3 Offload).", "把优化器状态和参数都卸载到 CPU（ZeRO-3 Offload）。",
-            replace(c, offload="optimizer+params", zero_stage=3), {"offload": "optimizer+params", "zero_stage": 3})
+            {"offload": "optimizer"},
+        )
+        add(
+            "offload_params",
+            "Offload optimizer states and parameters to CPU (ZeRO-3 Offload).",
+            "把优化器状态和参数都卸载到 CPU（ZeRO-3 Offload）。",
+            replace(c, offload="optimizer+params", zero_stage=3),
+            {"offload": "optimizer+params", "zero_stage": 3},
+        )
     if min_gpus is not None and min_gpus > c.n_gpus:
-        add("more_gpus", f"Use {min_gpus} GPUs with ZeRO-3.", f"增加到 {min_gpus} 张卡并使用 ZeRO-3。",
-            replace(c, n_gpus=min_gpus, zero_stage=3), {"n_gpus": min_gpus, "zero_stage": 3})
+        add(
+            "more_gpus",
+            f"Use {min_gpus} GPUs with ZeRO-3.",
+            f"增加到 {min_gpus} 张卡并使用 ZeRO-3。",
+            replace(c, n_gpus=min_gpus, zero_stage=3),
+            {"n_gpus": min_gpus, "zero_stage": 3},
+        )
     need = total(c, unsharded)
     card = next((g for cap, _, _, g in _cards_by_capacity() if cap > own and cap * fraction >= need), None)
     if card is not None:
-        add("bigger_gpu", f"Use a card with more memory: {card.name}.", f"换用显存更大的卡：{card.name}。",
-            c, {"gpu": card.name}, card=card)
+        add(
+            "bigger_gpu",
+            f"Use a card with more memory: {card.name}.",
+            f"换用显存更大的卡：{card.name}。",
+            c,
+            {"gpu": card.name},
+            card=card,
+        )
     return out
 
 
-def flip_note(c: Train, usable: float, verdict: str, unsharded: dict[str, float]) -> tuple[str | None, str | None, float | None]:
+def flip_note(
+    c: Train, usable: float, verdict: str, unsharded: dict[str, float]
+) -> tuple[str | None, str | None, float | None]:
     """One line when the checkpointing default decides the verdict (the other setting, same ZeRO stage)."""
     other, other_base = _with_checkpointing(c, unsharded, not c.grad_checkpointing)
     need_bytes = total(other, other_base)
@@ -94,16 +162,23 @@ def flip_note(c: Train, usable: float, verdict: str, unsharded: dict[str, float]
         return None, None, None
     need_gb = round(need_bytes / GB, 2)
     need, room = _fmt(need_gb), _fmt(usable / GB)
-    words = {"fits": ("it would fit", "放得下"), "tight": ("it would be tight", "比较紧张"),
-             "does not fit": ("it would not fit", "放不下")}
+    words = {
+        "fits": ("it would fit", "放得下"),
+        "tight": ("it would be tight", "比较紧张"),
+        "does not fit": ("it would not fit", "放不下"),
+    }
     en_word, zh_word = words[alt]
     if c.grad_checkpointing:
-        return (f"Gradient checkpointing is on by default; without it {en_word}: {need} GB per GPU of {room} GB.",
-                f"默认开启了重计算（梯度检查点）；关闭重计算则{zh_word}：每卡需 {need} GB，可用 {room} GB。",
-                need_gb)
-    return (f"Gradient checkpointing is off by default; with it {en_word}: {need} GB per GPU of {room} GB.",
-            f"默认未开启重计算；开启重计算（梯度检查点）则{zh_word}：每卡需 {need} GB，可用 {room} GB。",
-            need_gb)
+        return (
+            f"Gradient checkpointing is on by default; without it {en_word}: {need} GB per GPU of {room} GB.",
+            f"默认开启了重计算（梯度检查点）；关闭重计算则{zh_word}：每卡需 {need} GB，可用 {room} GB。",
+            need_gb,
+        )
+    return (
+        f"Gradient checkpointing is off by default; with it {en_word}: {need} GB per GPU of {room} GB.",
+        f"默认未开启重计算；开启重计算（梯度检查点）则{zh_word}：每卡需 {need} GB，可用 {room} GB。",
+        need_gb,
+    )
 
 
 def _fmt(x: float) -> str:

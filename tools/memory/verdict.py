@@ -65,12 +65,18 @@ def judge(parts: dict[str, float], usable: float) -> dict:
 @functools.lru_cache(maxsize=256)
 def convention_assumption(usable_fraction: float, serving: bool) -> Assumption:
     """The memory convention as one stated assumption."""
-    where = ("vLLM's gpu_memory_utilization budget, which already holds the CUDA context and KV cache"
-             if serving else "nothing held back: the breakdown already counts the CUDA context and NCCL buffers")
+    where = (
+        "vLLM's gpu_memory_utilization budget, which already holds the CUDA context and KV cache"
+        if serving
+        else "nothing held back: the breakdown already counts the CUDA context and NCCL buffers"
+    )
     return assume(
-        "memory_convention", value=f"process total ≤ {usable_fraction:g} × capacity",
-        note=(f"allocator peak (what torch.cuda.max_memory_allocated and published tables report) + CUDA context + "
-              f"NCCL buffers = process total (what nvidia-smi shows), compared once with {usable_fraction:g} × the "
-              f"capacity the driver reports ({where}); 'tight' = the margin is within ±{ESTIMATE_BAND:.0%} of the "
-              f"allocator peak (fragmentation and estimate error)"),
+        "memory_convention",
+        value=f"process total ≤ {usable_fraction:g} × capacity",
+        note=(
+            f"allocator peak (what torch.cuda.max_memory_allocated and published tables report) + CUDA context + "
+            f"NCCL buffers = process total (what nvidia-smi shows), compared once with {usable_fraction:g} × the "
+            f"capacity the driver reports ({where}); 'tight' = the margin is within ±{ESTIMATE_BAND:.0%} of the "
+            f"allocator peak (fragmentation and estimate error)"
+        ),
     )

@@ -62,8 +62,14 @@ def per_gpu(base: dict[str, float], stage: int, dp: int, offload: str, n_gpus: i
 
 def _plus_rest(states: float, base: dict[str, float], stage: int, multi: bool) -> float:
     """Model states on a GPU plus the components sharding leaves alone, added in the breakdown's order."""
-    return (states + base["activations"] + base["logits"] + (base["zero3_buffers"] if stage >= 3 else 0.0)
-            + base["cuda_context"] + (NCCL_BUFFERS_BYTES if multi else 0.0))
+    return (
+        states
+        + base["activations"]
+        + base["logits"]
+        + (base["zero3_buffers"] if stage >= 3 else 0.0)
+        + base["cuda_context"]
+        + (NCCL_BUFFERS_BYTES if multi else 0.0)
+    )
 
 
 def breakdown(c: Train, base: dict[str, float]) -> tuple[dict[str, float], float]:

@@ -42,12 +42,25 @@ def power_draw(inp: PowerDrawInput) -> PowerDrawOutput:
         given = getattr(inp, key)
         param = params[key]
         values[key] = param.default if given is None else given
-        a.append(assume(key, value=values[key], unit=param.unit, default=given is None,
-                        note=param.cite() if given is None else "given"))
-    for key, unit, note in (("gpus_per_server", "", "GPUs per server"),
-                            ("servers_per_rack", "", "an assumption, not a sourced figure: say how many servers share "
-                             "a rack (racks are often limited to 10–20 kW)"),
-                            ("hours_per_day", "h", "busy hours a day")):
+        a.append(
+            assume(
+                key,
+                value=values[key],
+                unit=param.unit,
+                default=given is None,
+                note=param.cite() if given is None else "given",
+            )
+        )
+    for key, unit, note in (
+        ("gpus_per_server", "", "GPUs per server"),
+        (
+            "servers_per_rack",
+            "",
+            "an assumption, not a sourced figure: say how many servers share "
+            "a rack (racks are often limited to 10–20 kW)",
+        ),
+        ("hours_per_day", "h", "busy hours a day"),
+    ):
         a.append(assume(key, value=getattr(inp, key), unit=unit, default=key not in inp.model_fields_set, note=note))
     servers = math.ceil(inp.n_gpus / inp.gpus_per_server)
     facility = kw * inp.n_gpus * values["load_factor"] * values["pue"]

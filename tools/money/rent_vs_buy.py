@@ -23,10 +23,7 @@ from tools.errors import Unsupported
 from tools.memo import per_record
 from tools.money.run_cost import missing_price, quote_assumptions, usd_rate
 from tools.schemas.common import Assumption, assume
-from tools.schemas.money import (
-    RentVsBuyInput,
-    RentVsBuyOutput,
-)
+from tools.schemas.money import RentVsBuyInput, RentVsBuyOutput
 from tools.units import HOURS_PER_MONTH
 
 BREAKEVEN_CAP_MONTHS = 120
@@ -66,10 +63,15 @@ def _catalog_prices(table: GpuPrices) -> dict[str, tuple[float, tuple[Assumption
         if quote is None:
             out[kind] = None
             continue
-        main = assume(key=field, value=quote.mid_cny, unit=unit,
-                      note=f"middle of {quote.low_cny:g}–{quote.high_cny:g} {unit}. {quote.note} {quote.cite()}")
-        alternatives = quote_assumptions(field.removesuffix("_cny_per_hour").removesuffix("_cny"),
-                                          table.alternatives(kind), unit)
+        main = assume(
+            key=field,
+            value=quote.mid_cny,
+            unit=unit,
+            note=f"middle of {quote.low_cny:g}–{quote.high_cny:g} {unit}. {quote.note} {quote.cite()}",
+        )
+        alternatives = quote_assumptions(
+            field.removesuffix("_cny_per_hour").removesuffix("_cny"), table.alternatives(kind), unit
+        )
         out[kind] = (quote.mid_cny, (main, *alternatives))
     return out
 

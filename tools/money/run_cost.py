@@ -9,10 +9,7 @@ from tools.catalog.lookup import get_gpu
 from tools.catalog.prices import PriceQuote, prices_for, tco_params
 from tools.errors import InvalidInput, Unsupported
 from tools.schemas.common import Assumption, assume
-from tools.schemas.money import (
-    RunCostInput,
-    RunCostOutput,
-)
+from tools.schemas.money import RunCostInput, RunCostOutput
 
 
 def missing_price(gpu: GpuSpec, field: str, what_en: str, what_zh: str) -> InvalidInput:

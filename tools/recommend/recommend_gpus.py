@@ -114,13 +114,37 @@ class _Job:
         hit = self._fits.get(key)
         if hit is None:
             if inp.workload == "infer":
-                hit = fit_inference(self._input("fit_inference", gpu, n, lambda: FitInferenceInput(
-                    model=self.model, gpu=gpu.id, n_gpus=n, precision=inp.precision, batch=inp.batch,
-                    context_len=inp.context_len)))
+                hit = fit_inference(
+                    self._input(
+                        "fit_inference",
+                        gpu,
+                        n,
+                        lambda: FitInferenceInput(
+                            model=self.model,
+                            gpu=gpu.id,
+                            n_gpus=n,
+                            precision=inp.precision,
+                            batch=inp.batch,
+                            context_len=inp.context_len,
+                        ),
+                    )
+                )
             else:
-                hit = training_memory(self._input("fit_training", gpu, n, lambda: FitTrainingInput(
-                    model=self.model, gpu=gpu.id, method=self.method, n_gpus=n, seq_len=inp.seq_len,
-                    grad_checkpointing=self.checkpointing)))
+                hit = training_memory(
+                    self._input(
+                        "fit_training",
+                        gpu,
+                        n,
+                        lambda: FitTrainingInput(
+                            model=self.model,
+                            gpu=gpu.id,
+                            method=self.method,
+                            n_gpus=n,
+                            seq_len=inp.seq_len,
+                            grad_checkpointing=self.checkpointing,
+                        ),
+                    )
+                )
             self._fits[key] = hit
         return hit
 
@@ -144,9 +168,22 @@ class _Job:
 
     def train_time(self, gpu: GpuSpec, n: int):
         inp = self.inp
-        return training_hours(self._input("training_time", gpu, n, lambda: TrainingTimeInput(
-            model=inp.model, gpu=gpu.id, n_gpus=n, tokens=inp.tokens, method=self.method, seq_len=inp.seq_len,
-            grad_checkpointing=self.checkpointing)))
+        return training_hours(
+            self._input(
+                "training_time",
+                gpu,
+                n,
+                lambda: TrainingTimeInput(
+                    model=inp.model,
+                    gpu=gpu.id,
+                    n_gpus=n,
+                    tokens=inp.tokens,
+                    method=self.method,
+                    seq_len=inp.seq_len,
+                    grad_checkpointing=self.checkpointing,
+                ),
+            )
+        )
 
 
 def _quote(gpu: GpuSpec, pricing: str) -> PriceQuote | None:
@@ -168,8 +205,13 @@ def _memory(job: _Job, gpu: GpuSpec) -> Candidate | DroppedGpu:
     if probe_n == 1 and not probe.fits:
         job.one_gpu_too_small = max(job.one_gpu_too_small, capacity)
     n0 = 1 if probe_n == 1 and probe.fits else probe.min_gpus
-    too_big = dict(max_gpus=max_gpus, per_gpu_gb=probe.per_gpu_gb, usable_gb=probe.usable_gb, probe_n=probe_n,
-                   one_machine=max_gpus < job.inp.max_gpus)
+    too_big = dict(
+        max_gpus=max_gpus,
+        per_gpu_gb=probe.per_gpu_gb,
+        usable_gb=probe.usable_gb,
+        probe_n=probe_n,
+        one_machine=max_gpus < job.inp.max_gpus,
+    )
     if n0 is None or n0 > max_gpus:
         return drop(gpu, "does_not_fit", n_gpus=n0, **too_big)
     at = probe if n0 == probe_n else job.fit(gpu, n0)
@@ -180,8 +222,15 @@ def _memory(job: _Job, gpu: GpuSpec) -> Candidate | DroppedGpu:
         if n0 > max_gpus:
             return drop(gpu, "does_not_fit", n_gpus=n0, **too_big)
         at = job.fit(gpu, n0)
-    return Candidate(gpu=gpu, n=n0, min_gpus=n0, per_gpu_gb=at.per_gpu_gb, usable_gb=at.usable_gb,
-                     zero_stage=getattr(at, "zero_stage", None), tp=getattr(at, "tp", 1))
+    return Candidate(
+        gpu=gpu,
+        n=n0,
+        min_gpus=n0,
+        per_gpu_gb=at.per_gpu_gb,
+        usable_gb=at.usable_gb,
+        zero_stage=getattr(at, "zero_stage", None),
+        tp=getattr(at, "tp", 1),
+    )
 
 
 def _time_train(job: _Job, c: Candidate) -> Candidate | DroppedGpu:
@@ -216,9 +265,22 @@ def _speed_infer(job: _Job, c: Candidate) -> Candidate:
     inp = job.inp
     kv = "fp16" if inp.precision == "fp16" else "bf16"
     try:
-        s = inference_speed(job._input("inference_speed", c.gpu, c.tp, lambda: InferenceSpeedInput(
-            model=inp.model, gpu=c.gpu.id, n_gpus=c.tp, precision=inp.precision, kv_precision=kv, batch=inp.batch,
-            context_len=inp.context_len)))
+        s = inference_speed(
+            job._input(
+                "inference_speed",
+                c.gpu,
+                c.tp,
+                lambda: InferenceSpeedInput(
+                    model=inp.model,
+                    gpu=c.gpu.id,
+                    n_gpus=c.tp,
+                    precision=inp.precision,
+                    kv_precision=kv,
+                    batch=inp.batch,
+                    context_len=inp.context_len,
+                ),
+            )
+        )
         c.tokens_per_s = s.total_tokens_per_s
     except AdvisorError as err:
         c.speed_note = (err.en, err.zh)
@@ -262,15 +324,25 @@ def _evaluate(job: _Job, gpu: GpuSpec) -> Candidate | DroppedGpu:
         return drop(gpu, "unsupported", en=err.en, zh=err.zh)
     _cost(job, c)
     if inp.budget_cny is not None and c.cost is not None and c.cost[0] > inp.budget_cny:
-        return drop(gpu, "over_budget", n_gpus=c.n, hours=c.hours, total=c.cost[0], budget=inp.budget_cny,
-                    workload=inp.workload, pricing=inp.pricing)
+        return drop(
+            gpu,
+            "over_budget",
+            n_gpus=c.n,
+            hours=c.hours,
+            total=c.cost[0],
+            budget=inp.budget_cny,
+            workload=inp.workload,
+            pricing=inp.pricing,
+        )
     return c
 
 
 def _rank(cands: list[Candidate], workload: str) -> tuple[list[Candidate], dict[str, Candidate | None]]:
     priced = sorted((c for c in cands if c.cost), key=lambda c: (c.cost[0], c.hours or 0, c.gpu.id))
-    unpriced = sorted((c for c in cands if not c.cost),
-                      key=lambda c: (c.hours if c.hours is not None else math.inf, -(c.tokens_per_s or 0), c.gpu.id))
+    unpriced = sorted(
+        (c for c in cands if not c.cost),
+        key=lambda c: (c.hours if c.hours is not None else math.inf, -(c.tokens_per_s or 0), c.gpu.id),
+    )
     ranked = priced + unpriced
     if workload == "infer":
         timed = [c for c in ranked if c.tokens_per_s]
@@ -297,12 +369,28 @@ def _option(c: Candidate, rank: int, inp: RecommendInput) -> RecommendOption:
     cost = c.cost or (None, None, None)
     why_en, why_zh = option_text(c, inp)
     return RecommendOption(
-        rank=rank, gpu=c.gpu.name, gpu_id=c.gpu.id, n_gpus=c.n, fits=True, per_gpu_gb=c.per_gpu_gb,
-        usable_gb=c.usable_gb, zero_stage=c.zero_stage, min_gpus=c.min_gpus,
-        hours=r4(c.hours), hours_low=r4(c.hours_low), hours_high=r4(c.hours_high), gpu_hours=r4(c.gpu_hours),
-        total_cny=cny(cost[0]), low_cny=cny(cost[1]), high_cny=cny(cost[2]),
-        price_cny=None if c.quote is None else c.quote.mid_cny, price_source=None if c.quote is None else c.quote.cite(),
-        tokens_per_s=r4(c.tokens_per_s), china_available=c.gpu.china.available, why=why_en, why_zh=why_zh,
+        rank=rank,
+        gpu=c.gpu.name,
+        gpu_id=c.gpu.id,
+        n_gpus=c.n,
+        fits=True,
+        per_gpu_gb=c.per_gpu_gb,
+        usable_gb=c.usable_gb,
+        zero_stage=c.zero_stage,
+        min_gpus=c.min_gpus,
+        hours=r4(c.hours),
+        hours_low=r4(c.hours_low),
+        hours_high=r4(c.hours_high),
+        gpu_hours=r4(c.gpu_hours),
+        total_cny=cny(cost[0]),
+        low_cny=cny(cost[1]),
+        high_cny=cny(cost[2]),
+        price_cny=None if c.quote is None else c.quote.mid_cny,
+        price_source=None if c.quote is None else c.quote.cite(),
+        tokens_per_s=r4(c.tokens_per_s),
+        china_available=c.gpu.china.available,
+        why=why_en,
+        why_zh=why_zh,
     )
 
 
@@ -327,19 +415,34 @@ def recommend_gpus(inp: RecommendInput) -> RecommendOutput:
     ranked, picks = _rank(cands, inp.workload)
     # options are built only for what the answer shows: the top_k and the picks (their rank is their place)
     rank_of = {id(c): i for i, c in enumerate(ranked, start=1)}
-    options = {id(c): _option(c, rank_of[id(c)], inp)
-               for c in [*ranked[: inp.top_k], *(c for c in picks.values() if c is not None)]}
+    options = {
+        id(c): _option(c, rank_of[id(c)], inp)
+        for c in [*ranked[: inp.top_k], *(c for c in picks.values() if c is not None)]
+    }
     shown = [options[id(c)] for c in ranked[: inp.top_k]]
     chosen = {k: None if c is None else options[id(c)] for k, c in picks.items()}
     en, zh = verdict(inp, chosen, dropped, len(ranked))
     return RecommendOutput(
-        model=model.name, workload=inp.workload, method=job.method,
-        tokens=None if inp.workload == "infer" else inp.tokens, pricing=inp.pricing, cost_basis=cost_basis(inp),
-        budget_cny=inp.budget_cny, budget_usd=inp.budget_usd, deadline_hours=inp.deadline_hours,
+        model=model.name,
+        workload=inp.workload,
+        method=job.method,
+        tokens=None if inp.workload == "infer" else inp.tokens,
+        pricing=inp.pricing,
+        cost_basis=cost_basis(inp),
+        budget_cny=inp.budget_cny,
+        budget_usd=inp.budget_usd,
+        deadline_hours=inp.deadline_hours,
         china_available=inp.china_available,
-        domestic=inp.domestic, options=shown, more_options=len(ranked) - len(shown), **chosen,
+        domestic=inp.domestic,
+        options=shown,
+        more_options=len(ranked) - len(shown),
+        **chosen,
         best_value_metric=BEST_VALUE_INFER if inp.workload == "infer" else BEST_VALUE_TRAIN,
-        dropped=dropped, verdict_en=en, verdict_zh=zh,
-        assumptions=[*recommend_assumptions(inp, job.model, job.method, job.checkpointing),
-                     *([fx_assumption] if fx_assumption else [])],
+        dropped=dropped,
+        verdict_en=en,
+        verdict_zh=zh,
+        assumptions=[
+            *recommend_assumptions(inp, job.model, job.method, job.checkpointing),
+            *([fx_assumption] if fx_assumption else []),
+        ],
     )

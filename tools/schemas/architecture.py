@@ -25,8 +25,9 @@ class MoeLayers(ToolInput):
 
     n_experts: int = Field(ge=1, le=1024, description="Routed experts per MoE layer [n_routed_experts].")
     experts_per_token: int = Field(ge=1, le=1024, description="Routed experts per token, top-k [num_experts_per_tok].")
-    expert_ffn_size: int | None = Field(None, ge=1, le=1_048_576, description="One expert's FFN width; omitted: "
-                                        "ffn_size [moe_intermediate_size].")
+    expert_ffn_size: int | None = Field(
+        None, ge=1, le=1_048_576, description="One expert's FFN width; omitted: ffn_size [moe_intermediate_size]."
+    )
     n_shared_experts: int = Field(0, ge=0, le=64, description="Experts every token uses.")
     n_dense_layers: int = Field(0, ge=0, le=1024, description="Leading dense layers [first_k_dense_replace].")
 
@@ -48,8 +49,9 @@ class Architecture(ToolInput):
     n_layers: int = Field(ge=1, le=1024, description="Transformer layers [num_hidden_layers].")
     hidden_size: int = Field(ge=1, le=65_536)
     n_kv_heads: int = Field(ge=1, le=1024, description="Key/value heads [num_key_value_heads].")
-    heads_per_kv: int = Field(1, ge=1, le=256, description="Query heads per KV head: num_attention_heads / "
-                              "num_key_value_heads (1: MHA).")
+    heads_per_kv: int = Field(
+        1, ge=1, le=256, description="Query heads per KV head: num_attention_heads / num_key_value_heads (1: MHA)."
+    )
     head_dim: int = Field(ge=1, le=1024)
     ffn_size: int = Field(ge=1, le=1_048_576, description="Dense MLP width [intermediate_size].")
     vocab_size: int = Field(ge=1, le=1_048_576)
@@ -64,12 +66,18 @@ class Architecture(ToolInput):
     def _resolve(self) -> Architecture:
         moe = self.moe
         if moe is not None and moe.experts_per_token > moe.n_experts:
-            self.note("experts_per_token", moe.n_experts, note=f"top-{moe.experts_per_token} of {moe.n_experts} "
-                      "experts: every token uses all of them")
+            self.note(
+                "experts_per_token",
+                moe.n_experts,
+                note=f"top-{moe.experts_per_token} of {moe.n_experts} experts: every token uses all of them",
+            )
             moe.resolve(experts_per_token=moe.n_experts)
         if moe is not None and moe.n_dense_layers > self.n_layers:
-            self.note("n_dense_layers", self.n_layers, note=f"{moe.n_dense_layers} dense layers of {self.n_layers}: "
-                      "every layer is dense, none has experts")
+            self.note(
+                "n_dense_layers",
+                self.n_layers,
+                note=f"{moe.n_dense_layers} dense layers of {self.n_layers}: every layer is dense, none has experts",
+            )
             moe.resolve(n_dense_layers=self.n_layers)
         return self
 
@@ -78,18 +86,38 @@ class Architecture(ToolInput):
         heads = self.n_kv_heads * self.heads_per_kv
         attention = "MLA" if self.mla else "MHA" if self.heads_per_kv == 1 else "MQA" if self.n_kv_heads == 1 else "GQA"
         fields: dict[str, Any] = dict(
-            id="custom", name=self.name, family="custom", org="user", n_layers=self.n_layers,
-            hidden_size=self.hidden_size, n_heads=heads, n_kv_heads=self.n_kv_heads, head_dim=self.head_dim,
-            ffn_size=self.ffn_size, vocab_size=self.vocab_size, params_b=1.0, attention=attention, mlp=self.mlp,
-            max_context=self.max_context, native_precision=self.native_precision,
-            tie_embeddings=self.tie_embeddings, sources=(), notes="an architecture given in the request",
+            id="custom",
+            name=self.name,
+            family="custom",
+            org="user",
+            n_layers=self.n_layers,
+            hidden_size=self.hidden_size,
+            n_heads=heads,
+            n_kv_heads=self.n_kv_heads,
+            head_dim=self.head_dim,
+            ffn_size=self.ffn_size,
+            vocab_size=self.vocab_size,
+            params_b=1.0,
+            attention=attention,
+            mlp=self.mlp,
+            max_context=self.max_context,
+            native_precision=self.native_precision,
+            tie_embeddings=self.tie_embeddings,
+            sources=(),
+            notes="an architecture given in the request",
         )
         if self.mla:
             fields.update(self.mla.model_dump())
         if self.moe:
             m = self.moe
-            fields.update(n_experts=m.n_experts, experts_per_token=m.experts_per_token, moe_ffn_size=m.expert_ffn_size,
-                          n_shared_experts=m.n_shared_experts, n_dense_layers=m.n_dense_layers, active_params_b=1.0)
+            fields.update(
+                n_experts=m.n_experts,
+                experts_per_token=m.experts_per_token,
+                moe_ffn_size=m.expert_ffn_size,
+                n_shared_experts=m.n_shared_experts,
+                n_dense_layers=m.n_dense_layers,
+                active_params_b=1.0,
+            )
         counts = param_count(ModelSpec(**fields))
         fields["params_b"] = counts.total / 1e9
         if self.moe:
@@ -98,15 +126,17 @@ class Architecture(ToolInput):
 
 
 def _kind(value: Any) -> str:
-    return "spec" if isinstance(value, ModelSpec) else "architecture" if isinstance(value, dict | Architecture) \
-        else "name"
+    return (
+        "spec" if isinstance(value, ModelSpec) else "architecture" if isinstance(value, dict | Architecture) else "name"
+    )
 
 
 #: a model as a tool takes it: a name or size ("Qwen2.5-7B", "70B"), an `Architecture` object, or (Python callers
 #: only, not in the JSON schema) a catalog `ModelSpec` record; an `Architecture` becomes a `ModelSpec` through
 #: `resolve_model` before the calculator runs
 ModelRef = Annotated[
-    Annotated[str, Tag("name")] | Annotated[Architecture, Tag("architecture")]
+    Annotated[str, Tag("name")]
+    | Annotated[Architecture, Tag("architecture")]
     | Annotated[SkipJsonSchema[InstanceOf[ModelSpec]], Tag("spec")],
     Discriminator(_kind),
 ]

@@ -39,11 +39,17 @@ def _check_number(value: Any, field: str, positive: bool = False) -> None:
     else:
         return
     if too_big:
-        raise InvalidInput(f"Invalid {field}: the number must be finite and at most {MAX_INPUT_MAGNITUDE:.0e}.",
-                           f"字段“{field}”的值无效：数值必须是有限的，且不超过 {MAX_INPUT_MAGNITUDE:.0e}。", field=field)
+        raise InvalidInput(
+            f"Invalid {field}: the number must be finite and at most {MAX_INPUT_MAGNITUDE:.0e}.",
+            f"字段“{field}”的值无效：数值必须是有限的，且不超过 {MAX_INPUT_MAGNITUDE:.0e}。",
+            field=field,
+        )
     if positive and 0 < value < MIN_POSITIVE:
-        raise InvalidInput(f"Invalid {field}: the number must be at least {MIN_POSITIVE:g}.",
-                           f"字段“{field}”的值无效：数值不能小于 {MIN_POSITIVE:g}。", field=field)
+        raise InvalidInput(
+            f"Invalid {field}: the number must be at least {MIN_POSITIVE:g}.",
+            f"字段“{field}”的值无效：数值不能小于 {MIN_POSITIVE:g}。",
+            field=field,
+        )
 
 
 def _bound_numbers(schema: dict[str, Any]) -> None:
@@ -70,8 +76,9 @@ def _schema_extra(schema: dict[str, Any], cls: type[ToolInput]) -> None:
 @functools.cache
 def _positive_fields(cls: type[BaseModel]) -> frozenset[str]:
     """Fields declared `gt=0`: their values must also be at least MIN_POSITIVE."""
-    return frozenset(name for name, f in cls.model_fields.items()
-                     if any(isinstance(m, Gt) and m.gt == 0 for m in f.metadata))
+    return frozenset(
+        name for name, f in cls.model_fields.items() if any(isinstance(m, Gt) and m.gt == 0 for m in f.metadata)
+    )
 
 
 class ToolInput(BaseModel):
@@ -131,8 +138,13 @@ def fit_layout(inp: ToolInput) -> None:
         return
     used = max(group, n // group * group)
     why = f"{n - used} left idle" if used < n else f"the fewest GPUs one group of tp × pp = {group} needs"
-    inp.note("n_gpus", used, "卡", f"n_gpus {n} is not a multiple of tp × pp = {inp.tp} × {inp.pp}: sized for "  # type: ignore[attr-defined]
-             f"{used} GPUs ({why})")
+    inp.note(
+        "n_gpus",
+        used,
+        "卡",
+        f"n_gpus {n} is not a multiple of tp × pp = {inp.tp} × {inp.pp}: sized for "  # type: ignore[attr-defined]
+        f"{used} GPUs ({why})",
+    )
     inp.resolve(n_gpus=used)
 
 
@@ -161,8 +173,9 @@ class Assumption(BaseModel):
 
 
 @functools.lru_cache(maxsize=8192, typed=True)  # typed: 1, 1.0 and True stay three different values
-def assume(key: str, value: float | int | str | bool | None, unit: str = "", default: bool = True,
-           note: str = "") -> Assumption:
+def assume(
+    key: str, value: float | int | str | bool | None, unit: str = "", default: bool = True, note: str = ""
+) -> Assumption:
     """An assumption, validated once per distinct content (and spelling of the call): calculators state the same
     ones call after call, and validating a record costs several times a cache hit. Records are frozen, so
     outputs may share them."""

@@ -26,20 +26,28 @@ class FitTrainingInput(ToolInput):
     )
     gpu: str = Field(description="GPU name or alias, e.g. 'A100 80GB', 'H800', '4090D', '910B'.")
     method: Method = Field("full", description="full fine-tune/pretrain, lora, qlora (NF4 base) or freeze.")
-    n_gpus: int = Field(1, ge=1, le=100_000, description="Total GPUs (data × tensor × pipeline parallel); not a "
-                        "multiple of tp × pp: sized for whole tp × pp groups.")
+    n_gpus: int = Field(
+        1,
+        ge=1,
+        le=100_000,
+        description="Total GPUs (data × tensor × pipeline parallel); not a "
+        "multiple of tp × pp: sized for whole tp × pp groups.",
+    )
     precision: TrainPrecision = Field("bf16", description="bf16/fp16/fp8 mixed precision, or pure fp32.")
     optimizer: Optimizer = "adamw"
     zero_stage: int | None = Field(
         None, ge=0, le=3, description="DeepSpeed ZeRO stage 0–3; omitted: the lowest stage that fits."
     )
-    offload: Offload = Field("none", description="ZeRO-Offload of optimizer states (needs ZeRO 1+), or optimizer and "
-                             "parameters (needs ZeRO-3).")
+    offload: Offload = Field(
+        "none",
+        description="ZeRO-Offload of optimizer states (needs ZeRO 1+), or optimizer and parameters (needs ZeRO-3).",
+    )
     seq_len: int = Field(2048, ge=1, le=10_000_000, description="Tokens per sequence.")
     micro_batch: int = Field(1, ge=1, le=100_000, description="Sequences per GPU per step.")
     grad_checkpointing: bool | None = Field(
-        None, description="Full activation recomputation per layer; omitted: on for full, LoRA and QLoRA "
-        "training of models of 7B and more (as LLaMA-Factory, PEFT and DeepSpeed/FSDP recipes do), off otherwise."
+        None,
+        description="Full activation recomputation per layer; omitted: on for full, LoRA and QLoRA "
+        "training of models of 7B and more (as LLaMA-Factory, PEFT and DeepSpeed/FSDP recipes do), off otherwise.",
     )
     flash_attention: bool = Field(True, description="Memory-efficient attention (no s² score matrix).")
     tp: int = Field(1, ge=1, le=1024, description="Tensor-parallel size.")
@@ -54,30 +62,42 @@ class FitTrainingInput(ToolInput):
         1.0, gt=0, le=10, description="Framework factor on Korthikanti activations (1.0 Megatron; HF eager is higher)."
     )
     usable_fraction: float = Field(
-        1.0, gt=0.1, le=1.0, description="Share of the reported capacity the run may use; 1.0: the breakdown already "
-        "counts the CUDA context and NCCL buffers, and allocator fragmentation is in the verdict's uncertainty band."
+        1.0,
+        gt=0.1,
+        le=1.0,
+        description="Share of the reported capacity the run may use; 1.0: the breakdown already "
+        "counts the CUDA context and NCCL buffers, and allocator fragmentation is in the verdict's uncertainty band.",
     )
     cuda_context_gb: float = Field(1.0, ge=0, le=10)
 
     @classmethod
     def schema_rules(cls) -> dict[str, Any]:
         return {
-            "offload": when("offload", ["optimizer+params"], {"properties": {"zero_stage": {"enum": [3, None]}}},
-                            when("offload", ["optimizer"], {"properties": {"zero_stage": {"not": {"enum": [0]}}}})),
+            "offload": when(
+                "offload",
+                ["optimizer+params"],
+                {"properties": {"zero_stage": {"enum": [3, None]}}},
+                when("offload", ["optimizer"], {"properties": {"zero_stage": {"not": {"enum": [0]}}}}),
+            ),
             "method": when("method", ["qlora"], {"properties": {"precision": {"not": {"enum": ["fp32"]}}}}),
         }
 
     @model_validator(mode="after")
     def _consistent(self) -> FitTrainingInput:
         if self.offload == "optimizer+params" and self.zero_stage not in (None, 3):
-            raise InvalidInput("Offloading parameters needs ZeRO stage 3.", "参数卸载（offload params）需要 ZeRO-3。",
-                               field="zero_stage")
+            raise InvalidInput(
+                "Offloading parameters needs ZeRO stage 3.",
+                "参数卸载（offload params）需要 ZeRO-3。",
+                field="zero_stage",
+            )
         if self.offload != "none" and self.zero_stage == 0:
-            raise InvalidInput("ZeRO-Offload needs ZeRO stage 1 or higher.", "ZeRO-Offload 需要 ZeRO 1 级或以上。",
-                               field="zero_stage")
+            raise InvalidInput(
+                "ZeRO-Offload needs ZeRO stage 1 or higher.", "ZeRO-Offload 需要 ZeRO 1 级或以上。", field="zero_stage"
+            )
         if self.method == "qlora" and self.precision == "fp32":
-            raise InvalidInput("QLoRA computes in bf16/fp16, not fp32.", "QLoRA 以 bf16/fp16 计算，不支持 fp32。",
-                               field="precision")
+            raise InvalidInput(
+                "QLoRA computes in bf16/fp16, not fp32.", "QLoRA 以 bf16/fp16 计算，不支持 fp32。", field="precision"
+            )
         resolve_model(self)
         fit_layout(self)
         return self
@@ -133,6 +153,7 @@ class FitTrainingOutput(VerdictFields, ToolOutput):
     #: why min_gpus is None: "activations" (they alone exceed a card), "unshardable" (with the gathered blocks,
     #: context and NCCL buffers), "max_count" (beyond the largest count considered); None when some count fits
     min_gpus_blocker: Literal["activations", "unshardable", "max_count"] | None = None
+
     @classmethod
     def _nested(cls):
         return {"suggestions": Suggestion}
@@ -151,8 +172,9 @@ class FitInferenceInput(ToolInput):
     gpu: str = Field(description="GPU name or alias, e.g. 'H20', 'A100 80GB', '4090'.")
     n_gpus: int = Field(1, ge=1, le=100_000, description="GPUs serving one replica (tensor × pipeline parallel).")
     precision: WeightPrecision | None = Field(
-        None, description="Weight precision: bf16/fp16, fp8, int8, int4 (AWQ/GPTQ), nf4; omitted: the model's published "
-        "precision (FP8 for DeepSeek-V3/R1 where the GPU has FP8), else bf16."
+        None,
+        description="Weight precision: bf16/fp16, fp8, int8, int4 (AWQ/GPTQ), nf4; omitted: the model's published "
+        "precision (FP8 for DeepSeek-V3/R1 where the GPU has FP8), else bf16.",
     )
     kv_precision: KvPrecision | None = Field(None, description="KV-cache precision; omitted: bf16 (fp16 for fp16).")
     batch: int = Field(1, ge=1, le=1_000_000, description="Concurrent sequences.")

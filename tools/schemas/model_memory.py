@@ -17,7 +17,8 @@ class ModelMemoryInput(ToolInput):
 
     model: str = Field(description="Model name or a parameter count such as '13B' or '700亿'.")
     precision: WeightPrecision | None = Field(
-        None, description="Weight precision; omitted: the precision the model is published in (bf16 for most).")
+        None, description="Weight precision; omitted: the precision the model is published in (bf16 for most)."
+    )
     kv_precision: KvPrecision = Field("bf16", description="KV-cache element precision.")
     context_len: int = Field(4096, ge=1, le=10_000_000, description="Tokens per request for the KV-cache figure.")
     batch: int = Field(1, ge=1, le=100_000, description="Concurrent requests for the KV-cache figure.")

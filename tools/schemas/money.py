@@ -34,11 +34,19 @@ class RunCostInput(ToolInput):
     @model_validator(mode="after")
     def _usage(self) -> RunCostInput:
         if self.gpu_hours is not None:
-            if self.hours is not None and self.n_gpus is not None and \
-                    not math.isclose(self.hours * self.n_gpus, self.gpu_hours, rel_tol=1e-9):
-                self.note("gpu_hours", self.gpu_hours, "卡时",
-                          f"gpu_hours is the total; hours × n_gpus = {self.hours:g} × {self.n_gpus} = "
-                          f"{self.hours * self.n_gpus:g} was not used", default=False)
+            if (
+                self.hours is not None
+                and self.n_gpus is not None
+                and not math.isclose(self.hours * self.n_gpus, self.gpu_hours, rel_tol=1e-9)
+            ):
+                self.note(
+                    "gpu_hours",
+                    self.gpu_hours,
+                    "卡时",
+                    f"gpu_hours is the total; hours × n_gpus = {self.hours:g} × {self.n_gpus} = "
+                    f"{self.hours * self.n_gpus:g} was not used",
+                    default=False,
+                )
             return self
         if self.hours is None:
             self.note("hours", 1, "h", "no duration given: the cost of one hour")

@@ -32,8 +32,10 @@ class RecommendInput(ToolInput):
     )
     seq_len: int = Field(4096, ge=1, le=1_000_000, description="Tokens per training sequence.")
     budget_cny: float | None = Field(
-        None, gt=0, description="Budget in 元: the run's rental cost (train/finetune), one month of rent (infer), or the "
-        "cards' purchase price (pricing=buy). Omitted: no budget filter."
+        None,
+        gt=0,
+        description="Budget in 元: the run's rental cost (train/finetune), one month of rent (infer), or the "
+        "cards' purchase price (pricing=buy). Omitted: no budget filter.",
     )
     budget_usd: float | None = Field(
         None, gt=0, description="The budget in US dollars instead of budget_cny: converted at fx_cny_per_usd."
@@ -51,7 +53,9 @@ class RecommendInput(ToolInput):
     pricing: Pricing = Field("rent", description="rent (元 per card-hour) or buy (元 per card, cards only).")
     batch: int = Field(1, ge=1, le=100_000, description="infer: concurrent sequences.")
     context_len: int = Field(4096, ge=1, le=1_000_000, description="infer: tokens per sequence (prompt + output).")
-    precision: WeightPrecision = Field("bf16", description="infer: weight precision (bf16, fp16, fp8, int8, int4, nf4).")
+    precision: WeightPrecision = Field(
+        "bf16", description="infer: weight precision (bf16, fp16, fp8, int8, int4, nf4)."
+    )
     max_gpus: int = Field(1024, ge=1, le=100_000, description="Largest GPU count to consider.")
     top_k: int = Field(5, ge=1, le=100, description="How many ranked options to return.")
 
@@ -83,8 +87,11 @@ class RecommendInput(ToolInput):
     @model_validator(mode="after")
     def _one_budget(self):
         if self.budget_cny is not None and self.budget_usd is not None:
-            raise InvalidInput("Give the budget once: in 元 (budget_cny) or in US dollars (budget_usd), not both.",
-                               "预算请只给一种：人民币（budget_cny）或美元（budget_usd），不要同时给。", field="budget_usd")
+            raise InvalidInput(
+                "Give the budget once: in 元 (budget_cny) or in US dollars (budget_usd), not both.",
+                "预算请只给一种：人民币（budget_cny）或美元（budget_usd），不要同时给。",
+                field="budget_usd",
+            )
         return self
 
     @field_validator("deadline_hours", mode="before")
@@ -100,11 +107,18 @@ class RecommendInput(ToolInput):
 
     @classmethod
     def schema_rules(cls) -> dict[str, Any]:
-        return {"workload": when("workload", ["train", "finetune"], {
-                    "required": ["tokens"], "properties": {"tokens": {"not": {"type": "null"}}}}),
-                # one budget: a dollar budget leaves budget_cny out (or null)
-                "budget_usd": {"if": {"properties": {"budget_usd": {"type": "number"}}, "required": ["budget_usd"]},
-                               "then": {"properties": {"budget_cny": {"type": "null"}}}}}
+        return {
+            "workload": when(
+                "workload",
+                ["train", "finetune"],
+                {"required": ["tokens"], "properties": {"tokens": {"not": {"type": "null"}}}},
+            ),
+            # one budget: a dollar budget leaves budget_cny out (or null)
+            "budget_usd": {
+                "if": {"properties": {"budget_usd": {"type": "number"}}, "required": ["budget_usd"]},
+                "then": {"properties": {"budget_cny": {"type": "null"}}},
+            },
+        }
 
     @model_validator(mode="after")
     def _tokens_for_training(self) -> RecommendInput:
@@ -163,7 +177,9 @@ class DroppedGpu(BaseModel):
 
     gpu: str
     gpu_id: str
-    reason: Literal["not_in_china", "not_domestic", "does_not_fit", "no_price", "over_budget", "misses_deadline", "unsupported"]
+    reason: Literal[
+        "not_in_china", "not_domestic", "does_not_fit", "no_price", "over_budget", "misses_deadline", "unsupported"
+    ]
     reason_en: str
     reason_zh: str
     n_gpus: int | None = None

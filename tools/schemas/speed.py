@@ -16,7 +16,9 @@ KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 
 _EN_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _ZH_SCALE = {"万亿": 1e12, "千亿": 1e11, "百亿": 1e10, "亿": 1e8, "千万": 1e7, "百万": 1e6, "万": 1e4}
-_TOKENS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbgt]|万亿|千亿|百亿|亿|千万|百万|万)?\s*(?:个?tokens?|词元)?\s*$", re.I)
+_TOKENS_RE = re.compile(
+    r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbgt]|万亿|千亿|百亿|亿|千万|百万|万)?\s*(?:个?tokens?|词元)?\s*$", re.I
+)
 
 
 def _mantissa(digits: int) -> str:
@@ -60,8 +62,13 @@ def parse_token_count(value: int | float | str) -> int:
 
 
 #: a token count: a whole number, or a phrase (`TOKENS_PATTERN`); the bounds apply to numbers, the pattern to text
-Tokens = Annotated[int, BeforeValidator(parse_token_count), WithJsonSchema(
-    {"type": ["integer", "string"], "minimum": 1, "maximum": MAX_INPUT_MAGNITUDE, "pattern": TOKENS_PATTERN})]
+Tokens = Annotated[
+    int,
+    BeforeValidator(parse_token_count),
+    WithJsonSchema(
+        {"type": ["integer", "string"], "minimum": 1, "maximum": MAX_INPUT_MAGNITUDE, "pattern": TOKENS_PATTERN}
+    ),
+]
 
 
 class TrainingTimeInput(ToolInput):
@@ -72,14 +79,17 @@ class TrainingTimeInput(ToolInput):
     n_gpus: int = Field(1, ge=1, le=200_000, description="Total GPUs (data × tensor × pipeline parallel).")
     tokens: Tokens = Field(description="Training tokens: an integer or '2T', '1B', '500M', '10亿', '2万亿'.")
     method: Method = Field("full", description="full (pretrain / full fine-tune), lora, qlora or freeze.")
-    precision: TrainPrecision = Field("bf16", description="Compute precision of the matmuls: bf16, fp16, fp8, tf32, fp32.")
+    precision: TrainPrecision = Field(
+        "bf16", description="Compute precision of the matmuls: bf16, fp16, fp8, tf32, fp32."
+    )
     seq_len: int = Field(4096, ge=1, le=10_000_000, description="Tokens per training sequence.")
     mfu: float | None = Field(
         None, gt=0, le=1, description="Model FLOPs utilisation to use; omitted: the calibrated default for this GPU."
     )
     grad_checkpointing: bool | None = Field(
-        None, description="Full activation recomputation (one extra forward pass); omitted: the fit_training default "
-        "(on for full/LoRA/QLoRA of models of 7B and more, QLoRA always), off for pretraining runs (over 50B tokens)."
+        None,
+        description="Full activation recomputation (one extra forward pass); omitted: the fit_training default "
+        "(on for full/LoRA/QLoRA of models of 7B and more, QLoRA always), off for pretraining runs (over 50B tokens).",
     )
     tp: int = Field(1, ge=1, le=1024, description="Tensor-parallel size (best inside a node).")
     pp: int = Field(1, ge=1, le=1024, description="Pipeline-parallel stages.")
@@ -101,9 +111,13 @@ class TrainingTimeInput(ToolInput):
     def _parallel(self) -> TrainingTimeInput:
         fit_layout(self)
         if self.tp > self.gpus_per_node:
-            self.note("tensor_parallel_nodes", -(-self.tp // self.gpus_per_node), "nodes",
-                      f"tp {self.tp} is more than gpus_per_node {self.gpus_per_node}: the tensor-parallel "
-                      "all-reduces cross the nodes_fabric (slow; Megatron keeps tp inside a node)")
+            self.note(
+                "tensor_parallel_nodes",
+                -(-self.tp // self.gpus_per_node),
+                "nodes",
+                f"tp {self.tp} is more than gpus_per_node {self.gpus_per_node}: the tensor-parallel "
+                "all-reduces cross the nodes_fabric (slow; Megatron keeps tp inside a node)",
+            )
         return self
 
 
@@ -140,22 +154,30 @@ class InferenceSpeedInput(ToolInput):
     gpu: str = Field(description="GPU name or alias, e.g. 'A100 80GB', 'H20', '4090'.")
     n_gpus: int = Field(1, ge=1, le=64, description="GPUs serving one model replica (tensor parallel).")
     precision: WeightPrecision | None = Field(
-        None, description="Weight precision: bf16, fp16, fp8, int8, int4 (nf4); omitted: the model's published "
-        "precision (FP8 for DeepSeek-V3/R1 where the GPU has FP8), else bf16."
+        None,
+        description="Weight precision: bf16, fp16, fp8, int8, int4 (nf4); omitted: the model's published "
+        "precision (FP8 for DeepSeek-V3/R1 where the GPU has FP8), else bf16.",
     )
     kv_precision: KvPrecision = Field("bf16", description="KV-cache precision.")
     batch: int = Field(1, ge=1, le=100_000, description="Sequences decoded together.")
     context_len: int = Field(4096, ge=1, le=10_000_000, description="Average KV length read per decode step.")
-    prompt_len: int | None = Field(None, ge=1, le=10_000_000, description="Prompt tokens for TTFT; omitted: context_len.")
+    prompt_len: int | None = Field(
+        None, ge=1, le=10_000_000, description="Prompt tokens for TTFT; omitted: context_len."
+    )
     kernel: Literal["auto", "marlin", "torch"] = Field(
-        "auto", description="Weight-only int4/int8 kernel family: marlin (vLLM's AWQ/GPTQ kernels), torch (gpt-fast, "
-        "PyTorch tinygemm); auto: marlin on NVIDIA Ampere and newer, torch elsewhere. bf16/fp8/nf4 ignore it."
+        "auto",
+        description="Weight-only int4/int8 kernel family: marlin (vLLM's AWQ/GPTQ kernels), torch (gpt-fast, "
+        "PyTorch tinygemm); auto: marlin on NVIDIA Ampere and newer, torch elsewhere. bf16/fp8/nf4 ignore it.",
     )
     bandwidth_efficiency: float | None = Field(
-        None, gt=0, le=1, description="Achieved share of spec memory bandwidth; omitted: default by weight precision "
-        "and kernel."
+        None,
+        gt=0,
+        le=1,
+        description="Achieved share of spec memory bandwidth; omitted: default by weight precision and kernel.",
     )
-    compute_efficiency: float = Field(0.5, gt=0, le=1, description="Achieved share of dense peak in matmul-bound phases.")
+    compute_efficiency: float = Field(
+        0.5, gt=0, le=1, description="Achieved share of dense peak in matmul-bound phases."
+    )
 
 
 class InferenceSpeedOutput(ToolOutput):

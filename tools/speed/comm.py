@@ -79,7 +79,10 @@ def scale_up_gb_s(gpu: GpuSpec) -> tuple[float, str]:
         total, kind = gpu.interconnect_gb_s, gpu.interconnect.kind
     else:
         total, kind = PCIE_X16_GB_S.get(gpu.pcie_gen or 4, 64.0), f"PCIe {gpu.pcie_gen or 4}.0 x16"
-    return total / 2 * SCALE_UP_EFFICIENCY, f"{kind}: {total:g} GB/s bidirectional → {total / 2:g} per direction × {SCALE_UP_EFFICIENCY}"
+    return (
+        total / 2 * SCALE_UP_EFFICIENCY,
+        f"{kind}: {total:g} GB/s bidirectional → {total / 2:g} per direction × {SCALE_UP_EFFICIENCY}",
+    )
 
 
 def ring_allreduce_s(n_bytes: float, ranks: int, bus_gb_s: float) -> float:
@@ -131,15 +134,34 @@ def step_comm(
     over the fabric when the tensor-parallel group is larger than a node.
     """
     t_dp, t_tp, dp_bus, tp_bus = comm_times(
-        gpu=gpu, fabric=fabric, n_gpus=n_gpus, gpus_per_node=gpus_per_node, tp=tp, pp=pp,
-        grad_bytes_per_gpu=grad_bytes_per_gpu, tokens_per_replica=tokens_per_replica, hidden=hidden, layers=layers,
-        tp_allreduces_per_layer=tp_allreduces_per_layer)
+        gpu=gpu,
+        fabric=fabric,
+        n_gpus=n_gpus,
+        gpus_per_node=gpus_per_node,
+        tp=tp,
+        pp=pp,
+        grad_bytes_per_gpu=grad_bytes_per_gpu,
+        tokens_per_replica=tokens_per_replica,
+        hidden=hidden,
+        layers=layers,
+        tp_allreduces_per_layer=tp_allreduces_per_layer,
+    )
     return StepComm(t_dp, exposed_dp_s(t_dp, backward_s, overlap), t_tp, dp_bus, tp_bus)
 
 
 def comm_times(
-    *, gpu: GpuSpec, fabric: Fabric, n_gpus: int, gpus_per_node: int, tp: int, pp: int, grad_bytes_per_gpu: float,
-    tokens_per_replica: float, hidden: int, layers: int, tp_allreduces_per_layer: int,
+    *,
+    gpu: GpuSpec,
+    fabric: Fabric,
+    n_gpus: int,
+    gpus_per_node: int,
+    tp: int,
+    pp: int,
+    grad_bytes_per_gpu: float,
+    tokens_per_replica: float,
+    hidden: int,
+    layers: int,
+    tp_allreduces_per_layer: int,
 ) -> tuple[float, float, float, float]:
     """The parts of `step_comm` that do not depend on compute speed: (gradient all-reduce s, tensor-parallel s,
     data-parallel bus GB/s, tensor-parallel bus GB/s); a calculator timing several utilisations works them out once."""

@@ -74,8 +74,14 @@ def lora_params(m: ModelSpec, rank: int, targets: str) -> float:
 
 
 def training_flops_per_token(
-    m: ModelSpec, method: str, seq_len: int, *, recompute: bool, lora_rank: int = 16,
-    lora_targets: str = "all-linear", trainable_layers: int = 2,
+    m: ModelSpec,
+    method: str,
+    seq_len: int,
+    *,
+    recompute: bool,
+    lora_rank: int = 16,
+    lora_targets: str = "all-linear",
+    trainable_layers: int = 2,
 ) -> tuple[float, float, float]:
     """(model FLOPs, hardware FLOPs, forward FLOPs) per training token."""
     s = shape(m)

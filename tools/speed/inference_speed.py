@@ -71,15 +71,17 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
     tp = inp.n_gpus
     check_parallel(m, tp, 1)
     if not gpu.bandwidth_gb_s:
-        raise Unsupported(f"{gpu.name} has no published memory bandwidth.", f"{gpu.name} 没有公开的显存带宽。",
-                           field="gpu")
+        raise Unsupported(
+            f"{gpu.name} has no published memory bandwidth.", f"{gpu.name} 没有公开的显存带宽。", field="gpu"
+        )
     precision = inp.precision or default_weight_precision(m, gpu)  # the same default as fit_inference
     compute_precision = "bf16" if precision in ("int8", "int4", "nf4", "fp32") else precision
     peak = peak_flops(gpu, compute_precision)
     s = shape(m)
     kernel = _kernel(inp.kernel, precision, gpu)
-    eff = inp.bandwidth_efficiency or (MARLIN_EFFICIENCY[precision] if kernel == "marlin" else
-                                       BANDWIDTH_EFFICIENCY[precision])
+    eff = inp.bandwidth_efficiency or (
+        MARLIN_EFFICIENCY[precision] if kernel == "marlin" else BANDWIDTH_EFFICIENCY[precision]
+    )
     bw = gpu.bandwidth_gb_s * GB * eff
     prompt = inp.prompt_len or inp.context_len
     b, ctx = inp.batch, inp.context_len
@@ -99,40 +101,87 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
 
     prefill_flops = 2 * n_active + 2 * s.layers * (prompt / 2) * (s.qk_dim + s.v_dim)  # causal: half the context
     prefill_tps = peak * inp.compute_efficiency * tp / prefill_flops
-    t_prefill_tp = 2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(prompt * s.hidden * 2, tp, up)) if tp > 1 else 0
+    t_prefill_tp = (
+        2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(prompt * s.hidden * 2, tp, up)) if tp > 1 else 0
+    )
     ttft = prompt / prefill_tps + t_prefill_tp + t_step
 
     given = inp.model_fields_set
     assumptions = [
-        assume(key="bandwidth_efficiency", value=eff, default="bandwidth_efficiency" not in given,
-                   note=f"achieved share of {gpu.bandwidth_gb_s:g} GB/s; the defaults (16-bit 0.75, 8-bit 0.6, 4-bit 0.45) with "
-                   "the per-step overhead reproduce gpt-fast's A100-80GB table (Llama-2-7B bf16 at 330 W: 104.9 tokens/s)."),
-        assume(key="kernel", value=kernel, default=inp.kernel == "auto",
-               note="weight-only quantised kernel family: marlin = vLLM's AWQ/GPTQ Marlin kernels (near-ideal 4-bit "
-               "weight streaming, IST-DASLab/marlin README), torch = gpt-fast/tinygemm (calibrated on gpt-fast's "
-               "table); 16-bit and fp8 weights do not use it."),
-        assume(key="step_overhead_ms", value=STEP_OVERHEAD_S * 1e3, unit="ms",
-                   note="fixed cost per decode step (launches, norms, sampling), fitted to the gpt-fast table."),
-        assume(key="compute_efficiency", value=inp.compute_efficiency, default="compute_efficiency" not in given,
-                   note=f"share of the dense {compute_precision} peak reached by prefill and large-batch decode."),
-        assume(key="prompt_len", value=prompt, unit="tokens", default=inp.prompt_len is None,
-                   note="prompt for time to first token; defaults to context_len."),
+        assume(
+            key="bandwidth_efficiency",
+            value=eff,
+            default="bandwidth_efficiency" not in given,
+            note=f"achieved share of {gpu.bandwidth_gb_s:g} GB/s; the defaults (16-bit 0.75, 8-bit 0.6, 4-bit 0.45) with "
+            "the per-step overhead reproduce gpt-fast's A100-80GB table (Llama-2-7B bf16 at 330 W: 104.9 tokens/s).",
+        ),
+        assume(
+            key="kernel",
+            value=kernel,
+            default=inp.kernel == "auto",
+            note="weight-only quantised kernel family: marlin = vLLM's AWQ/GPTQ Marlin kernels (near-ideal 4-bit "
+            "weight streaming, IST-DASLab/marlin README), torch = gpt-fast/tinygemm (calibrated on gpt-fast's "
+            "table); 16-bit and fp8 weights do not use it.",
+        ),
+        assume(
+            key="step_overhead_ms",
+            value=STEP_OVERHEAD_S * 1e3,
+            unit="ms",
+            note="fixed cost per decode step (launches, norms, sampling), fitted to the gpt-fast table.",
+        ),
+        assume(
+            key="compute_efficiency",
+            value=inp.compute_efficiency,
+            default="compute_efficiency" not in given,
+            note=f"share of the dense {compute_precision} peak reached by prefill and large-batch decode.",
+        ),
+        assume(
+            key="prompt_len",
+            value=prompt,
+            unit="tokens",
+            default=inp.prompt_len is None,
+            note="prompt for time to first token; defaults to context_len.",
+        ),
         assume(key="precision", value=precision, default=inp.precision is None, note="weight precision"),
-        assume(key="kv_precision", value=inp.kv_precision, default="kv_precision" not in given,
-                   note=f"{kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision]) / 1e3:.1f} kB per token."),
-        assume(key="weights_read", value="active path" if m.is_moe else "all weights",
-                   note="input embedding lookup reads one row; 4/8-bit formats keep the LM head in 16-bit"
-                   + ("; MoE: experts touched by the batch under uniform routing." if m.is_moe else ".")),
+        assume(
+            key="kv_precision",
+            value=inp.kv_precision,
+            default="kv_precision" not in given,
+            note=f"{kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision]) / 1e3:.1f} kB per token.",
+        ),
+        assume(
+            key="weights_read",
+            value="active path" if m.is_moe else "all weights",
+            note="input embedding lookup reads one row; 4/8-bit formats keep the LM head in 16-bit"
+            + ("; MoE: experts touched by the batch under uniform routing." if m.is_moe else "."),
+        ),
     ]
     if tp > 1:
-        assumptions.append(assume(key="tensor_parallel", value=tp,
-                                      note=f"weights and KV split {tp} ways; two all-reduces per layer per step "
-                                      f"({ALLREDUCE_LATENCY_S * 1e6:.0f} µs latency each + bytes at the NVLink/PCIe rate)."))
+        assumptions.append(
+            assume(
+                key="tensor_parallel",
+                value=tp,
+                note=f"weights and KV split {tp} ways; two all-reduces per layer per step "
+                f"({ALLREDUCE_LATENCY_S * 1e6:.0f} µs latency each + bytes at the NVLink/PCIe rate).",
+            )
+        )
     if m.generic:
         assumptions.insert(0, assume(key="model_architecture", value=m.name, note=m.notes or ""))
     return InferenceSpeedOutput(
-        model=m.name, gpu=gpu.name, n_gpus=tp, precision=precision, batch=b, context_len=ctx, prompt_len=prompt,
-        decode_tokens_per_s=1 / t_step, total_tokens_per_s=b / t_step, tpot_ms=t_step * 1e3,
-        prefill_tokens_per_s=prefill_tps, ttft_s=ttft, bound=bound,
-        bytes_per_step_gb=step_bytes / GB, achieved_bandwidth_gb_s=bw / GB, assumptions=assumptions,
+        model=m.name,
+        gpu=gpu.name,
+        n_gpus=tp,
+        precision=precision,
+        batch=b,
+        context_len=ctx,
+        prompt_len=prompt,
+        decode_tokens_per_s=1 / t_step,
+        total_tokens_per_s=b / t_step,
+        tpot_ms=t_step * 1e3,
+        prefill_tokens_per_s=prefill_tps,
+        ttft_s=ttft,
+        bound=bound,
+        bytes_per_step_gb=step_bytes / GB,
+        achieved_bandwidth_gb_s=bw / GB,
+        assumptions=assumptions,
     )

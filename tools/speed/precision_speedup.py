@@ -13,7 +13,13 @@ from tools.schemas.precision import PrecisionSpeedupInput, PrecisionSpeedupOutpu
 from tools.schemas.speed import TrainingTimeInput
 from tools.speed.training_time import training_hours, training_time
 
-_PEAK = {"fp32": "fp32_tflops", "tf32": "tf32_tflops", "bf16": "bf16_tflops", "fp16": "fp16_tflops", "fp8": "fp8_tflops"}
+_PEAK = {
+    "fp32": "fp32_tflops",
+    "tf32": "tf32_tflops",
+    "bf16": "bf16_tflops",
+    "fp16": "fp16_tflops",
+    "fp8": "fp8_tflops",
+}
 
 
 def precision_speedup(inp: PrecisionSpeedupInput) -> PrecisionSpeedupOutput:
@@ -26,8 +32,14 @@ def precision_speedup(inp: PrecisionSpeedupInput) -> PrecisionSpeedupOutput:
                 f"{gpu.name} 没有 {prec.upper()} 张量算力数据（FP8 需要 Hopper 或更新的卡）。",
                 field="gpu",
             )
-    common = {"model": inp.model, "gpu": inp.gpu, "n_gpus": inp.n_gpus, "tokens": inp.tokens, "method": inp.method,
-              "seq_len": inp.seq_len}
+    common = {
+        "model": inp.model,
+        "gpu": inp.gpu,
+        "n_gpus": inp.n_gpus,
+        "tokens": inp.tokens,
+        "method": inp.method,
+        "seq_len": inp.seq_len,
+    }
     # validated once, at the edge: these fields carry PrecisionSpeedupInput's limits, which lie within
     # TrainingTimeInput's (tests/tools/test_precision_input.py holds them together)
     base = training_hours(TrainingTimeInput.trusted(**common, precision=inp.baseline))
@@ -35,8 +47,13 @@ def precision_speedup(inp: PrecisionSpeedupInput) -> PrecisionSpeedupOutput:
     peak_b, peak_f = getattr(gpu, _PEAK[inp.baseline]), getattr(gpu, _PEAK[inp.precision])
 
     def row(prec: str, t) -> dict:
-        return {"precision": prec, "hours": round(t.hours, 2), "gpu_hours": round(t.gpu_hours, 1), "mfu": t.mfu,
-                "tokens_per_s": round(t.tokens_per_s)}
+        return {
+            "precision": prec,
+            "hours": round(t.hours, 2),
+            "gpu_hours": round(t.gpu_hours, 1),
+            "mfu": t.mfu,
+            "tokens_per_s": round(t.tokens_per_s),
+        }
 
     assumptions = [a for a in fast.assumptions if a.key != "precision"]  # validated records, shared as they are
     return PrecisionSpeedupOutput(

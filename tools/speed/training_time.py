@@ -51,8 +51,15 @@ class TrainingHours(NamedTuple):
 def training_hours(inp: TrainingTimeInput) -> TrainingHours:
     """The hours of `training_time` for the same input, without building its answer."""
     t = _timing(inp)
-    return TrainingHours(inp.n_gpus, t.hours, t.hours_low, t.hours_high, inp.tokens / (t.hours * 3600),
-                         t.hours * inp.n_gpus, t.flops_step_gpu / (t.peak * t.t_step))
+    return TrainingHours(
+        inp.n_gpus,
+        t.hours,
+        t.hours_low,
+        t.hours_high,
+        inp.tokens / (t.hours * 3600),
+        t.hours * inp.n_gpus,
+        t.flops_step_gpu / (t.peak * t.t_step),
+    )
 
 
 class _Timing(NamedTuple):
@@ -90,14 +97,29 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
     mfu = flops_step_gpu / (peak * t_step)
     total = model_fpt * inp.tokens
     return TrainingTimeOutput.trusted(
-        model=m.name, gpu=gpu.name, n_gpus=n, tokens=inp.tokens, method=inp.method, precision=inp.precision,
-        flops_per_token=model_fpt, total_flops=total,
-        hours=hours, days=hours / 24, gpu_hours=hours * n,
-        hours_low=hours_low, hours_high=hours_high, gpu_hours_low=hours_low * n, gpu_hours_high=hours_high * n,
-        mfu=mfu, mfu_low=flops_step_gpu / (peak * t_slow), mfu_high=flops_step_gpu / (peak * t_fast),
+        model=m.name,
+        gpu=gpu.name,
+        n_gpus=n,
+        tokens=inp.tokens,
+        method=inp.method,
+        precision=inp.precision,
+        flops_per_token=model_fpt,
+        total_flops=total,
+        hours=hours,
+        days=hours / 24,
+        gpu_hours=hours * n,
+        hours_low=hours_low,
+        hours_high=hours_high,
+        gpu_hours_low=hours_low * n,
+        gpu_hours_high=hours_high * n,
+        mfu=mfu,
+        mfu_low=flops_step_gpu / (peak * t_slow),
+        mfu_high=flops_step_gpu / (peak * t_fast),
         hfu=mfu * hw_fpt / model_fpt,
-        tokens_per_s=inp.tokens / (hours * 3600), tokens_per_s_per_gpu=inp.tokens / (hours * 3600) / n,
-        comm_share=min(1.0, t.exposed / t_step), peak_tflops=peak / TFLOPS,
+        tokens_per_s=inp.tokens / (hours * 3600),
+        tokens_per_s_per_gpu=inp.tokens / (hours * 3600) / n,
+        comm_share=min(1.0, t.exposed / t_step),
+        peak_tflops=peak / TFLOPS,
         assumptions=_training_assumptions(inp, m, gpu, t.util, t.shape, t.global_batch, t.fabric, peak, t.recompute),
     )
 
@@ -111,8 +133,13 @@ def _timing(inp: TrainingTimeInput) -> _Timing:
     peak = peak_flops(gpu, inp.precision)
     s = shape(m)
     model_fpt, hw_fpt, fwd_fpt = training_flops_per_token(
-        m, inp.method, inp.seq_len, recompute=recompute, lora_rank=inp.lora_rank,
-        lora_targets=inp.lora_targets, trainable_layers=inp.trainable_layers,
+        m,
+        inp.method,
+        inp.seq_len,
+        recompute=recompute,
+        lora_rank=inp.lora_rank,
+        lora_targets=inp.lora_targets,
+        trainable_layers=inp.trainable_layers,
     )
     n, tp, pp = inp.n_gpus, inp.tp, inp.pp
     dp = n // (tp * pp)
@@ -131,9 +158,17 @@ def _timing(inp: TrainingTimeInput) -> _Timing:
 
     # communication does not depend on the utilisation, only how much of it backward compute hides does
     t_dp, t_tp, _, _ = comm_times(
-        gpu=gpu, fabric=fabric, n_gpus=n, gpus_per_node=inp.gpus_per_node, tp=tp, pp=pp,
-        grad_bytes_per_gpu=grad_bytes, tokens_per_replica=global_batch / dp, hidden=s.hidden,
-        layers=s.layers, tp_allreduces_per_layer=tp_ars,
+        gpu=gpu,
+        fabric=fabric,
+        n_gpus=n,
+        gpus_per_node=inp.gpus_per_node,
+        tp=tp,
+        pp=pp,
+        grad_bytes_per_gpu=grad_bytes,
+        tokens_per_replica=global_batch / dp,
+        hidden=s.hidden,
+        layers=s.layers,
+        tp_allreduces_per_layer=tp_ars,
     )
 
     def step(u: float) -> tuple[float, float, float]:
@@ -157,8 +192,26 @@ def _timing(inp: TrainingTimeInput) -> _Timing:
         _, exposed, _ = step(u_equiv)
     hours = steps * t_step / 3600
     hours_low, hours_high = steps * t_fast / 3600, steps * t_slow / 3600
-    return _Timing(m, gpu, fabric, s, util, recompute, peak, model_fpt, hw_fpt, global_batch, flops_step_gpu,
-                   t_step, t_fast, t_slow, exposed, hours, hours_low, hours_high)
+    return _Timing(
+        m,
+        gpu,
+        fabric,
+        s,
+        util,
+        recompute,
+        peak,
+        model_fpt,
+        hw_fpt,
+        global_batch,
+        flops_step_gpu,
+        t_step,
+        t_fast,
+        t_slow,
+        exposed,
+        hours,
+        hours_low,
+        hours_high,
+    )
 
 
 def _checkpointing(inp: TrainingTimeInput, m: ModelSpec) -> bool:
@@ -182,13 +235,25 @@ def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, reco
         if inp.method == "qlora":
             a.append(assume("qlora_overhead", round(1 / util.method.value, 2), "×", True, util.method.note))
     else:
-        a.append(assume("mfu", inp.mfu, "", False, "given by the user; treated as end-to-end MFU (communication included)."))
+        a.append(
+            assume("mfu", inp.mfu, "", False, "given by the user; treated as end-to-end MFU (communication included).")
+        )
     a += [
-        assume("global_batch_tokens", global_batch, "tokens", "global_batch_tokens" not in given,
-               "tokens per optimizer step (at least one sequence per data-parallel replica)."),
+        assume(
+            "global_batch_tokens",
+            global_batch,
+            "tokens",
+            "global_batch_tokens" not in given,
+            "tokens per optimizer step (at least one sequence per data-parallel replica).",
+        ),
         assume("seq_len", inp.seq_len, "tokens", "seq_len" not in given, ""),
-        assume("grad_checkpointing", recompute, "", inp.grad_checkpointing is None,
-               _RECOMPUTE_DEFAULT_NOTE if inp.grad_checkpointing is None else _RECOMPUTE_NOTE),
+        assume(
+            "grad_checkpointing",
+            recompute,
+            "",
+            inp.grad_checkpointing is None,
+            _RECOMPUTE_DEFAULT_NOTE if inp.grad_checkpointing is None else _RECOMPUTE_NOTE,
+        ),
         _scale_up_assumption(gpu),
         assume("comm_overlap", inp.comm_overlap, "", "comm_overlap" not in given, _OVERLAP_NOTE),
     ]
@@ -204,38 +269,55 @@ def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, reco
 _RECOMPUTE_NOTE = "full recompute adds one forward pass to the time: HFU counts it, MFU does not."
 _RECOMPUTE_DEFAULT_NOTE = _RECOMPUTE_NOTE + (
     " Default: on for full/LoRA/QLoRA of models of 7B and more (as fit_training), off for "
-    "pretraining (a full run over 50B tokens) and for smaller models.")
-_OVERLAP_NOTE = ("share of the gradient all-reduce hidden behind backward; tensor-parallel collectives "
-                 "are not overlapped; pipeline bubbles and expert all-to-all are not modelled.")
+    "pretraining (a full run over 50B tokens) and for smaller models."
+)
+_OVERLAP_NOTE = (
+    "share of the gradient all-reduce hidden behind backward; tensor-parallel collectives "
+    "are not overlapped; pipeline bubbles and expert all-to-all are not modelled."
+)
 
 
 @functools.lru_cache(maxsize=1024)
 def _flops_assumption(method: str, n_matmul: float) -> Assumption:
-    return assume(key="flops_convention", value="6N+attention" if method == "full" else f"{method} FLOPs",
-                  note=f"N = {n_matmul / 1e9:.2f}B matmul parameters on the active path (layers + output head; "
-                  "input embedding lookup excluded); attention 6·L·s·(d_qk+d_v) per token (PaLM appendix B).")
+    return assume(
+        key="flops_convention",
+        value="6N+attention" if method == "full" else f"{method} FLOPs",
+        note=f"N = {n_matmul / 1e9:.2f}B matmul parameters on the active path (layers + output head; "
+        "input embedding lookup excluded); attention 6·L·s·(d_qk+d_v) per token (PaLM appendix B).",
+    )
 
 
 @functools.lru_cache(maxsize=1024)
 def _peak_assumption(gpu_name: str, precision: str, peak: float) -> Assumption:
-    return assume(key="peak_tflops", value=round(peak / TFLOPS, 1), unit="TFLOPS",
-                  note=f"{gpu_name} dense {precision} tensor peak from the GPU catalog.")
+    return assume(
+        key="peak_tflops",
+        value=round(peak / TFLOPS, 1),
+        unit="TFLOPS",
+        note=f"{gpu_name} dense {precision} tensor peak from the GPU catalog.",
+    )
 
 
 @functools.lru_cache(maxsize=1024)
 def _utilisation_assumption(util: Utilisation, precision: str, method: str) -> Assumption:
     return assume(
-        key="utilisation", value=round(util.value, 3), note=(
+        key="utilisation",
+        value=round(util.value, 3),
+        note=(
             f"compute-phase utilisation = {util.generation.id} base {util.generation.base} × {precision} "
             f"{util.precision.value} × {method} {util.method.value}; range {util.low:.2f}–{util.high:.2f}. "
             f"{util.generation.note} Calibrated on published runs (tools/data/mfu.yaml, "
-            f"{rules().free_parameters} free parameters); communication is added separately."))
+            f"{rules().free_parameters} free parameters); communication is added separately."
+        ),
+    )
 
 
 @functools.lru_cache(maxsize=1024)
 def _width_assumption(hidden: int, tp: int, narrow: float) -> Assumption:
-    return assume(key="gemm_width_factor", value=round(narrow, 3),
-                  note=f"hidden {hidden} / tp {tp} = {hidden // tp} columns per GPU: " + rules().width_note)
+    return assume(
+        key="gemm_width_factor",
+        value=round(narrow, 3),
+        note=f"hidden {hidden} / tp {tp} = {hidden // tp} columns per GPU: " + rules().width_note,
+    )
 
 
 @per_record
@@ -246,12 +328,19 @@ def _scale_up_assumption(gpu: GpuSpec) -> Assumption:
 
 @functools.lru_cache(maxsize=256)
 def _fabric_assumption(fabric: Fabric, default: bool) -> Assumption:
-    return assume(key="nodes_fabric", value=fabric.id, default=default,
-                  note=f"{fabric.name}: {fabric.node_gb_s():.0f} GB/s per node achieved ({fabric.source_title}).")
+    return assume(
+        key="nodes_fabric",
+        value=fabric.id,
+        default=default,
+        note=f"{fabric.name}: {fabric.node_gb_s():.0f} GB/s per node achieved ({fabric.source_title}).",
+    )
 
 
 @per_record
 def _moe_assumption(m: ModelSpec) -> Assumption:
-    return assume(key="moe", value=f"{m.active_b:g}B active of {m.params_b:g}B",
-                  note="FLOPs count the active experts only; expert gradients are sharded by expert "
-                  "parallelism and not all-reduced across data-parallel replicas.")
+    return assume(
+        key="moe",
+        value=f"{m.active_b:g}B active of {m.params_b:g}B",
+        note="FLOPs count the active experts only; expert gradients are sharded by expert "
+        "parallelism and not all-reduced across data-parallel replicas.",
+    )

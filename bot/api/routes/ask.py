@@ -25,8 +25,10 @@ from bot.core.trace import AnswerTrace
 from tools.errors import AdvisorError
 
 #: the limits apply to the text as sent (what the schema says), the stripped text is what is asked
-Question = Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=TEXT_PATTERN),
-                     AfterValidator(str.strip)]
+Question = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=TEXT_PATTERN), AfterValidator(str.strip)
+]
+
 
 class AskRequest(JsonTyped):
     model_config = ConfigDict(extra="forbid")
@@ -36,20 +38,29 @@ class AskRequest(JsonTyped):
     lang: Literal["zh", "en"] | None = Field(None, description="answer language; detected from the text if absent")
 
 
-
 def router() -> APIRouter:
     router = APIRouter(tags=["advisor"])
 
     @router.post("/ask", response_model=AnswerTrace, responses=NOT_FOUND)
-    async def ask(body: AskRequest, advisor: AdvisorDep, metrics: MetricsDep, caller: Caller, conf: ApiSettingsDep,
-                  request: Request) -> Response:
+    async def ask(
+        body: AskRequest,
+        advisor: AdvisorDep,
+        metrics: MetricsDep,
+        caller: Caller,
+        conf: ApiSettingsDep,
+        request: Request,
+    ) -> Response:
         """Answer one question; every number in the answer comes from a calculator, a cited note or the question."""
         lang = body.lang or detect_language(body.text)
         try:
             trace = await run_answer(
-                partial(advisor.ask, body.text, conversation_id=body.conversation_id, lang=body.lang,
-                        owner=caller.owner),
-                request.app.state.answer_limiter, conf.answer_deadline_s, lang)
+                partial(
+                    advisor.ask, body.text, conversation_id=body.conversation_id, lang=body.lang, owner=caller.owner
+                ),
+                request.app.state.answer_limiter,
+                conf.answer_deadline_s,
+                lang,
+            )
         except AdvisorError as err:
             raise advisor_error(err, lang) from None
         except UnknownConversation:
@@ -57,11 +68,24 @@ def router() -> APIRouter:
         metrics.count_answer(trace)
         return json_response(trace)
 
-    @router.post("/ask/stream", response_class=StreamingResponse,
-                 responses={200: {"content": {"text/event-stream": {}},
-                                  "description": "events tool_started, tool_finished, delta, then final or error"}})
-    async def ask_stream(body: AskRequest, advisor: AdvisorDep, metrics: MetricsDep, conf: ApiSettingsDep,
-                         caller: Caller, request: Request) -> StreamingResponse:
+    @router.post(
+        "/ask/stream",
+        response_class=StreamingResponse,
+        responses={
+            200: {
+                "content": {"text/event-stream": {}},
+                "description": "events tool_started, tool_finished, delta, then final or error",
+            }
+        },
+    )
+    async def ask_stream(
+        body: AskRequest,
+        advisor: AdvisorDep,
+        metrics: MetricsDep,
+        conf: ApiSettingsDep,
+        caller: Caller,
+        request: Request,
+    ) -> StreamingResponse:
         """The answer as server-sent events; keep-alive comments while tools run."""
         limiter = request.app.state.stream_limiter
         # the id is known before the answer starts, so a client that stops the stream can still continue or rate it
@@ -77,7 +101,8 @@ def router() -> APIRouter:
                     metrics.count_answer(item["trace"])
                 yield event(item, name=item["type"])
 
-        return StreamingResponse(events(), media_type="text/event-stream",
-                                 headers={**SSE_HEADERS, "X-Conversation-ID": cid})
+        return StreamingResponse(
+            events(), media_type="text/event-stream", headers={**SSE_HEADERS, "X-Conversation-ID": cid}
+        )
 
     return router

@@ -16,8 +16,11 @@ def router() -> APIRouter:
         """Slack's Events API and interactivity (Bolt verifies the signature; docs/slack.md)."""
         channel = getattr(request.app.state, "slack", None)
         if channel is None:
-            raise ApiError(404, "Slack is not configured on this server (set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET).",
-                           code="not_configured")
+            raise ApiError(
+                404,
+                "Slack is not configured on this server (set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET).",
+                code="not_configured",
+            )
         return await channel.handle(request)
 
     return router

@@ -62,15 +62,18 @@ class ConversationOut(BaseModel):
     next_offset: int | None = Field(description="the offset of the next page; null on the last page")
 
 
-
 def router() -> APIRouter:
     router = APIRouter(tags=["advisor"])
 
     @router.get("/conversations/{conversation_id}", response_model=ConversationOut, responses=NOT_FOUND)
-    def conversation(conversation_id: PathId, advisor: AdvisorDep, caller: Caller, request: Request,
-                     offset: Annotated[int, Query(ge=0, le=10_000_000, description="first turn of the page")] = 0,
-                     limit: Annotated[int, Query(ge=1, le=PAGE_MAX, description="turns per page")] = 50,
-                     ) -> ConversationOut:
+    def conversation(
+        conversation_id: PathId,
+        advisor: AdvisorDep,
+        caller: Caller,
+        request: Request,
+        offset: Annotated[int, Query(ge=0, le=10_000_000, description="first turn of the page")] = 0,
+        limit: Annotated[int, Query(ge=1, le=PAGE_MAX, description="turns per page")] = 50,
+    ) -> ConversationOut:
         """The conversation's questions, answers and traces, oldest first, a page at a time, with their feedback.
 
         Only the key that started a conversation (or an admin key) can read it; others get 404."""
@@ -79,30 +82,49 @@ def router() -> APIRouter:
             raise unknown_conversation(conversation_id, api_errors.request_lang(request))
         total = store.count_turns(conversation_id)
         page = store.turn_page(conversation_id, offset, limit)
-        turns = [TurnOut(turn=t.idx, question=t.question, answer=t.answer, status=t.status, language=t.language,
-                         mode=t.mode, trace=t.trace, created_at=t.created_at) for t in page]
+        turns = [
+            TurnOut(
+                turn=t.idx,
+                question=t.question,
+                answer=t.answer,
+                status=t.status,
+                language=t.language,
+                mode=t.mode,
+                trace=t.trace,
+                created_at=t.created_at,
+            )
+            for t in page
+        ]
         rows = store.feedback_for(conversation_id, page[0].idx, page[-1].idx) if page else []
-        feedback = [FeedbackOut(**{k: f[k] for k in ("id", "conversation_id", "turn", "rating", "comment")})
-                    for f in rows]
+        feedback = [
+            FeedbackOut(**{k: f[k] for k in ("id", "conversation_id", "turn", "rating", "comment")}) for f in rows
+        ]
         following = offset + len(page)
-        return ConversationOut(id=conversation_id, turns=turns, feedback=feedback, total_turns=total, offset=offset,
-                               limit=limit, next_offset=following if following < total else None)
+        return ConversationOut(
+            id=conversation_id,
+            turns=turns,
+            feedback=feedback,
+            total_turns=total,
+            offset=offset,
+            limit=limit,
+            next_offset=following if following < total else None,
+        )
 
     @router.post("/feedback", status_code=201, response_model=FeedbackOut, responses=NOT_FOUND)
     def feedback(body: FeedbackIn, advisor: AdvisorDep, caller: Caller, request: Request) -> FeedbackOut:
         """Rate one answer: 1 helpful, -1 not helpful, with an optional comment."""
         widget_conversation(request, body.conversation_id)  # a widget key rates only its own conversations
         try:
-            fid = advisor.store.add_feedback(body.conversation_id, body.turn, body.rating, body.comment,
-                                             owner=caller.owner)
+            fid = advisor.store.add_feedback(
+                body.conversation_id, body.turn, body.rating, body.comment, owner=caller.owner
+            )
         except UnknownConversation:
-            raise ApiError(404, f"No turn {body.turn} in conversation {body.conversation_id!r}.",
-                           code="unknown_turn", field="turn") from None
+            raise ApiError(
+                404, f"No turn {body.turn} in conversation {body.conversation_id!r}.", code="unknown_turn", field="turn"
+            ) from None
         return FeedbackOut(id=fid, **body.model_dump())
 
     return router
-
-
 
 
 def unknown_conversation(conversation_id: str, lang: str) -> ApiError:

@@ -42,13 +42,20 @@ def install(app: FastAPI) -> None:
 
     @app.get("/docs", include_in_schema=False)
     def swagger() -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} — API",
-                                   swagger_js_url=f"{STATIC}/swagger-ui-bundle.js",
-                                   swagger_css_url=f"{STATIC}/swagger-ui.css",
-                                   swagger_favicon_url=f"{STATIC}/favicon.png")
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} — API",
+            swagger_js_url=f"{STATIC}/swagger-ui-bundle.js",
+            swagger_css_url=f"{STATIC}/swagger-ui.css",
+            swagger_favicon_url=f"{STATIC}/favicon.png",
+        )
 
     @app.get("/redoc", include_in_schema=False)
     def redoc() -> HTMLResponse:
-        return get_redoc_html(openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} — API",
-                              redoc_js_url=f"{STATIC}/redoc.standalone.js",
-                              redoc_favicon_url=f"{STATIC}/favicon.png", with_google_fonts=False)
+        return get_redoc_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} — API",
+            redoc_js_url=f"{STATIC}/redoc.standalone.js",
+            redoc_favicon_url=f"{STATIC}/favicon.png",
+            with_google_fonts=False,
+        )

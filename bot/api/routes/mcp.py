@@ -62,10 +62,12 @@ class McpHttp:
         except ApiError as err:
             rid = scope.get("state", {}).get("request_id")
             await error_response(err.status, err.message, headers=err.headers, request_id=rid, code=err.code)(
-                scope, receive, send)
+                scope, receive, send
+            )
             return
         if self._manager is None:
-            await error_response(503, "The MCP endpoint is starting; try again shortly.",
-                                 headers={"Retry-After": "1"})(scope, receive, send)
+            await error_response(503, "The MCP endpoint is starting; try again shortly.", headers={"Retry-After": "1"})(
+                scope, receive, send
+            )
             return
         await self._manager.handle_request(scope, receive, send)

@@ -53,6 +53,7 @@ ID_SECRET = "conversation-ids"  # the store's secret that keys chat conversation
 
 # ---- wire models --------------------------------------------------------------------------------------
 
+
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -129,6 +130,7 @@ class ChatCompletion(BaseModel):
 
 # ---- the conversation behind `messages` ----------------------------------------------------------------
 
+
 def message_text(message: ChatMessage) -> str:
     if isinstance(message.content, str):
         return message.content
@@ -137,8 +139,13 @@ def message_text(message: ChatMessage) -> str:
     return "\n".join(str(p.get("text", "")) for p in message.content if p.get("type") in ("text", "input_text"))
 
 
-def conversation_id(req: ChatCompletionRequest, chat_header: str | None, owner: str = "", secret: str = "",
-                    owns: Callable[[str], bool] = lambda _cid: False) -> str:
+def conversation_id(
+    req: ChatCompletionRequest,
+    chat_header: str | None,
+    owner: str = "",
+    secret: str = "",
+    owns: Callable[[str], bool] = lambda _cid: False,
+) -> str:
     """A conversation id that stays the same as the chat grows (see the module docstring)."""
     explicit = (req.metadata or {}).get("conversation_id") or chat_header
     if isinstance(explicit, str) and explicit:
@@ -155,8 +162,7 @@ def conversation_id(req: ChatCompletionRequest, chat_header: str | None, owner: 
 
 def _no_control(text: str, field: str) -> None:
     if _CONTROL.search(text):
-        raise ApiError(422, f"Invalid {field}: control characters such as NUL are not allowed in text.",
-                       field=field)
+        raise ApiError(422, f"Invalid {field}: control characters such as NUL are not allowed in text.", field=field)
 
 
 def question_of(req: ChatCompletionRequest) -> str:
@@ -170,8 +176,11 @@ def question_of(req: ChatCompletionRequest) -> str:
             if not text:
                 break
             if len(text) > MAX_QUESTION_CHARS:
-                raise ApiError(422, f"The last user message is {len(text)} characters; keep it under "
-                               f"{MAX_QUESTION_CHARS}.", field="messages")
+                raise ApiError(
+                    422,
+                    f"The last user message is {len(text)} characters; keep it under {MAX_QUESTION_CHARS}.",
+                    field="messages",
+                )
             return text
     raise ApiError(422, "The conversation has no user message with text to answer.", field="messages")
 
@@ -203,6 +212,7 @@ def _usage(req: ChatCompletionRequest, content: str) -> Usage:
 
 # ---- routes ------------------------------------------------------------------------------------------
 
+
 def get_advisor(request: Request) -> Advisor:
     return request.app.state.advisor
 
@@ -222,20 +232,29 @@ def list_models(request: Request) -> ModelList:
 @router.post(
     "/chat/completions",
     response_model=ChatCompletion,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "a chat.completion, or SSE chunks"},
-               404: {"description": "unknown model id"}},
+    responses={
+        200: {"content": {"text/event-stream": {}}, "description": "a chat.completion, or SSE chunks"},
+        404: {"description": "unknown model id"},
+    },
 )
-async def chat_completions(body: ChatCompletionRequest, request: Request, advisor: AdvisorDep, caller: Caller,
-                           chat_header: ChatHeader = None):
+async def chat_completions(
+    body: ChatCompletionRequest, request: Request, advisor: AdvisorDep, caller: Caller, chat_header: ChatHeader = None
+):
     if body.model != MODEL_ID:
-        raise ApiError(404, f"Unknown model {body.model!r}; this server has {MODEL_ID!r}.", code="model_not_found",
-                       field="model", suggestions=[MODEL_ID])
+        raise ApiError(
+            404,
+            f"Unknown model {body.model!r}; this server has {MODEL_ID!r}.",
+            code="model_not_found",
+            field="model",
+            suggestions=[MODEL_ID],
+        )
     question = question_of(body)
     store = advisor.store
 
     def pick_id() -> str:
-        return conversation_id(body, chat_header, caller.owner, store.secret(ID_SECRET),
-                               owns=lambda cid: store.readable(cid, caller.owner))
+        return conversation_id(
+            body, chat_header, caller.owner, store.secret(ID_SECRET), owns=lambda cid: store.readable(cid, caller.owner)
+        )
 
     cid = await anyio.to_thread.run_sync(pick_id)
     completion_id = "chatcmpl-" + uuid.uuid4().hex
@@ -247,33 +266,57 @@ async def chat_completions(body: ChatCompletionRequest, request: Request, adviso
         return StreamingResponse(chunks, media_type="text/event-stream", headers=SSE_HEADERS)
     lang = detect_language(question)
     try:
-        trace = await run_answer(partial(advisor.ask, question, cid, owner=caller.owner),
-                                 request.app.state.answer_limiter, request.app.state.api_settings.answer_deadline_s,
-                                 lang)
+        trace = await run_answer(
+            partial(advisor.ask, question, cid, owner=caller.owner),
+            request.app.state.answer_limiter,
+            request.app.state.api_settings.answer_deadline_s,
+            lang,
+        )
     except AdvisorError as err:
         raise advisor_error(err, lang) from None
     metrics.count_answer(trace)
     content = with_sources(trace)
     return ChatCompletion(
-        id=completion_id, created=created, model=MODEL_ID,
-        choices=[Choice(message=AssistantMessage(content=content))], usage=_usage(body, content),
-        gpu_advisor=AdvisorExtra(conversation_id=trace.conversation_id, mode=trace.mode,
-                                 tool_calls=[c.tool for c in trace.tool_calls]),
+        id=completion_id,
+        created=created,
+        model=MODEL_ID,
+        choices=[Choice(message=AssistantMessage(content=content))],
+        usage=_usage(body, content),
+        gpu_advisor=AdvisorExtra(
+            conversation_id=trace.conversation_id, mode=trace.mode, tool_calls=[c.tool for c in trace.tool_calls]
+        ),
     )
 
 
-async def _chunks(advisor: Advisor, body: ChatCompletionRequest, question: str, cid: str, completion_id: str,
-                  created: int, include_usage: bool, request: Request, owner: str):
+async def _chunks(
+    advisor: Advisor,
+    body: ChatCompletionRequest,
+    question: str,
+    cid: str,
+    completion_id: str,
+    created: int,
+    include_usage: bool,
+    request: Request,
+    owner: str,
+):
     state = request.app.state
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        return event({"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": MODEL_ID,
-                      "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        return event(
+            {
+                "id": completion_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": MODEL_ID,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+        )
 
     yield chunk({"role": "assistant", "content": ""})
     sent: list[str] = []
-    async for item in with_keepalive(advisor.stream(question, cid, owner=owner), state.api_settings.sse_keepalive_s,
-                                     state.stream_limiter):
+    async for item in with_keepalive(
+        advisor.stream(question, cid, owner=owner), state.api_settings.sse_keepalive_s, state.stream_limiter
+    ):
         if item is None or item["type"] in ("tool_started", "tool_finished"):
             yield KEEPALIVE
         elif item["type"] == "delta":
@@ -283,16 +326,30 @@ async def _chunks(advisor: Advisor, body: ChatCompletionRequest, question: str, 
             trace = AnswerTrace.model_validate(item["trace"])
             state.metrics.count_answer(trace)
             full = with_sources(trace)
-            tail = full[len("".join(sent)):] if full.startswith("".join(sent)) else ""
+            tail = full[len("".join(sent)) :] if full.startswith("".join(sent)) else ""
             if tail:
                 yield chunk({"content": tail})
             yield chunk({}, finish="stop")
             if include_usage:
-                yield event({"id": completion_id, "object": "chat.completion.chunk", "created": created,
-                             "model": MODEL_ID, "choices": [], "usage": _usage(body, full).model_dump()})
+                yield event(
+                    {
+                        "id": completion_id,
+                        "object": "chat.completion.chunk",
+                        "created": created,
+                        "model": MODEL_ID,
+                        "choices": [],
+                        "usage": _usage(body, full).model_dump(),
+                    }
+                )
         elif item["type"] == "error":
             status = 500 if item.get("code") == "internal" else 422
-            yield event(error_payload(status, item.get("message", "error"), code=item.get("code"),
-                                      request_id=request.scope.get("state", {}).get("request_id")))
+            yield event(
+                error_payload(
+                    status,
+                    item.get("message", "error"),
+                    code=item.get("code"),
+                    request_id=request.scope.get("state", {}).get("request_id"),
+                )
+            )
             break
     yield event("[DONE]")

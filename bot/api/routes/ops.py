@@ -23,14 +23,16 @@ class Readiness(BaseModel):
     store: Literal["ok", "unreachable"]
     store_backend: str | None = Field(None, description="postgresql or sqlite")
     chroma: Literal["ok", "embedded", "unreachable"] = Field(
-        "embedded", description="the Chroma server's heartbeat, or `embedded` for the in-process index")
+        "embedded", description="the Chroma server's heartbeat, or `embedded` for the in-process index"
+    )
     redis: Literal["ok", "off", "unreachable"] = Field(
-        "off", description="`off` without REDIS_URL; `unreachable` degrades (per-process limits), it does not fail")
+        "off", description="`off` without REDIS_URL; `unreachable` degrades (per-process limits), it does not fail"
+    )
     rate_limit: Literal["shared", "per-process"] = "per-process"
     mode: str | None = None
-    skipped_notes: list[str] = Field(default_factory=list,
-                                     description="files in remembered note folders that were not indexed, and why")
-
+    skipped_notes: list[str] = Field(
+        default_factory=list, description="files in remembered note folders that were not indexed, and why"
+    )
 
 
 def router() -> APIRouter:

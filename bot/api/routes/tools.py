@@ -53,16 +53,26 @@ def tool_routes() -> APIRouter:
     for name in box.names():
         spec = box.spec(name)
         router.add_api_route(
-            f"/{name}", _tool_handler(name, strict_body(spec.input_model), spec.output_model), methods=["POST"],
-            response_model=spec.output_model, responses=NOT_FOUND, name=f"tool_{name}",
-            summary=name, description=spec.description or spec.input_model.__doc__ or name,
+            f"/{name}",
+            _tool_handler(name, strict_body(spec.input_model), spec.output_model),
+            methods=["POST"],
+            response_model=spec.output_model,
+            responses=NOT_FOUND,
+            name=f"tool_{name}",
+            summary=name,
+            description=spec.description or spec.input_model.__doc__ or name,
         )
 
     @router.post("/{name}", include_in_schema=False)
     def unknown_tool(name: str) -> None:
         close = difflib.get_close_matches(name, box.names(), n=3, cutoff=0.4)
-        raise ApiError(404, f"Unknown tool {name!r}; tools: {', '.join(box.names())}.", code="unknown_tool",
-                       field="name", suggestions=close)
+        raise ApiError(
+            404,
+            f"Unknown tool {name!r}; tools: {', '.join(box.names())}.",
+            code="unknown_tool",
+            field="name",
+            suggestions=close,
+        )
 
     return router
 
@@ -82,9 +92,11 @@ def _tool_handler(name: str, input_model: type[BaseModel], output_model: type[Ba
 
     kw = inspect.Parameter.KEYWORD_ONLY
     handler.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [inspect.Parameter("body", kw, annotation=input_model),
-         inspect.Parameter("advisor", kw, annotation=AdvisorDep),
-         inspect.Parameter("metrics", kw, annotation=MetricsDep)],
+        [
+            inspect.Parameter("body", kw, annotation=input_model),
+            inspect.Parameter("advisor", kw, annotation=AdvisorDep),
+            inspect.Parameter("metrics", kw, annotation=MetricsDep),
+        ],
         return_annotation=output_model,
     )
     handler.__name__ = f"tool_{name}"

@@ -154,8 +154,16 @@ class SlackChannel:
         question = ev.question_from(body, ev.bot_user_of(body))
         if question is None:
             return
-        await self._ask(client, question.team, question.channel, question.thread_ts, question.user,
-                        question.text, message_id=question.message_id, user_team=question.user_team)
+        await self._ask(
+            client,
+            question.team,
+            question.channel,
+            question.thread_ts,
+            question.user,
+            question.text,
+            message_id=question.message_id,
+            user_team=question.user_team,
+        )
 
     async def _on_follow_up(self, body: dict, client: AsyncWebClient) -> None:
         action = (body.get("actions") or [{}])[0]
@@ -166,17 +174,36 @@ class SlackChannel:
         team, channel, thread = where
         user = (body.get("user") or {}).get("id", "")
         lang = detect_language(text)
-        await self._ask(client, team, channel, thread, user, text,
-                        user_team=(body.get("user") or {}).get("team_id") or team,
-                        message_id=f"action:{channel}:{action.get('action_ts', '')}:{user}",
-                        heading=say("asked", lang, user=user, question=clip(text, HEADING_QUESTION_MAX)))
+        await self._ask(
+            client,
+            team,
+            channel,
+            thread,
+            user,
+            text,
+            user_team=(body.get("user") or {}).get("team_id") or team,
+            message_id=f"action:{channel}:{action.get('action_ts', '')}:{user}",
+            heading=say("asked", lang, user=user, question=clip(text, HEADING_QUESTION_MAX)),
+        )
 
-    async def _ask(self, client: AsyncWebClient, team: str, channel: str, thread: str, user: str, text: str,
-                   message_id: str, heading: str = "", user_team: str = "") -> None:
-        msg = Inbound(channel="slack", tenant=team, chat=channel, thread=thread, message_id=message_id,
-                      text=text, user=user)
-        target = Target(channel=channel, thread_ts=thread, team=user_team or team, user=user, lang=msg.language,
-                        heading=heading)
+    async def _ask(
+        self,
+        client: AsyncWebClient,
+        team: str,
+        channel: str,
+        thread: str,
+        user: str,
+        text: str,
+        message_id: str,
+        heading: str = "",
+        user_team: str = "",
+    ) -> None:
+        msg = Inbound(
+            channel="slack", tenant=team, chat=channel, thread=thread, message_id=message_id, text=text, user=user
+        )
+        target = Target(
+            channel=channel, thread_ts=thread, team=user_team or team, user=user, lang=msg.language, heading=heading
+        )
         sink = _Sink(SlackReply(client=client, target=target), self.advisor, asyncio.get_running_loop())
         ticket = await asyncio.to_thread(self.delivery.accept, msg, sink)
         if ticket.status == "busy" and ticket.reply:
@@ -190,8 +217,9 @@ class SlackChannel:
         lang = await self._locale(client, user)
         prompts = [{"title": q, "message": q} for q in phrase("welcome_questions", lang)]
         try:
-            await client.assistant_threads_setSuggestedPrompts(channel_id=channel, thread_ts=ts, prompts=prompts,
-                                                               title=say("prompts_title", lang))
+            await client.assistant_threads_setSuggestedPrompts(
+                channel_id=channel, thread_ts=ts, prompts=prompts, title=say("prompts_title", lang)
+            )
         except (SlackApiError, SlackClientError) as err:
             log.warning("could not set suggested prompts: %s", getattr(err, "response", {}).get("error", err))
 
@@ -202,8 +230,9 @@ class SlackChannel:
         if parsed is None or where is None:
             return
         turn, rating = parsed
-        cid = Inbound(channel="slack", tenant=where[0], chat=where[1], thread=where[2], message_id="",
-                      text="").conversation_id
+        cid = Inbound(
+            channel="slack", tenant=where[0], chat=where[1], thread=where[2], message_id="", text=""
+        ).conversation_id
         try:
             await asyncio.to_thread(self.advisor.store.add_feedback, cid, turn, rating)
         except LookupError:
@@ -212,8 +241,9 @@ class SlackChannel:
         user = (body.get("user") or {}).get("id", "")
         lang = await self._locale(client, user)
         try:
-            await client.chat_postEphemeral(channel=where[1], user=user, thread_ts=where[2],
-                                            text=phrase("feedback_thanks", lang))
+            await client.chat_postEphemeral(
+                channel=where[1], user=user, thread_ts=where[2], text=phrase("feedback_thanks", lang)
+            )
         except (SlackApiError, SlackClientError):
             pass  # the rating is stored; the thank-you is a courtesy
 

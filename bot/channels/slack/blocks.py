@@ -58,8 +58,12 @@ def shorten(text: str, limit: int, lang: str) -> str:
 
 def sources_markdown(answer: Answer) -> str:
     """The numbered source list, whole entries only, within SOURCES_MAX characters."""
-    links = [f"[{i}] [{_link_text(s.title)}]({_link_url(s.url)})" if s.url.startswith(("http://", "https://"))
-             else f"[{i}] {s.title}" for i, s in enumerate(answer.sources, 1)]
+    links = [
+        f"[{i}] [{_link_text(s.title)}]({_link_url(s.url)})"
+        if s.url.startswith(("http://", "https://"))
+        else f"[{i}] {s.title}"
+        for i, s in enumerate(answer.sources, 1)
+    ]
     if not links:
         return ""
     text = f"**{phrase('sources', answer.language)}**"
@@ -75,11 +79,13 @@ def closing_blocks(answer: Answer, turn: int | None) -> list[dict[str, Any]]:
     if sources := sources_markdown(answer):
         blocks.append({"type": "markdown", "text": sources})
     if answer.follow_ups:
-        blocks.append({
-            "type": "actions",
-            "block_id": f"follow_ups-{turn if turn is not None else 'x'}",
-            "elements": [_button(f"{FOLLOW_UP_ACTION}_{i}", q) for i, q in enumerate(answer.follow_ups[:5])],
-        })
+        blocks.append(
+            {
+                "type": "actions",
+                "block_id": f"follow_ups-{turn if turn is not None else 'x'}",
+                "elements": [_button(f"{FOLLOW_UP_ACTION}_{i}", q) for i, q in enumerate(answer.follow_ups[:5])],
+            }
+        )
     if turn is not None:
         blocks.append(feedback_block(answer.language, turn))
     return blocks
@@ -89,8 +95,11 @@ def message_blocks(answer: Answer, turn: int | None, heading: str = "") -> list[
     """The message in one piece (post and update): the heading and the body as `markdown` blocks, then the
     closing blocks, 12,000 characters of Markdown in all."""
     body = answer_text(answer, body_room(answer, heading))
-    return ([{"type": "markdown", "text": heading}] if heading else []) + (
-        [{"type": "markdown", "text": body}] if body else []) + closing_blocks(answer, turn)
+    return (
+        ([{"type": "markdown", "text": heading}] if heading else [])
+        + ([{"type": "markdown", "text": body}] if body else [])
+        + closing_blocks(answer, turn)
+    )
 
 
 def notice_blocks(text: str) -> list[dict[str, Any]]:
@@ -101,14 +110,22 @@ def feedback_block(lang: str, turn: int) -> dict[str, Any]:
     return {
         "type": "context_actions",
         "block_id": f"feedback-{turn}",
-        "elements": [{
-            "type": "feedback_buttons",
-            "action_id": FEEDBACK_ACTION,
-            "positive_button": {"text": {"type": "plain_text", "text": "👍"}, "value": f"up:{turn}",
-                                "accessibility_label": say("feedback_up", lang)},
-            "negative_button": {"text": {"type": "plain_text", "text": "👎"}, "value": f"down:{turn}",
-                                "accessibility_label": say("feedback_down", lang)},
-        }],
+        "elements": [
+            {
+                "type": "feedback_buttons",
+                "action_id": FEEDBACK_ACTION,
+                "positive_button": {
+                    "text": {"type": "plain_text", "text": "👍"},
+                    "value": f"up:{turn}",
+                    "accessibility_label": say("feedback_up", lang),
+                },
+                "negative_button": {
+                    "text": {"type": "plain_text", "text": "👎"},
+                    "value": f"down:{turn}",
+                    "accessibility_label": say("feedback_down", lang),
+                },
+            }
+        ],
     }
 
 
@@ -125,9 +142,12 @@ def plain_summary(answer: Answer) -> str:
 
 
 def _button(action_id: str, question: str) -> dict[str, Any]:
-    return {"type": "button", "action_id": action_id,
-            "text": {"type": "plain_text", "text": clip(question, BUTTON_TEXT_MAX), "emoji": True},
-            "value": question[:BUTTON_VALUE_MAX]}
+    return {
+        "type": "button",
+        "action_id": action_id,
+        "text": {"type": "plain_text", "text": clip(question, BUTTON_TEXT_MAX), "emoji": True},
+        "value": question[:BUTTON_VALUE_MAX],
+    }
 
 
 def _link_text(title: str) -> str:

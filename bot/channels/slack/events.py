@@ -58,9 +58,15 @@ def question_from(body: dict[str, Any], bot_user_id: str | None = None) -> Quest
     thread = event.get("thread_ts") or event.get("ts") or ""
     if not (team and event.get("channel") and thread):
         return None
-    return Question(team=team, channel=event["channel"], thread_ts=thread, ts=event.get("ts") or thread,
-                    user=event["user"], text=clean_text(event.get("text") or "", bot_user_id),
-                    user_team=event.get("user_team") or event.get("team") or team)
+    return Question(
+        team=team,
+        channel=event["channel"],
+        thread_ts=thread,
+        ts=event.get("ts") or thread,
+        user=event["user"],
+        text=clean_text(event.get("text") or "", bot_user_id),
+        user_team=event.get("user_team") or event.get("team") or team,
+    )
 
 
 def clean_text(text: str, bot_user_id: str | None = None) -> str:

@@ -63,8 +63,7 @@ class SlackReply:
         """A progress note while tools run: a timeline step when streaming (the previous one marked done)."""
         chunks = self._close_step()
         self._steps.append(note)
-        chunks.append({"type": "task_update", "id": f"step_{len(self._steps)}", "title": note,
-                       "status": "in_progress"})
+        chunks.append({"type": "task_update", "id": f"step_{len(self._steps)}", "title": note, "status": "in_progress"})
         if self.mode == "pending":
             if not await self._start(chunks):
                 await self._post(note)
@@ -75,8 +74,12 @@ class SlackReply:
                 self._broken(err)
         elif self.mode == "post" and self.ts:  # the posted progress line follows along
             t = self.target
-            await self.client.chat_update(channel=t.channel, ts=self.ts, text=note,
-                                          blocks=notice_blocks(f"{t.heading}\n\n_{note}_" if t.heading else f"_{note}_"))
+            await self.client.chat_update(
+                channel=t.channel,
+                ts=self.ts,
+                text=note,
+                blocks=notice_blocks(f"{t.heading}\n\n_{note}_" if t.heading else f"_{note}_"),
+            )
 
     def _close_step(self, status: str = "complete") -> list[dict[str, Any]]:
         if not self._steps or self.mode not in ("stream", "pending"):
@@ -92,8 +95,13 @@ class SlackReply:
             chunks = [{"type": "markdown_text", "text": t.heading + "\n\n"}, *chunks]
         try:
             self._stream = await self.client.chat_stream(
-                channel=t.channel, thread_ts=t.thread_ts, recipient_team_id=t.team, recipient_user_id=t.user,
-                task_display_mode="timeline", buffer_size=STREAM_BUFFER_CHARS)
+                channel=t.channel,
+                thread_ts=t.thread_ts,
+                recipient_team_id=t.team,
+                recipient_user_id=t.user,
+                task_display_mode="timeline",
+                buffer_size=STREAM_BUFFER_CHARS,
+            )
             await self._stream.append(chunks=chunks)
         except (SlackApiError, SlackClientError) as err:
             log.info("slack streaming unavailable, posting instead: %s", _reason(err))
@@ -106,8 +114,9 @@ class SlackReply:
         """The post-and-update path's first message: a progress line, updated with the answer later."""
         t = self.target
         text = f"{t.heading}\n\n_{line}_" if t.heading else f"_{line}_"
-        res = await self.client.chat_postMessage(channel=t.channel, thread_ts=t.thread_ts, text=line,
-                                                 blocks=notice_blocks(text))
+        res = await self.client.chat_postMessage(
+            channel=t.channel, thread_ts=t.thread_ts, text=line, blocks=notice_blocks(text)
+        )
         self.ts, self.mode = res["ts"], "post"
 
     def _broken(self, err: Exception) -> None:
@@ -150,8 +159,7 @@ class SlackReply:
         if self.ts:
             await self.client.chat_update(channel=t.channel, ts=self.ts, text=text, blocks=blocks)
         else:
-            res = await self.client.chat_postMessage(channel=t.channel, thread_ts=t.thread_ts, text=text,
-                                                     blocks=blocks)
+            res = await self.client.chat_postMessage(channel=t.channel, thread_ts=t.thread_ts, text=text, blocks=blocks)
             self.ts = res["ts"]
         self.mode = "done"
 

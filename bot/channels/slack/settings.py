@@ -21,7 +21,8 @@ class SlackSettings(BaseSettings):
 
     bot_token: SecretStr | None = Field(None, validation_alias=AliasChoices("SLACK_BOT_TOKEN", "bot_token"))
     signing_secret: SecretStr | None = Field(
-        None, validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "signing_secret"))
+        None, validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "signing_secret")
+    )
     app_token: SecretStr | None = Field(None, validation_alias=AliasChoices("SLACK_APP_TOKEN", "app_token"))
     api_url: str = Field(SLACK_API, validation_alias=AliasChoices("SLACK_API_URL", "api_url"))
 

@@ -39,21 +39,33 @@ async def check_app_token(settings: SlackSettings) -> None:
         await client.apps_connections_open(app_token=settings.app_token.get_secret_value())
     except SlackApiError as err:
         code = err.response.get("error") if err.response is not None else "refused"
-        raise SocketModeError(f"Slack refused SLACK_APP_TOKEN ({code}): it must be an app-level token (xapp-…) "
-                              "with the connections:write scope; see docs/slack.md.") from None
+        raise SocketModeError(
+            f"Slack refused SLACK_APP_TOKEN ({code}): it must be an app-level token (xapp-…) "
+            "with the connections:write scope; see docs/slack.md."
+        ) from None
     except (TimeoutError, SlackClientError, aiohttp.ClientError, OSError) as err:
-        raise SocketModeError(f"Slack could not be reached at {settings.api_url} ({type(err).__name__}); "
-                              "check the network, or SLACK_API_URL.") from None
+        raise SocketModeError(
+            f"Slack could not be reached at {settings.api_url} ({type(err).__name__}); "
+            "check the network, or SLACK_API_URL."
+        ) from None
 
 
-async def run_socket_mode(settings: SlackSettings, advisor: Advisor, delivery: Delivery,
-                          stop: asyncio.Event, ready: asyncio.Event | None = None) -> None:
+async def run_socket_mode(
+    settings: SlackSettings,
+    advisor: Advisor,
+    delivery: Delivery,
+    stop: asyncio.Event,
+    ready: asyncio.Event | None = None,
+) -> None:
     if settings.app_token is None or settings.bot_token is None:
         raise ValueError("Socket Mode needs SLACK_APP_TOKEN (xapp-…) and SLACK_BOT_TOKEN (xoxb-…)")
     await check_app_token(settings)
     channel = SlackChannel(settings, advisor, delivery)
-    handler = AsyncSocketModeHandler(channel.bolt, app_token=settings.app_token.get_secret_value(),
-                                     logger=logging.getLogger("gpu_advisor.channels.slack.socket"))
+    handler = AsyncSocketModeHandler(
+        channel.bolt,
+        app_token=settings.app_token.get_secret_value(),
+        logger=logging.getLogger("gpu_advisor.channels.slack.socket"),
+    )
     await handler.connect_async()
     log.info("slack socket mode connected")
     if ready is not None:

@@ -68,7 +68,7 @@ def _text_of(part: dict[str, Any]) -> str:
 
 
 def strip_mention(text: str) -> str:
-    """"@RobotA 8卡H800…" -> "8卡H800…" (only the leading @-mentions: the question itself is untouched)."""
+    """ "@RobotA 8卡H800…" -> "8卡H800…" (only the leading @-mentions: the question itself is untouched)."""
     return _MENTION.sub("", text, count=1).strip()
 
 
@@ -82,10 +82,20 @@ def read_message(body: dict[str, Any], tenant_fallback: str = "aibot") -> Incomi
     if kind == "event":
         click = read_click(body, aibot, user)
         if click is not None:
-            return Incoming("click", inbound=click, user_key=user_key, response_url=body.get("response_url"),
-                            event=body.get("event") or {}, lang=click.language)
-        return Incoming("event", event=body.get("event") or {}, user_key=user_key,
-                        inbound=Inbound("wecom", aibot, _chat(body, user), str(body.get("msgid") or ""), "", user))
+            return Incoming(
+                "click",
+                inbound=click,
+                user_key=user_key,
+                response_url=body.get("response_url"),
+                event=body.get("event") or {},
+                lang=click.language,
+            )
+        return Incoming(
+            "event",
+            event=body.get("event") or {},
+            user_key=user_key,
+            inbound=Inbound("wecom", aibot, _chat(body, user), str(body.get("msgid") or ""), "", user),
+        )
     if kind not in ("text", "mixed", "voice", "image", "file"):
         return Incoming("unknown", user_key=user_key)
     text = strip_mention(_text_of(body))
@@ -97,8 +107,14 @@ def read_message(body: dict[str, Any], tenant_fallback: str = "aibot") -> Incomi
     lang = detect_language(text) if text else "zh"
     if not text:
         return Incoming("unsupported", user_key=user_key, response_url=body.get("response_url"), lang=lang)
-    msg = Inbound(channel="wecom", tenant=aibot, chat=_chat(body, user), message_id=str(body.get("msgid") or ""),
-                  text=text, user=user)
+    msg = Inbound(
+        channel="wecom",
+        tenant=aibot,
+        chat=_chat(body, user),
+        message_id=str(body.get("msgid") or ""),
+        text=text,
+        user=user,
+    )
     return Incoming("question", inbound=msg, user_key=user_key, response_url=body.get("response_url"), lang=lang)
 
 
@@ -117,12 +133,13 @@ def read_click(body: dict[str, Any], aibot: str, user: str) -> Inbound | None:
         return None
     card = event.get("template_card_event") or event  # nested as documented; flat as some clients send it
     key, task = str(card.get("event_key") or ""), str(card.get("task_id") or "")
-    question = key[len(ASK_KEY):].strip() if key.startswith(ASK_KEY) else ""
+    question = key[len(ASK_KEY) :].strip() if key.startswith(ASK_KEY) else ""
     if not question or not task.startswith(CARD_TASK):
         return None
     click = hashlib.sha1(f"{task}\n{key}\n{user}".encode()).hexdigest()[:32]
-    return Inbound(channel="wecom", tenant=aibot, chat=_chat(body, user), message_id=f"click-{click}",
-                   text=question, user=user)
+    return Inbound(
+        channel="wecom", tenant=aibot, chat=_chat(body, user), message_id=f"click-{click}", text=question, user=user
+    )
 
 
 def follow_up_card(stream_id: str, follow_ups: tuple[str, ...] | list[str], lang: str) -> dict[str, Any] | None:
@@ -134,19 +151,24 @@ def follow_up_card(stream_id: str, follow_ups: tuple[str, ...] | list[str], lang
         if not q or q in seen or len(key.encode("utf-8")) > MAX_KEY_BYTES:
             continue
         seen.add(q)
-        text = q if len(q) <= BUTTON_CHARS else q[:BUTTON_CHARS - 1] + "…"
+        text = q if len(q) <= BUTTON_CHARS else q[: BUTTON_CHARS - 1] + "…"
         buttons.append({"text": text, "key": key})
         if len(buttons) == MAX_BUTTONS:
             break
     if not buttons:
         return None
     title = phrase("follow_ups", lang).rstrip("：:")
-    return {"card_type": "button_interaction", "main_title": {"title": title}, "button_list": buttons,
-            "task_id": CARD_TASK + re.sub(r"[^A-Za-z0-9_@-]", "", stream_id)[:120]}
+    return {
+        "card_type": "button_interaction",
+        "main_title": {"title": title},
+        "button_list": buttons,
+        "task_id": CARD_TASK + re.sub(r"[^A-Za-z0-9_@-]", "", stream_id)[:120],
+    }
 
 
-def stream_body(stream_id: str, content: str, finish: bool, feedback_id: str | None = None,
-                card: dict[str, Any] | None = None) -> dict[str, Any]:
+def stream_body(
+    stream_id: str, content: str, finish: bool, feedback_id: str | None = None, card: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A stream reply; with `card`, `stream_with_template_card` (WeCom takes a card once per message)."""
     stream: dict[str, Any] = {"id": stream_id, "finish": finish, "content": _fit(content)}
     if feedback_id:
@@ -160,7 +182,7 @@ def _fit(content: str) -> str:
     data = content.encode("utf-8")
     if len(data) <= STREAM_CONTENT_BYTES:
         return content
-    return data[:STREAM_CONTENT_BYTES - 3].decode("utf-8", "ignore") + "…"
+    return data[: STREAM_CONTENT_BYTES - 3].decode("utf-8", "ignore") + "…"
 
 
 def welcome_body(lang: str) -> dict[str, Any]:

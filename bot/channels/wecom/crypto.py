@@ -56,8 +56,14 @@ def signature(token: str, timestamp: str, nonce: str, encrypted: str) -> str:
 class WeComCrypto:
     """Verify, decrypt and encrypt for one callback URL (one token, one key, one receive-id)."""
 
-    def __init__(self, token: str, encoding_aes_key: str, receive_id: str,
-                 seen_nonce: Callable[[str], bool] | None = None, clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        token: str,
+        encoding_aes_key: str,
+        receive_id: str,
+        seen_nonce: Callable[[str], bool] | None = None,
+        clock: Callable[[], float] = time.time,
+    ):
         self.token = token
         self.key = aes_key(encoding_aes_key)
         self.receive_id = receive_id
@@ -65,7 +71,9 @@ class WeComCrypto:
         self.clock = clock
 
     # ---- checks -----------------------------------------------------------------------------
-    def verify(self, msg_signature: str | None, timestamp: str | None, nonce: str | None, encrypted: str | None) -> None:
+    def verify(
+        self, msg_signature: str | None, timestamp: str | None, nonce: str | None, encrypted: str | None
+    ) -> None:
         """Signature, timestamp window and nonce replay, in that order; raises `CallbackRejected`."""
         if not (msg_signature and timestamp and nonce and encrypted):
             raise CallbackRejected("missing signature, timestamp, nonce or ciphertext", 400)
@@ -111,7 +119,7 @@ class WeComCrypto:
         (length,) = struct.unpack(">I", plain[16:20])
         if 20 + length > len(plain):
             raise CallbackRejected("message length out of range", 400)
-        message, receive_id = plain[20:20 + length], plain[20 + length:]
+        message, receive_id = plain[20 : 20 + length], plain[20 + length :]
         if not hmac.compare_digest(receive_id, self.receive_id.encode("utf-8")):
             raise CallbackRejected("wrong receive-id")
         try:
@@ -131,5 +139,9 @@ class WeComCrypto:
         timestamp = timestamp or str(int(self.clock()))
         nonce = nonce or os.urandom(8).hex()
         encrypted = self.encrypt(message)
-        return {"encrypt": encrypted, "msgsignature": signature(self.token, timestamp, nonce, encrypted),
-                "timestamp": timestamp, "nonce": nonce}
+        return {
+            "encrypt": encrypted,
+            "msgsignature": signature(self.token, timestamp, nonce, encrypted),
+            "timestamp": timestamp,
+            "nonce": nonce,
+        }

@@ -47,8 +47,9 @@ async def delivery_of(request: Request) -> Delivery:
 def callback_crypto(delivery: Delivery, token: str, aes_key: str, receive_id: str, where: str) -> WeComCrypto:
     """The crypto of one callback URL, its nonces remembered by this process (the shared record of a nonce
     is written with the message it came with, see `nonce_key`)."""
-    return WeComCrypto(token, aes_key, receive_id,
-                       seen_nonce=lambda key: delivery.first_here(f"nonce:{where}:{key}", NONCE_TTL_S))
+    return WeComCrypto(
+        token, aes_key, receive_id, seen_nonce=lambda key: delivery.first_here(f"nonce:{where}:{key}", NONCE_TTL_S)
+    )
 
 
 def nonce_key(where: str, query) -> str:
@@ -71,8 +72,13 @@ def aibot_router(settings: WeComSettings) -> APIRouter:
 
     def crypto(delivery: Delivery) -> WeComCrypto:
         if "crypto" not in holder:
-            holder["crypto"] = callback_crypto(delivery, settings.aibot_token.get_secret_value(),
-                                               settings.aibot_aes_key.get_secret_value(), "", "aibot")
+            holder["crypto"] = callback_crypto(
+                delivery,
+                settings.aibot_token.get_secret_value(),
+                settings.aibot_aes_key.get_secret_value(),
+                "",
+                "aibot",
+            )
         return holder["crypto"]
 
     @router.get("/wecom/aibot")
@@ -106,8 +112,9 @@ def aibot_router(settings: WeComSettings) -> APIRouter:
         sealed = c.seal(json.dumps(reply, ensure_ascii=False), nonce=request.query_params.get("nonce"))
         return JSONResponse(sealed, background=task)
 
-    def _handle(delivery: Delivery, body: dict[str, Any],
-                nonce: str) -> tuple[dict[str, Any] | None, Callable[[], None] | None]:
+    def _handle(
+        delivery: Delivery, body: dict[str, Any], nonce: str
+    ) -> tuple[dict[str, Any] | None, Callable[[], None] | None]:
         """(the reply, or None for an empty one; work to do after the reply has gone, or None)."""
         incoming = read_message(body)
         if incoming.kind == "refresh":
@@ -119,7 +126,9 @@ def aibot_router(settings: WeComSettings) -> APIRouter:
         if incoming.kind == "event":
             return _event(delivery, incoming)
         if incoming.kind == "unsupported":
-            return stream_body("u" + str(body.get("msgid") or "x")[:40], phrase("unsupported", incoming.lang), True), None
+            return stream_body(
+                "u" + str(body.get("msgid") or "x")[:40], phrase("unsupported", incoming.lang), True
+            ), None
         if incoming.kind != "question" or incoming.inbound is None:
             return None, None
         return _question(delivery, incoming, nonce), None

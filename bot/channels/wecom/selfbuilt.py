@@ -46,8 +46,14 @@ class WeComApiError(RuntimeError):
 class AccessToken:
     """The app's access token, one per process; thread-safe, one refresher at a time."""
 
-    def __init__(self, api_base: str, corp_id: str, secret: str, client: httpx.Client,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        api_base: str,
+        corp_id: str,
+        secret: str,
+        client: httpx.Client,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.api_base, self.corp_id, self._secret = api_base.rstrip("/"), corp_id, secret
         self.client, self.clock = client, clock
         self._token: str | None = None
@@ -66,8 +72,9 @@ class AccessToken:
                 self._token = None
 
     def _refresh(self) -> None:
-        resp = self.client.get(f"{self.api_base}/cgi-bin/gettoken", params={"corpid": self.corp_id,
-                                                                           "corpsecret": self._secret})
+        resp = self.client.get(
+            f"{self.api_base}/cgi-bin/gettoken", params={"corpid": self.corp_id, "corpsecret": self._secret}
+        )
         data = resp.json()
         if data.get("errcode", 0) != 0 or not data.get("access_token"):
             raise WeComApiError(int(data.get("errcode", -1)), str(data.get("errmsg", "no access_token")))
@@ -78,8 +85,12 @@ class AccessToken:
 class MemberRate:
     """At most `limit` messages a minute to one member; `wait(member)` blocks until one may go."""
 
-    def __init__(self, limit: int = PER_MEMBER_PER_MINUTE, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        limit: int = PER_MEMBER_PER_MINUTE,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         self.limit, self.clock, self.sleep = limit, clock, sleep
         self._sent: dict[str, collections.deque] = collections.defaultdict(collections.deque)
         self._lock = threading.Lock()
@@ -105,21 +116,24 @@ class AppSender:
         self.client = client or httpx.Client(timeout=10.0)
         self.api_base = settings.api_base.rstrip("/")
         self.agent_id = int(settings.agent_id or 0)
-        self.token = AccessToken(self.api_base, settings.corp_id or "", settings.app_secret.get_secret_value(),
-                                 self.client)
+        self.token = AccessToken(
+            self.api_base, settings.corp_id or "", settings.app_secret.get_secret_value(), self.client
+        )
         self.rate = MemberRate()
 
     def send_markdown(self, user: str, content: str, lang: str) -> None:
         for piece in split_numbered(content, lang):
             self.rate.wait(user)
-            self._send({"touser": user, "msgtype": "markdown", "agentid": self.agent_id,
-                        "markdown": {"content": piece}})
+            self._send(
+                {"touser": user, "msgtype": "markdown", "agentid": self.agent_id, "markdown": {"content": piece}}
+            )
 
     def _send(self, body: dict) -> None:
         for attempt in range(2):
             token = self.token.get()
-            data = self.client.post(f"{self.api_base}/cgi-bin/message/send", params={"access_token": token},
-                                    json=body).json()
+            data = self.client.post(
+                f"{self.api_base}/cgi-bin/message/send", params={"access_token": token}, json=body
+            ).json()
             code = int(data.get("errcode", 0))
             if code == 0:
                 return
@@ -156,8 +170,9 @@ def app_router(settings: WeComSettings) -> APIRouter:
 
     def parts(delivery: Delivery) -> tuple[WeComCrypto, AppSender]:
         if "crypto" not in holder:
-            holder["crypto"] = callback_crypto(delivery, settings.app_token.get_secret_value(),
-                                               settings.app_aes_key.get_secret_value(), corp, "app")
+            holder["crypto"] = callback_crypto(
+                delivery, settings.app_token.get_secret_value(), settings.app_aes_key.get_secret_value(), corp, "app"
+            )
             holder["sender"] = AppSender(settings)
         return holder["crypto"], holder["sender"]
 
@@ -206,6 +221,7 @@ def app_router(settings: WeComSettings) -> APIRouter:
 
 def _later(fn, *args) -> None:
     """A short notice sent off the request path, so the callback is acknowledged at once."""
+
     def run():
         try:
             fn(*args)

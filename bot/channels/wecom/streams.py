@@ -60,8 +60,13 @@ class Stream:
 class StreamBoard:
     """Thread-safe: HTTP handlers read it, delivery workers write it, a sweeper pushes late answers."""
 
-    def __init__(self, window_s: float = 360.0, post: Callable[[str, dict], None] | None = None,
-                 clock: Callable[[], float] = time.monotonic, sweep_every_s: float = 1.0):
+    def __init__(
+        self,
+        window_s: float = 360.0,
+        post: Callable[[str, dict], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sweep_every_s: float = 1.0,
+    ):
         self.window_s = window_s
         self.clock = clock
         self.post = post or post_json
@@ -95,8 +100,14 @@ class StreamBoard:
         with self._lock:
             if sum(1 for s in self._streams.values() if s.user_key == user_key and s.open) >= MAX_IN_FLIGHT:
                 return None
-            stream = Stream(id="s" + uuid.uuid4().hex, message_id=message_id, user_key=user_key, lang=lang,
-                            response_url=response_url, created=self.clock())
+            stream = Stream(
+                id="s" + uuid.uuid4().hex,
+                message_id=message_id,
+                user_key=user_key,
+                lang=lang,
+                response_url=response_url,
+                created=self.clock(),
+            )
             self._streams[stream.id] = stream
             self._by_message[message_id] = stream.id
             return stream
@@ -178,7 +189,9 @@ class StreamBoard:
             if stream.pushed:
                 return
             stream.pushed = True
-            text = stream.overflow if stream.fetched_final else "\n".join(p for p in (stream.final, stream.overflow) if p)
+            text = (
+                stream.overflow if stream.fetched_final else "\n".join(p for p in (stream.final, stream.overflow) if p)
+            )
         if not stream.response_url or not text:
             log.warning("stream %s could not be finished and has no response_url", stream.id)
             return
@@ -213,7 +226,9 @@ class ResponseUrlSink:
     """An answer with no stream to ride on (a follow-up button's click): one markdown message through the
     callback's response_url (single use), headed by the question so the whole group sees what was asked."""
 
-    def __init__(self, response_url: str | None, question: str, lang: str, post: Callable[[str, dict], None] | None = None):
+    def __init__(
+        self, response_url: str | None, question: str, lang: str, post: Callable[[str, dict], None] | None = None
+    ):
         self.url, self.question, self.lang = response_url, question, lang
         self.post = post or post_json
         self.reply_id = "c" + uuid.uuid4().hex  # its feedback id

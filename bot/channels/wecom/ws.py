@@ -55,8 +55,14 @@ def _req_id(prefix: str) -> str:
 
 
 class LongConnection:
-    def __init__(self, settings: WeComSettings, delivery: Delivery, heartbeat_s: float = 30.0,
-                 backoff_s: tuple[float, float] = (1.0, 60.0), stop_grace_s: float = 30.0):
+    def __init__(
+        self,
+        settings: WeComSettings,
+        delivery: Delivery,
+        heartbeat_s: float = 30.0,
+        backoff_s: tuple[float, float] = (1.0, 60.0),
+        stop_grace_s: float = 30.0,
+    ):
         if not settings.aibot_ws:
             raise ValueError("set WECOM_AIBOT_ID and WECOM_AIBOT_SECRET for the long connection")
         self.settings, self.delivery = settings, delivery
@@ -79,8 +85,9 @@ class LongConnection:
         attempt = 0
         while not stop.is_set():
             try:
-                async with connect(self.settings.ws_url, open_timeout=15, ping_interval=None,
-                                   max_size=4 * 1024 * 1024) as ws:
+                async with connect(
+                    self.settings.ws_url, open_timeout=15, ping_interval=None, max_size=4 * 1024 * 1024
+                ) as ws:
                     self._ws = ws
                     await self._subscribe(ws)
                     attempt = 0
@@ -112,9 +119,15 @@ class LongConnection:
 
     async def _subscribe(self, ws: ClientConnection) -> None:
         rid = _req_id("aibot_subscribe")
-        await ws.send(json.dumps({"cmd": "aibot_subscribe", "headers": {"req_id": rid},
-                                  "body": {"bot_id": self.settings.aibot_id,
-                                           "secret": self.settings.aibot_secret.get_secret_value()}}))
+        await ws.send(
+            json.dumps(
+                {
+                    "cmd": "aibot_subscribe",
+                    "headers": {"req_id": rid},
+                    "body": {"bot_id": self.settings.aibot_id, "secret": self.settings.aibot_secret.get_secret_value()},
+                }
+            )
+        )
         reply = json.loads(await asyncio.wait_for(ws.recv(), ACK_TIMEOUT_S))
         if reply.get("errcode", 0) != 0:
             raise Rejected(f"errcode {reply.get('errcode')}: {reply.get('errmsg')}")
@@ -143,8 +156,10 @@ class LongConnection:
         while True:
             await asyncio.sleep(self.heartbeat_s)
             try:
-                await self._send({"cmd": "ping", "headers": {"req_id": _req_id("ping")}},
-                                 timeout=max(self.heartbeat_s, ACK_TIMEOUT_S / 2))
+                await self._send(
+                    {"cmd": "ping", "headers": {"req_id": _req_id("ping")}},
+                    timeout=max(self.heartbeat_s, ACK_TIMEOUT_S / 2),
+                )
                 missed = 0
             except (TimeoutError, Rejected):
                 missed += 1
@@ -234,8 +249,9 @@ class LongConnection:
             return
         self._in_flight[incoming.user_key] += 1
         try:  # the first frame opens the stream ("正在思考…") with the feedback id; the worker's frames wait for it
-            await self._respond(rid, stream_body(sink.stream_id, phrase("thinking", incoming.lang), False,
-                                                 feedback_id=sink.stream_id))
+            await self._respond(
+                rid, stream_body(sink.stream_id, phrase("thinking", incoming.lang), False, feedback_id=sink.stream_id)
+            )
         except Exception as err:
             log.warning("could not open the stream (%s)", type(err).__name__)
         finally:
@@ -272,8 +288,9 @@ class LongConnection:
 class WsSink:
     """One answer over the long connection: progress and the final as stream frames under the callback's req_id."""
 
-    def __init__(self, conn: LongConnection, req_id: str, stream_id: str, body: dict[str, Any], user_key: str,
-                 lang: str):
+    def __init__(
+        self, conn: LongConnection, req_id: str, stream_id: str, body: dict[str, Any], user_key: str, lang: str
+    ):
         self.conn, self.req_id, self.stream_id, self.user_key, self.lang = conn, req_id, stream_id, user_key, lang
         self.reply_id = stream_id  # the feedback id of the answer
         self.chat_id = str(body.get("chatid") or (body.get("from") or {}).get("userid") or "")
@@ -311,8 +328,13 @@ class WsSink:
                 except (ConnectionError, Rejected, TimeoutError) as err:  # e.g. the connection dropped meanwhile
                     log.warning("stream reply failed (%s); sending the answer as a new message", type(err).__name__)
             for piece in pieces:  # too late for the stream, or too long for one frame: an active message
-                self.conn.send_from_thread({"cmd": "aibot_send_msg", "headers": {"req_id": _req_id("aibot_send_msg")},
-                                            "body": {"chatid": self.chat_id, "chat_type": self.chat_type,
-                                                     **markdown_body(piece)}}, reconnect_wait_s=30)
+                self.conn.send_from_thread(
+                    {
+                        "cmd": "aibot_send_msg",
+                        "headers": {"req_id": _req_id("aibot_send_msg")},
+                        "body": {"chatid": self.chat_id, "chat_type": self.chat_type, **markdown_body(piece)},
+                    },
+                    reconnect_wait_s=30,
+                )
         finally:
             self.conn.done_with(self.user_key, self.req_id)

@@ -9,8 +9,12 @@ from functools import cache
 from pathlib import Path
 
 STATIC = Path(__file__).with_name("static")
-TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
-         ".html": "text/html; charset=utf-8", ".txt": "text/plain; charset=utf-8"}
+TYPES = {
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".html": "text/html; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+}
 #: what the panel page loads (the loader is served as /widget.js; panel.html is a template)
 PANEL_FILES = ("panel.css", "panel.js", "markdown.js", "charts.js", "stream.js", "store.js", "i18n.js")
 
@@ -33,8 +37,13 @@ def asset(name: str) -> Asset | None:
     if path.suffix not in TYPES or not path.is_file():
         return None
     body = path.read_bytes()
-    return Asset(name=name, body=body, gz=gzip.compress(body, 9, mtime=0),
-                 etag='"' + hashlib.sha256(body).hexdigest()[:16] + '"', media_type=TYPES[path.suffix])
+    return Asset(
+        name=name,
+        body=body,
+        gz=gzip.compress(body, 9, mtime=0),
+        etag='"' + hashlib.sha256(body).hexdigest()[:16] + '"',
+        media_type=TYPES[path.suffix],
+    )
 
 
 @cache
@@ -56,5 +65,7 @@ def gzipped_sizes() -> dict[str, int]:
     """Bytes on the wire (gzip) of the loader and of everything the panel page loads."""
     loader = asset("loader.js")
     panel = sum(len(a.gz) for a in (asset(n) for n in PANEL_FILES) if a)
-    return {"loader": len(loader.gz) if loader else 0,
-            "panel": panel + len(gzip.compress(panel_template().encode(), 9))}
+    return {
+        "loader": len(loader.gz) if loader else 0,
+        "panel": panel + len(gzip.compress(panel_template().encode(), 9)),
+    }

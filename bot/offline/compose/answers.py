@@ -23,8 +23,11 @@ def compose(intent: str, s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out
     """Run the intent's composer (unknown names are said first, with the closest known ones)."""
     if p.unknown_gpus or p.unknown_models:
         unknown_names(p, run, out)
-        if (p.unknown_gpus and not s.get("gpu")) or (p.unknown_models and not s.get("model")) or intent in (
-                "knowledge", "out_of_scope", "specs"):
+        if (
+            (p.unknown_gpus and not s.get("gpu"))
+            or (p.unknown_models and not s.get("model"))
+            or intent in ("knowledge", "out_of_scope", "specs")
+        ):
             return
     module, name = frame(intent).compose.split(":")
     getattr(importlib.import_module(f"bot.offline.compose.{module}"), name)(s, p, run, out)
@@ -61,7 +64,9 @@ def cite(text: str, intent: str, run: ToolRun, out: Out) -> None:
     docs: dict[str, Any] = {}
     for c in run.citations:
         docs.setdefault(c.doc_id, c)
-    lines = [say("ref_line", out.lang, n=i, title=c.title, source=c.source) for i, c in enumerate(list(docs.values())[:3], 1)]
+    lines = [
+        say("ref_line", out.lang, n=i, title=c.title, source=c.source) for i, c in enumerate(list(docs.values())[:3], 1)
+    ]
     out.add(say("refs_header", out.lang) + "\n" + "\n".join(lines))
 
 
@@ -85,18 +90,39 @@ CITE_HINTS = {
 
 
 FOLLOW_UPS = {
-    "fit": {"zh": ["用 QLoRA 的话单卡够吗？", "换成 H800 呢？", "训练 1B token 要多久？"],
-            "en": ["What about QLoRA on one card?", "And on H800?", "How long for 1B tokens?"]},
-    "time": {"zh": ["租还是买更划算？", "换成 A800 要多久？", "用 LoRA 能快多少？"],
-             "en": ["Rent or buy?", "How long on A800 instead?", "How much faster with LoRA?"]},
+    "fit": {
+        "zh": ["用 QLoRA 的话单卡够吗？", "换成 H800 呢？", "训练 1B token 要多久？"],
+        "en": ["What about QLoRA on one card?", "And on H800?", "How long for 1B tokens?"],
+    },
+    "time": {
+        "zh": ["租还是买更划算？", "换成 A800 要多久？", "用 LoRA 能快多少？"],
+        "en": ["Rent or buy?", "How long on A800 instead?", "How much faster with LoRA?"],
+    },
     "cost": {"zh": ["租还是买更划算？", "国产卡能省多少？"], "en": ["Rent or buy?", "What would domestic cards cost?"]},
-    "rent_vs_buy": {"zh": ["每天只用 8 小时呢？", "换成 H800 呢？"], "en": ["What if we use it 8 hours a day?", "And for H800?"]},
-    "compare": {"zh": ["70B 模型 LoRA 微调放得下吗？", "两者租金差多少？"], "en": ["Does a 70B LoRA fine-tune fit?", "How do their rental prices compare?"]},
-    "recommend": {"zh": ["只考虑国产卡呢？", "预算翻倍呢？"], "en": ["Only domestic cards?", "What if the budget doubles?"]},
-    "speed": {"zh": ["并发 64 呢？", "用 int4 量化呢？"], "en": ["What about 64 concurrent users?", "And with int4 weights?"]},
-    "specs": {"zh": ["和 A100 比呢？", "能放下 70B 推理吗？"], "en": ["How does it compare to the A100?", "Can it serve a 70B model?"]},
-    "availability": {"zh": ["哪些国产卡能替代它？", "多少钱一张？"],
-                     "en": ["Which Chinese-made cards can replace it?", "What does it cost?"]},
+    "rent_vs_buy": {
+        "zh": ["每天只用 8 小时呢？", "换成 H800 呢？"],
+        "en": ["What if we use it 8 hours a day?", "And for H800?"],
+    },
+    "compare": {
+        "zh": ["70B 模型 LoRA 微调放得下吗？", "两者租金差多少？"],
+        "en": ["Does a 70B LoRA fine-tune fit?", "How do their rental prices compare?"],
+    },
+    "recommend": {
+        "zh": ["只考虑国产卡呢？", "预算翻倍呢？"],
+        "en": ["Only domestic cards?", "What if the budget doubles?"],
+    },
+    "speed": {
+        "zh": ["并发 64 呢？", "用 int4 量化呢？"],
+        "en": ["What about 64 concurrent users?", "And with int4 weights?"],
+    },
+    "specs": {
+        "zh": ["和 A100 比呢？", "能放下 70B 推理吗？"],
+        "en": ["How does it compare to the A100?", "Can it serve a 70B model?"],
+    },
+    "availability": {
+        "zh": ["哪些国产卡能替代它？", "多少钱一张？"],
+        "en": ["Which Chinese-made cards can replace it?", "What does it cost?"],
+    },
     "power": {"zh": ["租还是买更划算？", "PUE 1.5 呢？"], "en": ["Rent or buy?", "What if the PUE is 1.5?"]},
 }
 

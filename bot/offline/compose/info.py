@@ -13,15 +13,7 @@ from bot.offline.compose.shortlist import pick_gpu, pick_time, picks, sourcing_a
 from bot.offline.compose.toolargs import assumed, budget_args, is_inference, n_of, serving_args
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
-from bot.offline.say.render import (
-    Out,
-    count,
-    duration,
-    excerpt,
-    gb,
-    method_label,
-    money,
-)
+from bot.offline.say.render import Out, count, duration, excerpt, gb, method_label, money
 from bot.offline.understand.frames import DEFAULT_GPU
 from bot.offline.understand.parse import ParsedQuestion
 from tools.catalog.lookup import get_gpu, gpus
@@ -43,8 +35,17 @@ def compare(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> Non
     first = r["rows"][0]["name"]
     lines = []
     for row, ratio in zip(r["rows"][1:], r["ratios_to_first"][1:]):
-        lines.append(say("compare_ratio", lang, gpu=row["name"], first=first, mem=_x(ratio["memory"]),
-                         bw=_x(ratio["bandwidth"]), bf16=_x(ratio["bf16"])))
+        lines.append(
+            say(
+                "compare_ratio",
+                lang,
+                gpu=row["name"],
+                first=first,
+                mem=_x(ratio["memory"]),
+                bw=_x(ratio["bandwidth"]),
+                bf16=_x(ratio["bf16"]),
+            )
+        )
     out.add("\n".join(lines))
     if s.get("model"):
         for name in names[:3]:
@@ -70,15 +71,44 @@ def job_line(s: dict[str, Any], gpu: str, run: ToolRun, out: Out) -> None:
             _served_line(f, out)
             return
         r = run("inference_speed", args)
-        out.add(say("compare_speed_line", lang, n=r["n_gpus"], gpu=r["gpu"], model=r["model"], precision=r["precision"],
-                    decode=f"{r['decode_tokens_per_s']:,.1f}", total=f"{r['total_tokens_per_s']:,.0f}"))
+        out.add(
+            say(
+                "compare_speed_line",
+                lang,
+                n=r["n_gpus"],
+                gpu=r["gpu"],
+                model=r["model"],
+                precision=r["precision"],
+                decode=f"{r['decode_tokens_per_s']:,.1f}",
+                total=f"{r['total_tokens_per_s']:,.0f}",
+            )
+        )
         return
     method = s.get("method") or ("lora" if s.get("workload") == "finetune" else "full")  # as the time answer
-    t = run("training_time", {"model": s["model"], "gpu": gpu, "n_gpus": n_of(s, 8),
-                              "tokens": int(s.get("tokens") or 1_000_000_000), "method": method})
-    out.add(say("compare_time_line", lang, n=t["n_gpus"], gpu=t["gpu"], model=t["model"], tokens=count(t["tokens"]),
-                method_label=method_label(method, lang), time=duration(t["hours"], lang),
-                low=duration(t["hours_low"], lang), high=duration(t["hours_high"], lang)))
+    t = run(
+        "training_time",
+        {
+            "model": s["model"],
+            "gpu": gpu,
+            "n_gpus": n_of(s, 8),
+            "tokens": int(s.get("tokens") or 1_000_000_000),
+            "method": method,
+        },
+    )
+    out.add(
+        say(
+            "compare_time_line",
+            lang,
+            n=t["n_gpus"],
+            gpu=t["gpu"],
+            model=t["model"],
+            tokens=count(t["tokens"]),
+            method_label=method_label(method, lang),
+            time=duration(t["hours"], lang),
+            low=duration(t["hours_low"], lang),
+            high=duration(t["hours_high"], lang),
+        )
+    )
 
 
 def fit_line(s: dict[str, Any], gpu: str, run: ToolRun, out: Out) -> None:
@@ -88,24 +118,51 @@ def fit_line(s: dict[str, Any], gpu: str, run: ToolRun, out: Out) -> None:
     if is_inference(s):
         f = run("fit_inference", {**serving_args(s), "gpu": gpu})
         if not f["fits"] and f["min_gpus"] and not s.get("n_gpus"):  # a big model: how many of this card it takes
-            out.add(say("replace_fit_infer_min", lang, model=f["model"], precision=assumed(f, "precision"),
-                        gpu=f["gpu"], n=f["min_gpus"]))
+            out.add(
+                say(
+                    "replace_fit_infer_min",
+                    lang,
+                    model=f["model"],
+                    precision=assumed(f, "precision"),
+                    gpu=f["gpu"],
+                    n=f["min_gpus"],
+                )
+            )
         else:
             _served_line(f, out)
         return
     method = s.get("method") or "lora"
     f = run("fit_training", {"model": s["model"], "gpu": gpu, "method": method, "grad_checkpointing": True})
-    out.add(say("replace_fit", lang, model=f["model"], method_label=method_label(method, lang), gpu=f["gpu"],
-                verdict=say("yes_fits" if f["fits"] else "no_fits", lang), need=gb(f["per_gpu_gb"]),
-                usable=gb(f["usable_gb"])))
+    out.add(
+        say(
+            "replace_fit",
+            lang,
+            model=f["model"],
+            method_label=method_label(method, lang),
+            gpu=f["gpu"],
+            verdict=say("yes_fits" if f["fits"] else "no_fits", lang),
+            need=gb(f["per_gpu_gb"]),
+            usable=gb(f["usable_gb"]),
+        )
+    )
 
 
 def _served_line(f: dict[str, Any], out: Out) -> None:
     """A fit_inference output as one line of a comparison: fits or not, per-GPU need against usable."""
     lang = out.lang
-    out.add(say("replace_fit_infer", lang, model=f["model"], precision=assumed(f, "precision"), n=f["n_gpus"],
-                gpu=f["gpu"], verdict=say("yes_fits" if f["fits"] else "no_fits", lang), need=gb(f["per_gpu_gb"]),
-                usable=gb(f["usable_gb"])))
+    out.add(
+        say(
+            "replace_fit_infer",
+            lang,
+            model=f["model"],
+            precision=assumed(f, "precision"),
+            n=f["n_gpus"],
+            gpu=f["gpu"],
+            verdict=say("yes_fits" if f["fits"] else "no_fits", lang),
+            need=gb(f["per_gpu_gb"]),
+            usable=gb(f["usable_gb"]),
+        )
+    )
 
 
 def _x(v: float | None) -> str:
@@ -113,15 +170,28 @@ def _x(v: float | None) -> str:
 
 
 def _spec_table(rows: list[dict[str, Any]], lang: str) -> str:
-    head = ("| GPU | 显存 | 带宽 GB/s | BF16 TFLOPS | FP8 TFLOPS | 互联 GB/s | 功耗 W |\n|---|---|---|---|---|---|---|"
-            if lang == "zh" else
-            "| GPU | memory | bandwidth GB/s | BF16 TFLOPS | FP8 TFLOPS | link GB/s | TDP W |\n|---|---|---|---|---|---|---|")
+    head = (
+        "| GPU | 显存 | 带宽 GB/s | BF16 TFLOPS | FP8 TFLOPS | 互联 GB/s | 功耗 W |\n|---|---|---|---|---|---|---|"
+        if lang == "zh"
+        else "| GPU | memory | bandwidth GB/s | BF16 TFLOPS | FP8 TFLOPS | link GB/s | TDP W |\n|---|---|---|---|---|---|---|"
+    )
     lines = [head]
     for r in rows:
-        vals = [f"{r['memory_gb']:g} GB", r["bandwidth_gb_s"], r["bf16_tflops"] or r["fp16_tflops"], r["fp8_tflops"],
-                r["interconnect_gb_s"], r["tdp_w"]]
-        lines.append("| " + r["name"] + " | " + " | ".join("—" if v is None else (v if isinstance(v, str) else f"{v:g}")
-                                                            for v in vals) + " |")
+        vals = [
+            f"{r['memory_gb']:g} GB",
+            r["bandwidth_gb_s"],
+            r["bf16_tflops"] or r["fp16_tflops"],
+            r["fp8_tflops"],
+            r["interconnect_gb_s"],
+            r["tdp_w"],
+        ]
+        lines.append(
+            "| "
+            + r["name"]
+            + " | "
+            + " | ".join("—" if v is None else (v if isinstance(v, str) else f"{v:g}") for v in vals)
+            + " |"
+        )
     return "\n".join(lines)
 
 
@@ -145,10 +215,22 @@ def specs(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         else:
             china = ("available" if r["china_available"] else "restricted") + " — " + r["china_note"].rstrip(".")
             link_kind, mem_type = r["interconnect_kind"], r["memory_type"]
-        out.add(say("specs_line", lang, gpu=r["name"], mem=f"{r['memory_gb']:g} GB", mem_type=mem_type,
-                    bw=_unit(r["bandwidth_gb_s"], "GB/s"), bf16=_unit(r["bf16_tflops"] or r["fp16_tflops"], "TFLOPS"),
-                    fp8=_unit(r["fp8_tflops"], "TFLOPS"), link=_unit(r["interconnect_gb_s"], "GB/s"),
-                    link_kind=link_kind, tdp=_unit(r["tdp_w"], "W"), china=china))
+        out.add(
+            say(
+                "specs_line",
+                lang,
+                gpu=r["name"],
+                mem=f"{r['memory_gb']:g} GB",
+                mem_type=mem_type,
+                bw=_unit(r["bandwidth_gb_s"], "GB/s"),
+                bf16=_unit(r["bf16_tflops"] or r["fp16_tflops"], "TFLOPS"),
+                fp8=_unit(r["fp8_tflops"], "TFLOPS"),
+                link=_unit(r["interconnect_gb_s"], "GB/s"),
+                link_kind=link_kind,
+                tdp=_unit(r["tdp_w"], "W"),
+                china=china,
+            )
+        )
     if p.user_figures and names:
         money_claims = [f for f in p.user_figures if f.unit == "CNY"]
         if money_claims:
@@ -183,8 +265,11 @@ def _nearest_available(r: dict[str, Any], n: int = 3) -> list[str]:
     among equals; cards without either figure are left out."""
     if not (r["memory_gb"] and (r["bf16_tflops"] or r["fp16_tflops"])):
         return []
-    scored = [(round(spec_distance(r, g), 6), -(g.launch_year or 0), g.id) for g in gpus()
-              if g.id != r["id"] and g.china.available and g.memory_gb and (g.bf16_tflops or g.fp16_tflops)]
+    scored = [
+        (round(spec_distance(r, g), 6), -(g.launch_year or 0), g.id)
+        for g in gpus()
+        if g.id != r["id"] and g.china.available and g.memory_gb and (g.bf16_tflops or g.fp16_tflops)
+    ]
     return [gid for _, _, gid in sorted(scored)[:n]]
 
 
@@ -214,13 +299,26 @@ def recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> N
     lines = []
     for label, o in chosen:
         cost = money(o["total_cny"], lang) if o.get("total_cny") is not None else "—"
-        lines.append(say("recommend_pick", lang, label=label, n=o["n_gpus"], gpu=pick_gpu(o, lang), time=pick_time(o, lang),
-                         cost=cost))
+        lines.append(
+            say(
+                "recommend_pick",
+                lang,
+                label=label,
+                n=o["n_gpus"],
+                gpu=pick_gpu(o, lang),
+                time=pick_time(o, lang),
+                cost=cost,
+            )
+        )
     out.add("\n".join(lines))
     dropped = [say("dropped_line", lang, gpu=d["gpu"], reason=d[f"reason_{lang}"]) for d in r.get("dropped", [])[:4]]
     if dropped:
         out.add("\n".join(dropped))
-    out.add(assumptions_block(r["assumptions"], lang, ("pricing", "method", "grad_checkpointing", "tokens", "fx_cny_per_usd")))
+    out.add(
+        assumptions_block(
+            r["assumptions"], lang, ("pricing", "method", "grad_checkpointing", "tokens", "fx_cny_per_usd")
+        )
+    )
 
 
 def knowledge(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:

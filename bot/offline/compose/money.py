@@ -11,14 +11,7 @@ from bot.offline.compose.toolargs import assumed, budget_args, budget_text, n_of
 from bot.offline.compose.train import time
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
-from bot.offline.say.render import (
-    Out,
-    money,
-    money_span,
-    months_label,
-    num,
-    rate,
-)
+from bot.offline.say.render import Out, money, money_span, months_label, num, rate
 from bot.offline.understand.parse import ParsedQuestion
 from tools.catalog.lookup import gpus
 from tools.catalog.prices import prices_for
@@ -60,13 +53,31 @@ def cost(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     if s.get("currency") == "USD":
         args["currency"] = "USD"
     c = run("run_cost", args)
-    out.add(say("cost_only", lang, total=money(c["total_cny"], lang), low=money_span(c["low_cny"], c["high_cny"], lang)[0],
-                high=money_span(c["low_cny"], c["high_cny"], lang)[1], gpu_hours=f"{c['gpu_hours']:,.0f}", price=rate(c["price_cny_per_hour"], lang),
-                price_low=rate(c["price_low_cny_per_hour"], lang), price_high=rate(c["price_high_cny_per_hour"], lang),
-                source=short_source(c["price_source"])))
+    out.add(
+        say(
+            "cost_only",
+            lang,
+            total=money(c["total_cny"], lang),
+            low=money_span(c["low_cny"], c["high_cny"], lang)[0],
+            high=money_span(c["low_cny"], c["high_cny"], lang)[1],
+            gpu_hours=f"{c['gpu_hours']:,.0f}",
+            price=rate(c["price_cny_per_hour"], lang),
+            price_low=rate(c["price_low_cny_per_hour"], lang),
+            price_high=rate(c["price_high_cny_per_hour"], lang),
+            source=short_source(c["price_source"]),
+        )
+    )
     if c.get("total_usd") is not None:
-        out.add(say("cost_usd", lang, usd=f"{c['total_usd']:,.0f}", low_usd=f"{c['low_usd']:,.0f}",
-                    high_usd=f"{c['high_usd']:,.0f}", fx=f"{c['fx_cny_per_usd']:g}"))
+        out.add(
+            say(
+                "cost_usd",
+                lang,
+                usd=f"{c['total_usd']:,.0f}",
+                low_usd=f"{c['low_usd']:,.0f}",
+                high_usd=f"{c['high_usd']:,.0f}",
+                fx=f"{c['fx_cny_per_usd']:g}",
+            )
+        )
 
 
 def price(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -90,9 +101,12 @@ def price_ranges(gpu: str, run: ToolRun, out: Out, claim: str | None = None) -> 
     if not (r["purchase_low_cny"] or r["rent_low_cny_per_hour"]):
         _no_price(r, run, out)
         return
-    values = {"gpu": r["name"], "buy": rng(r["purchase_low_cny"], r["purchase_high_cny"], money),
-              "rent": rng(r["rent_low_cny_per_hour"], r["rent_high_cny_per_hour"], rate),
-              "source": short_source(r["price_source"] or "—")}
+    values = {
+        "gpu": r["name"],
+        "buy": rng(r["purchase_low_cny"], r["purchase_high_cny"], money),
+        "rent": rng(r["rent_low_cny_per_hour"], r["rent_high_cny_per_hour"], rate),
+        "source": short_source(r["price_source"] or "—"),
+    }
     out.add(say("price_claim", lang, claim=claim, **values) if claim else say("price_ranges", lang, **values))
 
 
@@ -103,14 +117,29 @@ def _no_price(r: dict[str, Any], run: ToolRun, out: Out) -> None:
     near = []
     for _, gid in sorted(priced)[:2]:
         q = run("gpu_specs", {"gpu": gid})
-        buy = f"{money(q['purchase_low_cny'], lang)}–{money(q['purchase_high_cny'], lang)}" if q["purchase_low_cny"] else "—"
-        rent = (f"{rate(q['rent_low_cny_per_hour'], lang)}–{rate(q['rent_high_cny_per_hour'], lang)}"
-                if q["rent_low_cny_per_hour"] else "—")
+        buy = (
+            f"{money(q['purchase_low_cny'], lang)}–{money(q['purchase_high_cny'], lang)}"
+            if q["purchase_low_cny"]
+            else "—"
+        )
+        rent = (
+            f"{rate(q['rent_low_cny_per_hour'], lang)}–{rate(q['rent_high_cny_per_hour'], lang)}"
+            if q["rent_low_cny_per_hour"]
+            else "—"
+        )
         near.append(say("price_nearest", lang, gpu=q["name"], buy=buy, rent=rent))
     sep = "；" if lang == "zh" else "; "
     bf16 = r["bf16_tflops"] or r["fp16_tflops"]
-    out.add(say("price_none", lang, gpu=r["name"], mem=f"{r['memory_gb']:g} GB" if r["memory_gb"] else "—",
-                bf16=f"{bf16:g} TFLOPS" if bf16 else "—", nearest=sep.join(near) or "—"))
+    out.add(
+        say(
+            "price_none",
+            lang,
+            gpu=r["name"],
+            mem=f"{r['memory_gb']:g} GB" if r["memory_gb"] else "—",
+            bf16=f"{bf16:g} TFLOPS" if bf16 else "—",
+            nearest=sep.join(near) or "—",
+        )
+    )
 
 
 def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -129,13 +158,31 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
     if not chosen:
         return
     best = chosen[-1][1]
-    out.add(say("budget_intro", lang, budget=budget_text(r, lang), workload=workload, model=r["model"],
-                n=best["n_gpus"], gpu=best["gpu"]))
+    out.add(
+        say(
+            "budget_intro",
+            lang,
+            budget=budget_text(r, lang),
+            workload=workload,
+            model=r["model"],
+            n=best["n_gpus"],
+            gpu=best["gpu"],
+        )
+    )
     lines = []
     for label, o in chosen:
         cost_text = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)
-        lines.append(say("budget_pick", lang, label=label, n=o["n_gpus"], gpu=pick_gpu(o, lang), cost=cost_text,
-                         time=pick_time(o, lang)))
+        lines.append(
+            say(
+                "budget_pick",
+                lang,
+                label=label,
+                n=o["n_gpus"],
+                gpu=pick_gpu(o, lang),
+                cost=cost_text,
+                time=pick_time(o, lang),
+            )
+        )
     out.add("\n".join(dict.fromkeys(lines)))
     out.add(say("budget_note", lang))
     out.add(assumptions_block(r["assumptions"], lang, ("method", "tokens", "fx_cny_per_usd")))
@@ -152,19 +199,52 @@ def power(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     per_server = assumed(r, "gpus_per_server")
     per_rack = assumed(r, "servers_per_rack")
     hpd = assumed(r, "hours_per_day")
-    out.add(say("power_verdict", lang, n=r["n_gpus"], gpu=r["gpu"], total_kw=num(r["total_kw"]), server_kw=num(r["server_kw"]),
-                per_server=per_server, kw_per_gpu=f"{r['kw_per_gpu']:g}", per_rack=per_rack, rack_kw=num(r["rack_kw"])))
+    out.add(
+        say(
+            "power_verdict",
+            lang,
+            n=r["n_gpus"],
+            gpu=r["gpu"],
+            total_kw=num(r["total_kw"]),
+            server_kw=num(r["server_kw"]),
+            per_server=per_server,
+            kw_per_gpu=f"{r['kw_per_gpu']:g}",
+            per_rack=per_rack,
+            rack_kw=num(r["rack_kw"]),
+        )
+    )
     pue = assumed(r, "pue")
     price = assumed(r, "electricity_cny_per_kwh")
-    out.add(say("power_energy", lang, facility_kw=num(r["facility_kw"]), hpd=num(hpd), kwh=f"{r['kwh_per_year']:,.0f}",
-                pue=f"{pue:g}", price=f"{price:g}",
-                year=money(r["electricity_cny_per_year"], lang), month=money(r["electricity_cny_per_month"], lang)))
+    out.add(
+        say(
+            "power_energy",
+            lang,
+            facility_kw=num(r["facility_kw"]),
+            hpd=num(hpd),
+            kwh=f"{r['kwh_per_year']:,.0f}",
+            pue=f"{pue:g}",
+            price=f"{price:g}",
+            year=money(r["electricity_cny_per_year"], lang),
+            month=money(r["electricity_cny_per_month"], lang),
+        )
+    )
     if r["servers_per_rack_at_limit"] is not None:
-        out.add(say("rack_limit_fit" if r["servers_per_rack_at_limit"] else "rack_limit_none", lang,
-                    limit=f"{s['rack_limit_kw']:g}", per_rack=r["servers_per_rack_at_limit"], servers=r["servers"],
-                    racks=r["racks_at_limit"] or 0, server_kw=num(r["server_kw"])))
-    out.add(assumptions_block(r["assumptions"], lang, ("kw_per_gpu", "load_factor", "pue", "electricity_cny_per_kwh",
-                                                      "servers_per_rack")))
+        out.add(
+            say(
+                "rack_limit_fit" if r["servers_per_rack_at_limit"] else "rack_limit_none",
+                lang,
+                limit=f"{s['rack_limit_kw']:g}",
+                per_rack=r["servers_per_rack_at_limit"],
+                servers=r["servers"],
+                racks=r["racks_at_limit"] or 0,
+                server_kw=num(r["server_kw"]),
+            )
+        )
+    out.add(
+        assumptions_block(
+            r["assumptions"], lang, ("kw_per_gpu", "load_factor", "pue", "electricity_cny_per_kwh", "servers_per_rack")
+        )
+    )
 
 
 def rent_vs_buy(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -179,20 +259,46 @@ def rent_vs_buy(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) ->
         args["purchase_cny"] = s["purchase_price_cny"]
     r = run("rent_vs_buy", args)
     hpd = f"{num(r['hours_per_day'])} 小时" if lang == "zh" else f"{num(r['hours_per_day'])} h"
-    common = {"n": r["n_gpus"], "gpu": r["gpu"], "hpd": hpd, "months": months_label(r["months"], lang),
-              "own": money(r["own_total_cny"], lang), "rent": money(r["rent_total_cny"], lang)}
+    common = {
+        "n": r["n_gpus"],
+        "gpu": r["gpu"],
+        "hpd": hpd,
+        "months": months_label(r["months"], lang),
+        "own": money(r["own_total_cny"], lang),
+        "rent": money(r["rent_total_cny"], lang),
+    }
     if r["cheaper"] == "buy":
         be = months_label(r["breakeven_months"], lang) if r["breakeven_months"] else "—"
         out.add(say("rvb_buy", lang, breakeven=be, **common))
     else:
         out.add(say("rvb_rent", lang, **common))
-    out.add(say("rvb_detail", lang, rent_price=rate(r["rent_cny_per_hour"], lang), rent_monthly=money(r["rent_monthly_cny"], lang),
-                upfront=money(r["own_upfront_cny"], lang), own_monthly=money(r["own_monthly_cny"], lang)))
+    out.add(
+        say(
+            "rvb_detail",
+            lang,
+            rent_price=rate(r["rent_cny_per_hour"], lang),
+            rent_monthly=money(r["rent_monthly_cny"], lang),
+            upfront=money(r["own_upfront_cny"], lang),
+            own_monthly=money(r["own_monthly_cny"], lang),
+        )
+    )
     if r.get("breakeven_hours_per_day"):
         bhpd = f"{num(r['breakeven_hours_per_day'])} 小时" if lang == "zh" else f"{num(r['breakeven_hours_per_day'])} h"
         out.add(say("rvb_breakeven_util", lang, bhpd=bhpd))
     flips = [say("rvb_flip", lang, text=f[lang]) for f in r.get("flip", [])[:3]]
     if flips:
         out.add(say("todo_header", lang) + "\n" + "\n".join(flips))
-    out.add(assumptions_block(r["assumptions"], lang, ("electricity_cny_per_kwh", "pue", "hosting_cny_per_kw_month",
-                                                  "depreciation_years", "rent_cny_per_hour", "purchase_cny")))
+    out.add(
+        assumptions_block(
+            r["assumptions"],
+            lang,
+            (
+                "electricity_cny_per_kwh",
+                "pue",
+                "hosting_cny_per_kw_month",
+                "depreciation_years",
+                "rent_cny_per_hour",
+                "purchase_cny",
+            ),
+        )
+    )

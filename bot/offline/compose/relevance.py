@@ -17,12 +17,14 @@ from knowledge.lexical import segment
 MIN_SHARED = 2
 MIN_SHARE = 0.3
 
-_STOP = frozenset("""
+_STOP = frozenset(
+    """
 的 了 吗 呢 吧 啊 呀 是 有 和 与 或 在 就 都 也 还 要 会 能 可以 怎么 怎么样 什么 如何 为什么 为啥 哪些 哪个 这个 那个 一个
 我 我们 你 你们 他 她 它 请问 请 一下 多少 一些 还是 如果 应该 需要 比较 现在 今天 一般 大概 是否 能否 这种 那种 没有 不是
 the a an of to in on for with and or is are be can do does what which how why when who whose i we you it this that
 my our your me us there any some should would could will about from as at by into than then so if not no vs
-""".split())
+""".split()
+)
 _WORD = re.compile(r"[a-z][a-z0-9.+-]*|\d+(?:\.\d+)?[a-z]*", re.I)
 _HAN = re.compile(r"[\u3400-\u9fff]+")
 _SENTENCE = re.compile(r"[^。！？!?\n]+[。！？!?]?|[^.\n]+(?:\.(?=\s|$))?")

@@ -9,12 +9,7 @@ from bot.offline.compose.shortlist import pick_gpu, picks, sourcing_args
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, serving_args
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
-from bot.offline.say.render import (
-    Out,
-    breakdown_table,
-    gb,
-    money,
-)
+from bot.offline.say.render import Out, breakdown_table, gb, money
 from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.refine import BUY, RENT
 
@@ -24,21 +19,38 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out) -> None:
     args = serving_args(s)
     r = run("fit_inference", args)
     precision = assumed(r, "precision")
-    common = {"model": r["model"], "n": r["n_gpus"], "gpu": r["gpu"], "precision": precision,
-              "batch": r["batch"], "ctx": f"{r['context_len']:,}", "need": gb(r["per_gpu_gb"]), "usable": gb(r["usable_gb"])}
+    common = {
+        "model": r["model"],
+        "n": r["n_gpus"],
+        "gpu": r["gpu"],
+        "precision": precision,
+        "batch": r["batch"],
+        "ctx": f"{r['context_len']:,}",
+        "need": gb(r["per_gpu_gb"]),
+        "usable": gb(r["usable_gb"]),
+    }
     if r["fits"]:
         out.add(say("fit_infer_yes", lang, **common))
     else:
         out.add(say("fit_infer_no", lang, short=gb(r["shortfall_gb"]), **common))
     out.add(breakdown_table(r, lang))
-    out.add(say("why_infer", lang, weights=gb(r["breakdown_gb"]["weights"]), kv=gb(r["breakdown_gb"]["kv_cache"]),
-                kv_tok=f"{r['kv_cache_bytes_per_token']:,.0f} B"))
+    out.add(
+        say(
+            "why_infer",
+            lang,
+            weights=gb(r["breakdown_gb"]["weights"]),
+            kv=gb(r["breakdown_gb"]["kv_cache"]),
+            kv_tok=f"{r['kv_cache_bytes_per_token']:,.0f} B",
+        )
+    )
     todo = []
     if not r["fits"]:
         for lower in _LOWER_PRECISIONS.get(precision, ()):
             q = run("fit_inference", {**args, "precision": lower})
             if q["fits"]:
-                todo.append(say("quantized_fit", lang, precision=lower, need=gb(q["per_gpu_gb"]), n=q["n_gpus"], gpu=q["gpu"]))
+                todo.append(
+                    say("quantized_fit", lang, precision=lower, need=gb(q["per_gpu_gb"]), n=q["n_gpus"], gpu=q["gpu"])
+                )
                 break
     if not r["fits"] and r["min_gpus"]:
         todo.append(say("min_gpus_infer", lang, n=r["min_gpus"], gpu=r["gpu"]))
@@ -52,8 +64,13 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out) -> None:
 #: what to try when the weights do not fit: the next smaller formats, in order
 
 
-_LOWER_PRECISIONS = {"fp32": ("bf16", "int8", "int4"), "bf16": ("int8", "int4"), "fp16": ("int8", "int4"),
-                     "fp8": ("int4",), "int8": ("int4",)}
+_LOWER_PRECISIONS = {
+    "fp32": ("bf16", "int8", "int4"),
+    "bf16": ("int8", "int4"),
+    "fp16": ("int8", "int4"),
+    "fp8": ("int4",),
+    "int8": ("int4",),
+}
 
 
 def fewest_that_hold(args: dict[str, Any], s: dict[str, Any], run: ToolRun) -> tuple[dict[str, Any], bool]:
@@ -77,10 +94,26 @@ def speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         return
     r = run("inference_speed", args)
     bound = {"memory": "显存带宽", "compute": "算力"}[r["bound"]] if lang == "zh" else r["bound"]
-    out.add(say("speed_verdict", lang, decode=f"{r['decode_tokens_per_s']:,.1f}", total=f"{r['total_tokens_per_s']:,.0f}",
-                n=r["n_gpus"], gpu=r["gpu"], model=r["model"], precision=r["precision"], batch=r["batch"],
-                ctx=f"{r['context_len']:,}", bound=bound, tpot=f"{r['tpot_ms']:,.1f}", ttft=f"{r['ttft_s']:,.2f}"))
-    out.add(assumptions_block(r["assumptions"], lang, ("bandwidth_efficiency", "context_len", "prompt_len", "precision")))
+    out.add(
+        say(
+            "speed_verdict",
+            lang,
+            decode=f"{r['decode_tokens_per_s']:,.1f}",
+            total=f"{r['total_tokens_per_s']:,.0f}",
+            n=r["n_gpus"],
+            gpu=r["gpu"],
+            model=r["model"],
+            precision=r["precision"],
+            batch=r["batch"],
+            ctx=f"{r['context_len']:,}",
+            bound=bound,
+            tpot=f"{r['tpot_ms']:,.1f}",
+            ttft=f"{r['ttft_s']:,.2f}",
+        )
+    )
+    out.add(
+        assumptions_block(r["assumptions"], lang, ("bandwidth_efficiency", "context_len", "prompt_len", "precision"))
+    )
 
 
 def capacity(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -91,22 +124,52 @@ def capacity(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> No
     f = run("fit_inference", args)
     precision = assumed(f, "precision")
     if not f["fits"] or not f["max_batch"]:
-        out.add(say("capacity_none", lang, n=f["n_gpus"], gpu=f["gpu"], ctx=f"{f['context_len']:,}",
-                    need=gb(f["per_gpu_gb"]), usable=gb(f["usable_gb"]), min_n=f["min_gpus"] or "—"))
+        out.add(
+            say(
+                "capacity_none",
+                lang,
+                n=f["n_gpus"],
+                gpu=f["gpu"],
+                ctx=f"{f['context_len']:,}",
+                need=gb(f["per_gpu_gb"]),
+                usable=gb(f["usable_gb"]),
+                min_n=f["min_gpus"] or "—",
+            )
+        )
         return
     top = run("inference_speed", {**args, "batch": f["max_batch"]})
-    out.add(say("capacity_verdict", lang, n=f["n_gpus"], gpu=f["gpu"], model=f["model"], precision=precision,
-                ctx=f"{f['context_len']:,}", max_batch=f"{f['max_batch']:,}", decode=f"{top['decode_tokens_per_s']:,.1f}",
-                total=f"{top['total_tokens_per_s']:,.0f}"))
+    out.add(
+        say(
+            "capacity_verdict",
+            lang,
+            n=f["n_gpus"],
+            gpu=f["gpu"],
+            model=f["model"],
+            precision=precision,
+            ctx=f"{f['context_len']:,}",
+            max_batch=f"{f['max_batch']:,}",
+            decode=f"{top['decode_tokens_per_s']:,.1f}",
+            total=f"{top['total_tokens_per_s']:,.0f}",
+        )
+    )
     users = s.get("batch")
     if users and users > 1:
         if users <= f["max_batch"]:
             r = run("inference_speed", {**args, "batch": users})
-            out.add(say("capacity_users", lang, users=users, decode=f"{r['decode_tokens_per_s']:,.1f}",
-                        total=f"{r['total_tokens_per_s']:,.0f}"))
+            out.add(
+                say(
+                    "capacity_users",
+                    lang,
+                    users=users,
+                    decode=f"{r['decode_tokens_per_s']:,.1f}",
+                    total=f"{r['total_tokens_per_s']:,.0f}",
+                )
+            )
         else:
             need = run("fit_inference", {**args, "batch": users})
-            out.add(say("capacity_over", lang, users=users, max_batch=f"{f['max_batch']:,}", min_n=need["min_gpus"] or "—"))
+            out.add(
+                say("capacity_over", lang, users=users, max_batch=f"{f['max_batch']:,}", min_n=need["min_gpus"] or "—")
+            )
     out.add(assumptions_block(f["assumptions"], lang, ("precision", "kv_precision", "context_len", "usable_fraction")))
 
 
@@ -127,16 +190,36 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     best = chosen[-1][1]
     batch = next((a["value"] for a in r["assumptions"] if a["key"] == "batch"), s.get("batch") or 1)
     ctx = next((a["value"] for a in r["assumptions"] if a["key"] == "context_len"), s.get("context_len") or 4096)
-    out.add(say("serving_recommend_buy_intro" if buying else "serving_recommend_intro", lang, model=r["model"],
-                batch=batch, ctx=f"{ctx:,}", n=best["n_gpus"], gpu=best["gpu"],
-                budget=budget_text(r, lang) if buying else ""))
+    out.add(
+        say(
+            "serving_recommend_buy_intro" if buying else "serving_recommend_intro",
+            lang,
+            model=r["model"],
+            batch=batch,
+            ctx=f"{ctx:,}",
+            n=best["n_gpus"],
+            gpu=best["gpu"],
+            budget=budget_text(r, lang) if buying else "",
+        )
+    )
     lines = []
     for label, o in chosen:
         cost = money(o["total_cny"], lang) if o.get("total_cny") is not None else say("no_price", lang)
         speed = o.get("tokens_per_s")  # None: a card with no published bandwidth, never shown as "0 token/s"
-        lines.append(say("serving_pick" if speed else "serving_pick_no_speed", lang, label=label, n=o["n_gpus"],
-                         gpu=pick_gpu(o, lang), tps=f"{speed or 0:,.0f}", cost=cost))
+        lines.append(
+            say(
+                "serving_pick" if speed else "serving_pick_no_speed",
+                lang,
+                label=label,
+                n=o["n_gpus"],
+                gpu=pick_gpu(o, lang),
+                tps=f"{speed or 0:,.0f}",
+                cost=cost,
+            )
+        )
     out.add("\n".join(dict.fromkeys(lines)))
     if buying:
         out.add(say("budget_note", lang))
-    out.add(assumptions_block(r["assumptions"], lang, ("pricing", "batch", "context_len", "precision", "fx_cny_per_usd")))
+    out.add(
+        assumptions_block(r["assumptions"], lang, ("pricing", "batch", "context_len", "precision", "fx_cny_per_usd"))
+    )

@@ -9,8 +9,10 @@ from typing import Any
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, duration
 
-LABELS = {"zh": {"cheapest": "最省钱", "fastest": "最快", "best_value": "性价比"},
-          "en": {"cheapest": "Cheapest", "fastest": "Fastest", "best_value": "Best value"}}
+LABELS = {
+    "zh": {"cheapest": "最省钱", "fastest": "最快", "best_value": "性价比"},
+    "en": {"cheapest": "Cheapest", "fastest": "Fastest", "best_value": "Best value"},
+}
 
 
 def sourcing_args(s: dict[str, Any]) -> dict[str, Any]:

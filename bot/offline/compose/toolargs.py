@@ -17,8 +17,11 @@ def budget_args(s: dict[str, Any]) -> dict[str, Any]:
 def budget_text(r: dict[str, Any], lang: str) -> str:
     """The budget a recommend_gpus output was held to, as the user gave it ("$200,000 (1,420,000 元)")."""
     if r.get("budget_usd"):
-        return f"${r['budget_usd']:,.0f}（约 {money(r['budget_cny'], lang)}）" if lang == "zh" else \
-            f"${r['budget_usd']:,.0f} (about {money(r['budget_cny'], lang)})"
+        return (
+            f"${r['budget_usd']:,.0f}（约 {money(r['budget_cny'], lang)}）"
+            if lang == "zh"
+            else f"${r['budget_usd']:,.0f} (about {money(r['budget_cny'], lang)})"
+        )
     return money(r["budget_cny"], lang)
 
 

@@ -37,8 +37,15 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
     r = run("fit_training", training_args(s))
     label = method_label(r["method"], lang)
-    common = {"method_label": label, "model": r["model"], "n": r["n_gpus"], "gpu": r["gpu"], "zero": r["zero_stage"],
-              "need": gb(r["per_gpu_gb"]), "usable": gb(r["usable_gb"])}
+    common = {
+        "method_label": label,
+        "model": r["model"],
+        "n": r["n_gpus"],
+        "gpu": r["gpu"],
+        "zero": r["zero_stage"],
+        "need": gb(r["per_gpu_gb"]),
+        "usable": gb(r["usable_gb"]),
+    }
     if r["fits"]:
         out.add(say("fit_train_yes", lang, headroom=gb(r["headroom_gb"]), **common))
     else:
@@ -50,13 +57,29 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     out.add(breakdown_table(r, lang))
     if not r["fits"]:
         part = max(r["breakdown_gb"], key=lambda k: r["breakdown_gb"][k])
-        out.add(say("why_largest", lang, part=PART_NAMES[lang][part], part_gb=gb(r["breakdown_gb"][part]),
-                    bpp=num(r["bytes_per_param_states"]), trainable=count(r["trainable_params_b"] * 1e9)))
+        out.add(
+            say(
+                "why_largest",
+                lang,
+                part=PART_NAMES[lang][part],
+                part_gb=gb(r["breakdown_gb"][part]),
+                bpp=num(r["bytes_per_param_states"]),
+                trainable=count(r["trainable_params_b"] * 1e9),
+            )
+        )
     todo = []
     near = [x for x in r["suggestions"] if x["change"] != "more_gpus" or x["n_gpus"] <= MANY_GPUS]
     for sug in near[:4]:
-        todo.append(say("suggestion", lang, text=sug[f"description_{lang}"], need=gb(sug["per_gpu_gb"]),
-                        n=sug["n_gpus"], gpu=sug["gpu"]))
+        todo.append(
+            say(
+                "suggestion",
+                lang,
+                text=sug[f"description_{lang}"],
+                need=gb(sug["per_gpu_gb"]),
+                n=sug["n_gpus"],
+                gpu=sug["gpu"],
+            )
+        )
     shown_more = any(x["change"] == "more_gpus" for x in near[:4])
     if r["min_gpus"] and r["min_gpus"] != r["n_gpus"] and not shown_more and (r["min_gpus"] <= MANY_GPUS or not near):
         todo.append(say("min_gpus_train", lang, n=r["min_gpus"], gpu=r["gpu"], zero=r["min_gpus_zero_stage"]))
@@ -100,17 +123,53 @@ def time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         t = _count_for_deadline(args, t, s["deadline_hours"], p, run, out)
         n = args["n_gpus"] = t["n_gpus"]
     elif s.get("deadline_hours"):  # a count was given: say whether it makes the deadline
-        out.add(say("deadline_met" if t["hours"] <= s["deadline_hours"] else "deadline_missed", lang,
-                    deadline=_deadline_words(p), n=t["n_gpus"], gpu=t["gpu"]))
-    out.add(say("time_verdict", lang, time=duration(t["hours"], lang), low=duration(t["hours_low"], lang),
-                high=duration(t["hours_high"], lang), n=t["n_gpus"], gpu=t["gpu"], method_label=method_label(method, lang),
-                model=t["model"], tokens=count(t["tokens"]), flops=f"{t['total_flops']:.2e}"))
-    out.add(say("time_detail", lang, mfu=pct(t["mfu"]), mfu_low=pct(t["mfu_low"]), mfu_high=pct(t["mfu_high"]),
-                tps=f"{t['tokens_per_s']:,.0f}", comm=pct(t["comm_share"]), gpu_hours=f"{t['gpu_hours']:,.0f}"))
+        out.add(
+            say(
+                "deadline_met" if t["hours"] <= s["deadline_hours"] else "deadline_missed",
+                lang,
+                deadline=_deadline_words(p),
+                n=t["n_gpus"],
+                gpu=t["gpu"],
+            )
+        )
+    out.add(
+        say(
+            "time_verdict",
+            lang,
+            time=duration(t["hours"], lang),
+            low=duration(t["hours_low"], lang),
+            high=duration(t["hours_high"], lang),
+            n=t["n_gpus"],
+            gpu=t["gpu"],
+            method_label=method_label(method, lang),
+            model=t["model"],
+            tokens=count(t["tokens"]),
+            flops=f"{t['total_flops']:.2e}",
+        )
+    )
+    out.add(
+        say(
+            "time_detail",
+            lang,
+            mfu=pct(t["mfu"]),
+            mfu_low=pct(t["mfu_low"]),
+            mfu_high=pct(t["mfu_high"]),
+            tps=f"{t['tokens_per_s']:,.0f}",
+            comm=pct(t["comm_share"]),
+            gpu_hours=f"{t['gpu_hours']:,.0f}",
+        )
+    )
     fit = run("fit_training", {**training_args({**s, "n_gpus": n, "method": method}), "grad_checkpointing": True})
     if not fit["fits"]:
-        out.add(say("time_not_fit", lang, need=gb(fit["per_gpu_gb"]), usable=gb(fit["usable_gb"]),
-                    min_n=fit["min_gpus"] or "—"))
+        out.add(
+            say(
+                "time_not_fit",
+                lang,
+                need=gb(fit["per_gpu_gb"]),
+                usable=gb(fit["usable_gb"]),
+                min_n=fit["min_gpus"] or "—",
+            )
+        )
     cost_of(t["gpu_hours"], s, run, out)
     out.add(assumptions_block(t["assumptions"], lang, ("model_architecture", "mfu", "seq_len", "nodes_fabric")))
 
@@ -124,9 +183,10 @@ def _deadline_words(p: ParsedQuestion) -> str:
 DEADLINE_COUNTS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 
 
-def _count_for_deadline(args: dict[str, Any], first: dict[str, Any], deadline_h: float, p: ParsedQuestion,
-                        run: ToolRun, out: Out) -> dict[str, Any]:
-    """"三个月内训完要几张": the run timed on doubling counts of whole nodes until it ends within the deadline
+def _count_for_deadline(
+    args: dict[str, Any], first: dict[str, Any], deadline_h: float, p: ParsedQuestion, run: ToolRun, out: Out
+) -> dict[str, Any]:
+    """ "三个月内训完要几张": the run timed on doubling counts of whole nodes until it ends within the deadline
     (the estimate's middle); says the count and the one below it. Returns the timing the answer then uses."""
     lang = out.lang
     said = _deadline_words(p)
@@ -136,12 +196,30 @@ def _count_for_deadline(args: dict[str, Any], first: dict[str, Any], deadline_h:
             continue
         t = run("training_time", {**args, "n_gpus": n})
         if t["hours"] <= deadline_h:
-            out.add(say("deadline_count", lang, deadline=said, n=n, gpu=t["gpu"], time=duration(t["hours"], lang),
-                        prev_n=previous["n_gpus"], prev_time=duration(previous["hours"], lang)))
+            out.add(
+                say(
+                    "deadline_count",
+                    lang,
+                    deadline=said,
+                    n=n,
+                    gpu=t["gpu"],
+                    time=duration(t["hours"], lang),
+                    prev_n=previous["n_gpus"],
+                    prev_time=duration(previous["hours"], lang),
+                )
+            )
             return t
         previous = t
-    out.add(say("deadline_none", lang, deadline=said, n=previous["n_gpus"], gpu=previous["gpu"],
-                time=duration(previous["hours"], lang)))
+    out.add(
+        say(
+            "deadline_none",
+            lang,
+            deadline=said,
+            n=previous["n_gpus"],
+            gpu=previous["gpu"],
+            time=duration(previous["hours"], lang),
+        )
+    )
     return previous
 
 
@@ -156,13 +234,23 @@ def cost_of(gpu_hours: float, s: dict[str, Any], run: ToolRun, out: Out) -> None
         out.add(say("cost_no_price", lang, gpu=get_gpu(s["gpu"]).name))
         return
     if s.get("price_cny_per_hour"):
-        out.add(say("cost_user_price", lang, price=rate(c["price_cny_per_hour"], lang), total=money(c["total_cny"], lang)))
+        out.add(
+            say("cost_user_price", lang, price=rate(c["price_cny_per_hour"], lang), total=money(c["total_cny"], lang))
+        )
     else:
-        out.add(say("cost_line", lang, price=rate(c["price_cny_per_hour"], lang),
-                    price_low=rate(c["price_low_cny_per_hour"], lang), price_high=rate(c["price_high_cny_per_hour"], lang),
-                    total=money(c["total_cny"], lang), low=money_span(c["low_cny"], c["high_cny"], lang)[0],
-                    high=money_span(c["low_cny"], c["high_cny"], lang)[1],
-                    source=short_source(c["price_source"])))
+        out.add(
+            say(
+                "cost_line",
+                lang,
+                price=rate(c["price_cny_per_hour"], lang),
+                price_low=rate(c["price_low_cny_per_hour"], lang),
+                price_high=rate(c["price_high_cny_per_hour"], lang),
+                total=money(c["total_cny"], lang),
+                low=money_span(c["low_cny"], c["high_cny"], lang)[0],
+                high=money_span(c["low_cny"], c["high_cny"], lang)[1],
+                source=short_source(c["price_source"]),
+            )
+        )
 
 
 def precision_speedup(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -174,9 +262,20 @@ def precision_speedup(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     except AdvisorError:
         out.add(say("speedup_no_fp8", lang, gpu=get_gpu(s["gpu"]).name))
         return
-    out.add(say("speedup_verdict", lang, ratio=f"{r['speedup']:.2f}", n=r["n_gpus"], gpu=r["gpu"],
-                method_label=method_label(method, lang), model=r["model"], tokens=count(r["tokens"]),
-                bf16=duration(r["baseline"]["hours"], lang), fp8=duration(r["faster"]["hours"], lang)))
+    out.add(
+        say(
+            "speedup_verdict",
+            lang,
+            ratio=f"{r['speedup']:.2f}",
+            n=r["n_gpus"],
+            gpu=r["gpu"],
+            method_label=method_label(method, lang),
+            model=r["model"],
+            tokens=count(r["tokens"]),
+            bf16=duration(r["baseline"]["hours"], lang),
+            fp8=duration(r["faster"]["hours"], lang),
+        )
+    )
     if r["peak_ratio"]:
         out.add(say("speedup_note", lang, peak=f"{r['peak_ratio']:g}"))
     out.add(assumptions_block(r["assumptions"], lang, ("model_architecture", "mfu", "seq_len")))

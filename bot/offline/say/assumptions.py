@@ -17,8 +17,21 @@ from bot.offline.say.phrases import localize_name, say
 from tools.yaml_data import load_yaml
 
 PHRASEBOOK = Path(__file__).parent / "templates" / "assumptions.yaml"
-SHOWN = ("model_architecture", "seq_len", "micro_batch", "grad_checkpointing", "precision", "usable_fraction",
-         "zero_stage", "context_len", "kv_precision", "mfu", "nodes_fabric", "pricing", "hours_per_day")
+SHOWN = (
+    "model_architecture",
+    "seq_len",
+    "micro_batch",
+    "grad_checkpointing",
+    "precision",
+    "usable_fraction",
+    "zero_stage",
+    "context_len",
+    "kv_precision",
+    "mfu",
+    "nodes_fabric",
+    "pricing",
+    "hours_per_day",
+)
 
 
 @functools.cache

@@ -12,11 +12,28 @@ from typing import Any
 from bot.offline.say.phrases import say
 
 PART_NAMES = {
-    "zh": {"weights": "权重", "gradients": "梯度", "optimizer": "优化器状态", "activations": "激活值", "logits": "logits",
-           "zero3_buffers": "ZeRO-3 缓冲", "cuda_context": "CUDA 上下文", "comm_buffers": "通信缓冲", "kv_cache": "KV 缓存"},
-    "en": {"weights": "weights", "gradients": "gradients", "optimizer": "optimizer states", "activations": "activations",
-           "logits": "logits", "zero3_buffers": "ZeRO-3 buffers", "cuda_context": "CUDA context",
-           "comm_buffers": "communication buffers", "kv_cache": "KV cache"},
+    "zh": {
+        "weights": "权重",
+        "gradients": "梯度",
+        "optimizer": "优化器状态",
+        "activations": "激活值",
+        "logits": "logits",
+        "zero3_buffers": "ZeRO-3 缓冲",
+        "cuda_context": "CUDA 上下文",
+        "comm_buffers": "通信缓冲",
+        "kv_cache": "KV 缓存",
+    },
+    "en": {
+        "weights": "weights",
+        "gradients": "gradients",
+        "optimizer": "optimizer states",
+        "activations": "activations",
+        "logits": "logits",
+        "zero3_buffers": "ZeRO-3 buffers",
+        "cuda_context": "CUDA context",
+        "comm_buffers": "communication buffers",
+        "kv_cache": "KV cache",
+    },
 }
 
 
@@ -34,6 +51,7 @@ class Out:
 
 
 # ---- formatting (presentation only: no arithmetic beyond unit scaling) -----------------------------
+
 
 def num(x: float, digits: int = 1) -> str:
     if abs(x) >= 100 or float(x).is_integer():
@@ -90,6 +108,7 @@ def method_label(method: str, lang: str) -> str:
 
 # ---- composers -------------------------------------------------------------------------------------
 
+
 def breakdown_table(r: dict[str, Any], lang: str) -> str:
     rows = [f"| {PART_NAMES[lang].get(k, k)} | {gb(v)} |" for k, v in r["breakdown_gb"].items() if v >= 0.005]
     total = "合计" if lang == "zh" else "total"
@@ -99,8 +118,11 @@ def breakdown_table(r: dict[str, Any], lang: str) -> str:
 
 def excerpt(text: str, limit: int = 420) -> str:
     """The passage without its heading lines, cut at a sentence end; list lines stay lines."""
-    lines = [line.rstrip() for line in text.splitlines()
-             if line.strip() and not line.lstrip().startswith("#") and " › " not in line]  # no heading breadcrumbs
+    lines = [
+        line.rstrip()
+        for line in text.splitlines()
+        if line.strip() and not line.lstrip().startswith("#") and " › " not in line
+    ]  # no heading breadcrumbs
     out: list[str] = []
     used = 0
     for line in lines:

@@ -14,9 +14,15 @@ from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError, UnknownName
 
 #: fields whose error means "the catalog has no such figure", not "your input is wrong"
-CATALOG_FIELDS = {"purchase_cny": ("采购价", "purchase price"), "rent_cny_per_hour": ("租赁价", "rental price"),
-                  "price_cny_per_hour": ("租赁价", "rental price"), "node_kw_per_gpu": ("功耗", "power figure")}
-_BOUND = re.compile(r"Input should be (greater than or equal to|less than or equal to|greater than|less than) ([\d.,]+)")
+CATALOG_FIELDS = {
+    "purchase_cny": ("采购价", "purchase price"),
+    "rent_cny_per_hour": ("租赁价", "rental price"),
+    "price_cny_per_hour": ("租赁价", "rental price"),
+    "node_kw_per_gpu": ("功耗", "power figure"),
+}
+_BOUND = re.compile(
+    r"Input should be (greater than or equal to|less than or equal to|greater than|less than) ([\d.,]+)"
+)
 _IDENT = re.compile(r"\s*[(（]?\b[a-z]+(?:_[a-z0-9]+)+\b[)）]?")
 
 
@@ -74,10 +80,19 @@ def error_text(err: AdvisorError, slots: dict[str, Any], lang: str) -> str:
     bound = _BOUND.search(message)
     label = LABELS.get((err.field or "").split(".")[0])
     if bound and label:
-        word = {"greater than or equal to": ("至少为", "at least"), "less than or equal to": ("不能超过", "at most"),
-                "greater than": ("必须大于", "more than"), "less than": ("必须小于", "less than")}[bound.group(1)]
-        return say("invalid_bound", lang, what=label[0 if lang == "zh" else 1], cond=word[0 if lang == "zh" else 1],
-                   limit=bound.group(2).rstrip(".,"))
+        word = {
+            "greater than or equal to": ("至少为", "at least"),
+            "less than or equal to": ("不能超过", "at most"),
+            "greater than": ("必须大于", "more than"),
+            "less than": ("必须小于", "less than"),
+        }[bound.group(1)]
+        return say(
+            "invalid_bound",
+            lang,
+            what=label[0 if lang == "zh" else 1],
+            cond=word[0 if lang == "zh" else 1],
+            limit=bound.group(2).rstrip(".,"),
+        )
     if "Input should" in message:
         return say("invalid_generic", lang)
     return say("invalid_input", lang, message=_IDENT.sub("", err.message(lang)).strip())

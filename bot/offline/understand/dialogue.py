@@ -14,35 +14,104 @@ from typing import Any
 from bot.offline.understand.question import ParsedQuestion
 
 #: slots a question can give, in the planner's names (what a frame is made of)
-SLOTS = ("model", "gpu", "gpus", "n_gpus", "method", "workload", "precision", "tokens", "seq_len", "batch",
-         "context_len", "budget_cny", "budget_usd", "hours_per_day", "months", "zero_stage", "price_cny_per_hour", "china_only",
-         "domestic_only", "gpu_hours", "hours", "deadline_hours", "purchase_price_cny", "offload", "micro_batch",
-         "grad_checkpointing", "currency", "electricity_cny_per_kwh", "pue", "servers_per_rack", "rack_limit_kw")
+SLOTS = (
+    "model",
+    "gpu",
+    "gpus",
+    "n_gpus",
+    "method",
+    "workload",
+    "precision",
+    "tokens",
+    "seq_len",
+    "batch",
+    "context_len",
+    "budget_cny",
+    "budget_usd",
+    "hours_per_day",
+    "months",
+    "zero_stage",
+    "price_cny_per_hour",
+    "china_only",
+    "domestic_only",
+    "gpu_hours",
+    "hours",
+    "deadline_hours",
+    "purchase_price_cny",
+    "offload",
+    "micro_batch",
+    "grad_checkpointing",
+    "currency",
+    "electricity_cny_per_kwh",
+    "pue",
+    "servers_per_rack",
+    "rack_limit_kw",
+)
 #: an edit confident enough to start a new frame must be this sure of its own intent
 NEW_INTENT_CONFIDENCE = 0.7
 #: a short follow-up ("并发改成 200 呢") keeps the previous intent unless the model is this sure of another
 SHORT_NEW_INTENT_CONFIDENCE = 0.9
 #: slots a new question (not an edit) takes over from the conversation when it does not give them
-CARRIED = ("model", "gpu", "n_gpus", "method", "workload", "precision", "tokens", "seq_len", "context_len", "batch",
-           "hours_per_day", "months", "zero_stage", "price_cny_per_hour", "china_only", "domestic_only", "currency",
-           "electricity_cny_per_kwh", "pue", "servers_per_rack", "rack_limit_kw")
+CARRIED = (
+    "model",
+    "gpu",
+    "n_gpus",
+    "method",
+    "workload",
+    "precision",
+    "tokens",
+    "seq_len",
+    "context_len",
+    "batch",
+    "hours_per_day",
+    "months",
+    "zero_stage",
+    "price_cny_per_hour",
+    "china_only",
+    "domestic_only",
+    "currency",
+    "electricity_cny_per_kwh",
+    "pue",
+    "servers_per_rack",
+    "rack_limit_kw",
+)
 #: a message that is only a value ("16k", "4 卡", "H800?"): an edit even without 呢 / what about
 _SHORT = 24
-_CHANGE = re.compile(r"改成|改为|换成|换为|调到|调成|拉到|加到|降到|改用|换用|instead|switch to|change (?:it )?to", re.I)
-_BARE_K = re.compile(r"^\s*(?:那|那么|and|what about|how about)?\s*(\d+(?:\.\d+)?)\s*k\s*(?:呢|的呢|上下文呢|\?|？)?\s*$", re.I)
+_CHANGE = re.compile(
+    r"改成|改为|换成|换为|调到|调成|拉到|加到|降到|改用|换用|instead|switch to|change (?:it )?to", re.I
+)
+_BARE_K = re.compile(
+    r"^\s*(?:那|那么|and|what about|how about)?\s*(\d+(?:\.\d+)?)\s*k\s*(?:呢|的呢|上下文呢|\?|？)?\s*$", re.I
+)
 
 LABELS = {
-    "model": ("模型", "model"), "gpu": ("GPU", "GPU"), "n_gpus": ("卡数", "GPUs"), "method": ("方法", "method"),
-    "precision": ("精度", "precision"), "tokens": ("数据量", "tokens"), "seq_len": ("序列长度", "sequence length"),
-    "context_len": ("上下文", "context"), "batch": ("并发", "concurrency"), "hours_per_day": ("每天使用", "hours a day"),
-    "months": ("时长", "months"), "zero_stage": ("ZeRO 阶段", "ZeRO stage"), "budget_cny": ("预算", "budget"),
+    "model": ("模型", "model"),
+    "gpu": ("GPU", "GPU"),
+    "n_gpus": ("卡数", "GPUs"),
+    "method": ("方法", "method"),
+    "precision": ("精度", "precision"),
+    "tokens": ("数据量", "tokens"),
+    "seq_len": ("序列长度", "sequence length"),
+    "context_len": ("上下文", "context"),
+    "batch": ("并发", "concurrency"),
+    "hours_per_day": ("每天使用", "hours a day"),
+    "months": ("时长", "months"),
+    "zero_stage": ("ZeRO 阶段", "ZeRO stage"),
+    "budget_cny": ("预算", "budget"),
     "budget_usd": ("预算（美元）", "budget (USD)"),
-    "price_cny_per_hour": ("每卡时价格", "price per GPU-hour"), "gpu_hours": ("卡时", "GPU-hours"),
-    "hours": ("时长（小时）", "hours"), "offload": ("卸载", "offload"), "micro_batch": ("micro batch", "micro batch"),
-    "grad_checkpointing": ("梯度检查点", "gradient checkpointing"), "workload": ("任务", "workload"),
-    "currency": ("币种", "currency"), "domestic_only": ("只用国产卡", "domestic only"),
-    "china_only": ("国内可买", "available in China"), "electricity_cny_per_kwh": ("电价", "electricity price"),
-    "pue": ("PUE", "PUE"), "servers_per_rack": ("每柜服务器数", "servers per rack"),
+    "price_cny_per_hour": ("每卡时价格", "price per GPU-hour"),
+    "gpu_hours": ("卡时", "GPU-hours"),
+    "hours": ("时长（小时）", "hours"),
+    "offload": ("卸载", "offload"),
+    "micro_batch": ("micro batch", "micro batch"),
+    "grad_checkpointing": ("梯度检查点", "gradient checkpointing"),
+    "workload": ("任务", "workload"),
+    "currency": ("币种", "currency"),
+    "domestic_only": ("只用国产卡", "domestic only"),
+    "china_only": ("国内可买", "available in China"),
+    "electricity_cny_per_kwh": ("电价", "electricity price"),
+    "pue": ("PUE", "PUE"),
+    "servers_per_rack": ("每柜服务器数", "servers per rack"),
     "rack_limit_kw": ("机柜功率上限", "rack power limit"),
 }
 
@@ -126,17 +195,32 @@ def edit(p: ParsedQuestion, previous: dict[str, Any]) -> dict[str, Any]:
     mine = slots_of(p)
     if m := _BARE_K.match(p.text):
         value = int(float(m.group(1)) * 1024)
-        key = "seq_len" if previous["slots"].get("seq_len") or previous["intent"] in ("time", "fit", "min_gpus",
-                                                                                        "train_memory") else "context_len"
-        if previous["slots"].get("workload") == "infer" or previous["intent"] in ("speed", "serving_capacity", "kv_cache",
-                                                                                 "recommend_serving"):
+        key = (
+            "seq_len"
+            if previous["slots"].get("seq_len") or previous["intent"] in ("time", "fit", "min_gpus", "train_memory")
+            else "context_len"
+        )
+        if previous["slots"].get("workload") == "infer" or previous["intent"] in (
+            "speed",
+            "serving_capacity",
+            "kv_cache",
+            "recommend_serving",
+        ):
             key = "context_len"
         mine[key] = value
-    if mine.get("seq_len") and not mine.get("context_len") and previous["slots"].get("context_len") \
-            and not previous["slots"].get("seq_len"):
+    if (
+        mine.get("seq_len")
+        and not mine.get("context_len")
+        and previous["slots"].get("context_len")
+        and not previous["slots"].get("seq_len")
+    ):
         mine["context_len"], mine["seq_len"] = mine["seq_len"], None  # "seq 改成 16k" in a serving dialogue
-    if mine.get("context_len") and not mine.get("seq_len") and previous["slots"].get("seq_len") \
-            and not previous["slots"].get("context_len"):
+    if (
+        mine.get("context_len")
+        and not mine.get("seq_len")
+        and previous["slots"].get("seq_len")
+        and not previous["slots"].get("context_len")
+    ):
         mine["seq_len"], mine["context_len"] = mine["context_len"], None
     slots = dict(previous["slots"])
     if mine.get("gpu"):

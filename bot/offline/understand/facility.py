@@ -15,14 +15,18 @@ _ELECTRICITY = (
     # "0.8 元/度", "6 毛一度", "0.65 CNY/kWh", "0.6 元每度电"
     _C(rf"(?<![\d.$¥])\s*{_N}\s*{_YUAN}\s*(?:/|每|一|per|a)\s*{_KWH}"),
     # "电费一度 0.6", "电价 0.55 元", "电费按 0.7", "electricity at 0.6 CNY", "power costs 0.6 yuan per kwh"
-    _C(rf"(?:电费|电价|工业电价|商业电价|电|electricity(?: price| cost| rate)?|power (?:price|cost|rate))\s*(?:是|为|按|算|约|大概|大约|只要|才|"
-       rf"每度|一度|1度|每千瓦时|per kwh|is|at|of|costs?|=|:|：|\s)*\s*{_N}(?!\s*度)\s*(?:{_YUAN})?(?!\s*(?:kw|千瓦|w\b|瓦|万|%|小时|h\b|年|月|天))"),
+    _C(
+        rf"(?:电费|电价|工业电价|商业电价|电|electricity(?: price| cost| rate)?|power (?:price|cost|rate))\s*(?:是|为|按|算|约|大概|大约|只要|才|"
+        rf"每度|一度|1度|每千瓦时|per kwh|is|at|of|costs?|=|:|：|\s)*\s*{_N}(?!\s*度)\s*(?:{_YUAN})?(?!\s*(?:kw|千瓦|w\b|瓦|万|%|小时|h\b|年|月|天))"
+    ),
 )
 _PUE = _C(r"\bpue\s*(?:是|为|按|算|约|大概|=|:|：|of|at|is|around|about|\s)*\s*(\d(?:\.\d+)?)")
 _RACK_LIMIT = (
-    _C(r"(?:机柜|柜子|每柜|一柜|单柜|每个机柜|racks?)\s*(?:功率|供电|电力|限制|上限|限额|只有|最多|power|limit(?:ed)?|to|are|is|of|has"
-       r"|at|:|：|\s)*\s*"
-       r"(\d+(?:\.\d+)?)\s*(?:kw|千瓦)"),
+    _C(
+        r"(?:机柜|柜子|每柜|一柜|单柜|每个机柜|racks?)\s*(?:功率|供电|电力|限制|上限|限额|只有|最多|power|limit(?:ed)?|to|are|is|of|has"
+        r"|at|:|：|\s)*\s*"
+        r"(\d+(?:\.\d+)?)\s*(?:kw|千瓦)"
+    ),
     _C(r"(\d+(?:\.\d+)?)\s*(?:kw|千瓦)\s*(?:的)?\s*(?:机柜|柜子|racks?)"),
 )
 _RACK = (

@@ -46,51 +46,87 @@ def _f(intent: str, tools: tuple[str, ...], compose: str, needs: tuple[str, ...]
     return Frame(intent, tools, compose, needs, defaults)
 
 
-FRAMES: dict[str, Frame] = {f.intent: f for f in (
-    # sizes of a model: no GPU needed
-    _f("weights", ("model_memory",), "memory:weights", ("model",)),
-    _f("kv_cache", ("model_memory",), "memory:kv_cache", ("model",)),
-    _f("zero_states", ("model_memory",), "memory:zero_states", ("model",), n_gpus=8),
-    _f("train_memory", ("model_memory",), "memory:train_memory", ("model",)),
-    # memory on a GPU, time, speed
-    _f("fit", ("fit_training", "fit_inference"), "train:fit", ("model",), gpu=DEFAULT_GPU),
-    _f("min_gpus", ("fit_training", "fit_inference"), "train:min_gpus", ("model",), gpu=DEFAULT_GPU),
-    _f("time", ("training_time", "fit_training", "run_cost"), "train:time", ("model",), gpu=DEFAULT_GPU,
-       n_gpus=8, tokens=1_000_000_000),
-    _f("precision_speedup", ("precision_speedup",), "train:precision_speedup", (), model="7B", gpu=FP8_GPU,
-       n_gpus=8, tokens=1_000_000_000),
-    _f("speed", ("fit_inference", "inference_speed"), "serving:speed", ("model",), gpu=DEFAULT_GPU),
-    _f("serving_capacity", ("fit_inference", "inference_speed"), "serving:capacity", ("model",),
-       gpu=DEFAULT_GPU, context_len=4096),
-    _f("recommend_serving", ("recommend_gpus",), "serving:recommend_serving", ("model",)),
-    # money and power
-    _f("cost", ("run_cost",), "money:cost", (), gpu=DEFAULT_GPU),
-    _f("price", ("gpu_specs",), "money:price", ("gpu",)),
-    _f("rent_vs_buy", ("rent_vs_buy",), "money:rent_vs_buy", (), gpu=DEFAULT_GPU, n_gpus=8),
-    _f("build_budget", ("recommend_gpus",), "money:build_budget", ("budget_cny",), model="7B",
-       tokens=1_000_000_000),
-    _f("power", ("power_draw",), "money:power", (), gpu=DEFAULT_GPU, n_gpus=8),
-    # choosing cards
-    _f("specs", ("gpu_specs",), "info:specs", ("gpu",)),
-    _f("availability", ("gpu_specs", "compare_gpus"), "info:availability", ("gpu",)),
-    _f("compare", ("compare_gpus",), "info:compare", ("gpu",)),
-    _f("domestic", ("compare_gpus",), "info:domestic", (), gpu=DEFAULT_GPU),
-    _f("recommend", ("recommend_gpus",), "info:recommend", (), model="7B", tokens=1_000_000_000),
-    # words
-    _f("knowledge", ("search_knowledge",), "info:knowledge"),
-    _f("out_of_scope", (), "info:out_of_scope"),
-    _f("greeting", (), "info:greeting"),
-)}
+FRAMES: dict[str, Frame] = {
+    f.intent: f
+    for f in (
+        # sizes of a model: no GPU needed
+        _f("weights", ("model_memory",), "memory:weights", ("model",)),
+        _f("kv_cache", ("model_memory",), "memory:kv_cache", ("model",)),
+        _f("zero_states", ("model_memory",), "memory:zero_states", ("model",), n_gpus=8),
+        _f("train_memory", ("model_memory",), "memory:train_memory", ("model",)),
+        # memory on a GPU, time, speed
+        _f("fit", ("fit_training", "fit_inference"), "train:fit", ("model",), gpu=DEFAULT_GPU),
+        _f("min_gpus", ("fit_training", "fit_inference"), "train:min_gpus", ("model",), gpu=DEFAULT_GPU),
+        _f(
+            "time",
+            ("training_time", "fit_training", "run_cost"),
+            "train:time",
+            ("model",),
+            gpu=DEFAULT_GPU,
+            n_gpus=8,
+            tokens=1_000_000_000,
+        ),
+        _f(
+            "precision_speedup",
+            ("precision_speedup",),
+            "train:precision_speedup",
+            (),
+            model="7B",
+            gpu=FP8_GPU,
+            n_gpus=8,
+            tokens=1_000_000_000,
+        ),
+        _f("speed", ("fit_inference", "inference_speed"), "serving:speed", ("model",), gpu=DEFAULT_GPU),
+        _f(
+            "serving_capacity",
+            ("fit_inference", "inference_speed"),
+            "serving:capacity",
+            ("model",),
+            gpu=DEFAULT_GPU,
+            context_len=4096,
+        ),
+        _f("recommend_serving", ("recommend_gpus",), "serving:recommend_serving", ("model",)),
+        # money and power
+        _f("cost", ("run_cost",), "money:cost", (), gpu=DEFAULT_GPU),
+        _f("price", ("gpu_specs",), "money:price", ("gpu",)),
+        _f("rent_vs_buy", ("rent_vs_buy",), "money:rent_vs_buy", (), gpu=DEFAULT_GPU, n_gpus=8),
+        _f(
+            "build_budget", ("recommend_gpus",), "money:build_budget", ("budget_cny",), model="7B", tokens=1_000_000_000
+        ),
+        _f("power", ("power_draw",), "money:power", (), gpu=DEFAULT_GPU, n_gpus=8),
+        # choosing cards
+        _f("specs", ("gpu_specs",), "info:specs", ("gpu",)),
+        _f("availability", ("gpu_specs", "compare_gpus"), "info:availability", ("gpu",)),
+        _f("compare", ("compare_gpus",), "info:compare", ("gpu",)),
+        _f("domestic", ("compare_gpus",), "info:domestic", (), gpu=DEFAULT_GPU),
+        _f("recommend", ("recommend_gpus",), "info:recommend", (), model="7B", tokens=1_000_000_000),
+        # words
+        _f("knowledge", ("search_knowledge",), "info:knowledge"),
+        _f("out_of_scope", (), "info:out_of_scope"),
+        _f("greeting", (), "info:greeting"),
+    )
+}
 
 #: a reply that accepts the default the planner offered ("按默认")
-ACCEPT_DEFAULT = (r"^\s*(?:按默认|默认|就按默认(?:的)?|按默认的?来|可以|好的?|行|ok|okay|yes|sure|default|defaults|go ahead|"
-                  r"use the defaults?|fine)[。.!！]*\s*$")
+ACCEPT_DEFAULT = (
+    r"^\s*(?:按默认|默认|就按默认(?:的)?|按默认的?来|可以|好的?|行|ok|okay|yes|sure|default|defaults|go ahead|"
+    r"use the defaults?|fine)[。.!！]*\s*$"
+)
 #: what a question asks for when a needed slot is missing, and the value "按默认" then takes
 ASK_DEFAULTS: dict[str, Any] = {"model": "7B", "gpu": DEFAULT_GPU}
 
 
 #: what makes a fit question one about training; without any of them "能跑吗/够吗" is about serving the model
-TRAINING_SIGNS = ("workload", "method", "zero_stage", "grad_checkpointing", "tokens", "seq_len", "micro_batch", "offload")
+TRAINING_SIGNS = (
+    "workload",
+    "method",
+    "zero_stage",
+    "grad_checkpointing",
+    "tokens",
+    "seq_len",
+    "micro_batch",
+    "offload",
+)
 
 #: intents about serving: a length the user gives is the context; the others train: it is the sequence length
 SERVING = frozenset({"kv_cache", "speed", "serving_capacity", "recommend_serving"})

@@ -40,16 +40,20 @@ def stale(path: Path = SHIPPED, data: Path = DATA) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bot.offline.understand.intent_build",
-                                 description="Build or check the shipped intent model weights.")
+    ap = argparse.ArgumentParser(
+        prog="python -m bot.offline.understand.intent_build",
+        description="Build or check the shipped intent model weights.",
+    )
     ap.add_argument("--build", action="store_true", help=f"train and write {SHIPPED.name}")
     ap.add_argument("--check", action="store_true", help="exit 1 when the shipped weights are stale")
     args = ap.parse_args(argv)
     if args.build:
         t0 = time.perf_counter()
         clf = build()
-        print(f"wrote {SHIPPED.name}: {len(clf.vocab)} features × {len(clf.labels)} intents "
-              f"({SHIPPED.stat().st_size // 1024} KiB) in {time.perf_counter() - t0:.1f} s")
+        print(
+            f"wrote {SHIPPED.name}: {len(clf.vocab)} features × {len(clf.labels)} intents "
+            f"({SHIPPED.stat().st_size // 1024} KiB) in {time.perf_counter() - t0:.1f} s"
+        )
         return 0
     if args.check:
         why = stale()

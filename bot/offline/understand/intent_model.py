@@ -139,8 +139,12 @@ class IntentModel:
     def save(self, path: Path, meta: dict[str, str]) -> None:
         """An .npz written byte for byte the same for the same model (fixed member dates and order)."""
         vocab = sorted(self.vocab, key=self.vocab.__getitem__)
-        arrays = {"labels": np.array(self.labels), "vocab": np.array(vocab), "weights": self.weights,
-                  "meta": np.array(json.dumps(meta, sort_keys=True))}
+        arrays = {
+            "labels": np.array(self.labels),
+            "vocab": np.array(vocab),
+            "weights": self.weights,
+            "meta": np.array(json.dumps(meta, sort_keys=True)),
+        }
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
             for name, arr in arrays.items():
                 buf = io.BytesIO()
@@ -176,8 +180,15 @@ def fingerprint(data: bytes) -> str:
     checked by `rows_digest`, in the tests and by `intent_build --check`: it costs a parse of every question.)"""
     from bot.offline.understand.lexicon import CUE_GROUPS
 
-    settings = {"features": FEATURES_VERSION, "weights": WEIGHTS, "cues": CUE_GROUPS, "epochs": EPOCHS,
-                "learning_rate": LEARNING_RATE, "l2": L2, "seed": SEED}
+    settings = {
+        "features": FEATURES_VERSION,
+        "weights": WEIGHTS,
+        "cues": CUE_GROUPS,
+        "epochs": EPOCHS,
+        "learning_rate": LEARNING_RATE,
+        "l2": L2,
+        "seed": SEED,
+    }
     h = hashlib.sha256(data)
     h.update(json.dumps(settings, sort_keys=True, ensure_ascii=False).encode())
     return h.hexdigest()
@@ -198,8 +209,10 @@ def shipped(path: Path = SHIPPED, data: Path = DATA) -> IntentModel | None:
         log.warning("shipped intent weights unreadable (%s); training the intent model in process", err)
         return None
     if meta.get("fingerprint") != fingerprint(data.read_bytes()):
-        log.warning("shipped intent weights are stale (training data or features changed); training in process. "
-                    "Rebuild: python -m bot.offline.understand.intent_build --build")
+        log.warning(
+            "shipped intent weights are stale (training data or features changed); training in process. "
+            "Rebuild: python -m bot.offline.understand.intent_build --build"
+        )
         return None
     return clf
 

@@ -11,7 +11,21 @@ import re
 
 # --- numerals ----------------------------------------------------------------------------
 
-ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "俩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+ZH_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "俩": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
 ZH_BIG = {"万": 1e4, "亿": 1e8}
 EN_NUMBERS = {
@@ -85,13 +99,22 @@ DOMAIN_WORDS = r"lora|qlora|\bzero\b|deepspeed|fp8|bf16|fp16|int4|int8|量化|�
 METHODS = (
     ("qlora", r"q-?lora"),
     ("lora", r"(?<!q)(?<!q-)lora|低秩"),
-    ("full", r"全参|全量|全参数|full[- ]?(?:parameter|param|fine[- ]?tun\w*|ft\b|sft\b|training)|full fine|all parameters"),
+    (
+        "full",
+        r"全参|全量|全参数|full[- ]?(?:parameter|param|fine[- ]?tun\w*|ft\b|sft\b|training)|full fine|all parameters",
+    ),
     ("freeze", r"冻结|freeze|frozen"),
 )
 WORKLOADS = (
     ("pretrain", r"预训练|pre-?train|from scratch|从零|从头训|增量预训练|continued pre-?training"),
-    ("infer", r"推理|部署|serving|\bserve\b|inference|上线|线上服务|\bvllm\b|sglang|tensorrt|在线服务|问答服务|客服|api服务|\bdeploy"),
-    ("finetune", r"微调|fine-?tun|\bsft\b|\blora\b|qlora|全参|全量|指令调优|instruction tuning|\bft\b|\brlhf\b|\bdpo\b"),
+    (
+        "infer",
+        r"推理|部署|serving|\bserve\b|inference|上线|线上服务|\bvllm\b|sglang|tensorrt|在线服务|问答服务|客服|api服务|\bdeploy",
+    ),
+    (
+        "finetune",
+        r"微调|fine-?tun|\bsft\b|\blora\b|qlora|全参|全量|指令调优|instruction tuning|\bft\b|\brlhf\b|\bdpo\b",
+    ),
     ("train", r"训练|\btrain(?:ing)?\b"),
 )
 PRECISIONS = (
@@ -132,7 +155,20 @@ MODEL_FAMILY_WORDS = (
 )  # fmt: skip
 
 #: words that open an accelerator name; the catalog adds the letter prefixes of its own ids
-GPU_BRAND_WORDS = ("rtx", "gtx", "tesla", "quadro", "instinct", "ascend", "mi", "mlu", "mtt", "gaudi", "英伟达", "nvidia")
+GPU_BRAND_WORDS = (
+    "rtx",
+    "gtx",
+    "tesla",
+    "quadro",
+    "instinct",
+    "ascend",
+    "mi",
+    "mlu",
+    "mtt",
+    "gaudi",
+    "英伟达",
+    "nvidia",
+)
 
 #: Chinese words that prefix an accelerator number ("昇腾910B", "英伟达H800")
 GPU_ZH_PREFIXES = ("昇腾", "英伟达", "华为", "寒武纪", "摩尔线程", "海光", "壁仞", "沐曦", "天数", "辉达", "燧原")
@@ -142,7 +178,7 @@ NOT_NAMES = r"^(?:fp\d+|bf16|tf32|int\d+|nf4|zero\d|stage\d|gen\d|pcie\d?|nvlink
 
 
 def to_number(text: str) -> float | None:
-    """"8" -> 8, "1.5万" -> 15000, "2万亿" -> 2e12, "八" -> 8, "十六" -> 16, "两" -> 2, "半" -> 0.5.
+    """ "8" -> 8, "1.5万" -> 15000, "2万亿" -> 2e12, "八" -> 8, "十六" -> 16, "两" -> 2, "半" -> 0.5.
 
     Arabic digits and Chinese numerals may be mixed ("3千", "1.5亿"); anything else gives None.
     """

@@ -16,7 +16,9 @@ _EN_MAG = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12, "": 1.0}
 _LENGTH_WORDS = _C(r"上下文|context|长度|序列|窗口|输入|输出|input|output|prompt|生成|max")
 _TOKENS = (
     _C(rf"(?<![a-z\d.])({lx.NUM_RANGE})\s*(万亿|千亿|百亿|亿|[kmbt])?\s*(?:个)?\s*(?:tokens?|toks?\b|词元)"),
-    _C(rf"(?:数据量?|语料|训练数据|data(?:set)?|corpus|tokens?)\s*(?:量|规模|是|有|为|约|大概|共|:|改成|改为|换成|加到|增加到|to)*\s*({lx.NUM_RANGE})\s*([mbt])(?![a-z])"),
+    _C(
+        rf"(?:数据量?|语料|训练数据|data(?:set)?|corpus|tokens?)\s*(?:量|规模|是|有|为|约|大概|共|:|改成|改为|换成|加到|增加到|to)*\s*({lx.NUM_RANGE})\s*([mbt])(?![a-z])"
+    ),
     _C(r"(?<![a-z\d.\-])(\d+(?:\.\d+)?)\s*(t)(?![a-z])"),
     _C(r"(?<![\d.])(\d+(?:\.\d+)?\s?万亿|[一二两三四五六七八九十]+万亿)()(?!\s*(?:个)?\s*(?:参数|元|块|美元|rmb))"),
 )
@@ -39,11 +41,17 @@ def tokens(w: Work) -> None:
 
 
 # "5 万条数据，每条 2k token，3 个 epoch": a fine-tuning set given as samples × length × epochs
-_SAMPLES = _C(rf"(?<![\d.])({lx.NUM})\s*(万|千|k|w)?\s*(?:条|个样本|组|段)(?:数据|样本|对话|指令|问答|训练数据|语料)?"
-              rf"|(?<![\d.])({lx.NUM})\s*(k|m)?\s*(?:samples?|examples?|conversations?|instructions?|rows?|records?)(?![a-z])")
-_PER_SAMPLE = _C(rf"(?:每条|每个样本|每段|平均每条|平均|each|per (?:sample|example|conversation|row)|on average|avg\.?|averaging)"
-                 rf"\s*(?:约|大概|长度|length|of|about|around|is|:|：)*\s*({lx.NUM})\s*(k)?\s*(?:个)?\s*(?:tokens?|toks?)(?![a-z])")
-_EPOCHS = _C(rf"(?<![\d.])({lx.NUM})\s*(?:个)?\s*(?:epochs?|轮|遍)(?![a-z])|(?:epochs?|轮数)\s*(?:=|:|：|是|为)?\s*({lx.NUM})")
+_SAMPLES = _C(
+    rf"(?<![\d.])({lx.NUM})\s*(万|千|k|w)?\s*(?:条|个样本|组|段)(?:数据|样本|对话|指令|问答|训练数据|语料)?"
+    rf"|(?<![\d.])({lx.NUM})\s*(k|m)?\s*(?:samples?|examples?|conversations?|instructions?|rows?|records?)(?![a-z])"
+)
+_PER_SAMPLE = _C(
+    rf"(?:每条|每个样本|每段|平均每条|平均|each|per (?:sample|example|conversation|row)|on average|avg\.?|averaging)"
+    rf"\s*(?:约|大概|长度|length|of|about|around|is|:|：)*\s*({lx.NUM})\s*(k)?\s*(?:个)?\s*(?:tokens?|toks?)(?![a-z])"
+)
+_EPOCHS = _C(
+    rf"(?<![\d.])({lx.NUM})\s*(?:个)?\s*(?:epochs?|轮|遍)(?![a-z])|(?:epochs?|轮数)\s*(?:=|:|：|是|为)?\s*({lx.NUM})"
+)
 _K_MAG = {"万": 1e4, "w": 1e4, "千": 1e3, "k": 1e3, "m": 1e6, "": 1.0}
 
 
@@ -79,14 +87,18 @@ _CUR = r"(元|块钱|块(?![卡显a-z\d])|rmb|人民币|cny|美元|美金|刀|us
 _HOUR = r"(?:(?:/|每|一|per|an?)\s*(?:张|块|个)?\s*(?:卡|gpu|card)?\s*[·/\-]?\s*(?:每|一|per)?\s*(?:卡时|卡小时|小时|钟头|hour|hr|h)(?![a-z])|/\s*(?:卡|gpu)\s*[·/]?\s*(?:时|小时|h)|每卡时)"
 _PRICE_HOUR = (
     _C(rf"([¥$])?\s*({lx.NUM})\s*{_CUR}?\s*{_HOUR}"),
-    _C(rf"(?:每卡每小时|每小时每卡|每张卡每小时|每卡时|每卡每时|每小时|一小时|per gpu[- ]?hour|per hour|an hour|/hr)\s*(?:是|要|大概|约|收)?\s*([¥$])?\s*({lx.NUM})\s*{_CUR}?"),
+    _C(
+        rf"(?:每卡每小时|每小时每卡|每张卡每小时|每卡时|每卡每时|每小时|一小时|per gpu[- ]?hour|per hour|an hour|/hr)\s*(?:是|要|大概|约|收)?\s*([¥$])?\s*({lx.NUM})\s*{_CUR}?"
+    ),
 )
 _MONEY = _C(
     rf"(?<![a-z\d.\-])([¥$])?\s*({lx.NUM_RANGE})\s*(万元|万块|w(?![a-z])|千元|k(?![a-z])|m(?![a-z])|{_CUR[1:-1]})?"
     rf"(?:\s*{_CUR}(?![a-z]))?"  # "300k CNY", "2万 RMB": the currency after a magnitude
 )
 _NOT_MONEY_AFTER = _C(r"^\s*(?:条|个|人|用户|样本|次|行|字|token|张|卡|台|年|月|天|小时|参数)")
-_BUDGET_BEFORE = _C(r"预算|budget|手头|只有|最多|不超过|不能超过|控制在|under|within|up to|max(?:imum)?|资金|经费|投入|花得起|花\s*$")
+_BUDGET_BEFORE = _C(
+    r"预算|budget|手头|只有|最多|不超过|不能超过|控制在|under|within|up to|max(?:imum)?|资金|经费|投入|花得起|花\s*$"
+)
 _BUDGET_AFTER = _C(r"^\s*(?:以内|之内|以下|左右的预算|的预算|预算|内|能买|可以买|够|budget|能(?:配|上|做)|怎么)")
 _PER_CARD = _C(r"一张|每张|单卡|一块|每块|per (?:card|gpu)|each|apiece|/张|/卡|一片")
 _PER_MONTH = _C(r"月租|每月|一个月|/月|per month|a month|monthly")
@@ -111,7 +123,9 @@ def money(w: Work) -> None:
                 continue
             cur = _currency(symbol, unit)
             if confirm:
-                w.slots["user_figures"].append(dict(text=w.span(*m.span()), value=value, unit=cur, kind="price", at=m.start()))
+                w.slots["user_figures"].append(
+                    dict(text=w.span(*m.span()), value=value, unit=cur, kind="price", at=m.start())
+                )
             w.put("price_currency", cur, m)
             w.slots.setdefault("price_per_hour", value)
             if cur == "CNY":
@@ -180,6 +194,8 @@ def claims(w: Work) -> None:
     for rx, unit, kind in _CLAIMS:
         for m in rx.finditer(w.t):
             value = float(m.group(1)) * (1000 if "tb/s" in m.group(0) else 1)
-            w.slots["user_figures"].append(dict(text=w.span(*m.span()), value=value, unit=unit, kind=kind, at=m.start()))
+            w.slots["user_figures"].append(
+                dict(text=w.span(*m.span()), value=value, unit=unit, kind=kind, at=m.start())
+            )
             w.note("user_figures", *m.span())
             w.mask(*m.span())

@@ -158,7 +158,7 @@ _SIDE_BY_SIDE = _C(r"和|与|跟|及|还是|区别|对比|比较|差别|差多�
 
 
 def _sibling_sizes(w: Any, names: _Names) -> None:
-    """"H20 141G 版本和 96G 有什么区别": a bare memory size beside a named card is that card's sibling with that
+    """ "H20 141G 版本和 96G 有什么区别": a bare memory size beside a named card is that card's sibling with that
     memory, when the catalog has one ("A100 40G 和 80G" -> the 80GB A100)."""
     spans = w.slots["mentions"].get("gpus") or []
     if not spans or not _SIDE_BY_SIDE.search(w.src):
@@ -176,7 +176,7 @@ _DISTILL = _C(r"蒸馏|distill")
 
 
 def _distilled(w: Any) -> None:
-    """"DeepSeek-R1 蒸馏版 32B": a model named with a distil word and a bare size is the catalog's distilled
+    """ "DeepSeek-R1 蒸馏版 32B": a model named with a distil word and a bare size is the catalog's distilled
     model of that size (family "<name>-Distill", parameters within 15 %), or a generic model of that size when
     the catalog has none; never the teacher."""
     sizes = [m for m in w.slots["models"] if re.fullmatch(r"\d+(?:\.\d+)?B", m)]
@@ -187,8 +187,11 @@ def _distilled(w: Any) -> None:
             continue
         teacher = catalog.get_model(rid)
         want = float(sizes[0][:-1])
-        pupils = [m for m in catalog.models() if m.family == f"{teacher.name}-Distill"
-                  and abs(m.params_b - want) <= 0.15 * want]
+        pupils = [
+            m
+            for m in catalog.models()
+            if m.family == f"{teacher.name}-Distill" and abs(m.params_b - want) <= 0.15 * want
+        ]
         models = w.slots["models"]
         if pupils:  # the distilled model of that size
             models[models.index(rid)] = min(pupils, key=lambda m: abs(m.params_b - want)).id
@@ -262,7 +265,9 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
     if not _NOT_NAME.match(tok) and _GPU_NUMBER.match(tok):
         letters = re.match(r"[a-z]*", tok).group(0)
         near = w.t[end : end + 4]
-        if (letters and letters in names.gpu_letters) or (re.fullmatch(r"\d{4}[a-z]?", tok) and re.match(r"\s*显卡", near)):
+        if (letters and letters in names.gpu_letters) or (
+            re.fullmatch(r"\d{4}[a-z]?", tok) and re.match(r"\s*显卡", near)
+        ):
             _add(w, "unknown_gpus", w.span(start, end))
             w.note("unknown_gpus", start, end)
             w.mask(start, end, GPU_MARK)

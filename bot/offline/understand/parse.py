@@ -48,17 +48,33 @@ _RUNS = re.compile(f"({GPU_MARK}|{MODEL_MARK})\\1*")
 
 #: slot -> flag the classifier sees
 _FLAGS = (
-    ("gpus", "gpu"), ("models", "model"), ("n_gpus", "n_gpus"), ("tokens", "tokens"), ("budget_amount", "budget"),
-    ("price_per_hour", "price_hour"), ("purchase_price_cny", "price_card"), ("concurrency", "concurrency"),
-    ("context_len", "context"), ("seq_len", "seq"), ("months", "months"), ("hours_per_day", "hours_per_day"),
-    ("gpu_hours", "gpu_hours"), ("hours", "hours"), ("precision", "precision"), ("method", "method"),
-    ("zero_stage", "zero"), ("deadline_days", "deadline"), ("user_figures", "claim"),
+    ("gpus", "gpu"),
+    ("models", "model"),
+    ("n_gpus", "n_gpus"),
+    ("tokens", "tokens"),
+    ("budget_amount", "budget"),
+    ("price_per_hour", "price_hour"),
+    ("purchase_price_cny", "price_card"),
+    ("concurrency", "concurrency"),
+    ("context_len", "context"),
+    ("seq_len", "seq"),
+    ("months", "months"),
+    ("hours_per_day", "hours_per_day"),
+    ("gpu_hours", "gpu_hours"),
+    ("hours", "hours"),
+    ("precision", "precision"),
+    ("method", "method"),
+    ("zero_stage", "zero"),
+    ("deadline_days", "deadline"),
+    ("user_figures", "claim"),
 )
 
 
 def _abstract(w: Work) -> str:
     """The text as the classifier sees it: GPU names -> Ⓖ, model names -> Ⓜ (positions kept)."""
-    return "".join(GPU_TOKEN if c == GPU_MARK else MODEL_TOKEN if c == MODEL_MARK else w.src[i] for i, c in enumerate(w.t))
+    return "".join(
+        GPU_TOKEN if c == GPU_MARK else MODEL_TOKEN if c == MODEL_MARK else w.src[i] for i, c in enumerate(w.t)
+    )
 
 
 def _flags(w: Work) -> list[str]:

@@ -24,8 +24,12 @@ _CARDS = (
     _C(rf"{G}\s*(?:[x×*]|\*)\s*(\d+)(?![\d.])"),
     _C(rf"(?<![\d.a-z])(-?{lx.NUM})\s*(?:张|块)(?![钱元])(?!\s*{USED_MARK})"),
 )
-_OF_THOSE = _C(rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:of (?:those|these|them|the same)|such (?:gpus|cards)|个这样的|张这样的|张这种)")
-_HALF_TIME = _C(r"一半时间|一半的时间|半天在用|half (?:of )?the time|50\s*%\s*(?:of the time|utili[sz]ation|利用率|的时间)|利用率\s*50\s*%")
+_OF_THOSE = _C(
+    rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:of (?:those|these|them|the same)|such (?:gpus|cards)|个这样的|张这样的|张这种)"
+)
+_HALF_TIME = _C(
+    r"一半时间|一半的时间|半天在用|half (?:of )?the time|50\s*%\s*(?:of the time|utili[sz]ation|利用率|的时间)|利用率\s*50\s*%"
+)
 _ONE_CARD = _C(r"单卡|单张|一张卡|single[- ]gpu|one gpu|a single gpu|单个gpu")
 _TWO_CARDS = _C(r"双卡")
 _NODES = _C(rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:台|机(?![器房])|个?节点|nodes?|servers?|machines?)")
@@ -33,13 +37,17 @@ _ONE_NODE = _C(r"单机|单台|单节点|one node|single node|a single (?:node|s
 
 _HOURS_PER_DAY = (
     _C(r"24\s*/\s*7|7\s*[x×*]\s*24|全天候?|24\s*小时(?:不停|运行|开机|在线|满载|跑)|around the clock|全年无休|不停机"),
-    _C(rf"(?:每天|一天|每日|日均|天天|per day|a day)\s*(?:只|就|大约)?\s*(?:跑|用|开|运行|工作|训练|使用|只)?\s*(?:约|大概)?\s*({lx.NUM_RANGE})\s*(?:个)?\s*(?:小时|钟头|h|hours?|hrs?)(?![a-z])"),
+    _C(
+        rf"(?:每天|一天|每日|日均|天天|per day|a day)\s*(?:只|就|大约)?\s*(?:跑|用|开|运行|工作|训练|使用|只)?\s*(?:约|大概)?\s*({lx.NUM_RANGE})\s*(?:个)?\s*(?:小时|钟头|h|hours?|hrs?)(?![a-z])"
+    ),
     _C(rf"({lx.NUM_RANGE})\s*(?:个)?\s*(?:小时|h|hours?|hrs?)\s*(?:a|per|/|每|一)\s*(?:day|天)"),
 )
 _DEADLINE = (
     _C(rf"({lx.NUM}|半|{lx.EN_NUM}|a|an)\s*(?:个)?\s*(天|日|周|星期|礼拜|小时|h|月)\s*(?:之内|以内|内)"),
     _C(rf"(?:within|in under|in less than|under|by)\s+({lx.NUM}|{lx.EN_NUM}|a|an)\s*(hours?|days?|weeks?|months?)"),
-    _C(rf"({lx.NUM}|{lx.EN_NUM})\s*(?:个)?\s*(天|周|小时|hours?|days?|weeks?)\s*(?:能|可以|要|得|就)?\s*(?:训完|跑完|完成|搞定|训练完|出结果|finish|done)"),
+    _C(
+        rf"({lx.NUM}|{lx.EN_NUM})\s*(?:个)?\s*(天|周|小时|hours?|days?|weeks?)\s*(?:能|可以|要|得|就)?\s*(?:训完|跑完|完成|搞定|训练完|出结果|finish|done)"
+    ),
 )
 _UNIT_DAYS = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30, "小时": 1 / 24, "h": 1 / 24}
 #: "一年电费", "每月用电", "a year in electricity": a period a bill is quoted for, not how long the cards are used
@@ -51,23 +59,37 @@ _MONTHS = (
 
 _K = r"(\d+(?:\.\d+)?\s*k?)(?![a-z\d])(?!\s*(?:个|路|人|用户|张|卡|台|并发|users?|concurrent|requests?|gpus?))"
 _SEQ = (
-    _C(rf"(?:seq(?:uence)?[_\s-]*(?:len(?:gth)?)?|序列长度|序列长|max[_\s-]*(?:seq|model)?[_\s-]*len(?:gth)?|cutoff[_\s-]*len|上下文(?:长度|窗口)?|context(?:[_\s-]*(?:length|len|window))?|ctx|长度)\s*(?:=|:|是|为|of|设为|设置为|开到|要|{lx.CHANGE_TO})?\s*(?:约|大概)?\s*{_K}"),
+    _C(
+        rf"(?:seq(?:uence)?[_\s-]*(?:len(?:gth)?)?|序列长度|序列长|max[_\s-]*(?:seq|model)?[_\s-]*len(?:gth)?|cutoff[_\s-]*len|上下文(?:长度|窗口)?|context(?:[_\s-]*(?:length|len|window))?|ctx|长度)\s*(?:=|:|是|为|of|设为|设置为|开到|要|{lx.CHANGE_TO})?\s*(?:约|大概)?\s*{_K}"
+    ),
     _C(rf"(?<![\d.]){_K}\s*(?:的)?\s*(?:tokens?\s*)?(?:上下文|context|长度|序列|长文本|seq(?:uence)?)"),
     # a bare "32k" / "128K" is a length (money in k needs a currency sign; token amounts say tokens)
-    _C(r"(?<![\d.$¥])(\d+(?:\.\d+)?\s*k)(?![a-z\d])(?!\s*(?:tokens?|元|块|rmb|usd|美元|刀|卡时|小时|hours?|gpu|张|卡|条|个|人|用户|样本|steps?|步))"),
+    _C(
+        r"(?<![\d.$¥])(\d+(?:\.\d+)?\s*k)(?![a-z\d])(?!\s*(?:tokens?|元|块|rmb|usd|美元|刀|卡时|小时|hours?|gpu|张|卡|条|个|人|用户|样本|steps?|步))"
+    ),
 )
 #: shortest length read as a sequence or context ("上下文 64 并发" is not a 64-token context)
 MIN_LENGTH = 128
-_MICRO = _C(r"(?:micro[_\s-]*batch(?:[_\s-]*size)?|mbs|micro[_\s-]*bs|per[_\s-]device[_\s-](?:train[_\s-])?batch[_\s-]size)\s*(?:=|:|是|为|of)?\s*(\d+)")
+_MICRO = _C(
+    r"(?:micro[_\s-]*batch(?:[_\s-]*size)?|mbs|micro[_\s-]*bs|per[_\s-]device[_\s-](?:train[_\s-])?batch[_\s-]size)\s*(?:=|:|是|为|of)?\s*(\d+)"
+)
 _BATCH = (
-    _C(rf"(?:global[_\s-]*batch(?:[_\s-]*size)?|gbs|batch[_\s-]*size|batch|bs|批大小|批量大小|批次大小|批量|批次)\s*(?:=|:|是|为|of|设为|开到|{lx.CHANGE_TO})?\s*(\d+)"),
+    _C(
+        rf"(?:global[_\s-]*batch(?:[_\s-]*size)?|gbs|batch[_\s-]*size|batch|bs|批大小|批量大小|批次大小|批量|批次)\s*(?:=|:|是|为|of|设为|开到|{lx.CHANGE_TO})?\s*(\d+)"
+    ),
     _C(r"(?<![\d.])(\d+)\s*(?:的)?\s*(?:batch|bs)(?![a-z])"),
 )
 _CONCURRENCY = (
-    _C(rf"(?:并发(?:数|量)?|concurrency(?: of)?|同时在线|同时)\s*(?:=|:|是|为|要|达到|大概|约|有|支持|{lx.CHANGE_TO})?\s*({lx.NUM})\s*(?:个|路|人|用户|请求)?"),
-    _C(rf"(?<![\d.])({lx.NUM})\s*(?:个|路)?\s*(?:人|用户|请求)?\s*(?:并发|concurrent|simultaneous|人同时|个?用户同时|同时在线|路并发)"),
+    _C(
+        rf"(?:并发(?:数|量)?|concurrency(?: of)?|同时在线|同时)\s*(?:=|:|是|为|要|达到|大概|约|有|支持|{lx.CHANGE_TO})?\s*({lx.NUM})\s*(?:个|路|人|用户|请求)?"
+    ),
+    _C(
+        rf"(?<![\d.])({lx.NUM})\s*(?:个|路)?\s*(?:人|用户|请求)?\s*(?:并发|concurrent|simultaneous|人同时|个?用户同时|同时在线|路并发)"
+    ),
     _C(r"(?<![\d.])(\d+)\s*(?:users|requests)\s*(?:at once|at the same time|in parallel|simultaneously)"),
-    _C(rf"(?:for|serve|serving|support|supports|handle)\s+({lx.NUM})\s+(?:concurrent\s+|simultaneous\s+|active\s+)?(?:users|people|customers|sessions)"),
+    _C(
+        rf"(?:for|serve|serving|support|supports|handle)\s+({lx.NUM})\s+(?:concurrent\s+|simultaneous\s+|active\s+)?(?:users|people|customers|sessions)"
+    ),
     _C(rf"(?:给|供|让|支持|服务)\s*({lx.NUM})\s*(?:个|名|位)?\s*(?:人|用户|客户|员工|同学)"),
     _C(rf"(?<![\d.])({lx.NUM})\s*(?:个|名|位)?\s*(?:人|用户|员工)\s*(?:同时)?\s*(?:用|使用|在线|访问)"),
 )
@@ -101,7 +123,11 @@ def counts(w: Work) -> None:
             w.note("n_gpus", *m.span())
             w.slots.setdefault("n_gpus", value)
             # keep the GPU marker so "8×H800 and 4×A100" still sees the second GPU
-            w.t = w.t[: m.start()] + "".join(c if c == GPU_MARK else USED_MARK for c in w.t[m.start() : m.end()]) + w.t[m.end() :]
+            w.t = (
+                w.t[: m.start()]
+                + "".join(c if c == GPU_MARK else USED_MARK for c in w.t[m.start() : m.end()])
+                + w.t[m.end() :]
+            )
     if "n_gpus" not in w.slots and (m := _OF_THOSE.search(w.t)):
         value = to_number(m.group(1))
         if value is not None:
@@ -152,12 +178,14 @@ def durations(w: Work) -> None:
             w.put("months", hi, m)
 
 
-_GPU_HOURS = _C(rf"(?<![\d.])({lx.NUM})\s*(?:个)?\s*(?:{G}\s*)?(?:卡时|卡·时|卡小时|gpu[- ]?hours?|gpu[- ]?hrs?)(?![a-z])")
+_GPU_HOURS = _C(
+    rf"(?<![\d.])({lx.NUM})\s*(?:个)?\s*(?:{G}\s*)?(?:卡时|卡·时|卡小时|gpu[- ]?hours?|gpu[- ]?hrs?)(?![a-z])"
+)
 _HOURS = _C(rf"(?<![\d.])({lx.NUM})\s*(?:个)?\s*(?:小时|钟头|hours?|hrs?)(?![a-z])")
 
 
 def gpu_hours(w: Work) -> None:
-    """"5000 卡时", "5000 H800 GPU-hours" (the GPU name stays a GPU: only the number is masked)."""
+    """ "5000 卡时", "5000 H800 GPU-hours" (the GPU name stays a GPU: only the number is masked)."""
     for m in _GPU_HOURS.finditer(w.t):
         rng = num_range(m.group(1))
         if rng is None:
@@ -166,7 +194,11 @@ def gpu_hours(w: Work) -> None:
             w.slots["ranges"].setdefault("gpu_hours", [rng[0], rng[1]])
         w.slots.setdefault("gpu_hours", rng[1])
         w.note("gpu_hours", *m.span())
-        w.t = w.t[: m.start()] + "".join(c if c == GPU_MARK else USED_MARK for c in w.t[m.start() : m.end()]) + w.t[m.end() :]
+        w.t = (
+            w.t[: m.start()]
+            + "".join(c if c == GPU_MARK else USED_MARK for c in w.t[m.start() : m.end()])
+            + w.t[m.end() :]
+        )
 
 
 def hours(w: Work) -> None:

@@ -29,27 +29,50 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         return "domestic"  # "国产卡能跑 deepseek 满血版吗": the Chinese-made cards, each with the model's fit
     if intent == "compare" and slots.get("domestic_only"):
         return "domestic"
-    if intent in ("fit", "min_gpus", "specs", "knowledge") and len(p.gpus) + len(p.unknown_gpus) >= 2 \
-            and _REPLACE.search(p.text):
+    if (
+        intent in ("fit", "min_gpus", "specs", "knowledge")
+        and len(p.gpus) + len(p.unknown_gpus) >= 2
+        and _REPLACE.search(p.text)
+    ):
         return "compare"  # "910B 能替代 A100 做 7B 的 LoRA 吗": the comparison runs the fit on each card
     stated = any(f.unit == "CNY" and f.kind == "price" for f in p.user_figures)
     # a card's price stated as fact is checked, unless the figure is a budget to spend ("买" words) or a rent
     hardware = intent in ("build_budget", "recommend") and BUY.search(p.text)
-    if p.gpus and not p.models and not hardware and intent not in ("rent_vs_buy", "cost") and (
-            stated or ((p.budget_cny or p.purchase_price_cny) and _CLAIM.search(p.text))):
+    if (
+        p.gpus
+        and not p.models
+        and not hardware
+        and intent not in ("rent_vs_buy", "cost")
+        and (stated or ((p.budget_cny or p.purchase_price_cny) and _CLAIM.search(p.text)))
+    ):
         return "price"  # "H100 只要 1000 元", "确认一下 H100 是不是 1000 元一张": checked against the catalog
-    if intent == "cost" and p.tokens and not slots.get("model") and not (
-            slots.get("hours") or slots.get("months") or slots.get("gpu_hours")):
+    if (
+        intent == "cost"
+        and p.tokens
+        and not slots.get("model")
+        and not (slots.get("hours") or slots.get("months") or slots.get("gpu_hours"))
+    ):
         return "time"  # "8 卡 H800 训 100B tokens 要花多少": a token count is billed through a training run's time
     if intent == "build_budget" and slots.get("model") and not BUY.search(p.text):
         return "recommend"  # "预算 30 万，一周内微调完 14B，上什么卡": a budget for the job, not for hardware
-    if intent in ("recommend", "build_budget") and (slots.get("workload") == "infer" or p.concurrency) \
-            and slots.get("model"):
+    if (
+        intent in ("recommend", "build_budget")
+        and (slots.get("workload") == "infer" or p.concurrency)
+        and slots.get("model")
+    ):
         return "recommend_serving"
-    if intent == "recommend" and budget and slots.get("workload") != "infer" and re.search(
-            r"买|采购|搭|buy|purchase|build", p.text, re.I):
+    if (
+        intent == "recommend"
+        and budget
+        and slots.get("workload") != "infer"
+        and re.search(r"买|采购|搭|buy|purchase|build", p.text, re.I)
+    ):
         return "build_budget"  # a budget to buy cards with, with or without the model named
-    if intent == "speed" and p.concurrency and slots.get("model") and re.search(r"最多|最大|max|how many|多少路|多少人|几路",
-                                                                                p.text, re.I):
+    if (
+        intent == "speed"
+        and p.concurrency
+        and slots.get("model")
+        and re.search(r"最多|最大|max|how many|多少路|多少人|几路", p.text, re.I)
+    ):
         return "serving_capacity"
     return intent

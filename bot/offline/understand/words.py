@@ -13,7 +13,12 @@ _METHODS = [(name, _C(p)) for name, p in lx.METHODS]
 _WORKLOADS = {name: _C(p) for name, p in lx.WORKLOADS}
 _PRECISIONS = [(name, _C(p)) for name, p in lx.PRECISIONS]
 _ZERO = _C(lx.ZERO)
-_OFFLOAD = [(False, _C(lx.OFFLOAD_NO)), ("optimizer", _C(lx.OFFLOAD_OPT)), ("param", _C(lx.OFFLOAD_PARAM)), (True, _C(lx.OFFLOAD_ANY))]
+_OFFLOAD = [
+    (False, _C(lx.OFFLOAD_NO)),
+    ("optimizer", _C(lx.OFFLOAD_OPT)),
+    ("param", _C(lx.OFFLOAD_PARAM)),
+    (True, _C(lx.OFFLOAD_ANY)),
+]
 _MIXED = _C(lx.MIXED_PRECISION)
 _DOMESTIC = _C(lx.CHINA_DOMESTIC)
 _AVAILABLE = _C(lx.CHINA_AVAILABLE)
@@ -21,7 +26,9 @@ _FOLLOW_UP = _C(lx.FOLLOW_UP)
 _INJECTION = _C(lx.INJECTION)
 
 
-_CHECKPOINTING = _C(r"梯度检查点|激活重计算|重计算|gradient[_\s-]*checkpoint(?:ing)?|activation[_\s-]*checkpoint(?:ing)?|recomput(?:e|ation)|\bgc\b")
+_CHECKPOINTING = _C(
+    r"梯度检查点|激活重计算|重计算|gradient[_\s-]*checkpoint(?:ing)?|activation[_\s-]*checkpoint(?:ing)?|recomput(?:e|ation)|\bgc\b"
+)
 _RUN = _C(r"跑得动|跑不动|能跑|能不能跑|可以跑|跑得起来|跑起来|跑得了|\brun\b|\bruns\b|\bload\b|用得了|带得动")
 _NEGATED = _C(r"不开|不用|关(?:掉|闭)?|没开|不要|no|without|w/o|disable|off")
 _USD = _C(r"美元|美金|\busd\b|\bdollars?\b|us\$|\$\s*\d|in \$")
@@ -45,13 +52,17 @@ def words(w: Work) -> None:
         w.slots["workload"] = "pretrain"
     elif w.slots.get("method") or _WORKLOADS["finetune"].search(s):
         infer, ft = _WORKLOADS["infer"].search(s), _WORKLOADS["finetune"].search(s)
-        w.slots["workload"] = "infer" if infer and ft and infer.start() < ft.start() and not w.slots.get("method") else "finetune"
+        w.slots["workload"] = (
+            "infer" if infer and ft and infer.start() < ft.start() and not w.slots.get("method") else "finetune"
+        )
     elif _WORKLOADS["infer"].search(s) or "concurrency" in w.slots:
         w.slots["workload"] = "infer"
     elif _WORKLOADS["train"].search(s):
         w.slots["workload"] = "train"
     elif _RUN.search(s) and (w.slots["models"] or w.slots["unknown_models"]):
-        w.slots["workload"] = "infer"  # "Qwen3-8B 在 A10 上跑得动吗": running a model, with no training word, is serving
+        w.slots["workload"] = (
+            "infer"  # "Qwen3-8B 在 A10 上跑得动吗": running a model, with no training word, is serving
+        )
     if m := _ZERO.search(s):
         w.slots["zero_stage"] = int(m.group(1) or m.group(2))
         w.note("zero_stage", *m.span())

@@ -35,7 +35,11 @@ class Work:
     def note(self, slot: str, start: int, end: int) -> None:
         self.slots["mentions"].setdefault(slot, []).append(self.span(start, end))
         before, after = self.src[max(0, start - 6) : start], self.src[end : end + 4]
-        if (_APPROX_BEFORE.search(before) and not _NOT_APPROX.search(self.src[max(0, start - 12) : start])) or _APPROX_AFTER.search(after) or _APPROX_IN.search(self.src[start:end]):
+        if (
+            (_APPROX_BEFORE.search(before) and not _NOT_APPROX.search(self.src[max(0, start - 12) : start]))
+            or _APPROX_AFTER.search(after)
+            or _APPROX_IN.search(self.src[start:end])
+        ):
             if slot not in self.slots["approximate"]:
                 self.slots["approximate"].append(slot)
 
@@ -54,14 +58,18 @@ _NOT_APPROX = _C(r"(?:what|how)\s+about\s*$")
 
 
 def num_range(text: str) -> tuple[float, float] | None:
-    """"8" -> (8, 8); "30-50" -> (30, 50); "两到三" -> (2, 3); None when not a number."""
+    """ "8" -> (8, 8); "30-50" -> (30, 50); "两到三" -> (2, 3); None when not a number."""
     parts = re.split(r"\s*(?:到|至|~|–|—|(?<=[\d一二两三四五六七八九十])-)\s*", text.strip(), maxsplit=1)
     values = [to_number(p) for p in parts]
     if any(v is None for v in values):
         return None
     lo, hi = values[0], values[-1]
     # "30-50万": the magnitude written once applies to both ends
-    if len(values) == 2 and not re.search(r"[万亿千]", parts[0]) and (base := to_number(re.sub(r"[万亿千\s]", "", parts[1]))):
+    if (
+        len(values) == 2
+        and not re.search(r"[万亿千]", parts[0])
+        and (base := to_number(re.sub(r"[万亿千\s]", "", parts[1])))
+    ):
         lo *= hi / base
     return lo, hi
 

@@ -22,6 +22,7 @@ def _error(resp, status: int) -> dict:
 
 # ---- /v1/ask and conversations -----------------------------------------------------------------------
 
+
 def test_ask_returns_a_trace_whose_numbers_all_have_sources(client):
     resp = client.post("/v1/ask", json={"text": FULL_70B})
     assert resp.status_code == 200
@@ -39,7 +40,10 @@ def test_conversation_continues_across_two_asks_and_is_readable(client):
     assert second["conversation_id"] == cid
     fit = [c for c in second["tool_calls"] if c["tool"] == "fit_training"]
     assert fit and fit[0]["input"]["n_gpus"] == 8  # the follow-up inherited model and GPU from the first turn
-    assert fit[0]["input"]["model"] == next(c for c in first["tool_calls"] if c["tool"] == "fit_training")["input"]["model"]
+    assert (
+        fit[0]["input"]["model"]
+        == next(c for c in first["tool_calls"] if c["tool"] == "fit_training")["input"]["model"]
+    )
 
     conv = client.get(f"/v1/conversations/{cid}").json()
     assert [t["question"] for t in conv["turns"]] == [FULL_70B, "换成 8 卡呢？"]
@@ -58,14 +62,17 @@ def test_answer_language_can_be_forced(client):
     assert trace["language"] == "en"
 
 
-@pytest.mark.parametrize("body, field", [
-    ({}, "text"),
-    ({"text": "   "}, "text"),
-    ({"text": "x" * 4001}, "text"),
-    ({"text": "hi", "lang": "fr"}, "lang"),
-    ({"text": "hi", "conversation_id": "a b"}, "conversation_id"),
-    ({"text": "hi", "extra": 1}, "extra"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({}, "text"),
+        ({"text": "   "}, "text"),
+        ({"text": "x" * 4001}, "text"),
+        ({"text": "hi", "lang": "fr"}, "lang"),
+        ({"text": "hi", "conversation_id": "a b"}, "conversation_id"),
+        ({"text": "hi", "extra": 1}, "extra"),
+    ],
+)
 def test_bad_ask_bodies_are_422_naming_the_field(client, body, field):
     err = _error(client.post("/v1/ask", json=body), 422)
     assert err["field"] == field and err["code"] == "invalid_input"
@@ -82,6 +89,7 @@ def test_validation_message_follows_accept_language(client):
 
 
 # ---- streaming ------------------------------------------------------------------------------------------
+
 
 def test_ask_stream_sends_tool_events_deltas_and_the_final_trace(client, sse_json):
     with client.stream("POST", "/v1/ask/stream", json={"text": FULL_70B}) as resp:
@@ -141,6 +149,7 @@ def test_unhandled_errors_are_500_json_with_the_request_id_and_no_trace(make_cli
 
 # ---- feedback -------------------------------------------------------------------------------------------
 
+
 def test_feedback_is_stored_and_shown_with_the_conversation(client, advisor):
     cid = client.post("/v1/ask", json={"text": FULL_70B}).json()["conversation_id"]
     resp = client.post("/v1/feedback", json={"conversation_id": cid, "turn": 0, "rating": -1, "comment": "太贵"})
@@ -157,6 +166,7 @@ def test_feedback_for_a_missing_turn_is_404_and_bad_rating_422(client):
 
 
 # ---- catalog and tools ----------------------------------------------------------------------------------
+
 
 def test_catalog_lists_and_resolves_aliases(client):
     gpus = client.get("/v1/catalog/gpus").json()
@@ -212,13 +222,18 @@ def test_every_tool_has_its_own_schema_in_openapi(client):
 
 # ---- OpenAI-compatible, in-process -----------------------------------------------------------------------
 
+
 def test_models_lists_gpu_advisor(client):
     assert [m["id"] for m in client.get("/v1/models").json()["data"]] == ["gpu-advisor"]
 
 
 def test_streamed_chat_chunks_follow_the_openai_wire_format(client, sse_json):
-    body = {"model": "gpu-advisor", "stream": True, "stream_options": {"include_usage": True},
-            "messages": [{"role": "user", "content": "Llama 3 8B LoRA on one RTX 4090?"}]}
+    body = {
+        "model": "gpu-advisor",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": [{"role": "user", "content": "Llama 3 8B LoRA on one RTX 4090?"}],
+    }
     with client.stream("POST", "/v1/chat/completions", json=body) as resp:
         assert resp.status_code == 200 and resp.headers["x-accel-buffering"] == "no"
         events = sse_json(resp.read().decode())
@@ -235,18 +250,31 @@ def test_streamed_chat_chunks_follow_the_openai_wire_format(client, sse_json):
 
 
 def test_chat_with_unknown_model_or_no_user_message_is_refused(client):
-    err = _error(client.post("/v1/chat/completions", json={"model": "gpt-4o", "messages": [
-        {"role": "user", "content": "hi"}]}), 404)
+    err = _error(
+        client.post("/v1/chat/completions", json={"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}),
+        404,
+    )
     assert err["code"] == "model_not_found"
-    err = _error(client.post("/v1/chat/completions", json={"model": "gpu-advisor", "messages": [
-        {"role": "system", "content": "be brief"}]}), 422)
+    err = _error(
+        client.post(
+            "/v1/chat/completions",
+            json={"model": "gpu-advisor", "messages": [{"role": "system", "content": "be brief"}]},
+        ),
+        422,
+    )
     assert err["field"] == "messages"
 
 
 def test_chat_conversation_id_is_stable_while_messages_grow():
     first = ChatCompletionRequest(model="gpu-advisor", messages=[{"role": "user", "content": "q1"}])
-    later = ChatCompletionRequest(model="gpu-advisor", messages=[
-        {"role": "user", "content": "q1"}, {"role": "assistant", "content": "a1"}, {"role": "user", "content": "q2"}])
+    later = ChatCompletionRequest(
+        model="gpu-advisor",
+        messages=[
+            {"role": "user", "content": "q1"},
+            {"role": "assistant", "content": "a1"},
+            {"role": "user", "content": "q2"},
+        ],
+    )
     other_user = ChatCompletionRequest(model="gpu-advisor", user="u2", messages=[{"role": "user", "content": "q1"}])
     assert chat_conversation_id(first, None) == chat_conversation_id(later, None)
     assert chat_conversation_id(first, None) != chat_conversation_id(other_user, None)
@@ -261,6 +289,7 @@ def test_chat_conversation_id_is_stable_while_messages_grow():
 
 
 # ---- operations -----------------------------------------------------------------------------------------
+
 
 def test_health_ready_and_metrics(client):
     assert client.get("/healthz").json() == {"status": "ok"}

@@ -10,13 +10,20 @@ import tools
 FIT = {"model": "Llama-2-7B", "gpu": "A100 80GB", "n_gpus": 8}
 
 
-@pytest.mark.parametrize(("path", "body", "field", "zh"), [
-    ("/v1/tools/fit_training", {**FIT, "n_gpus": "8"}, "n_gpus", "应为数字，而不是文本"),
-    ("/v1/tools/fit_training", {**FIT, "flash_attention": 1}, "flash_attention", "应为true 或 false，而不是数字"),
-    ("/v1/feedback", {"conversation_id": "c1", "turn": "0", "rating": 1}, "turn", "应为数字，而不是文本"),
-    ("/v1/chat/completions", {"model": "gpu-advisor", "messages": [{"role": "user", "content": "hi"}],
-                              "stream": "true"}, "stream", "应为true 或 false，而不是文本"),
-])
+@pytest.mark.parametrize(
+    ("path", "body", "field", "zh"),
+    [
+        ("/v1/tools/fit_training", {**FIT, "n_gpus": "8"}, "n_gpus", "应为数字，而不是文本"),
+        ("/v1/tools/fit_training", {**FIT, "flash_attention": 1}, "flash_attention", "应为true 或 false，而不是数字"),
+        ("/v1/feedback", {"conversation_id": "c1", "turn": "0", "rating": 1}, "turn", "应为数字，而不是文本"),
+        (
+            "/v1/chat/completions",
+            {"model": "gpu-advisor", "messages": [{"role": "user", "content": "hi"}], "stream": "true"},
+            "stream",
+            "应为true 或 false，而不是文本",
+        ),
+    ],
+)
 def test_a_value_of_the_wrong_json_type_is_422_naming_the_field(client, path, body, field, zh):
     res = client.post(path, json=body, headers={"Accept-Language": "zh-CN"})
     assert res.status_code == 422

@@ -23,8 +23,11 @@ def _plain(schema: Any, defs: dict[str, Any]) -> Any:
     if isinstance(schema, dict):
         if "$ref" in schema:
             return _plain(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
-        return {k: _plain(v, defs) for k, v in schema.items()
-                if k not in ("title", "$defs") and not (k == "default" and v is None)}
+        return {
+            k: _plain(v, defs)
+            for k, v in schema.items()
+            if k not in ("title", "$defs") and not (k == "default" and v is None)
+        }
     if isinstance(schema, list):
         return [_plain(v, defs) for v in schema]
     return schema
@@ -57,10 +60,12 @@ def test_tools_have_the_openapi_schemas_and_answer_like_tools_call(base):
         route = openapi["paths"][f"/v1/tools/{tool.name}"]["post"]
         published_in = route["requestBody"]["content"]["application/json"]["schema"]
         published_out = route["responses"]["200"]["content"]["application/json"]["schema"]
-        assert _plain(tool.input_schema, tool.input_schema.get("$defs", {})) == _plain(published_in, components), \
+        assert _plain(tool.input_schema, tool.input_schema.get("$defs", {})) == _plain(published_in, components), (
             tool.name
-        assert _plain(tool.output_schema, tool.output_schema.get("$defs", {})) == _plain(published_out, components), \
+        )
+        assert _plain(tool.output_schema, tool.output_schema.get("$defs", {})) == _plain(published_out, components), (
             tool.name
+        )
         assert tool.annotations.read_only_hint and not tool.annotations.destructive_hint
     assert not fit.is_error and fit.structured_content == tools.call("fit_training", FIT)
     assert fit.structured_content["fits"] is True
@@ -95,8 +100,12 @@ def test_catalog_resources_and_the_sizing_prompt(base):
     assert "Qwen2.5-7B" in text and "fit_training" in text
 
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 AUTH = {**ACCEPT, "Authorization": f"Bearer {KEY}"}
 
@@ -104,8 +113,11 @@ AUTH = {**ACCEPT, "Authorization": f"Bearer {KEY}"}
 def test_no_key_or_a_wrong_key_is_401_and_a_foreign_host_is_refused(base):
     no_key = httpx.post(f"{base}/mcp", json=INIT, headers=ACCEPT)
     assert no_key.status_code == 401 and no_key.headers["www-authenticate"] == "Bearer"
-    wrong = httpx.post(f"{base}/mcp", json=INIT, headers={**ACCEPT, "Authorization": "Bearer k-wrong-0123456789abcdef",
-                                                          "Accept-Language": "zh-CN"})
+    wrong = httpx.post(
+        f"{base}/mcp",
+        json=INIT,
+        headers={**ACCEPT, "Authorization": "Bearer k-wrong-0123456789abcdef", "Accept-Language": "zh-CN"},
+    )
     assert wrong.status_code == 401 and "密钥无效" in wrong.json()["error"]["message"]
     rebinding = httpx.post(f"{base}/mcp", json=INIT, headers={**AUTH, "Host": "evil.example:80"})
     assert rebinding.status_code == 421
@@ -157,17 +169,27 @@ def test_the_session_manager_restarts_with_the_app_and_serves_many_sessions(advi
             totals = anyio.run(sessions, server.base, 12)
         finally:
             server.stop()
-        assert totals == sorted(tools.call("run_cost", {"gpu": "H800", "gpu_hours": h})["total_cny"] for h in range(1, 13))
+        assert totals == sorted(
+            tools.call("run_cost", {"gpu": "H800", "gpu_hours": h})["total_cny"] for h in range(1, 13)
+        )
         assert not server.thread.is_alive()
 
 
 def test_a_browser_client_from_an_allowed_origin_passes_cors_and_the_origin_check(make_client):
     page = "https://inspector.example.com"
     client = make_client(api_keys=KEY, cors_origins=page, mcp_hosts="testserver", mcp_origins=page)
-    preflight = client.options("/mcp", headers={
-        "Origin": page, "Access-Control-Request-Method": "POST",
-        "Access-Control-Request-Headers": "authorization,content-type,mcp-protocol-version"})
-    assert preflight.status_code == 200 and "mcp-protocol-version" in preflight.headers["access-control-allow-headers"].lower()
+    preflight = client.options(
+        "/mcp",
+        headers={
+            "Origin": page,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization,content-type,mcp-protocol-version",
+        },
+    )
+    assert (
+        preflight.status_code == 200
+        and "mcp-protocol-version" in preflight.headers["access-control-allow-headers"].lower()
+    )
     ok = client.post("/mcp", json=INIT, headers={**AUTH, "Origin": page})
     assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == page
     assert client.post("/mcp", json=INIT, headers={**AUTH, "Origin": "https://evil.example.com"}).status_code == 403

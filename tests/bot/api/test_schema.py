@@ -29,9 +29,10 @@ from tools.catalog.lookup import gpus, models
 #: a body over GPU_ADVISOR_MAX_BODY_BYTES is 413 before it is read, whatever the schema says of its content (a
 #: limit on bytes no JSON schema can state): a documented refusal, not a schema mismatch, either way
 LIMITS = SchemathesisConfig.from_str(
-    '[checks.negative_data_rejection]\nexpected-statuses = [400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 428, 429, '
+    "[checks.negative_data_rejection]\nexpected-statuses = [400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 428, 429, "
     '"5xx"]\n[checks.positive_data_acceptance]\nexpected-statuses = ["2xx", "3xx", 401, 403, 404, 409, 413, 429, '
-    '"5xx"]\n')
+    '"5xx"]\n'
+)
 
 # slow operations (whole answers) get fewer examples; the whole module stays well under a minute
 EXAMPLES = {"/v1/ask": 8, "/v1/ask/stream": 5, "/v1/chat/completions": 8, "/v1/tools/recommend_gpus": 8}
@@ -82,8 +83,10 @@ def test_every_schema_invalid_request_is_refused_as_documented(app):
 def catalog_names(raw: dict[str, Any]) -> dict[str, Any]:
     """The tool routes of `raw` with `gpu`, `gpus` and a model's name drawn from the catalog (a narrower
     schema: whatever it allows, the real one allows too)."""
-    names = {"gpu": sorted(g.name for g in gpus()),
-             "model": sorted(m.name for m in models()) + ["7B", "70B", "0.5B", "405B", "700亿参数"]}
+    names = {
+        "gpu": sorted(g.name for g in gpus()),
+        "model": sorted(m.name for m in models()) + ["7B", "70B", "0.5B", "405B", "700亿参数"],
+    }
     raw = copy.deepcopy(raw)
     raw["paths"] = {path: item for path, item in raw["paths"].items() if path.startswith("/v1/tools/")}
     for name, component in raw["components"]["schemas"].items():
@@ -116,6 +119,11 @@ def test_catalog_names_reach_every_calculator_and_only_the_catalog_refuses(app):
         raw = client.get("/openapi.json").json()
     schema = schemathesis.openapi.from_dict(catalog_names(raw))
     schema.app = app
-    failures = check_all(schema, GenerationMode.POSITIVE, CATALOG_EXAMPLES, excluded_checks=[positive_data_acceptance],
-                         additional_checks=[accepted_unless_unsupported])
+    failures = check_all(
+        schema,
+        GenerationMode.POSITIVE,
+        CATALOG_EXAMPLES,
+        excluded_checks=[positive_data_acceptance],
+        additional_checks=[accepted_unless_unsupported],
+    )
     assert not failures, "\n\n".join(failures)

@@ -26,8 +26,13 @@ def test_open_api_needs_no_key(client):
 
 def test_with_a_key_every_v1_route_needs_it(make_client):
     client = make_client(api_keys=KEY)
-    for method, path in [("GET", "/v1/models"), ("GET", "/v1/catalog/gpus"), ("POST", "/v1/ask"),
-                         ("POST", "/v1/chat/completions"), ("POST", "/v1/tools/fit_training")]:
+    for method, path in [
+        ("GET", "/v1/models"),
+        ("GET", "/v1/catalog/gpus"),
+        ("POST", "/v1/ask"),
+        ("POST", "/v1/chat/completions"),
+        ("POST", "/v1/tools/fit_training"),
+    ]:
         resp = client.request(method, path, json={})
         assert resp.status_code == 401, path
         assert resp.json()["error"]["code"] == "unauthorized"
@@ -116,7 +121,10 @@ def test_body_over_the_limit_is_413(make_client):
 
 def test_cors_preflight_allows_listed_origins_only(make_client):
     client = make_client(cors_origins="https://owui.example.com")
-    preflight = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization,content-type"}
+    preflight = {
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization,content-type",
+    }
     ok = client.options("/v1/chat/completions", headers={"Origin": "https://owui.example.com", **preflight})
     assert ok.status_code == 200
     assert ok.headers["access-control-allow-origin"] == "https://owui.example.com"

@@ -36,8 +36,12 @@ def test_sdk_plain_chat_completion(sdk):
 
 
 def test_sdk_streamed_chat_completion_with_usage(sdk):
-    stream = sdk.chat.completions.create(model="gpu-advisor", stream=True, stream_options={"include_usage": True},
-                                         messages=[{"role": "user", "content": "Llama 3 8B LoRA on one RTX 4090?"}])
+    stream = sdk.chat.completions.create(
+        model="gpu-advisor",
+        stream=True,
+        stream_options={"include_usage": True},
+        messages=[{"role": "user", "content": "Llama 3 8B LoRA on one RTX 4090?"}],
+    )
     chunks = list(stream)
     assert chunks[0].choices[0].delta.role == "assistant"
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
@@ -49,13 +53,17 @@ def test_sdk_streamed_chat_completion_with_usage(sdk):
 def test_sdk_chat_continues_the_conversation_as_messages_grow(sdk, base):
     messages = [{"role": "user", "content": Q1}]
     first = sdk.chat.completions.create(model="gpu-advisor", messages=messages)
-    messages += [{"role": "assistant", "content": first.choices[0].message.content},
-                 {"role": "user", "content": "换成 8 卡呢？"}]
+    messages += [
+        {"role": "assistant", "content": first.choices[0].message.content},
+        {"role": "user", "content": "换成 8 卡呢？"},
+    ]
     second = sdk.chat.completions.create(model="gpu-advisor", messages=messages)
     extra_1, extra_2 = first.model_extra["gpu_advisor"], second.model_extra["gpu_advisor"]
     assert extra_1["conversation_id"] == extra_2["conversation_id"]
     assert "8" in second.choices[0].message.content and "A100" in second.choices[0].message.content
-    conv = httpx.get(f"{base}/v1/conversations/{extra_1['conversation_id']}", headers={"Authorization": f"Bearer {KEY}"})
+    conv = httpx.get(
+        f"{base}/v1/conversations/{extra_1['conversation_id']}", headers={"Authorization": f"Bearer {KEY}"}
+    )
     assert [t["question"] for t in conv.json()["turns"]] == [Q1, "换成 8 卡呢？"]
     fit = [c for c in conv.json()["turns"][1]["trace"]["tool_calls"] if c["tool"] == "fit_training"]
     assert fit[0]["input"]["n_gpus"] == 8

@@ -31,7 +31,9 @@ def config() -> RedisConfig:
     try:
         client.ping()
     except (redis.exceptions.RedisError, OSError) as err:
-        pytest.skip(f"Redis is not reachable at {REDIS_URL} ({type(err).__name__}); in-process limits are tested instead")
+        pytest.skip(
+            f"Redis is not reachable at {REDIS_URL} ({type(err).__name__}); in-process limits are tested instead"
+        )
     yield cfg
     for key in client.scan_iter(cfg.prefix + "*"):
         client.delete(key)
@@ -69,8 +71,12 @@ def test_two_workers_draw_on_one_budget(config):
 def test_a_redis_outage_falls_back_to_this_process_with_one_warning(caplog):
     down = RedisConfig(_nothing_listens())
     now = [0.0]
-    limiter = RedisRateLimiter(connect(down), down.key("rate", ""), 3,
-                               breaker=Breaker("the rate limit", "each worker counts on its own", clock=lambda: now[0]))
+    limiter = RedisRateLimiter(
+        connect(down),
+        down.key("rate", ""),
+        3,
+        breaker=Breaker("the rate limit", "each worker counts on its own", clock=lambda: now[0]),
+    )
     with caplog.at_level(logging.WARNING, logger="gpu_advisor.redis"):
         waits = [limiter.take("key:team") for _ in range(4)]
     assert waits[:3] == [0, 0, 0] and waits[3] > 0  # the per-process bucket still limits

@@ -34,17 +34,29 @@ def _headers(key: str, origin: str | None = SHOP, lang: str = "en") -> dict[str,
     return headers
 
 
-@pytest.mark.parametrize(("typed", "origin"), [
-    ("https://Shop.Example.com/", "https://shop.example.com"),
-    ("https://shop.example.com:443", "https://shop.example.com"),
-    ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
-])
+@pytest.mark.parametrize(
+    ("typed", "origin"),
+    [
+        ("https://Shop.Example.com/", "https://shop.example.com"),
+        ("https://shop.example.com:443", "https://shop.example.com"),
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+    ],
+)
 def test_origins_are_normalised(typed, origin):
     assert normalize_origin(typed) == origin
 
 
-@pytest.mark.parametrize("typed", ["shop.example.com", "ftp://shop.example.com", "https://shop.example.com/page",
-                                   "https://*.example.com", "https://user:pw@shop.example.com", ""])
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "shop.example.com",
+        "ftp://shop.example.com",
+        "https://shop.example.com/page",
+        "https://*.example.com",
+        "https://user:pw@shop.example.com",
+        "",
+    ],
+)
 def test_a_bad_origin_is_refused_with_the_reason(env, typed):
     result = CliRunner().invoke(cli, ["keys", "create", "shop", "--widget", "--origin", typed])
     assert result.exit_code == 2
@@ -59,7 +71,8 @@ def test_cli_makes_a_publishable_key_listed_with_its_origins(env):
     assert record["key"].startswith("pk_") and record["origins"] == [SHOP, "https://portal.example.cn"]
     listed = json.loads(runner.invoke(cli, ["keys", "list", "--json"]).output)
     assert [(k["name"], k.get("kind"), k.get("origins")) for k in listed] == [
-        ("shop", "widget", [SHOP, "https://portal.example.cn"])]
+        ("shop", "widget", [SHOP, "https://portal.example.cn"])
+    ]
     assert all("key" not in k for k in listed)
     assert runner.invoke(cli, ["keys", "revoke", record["id"]]).exit_code == 0
 
@@ -85,9 +98,13 @@ def test_widget_key_streams_answers_from_a_listed_origin_only(client, sse_json):
 
 def test_widget_key_opens_only_the_widget_routes(client):
     record = _widget_key(SHOP)
-    for method, path, body in [("GET", "/v1/models", None), ("POST", "/v1/ask", ASK),
-                               ("POST", "/v1/tools/fit_training", {"model": "7B", "gpu": "A100"}),
-                               ("GET", "/v1/catalog/gpus", None), ("POST", "/v1/chat/completions", {})]:
+    for method, path, body in [
+        ("GET", "/v1/models", None),
+        ("POST", "/v1/ask", ASK),
+        ("POST", "/v1/tools/fit_training", {"model": "7B", "gpu": "A100"}),
+        ("GET", "/v1/catalog/gpus", None),
+        ("POST", "/v1/chat/completions", {}),
+    ]:
         resp = client.request(method, path, json=body, headers=_headers(record["key"], lang="zh"))
         assert resp.status_code == 403, path
         assert resp.json()["error"]["code"] == "widget_key_not_allowed"
@@ -111,8 +128,9 @@ def test_widget_conversations_and_feedback_stay_with_their_key(client):
     assert stolen.status_code == 404
     chosen = client.post("/v1/ask/stream", json={**ASK, "conversation_id": "mine"}, headers=_headers(first["key"]))
     assert chosen.status_code == 404
-    go_on = client.post("/v1/ask/stream", json={"text": "换成 8 卡呢？", "conversation_id": cid},
-                        headers=_headers(first["key"]))
+    go_on = client.post(
+        "/v1/ask/stream", json={"text": "换成 8 卡呢？", "conversation_id": cid}, headers=_headers(first["key"])
+    )
     assert go_on.status_code == 200 and go_on.headers["x-conversation-id"] == cid
 
 
@@ -158,7 +176,9 @@ def test_panel_is_framed_only_by_the_listed_origins(client):
     assert f"frame-ancestors {SHOP} https://portal.example.cn" in csp
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     assert "<b>Hi</b>" not in resp.text and "&lt;b&gt;Hi&lt;/b&gt;" in resp.text  # options are escaped
-    refused = client.get(f"/widget?key={record['key']}&parent=https://evil.example.net", headers={"Accept-Language": "zh"})
+    refused = client.get(
+        f"/widget?key={record['key']}&parent=https://evil.example.net", headers={"Accept-Language": "zh"}
+    )
     assert refused.status_code == 403 and "https://evil.example.net" in refused.text and "--origin" in refused.text
     assert client.get("/widget?key=pk_unknown", headers={"Accept-Language": "en"}).status_code == 403
 

@@ -109,10 +109,18 @@ def bot_server(advisor, monkeypatch, fake_wecom):
     servers = []
 
     def start(**env) -> str:
-        values = {"WECOM_AIBOT_TOKEN": AIBOT_TOKEN, "WECOM_AIBOT_AES_KEY": AIBOT_AES_KEY, "WECOM_CORP_ID": CORP_ID,
-                  "WECOM_AGENT_ID": AGENT_ID, "WECOM_APP_SECRET": fake_wecom.CORP_SECRET, "WECOM_APP_TOKEN": APP_TOKEN,
-                  "WECOM_APP_AES_KEY": APP_AES_KEY, "WECOM_API_BASE": fake_wecom.base, "CHANNEL_WORKERS": "2",
-                  "CHANNEL_QUEUE": "64"}
+        values = {
+            "WECOM_AIBOT_TOKEN": AIBOT_TOKEN,
+            "WECOM_AIBOT_AES_KEY": AIBOT_AES_KEY,
+            "WECOM_CORP_ID": CORP_ID,
+            "WECOM_AGENT_ID": AGENT_ID,
+            "WECOM_APP_SECRET": fake_wecom.CORP_SECRET,
+            "WECOM_APP_TOKEN": APP_TOKEN,
+            "WECOM_APP_AES_KEY": APP_AES_KEY,
+            "WECOM_API_BASE": fake_wecom.base,
+            "CHANNEL_WORKERS": "2",
+            "CHANNEL_QUEUE": "64",
+        }
         values.update(env)
         for k, v in values.items():
             monkeypatch.setenv(k, str(v))

@@ -83,11 +83,15 @@ class FakeWeCom:
     # ---- what the bot sent -------------------------------------------------------------------------
     def markdown_to(self, user: str) -> list[str]:
         with self.lock:
-            return [b["markdown"]["content"] for b in self.sent if b.get("touser") == user and b["msgtype"] == "markdown"]
+            return [
+                b["markdown"]["content"] for b in self.sent if b.get("touser") == user and b["msgtype"] == "markdown"
+            ]
 
     def respond_frames(self, req_id: str) -> list[dict]:
         with self.lock:
-            return [f for f in self.frames_in if f.get("cmd") == "aibot_respond_msg" and f["headers"]["req_id"] == req_id]
+            return [
+                f for f in self.frames_in if f.get("cmd") == "aibot_respond_msg" and f["headers"]["req_id"] == req_id
+            ]
 
     def wait_for(self, predicate, timeout: float = 60.0) -> bool:
         deadline = time.monotonic() + timeout
@@ -168,11 +172,20 @@ class FakeWeCom:
                 return
             try:
                 first = json.loads(await websocket.receive_text())
-                ok = (first.get("cmd") == "aibot_subscribe" and first["body"].get("bot_id") == self.BOT_ID
-                      and first["body"].get("secret") == self.BOT_SECRET)
-                await websocket.send_text(json.dumps({"headers": {"req_id": first["headers"]["req_id"]},
-                                                      "errcode": 0 if ok else 40001,
-                                                      "errmsg": "ok" if ok else "invalid secret"}))
+                ok = (
+                    first.get("cmd") == "aibot_subscribe"
+                    and first["body"].get("bot_id") == self.BOT_ID
+                    and first["body"].get("secret") == self.BOT_SECRET
+                )
+                await websocket.send_text(
+                    json.dumps(
+                        {
+                            "headers": {"req_id": first["headers"]["req_id"]},
+                            "errcode": 0 if ok else 40001,
+                            "errmsg": "ok" if ok else "invalid secret",
+                        }
+                    )
+                )
                 if not ok:
                     await websocket.close()
                     return
@@ -183,8 +196,9 @@ class FakeWeCom:
                     frame = json.loads(await websocket.receive_text())
                     with self.lock:
                         self.frames_in.append(frame)
-                    await self._send(websocket, {"headers": {"req_id": frame["headers"]["req_id"]},
-                                                 "errcode": 0, "errmsg": "ok"})
+                    await self._send(
+                        websocket, {"headers": {"req_id": frame["headers"]["req_id"]}, "errcode": 0, "errmsg": "ok"}
+                    )
             except WebSocketDisconnect:
                 pass
             finally:
@@ -217,8 +231,10 @@ class CallbackMaker:
 
     def xml_callback(self, inner_xml: str, agent_id: str, **kw) -> tuple[dict[str, str], bytes]:
         enc = self.encrypt(inner_xml, kw.pop("receive_id", None))
-        outer = (f"<xml><ToUserName><![CDATA[{self.receive_id}]]></ToUserName>"
-                 f"<AgentID><![CDATA[{agent_id}]]></AgentID><Encrypt><![CDATA[{enc}]]></Encrypt></xml>")
+        outer = (
+            f"<xml><ToUserName><![CDATA[{self.receive_id}]]></ToUserName>"
+            f"<AgentID><![CDATA[{agent_id}]]></AgentID><Encrypt><![CDATA[{enc}]]></Encrypt></xml>"
+        )
         return self.query(enc, **kw), outer.encode()
 
     def open_reply(self, reply: dict[str, str]) -> dict[str, Any]:
@@ -228,16 +244,27 @@ class CallbackMaker:
         return body
 
     @staticmethod
-    def card_click(card: dict[str, Any], button: int, user: str, aibot: str, response_url: str,
-                   chat: str | None = None) -> dict[str, Any]:
+    def card_click(
+        card: dict[str, Any], button: int, user: str, aibot: str, response_url: str, chat: str | None = None
+    ) -> dict[str, Any]:
         """The template_card_event WeCom sends when `user` presses button number `button` of `card`."""
-        body = {"msgid": uuid.uuid4().hex, "create_time": int(time.time()), "aibotid": aibot,
-                "from": {"corpid": CORP_ID, "userid": user}, "chattype": "group" if chat else "single",
-                "response_url": response_url, "msgtype": "event",
-                "event": {"eventtype": "template_card_event",
-                          "template_card_event": {"card_type": card["card_type"],
-                                                  "event_key": card["button_list"][button]["key"],
-                                                  "task_id": card["task_id"]}}}
+        body = {
+            "msgid": uuid.uuid4().hex,
+            "create_time": int(time.time()),
+            "aibotid": aibot,
+            "from": {"corpid": CORP_ID, "userid": user},
+            "chattype": "group" if chat else "single",
+            "response_url": response_url,
+            "msgtype": "event",
+            "event": {
+                "eventtype": "template_card_event",
+                "template_card_event": {
+                    "card_type": card["card_type"],
+                    "event_key": card["button_list"][button]["key"],
+                    "task_id": card["task_id"],
+                },
+            },
+        }
         if chat:
             body["chatid"] = chat
         return body

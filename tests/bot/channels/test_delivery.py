@@ -70,8 +70,10 @@ def test_a_redelivery_that_reached_another_process_is_answered_once(advisor, sin
             self.done.set()
 
     sinks = [Closing(), Closing()]
-    assert [here.accept(_msg("msg-x"), sinks[0]).status, there.accept(_msg("msg-x"), sinks[1]).status] == \
-        ["queued", "queued"]
+    assert [here.accept(_msg("msg-x"), sinks[0]).status, there.accept(_msg("msg-x"), sinks[1]).status] == [
+        "queued",
+        "queued",
+    ]
     assert sinks[0].done.wait(30) and sinks[1].done.wait(30)
     here.close()
     there.close()
@@ -159,8 +161,10 @@ def test_a_question_the_advisor_cannot_use_gets_its_clear_message(advisor, sink_
 def test_fifty_users_at_once_get_fifty_answers(advisor, sink_factory):
     delivery = _delivery(advisor, workers=4, queue=64)
     sinks = [sink_factory() for _ in range(50)]
-    tickets = [delivery.accept(_msg(f"m{i}", text="A100 80GB 的显存带宽是多少？", chat=f"user{i}"), s)
-               for i, s in enumerate(sinks)]
+    tickets = [
+        delivery.accept(_msg(f"m{i}", text="A100 80GB 的显存带宽是多少？", chat=f"user{i}"), s)
+        for i, s in enumerate(sinks)
+    ]
     assert {t.status for t in tickets} == {"queued"}
     assert all(s.done.wait(120) for s in sinks)
     delivery.close()

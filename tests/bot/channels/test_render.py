@@ -6,14 +6,7 @@ import re
 
 import pytest
 
-from bot.channels.render import (
-    Answer,
-    display_width,
-    render_markdown,
-    render_wecom,
-    split_numbered,
-    split_utf8,
-)
+from bot.channels.render import Answer, display_width, render_markdown, render_wecom, split_numbered, split_utf8
 
 Q_FIT = "8卡H800全参微调7B需要多少显存？"
 

@@ -41,10 +41,22 @@ class WeComSide:
         assert resp.status_code == 200, resp.text
         return self.maker.open_reply(resp.json()) if resp.content else None
 
-    def ask(self, msgid: str, text: str = Q, user: str = "zhangsan", chat: str | None = "wrkGroup1",
-            response_url: str | None = None) -> dict | None:
-        body = {"msgid": msgid, "aibotid": AIBOT, "chattype": "group" if chat else "single",
-                "from": {"userid": user}, "msgtype": "text", "text": {"content": text}}
+    def ask(
+        self,
+        msgid: str,
+        text: str = Q,
+        user: str = "zhangsan",
+        chat: str | None = "wrkGroup1",
+        response_url: str | None = None,
+    ) -> dict | None:
+        body = {
+            "msgid": msgid,
+            "aibotid": AIBOT,
+            "chattype": "group" if chat else "single",
+            "from": {"userid": user},
+            "msgtype": "text",
+            "text": {"content": text},
+        }
         if chat:
             body["chatid"] = chat
         if response_url:
@@ -52,8 +64,16 @@ class WeComSide:
         return self.reply_with_card(body)
 
     def refresh(self, stream_id: str, user: str = "zhangsan") -> dict:
-        return self.reply_with_card({"msgid": uuid.uuid4().hex, "aibotid": AIBOT, "chattype": "single",
-                                     "from": {"userid": user}, "msgtype": "stream", "stream": {"id": stream_id}})["stream"]
+        return self.reply_with_card(
+            {
+                "msgid": uuid.uuid4().hex,
+                "aibotid": AIBOT,
+                "chattype": "single",
+                "from": {"userid": user},
+                "msgtype": "stream",
+                "stream": {"id": stream_id},
+            }
+        )["stream"]
 
     def until_final(self, stream_id: str, user: str = "zhangsan", timeout: float = 90) -> tuple[str, list[str]]:
         seen, deadline = [], time.monotonic() + timeout
@@ -91,8 +111,12 @@ def test_a_group_question_streams_progress_then_one_grounded_answer(fit_7b_h800,
     assert [t.question for t in conv] == ["8卡H800全参微调7B需要多少显存？"]  # the @-mention is not part of it
     # the same final for a refresh after the finish, with the feedback id set
     again = wecom.refresh(first["stream"]["id"])
-    assert again == {"id": first["stream"]["id"], "finish": True, "content": final,
-                     "feedback": {"id": first["stream"]["id"]}}
+    assert again == {
+        "id": first["stream"]["id"],
+        "finish": True,
+        "content": final,
+        "feedback": {"id": first["stream"]["id"]},
+    }
 
 
 def test_the_conversation_is_readable_over_the_api(wecom, bot_server, advisor):
@@ -124,8 +148,9 @@ def test_fifty_users_at_once_get_fifty_answers(bot_server, aibot_maker, advisor)
     wecom = WeComSide(bot_server(CHANNEL_WORKERS=4), aibot_maker)
     users = [f"user{i:02d}" for i in range(50)]
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
-        firsts = list(pool.map(lambda u: wecom.ask(f"m-{u}", text="A100 80GB 的显存带宽是多少？", user=u, chat=None),
-                               users))
+        firsts = list(
+            pool.map(lambda u: wecom.ask(f"m-{u}", text="A100 80GB 的显存带宽是多少？", user=u, chat=None), users)
+        )
         finals = list(pool.map(lambda fu: wecom.until_final(fu[0]["stream"]["id"], fu[1])[0], zip(firsts, users)))
     assert len({f["stream"]["id"] for f in firsts}) == 50
     assert all("A100" in f for f in finals)
@@ -166,8 +191,9 @@ def test_a_fourth_message_in_flight_is_asked_to_wait(wecom, held):
     held.release()
 
 
-def test_an_answer_later_than_the_stream_window_goes_out_through_response_url(fit_7b_h800, bot_server, aibot_maker, fake_wecom,
-                                                                              held):
+def test_an_answer_later_than_the_stream_window_goes_out_through_response_url(
+    fit_7b_h800, bot_server, aibot_maker, fake_wecom, held
+):
     wecom = WeComSide(bot_server(WECOM_STREAM_WINDOW_S=1), aibot_maker)
     held.hold()
     url = fake_wecom.response_url()
@@ -183,18 +209,39 @@ def test_an_answer_later_than_the_stream_window_goes_out_through_response_url(fi
 
 
 def test_welcome_feedback_and_unsupported_messages(wecom, advisor):
-    welcome = wecom.reply({"msgid": "e1", "aibotid": AIBOT, "chattype": "single", "from": {"userid": "wangwu"},
-                           "msgtype": "event", "event": {"eventtype": "enter_chat"}})
+    welcome = wecom.reply(
+        {
+            "msgid": "e1",
+            "aibotid": AIBOT,
+            "chattype": "single",
+            "from": {"userid": "wangwu"},
+            "msgtype": "event",
+            "event": {"eventtype": "enter_chat"},
+        }
+    )
     assert welcome["msgtype"] == "text" and welcome["text"]["content"].count("？") >= 2
     assert "\n3. " in welcome["text"]["content"]
-    image = wecom.reply({"msgid": "i1", "aibotid": AIBOT, "chattype": "single", "from": {"userid": "wangwu"},
-                         "msgtype": "image", "image": {"url": "https://example.invalid/x.png"}})
+    image = wecom.reply(
+        {
+            "msgid": "i1",
+            "aibotid": AIBOT,
+            "chattype": "single",
+            "from": {"userid": "wangwu"},
+            "msgtype": "image",
+            "image": {"url": "https://example.invalid/x.png"},
+        }
+    )
     assert image["stream"]["finish"] is True and "文字" in image["stream"]["content"]
     sid = wecom.ask("msg-fb", chat=None, user="wangwu")["stream"]["id"]
     wecom.until_final(sid, user="wangwu")
-    feedback = {"msgid": "e2", "aibotid": AIBOT, "chattype": "single", "from": {"userid": "wangwu"},
-                "msgtype": "event", "event": {"eventtype": "feedback_event",
-                                              "feedback_event": {"id": sid, "type": 2, "content": "太乐观"}}}
+    feedback = {
+        "msgid": "e2",
+        "aibotid": AIBOT,
+        "chattype": "single",
+        "from": {"userid": "wangwu"},
+        "msgtype": "event",
+        "event": {"eventtype": "feedback_event", "feedback_event": {"id": sid, "type": 2, "content": "太乐观"}},
+    }
     assert wecom.reply(feedback) is None
     assert wecom.reply(feedback) is None  # delivered twice by WeCom: counted once
     assert _eventually(lambda: advisor.store.feedback_for(f"wecom:{AIBOT}:wangwu"))
@@ -218,9 +265,19 @@ def test_feedback_after_a_restart_still_finds_its_answer(bot_server, aibot_maker
     sid = first.ask("msg-r1", chat=None, user="sun")["stream"]["id"]
     first.until_final(sid, user="sun")
     second = WeComSide(bot_server(), aibot_maker)  # a new server process's app: empty board, same store
-    assert second.reply({"msgid": "e-r1", "aibotid": AIBOT, "chattype": "single", "from": {"userid": "sun"},
-                         "msgtype": "event", "event": {"eventtype": "feedback_event",
-                                                       "feedback_event": {"id": sid, "type": 1}}}) is None
+    assert (
+        second.reply(
+            {
+                "msgid": "e-r1",
+                "aibotid": AIBOT,
+                "chattype": "single",
+                "from": {"userid": "sun"},
+                "msgtype": "event",
+                "event": {"eventtype": "feedback_event", "feedback_event": {"id": sid, "type": 1}},
+            }
+        )
+        is None
+    )
     assert _eventually(lambda: advisor.store.feedback_for(f"wecom:{AIBOT}:sun"))[0]["rating"] == 1
 
 
@@ -249,14 +306,25 @@ def test_the_follow_ups_come_as_buttons_and_a_click_asks_one_once(bot_server, ai
     turns = advisor.store.turns(conv)
     assert [t.question for t in turns] == ["H800 的显存是多少？", follow_ups[1]]  # the same conversation
     # the same button again, and the same event redelivered: nothing more
-    again = aibot_maker.card_click(card, 1, user="wu", aibot=AIBOT, response_url=fake_wecom.response_url(), chat="wrkGroupF")
+    again = aibot_maker.card_click(
+        card, 1, user="wu", aibot=AIBOT, response_url=fake_wecom.response_url(), chat="wrkGroupF"
+    )
     assert wecom.reply(again) is None and wecom.reply(again) is None
     time.sleep(1.0)
     assert len(fake_wecom.responses) == 1 and len(advisor.store.turns(conv)) == 2
     # 👍 on the clicked answer lands on its turn
     fid = body["markdown"]["feedback"]["id"]
-    wecom.reply({"msgid": "e-fu", "aibotid": AIBOT, "chattype": "group", "chatid": "wrkGroupF", "from": {"userid": "wu"},
-                 "msgtype": "event", "event": {"eventtype": "feedback_event", "feedback_event": {"id": fid, "type": 1}}})
+    wecom.reply(
+        {
+            "msgid": "e-fu",
+            "aibotid": AIBOT,
+            "chattype": "group",
+            "chatid": "wrkGroupF",
+            "from": {"userid": "wu"},
+            "msgtype": "event",
+            "event": {"eventtype": "feedback_event", "feedback_event": {"id": fid, "type": 1}},
+        }
+    )
     assert _eventually(lambda: advisor.store.feedback_for(conv))[0]["turn"] == 1
 
 
@@ -281,13 +349,32 @@ def test_the_acknowledgement_never_waits_on_the_shared_store(wecom, monkeypatch)
 
 
 def test_voice_mixed_and_quoted_messages_are_read_as_text(wecom, advisor):
-    voice = wecom.reply({"msgid": "v1", "aibotid": AIBOT, "chattype": "single", "from": {"userid": "zhao"},
-                         "msgtype": "voice", "voice": {"content": "H800 的显存是多少？"}})
+    voice = wecom.reply(
+        {
+            "msgid": "v1",
+            "aibotid": AIBOT,
+            "chattype": "single",
+            "from": {"userid": "zhao"},
+            "msgtype": "voice",
+            "voice": {"content": "H800 的显存是多少？"},
+        }
+    )
     assert "H800" in wecom.until_final(voice["stream"]["id"], user="zhao")[0]
-    mixed = wecom.reply({"msgid": "x1", "aibotid": AIBOT, "chattype": "single", "from": {"userid": "qian"},
-                         "msgtype": "mixed", "mixed": {"msg_item": [
-                             {"msgtype": "text", "text": {"content": "A100 80GB 的显存带宽是多少？"}},
-                             {"msgtype": "image", "image": {"url": "https://example.invalid/y.png"}}]}})
+    mixed = wecom.reply(
+        {
+            "msgid": "x1",
+            "aibotid": AIBOT,
+            "chattype": "single",
+            "from": {"userid": "qian"},
+            "msgtype": "mixed",
+            "mixed": {
+                "msg_item": [
+                    {"msgtype": "text", "text": {"content": "A100 80GB 的显存带宽是多少？"}},
+                    {"msgtype": "image", "image": {"url": "https://example.invalid/y.png"}},
+                ]
+            },
+        }
+    )
     assert "A100" in wecom.until_final(mixed["stream"]["id"], user="qian")[0]
     assert [t.question for t in advisor.store.turns(f"wecom:{AIBOT}:zhao")] == ["H800 的显存是多少？"]
 
@@ -297,13 +384,19 @@ def _no_secret_in(caplog) -> None:
     assert AIBOT_TOKEN not in text and AIBOT_AES_KEY not in text and "8卡H800" not in text
 
 
-@pytest.mark.parametrize("attack", ["bad signature", "old timestamp", "replayed nonce", "wrong receive-id",
-                                    "garbage body", "no signature"])
-def test_forged_stale_replayed_or_garbage_callbacks_get_4xx_and_no_answer(wecom, aibot_maker, advisor, attack,
-                                                                         caplog):
+@pytest.mark.parametrize(
+    "attack", ["bad signature", "old timestamp", "replayed nonce", "wrong receive-id", "garbage body", "no signature"]
+)
+def test_forged_stale_replayed_or_garbage_callbacks_get_4xx_and_no_answer(wecom, aibot_maker, advisor, attack, caplog):
     caplog.set_level(logging.DEBUG)
-    body = {"msgid": "evil-1", "aibotid": AIBOT, "chattype": "single", "from": {"userid": "mallory"},
-            "msgtype": "text", "text": {"content": "8卡H800全参微调7B需要多少显存？"}}
+    body = {
+        "msgid": "evil-1",
+        "aibotid": AIBOT,
+        "chattype": "single",
+        "from": {"userid": "mallory"},
+        "msgtype": "text",
+        "text": {"content": "8卡H800全参微调7B需要多少显存？"},
+    }
     if attack == "replayed nonce":
         query, raw = aibot_maker.json_callback(body)
         assert wecom.client.post(wecom.url, params=query, content=raw).status_code == 200  # the genuine one

@@ -15,10 +15,16 @@ Q = "8卡H800全参微调7B需要多少显存？"
 
 
 def _xml(user: str, text: str, msg_id: str, msg_type: str = "text", to: str = CORP_ID) -> str:
-    field = f"<Content><![CDATA[{text}]]></Content>" if msg_type == "text" else f"<Recognition><![CDATA[{text}]]></Recognition>"
-    return (f"<xml><ToUserName><![CDATA[{to}]]></ToUserName><FromUserName><![CDATA[{user}]]></FromUserName>"
-            f"<CreateTime>{int(time.time())}</CreateTime><MsgType><![CDATA[{msg_type}]]></MsgType>{field}"
-            f"<MsgId>{msg_id}</MsgId><AgentID>{AGENT_ID}</AgentID></xml>")
+    field = (
+        f"<Content><![CDATA[{text}]]></Content>"
+        if msg_type == "text"
+        else f"<Recognition><![CDATA[{text}]]></Recognition>"
+    )
+    return (
+        f"<xml><ToUserName><![CDATA[{to}]]></ToUserName><FromUserName><![CDATA[{user}]]></FromUserName>"
+        f"<CreateTime>{int(time.time())}</CreateTime><MsgType><![CDATA[{msg_type}]]></MsgType>{field}"
+        f"<MsgId>{msg_id}</MsgId><AgentID>{AGENT_ID}</AgentID></xml>"
+    )
 
 
 def _post(base: str, maker, inner: str, **kw) -> httpx.Response:
@@ -32,7 +38,9 @@ def test_url_verification(bot_server, app_maker):
     assert httpx.get(f"{base}/wecom/app", params={**app_maker.query(echo), "echostr": echo}).text == "echo-778899"
 
 
-def test_a_question_is_acknowledged_empty_and_answered_through_message_send(fit_7b_h800, bot_server, app_maker, fake_wecom, advisor):
+def test_a_question_is_acknowledged_empty_and_answered_through_message_send(
+    fit_7b_h800, bot_server, app_maker, fake_wecom, advisor
+):
     base = bot_server()
     resp = _post(base, app_maker, _xml("zhangsan", Q, "1001"))
     assert resp.status_code == 200 and resp.content == b""  # the empty passive reply
@@ -76,12 +84,16 @@ def test_a_failing_model_gets_an_apology(bot_server, app_maker, fake_wecom, held
     assert apology.startswith("抱歉") and "请求编号" in apology
 
 
-def test_a_9000_character_answer_arrives_in_pieces_within_2048_bytes(bot_server, app_maker, fake_wecom, advisor,
-                                                                     tmp_path):
+def test_a_9000_character_answer_arrives_in_pieces_within_2048_bytes(
+    bot_server, app_maker, fake_wecom, advisor, tmp_path
+):
     from bot.core.planner import PlanResult
 
-    lines = [f"第{'一二三四五六七八九十'[i % 10]}条建议：先核算显存，再看互联带宽，最后比较租用与购买的总成本，"
-             "并留出余量给激活值和通信缓冲。" for i in range(200)]
+    lines = [
+        f"第{'一二三四五六七八九十'[i % 10]}条建议：先核算显存，再看互联带宽，最后比较租用与购买的总成本，"
+        "并留出余量给激活值和通信缓冲。"
+        for i in range(200)
+    ]
     long_answer = "\n".join(lines)
     assert len(long_answer) >= 9000
 
@@ -94,6 +106,7 @@ def test_a_9000_character_answer_arrives_in_pieces_within_2048_bytes(bot_server,
     advisor.offline = LongAnswers()
     base = bot_server()
     _post(base, app_maker, _xml("qian", "给我一份详细的 GPU 选型建议", "5001"))
+
     def all_parts() -> bool:
         got = fake_wecom.markdown_to("qian")
         return bool(got) and f"/{len(got)} 部分）" in got[0]

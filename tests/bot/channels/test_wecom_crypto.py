@@ -92,7 +92,9 @@ def test_every_bad_callback_is_rejected_with_a_reason_that_holds_no_secret():
     old = str(int(now) - 301)
     assert _reject(crypto, signature(TOKEN, old, "n2", enc), old, "n2", enc).reason.startswith("timestamp outside")
     future = str(int(now) + 301)
-    assert _reject(crypto, signature(TOKEN, future, "n3", enc), future, "n3", enc).reason.startswith("timestamp outside")
+    assert _reject(crypto, signature(TOKEN, future, "n3", enc), future, "n3", enc).reason.startswith(
+        "timestamp outside"
+    )
     assert crypto.open(good, ts, "n1", enc) == MESSAGE
     assert _reject(crypto, good, ts, "n1", enc).reason == "replayed nonce"
     other = _theirs_encrypt(MESSAGE, CORP)  # right key, wrong receive-id

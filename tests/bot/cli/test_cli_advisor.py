@@ -33,11 +33,21 @@ def test_readme_first_run_command_answers_offline(env):
 def test_ask_json_is_an_answer_trace_and_conversations_continue(env):
     runner = CliRunner()
     first = json.loads(runner.invoke(app, ["ask", "70B 全参训练，单卡 A100 够吗？", "--json"]).output)
-    assert {"conversation_id", "answer", "language", "mode", "tool_calls", "citations", "numbers", "ungrounded",
-            "follow_ups"} <= set(first)
+    assert {
+        "conversation_id",
+        "answer",
+        "language",
+        "mode",
+        "tool_calls",
+        "citations",
+        "numbers",
+        "ungrounded",
+        "follow_ups",
+    } <= set(first)
     assert first["ungrounded"] == [] and first["mode"] == "offline" and first["language"] == "zh"
-    second = json.loads(runner.invoke(app, ["ask", "那换成H800呢？", "--json", "--conversation",
-                                            first["conversation_id"]]).output)
+    second = json.loads(
+        runner.invoke(app, ["ask", "那换成H800呢？", "--json", "--conversation", first["conversation_id"]]).output
+    )
     fit = [c for c in second["tool_calls"] if c["tool"] == "fit_training"][-1]
     assert fit["input"]["gpu"] == "h800-sxm5-80gb" and fit["input"]["model"] == "70B"
 

@@ -32,20 +32,31 @@ def test_the_table_names_the_commands_each_module_adds(module_name, attr, group,
 def test_help_lists_every_command():
     result = CliRunner().invoke(cli.app, ["--help"], terminal_width=120)
     assert result.exit_code == 0, result.output
-    commands = result.output[result.output.index("Commands"):]
+    commands = result.output[result.output.index("Commands") :]
     listed = re.findall(r"^│ ([a-z-]+) ", commands, re.M)
     assert sorted(listed) == sorted(NAMES)
 
 
-@pytest.mark.parametrize(("argv", "module", "shows"), [
-    (["ask", "--help"], "bot.cli.advisor", "Ask the advisor one question"),
-    (["mcp", "--help"], "bot.cli.mcp", "MCP"),  # a module adding a single command is still a sub-command
-])
+@pytest.mark.parametrize(
+    ("argv", "module", "shows"),
+    [
+        (["ask", "--help"], "bot.cli.advisor", "Ask the advisor one question"),
+        (["mcp", "--help"], "bot.cli.mcp", "MCP"),  # a module adding a single command is still a sub-command
+    ],
+)
 def test_a_command_loads_only_its_own_module(argv, module, shows):
-    code = ("import sys\nsys.argv = ['gpu-advisor', *sys.argv[1:]]\nfrom bot.cli import main\ntry:\n    main()\n"
-            "except SystemExit:\n    pass\nprint(sorted(m for m in sys.modules if m.startswith('bot.cli.')))")
-    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=ROOT,
-                          env={"PATH": "/usr/bin:/bin", "COLUMNS": "120"}, timeout=120)
+    code = (
+        "import sys\nsys.argv = ['gpu-advisor', *sys.argv[1:]]\nfrom bot.cli import main\ntry:\n    main()\n"
+        "except SystemExit:\n    pass\nprint(sorted(m for m in sys.modules if m.startswith('bot.cli.')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "120"},
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert shows in done.stdout and f"Usage: gpu-advisor {argv[0]} [OPTIONS]" in done.stdout
     loaded = set(ast.literal_eval(done.stdout.strip().splitlines()[-1]))

@@ -73,8 +73,10 @@ def _vu(text: str) -> list[tuple[float, str]]:
         ("1.12 TB", [(1.12, "TB")]),
         ("989 TFLOPS，624 TOPS", [(989, "TFLOPS"), (624, "TOPS")]),
         ("700 W，5.6 kW，4.9 万度电", [(700, "W"), (5.6, "kW"), (49000, "kWh")]),
-        ("3.5 天，83 小时，10 hours，2 周，14 个月，3 年", [(3.5, "day"), (83, "h"), (10, "h"), (2, "week"),
-                                                           (14, "month"), (3, "year")]),
+        (
+            "3.5 天，83 小时，10 hours，2 周，14 个月，3 年",
+            [(3.5, "day"), (83, "h"), (10, "h"), (2, "week"), (14, "month"), (3, "year")],
+        ),
         ("MFU 40%，利用率 99.5％", [(40, "%"), (99.5, "%")]),
         ("8 张卡，16 张 H800，2 台服务器", [(8, "GPU"), (16, "GPU"), (2, "node")]),
         ("2.788M H800 GPU 小时", [(2.788e6, "GPU-h")]),
@@ -119,8 +121,17 @@ def test_span_and_text_as_written():
 
 @pytest.mark.parametrize(
     ("text", "tolerance"),
-    [("172万", 5000), ("3.5 天", 0.05), ("1,720,320", 0.5), ("1,200 GB", 50), ("1,120 GB", 0.5), ("1,720,000", 5000), ("80 GB", 0.5),
-     ("100 元", 5), ("1.26e21", 5e18)],
+    [
+        ("172万", 5000),
+        ("3.5 天", 0.05),
+        ("1,720,320", 0.5),
+        ("1,200 GB", 50),
+        ("1,120 GB", 0.5),
+        ("1,720,000", 5000),
+        ("80 GB", 0.5),
+        ("100 元", 5),
+        ("1.26e21", 5e18),
+    ],
 )
 def test_tolerance_is_half_the_last_written_digit(text, tolerance):
     (n,) = extract_numbers(text)
@@ -129,8 +140,18 @@ def test_tolerance_is_half_the_last_written_digit(text, tolerance):
 
 @pytest.mark.parametrize(
     ("text", "prose"),
-    [("给出 3 个建议", True), ("有 2 options", True), ("TP=8", False), ("MFU 约 4", False), ("batch 2", False),
-     ("| H800 | 4 |", False), ("8 张卡", False), ("0.5", False), ("12 个", False), ("3:1", False)],
+    [
+        ("给出 3 个建议", True),
+        ("有 2 options", True),
+        ("TP=8", False),
+        ("MFU 约 4", False),
+        ("batch 2", False),
+        ("| H800 | 4 |", False),
+        ("8 张卡", False),
+        ("0.5", False),
+        ("12 个", False),
+        ("3:1", False),
+    ],
 )
 def test_small_integer_policy(text, prose):
     (n, *_) = extract_numbers(text)
@@ -153,11 +174,28 @@ def test_formatted_figures_round_trip(value):
 # ---- matching -----------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("key", "unit"),
-    [("per_gpu_gb", "GB"), ("memory_reported_gib", "GiB"), ("total_cny", "CNY"), ("low_cny", "CNY"),
-     ("price_cny_per_hour", "CNY/h"), ("hours", "h"), ("days", "day"), ("breakeven_months", "month"),
-     ("gpu_hours", "GPU-h"), ("bf16_tflops", "TFLOPS"), ("total_flops", "FLOP"), ("tdp_w", "W"),
-     ("decode_tokens_per_s", "tokens/s"), ("mfu", "fraction"), ("n_gpus", "GPU"), ("min_gpus", "GPU"),
-     ("params_b", "B_params"), ("bandwidth_gb_s", "GB/s"), ("tp", None), ("fits", None)],
+    [
+        ("per_gpu_gb", "GB"),
+        ("memory_reported_gib", "GiB"),
+        ("total_cny", "CNY"),
+        ("low_cny", "CNY"),
+        ("price_cny_per_hour", "CNY/h"),
+        ("hours", "h"),
+        ("days", "day"),
+        ("breakeven_months", "month"),
+        ("gpu_hours", "GPU-h"),
+        ("bf16_tflops", "TFLOPS"),
+        ("total_flops", "FLOP"),
+        ("tdp_w", "W"),
+        ("decode_tokens_per_s", "tokens/s"),
+        ("mfu", "fraction"),
+        ("n_gpus", "GPU"),
+        ("min_gpus", "GPU"),
+        ("params_b", "B_params"),
+        ("bandwidth_gb_s", "GB/s"),
+        ("tp", None),
+        ("fits", None),
+    ],
 )
 def test_unit_from_key(key, unit):
     assert unit_from_key(key) == unit
@@ -277,7 +315,9 @@ def test_drop_is_identity_when_nothing_is_ungrounded():
 def test_provenance_strings_are_not_sources_but_notes_are():
     tools = {
         "c": {
-            "sources": [{"title": "H100 datasheet (989 TFLOPS)", "url": "https://example.com/989", "as_of": "2026-11-29"}],
+            "sources": [
+                {"title": "H100 datasheet (989 TFLOPS)", "url": "https://example.com/989", "as_of": "2026-11-29"}
+            ],
             "notes": "NVLink cut to 400 GB/s",
         }
     }
@@ -291,22 +331,33 @@ def test_a_name_the_user_typed_and_we_quote_back_is_not_a_new_figure():
 
 
 # ---- figures in disguise (issue 17) -------------------------------------------------------------
-@pytest.mark.parametrize(("text", "value", "unit", "span"), [
-    ("只要两元/卡时", 2, "CNY/GPU-h", "两元/卡时"), ("总价十万元", 1e5, "CNY", "十万元"),
-    ("官方价壹万元", 1e4, "CNY", "壹万元"), ("预算三千五百元", 3500, "CNY", "三千五百元"),
-    ("MFU 百分之五十", 50, "%", "百分之五十"), ("约 ８０ GB", 80, "GB", "８０ GB"),
-    ("优惠 1\u200b200 元", 1200, "CNY", "1\u200b200 元"), ("只要 1 2 0 0 元", 1200, "CNY", "1 2 0 0 元"),
-    ("共 1\u2009000\u2009000 tokens", 1e6, "tokens", "1\u2009000\u2009000 tokens"),
-    ("训练 1900.0 小时", 1900, "h", "1900.0 小时"), ("预算 2024.5 万元", 20_245_000, "CNY", "2024.5 万元"),
-    ("约 ٩٩ 元", 99, "CNY", "٩٩ 元"), ("三点五倍", 3.5, "x", "三点五倍"),
-])
+@pytest.mark.parametrize(
+    ("text", "value", "unit", "span"),
+    [
+        ("只要两元/卡时", 2, "CNY/GPU-h", "两元/卡时"),
+        ("总价十万元", 1e5, "CNY", "十万元"),
+        ("官方价壹万元", 1e4, "CNY", "壹万元"),
+        ("预算三千五百元", 3500, "CNY", "三千五百元"),
+        ("MFU 百分之五十", 50, "%", "百分之五十"),
+        ("约 ８０ GB", 80, "GB", "８０ GB"),
+        ("优惠 1\u200b200 元", 1200, "CNY", "1\u200b200 元"),
+        ("只要 1 2 0 0 元", 1200, "CNY", "1 2 0 0 元"),
+        ("共 1\u2009000\u2009000 tokens", 1e6, "tokens", "1\u2009000\u2009000 tokens"),
+        ("训练 1900.0 小时", 1900, "h", "1900.0 小时"),
+        ("预算 2024.5 万元", 20_245_000, "CNY", "2024.5 万元"),
+        ("约 ٩٩ 元", 99, "CNY", "٩٩ 元"),
+        ("三点五倍", 3.5, "x", "三点五倍"),
+    ],
+)
 def test_figures_in_disguise_are_extracted_with_the_span_a_reader_sees(text, value, unit, span):
     (n,) = extract_numbers(text)
     assert (n.value, n.unit, n.text) == (pytest.approx(value), unit, span)
-    assert text[n.start:n.end] == span
+    assert text[n.start : n.end] == span
 
 
-@pytest.mark.parametrize("text", ["一些人统一了口径", "两种方案", "千万不要", "万一不够", "1000 元一张", "二〇二四年发布"])
+@pytest.mark.parametrize(
+    "text", ["一些人统一了口径", "两种方案", "千万不要", "万一不够", "1000 元一张", "二〇二四年发布"]
+)
 def test_chinese_words_with_numerals_are_not_figures(text):
     assert [n.text for n in extract_numbers(text) if n.text != "1000 元"] == []
 
@@ -338,10 +389,15 @@ def test_a_tool_call_fed_a_made_up_price_is_not_a_source():
     from bot.grounding.inputs import trusted_tool_outputs
 
     q = "H100 跑 100 卡时多少钱？"
-    made_up = ToolCall(id="call_1", tool="run_cost", input={"gpu": "H100", "gpu_hours": 100, "price_cny_per_hour": 1},
-                       output={"total_cny": 100.0})
-    honest = ToolCall(id="call_2", tool="run_cost", input={"gpu": "H100", "gpu_hours": 100},
-                      output={"total_cny": 2500.0})
+    made_up = ToolCall(
+        id="call_1",
+        tool="run_cost",
+        input={"gpu": "H100", "gpu_hours": 100, "price_cny_per_hour": 1},
+        output={"total_cny": 100.0},
+    )
+    honest = ToolCall(
+        id="call_2", tool="run_cost", input={"gpu": "H100", "gpu_hours": 100}, output={"total_cny": 2500.0}
+    )
     trusted, tainted = trusted_tool_outputs([made_up, honest], q)
     assert list(trusted) == ["call_2"] and tainted == {"call_1": ["price_cny_per_hour"]}
 

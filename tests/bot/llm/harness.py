@@ -17,8 +17,14 @@ from bot.offline.rules import RulesPlanner
 from knowledge.retrieval import Passage
 
 BASE_URL = "http://llm.test/v1"
-PASSAGE = Passage(id="kb:interconnect#1", doc_id="kb:interconnect", title="H800 与 A100 的互联",
-                  text="H800 保留了 H100 的算力，NVLink 带宽降到 400 GB/s。", source="https://example.org/h800", score=1.0)
+PASSAGE = Passage(
+    id="kb:interconnect#1",
+    doc_id="kb:interconnect",
+    title="H800 与 A100 的互联",
+    text="H800 保留了 H100 的算力，NVLink 带宽降到 400 GB/s。",
+    source="https://example.org/h800",
+    score=1.0,
+)
 
 
 class StubRetriever:
@@ -32,16 +38,25 @@ class StubRetriever:
 
 
 def settings(**overrides: Any) -> Settings:
-    values: dict[str, Any] = {"llm_base_url": BASE_URL, "llm_model": "scripted-model", "llm_api_key": "sk-test",
-                              "llm_max_retries": 0, "llm_timeout_s": 5}
+    values: dict[str, Any] = {
+        "llm_base_url": BASE_URL,
+        "llm_model": "scripted-model",
+        "llm_api_key": "sk-test",
+        "llm_max_retries": 0,
+        "llm_timeout_s": 5,
+    }
     values.update(overrides)
     return Settings(_env_file=None, **values)
 
 
 def advisor(tmp_path: Path, endpoint: ScriptedOpenAI, retriever: Any = None, **overrides: Any) -> Advisor:
     llm = AgentPlanner.from_settings(settings(**overrides), http_client=endpoint.client())
-    return Advisor(store=Store(f"sqlite:///{tmp_path}/advisor.sqlite3"),
-                   toolbox=Toolbox(retriever=retriever or StubRetriever()), offline=RulesPlanner(), llm=llm)
+    return Advisor(
+        store=Store(f"sqlite:///{tmp_path}/advisor.sqlite3"),
+        toolbox=Toolbox(retriever=retriever or StubRetriever()),
+        offline=RulesPlanner(),
+        llm=llm,
+    )
 
 
 def results(body: dict[str, Any]) -> list[dict[str, Any]]:

@@ -68,9 +68,11 @@ def raw(body: bytes) -> Reply:
 
 def slow(seconds: float, source: ReplySource) -> Callable[[dict[str, Any]], Reply]:
     """`source`, arriving after `seconds` (a server busy with other requests, or a slow model)."""
+
     def build(body: dict[str, Any]) -> Reply:
         reply = source(body) if callable(source) else source
         return dataclasses.replace(reply, delay=seconds)
+
     return build
 
 
@@ -156,14 +158,22 @@ class ScriptedOpenAI:
             ]
         finish = reply.finish or ("tool_calls" if reply.calls else "stop")
         return {
-            "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": self.model,
+            "id": "chatcmpl-scripted",
+            "object": "chat.completion",
+            "created": 0,
+            "model": self.model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
         }
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
-        data = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": self.model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        data = {
+            "id": "chatcmpl-scripted",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
     @staticmethod
@@ -176,18 +186,28 @@ class ScriptedOpenAI:
             for event in events:
                 time.sleep(PIECE / chars_per_s)
                 yield event
+
         return send()
 
     def _sse(self, reply: Reply) -> bytes:
         out = [self._chunk({"role": "assistant", "content": "" if reply.calls else None})]
         for i in range(0, len(reply.content or ""), PIECE):
-            out.append(self._chunk({"content": reply.content[i:i + PIECE]}))
+            out.append(self._chunk({"content": reply.content[i : i + PIECE]}))
         for index, (cid, (name, args)) in enumerate(zip(self._call_ids(reply), reply.calls, strict=True)):
-            out.append(self._chunk({"tool_calls": [
-                {"index": index, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}]}))
+            out.append(
+                self._chunk(
+                    {
+                        "tool_calls": [
+                            {"index": index, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}
+                        ]
+                    }
+                )
+            )
             arguments = json.dumps(args, ensure_ascii=False)
             for i in range(0, len(arguments), PIECE):
-                out.append(self._chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[i:i + PIECE]}}]}))
+                out.append(
+                    self._chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[i : i + PIECE]}}]})
+                )
         out.append(self._chunk({}, reply.finish or ("tool_calls" if reply.calls else "stop")))
         out.append(b"data: [DONE]\n\n")
         return b"".join(out)

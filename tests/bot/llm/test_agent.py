@@ -18,16 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from harness import PASSAGE, advisor, results, settings
-from scripted_openai import (
-    ScriptedOpenAI,
-    last_user,
-    raises,
-    raw,
-    status,
-    text,
-    tool_calls,
-    tool_results,
-)
+from scripted_openai import ScriptedOpenAI, last_user, raises, raw, status, text, tool_calls, tool_results
 
 import tools
 from bot.answer.llm_turn import FALLBACK_NOTE, FALLBACK_NOTES
@@ -43,9 +34,11 @@ QUESTION = "8 张 A100 80GB 全参微调 Qwen2.5-7B 放得下吗？跑 100 卡�
 
 def fit_and_cost_answer(body: dict[str, Any]):
     fit, cost = results(body)
-    return text(f"放得下：每卡约需 {fit['per_gpu_gb']} GB，可用 {fit['usable_gb']} GB。"
-                f"100 卡时的租金约 {cost['total_cny']} 元（{cost['low_cny']}–{cost['high_cny']} 元）。\n\n"
-                "FOLLOW-UPS: 用 LoRA 能省多少？ | 训练要多久？")
+    return text(
+        f"放得下：每卡约需 {fit['per_gpu_gb']} GB，可用 {fit['usable_gb']} GB。"
+        f"100 卡时的租金约 {cost['total_cny']} 元（{cost['low_cny']}–{cost['high_cny']} 元）。\n\n"
+        "FOLLOW-UPS: 用 LoRA 能省多少？ | 训练要多久？"
+    )
 
 
 # ---- 1. two tool calls, streamed -----------------------------------------------------------------
@@ -91,8 +84,9 @@ def test_parallel_calls_and_a_cited_passage(tmp_path):
         assert passages[0]["ref"] == 1
         return text("H800 的 NVLink 带宽是 400 GB/s [1]。")
 
-    endpoint = ScriptedOpenAI([tool_calls(("search_knowledge", {"query": "H800 NVLink"}), ("gpu_specs", {"gpu": "H800"})),
-                               answer])
+    endpoint = ScriptedOpenAI(
+        [tool_calls(("search_knowledge", {"query": "H800 NVLink"}), ("gpu_specs", {"gpu": "H800"})), answer]
+    )
     trace = advisor(tmp_path, endpoint).ask("H800 的 NVLink 带宽是多少？")
     assert sorted(c.tool for c in trace.tool_calls) == ["gpu_specs", "search_knowledge"]
     assert sorted(c.id for c in trace.tool_calls) == ["call_1", "call_2"]
@@ -121,8 +115,9 @@ def test_tool_error_goes_back_to_the_model_which_corrects_it(tmp_path):
 
 
 def test_invalid_arguments_are_reported_in_the_registry_s_words(tmp_path):
-    endpoint = ScriptedOpenAI([tool_calls(("run_cost", {"gpu": "H800", "gpu_hours": -5})),
-                               text("Please tell me the GPU-hours.")])
+    endpoint = ScriptedOpenAI(
+        [tool_calls(("run_cost", {"gpu": "H800", "gpu_hours": -5})), text("Please tell me the GPU-hours.")]
+    )
     trace = advisor(tmp_path, endpoint).ask("What does an H800 run cost?")
     assert tool_results(endpoint.requests[1]) == ["ERROR: Invalid gpu_hours: Input should be greater than 0."]
     assert trace.mode == "llm" and trace.tool_calls == []
@@ -132,7 +127,9 @@ def test_invalid_arguments_are_reported_in_the_registry_s_words(tmp_path):
 def test_a_sentence_with_an_ungrounded_number_is_never_sent(tmp_path):
     def invented(body):
         fit = results(body)[-1]
-        return text(f"放得下：每卡约需 {fit['per_gpu_gb']} GB。训练 1B token 大约只要 37 小时。可用 {fit['usable_gb']} GB。")
+        return text(
+            f"放得下：每卡约需 {fit['per_gpu_gb']} GB。训练 1B token 大约只要 37 小时。可用 {fit['usable_gb']} GB。"
+        )
 
     endpoint = ScriptedOpenAI([tool_calls(("fit_training", FIT)), invented])
     events: list[dict] = []
@@ -182,10 +179,17 @@ def test_failed_repair_drops_the_sentence(tmp_path):
 
 
 # ---- 4. outages fall back ------------------------------------------------------------------------------
-@pytest.mark.parametrize(("reply", "kind"), [(raises(httpx.ConnectError), "endpoint"), (raises(httpx.ReadTimeout), "timeout"),
-                                            (status(503), "endpoint"), (raw(b"data: {not json\n\n"), "endpoint"),
-                                            (text(""), "endpoint")],
-                         ids=["refused", "timeout", "503", "malformed", "empty"])
+@pytest.mark.parametrize(
+    ("reply", "kind"),
+    [
+        (raises(httpx.ConnectError), "endpoint"),
+        (raises(httpx.ReadTimeout), "timeout"),
+        (status(503), "endpoint"),
+        (raw(b"data: {not json\n\n"), "endpoint"),
+        (text(""), "endpoint"),
+    ],
+    ids=["refused", "timeout", "503", "malformed", "empty"],
+)
 def test_outage_falls_back_to_the_offline_planner(tmp_path, reply, kind):
     endpoint = ScriptedOpenAI([reply], then=reply)
     trace = advisor(tmp_path, endpoint, llm_max_retries=1).ask("8 张 A100 80GB 全参微调 Qwen2.5-7B 放得下吗？")
@@ -197,12 +201,32 @@ def test_outage_falls_back_to_the_offline_planner(tmp_path, reply, kind):
 
 
 def test_tool_call_with_broken_json_arguments_goes_back_to_the_model(tmp_path):
-    chunk = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [{
-        "index": 0, "finish_reason": "tool_calls", "delta": {"role": "assistant", "tool_calls": [{
-            "index": 0, "id": "call_a", "type": "function",
-            "function": {"name": "fit_training", "arguments": '{"model": "7B", "gpu": '}}]}}]}
-    endpoint = ScriptedOpenAI([raw(f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()),
-                               text("Which GPU do you mean?")])
+    chunk = {
+        "id": "x",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "delta": {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "call_a",
+                            "type": "function",
+                            "function": {"name": "fit_training", "arguments": '{"model": "7B", "gpu": '},
+                        }
+                    ],
+                },
+            }
+        ],
+    }
+    endpoint = ScriptedOpenAI(
+        [raw(f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()), text("Which GPU do you mean?")]
+    )
     trace = advisor(tmp_path, endpoint).ask("Will a 7B model fit on one A100 80GB?")
     # LangChain closes the truncated JSON; the registry names what is still missing, and the model hears it
     assert tool_results(endpoint.requests[1]) == ["ERROR: Missing field 'gpu'."]
@@ -218,19 +242,30 @@ def test_retries_once_on_5xx_before_falling_back(tmp_path):
 
 # ---- 5. a conversation resumes after a restart ---------------------------------------------------------
 def test_conversation_resumes_after_the_advisor_is_rebuilt(tmp_path):
-    first = ScriptedOpenAI([tool_calls(("fit_training", FIT)),
-                            lambda body: text(f"放得下，每卡约需 {results(body)[-1]['per_gpu_gb']} GB。")])
+    first = ScriptedOpenAI(
+        [
+            tool_calls(("fit_training", FIT)),
+            lambda body: text(f"放得下，每卡约需 {results(body)[-1]['per_gpu_gb']} GB。"),
+        ]
+    )
     trace1 = advisor(tmp_path, first).ask("8 张 A100 80GB 全参微调 Qwen2.5-7B 放得下吗？")
     cid = trace1.conversation_id
 
-    second = ScriptedOpenAI([tool_calls(("fit_training", {**FIT, "gpu": "H800"})),
-                             lambda body: text(f"换成 H800 也放得下，每卡约需 {results(body)[-1]['per_gpu_gb']} GB。")])
+    second = ScriptedOpenAI(
+        [
+            tool_calls(("fit_training", {**FIT, "gpu": "H800"})),
+            lambda body: text(f"换成 H800 也放得下，每卡约需 {results(body)[-1]['per_gpu_gb']} GB。"),
+        ]
+    )
     again = advisor(tmp_path, second)  # a new process: same SQLite file, nothing in memory
     trace2 = again.ask("那换成 H800 呢？", conversation_id=cid)
     messages = second.requests[0]["messages"]
     roles = [(m["role"], m["content"]) for m in messages]
-    assert roles[1:] == [("user", "8 张 A100 80GB 全参微调 Qwen2.5-7B 放得下吗？"), ("assistant", trace1.answer),
-                         ("user", "那换成 H800 呢？")]
+    assert roles[1:] == [
+        ("user", "8 张 A100 80GB 全参微调 Qwen2.5-7B 放得下吗？"),
+        ("assistant", trace1.answer),
+        ("user", "那换成 H800 呢？"),
+    ]
     assert "model=Qwen2.5-7B" in messages[0]["content"] and "n_gpus=8" in messages[0]["content"]
     assert trace2.mode == "llm"
     assert again.store.last_state(cid)["model"] == "Qwen2.5-7B"
@@ -263,8 +298,9 @@ def test_tool_calls_per_answer_are_capped(tmp_path):
 # ---- 7. provider quirks -----------------------------------------------------------------------------------
 def test_dashscope_qwen3_turns_thinking_off(tmp_path):
     endpoint = ScriptedOpenAI([text("你好，我可以帮你选 GPU。")])
-    trace = advisor(tmp_path, endpoint, llm_base_url="https://dashscope.aliyuncs.com/compatible-mode/v1",
-                    llm_model="qwen3-32b").ask("你好")
+    trace = advisor(
+        tmp_path, endpoint, llm_base_url="https://dashscope.aliyuncs.com/compatible-mode/v1", llm_model="qwen3-32b"
+    ).ask("你好")
     body = endpoint.requests[0]
     assert body["enable_thinking"] is False and body["model"] == "qwen3-32b"
     assert body["stream_options"] == {"include_usage": True}
@@ -273,8 +309,9 @@ def test_dashscope_qwen3_turns_thinking_off(tmp_path):
 
 def test_qwen3_on_vllm_uses_the_chat_template_switch_and_needs_no_key(tmp_path):
     endpoint = ScriptedOpenAI([text("你好。")])
-    advisor(tmp_path, endpoint, llm_base_url="http://127.0.0.1:8000/v1", llm_model="Qwen/Qwen3-8B",
-            llm_api_key=None).ask("你好")
+    advisor(
+        tmp_path, endpoint, llm_base_url="http://127.0.0.1:8000/v1", llm_model="Qwen/Qwen3-8B", llm_api_key=None
+    ).ask("你好")
     body = endpoint.requests[0]
     assert body["chat_template_kwargs"] == {"enable_thinking": False}
     assert "enable_thinking" not in body and "stream_options" not in body
@@ -282,8 +319,12 @@ def test_qwen3_on_vllm_uses_the_chat_template_switch_and_needs_no_key(tmp_path):
 
 
 def test_o_series_never_sends_parallel_tool_calls(tmp_path):
-    endpoint = ScriptedOpenAI([tool_calls(("gpu_specs", {"gpu": "H800"})),
-                               lambda body: text(f"H800 有 {results(body)[0]['memory_gb']} GB 显存。")])
+    endpoint = ScriptedOpenAI(
+        [
+            tool_calls(("gpu_specs", {"gpu": "H800"})),
+            lambda body: text(f"H800 有 {results(body)[0]['memory_gb']} GB 显存。"),
+        ]
+    )
     adv = advisor(tmp_path, endpoint, llm_base_url="https://api.openai.com/v1", llm_model="o4-mini")
     adv.ask("H800 的规格？")
     assert adv.llm.model.disabled_params == {"parallel_tool_calls": None}
@@ -299,8 +340,9 @@ def test_deepseek_reasoner_runs_in_non_thinking_mode(tmp_path):
 
 def test_deepseek_r1_elsewhere_is_refused_with_a_clear_reason(tmp_path):
     endpoint = ScriptedOpenAI([text("不会被调用。")])
-    adv = advisor(tmp_path, endpoint, llm_base_url="http://localhost:11434/v1", llm_model="deepseek-r1:14b",
-                  llm_api_key=None)
+    adv = advisor(
+        tmp_path, endpoint, llm_base_url="http://localhost:11434/v1", llm_model="deepseek-r1:14b", llm_api_key=None
+    )
     with pytest.raises(PlannerError, match="deepseek-chat"):
         adv.llm.plan("你好", Context(conversation_id="c"), adv.toolbox.run)
     assert adv.ask("你好").mode == "llm-fallback" and endpoint.requests == []
@@ -334,15 +376,29 @@ def test_streamed_answer_comes_from_the_advisor_after_grounding(tmp_path):
     assert "放得下" in final["answer"]
 
 
-@pytest.mark.parametrize(("base_url", "model", "name", "extra_body", "sent"), [
-    ("https://api.openai.com/v1", "gpt-4o-mini", "openai", None, "gpt-4o-mini"),
-    ("https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen-plus", "dashscope", {"enable_thinking": False}, "qwen-plus"),
-    ("https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "qwq-plus", "dashscope", None, "qwq-plus"),
-    ("https://api.deepseek.com", "deepseek-chat", "deepseek", {"thinking": {"type": "disabled"}}, "deepseek-chat"),
-    ("http://localhost:11434/v1", "qwen3:8b", "ollama", None, "qwen3:8b"),
-    ("http://gpu-box:8000/v1", "Qwen/Qwen3-32B", "compatible", {"chat_template_kwargs": {"enable_thinking": False}},
-     "Qwen/Qwen3-32B"),
-])
+@pytest.mark.parametrize(
+    ("base_url", "model", "name", "extra_body", "sent"),
+    [
+        ("https://api.openai.com/v1", "gpt-4o-mini", "openai", None, "gpt-4o-mini"),
+        (
+            "https://dashscope.aliyuncs.com/compatible-mode/v1",
+            "qwen-plus",
+            "dashscope",
+            {"enable_thinking": False},
+            "qwen-plus",
+        ),
+        ("https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "qwq-plus", "dashscope", None, "qwq-plus"),
+        ("https://api.deepseek.com", "deepseek-chat", "deepseek", {"thinking": {"type": "disabled"}}, "deepseek-chat"),
+        ("http://localhost:11434/v1", "qwen3:8b", "ollama", None, "qwen3:8b"),
+        (
+            "http://gpu-box:8000/v1",
+            "Qwen/Qwen3-32B",
+            "compatible",
+            {"chat_template_kwargs": {"enable_thinking": False}},
+            "Qwen/Qwen3-32B",
+        ),
+    ],
+)
 def test_provider_profiles(base_url, model, name, extra_body, sent):
     from bot.llm.client import provider_for
 

@@ -28,11 +28,14 @@ def good_answer(body):
     return text(f"放得下：每卡约需 {results(body)[-1]['per_gpu_gb']} GB。")
 
 
-@pytest.mark.parametrize(("base_url", "model", "key"), [
-    ("http://127.0.0.1:8080/v1", "smollm2", "max_tokens"),  # llama.cpp, vLLM, Ollama, DeepSeek, DashScope
-    ("https://api.deepseek.com/v1", "deepseek-chat", "max_tokens"),
-    ("https://api.openai.com/v1", "gpt-4o-mini", "max_completion_tokens"),
-])
+@pytest.mark.parametrize(
+    ("base_url", "model", "key"),
+    [
+        ("http://127.0.0.1:8080/v1", "smollm2", "max_tokens"),  # llama.cpp, vLLM, Ollama, DeepSeek, DashScope
+        ("https://api.deepseek.com/v1", "deepseek-chat", "max_tokens"),
+        ("https://api.openai.com/v1", "gpt-4o-mini", "max_completion_tokens"),
+    ],
+)
 def test_every_request_caps_the_reply(tmp_path, base_url, model, key):
     endpoint = ScriptedOpenAI([tool_calls(("fit_training", FIT)), good_answer])
     trace = advisor(tmp_path, endpoint, llm_base_url=base_url, llm_model=model, llm_max_tokens=700).ask(QUESTION)
@@ -44,9 +47,15 @@ def test_every_request_caps_the_reply(tmp_path, base_url, model, key):
 
 def looping(first: str) -> Reply:
     """A model caught in a loop: it streams `first`, then "；" every 20 ms, and never finishes."""
+
     def events():
-        head = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                "choices": [{"index": 0, "delta": {"role": "assistant", "content": first}, "finish_reason": None}]}
+        head = {
+            "id": "x",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "m",
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": first}, "finish_reason": None}],
+        }
         yield f"data: {json.dumps(head, ensure_ascii=False)}\n\n".encode()
         for _ in range(100_000):
             time.sleep(0.02)
@@ -87,7 +96,9 @@ def test_a_timed_out_request_is_not_retried(tmp_path):
     assert trace.mode == "llm-fallback" and trace.fallback_reason.startswith("timeout:")
 
 
-@pytest.mark.parametrize("failure", [raises(httpx.ConnectError), status(503), status(429)], ids=["refused", "503", "429"])
+@pytest.mark.parametrize(
+    "failure", [raises(httpx.ConnectError), status(503), status(429)], ids=["refused", "503", "429"]
+)
 def test_failures_that_never_reached_the_model_are_retried(tmp_path, failure):
     endpoint = ScriptedOpenAI([failure, tool_calls(("fit_training", FIT)), good_answer])
     trace = advisor(tmp_path, endpoint, llm_max_retries=1).ask(QUESTION)
@@ -95,9 +106,18 @@ def test_failures_that_never_reached_the_model_are_retried(tmp_path, failure):
 
 
 def test_a_context_length_400_is_a_labelled_fallback(tmp_path):
-    too_long = Reply(status=400, error_body={"error": {
-        "code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": 9120, "n_ctx": 8192,
-        "message": "the request exceeds the available context size, try increasing it"}})
+    too_long = Reply(
+        status=400,
+        error_body={
+            "error": {
+                "code": 400,
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": 9120,
+                "n_ctx": 8192,
+                "message": "the request exceeds the available context size, try increasing it",
+            }
+        },
+    )
     endpoint = ScriptedOpenAI([too_long])
     trace = advisor(tmp_path, endpoint).ask(QUESTION)
     assert trace.mode == "llm-fallback" and trace.fallback_reason.startswith("context:")

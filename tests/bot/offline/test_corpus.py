@@ -68,8 +68,11 @@ def answered(tmp_path_factory):
     """Every corpus turn through the advisor once: (row, turn, trace, state)."""
     logging.disable(logging.CRITICAL)
     data = tmp_path_factory.mktemp("corpus")
-    advisor = Advisor(store=Store(f"sqlite:///{data}/s.sqlite3"),
-                      toolbox=Toolbox(Retriever.from_config(KnowledgeConfig(data_dir=data / "kb"))), offline=RulesPlanner())
+    advisor = Advisor(
+        store=Store(f"sqlite:///{data}/s.sqlite3"),
+        toolbox=Toolbox(Retriever.from_config(KnowledgeConfig(data_dir=data / "kb"))),
+        offline=RulesPlanner(),
+    )
     out = []
     for row in ROWS:
         cid = None
@@ -88,8 +91,11 @@ def test_no_answer_asks_for_a_slot_its_intent_does_not_need(answered):
         if pending:
             allowed = set(frame(pending["intent"]).needs) | set(frame(pending["intent"]).defaults)
             assert pending["missing"] in allowed, (row["id"], turn["q"], pending)
-            assert pending["missing"] in frame(pending["intent"]).needs or "未知" in trace.answer \
-                or "Unknown" in trace.answer, (row["id"], turn["q"], pending)
+            assert (
+                pending["missing"] in frame(pending["intent"]).needs
+                or "未知" in trace.answer
+                or "Unknown" in trace.answer
+            ), (row["id"], turn["q"], pending)
 
 
 def test_every_answer_is_grounded(answered):
@@ -101,8 +107,11 @@ def test_every_answer_is_grounded(answered):
 def test_held_out_fifth_meets_the_targets(answered):
     held = [(row, turn, trace, state) for row, turn, trace, state in answered if corpus.held_out(row["id"])]
     intents = sum(1 for _, turn, _, state in held if state.get("frame", {}).get("intent") == turn["intent"])
-    right = sum(1 for _, turn, trace, state in held
-                if state.get("frame", {}).get("intent") == turn["intent"] and not corpus.check(turn, trace))
+    right = sum(
+        1
+        for _, turn, trace, state in held
+        if state.get("frame", {}).get("intent") == turn["intent"] and not corpus.check(turn, trace)
+    )
     assert intents / len(held) >= 0.95
     assert right / len(held) >= 0.90
 

@@ -16,8 +16,11 @@ from knowledge.retrieval import Retriever
 @pytest.fixture(scope="module")
 def advisor(tmp_path_factory):
     data = tmp_path_factory.mktemp("findings")
-    adv = Advisor(store=Store(f"sqlite:///{data}/s.sqlite3"),
-                  toolbox=Toolbox(Retriever.from_config(KnowledgeConfig(data_dir=data))), offline=RulesPlanner())
+    adv = Advisor(
+        store=Store(f"sqlite:///{data}/s.sqlite3"),
+        toolbox=Toolbox(Retriever.from_config(KnowledgeConfig(data_dir=data))),
+        offline=RulesPlanner(),
+    )
     yield adv
     adv.store.close()
 
@@ -34,11 +37,14 @@ def converse(advisor, turns, caplog):
     return trace
 
 
-@pytest.mark.parametrize("turns, expected", [
-    # an unknown card while the model is still missing: the closest names, no calculation without a model
-    (["推理", "∞H800seq 4096？A100"], "H800"),
-    (["how long", "4090D全参H201B token"], "H20"),
-])
+@pytest.mark.parametrize(
+    "turns, expected",
+    [
+        # an unknown card while the model is still missing: the closest names, no calculation without a model
+        (["推理", "∞H800seq 4096？A100"], "H800"),
+        (["how long", "4090D全参H201B token"], "H20"),
+    ],
+)
 def test_an_unknown_name_with_a_missing_model_lists_the_closest(advisor, caplog, turns, expected):
     trace = converse(advisor, turns, caplog)
     assert expected in trace.answer
@@ -88,13 +94,16 @@ def test_an_english_answer_labels_its_defaults_too(advisor):
     assert "`" not in trace.answer.split("**Assumptions:**", 1)[1]
 
 
-@pytest.mark.parametrize("question, says", [
-    ("H100 在国内能买到吗", "在中国大陆受限"),
-    ("A800 现在还能采购吗", "在中国大陆受限"),
-    ("910B 好买吗，交期多久", "中国大陆可以正常采购"),
-    ("Can I buy H200 in China?", "restricted in mainland China"),
-    ("is the RTX 4090D allowed in China", "can be bought in mainland China"),
-])
+@pytest.mark.parametrize(
+    "question, says",
+    [
+        ("H100 在国内能买到吗", "在中国大陆受限"),
+        ("A800 现在还能采购吗", "在中国大陆受限"),
+        ("910B 好买吗，交期多久", "中国大陆可以正常采购"),
+        ("Can I buy H200 in China?", "restricted in mainland China"),
+        ("is the RTX 4090D allowed in China", "can be bought in mainland China"),
+    ],
+)
 def test_can_i_buy_it_in_china_is_answered_with_the_catalogs_status(advisor, question, says):
     """An availability question was answered with a price or a rent-or-buy sum; it gets the card's status and
     note, and for a restricted card the closest cards that can be bought (a table from compare_gpus)."""
@@ -107,7 +116,7 @@ def test_can_i_buy_it_in_china_is_answered_with_the_catalogs_status(advisor, que
 
 
 def test_the_users_electricity_price_is_the_one_the_bill_uses(advisor):
-    """"电费一度 0.6" was read and then ignored: the bill was priced at the 0.7 元/kWh default."""
+    """ "电费一度 0.6" was read and then ignored: the bill was priced at the 0.7 元/kWh default."""
     trace = advisor.ask("电费一度 0.6，8 卡 H100 一年电费多少")
     call = next(c for c in trace.tool_calls if c.tool == "power_draw")
     assert call.input["electricity_cny_per_kwh"] == 0.6
@@ -118,7 +127,7 @@ def test_the_users_electricity_price_is_the_one_the_bill_uses(advisor):
 
 
 def test_a_fit_question_without_a_training_word_is_about_serving_and_says_so(advisor):
-    """"Qwen2.5-32B 一张 L40S 够吗" was sized as a full fine-tune (AdamW states and all) without saying so."""
+    """ "Qwen2.5-32B 一张 L40S 够吗" was sized as a full fine-tune (AdamW states and all) without saying so."""
     trace = advisor.ask("Qwen2.5-32B 一张 L40S 够吗")
     assert next(c.tool for c in trace.tool_calls) == "fit_inference"
     assert trace.answer.startswith("（按推理部署估算")
@@ -129,7 +138,7 @@ def test_a_fit_question_without_a_training_word_is_about_serving_and_says_so(adv
 
 
 def test_a_deadline_without_a_count_is_answered_with_the_count_that_meets_it(advisor):
-    """"三个月内训完要几张" was timed on the default 8 cards (20 years) instead of finding the count."""
+    """ "三个月内训完要几张" was timed on the default 8 cards (20 years) instead of finding the count."""
     trace = advisor.ask("训练 llama 3 70b 需要多少张 A800，数据 2T token，三个月内训完")
     timings = [c.output for c in trace.tool_calls if c.tool == "training_time"]
     chosen = next(t for t in timings if t["hours"] <= 90 * 24)
@@ -152,18 +161,21 @@ def test_serving_comparisons_and_fp8_questions_use_serving_fits_and_an_fp8_card(
 
 
 def test_a_budget_for_a_serving_solution_buys_cards_and_flags_restricted_ones(advisor):
-    """"能跑 70B 推理的方案，预算 50 万" was a fit on the default card; then a month of rent ignoring the budget."""
+    """ "能跑 70B 推理的方案，预算 50 万" was a fit on the default card; then a month of rent ignoring the budget."""
     trace = advisor.ask("客户要一个能跑 70B 推理的方案，预算 50 万")
     call = next(c for c in trace.tool_calls if c.tool == "recommend_gpus")
     assert call.input["pricing"] == "buy" and call.input["budget_cny"] == 500_000
-    restricted = {o["gpu"] for k in ("cheapest", "fastest", "best_value") if (o := call.output.get(k))
-                  and o["china_available"] is False}
+    restricted = {
+        o["gpu"]
+        for k in ("cheapest", "fastest", "best_value")
+        if (o := call.output.get(k)) and o["china_available"] is False
+    }
     assert all(f"{g}（中国大陆受限）" in trace.answer for g in restricted)
     assert trace.ungrounded == []
 
 
 def test_a_data_set_given_as_samples_length_and_epochs_is_timed_on_their_product(advisor):
-    """"5 万条数据，每条 2k token，3 个 epoch" was timed on the 1B-token default."""
+    """ "5 万条数据，每条 2k token，3 个 epoch" was timed on the 1B-token default."""
     trace = advisor.ask("帮我算一下 Qwen2.5-7B 全参微调 8 卡 A100，5 万条数据，每条 2k token，3 个 epoch 要多久")
     call = next(c for c in trace.tool_calls if c.tool == "training_time")
     assert call.input["tokens"] == 50_000 * 2048 * 3
@@ -172,7 +184,7 @@ def test_a_data_set_given_as_samples_length_and_epochs_is_timed_on_their_product
 
 
 def test_a_dollar_budget_is_used_not_dropped(advisor):
-    """"Our budget is $200k…" was answered with a month of rent and no budget: budget_cny is 元 only."""
+    """ "Our budget is $200k…" was answered with a month of rent and no budget: budget_cny is 元 only."""
     trace = advisor.ask("Our budget is $200k for an inference cluster serving 70B models, what should we buy?")
     call = next(c for c in trace.tool_calls if c.tool == "recommend_gpus")
     assert call.input["budget_usd"] == 200_000 and call.input["pricing"] == "buy"
@@ -180,7 +192,7 @@ def test_a_dollar_budget_is_used_not_dropped(advisor):
 
 
 def test_a_speed_comparison_times_the_job_on_each_card(advisor):
-    """"A800 和 H800 训练 70B 速度差多少" got a spec table and memory fits; it now times the job on each card."""
+    """ "A800 和 H800 训练 70B 速度差多少" got a spec table and memory fits; it now times the job on each card."""
     trace = advisor.ask("A800 和 H800 集群训练 70B 速度差多少")
     times = [c for c in trace.tool_calls if c.tool == "training_time"]
     assert {c.input["gpu"] for c in times} == {"a800-sxm4-80gb", "h800-sxm5-80gb"} and trace.ungrounded == []

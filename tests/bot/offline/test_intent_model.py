@@ -19,7 +19,9 @@ ROOT = Path(__file__).parents[3]
 def test_shipped_weights_are_current():
     """Fails when the training data, the features or the parser changed and nobody rebuilt the weights."""
     why = stale()
-    assert why is None, f"{why}: run `.venv/bin/python -m bot.offline.understand.intent_build --build` and commit the file"
+    assert why is None, (
+        f"{why}: run `.venv/bin/python -m bot.offline.understand.intent_build --build` and commit the file"
+    )
 
 
 def test_a_fresh_training_gives_the_shipped_weights(monkeypatch):
@@ -49,8 +51,9 @@ def test_a_fresh_process_does_not_train(monkeypatch):
 
 def test_stale_weights_are_noticed_and_the_model_trains(tmp_path, caplog):
     data = tmp_path / "intents.yaml"
-    data.write_text(im.DATA.read_text(encoding="utf-8").replace("examples:", "examples:\n  # edited", 1),
-                    encoding="utf-8")
+    data.write_text(
+        im.DATA.read_text(encoding="utf-8").replace("examples:", "examples:\n  # edited", 1), encoding="utf-8"
+    )
     with caplog.at_level(logging.WARNING, logger="gpu_advisor.offline"):
         assert im.shipped(data=data) is None
     assert "--build" in caplog.text

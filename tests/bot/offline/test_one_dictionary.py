@@ -19,14 +19,18 @@ def test_a_knowledge_answer_never_loads_jiebas_global_dictionary(tmp_path, monke
     for name in ("cut", "lcut", "cut_for_search", "lcut_for_search", "initialize"):
         monkeypatch.setattr(jieba, name, refuse)
     monkeypatch.setattr(jieba.dt, "initialize", refuse)
-    advisor = Advisor(store=Store(f"sqlite:///{tmp_path}/s.sqlite3"),
-                      toolbox=Toolbox(Retriever.from_config(KnowledgeConfig(data_dir=tmp_path / "kb"))),
-                      offline=RulesPlanner())
+    advisor = Advisor(
+        store=Store(f"sqlite:///{tmp_path}/s.sqlite3"),
+        toolbox=Toolbox(Retriever.from_config(KnowledgeConfig(data_dir=tmp_path / "kb"))),
+        offline=RulesPlanner(),
+    )
     trace = advisor.ask("出口管制对买 H20 有什么影响")
     assert trace.citations and "H20" in trace.answer
     advisor.store.close()
 
 
-@pytest.mark.parametrize(("question", "whole"), [("哪些国产卡能替代 A100", "国产卡"), ("摩尔线程 S4000 显存多大", "摩尔线程")])
+@pytest.mark.parametrize(
+    ("question", "whole"), [("哪些国产卡能替代 A100", "国产卡"), ("摩尔线程 S4000 显存多大", "摩尔线程")]
+)
 def test_domain_words_stay_whole_in_the_question_terms(question, whole):
     assert whole in relevance.terms(question)

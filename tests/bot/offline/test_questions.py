@@ -32,7 +32,7 @@ def _last(trace, tool):
 
 
 def _value(trace, path):
-    """"tool.part.key…" reads the tool's last call; "tool[0].part.key…" its first; part "assumed" reads the
+    """ "tool.part.key…" reads the tool's last call; "tool[0].part.key…" its first; part "assumed" reads the
     calculator's own assumptions (what it used, whether given or its default)."""
     tool, part, *keys = path.split(".")
     if tool.endswith("]"):

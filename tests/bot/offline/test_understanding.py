@@ -18,8 +18,11 @@ from tools.catalog import lookup as catalog
 @pytest.fixture(scope="module")
 def advisor(tmp_path_factory):
     data = tmp_path_factory.mktemp("understanding")
-    adv = Advisor(store=Store(f"sqlite:///{data}/s.sqlite3"),
-                  toolbox=Toolbox(Retriever.from_config(KnowledgeConfig(data_dir=data / "kb"))), offline=RulesPlanner())
+    adv = Advisor(
+        store=Store(f"sqlite:///{data}/s.sqlite3"),
+        toolbox=Toolbox(Retriever.from_config(KnowledgeConfig(data_dir=data / "kb"))),
+        offline=RulesPlanner(),
+    )
     yield adv
     adv.store.close()
 
@@ -41,14 +44,18 @@ def calls(trace, tool):
 
 # --- 1. it answers without asking for what the answer does not need --------------------------------------
 
-@pytest.mark.parametrize("q, tool", [
-    ("Qwen2.5-32B 的 fp16 权重多大？", "model_memory"),
-    ("how big is the KV cache of Llama-3.1-8B per request at 64k?", "model_memory"),
-    ("ZeRO-2 下 34B 每卡模型状态多少，32 卡", "model_memory"),
-    ("全参训练 Qwen3-8B 大概要多少显存", "model_memory"),
-    ("租 40 张 H100 一个月多少钱", "run_cost"),
-    ("给 300 人部署 Qwen2.5-32B 推荐什么卡", "recommend_gpus"),
-])
+
+@pytest.mark.parametrize(
+    "q, tool",
+    [
+        ("Qwen2.5-32B 的 fp16 权重多大？", "model_memory"),
+        ("how big is the KV cache of Llama-3.1-8B per request at 64k?", "model_memory"),
+        ("ZeRO-2 下 34B 每卡模型状态多少，32 卡", "model_memory"),
+        ("全参训练 Qwen3-8B 大概要多少显存", "model_memory"),
+        ("租 40 张 H100 一个月多少钱", "run_cost"),
+        ("给 300 人部署 Qwen2.5-32B 推荐什么卡", "recommend_gpus"),
+    ],
+)
 def test_gpu_independent_questions_are_answered_without_asking_for_a_gpu(advisor, q, tool):
     (t,) = ask(advisor, q)
     assert calls(t, tool), t.answer
@@ -70,16 +77,20 @@ def test_default_reply_answers_the_question_that_was_asked(advisor):
 
 # --- 2. intents ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("q, intent", [
-    ("AWQ 4bit 之后 Qwen2.5-32B 单卡 4090 能放下吗", "fit"),
-    ("vLLM 部署 Qwen2.5-14B max-model-len 16k 单卡 L40S 最多几路并发", "serving_capacity"),
-    ("H200 一张多少钱", "price"),
-    ("16 张 H100 的机柜功率和一年电费", "power"),
-    ("H800 上 fp8 训练比 bf16 能快多少", "precision_speedup"),
-    ("有哪些国产卡可以替代 H20", "domestic"),
-    ("预算 120 万搭一套微调服务器", "build_budget"),
-    ("buy 两台 8 卡 server 还是继续 rent cloud，大概一半时间在用", "rent_vs_buy"),
-])
+
+@pytest.mark.parametrize(
+    "q, intent",
+    [
+        ("AWQ 4bit 之后 Qwen2.5-32B 单卡 4090 能放下吗", "fit"),
+        ("vLLM 部署 Qwen2.5-14B max-model-len 16k 单卡 L40S 最多几路并发", "serving_capacity"),
+        ("H200 一张多少钱", "price"),
+        ("16 张 H100 的机柜功率和一年电费", "power"),
+        ("H800 上 fp8 训练比 bf16 能快多少", "precision_speedup"),
+        ("有哪些国产卡可以替代 H20", "domestic"),
+        ("预算 120 万搭一套微调服务器", "build_budget"),
+        ("buy 两台 8 卡 server 还是继续 rent cloud，大概一半时间在用", "rent_vs_buy"),
+    ],
+)
 def test_intent(q, intent):
     assert parse(q).intent == intent
 
@@ -105,17 +116,21 @@ def test_max_concurrency_is_answered_with_capacity_not_single_stream_speed(advis
 
 # --- 3. slots -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("q, slot, value", [
-    ("Qwen2.5-7B 全参 4 张 4090 开 gradient checkpointing 够吗", "grad_checkpointing", True),
-    ("每天只开 10 小时，8 张 H20 租还是买", "hours_per_day", 10),
-    ("Qwen2.5-72B max-model-len 32k 最多几路并发", "context_len", 32768),
-    ("Llama-3-8B 在 H8OO 上训练要多久", "gpus", ["h800-sxm5-80gb"]),
-    ("8卡a100训llama3 8b要多久", "n_gpus", 8),
-    ("８卡Ｈ８００全参训练７Ｂ", "gpus", ["h800-sxm5-80gb"]),
-    ("英伟达 L40S 能跑 14B 吗", "gpus", ["l40s"]),
-    ("摩尔线程 S4000 显存多大", "gpus", ["mtt-s4000"]),
-    ("cost of renting 8 H100 for 100 hours in USD", "currency", "USD"),
-])
+
+@pytest.mark.parametrize(
+    "q, slot, value",
+    [
+        ("Qwen2.5-7B 全参 4 张 4090 开 gradient checkpointing 够吗", "grad_checkpointing", True),
+        ("每天只开 10 小时，8 张 H20 租还是买", "hours_per_day", 10),
+        ("Qwen2.5-72B max-model-len 32k 最多几路并发", "context_len", 32768),
+        ("Llama-3-8B 在 H8OO 上训练要多久", "gpus", ["h800-sxm5-80gb"]),
+        ("8卡a100训llama3 8b要多久", "n_gpus", 8),
+        ("８卡Ｈ８００全参训练７Ｂ", "gpus", ["h800-sxm5-80gb"]),
+        ("英伟达 L40S 能跑 14B 吗", "gpus", ["l40s"]),
+        ("摩尔线程 S4000 显存多大", "gpus", ["mtt-s4000"]),
+        ("cost of renting 8 H100 for 100 hours in USD", "currency", "USD"),
+    ],
+)
 def test_slot(q, slot, value):
     assert getattr(parse(q), slot) == value
 
@@ -127,6 +142,7 @@ def test_gpu_hours_keep_the_gpu(advisor):
 
 
 # --- 4. follow-ups edit the previous frame and say what changed ------------------------------------------
+
 
 def test_context_edit(advisor):
     _, t = ask(advisor, "4 张 H100 部署 Llama-3-70B 8k 上下文最多多少并发", "seq 改成 16k 呢")
@@ -155,6 +171,7 @@ def test_two_part_question_answers_both(advisor):
 
 # --- 5. knowledge answers and out of scope --------------------------------------------------------------
 
+
 def test_knowledge_answer_starts_with_one_direct_sentence(advisor):
     (t,) = ask(advisor, "买二手矿卡有什么风险")
     first = t.answer.split("\n\n")[0]
@@ -172,16 +189,21 @@ def test_out_of_scope_is_not_fooled_by_a_domain_word(advisor, q):
 
 # --- 6. language ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("q, lang", [
-    ("A100 or H100？", "zh"),
-    ("Llama-3-70B serving 用 vLLM，max-model-len 32k 要几张卡", "zh"),
-    ("How long to train Llama-3-70B on 8 H800, budget 30万?", "en"),
-])
+
+@pytest.mark.parametrize(
+    "q, lang",
+    [
+        ("A100 or H100？", "zh"),
+        ("Llama-3-70B serving 用 vLLM，max-model-len 32k 要几张卡", "zh"),
+        ("How long to train Llama-3-70B on 8 H800, budget 30万?", "en"),
+    ],
+)
 def test_language_rule(q, lang):
     assert detect_language(q) == lang
 
 
 # --- 7. errors people can act on -------------------------------------------------------------------------
+
 
 def test_a_missing_catalog_price_is_the_catalogs_gap_not_the_users_mistake(advisor):
     (t,) = ask(advisor, "8 张 L40S 用两年，租还是买")
@@ -206,8 +228,12 @@ def test_a_card_with_no_published_speed_is_said_so_never_zero():
     slow = next(o for o in real["options"] if o.get("tokens_per_s"))
     unknown = {**slow, "gpu": "Hygon DCU K100", "gpu_id": "hygon-k100", "tokens_per_s": None}
     out = Out(lang="zh")
-    build_budget({"model": "7B", "workload": "infer", "budget_cny": 300000}, p,
-                 lambda tool, args: {**real, "cheapest": unknown}, out)
+    build_budget(
+        {"model": "7B", "workload": "infer", "budget_cny": 300000},
+        p,
+        lambda tool, args: {**real, "cheapest": unknown},
+        out,
+    )
     assert "Hygon DCU K100" in out.text() and "没有公开的推理速度数据" in out.text()
     assert " 0 token/s" not in out.text()
 
@@ -220,8 +246,14 @@ def test_a_price_with_no_figure_on_file_gives_the_nearest(advisor):
 logging.getLogger("gpu_advisor.advisor").setLevel(logging.ERROR)
 
 
-@pytest.mark.parametrize("question", ["预算 30 万买卡部署 7B", "budget 300k CNY, we need to serve Qwen2.5-7B to 64 "
-                                      "concurrent users, what should we buy?", "采购预算 50 万，部署 Qwen2.5-14B 给 100 人用"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "预算 30 万买卡部署 7B",
+        "budget 300k CNY, we need to serve Qwen2.5-7B to 64 concurrent users, what should we buy?",
+        "采购预算 50 万，部署 Qwen2.5-14B 给 100 人用",
+    ],
+)
 def test_a_hardware_budget_for_serving_is_priced_as_cards_not_rent(advisor, question):
     (t,) = ask(advisor, question)
     call = next(c for c in t.tool_calls if c.tool == "recommend_gpus")
@@ -230,8 +262,14 @@ def test_a_hardware_budget_for_serving_is_priced_as_cards_not_rent(advisor, ques
     assert ("采购" in t.answer) or ("purchase" in t.answer.lower())
 
 
-@pytest.mark.parametrize("question", ["只能用国产卡，部署 Qwen2.5-7B 给 50 人用", "只考虑国产卡，微调 7B 1B token 推荐什么卡",
-                                      "预算 50 万只买国产卡跑 7B 推理"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "只能用国产卡，部署 Qwen2.5-7B 给 50 人用",
+        "只考虑国产卡，微调 7B 1B token 推荐什么卡",
+        "预算 50 万只买国产卡跑 7B 推理",
+    ],
+)
 def test_domestic_only_recommends_chinese_made_cards(advisor, question):
     (t,) = ask(advisor, question)
     call = next(c for c in t.tool_calls if c.tool == "recommend_gpus")

@@ -54,8 +54,9 @@ def slack_settings(fake: FakeSlack, **extra) -> SlackSettings:
 def slack_server(advisor: Advisor, fake_slack: FakeSlack) -> Iterator[SlackClient]:
     """A real uvicorn server with the Slack app on, its Web API pointed at the fake."""
     port = free_port()
-    app = create_app(advisor=advisor, api_settings=ApiSettings(rate_limit_per_minute=0),
-                     slack_settings=slack_settings(fake_slack))
+    app = create_app(
+        advisor=advisor, api_settings=ApiSettings(rate_limit_per_minute=0), slack_settings=slack_settings(fake_slack)
+    )
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -81,6 +82,19 @@ def kit():
     import types
 
     return types.SimpleNamespace(
-        BOT_TOKEN=BOT_TOKEN, APP_TOKEN=APP_TOKEN, SIGNING_SECRET=SIGNING_SECRET, TEAM=TEAM, BOT_USER=BOT_USER,
-        USER=USER, CHANNEL=CHANNEL, DM=DM, sign=sign, event_envelope=event_envelope, mention=mention,
-        wait_until=wait_until, slack_settings=slack_settings, FakeSlack=FakeSlack, SlackSettings=SlackSettings)
+        BOT_TOKEN=BOT_TOKEN,
+        APP_TOKEN=APP_TOKEN,
+        SIGNING_SECRET=SIGNING_SECRET,
+        TEAM=TEAM,
+        BOT_USER=BOT_USER,
+        USER=USER,
+        CHANNEL=CHANNEL,
+        DM=DM,
+        sign=sign,
+        event_envelope=event_envelope,
+        mention=mention,
+        wait_until=wait_until,
+        slack_settings=slack_settings,
+        FakeSlack=FakeSlack,
+        SlackSettings=SlackSettings,
+    )

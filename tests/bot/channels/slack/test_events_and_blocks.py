@@ -11,21 +11,32 @@ from bot.channels.slack.settings import SlackSettings
 from bot.core.trace import AnswerTrace, Citation
 
 
-@pytest.mark.parametrize(("raw", "bot", "expected"), [
-    ("<@U0BOT00001> 70B 全参训练，单卡 A100 够吗？", "U0BOT00001", "70B 全参训练，单卡 A100 够吗？"),
-    ("<@U0BOT00001|gpu-advisor> H20 &amp; H800 &lt;80GB&gt;?", "U0BOT00001", "H20 & H800 <80GB>?"),
-    ("ask <@U0BOT00001> about <@U0ALICE001>'s 8×H800", "U0BOT00001", "ask about @U0ALICE001's 8×H800"),
-    ("<@U0BOT00001> see <https://example.com/h20|the H20 page> in <#C0CHAN0001|gpu>", "U0BOT00001",
-     "see the H20 page in #gpu"),
-    ("<@U0WHOEVER> 7B LoRA on a 4090?", None, "7B LoRA on a 4090?"),
-])
+@pytest.mark.parametrize(
+    ("raw", "bot", "expected"),
+    [
+        ("<@U0BOT00001> 70B 全参训练，单卡 A100 够吗？", "U0BOT00001", "70B 全参训练，单卡 A100 够吗？"),
+        ("<@U0BOT00001|gpu-advisor> H20 &amp; H800 &lt;80GB&gt;?", "U0BOT00001", "H20 & H800 <80GB>?"),
+        ("ask <@U0BOT00001> about <@U0ALICE001>'s 8×H800", "U0BOT00001", "ask about @U0ALICE001's 8×H800"),
+        (
+            "<@U0BOT00001> see <https://example.com/h20|the H20 page> in <#C0CHAN0001|gpu>",
+            "U0BOT00001",
+            "see the H20 page in #gpu",
+        ),
+        ("<@U0WHOEVER> 7B LoRA on a 4090?", None, "7B LoRA on a 4090?"),
+    ],
+)
 def test_clean_text_gives_back_what_the_user_typed(raw, bot, expected):
     assert ev.clean_text(raw, bot) == expected
 
 
 def _body(event):
-    return {"type": "event_callback", "team_id": "T1", "event_id": "Ev1", "event": event,
-            "authorizations": [{"team_id": "T1", "user_id": "U0BOT00001", "is_bot": True}]}
+    return {
+        "type": "event_callback",
+        "team_id": "T1",
+        "event_id": "Ev1",
+        "event": event,
+        "authorizations": [{"team_id": "T1", "user_id": "U0BOT00001", "is_bot": True}],
+    }
 
 
 def test_which_events_are_questions_and_where_their_answers_go():
@@ -35,8 +46,12 @@ def test_which_events_are_questions_and_where_their_answers_go():
     in_thread = ev.question_from(_body({**mention, "ts": "3.0", "thread_ts": "2.0"}))
     assert in_thread.thread_ts == "2.0" and in_thread.message_id == "C1:3.0"
     assert ev.question_from(_body({**mention, "type": "message", "channel_type": "im"})) is not None
-    for not_one in ({**mention, "type": "message", "channel_type": "channel"}, {**mention, "subtype": "bot_message"},
-                    {**mention, "bot_id": "B1"}, {k: v for k, v in mention.items() if k != "user"}):
+    for not_one in (
+        {**mention, "type": "message", "channel_type": "channel"},
+        {**mention, "subtype": "bot_message"},
+        {**mention, "bot_id": "B1"},
+        {k: v for k, v in mention.items() if k != "user"},
+    ):
         assert ev.question_from(_body(not_one)) is None
     assert ev.bot_user_of(_body(mention)) == "U0BOT00001"
     assert ev.retry_number({"x-slack-retry-num": ["2"]}) == 2 and ev.retry_number({}) == 0
@@ -44,12 +59,17 @@ def test_which_events_are_questions_and_where_their_answers_go():
 
 def _answer(lang="en", follow_ups=("What about H800?",)):
     trace = AnswerTrace(
-        conversation_id="slack:T1:C1:2.0", language=lang, mode="offline",
+        conversation_id="slack:T1:C1:2.0",
+        language=lang,
+        mode="offline",
         answer="**Fits.** About 45 GB per GPU.\n\n| part | GB |\n|---|---|\n| weights | 14 |\n\n**Sources:**\n- [1] x",
-        citations=[Citation(id="a#1", doc_id="a", title="A [draft] note", text="t", source="https://example.org/a"),
-                   Citation(id="a#2", doc_id="a", title="A [draft] note", text="t2", source="https://example.org/a"),
-                   Citation(id="b#1", doc_id="b", title="Local notes", text="t", source="/srv/notes/b.md")],
-        follow_ups=list(follow_ups))
+        citations=[
+            Citation(id="a#1", doc_id="a", title="A [draft] note", text="t", source="https://example.org/a"),
+            Citation(id="a#2", doc_id="a", title="A [draft] note", text="t2", source="https://example.org/a"),
+            Citation(id="b#1", doc_id="b", title="Local notes", text="t", source="/srv/notes/b.md"),
+        ],
+        follow_ups=list(follow_ups),
+    )
     return Answer.from_trace(trace)
 
 
@@ -59,7 +79,9 @@ def test_blocks_number_the_sources_make_follow_ups_buttons_and_rate_the_turn():
     assert sources["type"] == "markdown"
     assert "[1] [A (draft) note](https://example.org/a)" in sources["text"] and "[2] Local notes" in sources["text"]
     assert "[3]" not in sources["text"]  # the same note cited twice is one source
-    wiki = Answer(language="en", verdict="x", sources=(Source("GPU (computing)", "https://x.org/wiki/GPU_(computing)"),))
+    wiki = Answer(
+        language="en", verdict="x", sources=(Source("GPU (computing)", "https://x.org/wiki/GPU_(computing)"),)
+    )
     assert "[1] [GPU (computing)](https://x.org/wiki/GPU_%28computing%29)" in closing_blocks(wiki, None)[0]["text"]
     first, long = actions["elements"]
     assert first["value"] == "What about H800?" and first["action_id"] == "follow_up_0"

@@ -19,11 +19,14 @@ _thread = itertools.count(1)
 
 def _long_answer(lang: str) -> Answer:
     rows = tuple((f"layer {i} 激活值", f"{i}.5 GB") for i in range(1500))
-    return Answer(language=lang, verdict="**放不下。** " if lang == "zh" else "**Does not fit.** ",
-                  blocks=(Block("text", "note " * 400), Block("table", table=Table(("part", "GB"), rows))),
-                  sources=tuple(Source(f"Note {i} " + "t" * 150, f"https://example.org/{'p' * 200}/{i}")
-                                for i in range(40)),
-                  follow_ups=tuple(f"follow-up {i} " + "q" * 120 for i in range(9)), conversation_id="slack:T:C:1")
+    return Answer(
+        language=lang,
+        verdict="**放不下。** " if lang == "zh" else "**Does not fit.** ",
+        blocks=(Block("text", "note " * 400), Block("table", table=Table(("part", "GB"), rows))),
+        sources=tuple(Source(f"Note {i} " + "t" * 150, f"https://example.org/{'p' * 200}/{i}") for i in range(40)),
+        follow_ups=tuple(f"follow-up {i} " + "q" * 120 for i in range(9)),
+        conversation_id="slack:T:C:1",
+    )
 
 
 def _reply(fake, heading: str = "") -> tuple[SlackReply, str]:
@@ -64,14 +67,18 @@ def test_a_very_long_answer_fits_one_slack_message_and_says_it_was_cut(fake_slac
     assert len(buttons) == 5 and all(len(b["text"]["text"]) <= 75 for b in buttons)
     for call in fake_slack.calls:  # no single call carries more Markdown than Slack takes
         pushed = (call.args.get("markdown_text") or "") + "".join(
-            c.get("text", "") for c in call.args.get("chunks") or [] if c.get("type") == "markdown_text")
+            c.get("text", "") for c in call.args.get("chunks") or [] if c.get("type") == "markdown_text"
+        )
         assert len(pushed) <= 12_000
     assert len(json.dumps(msg.blocks[-2], ensure_ascii=False)) < 12_000
 
 
 def test_an_answer_within_the_limit_is_streamed_whole(fake_slack):
-    answer = Answer(language="en", verdict="**Fits.** About 45 GB per GPU.",
-                    blocks=(Block("table", table=Table(("part", "GB"), (("weights", "14"),))),))
+    answer = Answer(
+        language="en",
+        verdict="**Fits.** About 45 GB per GPU.",
+        blocks=(Block("table", table=Table(("part", "GB"), (("weights", "14"),))),),
+    )
     reply, thread = _reply(fake_slack)
     asyncio.run(reply.finish(answer, turn=0))
     [msg] = fake_slack.replies(CHANNEL, thread)

@@ -18,14 +18,16 @@ SIGNED_BUT_MALFORMED = [
 
 @pytest.mark.parametrize(("content_type", "body"), SIGNED_BUT_MALFORMED)
 def test_a_signed_malformed_body_is_a_400_slack_should_not_retry(slack_server, fake_slack, kit, content_type, body):
-    signed = slack_server.http.post(slack_server.url, content=body,
-                                    headers={"Content-Type": content_type, **kit.sign(body)})
+    signed = slack_server.http.post(
+        slack_server.url, content=body, headers={"Content-Type": content_type, **kit.sign(body)}
+    )
     assert signed.status_code == 400 and signed.headers["x-slack-no-retry"] == "1"
     assert "malformed Slack request" in signed.json()["error"]
     unsigned = slack_server.http.post(slack_server.url, content=body, headers={"Content-Type": content_type})
     assert unsigned.status_code == 401 and unsigned.json() == {"error": "invalid request"}
-    stale = slack_server.http.post(slack_server.url, content=body,
-                                   headers={"Content-Type": content_type, **kit.sign(body, int(time.time()) - 360)})
+    stale = slack_server.http.post(
+        slack_server.url, content=body, headers={"Content-Type": content_type, **kit.sign(body, int(time.time()) - 360)}
+    )
     assert stale.status_code == 401
     assert fake_slack.calls == []
 
@@ -33,15 +35,26 @@ def test_a_signed_malformed_body_is_a_400_slack_should_not_retry(slack_server, f
 def test_a_timestamp_that_is_not_a_number_is_refused_not_a_crash(slack_server, fake_slack, kit):
     body = b'{"type": "url_verification", "challenge": "x"}'
     for stamp in ("abc", "", "1e9"):
-        r = slack_server.http.post(slack_server.url, content=body, headers={
-            "Content-Type": "application/json", "X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": "v0=00"})
+        r = slack_server.http.post(
+            slack_server.url,
+            content=body,
+            headers={
+                "Content-Type": "application/json",
+                "X-Slack-Request-Timestamp": stamp,
+                "X-Slack-Signature": "v0=00",
+            },
+        )
         assert r.status_code == 401, stamp
     assert fake_slack.calls == []
 
 
 def test_a_signed_payload_with_unexpected_fields_is_a_400_not_a_500(slack_server, fake_slack, kit):
-    odd_view = {"type": "view_submission", "team": {"id": kit.TEAM}, "user": {"id": kit.USER},
-                "view": {"id": "V1", "callback_id": "x", "state": {"values": {}}}}  # no view type
+    odd_view = {
+        "type": "view_submission",
+        "team": {"id": kit.TEAM},
+        "user": {"id": kit.USER},
+        "view": {"id": "V1", "callback_id": "x", "state": {"values": {}}},
+    }  # no view type
     r = slack_server.post_interaction(odd_view)
     assert r.status_code == 400 and r.headers["x-slack-no-retry"] == "1"
     assert fake_slack.calls == []

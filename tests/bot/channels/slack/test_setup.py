@@ -16,8 +16,11 @@ from bot.cli import app as cli
 
 
 def test_slacks_url_verification_challenge_is_answered(slack_server, kit, fake_slack):
-    body = {"token": "legacy", "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P",
-            "type": "url_verification"}
+    body = {
+        "token": "legacy",
+        "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P",
+        "type": "url_verification",
+    }
     r = slack_server.post_event(body)
     assert r.status_code == 200 and r.json() == {"challenge": body["challenge"]}
     assert fake_slack.calls == []
@@ -25,8 +28,9 @@ def test_slacks_url_verification_challenge_is_answered(slack_server, kit, fake_s
 
 def test_without_both_secrets_the_route_is_off_with_a_clear_message(advisor, kit):
     settings = SlackSettings(bot_token=kit.BOT_TOKEN)  # no signing secret
-    with TestClient(create_app(advisor=advisor, api_settings=ApiSettings(rate_limit_per_minute=0),
-                               slack_settings=settings)) as client:
+    with TestClient(
+        create_app(advisor=advisor, api_settings=ApiSettings(rate_limit_per_minute=0), slack_settings=settings)
+    ) as client:
         body = json.dumps({"type": "url_verification", "challenge": "x"}).encode()
         r = client.post("/slack/events", content=body, headers=kit.sign(body))
     assert r.status_code == 404 and "SLACK_SIGNING_SECRET" in r.json()["error"]["message"]
@@ -36,20 +40,28 @@ def test_a_full_queue_tells_the_user_to_ask_again_in_the_thread(monkeypatch, adv
     monkeypatch.setenv("CHANNEL_WORKERS", "1")
     monkeypatch.setenv("CHANNEL_QUEUE", "0")
     held.hold()
-    with TestClient(create_app(advisor=advisor, api_settings=ApiSettings(rate_limit_per_minute=0),
-                               slack_settings=kit.slack_settings(fake_slack))) as client:
+    with TestClient(
+        create_app(
+            advisor=advisor,
+            api_settings=ApiSettings(rate_limit_per_minute=0),
+            slack_settings=kit.slack_settings(fake_slack),
+        )
+    ) as client:
+
         def mention(text, ts):
             body = json.dumps(kit.event_envelope(kit.mention(text, ts))).encode()
-            return client.post("/slack/events", content=body, headers={"Content-Type": "application/json",
-                                                                       **kit.sign(body)})
+            return client.post(
+                "/slack/events", content=body, headers={"Content-Type": "application/json", **kit.sign(body)}
+            )
 
         assert mention("70B 全参训练，单卡 A100 够吗？", "1764461000.000100").status_code == 200
         assert held.started.acquire(timeout=30)  # the only worker is busy with the first question
         assert mention("H20 显存多大？", "1764461000.000200").status_code == 200
         busy = kit.wait_until(lambda: fake_slack.replies(kit.CHANNEL, "1764461000.000200"))[0]
         held.release()
-        kit.wait_until(lambda: [m for m in fake_slack.replies(kit.CHANNEL, "1764461000.000100") if m.blocks
-                                and not m.streaming])
+        kit.wait_until(
+            lambda: [m for m in fake_slack.replies(kit.CHANNEL, "1764461000.000100") if m.blocks and not m.streaming]
+        )
     said = busy.text + "".join(b.get("text", "") for b in busy.blocks)
     assert "稍后" in said  # "busy, ask again" in the asker's language
     assert not advisor.store.exists(f"slack:{kit.TEAM}:{kit.CHANNEL}:1764461000.000200")
@@ -67,8 +79,11 @@ def test_socket_command_without_tokens_says_what_is_missing(monkeypatch, tmp_pat
 
 
 def test_the_fake_refuses_a_wrong_token_like_slack(fake_slack):
-    r = httpx.post(fake_slack.api_url + "chat.postMessage", headers={"Authorization": "Bearer xoxb-wrong"},
-                   json={"channel": "C1", "text": "hi"})
+    r = httpx.post(
+        fake_slack.api_url + "chat.postMessage",
+        headers={"Authorization": "Bearer xoxb-wrong"},
+        json={"channel": "C1", "text": "hi"},
+    )
     assert r.status_code == 200 and r.json() == {"ok": False, "error": "invalid_auth"}
 
 
@@ -91,9 +106,19 @@ def test_every_event_the_manifest_subscribes_to_is_acknowledged_with_200(slack_s
     assert events == socket["settings"]["event_subscriptions"]["bot_events"]
     for i, name in enumerate(events):
         kind, _, where = name.partition(".")
-        event = {"type": kind, "user": kit.USER, "ts": f"1764462000.00{i:04d}", "channel": kit.DM, "text": "hi",
-                 "assistant_thread": {"user_id": kit.USER, "channel_id": kit.DM, "thread_ts": "1764462000.000001",
-                                      "context": {}}}
+        event = {
+            "type": kind,
+            "user": kit.USER,
+            "ts": f"1764462000.00{i:04d}",
+            "channel": kit.DM,
+            "text": "hi",
+            "assistant_thread": {
+                "user_id": kit.USER,
+                "channel_id": kit.DM,
+                "thread_ts": "1764462000.000001",
+                "context": {},
+            },
+        }
         if where:
             event["channel_type"] = where
         r = slack_server.post_event(kit.event_envelope(event))

@@ -33,13 +33,13 @@ class Stack:
     store_url: str
 
 
-
-
 def _pages(api: str, key: str, secret: str, listed: str) -> dict[str, str]:
     def page(body: str, title: str = "GPU shop") -> str:
-        return (f'<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><title>{title}</title>'
-                '<meta name="viewport" content="width=device-width, initial-scale=1"></head>'
-                f'<body><main><h1>{title}</h1><p>显卡整机与租赁。</p></main>{body}</body></html>')
+        return (
+            f'<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><title>{title}</title>'
+            '<meta name="viewport" content="width=device-width, initial-scale=1"></head>'
+            f"<body><main><h1>{title}</h1><p>显卡整机与租赁。</p></main>{body}</body></html>"
+        )
 
     def snippet(k: str, extra: str = "") -> str:
         return f'<script src="{api}/widget.js" data-key="{k}" data-lang="zh"{extra} defer></script>'
@@ -48,11 +48,17 @@ def _pages(api: str, key: str, secret: str, listed: str) -> dict[str, str]:
         "/": page(snippet(key)),
         "/secret": page(snippet(secret)),
         # every option, and the page's colours for the widget
-        "/options": page('<style>:root { --gpa-accent: #0f766e; }</style>' + snippet(
-            key, ' data-position="left" data-theme="dark" data-title="算力顾问"').replace('data-lang="zh"', 'data-lang="en"')),
+        "/options": page(
+            "<style>:root { --gpa-accent: #0f766e; }</style>"
+            + snippet(key, ' data-position="left" data-theme="dark" data-title="算力顾问"').replace(
+                'data-lang="zh"', 'data-lang="en"'
+            )
+        ),
         # a light page colour with a light accent, and data-theme="dark": the page's colours decide
-        "/colors": page('<style>:root { --gpa-bg: #fefce8; --gpa-accent: #facc15; --gpa-fg: #e5e7eb; }</style>' + snippet(
-            key, ' data-theme="dark"')),
+        "/colors": page(
+            "<style>:root { --gpa-bg: #fefce8; --gpa-accent: #facc15; --gpa-fg: #e5e7eb; }</style>"
+            + snippet(key, ' data-theme="dark"')
+        ),
         # a page that frames the panel directly, claiming to be the listed site
         "/frame": page(f'<iframe title="panel" src="{api}/widget?key={key}&parent={listed}"></iframe>'),
     }
@@ -90,8 +96,9 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
             server = host_pages(pages, port)
             stack.callback(server.server_close)
             stack.callback(server.shutdown)
-        yield Stack(api=api, host=listed, other=f"http://127.0.0.1:{other_port}", key=key, secret=secret,
-                    store_url=store_url)
+        yield Stack(
+            api=api, host=listed, other=f"http://127.0.0.1:{other_port}", key=key, secret=secret, store_url=store_url
+        )
 
 
 @pytest.fixture(scope="module")

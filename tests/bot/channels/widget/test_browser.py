@@ -23,7 +23,9 @@ ROOT = Path(__file__).resolve().parents[4]
 DOCS = ROOT / "docs"
 #: screenshots go to docs/ (the ones docs/widget.md shows) when GPU_ADVISOR_SCREENSHOTS=docs, else to a
 #: temporary folder, so an ordinary test run leaves the work tree clean
-SHOTS = DOCS if os.environ.get("GPU_ADVISOR_SCREENSHOTS") == "docs" else Path(tempfile.gettempdir()) / "gpu-advisor-shots"
+SHOTS = (
+    DOCS if os.environ.get("GPU_ADVISOR_SCREENSHOTS") == "docs" else Path(tempfile.gettempdir()) / "gpu-advisor-shots"
+)
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
 LAUNCHER = "[data-gpu-advisor] button"
 
@@ -86,8 +88,15 @@ def throttle(ctx, page: Page, bytes_per_s: int = 3000):
     cdp.send("Network.enable")
 
     def rate(per_s: int | None) -> None:
-        cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 20 if per_s else 0,
-                                                      "downloadThroughput": per_s or -1, "uploadThroughput": -1})
+        cdp.send(
+            "Network.emulateNetworkConditions",
+            {
+                "offline": False,
+                "latency": 20 if per_s else 0,
+                "downloadThroughput": per_s or -1,
+                "uploadThroughput": -1,
+            },
+        )
 
     rate(bytes_per_s)
     return rate
@@ -304,8 +313,11 @@ def test_unlisted_origin_and_secret_key_are_refused(stack, browser):
     expect(page.locator("[role=alert]")).to_contain_text("保密的 API 密钥")
     assert stack.secret not in page.content()
     # the widget's API routes refuse the secret key's opposite too: a widget key elsewhere, another origin
-    resp = httpx.post(f"{stack.api}/v1/ask/stream", json={"text": "H100"},
-                      headers={"Authorization": f"Bearer {stack.key}", "Origin": stack.other})
+    resp = httpx.post(
+        f"{stack.api}/v1/ask/stream",
+        json={"text": "H100"},
+        headers={"Authorization": f"Bearer {stack.key}", "Origin": stack.other},
+    )
     assert resp.status_code == 403 and resp.json()["error"]["code"] == "origin_not_allowed"
     ctx.close()
 
@@ -321,7 +333,10 @@ def test_snippet_options_reach_the_launcher_and_the_panel(stack, browser):
     frame = panel(page)
     expect(frame.locator("#title")).to_have_text("算力顾问")
     assert frame.evaluate("document.documentElement.dataset.theme") == "dark"
-    assert frame.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--host-accent').trim()") == "#0f766e"
+    assert (
+        frame.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--host-accent').trim()")
+        == "#0f766e"
+    )
     expect(frame.get_by_role("button", name="Send")).to_be_visible()
     ctx.close()
 
@@ -380,8 +395,9 @@ def test_the_next_question_scrolls_into_view_above_its_answer(stack, browser):
 
 
 def test_dark_system_setting_with_the_default_theme_passes_the_audit_mid_answer(stack, browser):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN", bypass_csp=True,
-                              color_scheme="dark")
+    ctx = browser.new_context(
+        viewport={"width": 1280, "height": 800}, locale="zh-CN", bypass_csp=True, color_scheme="dark"
+    )
     page = ctx.new_page()
     frame = open_widget(page, stack.host + "/")  # data-theme left at "auto": the visitor's dark setting
     assert frame.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(17, 24, 39)"
@@ -399,8 +415,9 @@ def test_dark_system_setting_with_the_default_theme_passes_the_audit_mid_answer(
 
 
 def test_page_colours_decide_the_palette_and_every_text_stays_readable(stack, browser):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN", bypass_csp=True,
-                              color_scheme="dark")
+    ctx = browser.new_context(
+        viewport={"width": 1280, "height": 800}, locale="zh-CN", bypass_csp=True, color_scheme="dark"
+    )
     page = ctx.new_page()
     page.goto(stack.host + "/colors")  # cream --gpa-bg, yellow --gpa-accent, a pale --gpa-fg, data-theme="dark"
     launcher = page.locator(LAUNCHER)
@@ -422,14 +439,22 @@ def _axe(target: Page | Frame) -> list[tuple]:
     target.add_script_tag(path=str(AXE))
     result = json.loads(target.evaluate("async () => JSON.stringify(await axe.run(document))"))
     assert len(result["passes"]) > 10  # the audit really ran over the page
-    return [(v["id"], v["impact"], [n["target"] for n in v["nodes"]]) for v in result["violations"]
-            if v["impact"] in ("serious", "critical")]
+    return [
+        (v["id"], v["impact"], [n["target"] for n in v["nodes"]])
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
 
 
 def test_small_screen_pictures_and_accessibility(stack, browser):
     # bypass_csp only so axe-core can be added to the panel for the audit
-    ctx = browser.new_context(viewport={"width": 360, "height": 740}, locale="zh-CN", bypass_csp=True,
-                              reduced_motion="reduce", device_scale_factor=2)
+    ctx = browser.new_context(
+        viewport={"width": 360, "height": 740},
+        locale="zh-CN",
+        bypass_csp=True,
+        reduced_motion="reduce",
+        device_scale_factor=2,
+    )
     page = ctx.new_page()
     frame = open_widget(page, stack.host + "/")
     box = page.locator("[data-gpu-advisor] iframe").bounding_box()
