@@ -19,7 +19,8 @@ from typing import Any
 
 from sqlalchemy import Table, insert, select, update
 
-from bot.core.store import Store, api_keys, widget_keys
+from bot.core.store import Store
+from bot.core.store_schema import api_keys, widget_keys
 
 PREFIX = "gpa_"
 

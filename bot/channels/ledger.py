@@ -27,7 +27,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from bot.core.redis_client import REDIS_ERRORS, Breaker, RedisConfig, connect
-from bot.core.store import Store, UtcDateTime, create_schema
+from bot.core.store import Store
+from bot.core.store_schema import UtcDateTime, create_schema
 
 log = logging.getLogger("gpu_advisor.channels")
 

@@ -12,7 +12,8 @@ from pg import ADMIN_URL, temp_database
 from sqlalchemy import update
 
 from bot.answer.advisor import Advisor
-from bot.core.store import Store, turns
+from bot.core.store import Store
+from bot.core.store_schema import turns
 from bot.core.trace import AnswerTrace
 
 

@@ -22,7 +22,6 @@ For every GPU in the catalog (after the China filter):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 from tools.catalog.architecture import param_count
 from tools.catalog.gpu_spec import GpuSpec
@@ -34,47 +33,15 @@ from tools.memory.fit_inference import fit_inference
 from tools.memory.fit_training import training_memory
 from tools.memory.train_breakdown import default_checkpointing
 from tools.money.run_cost import usd_rate
-from tools.recommend.reasons import (
-    BEST_VALUE_INFER,
-    BEST_VALUE_TRAIN,
-    cost_basis,
-    drop,
-    option_text,
-    recommend_assumptions,
-    verdict,
-)
+from tools.recommend.candidates import Candidate, option, rank
+from tools.recommend.reasons import BEST_VALUE_INFER, BEST_VALUE_TRAIN, cost_basis, drop, recommend_assumptions, verdict
 from tools.schemas.common import ToolInput
 from tools.schemas.memory import FitInferenceInput, FitTrainingInput
-from tools.schemas.recommend import DroppedGpu, RecommendInput, RecommendOption, RecommendOutput
+from tools.schemas.recommend import DroppedGpu, RecommendInput, RecommendOutput
 from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput
 from tools.speed.inference_speed import inference_speed
 from tools.speed.training_time import training_hours
 from tools.units import HOURS_PER_MONTH
-
-
-@dataclass
-class Candidate:
-    """One GPU type at its chosen count, before ranking."""
-
-    gpu: GpuSpec
-    n: int
-    min_gpus: int
-    per_gpu_gb: float
-    usable_gb: float
-    zero_stage: int | None
-    tp: int = 1  # inference: tensor-parallel size inside a node (the rest is pipeline stages)
-    hours: float | None = None
-    hours_low: float | None = None
-    hours_high: float | None = None
-    tokens_per_s: float | None = None
-    speed_note: tuple[str, str] | None = None
-    cost: tuple[float, float, float] | None = None
-    quote: PriceQuote | None = None
-    tags: list[str] = field(default_factory=list)
-
-    @property
-    def gpu_hours(self) -> float | None:
-        return None if self.hours is None else self.hours * self.n
 
 
 def valid_counts(n0: int, max_gpus: int) -> list[int]:
@@ -337,63 +304,6 @@ def _evaluate(job: _Job, gpu: GpuSpec) -> Candidate | DroppedGpu:
     return c
 
 
-def _rank(cands: list[Candidate], workload: str) -> tuple[list[Candidate], dict[str, Candidate | None]]:
-    priced = sorted((c for c in cands if c.cost), key=lambda c: (c.cost[0], c.hours or 0, c.gpu.id))
-    unpriced = sorted(
-        (c for c in cands if not c.cost),
-        key=lambda c: (c.hours if c.hours is not None else math.inf, -(c.tokens_per_s or 0), c.gpu.id),
-    )
-    ranked = priced + unpriced
-    if workload == "infer":
-        timed = [c for c in ranked if c.tokens_per_s]
-        fastest = max(timed, key=lambda c: c.tokens_per_s, default=None)
-        value = [c for c in priced if c.tokens_per_s]
-        best = min(value, key=lambda c: c.cost[0] / c.tokens_per_s, default=None)
-    else:
-        fastest = min(ranked, key=lambda c: c.hours, default=None)
-        best = min(priced, key=lambda c: c.cost[0] * c.hours, default=None)
-    picks = {"cheapest": priced[0] if priced else None, "fastest": fastest, "best_value": best}
-    for name, c in picks.items():
-        if c is not None:
-            c.tags.append(name)
-    return ranked, picks
-
-
-def _option(c: Candidate, rank: int, inp: RecommendInput) -> RecommendOption:
-    def r4(x):
-        return None if x is None else float(f"{x:.4g}")
-
-    def cny(x):
-        return None if x is None else round(x, 2)
-
-    cost = c.cost or (None, None, None)
-    why_en, why_zh = option_text(c, inp)
-    return RecommendOption(
-        rank=rank,
-        gpu=c.gpu.name,
-        gpu_id=c.gpu.id,
-        n_gpus=c.n,
-        fits=True,
-        per_gpu_gb=c.per_gpu_gb,
-        usable_gb=c.usable_gb,
-        zero_stage=c.zero_stage,
-        min_gpus=c.min_gpus,
-        hours=r4(c.hours),
-        hours_low=r4(c.hours_low),
-        hours_high=r4(c.hours_high),
-        gpu_hours=r4(c.gpu_hours),
-        total_cny=cny(cost[0]),
-        low_cny=cny(cost[1]),
-        high_cny=cny(cost[2]),
-        price_cny=None if c.quote is None else c.quote.mid_cny,
-        price_source=None if c.quote is None else c.quote.cite(),
-        tokens_per_s=r4(c.tokens_per_s),
-        china_available=c.gpu.china.available,
-        why=why_en,
-        why_zh=why_zh,
-    )
-
-
 def recommend_gpus(inp: RecommendInput) -> RecommendOutput:
     """Which GPUs, and how many, for a training, fine-tuning or inference job: ranked options and why others were dropped.
 
@@ -412,11 +322,11 @@ def recommend_gpus(inp: RecommendInput) -> RecommendOutput:
     for gpu in gpus():
         out = _evaluate(job, gpu)
         (dropped if isinstance(out, DroppedGpu) else cands).append(out)
-    ranked, picks = _rank(cands, inp.workload)
+    ranked, picks = rank(cands, inp.workload)
     # options are built only for what the answer shows: the top_k and the picks (their rank is their place)
     rank_of = {id(c): i for i, c in enumerate(ranked, start=1)}
     options = {
-        id(c): _option(c, rank_of[id(c)], inp)
+        id(c): option(c, rank_of[id(c)], inp)
         for c in [*ranked[: inp.top_k], *(c for c in picks.values() if c is not None)]
     }
     shown = [options[id(c)] for c in ranked[: inp.top_k]]

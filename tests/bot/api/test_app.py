@@ -130,7 +130,7 @@ class _Exploding:
 def _only_conversation(advisor: Advisor) -> str:
     from sqlalchemy import select
 
-    from bot.core.store import conversations
+    from bot.core.store_schema import conversations
 
     with advisor.store.engine.connect() as conn:
         (cid,) = conn.execute(select(conversations.c.id)).one()

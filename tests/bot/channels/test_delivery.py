@@ -14,7 +14,7 @@ from bot.channels.delivery import Delivery, Inbound, conversation_id
 from bot.channels.ledger import DeliveryLog, LocalSeen, RedisSeenKeys, SqlSeenKeys
 from bot.channels.settings import DeliverySettings
 from bot.core.redis_client import RedisConfig
-from bot.core.store import make_engine
+from bot.core.store_schema import make_engine
 
 Q_ZH = "8卡H800全参微调7B需要多少显存？"
 Q_EN = "70B inference on 4 A100 80GB, fits?"

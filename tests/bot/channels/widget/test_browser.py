@@ -15,7 +15,8 @@ import pytest
 from playwright.sync_api import Frame, Page, expect
 from sqlalchemy import select
 
-from bot.core.store import Store, feedback
+from bot.core.store import Store
+from bot.core.store_schema import feedback
 
 pytestmark = pytest.mark.slow
 
