@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bot.grounding.check import DEFAULT_REL_TOL, _build_index, _dimension, unit_from_key
 from bot.grounding.numbers import extract_numbers, name_sizes
+from bot.grounding.sources import DEFAULT_REL_TOL, build_index, dimension, unit_from_key
 
 __all__ = ["trusted_tool_outputs", "unsourced_inputs"]
 
@@ -40,11 +40,11 @@ def unsourced_inputs(
     """The input fields of a tool call holding a figure that is neither in the question nor in
     `sources` (earlier trusted tool outputs, e.g. a catalog lookup): a price, duration, size or token
     count the model made up. Counts and knobs (GPUs, TP, batch) are the model's choices, not claims."""
-    index = _build_index(sources or {}, {}, question)
+    index = build_index(sources or {}, {}, question)
     bad: list[str] = []
     for key, value in tool_input.items():
         unit = unit_from_key(str(key))
-        if _dimension(unit) not in _FACT_DIMENSIONS or isinstance(value, bool):
+        if dimension(unit) not in _FACT_DIMENSIONS or isinstance(value, bool):
             continue
         if isinstance(value, str):
             found = extract_numbers(value) or list(name_sizes(value))

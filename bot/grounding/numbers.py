@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 
 from bot.grounding.masking import mask
 from bot.grounding.normalize import normalize
+from bot.grounding.units import CURRENCIES, DENOM_RE, DENOMS, END, UNIT_RE, UNIT_SPECS, UNITS
 
 __all__ = ["UNITS", "Number", "extract_numbers", "name_sizes"]
 
@@ -58,123 +59,6 @@ class Number:
     alt_values: tuple[float, ...] = ()
 
 
-#: normalised unit -> (dimension, factor to the dimension's base). Units of one dimension convert.
-UNITS: dict[str, tuple[str, float]] = {
-    "bytes": ("bytes", 1.0),
-    "KB": ("bytes", 1e3),
-    "MB": ("bytes", 1e6),
-    "GB": ("bytes", 1e9),
-    "TB": ("bytes", 1e12),
-    "PB": ("bytes", 1e15),
-    "MiB": ("bytes", 2.0**20),
-    "GiB": ("bytes", 2.0**30),
-    "TiB": ("bytes", 2.0**40),
-    "MB/s": ("bytes/s", 1e6),
-    "GB/s": ("bytes/s", 1e9),
-    "TB/s": ("bytes/s", 1e12),
-    "GiB/s": ("bytes/s", 2.0**30),
-    "Gb/s": ("bits/s", 1e9),
-    "Tb/s": ("bits/s", 1e12),
-    # rates and totals of floating-point work share a dimension: their magnitudes never collide
-    "FLOP": ("flop", 1.0),
-    "GFLOPS": ("flop", 1e9),
-    "TFLOPS": ("flop", 1e12),
-    "PFLOPS": ("flop", 1e15),
-    "TOPS": ("flop", 1e12),
-    "W": ("power", 1.0),
-    "kW": ("power", 1e3),
-    "MW": ("power", 1e6),
-    "kWh": ("energy", 1.0),
-    "MWh": ("energy", 1e3),
-    # time in hours; a month is 730 h (8,760 h / 12), the TCO convention of tools/units.py.
-    # GPU-hours share the dimension: "184,320 小时" for a gpu_hours output is a label slip, not a new figure
-    "ms": ("time", 1 / 3.6e6),
-    "s": ("time", 1 / 3600),
-    "min": ("time", 1 / 60),
-    "h": ("time", 1.0),
-    "day": ("time", 24.0),
-    "week": ("time", 168.0),
-    "month": ("time", 730.0),
-    "year": ("time", 8760.0),
-    "GPU-h": ("time", 1.0),
-    "GPU-day": ("time", 24.0),
-    "%": ("ratio", 0.01),
-    "fraction": ("ratio", 1.0),
-    "x": ("times", 1.0),
-    "tokens": ("tokens", 1.0),
-    "tokens/s": ("tokens/s", 1.0),
-    "GPU": ("count", 1.0),
-    "node": ("count", 1.0),
-    "params": ("params", 1.0),
-    "B_params": ("params", 1e9),
-}
-CURRENCIES = ("CNY", "USD")  # "CNY", "CNY/h", "CNY/month" ... all have the currency as dimension
-
-_E = r"(?![A-Za-z0-9_])"  # end of an ASCII unit word (\b fails before CJK, which is \w)
-
-# (normalised unit, alternatives); order matters: the longer or more specific spelling first
-_UNIT_SPECS: list[tuple[str, str]] = [
-    ("GPU-h", rf"(?:GPU|卡)\s?[-·・]?\s?(?:个?小时|hours?{_E}|hrs?{_E}|h{_E})|卡时|卡·时"),
-    ("GB/s", r"GB/s|GB/秒|GBps"),
-    ("TB/s", r"TB/s|TB/秒|TBps"),
-    ("MB/s", r"MB/s"),
-    ("GiB/s", r"GiB/s"),
-    ("Gb/s", r"Gb/s|Gbps|Gbit/s"),
-    ("Tb/s", r"Tb/s|Tbps"),
-    ("PFLOPS", rf"PFLOP[Ss]?(?:/s)?{_E}|PFlops{_E}"),
-    ("TFLOPS", rf"TFLOP[Ss]?(?:/s)?{_E}|TFlops{_E}"),
-    ("GFLOPS", rf"GFLOP[Ss]?(?:/s)?{_E}"),
-    ("TOPS", rf"TOPS{_E}"),
-    ("FLOP", rf"FLOP[Ss]?{_E}|flops{_E}|次浮点运算"),
-    ("tokens/s", rf"tok(?:en)?s?\s?/\s?(?:s{_E}|秒|sec{_E})|tokens?\s?每秒|tokens? per second{_E}"),
-    ("tokens", rf"(?:个\s?)?tokens?{_E}|词元|(?:个\s?)?Token{_E}"),
-    ("params", rf"(?:个\s?)?参数|parameters{_E}|params{_E}"),
-    ("GiB", rf"GiB{_E}"),
-    ("TiB", rf"TiB{_E}"),
-    ("MiB", rf"MiB{_E}"),
-    ("GB", rf"GB{_E}|G(?![A-Za-z0-9_/])"),
-    ("TB", rf"TB{_E}"),
-    ("MB", rf"MB{_E}"),
-    ("KB", rf"[Kk]B{_E}"),
-    ("PB", rf"PB{_E}"),
-    ("bytes", rf"bytes?{_E}|字节"),
-    ("kWh", rf"kWh{_E}|KWh{_E}|千瓦时|度电"),
-    ("MWh", rf"MWh{_E}"),
-    ("kW", rf"kW{_E}|KW{_E}|千瓦"),
-    ("MW", rf"MW{_E}|兆瓦"),
-    ("W", rf"W{_E}|瓦"),
-    ("CNY", rf"元|块钱|RMB{_E}|CNY{_E}|人民币"),
-    ("USD", rf"美元|美金|USD{_E}|dollars?{_E}"),
-    ("%", rf"%|％|个百分点|percent{_E}|pct{_E}"),
-    ("x", rf"倍|times{_E}"),
-    ("GPU", rf"(?:张|块)\s?(?:GPU|卡|显卡)|(?:张|块)(?=\s?\x02)|张|GPUs?{_E}|显卡|加速卡|卡|cards?{_E}"),
-    ("CNY", r"块"),
-    ("node", rf"台(?:服务器|机器)?|nodes?{_E}|节点|servers?{_E}|机器"),
-    ("ms", rf"毫秒|ms{_E}"),
-    ("min", rf"分钟|minutes?{_E}|mins?{_E}"),
-    ("h", rf"个?小时|hours?{_E}|hrs?{_E}|h{_E}"),
-    ("s", rf"秒|seconds?{_E}|secs?{_E}|s{_E}"),
-    ("day", rf"天|days?{_E}"),
-    ("week", rf"周|weeks?{_E}|个?星期"),
-    ("month", rf"个月|months?{_E}|月"),
-    ("year", rf"年|years?{_E}|yrs?{_E}"),
-]
-_UNIT_RE = re.compile(r"[ \t]?(?:" + "|".join(f"(?P<u{i}>{alt})" for i, (_, alt) in enumerate(_UNIT_SPECS)) + ")")
-_DENOMS: list[tuple[str, str]] = [
-    ("GPU-h", rf"卡时|卡·时|卡/小时|卡/时|卡小时|GPU\s?[-·]?\s?(?:hours?|hrs?|h){_E}|卡\s?每小时|GPU/h{_E}"),
-    ("h", rf"小时|时|hours?{_E}|hrs?{_E}|h{_E}"),
-    ("day", rf"天|days?{_E}"),
-    ("month", rf"月|months?{_E}|mo{_E}"),
-    ("year", rf"年|years?{_E}|yrs?{_E}"),
-    ("kWh", rf"度|kWh{_E}"),
-    ("GPU", rf"卡|张|GPU{_E}|cards?{_E}"),
-    ("s", rf"秒|s{_E}"),
-    ("Mtokens", rf"(?:百万|1M|M)\s?tokens?{_E}"),
-    ("Ktokens", rf"(?:千|1K|K)\s?tokens?{_E}"),
-]
-_DENOM_RE = re.compile(
-    r"[ \t]?(?:/|每|per[ \t])[ \t]?(?:" + "|".join(f"(?P<d{i}>{a})" for i, (_, a) in enumerate(_DENOMS)) + ")"
-)
 _MAGS = {
     "万亿": 1e12,
     "千亿": 1e11,
@@ -197,7 +81,7 @@ _MAGS = {
     "T": 1e12,
 }
 _MAG_RE = re.compile(
-    rf"[ \t]?(?P<zh>万亿|千亿|百亿|十亿|亿|千万|百万|十万|万|千(?!瓦))|[ \t](?P<en>thousand|million|billion|trillion){_E}"
+    rf"[ \t]?(?P<zh>万亿|千亿|百亿|十亿|亿|千万|百万|十万|万|千(?!瓦))|[ \t](?P<en>thousand|million|billion|trillion){END}"
     r"|(?P<letter>[KkMBT])(?![A-Za-z0-9_])"
 )
 _NUM_RE = re.compile(r"(?<![A-Za-z0-9_.\x01\x02])([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)")
@@ -335,18 +219,18 @@ def _parse_at(text: str, masked: str, m: re.Match) -> Number | None:
         unit, pos = "GPU", hit.end()
     elif not unit and (hit := _TIMES_RATIO_RE.match(masked, pos)):
         unit, pos = "x", hit.end()
-    elif hit := _UNIT_RE.match(masked, pos):
-        u = _UNIT_SPECS[int(hit.lastgroup[1:])][0]  # type: ignore[index]
+    elif hit := UNIT_RE.match(masked, pos):
+        u = UNIT_SPECS[int(hit.lastgroup[1:])][0]  # type: ignore[index]
         if not unit or u in CURRENCIES:
             unit, pos = u, hit.end()
     elif not unit and (hit := _BEFORE_GPU_RE.match(masked, pos)):
-        after = _UNIT_RE.match(masked, hit.end())  # "2.788M H800 GPU 小时" is GPU-hours
-        if after and _UNIT_SPECS[int(after.lastgroup[1:])][0] == "GPU-h":  # type: ignore[index]
+        after = UNIT_RE.match(masked, hit.end())  # "2.788M H800 GPU 小时" is GPU-hours
+        if after and UNIT_SPECS[int(after.lastgroup[1:])][0] == "GPU-h":  # type: ignore[index]
             unit, pos = "GPU-h", after.end()
         else:
             unit = "GPU"  # "8 A100"
-    if unit in CURRENCIES and (den := _DENOM_RE.match(masked, pos)):
-        unit, pos = f"{unit}/{_DENOMS[int(den.lastgroup[1:])][0]}", den.end()  # type: ignore[index]
+    if unit in CURRENCIES and (den := DENOM_RE.match(masked, pos)):
+        unit, pos = f"{unit}/{DENOMS[int(den.lastgroup[1:])][0]}", den.end()  # type: ignore[index]
     zh_mag = bool(mag and mag.group("zh"))  # "30万how long": a Chinese magnitude word ends the figure
     if not unit and not zh_mag and pos < len(masked) and re.match(r"[A-Za-z0-9_]", masked[pos]):
         return None  # "3D", "1F1B", "2nd": part of a name
@@ -383,8 +267,8 @@ def _merge_ranges(found: list[Number], text: str, masked: str) -> list[Number]:
         if not b_unit:
             b_unit = a_unit
         s, e = a.start, b.end
-        if b_unit in CURRENCIES and (den := _DENOM_RE.match(masked, e)):  # "$1.8–2.5/GPU-hour"
-            a_unit = b_unit = f"{b_unit}/{_DENOMS[int(den.lastgroup[1:])][0]}"  # type: ignore[index]
+        if b_unit in CURRENCIES and (den := DENOM_RE.match(masked, e)):  # "$1.8–2.5/GPU-hour"
+            a_unit = b_unit = f"{b_unit}/{DENOMS[int(den.lastgroup[1:])][0]}"  # type: ignore[index]
             e = den.end()
         out[i] = replace(
             a, text=text[s:e], value=a_value, tolerance=a_tol, unit=a_unit, prose_count=False, start=s, end=e
