@@ -9,8 +9,7 @@ from typing import get_args
 import pytest
 from annotated_types import Ge, Gt, Le, Lt
 
-from tools.schemas.precision import PrecisionSpeedupInput
-from tools.schemas.speed import TrainingTimeInput
+from tools.schemas.speed import PrecisionSpeedupInput, TrainingTimeInput
 from tools.speed.precision_speedup import precision_speedup
 from tools.speed.training_time import training_time
 

@@ -21,7 +21,7 @@ from tools.catalog.lookup import get_model
 from tools.catalog.model_spec import ModelSpec
 from tools.memo import per_record
 from tools.schemas.common import assume
-from tools.schemas.model_memory import ModelMemoryInput, ModelMemoryOutput
+from tools.schemas.memory import ModelMemoryInput, ModelMemoryOutput
 from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES
 
 PRECISIONS = ("fp32", "bf16", "fp8", "int8", "int4")

@@ -18,7 +18,7 @@ from tools.catalog.lookup import get_gpu
 from tools.catalog.prices import node_kw_per_gpu, tco_params
 from tools.errors import Unsupported
 from tools.schemas.common import assume
-from tools.schemas.power import PowerDrawInput, PowerDrawOutput
+from tools.schemas.money import PowerDrawInput, PowerDrawOutput
 from tools.units import HOURS_PER_MONTH
 
 DAYS_PER_YEAR = 365

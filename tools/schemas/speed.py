@@ -1,11 +1,11 @@
-"""Inputs and outputs of `training_time` and `inference_speed`."""
+"""Inputs and outputs of the speed tools: `training_time`, `inference_speed` and `precision_speedup`."""
 
 from __future__ import annotations
 
 import re
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from tools.schemas.common import MAX_INPUT_MAGNITUDE, ToolInput, ToolOutput, fit_layout
 
@@ -196,3 +196,43 @@ class InferenceSpeedOutput(ToolOutput):
     bound: Literal["memory", "compute"]
     bytes_per_step_gb: float = Field(description="Bytes read from memory per GPU per decode step, GB.")
     achieved_bandwidth_gb_s: float
+
+
+# ---- Input and output of `precision_speedup`: one training run timed at two compute precisions.
+
+TrainPrecision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
+
+
+class PrecisionSpeedupInput(ToolInput):
+    """The run (as for `training_time`) and the two precisions to compare."""
+
+    model: str = Field(description="Model name or size, e.g. 'Llama-3-8B', '70B'.")
+    gpu: str = Field(description="GPU name or alias; FP8 needs FP8 tensor cores (Hopper or newer).")
+    n_gpus: int = Field(8, ge=1, le=200_000)
+    tokens: int = Field(1_000_000_000, ge=1, description="Training tokens.")
+    method: Literal["full", "lora", "qlora", "freeze"] = "full"
+    seq_len: int = Field(4096, ge=1, le=10_000_000)
+    precision: TrainPrecision = Field("fp8", description="The faster precision to try.")
+    baseline: TrainPrecision = Field("bf16", description="The precision it is compared with.")
+
+
+class PrecisionTime(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    precision: str
+    hours: float
+    gpu_hours: float
+    mfu: float
+    tokens_per_s: float
+
+
+class PrecisionSpeedupOutput(ToolOutput):
+    model: str
+    gpu: str
+    n_gpus: int
+    tokens: int
+    baseline: PrecisionTime
+    faster: PrecisionTime
+    speedup: float  # baseline hours / faster hours
+    peak_ratio: float | None  # peak TFLOPS of `precision` / peak of `baseline` (dense)
+    hours_saved: float

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from tools.catalog.lookup import get_gpu
 from tools.errors import Unsupported
-from tools.schemas.precision import PrecisionSpeedupInput, PrecisionSpeedupOutput
-from tools.schemas.speed import TrainingTimeInput
+from tools.schemas.speed import PrecisionSpeedupInput, PrecisionSpeedupOutput, TrainingTimeInput
 from tools.speed.training_time import training_hours, training_time
 
 _PEAK = {
