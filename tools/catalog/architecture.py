@@ -4,7 +4,7 @@ All counts are in parameters (not bytes); biases and norm weights are ignored (<
 QKV biases of Qwen2/GLM add about 0.01%). Symbols: h hidden size, L layers, a query heads,
 k KV heads, d head dim, f ffn size, V vocabulary.
 
-Conventions checked against published totals (tests/tools/test_catalog_models.py):
+Conventions checked against published totals (tests/tools/catalog/test_catalog_models.py):
 - a tied output head shares the input embedding (counted once);
 - MoE "active" counts both embeddings plus, per layer, attention, the top-k routed experts, the
   shared experts and the router. DeepSeek publishes activated counts without the input embedding

@@ -40,7 +40,7 @@ def precision_speedup(inp: PrecisionSpeedupInput) -> PrecisionSpeedupOutput:
         "seq_len": inp.seq_len,
     }
     # validated once, at the edge: these fields carry PrecisionSpeedupInput's limits, which lie within
-    # TrainingTimeInput's (tests/tools/test_precision_input.py holds them together)
+    # TrainingTimeInput's (tests/tools/speed/test_precision_input.py holds them together)
     base = training_hours(TrainingTimeInput.trusted(**common, precision=inp.baseline))
     fast = training_time(TrainingTimeInput.trusted(**common, precision=inp.precision))
     peak_b, peak_f = getattr(gpu, _PEAK[inp.baseline]), getattr(gpu, _PEAK[inp.precision])

@@ -20,7 +20,7 @@ from tools.catalog.architecture import (
 )
 from tools.catalog.lookup import get_model
 
-GOLDEN = Path(__file__).parents[1] / "golden" / "kv_cache.yaml"
+GOLDEN = Path(__file__).parents[2] / "golden" / "kv_cache.yaml"
 KV_ROWS = yaml.safe_load(GOLDEN.read_text(encoding="utf-8"))
 
 

@@ -17,7 +17,7 @@ from tools.errors import UnknownModel
 TOLERANCE = 0.03
 EXCEPTIONS = {
     row["model"]: row
-    for row in yaml.safe_load((Path(__file__).parents[1] / "golden" / "param_count_exceptions.yaml").read_text("utf-8"))
+    for row in yaml.safe_load((Path(__file__).parents[2] / "golden" / "param_count_exceptions.yaml").read_text("utf-8"))
 }
 MODELS = models()
 IDS = [m.id for m in MODELS]

@@ -18,7 +18,7 @@ from tools.catalog.prices import price_table, tco_params
 from tools.errors import InvalidInput, UnknownGpu
 from tools.units import HOURS_PER_MONTH
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = yaml.safe_load((ROOT / "tests/golden/cost.yaml").read_text(encoding="utf-8"))
 NOTE = ROOT / GOLDEN["rent_vs_buy_note"]
 

@@ -16,7 +16,7 @@ from tools.errors import InvalidInput, UnknownGpu, UnknownName
 from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput, parse_token_count
 from tools.speed.training_time import inference_speed, training_time
 
-GOLDEN = yaml.safe_load((Path(__file__).parents[1] / "golden" / "speed.yaml").read_text(encoding="utf-8"))
+GOLDEN = yaml.safe_load((Path(__file__).parents[2] / "golden" / "speed.yaml").read_text(encoding="utf-8"))
 
 
 def _gpu_or_skip(row: dict) -> None:

@@ -8,7 +8,7 @@ import yaml
 import tools
 from tools import InvalidInput, UnknownGpu, UnknownModel
 
-GOLDEN = yaml.safe_load((Path(__file__).parents[1] / "golden" / "memory.yaml").read_text(encoding="utf-8"))
+GOLDEN = yaml.safe_load((Path(__file__).parents[2] / "golden" / "memory.yaml").read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("row", GOLDEN, ids=[r["id"] for r in GOLDEN])
