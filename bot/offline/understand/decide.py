@@ -25,16 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from bot.offline.understand import dialogue
 from bot.offline.understand.frames import ACCEPT_DEFAULT, ASK_DEFAULTS, SERVING, TRAINING, TRAINING_SIGNS
-from bot.offline.understand.lexicon import CUE_GROUPS
+from bot.offline.understand.lexicon import BUY_WORDS, CUE_GROUPS, RENT_WORDS
 
 if TYPE_CHECKING:
     from bot.offline.understand.question import ParsedQuestion
 
 _REPLACE = re.compile(r"替代|代替|取代|平替|替换|replace|substitute|instead of", re.I)
-#: words of buying hardware (a budget with them is for cards, not for rent)
-BUY = re.compile(r"买|采购|购置|自建|搭|buy|purchase|build|hardware|硬件", re.I)
-#: words of renting (a budget with them is for rent)
-RENT = re.compile(r"租|rent|上云|云上|云服务|cloud|每月|一个月|per month|monthly", re.I)
+BUY = re.compile(BUY_WORDS, re.I)
+RENT = re.compile(RENT_WORDS, re.I)
 _CLAIM = re.compile(r"只要|只需|才要?|就要|costs? only|is only|price is|价格是|卖|告诉我", re.I)
 
 
@@ -83,12 +81,7 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         and slots.get("model")
     ):
         return "recommend_serving"  # "预算 50 万，部署 Qwen2.5-72B 给 100 人用，上什么卡": a serving shortlist
-    if (
-        intent == "recommend"
-        and budget
-        and slots.get("workload") != "infer"
-        and re.search(r"买|采购|搭|buy|purchase|build", p.text, re.I)
-    ):
+    if intent == "recommend" and budget and slots.get("workload") != "infer" and BUY.search(p.text):
         return "build_budget"  # a budget to buy cards with, with or without the model named
     if (
         intent == "speed"
