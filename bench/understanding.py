@@ -3,8 +3,10 @@ next to the previous planner (the offline planner as of the commit before issue 
 
     .venv/bin/python bench/understanding.py            # held-out fifth (the figure that counts)
     .venv/bin/python bench/understanding.py --all      # every row (the training four-fifths included)
-    .venv/bin/python bench/understanding.py --export   # write the training four-fifths into the intent data
-                                                       # and rebuild the shipped intent weights from it
+
+This benchmark only reads and prints (its stores and indexes live in a temporary folder). Writing the training
+four-fifths into the intent data and rebuilding the shipped weights is a maintenance command, not a benchmark:
+`python -m bot.offline.understand.intent_build --export-corpus` (it was `--export` here).
 
 The previous planner is the package `bot/offline` at BASELINE_COMMIT, extracted from git into a temporary
 package (imports rewritten) and run through the same advisor, store and knowledge index. It shares today's
@@ -25,12 +27,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 BASELINE_COMMIT = "e3ef10f"  # main before issue 10: "bot/ in wings …"
-INTENT_DATA = ROOT / "bot" / "offline" / "data" / "intents.yaml"
 
 
 def _corpus():
@@ -38,25 +37,6 @@ def _corpus():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def export() -> int:
-    """Write the training four-fifths of the corpus (question, intent) into the intent model's data file, and
-    rebuild the shipped weights from it."""
-    c = _corpus()
-    train = [{"q": t["q"], "intent": t["intent"]} for r in c.rows() if not c.held_out(r["id"]) for t in c.turns(r)]
-    text = INTENT_DATA.read_text(encoding="utf-8").split("\ncorpus_train:")[0].rstrip() + "\n"
-    text += "corpus_train:\n" + "".join(
-        f"  - {yaml.safe_dump(row, allow_unicode=True, default_flow_style=True).strip()}\n" for row in train
-    )
-    INTENT_DATA.write_text(text, encoding="utf-8")
-    print(f"wrote {len(train)} training questions to {INTENT_DATA.relative_to(ROOT)}")
-    from bot.offline.understand.intent_build import build
-    from bot.offline.understand.intent_model import SHIPPED
-
-    build()
-    print(f"rebuilt {SHIPPED.relative_to(ROOT)}")
-    return 0
 
 
 def _baseline_planner(tmp: Path):
@@ -144,12 +124,9 @@ def _f1(tp: int, fp: int, fn: int) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--all", action="store_true", help="every row, not only the held-out fifth")
-    ap.add_argument("--export", action="store_true", help="write the training four-fifths into the intent data")
     ap.add_argument("--failures", action="store_true", help="list the turns answered wrong")
     ap.add_argument("--no-baseline", action="store_true")
     args = ap.parse_args()
-    if args.export:
-        return export()
     logging.disable(logging.CRITICAL)
     c = _corpus()
     from bot.answer.advisor import Advisor

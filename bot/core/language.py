@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import re
 
-_NUMBER_UNIT = re.compile(r"(?<=[\d.])\s?(?:万亿|千亿|百亿|[万亿千])")
-_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+from bot.grounding.numerals import MAGNITUDES
+
+_NUMBER_UNIT = re.compile(rf"(?<=[\d.])\s?(?:{'|'.join(MAGNITUDES)})")
+#: Han characters (CJK unified ideographs, extension A and the compatibility block), as a character class body
+HAN_CHARS = "\u3400-\u9fff\uf900-\ufaff"
+_HAN = re.compile(f"[{HAN_CHARS}]")
 #: full-width punctuation a Chinese input method produces (read on the raw text, before any NFKC folding)
 _ZH_PUNCT = re.compile(r"[\u3001\u3002\u300c-\u300f\u3010\u3011\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f\u201c\u201d]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?")

@@ -18,39 +18,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from bot.grounding.numerals import BIG, DIGITS, FINANCIAL_BIG, FINANCIAL_DIGITS, FINANCIAL_UNITS, UNITS, VARIANT_DIGITS
+
 __all__ = ["normalize"]
 
-_DIGITS = {
-    "零": 0,
-    "〇": 0,
-    "○": 0,
-    "一": 1,
-    "壹": 1,
-    "二": 2,
-    "贰": 2,
-    "貳": 2,
-    "两": 2,
-    "兩": 2,
-    "三": 3,
-    "叁": 3,
-    "參": 3,
-    "四": 4,
-    "肆": 4,
-    "五": 5,
-    "伍": 5,
-    "六": 6,
-    "陆": 6,
-    "陸": 6,
-    "七": 7,
-    "柒": 7,
-    "八": 8,
-    "捌": 8,
-    "九": 9,
-    "玖": 9,
-}
-_SMALL = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000}
-_BIG = {"万": 10**4, "萬": 10**4, "亿": 10**8, "億": 10**8}
-_FINANCIAL = set("壹贰貳叁參肆伍陆陸柒捌玖拾佰仟萬億")
+_DIGITS = {**DIGITS, **VARIANT_DIGITS, **FINANCIAL_DIGITS}
+_SMALL = {**UNITS, **FINANCIAL_UNITS}
+_BIG = {**BIG, **FINANCIAL_BIG}
+_FINANCIAL = set(FINANCIAL_DIGITS) | set(FINANCIAL_UNITS) | set(FINANCIAL_BIG)
 _NUMERAL = "".join(_DIGITS) + "".join(_SMALL) + "".join(_BIG)
 #: a run of numerals that starts with a digit or 十 (not 百/千/万/亿 alone: "千万" means "by all means"),
 #: with an optional decimal part ("三点五")

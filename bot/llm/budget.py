@@ -27,6 +27,7 @@ from urllib.parse import urlparse
 import httpx
 from langchain_core.messages import BaseMessage
 
+from bot.core.language import HAN_CHARS
 from bot.core.planner import PlannerError
 
 log = logging.getLogger("gpu_advisor.llm")
@@ -35,9 +36,7 @@ PER_MESSAGE = 8  # role markers and separators of a chat template
 MARGIN = 64  # the chat template's own text around the system prompt and tools
 HISTORY_PREFIX = "history-"  # message ids of earlier turns: the only messages trimmed
 
-_PIECES = re.compile(
-    r"[\u3400-\u9fff\uf900-\ufaff]|[A-Za-z]+|[0-9]|\s(?=[^\sA-Za-z])|[^\sA-Za-z0-9\u3400-\u9fff\uf900-\ufaff]"
-)
+_PIECES = re.compile(rf"[{HAN_CHARS}]|[A-Za-z]+|[0-9]|\s(?=[^\sA-Za-z])|[^\sA-Za-z0-9{HAN_CHARS}]")
 
 
 def estimate_tokens(text: str) -> int:

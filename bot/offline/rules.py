@@ -1,7 +1,8 @@
 """The offline planner: understand the question, keep the dialogue's frame, answer first.
 
-Flow: `parse()` (slots by rules, intent by the trained model) → the dialogue decides whether this is
-an edit of the previous frame ("换成 H800 呢", "and with 16 of those?") or a new question → the
+Flow: `parse()` (slots by rules, intent by the trained model) → `decide()` (`bot.offline.understand.decide`,
+the one place where what the user asks is decided: whether this is an edit of the previous frame ("换成 H800
+呢", "and with 16 of those?") or a new question, and the final intent and slots) → the
 intent's frame (`bot.offline.understand.frames`) fills the slots it can default, and says so ("按 A100 80GB
 估算；换卡请说") → only a slot the frame cannot do without is asked for, and a reply such as
 "按默认" then answers the question that was asked → the frame's composer → citations, follow-ups.
@@ -11,7 +12,6 @@ Everything is deterministic.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
@@ -19,25 +19,11 @@ from bot.offline.compose import answers
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, count
 from bot.offline.say.wording import changed_items, defaults_note, error_text
-from bot.offline.understand import dialogue
-from bot.offline.understand.frames import (
-    ACCEPT_DEFAULT,
-    ASK_DEFAULTS,
-    DEFAULT_GPU,
-    DEFAULT_LABEL,
-    FP8_GPU,
-    SERVING,
-    TRAINING,
-    TRAINING_SIGNS,
-    frame,
-)
-from bot.offline.understand.lexicon import CUE_GROUPS
+from bot.offline.understand.decide import assumed_workload, decide, lengths, parts, variants
+from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
 from bot.offline.understand.parse import ParsedQuestion, parse
-from bot.offline.understand.refine import refine
 from tools.errors import AdvisorError
 
-_ACCEPT = re.compile(ACCEPT_DEFAULT, re.IGNORECASE)
-_OOM = re.compile(dict(CUE_GROUPS)["oom"], re.IGNORECASE)
 ASK_KEY = {
     "model": "ask_model",
     "gpu": "ask_gpu",
@@ -47,60 +33,6 @@ ASK_KEY = {
 }
 #: the example a question for a slot gives ("例如 80 万"), with its value
 ASK_EXAMPLES = {"budget_cny": {"value": 800_000, "zh": "80 万", "en": "800,000 CNY"}}
-#: a second intent that the first one's answer already covers
-COVERS = {
-    "time": {"cost", "fit", "min_gpus"},
-    "fit": {"min_gpus"},
-    "min_gpus": {"fit"},
-    "cost": {"price"},
-    "price": {"cost"},
-    "serving_capacity": {"speed", "fit"},
-    "speed": {"serving_capacity"},
-    "rent_vs_buy": {"cost", "price", "build_budget"},
-    "build_budget": {"recommend", "price", "cost"},
-    "recommend_serving": {"recommend", "speed", "fit"},
-    "recommend": {"recommend_serving", "build_budget"},
-    "compare": {"specs", "domestic"},
-    "domestic": {"compare", "specs", "recommend"},
-    "specs": {"price", "compare"},
-    "availability": {"specs", "price", "domestic"},
-    "train_memory": {"fit", "zero_states", "weights"},
-    "zero_states": {"train_memory"},
-    "weights": {"fit"},
-    "kv_cache": {"fit", "weights"},
-    "power": {"cost", "rent_vs_buy"},
-}
-
-
-def _lengths(intent: str, slots: dict[str, Any]) -> dict[str, Any]:
-    """A length the user gave is a context for a serving question and a sequence for a training one."""
-    serving = intent in SERVING or (intent in ("fit", "min_gpus", "compare") and slots.get("workload") == "infer")
-    if serving and not slots.get("context_len") and slots.get("seq_len"):
-        slots["context_len"], slots["seq_len"] = slots["seq_len"], None
-    elif intent in TRAINING and not slots.get("seq_len") and slots.get("context_len"):
-        slots["seq_len"], slots["context_len"] = slots["context_len"], None
-    return slots
-
-
-def _variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]:
-    """Alternatives in one question ("LoRA 行吗？QLoRA 呢？"): one answer per method named."""
-    if intent not in ("fit", "min_gpus", "time", "train_memory", "zero_states"):
-        return []
-    found = []
-    for span in p.mentions.get("method", []):
-        low = span.lower()
-        method = (
-            "qlora"
-            if "qlora" in low or "q-lora" in low
-            else "lora"
-            if "lora" in low or "低秩" in low
-            else "freeze"
-            if re.search(r"冻结|freez|frozen", low)
-            else "full"
-        )
-        if method not in found:
-            found.append(method)
-    return [(m, {"method": m}) for m in found] if len(found) >= 2 else []
 
 
 class RulesPlanner:
@@ -110,52 +42,27 @@ class RulesPlanner:
 
     def plan(self, text: str, ctx: Context, tools: ToolRunFactory, emit: Emit = _ignore) -> PlanResult:
         run = tools(emit)
-        state = dict(ctx.state or {})
-        previous, pending = state.get("frame"), state.get("pending")
         p = parse(text)
+        decided = decide(text, p, ctx.state)  # what the user asks: the one place it is decided
+        intent, user_slots, changed = decided.intent, decided.slots, decided.changed
         lang = ctx.language or p.language
         out = Out(lang=lang)
         offered: dict[str, Any] = {}
-        changed: list[tuple[str, Any, Any]] = []
-        user_slots: dict[str, Any]
-        if pending and _ACCEPT.match(text):
-            intent = pending["intent"]
-            user_slots = {**pending["slots"], pending["missing"]: ASK_DEFAULTS[pending["missing"]]}
-        elif (
-            pending
-            and any(dialogue.slots_of(p).get(k) not in (None, []) for k in (pending["missing"],))
-            and p.confidence < dialogue.NEW_INTENT_CONFIDENCE
-        ):
-            intent = pending["intent"]  # the reply gives what was asked for ("A800")
-            user_slots = dialogue.edit(p, {"intent": intent, "slots": pending["slots"]})
-        elif dialogue.is_edit(p, previous):
-            intent = previous["intent"] if dialogue.keeps_intent(p, previous) else p.intent
-            user_slots = dialogue.edit(p, previous)
-            if intent == "rent_vs_buy" != previous["intent"] and not p.months:
-                user_slots.pop("months", None)  # a rental's duration is not a rent-or-buy horizon
-            changed = dialogue.changes(previous["slots"], user_slots)
-            if changed:
-                offered["previous_frame"] = {k: old for k, old, _ in changed if old is not None}
-                offered["edited_frame"] = {k: new for k, _, new in changed}
-                out.add(say("changed_note", lang, items=changed_items(changed, lang)))
-        else:
-            intent = p.intent
-            user_slots = dialogue.carry(p, previous)
-        if p.injection and intent in ("out_of_scope", "knowledge") and not (p.gpus or p.models):
-            intent = "out_of_scope"
+        if changed:
+            offered["previous_frame"] = {k: old for k, old, _ in changed if old is not None}
+            offered["edited_frame"] = {k: new for k, _, new in changed}
+            out.add(say("changed_note", lang, items=changed_items(changed, lang)))
         if p.injection:
             out.add(say("injection_note", lang))
-        intent = refine(intent, user_slots, p)
         f = frame(intent)
-        slots = _lengths(intent, dict(user_slots))
+        slots = lengths(intent, dict(user_slots))
         unknown = {"gpu"} if p.unknown_gpus else set()
         unknown |= {"model"} if p.unknown_models and not p.models else set()
         defaulted = {k: v for k, v in f.defaults.items() if slots.get(k) in (None, []) and k not in unknown}
         if defaulted.get("gpu") == DEFAULT_GPU and slots.get("precision") == "fp8":
             defaulted["gpu"] = FP8_GPU  # the card we assume must run what was asked: the A100 has no FP8
-        if intent in ("fit", "min_gpus") and not any(slots.get(k) for k in TRAINING_SIGNS) and not _OOM.search(p.text):
-            # "Qwen2.5-32B 一张 L40S 够吗": running it, said in the defaults note; an OOM report stays a training one
-            defaulted["workload"] = "infer"
+        if workload := assumed_workload(intent, slots, p):
+            defaulted["workload"] = workload  # said in the defaults note
         slots.update(defaulted)
         # a name we do not know is never replaced by a default card or model: it is said, with the closest
         missing = [
@@ -199,22 +106,20 @@ class RulesPlanner:
                 out.add(note)
                 offered["planner_defaults"] = dict(defaulted)
         if p.tokens_from and slots.get("tokens") == p.tokens:  # the product the question implies, said once
-            parts = p.tokens_from
+            given = p.tokens_from
             out.add(
                 say(
                     "tokens_from",
                     lang,
-                    samples=f"{parts['samples']:,.0f}",
-                    length=f"{parts['tokens_per_sample']:,.0f}",
-                    epochs=f"{parts['epochs']:g}",
+                    samples=f"{given['samples']:,.0f}",
+                    length=f"{given['tokens_per_sample']:,.0f}",
+                    epochs=f"{given['epochs']:g}",
                     tokens=count(p.tokens),
                 )
             )
-            offered["question_tokens"] = {**parts, "tokens": p.tokens}
+            offered["question_tokens"] = {**given, "tokens": p.tokens}
         self._answer(intent, slots, p, run, out, offered)
-        for extra in p.intents[1:]:
-            if extra in COVERS.get(intent, ()) or extra == intent:
-                continue
+        for extra in parts(intent, p):
             ef = frame(extra)
             # the second part's defaults fill what is still empty (an empty slot must not hide its default)
             eslots = {**slots, **{k: v for k, v in ef.defaults.items() if slots.get(k) in (None, [])}}
@@ -235,8 +140,7 @@ class RulesPlanner:
         )
 
     def _answer(self, intent: str, slots: dict[str, Any], p: ParsedQuestion, run, out: Out, offered: dict) -> None:
-        variants = _variants(intent, p)
-        for label, change in variants or [(None, {})]:
+        for label, change in variants(intent, p) or [(None, {})]:
             if label:
                 out.add(say("part_header", out.lang, label=say(f"method_{label}", out.lang).strip()))
             try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bot.core.language import HAN_CHARS
 from knowledge.lexical import segment
 
 MIN_SHARED = 2
@@ -26,7 +27,7 @@ my our your me us there any some should would could will about from as at by int
 """.split()
 )
 _WORD = re.compile(r"[a-z][a-z0-9.+-]*|\d+(?:\.\d+)?[a-z]*", re.I)
-_HAN = re.compile(r"[\u3400-\u9fff]+")
+_HAN = re.compile(f"[{HAN_CHARS}]+")
 _SENTENCE = re.compile(r"[^。！？!?\n]+[。！？!?]?|[^.\n]+(?:\.(?=\s|$))?")
 
 

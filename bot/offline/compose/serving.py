@@ -10,8 +10,8 @@ from bot.offline.compose.toolargs import assumed, budget_args, budget_text, serv
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, breakdown_table, gb, money
+from bot.offline.understand.decide import BUY, RENT
 from bot.offline.understand.parse import ParsedQuestion
-from bot.offline.understand.refine import BUY, RENT
 
 
 def fit_infer(s: dict[str, Any], run: ToolRun, out: Out) -> None:

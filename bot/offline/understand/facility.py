@@ -4,11 +4,11 @@ defaults in power_draw and rent_vs_buy. A price in another currency is left alon
 
 from __future__ import annotations
 
-from bot.offline.understand.lexicon import to_number
+from bot.offline.understand.lexicon import ZH_DIGIT_CHARS, to_number
 from bot.offline.understand.names import _C
 from bot.offline.understand.work import Work
 
-_N = r"(\d+(?:\.\d+)?|[零〇一二两三四五六七八九十]+)"
+_N = rf"(\d+(?:\.\d+)?|[{ZH_DIGIT_CHARS}十]+)"
 _KWH = r"(?:度电?|千瓦时|kwh|kw·h|kw h)"
 _YUAN = r"(元|块钱?|毛|角|cny|rmb|yuan)"
 _ELECTRICITY = (

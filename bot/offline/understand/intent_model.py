@@ -1,12 +1,13 @@
 """The intent classifier: a linear model over character n-grams, cue words and slot flags, shipped trained.
 
 Training data is `data/intents.yaml` (labelled questions written for this project, plus the training
-four-fifths of `tests/corpus/questions.yaml`, exported by `bench/understanding.py --export`; the held-out
-fifth is never in it). Before features are taken, the parser's view of the question replaces what is
-specific by what it is: a GPU name becomes "Ⓖ", a model "Ⓜ", digits "0" (`abstract()`), so "Qwen3-14B 的
-bf16 权重多大" teaches the model about every model's weights, not about Qwen. Slot flags (a GPU named, a
-budget, a concurrency…) are features too. (jieba words were features once; five-fold cross-validation on the
-training data scored the same without them, and their dictionary cost a second at start.)
+four-fifths of `tests/corpus/questions.yaml`, exported by `python -m bot.offline.understand.intent_build
+--export-corpus`; the held-out fifth is never in it). Before features are taken, the parser's view of the
+question replaces what is specific by what it is: a GPU name becomes "Ⓖ", a model "Ⓜ", digits "0"
+(`abstract()`), so "Qwen3-14B 的 bf16 权重多大" teaches the model about every model's weights, not about
+Qwen. Slot flags (a GPU named, a budget, a concurrency…) are features too. (jieba words were features
+once; five-fold cross-validation on the training data scored the same without them, and their dictionary
+cost a second at start.)
 
 Model: multinomial logistic regression fitted by a fixed number of passes of stochastic gradient descent
 in a fixed order (seeded), so training is deterministic. `predict()` returns the intents with their

@@ -9,25 +9,16 @@ from __future__ import annotations
 
 import re
 
+from bot.grounding.numerals import BIG, COLLOQUIAL_DIGITS, DIGITS, MAGNITUDES, UNITS
+
 # --- numerals ----------------------------------------------------------------------------
 
-ZH_DIGITS = {
-    "零": 0,
-    "〇": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "俩": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
-ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
-ZH_BIG = {"万": 1e4, "亿": 1e8}
+ZH_DIGITS = {**DIGITS, **COLLOQUIAL_DIGITS}
+ZH_UNITS = UNITS
+ZH_BIG = BIG
+#: every Chinese digit a question may hold ("八", "两", "俩"), as a character class body
+ZH_DIGIT_CHARS = "".join(ZH_DIGITS)
+_ZH_NUMERALS = ZH_DIGIT_CHARS + "".join(ZH_UNITS) + "".join(ZH_BIG)
 EN_NUMBERS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "twelve": 12, "sixteen": 16, "thirty-two": 32, "a single": 1, "single": 1,
@@ -36,7 +27,7 @@ EN_NUMBERS = {
 
 #: one number: "8", "1.5万", "2万亿", "八", "两", "十六", "一百二十"
 #: (a number starts where a run of digits or numerals starts: "123个月" is 123, never 23)
-NUM = r"(?:(?<![\d.])\d+(?:\.\d+)?(?:\s?(?:万亿|千亿|百亿|亿|万|千))?|(?<![零〇一二两俩三四五六七八九十百千万亿])[零〇一二两俩三四五六七八九十百千万亿]+)"
+NUM = rf"(?:(?<![\d.])\d+(?:\.\d+)?(?:\s?(?:{'|'.join(MAGNITUDES)}))?|(?<![{_ZH_NUMERALS}])[{_ZH_NUMERALS}]+)"
 #: a number or a range "8到16", "30-50万", "3~5"
 NUM_RANGE = rf"(?:{NUM}(?:\s*(?:到|至|~|-|–|—)\s*{NUM})?)"
 EN_NUM = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen|thirty-two|a single|single|dual)"
@@ -44,6 +35,15 @@ EN_NUM = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen|th
 CHANGE_TO = r"(?:改成|改为|换成|换为|调到|调成|拉到|加到|增加到|降到|提到|变成|to)"
 APPROX_BEFORE = r"(?:约|大约|大概|差不多|估计|预计|around|about|roughly|approx\.?|approximately|~)\s*$"
 APPROX_AFTER = r"^\s*(?:左右|上下|出头|ish)"
+
+# --- buying and renting ------------------------------------------------------------------------------
+# What a budget is for (`decide.refine`, the serving shortlist): cards to buy, or rent. (The intent model's cue
+# groups "buy" and "rent" below are features of the shipped weights and stay as they were trained.)
+
+#: words of buying hardware (a budget with them is for cards, not for rent)
+BUY_WORDS = r"买|采购|购置|自建|搭|buy|purchase|build|hardware|硬件"
+#: words of renting (a budget with them is for rent)
+RENT_WORDS = r"租|rent|上云|云上|云服务|cloud|每月|一个月|per month|monthly"
 
 # --- cue words: features of the intent model ------------------------------------------------------
 # Each group is one feature ("k:<name>") of the trained intent model (bot/offline/understand/intent_model.py): the

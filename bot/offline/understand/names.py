@@ -13,6 +13,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
+from bot.core.language import HAN_CHARS
 from bot.offline.understand import lexicon as lx
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
@@ -53,7 +54,7 @@ class _Names:
         }
         self.gpu_letters -= self.families
         raw = [n for recs in (catalog.gpus(), catalog.models()) for r in recs for n in (r.name, *r.aliases)]
-        cjk = {run for name in raw for run in re.findall(r"[\u3400-\u9fff]+", name)}
+        cjk = {run for name in raw for run in re.findall(f"[{HAN_CHARS}]+", name)}
         cjk |= {*lx.GPU_ZH_PREFIXES, *(w for w in lx.MODEL_FAMILY_WORDS if not w.isascii())}
         self.token_rx = _C(
             r"\d+x(?=[a-z])|[a-z0-9]+(?:\.[0-9]+)*[a-z0-9]*|"

@@ -59,7 +59,7 @@ _NOT_APPROX = _C(r"(?:what|how)\s+about\s*$")
 
 def num_range(text: str) -> tuple[float, float] | None:
     """ "8" -> (8, 8); "30-50" -> (30, 50); "两到三" -> (2, 3); None when not a number."""
-    parts = re.split(r"\s*(?:到|至|~|–|—|(?<=[\d一二两三四五六七八九十])-)\s*", text.strip(), maxsplit=1)
+    parts = re.split(rf"\s*(?:到|至|~|–|—|(?<=[\d{lx.ZH_DIGIT_CHARS}十])-)\s*", text.strip(), maxsplit=1)
     values = [to_number(p) for p in parts]
     if any(v is None for v in values):
         return None

@@ -60,7 +60,9 @@ def test_the_held_out_fifth_is_never_trained_on():
     train = {t["q"] for r in ROWS if not corpus.held_out(r["id"]) for t in corpus.turns(r)}
     # a short follow-up ("H800 呢") can be asked word for word in a training dialogue too: that copy is trained on
     assert not (held - train) & trained
-    assert train <= trained, "run bench/understanding.py --export after editing the corpus"
+    assert train <= trained, (
+        "run python -m bot.offline.understand.intent_build --export-corpus after editing the corpus"
+    )
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,206 @@
+"""What the user asks, decided once: the final intent and slots of a question, in its conversation.
+
+The intent is read in layers, each for what the one before cannot see:
+
+1. the classifier (`intent_model`, through `parse()`), on the words;
+2. `refine()`: slot facts that settle an intent the classifier cannot see well (two cards and a replacement
+   word, a price stated as fact, a budget without a card…). `parse()` applies it to the question's own
+   slots, so that the dialogue rules below compare the question's real intent with the previous one;
+3. `decide()`: the conversation. A reply to the planner's question for a missing slot, an edit of the
+   previous frame ("换成 H800 呢") or a new question carrying the conversation's model and GPU; then the
+   injection rule, and `refine()` once more on the frame the dialogue made (an edit can bring the budget
+   or the card that settles it: "预算 50 万呢" after a fit question).
+
+The planner (`bot/offline/rules.py`) calls `decide()` once per question and only plans and composes from
+what it returns. `lengths()`, `assumed_workload()`, `variants()` and `parts()` are the rest of what the
+question means: which length it gave, whether a bare "够吗" is about serving, which methods it compares and
+which second questions ("…要多久？多少钱？") still need their own answer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bot.offline.understand import dialogue
+from bot.offline.understand.frames import ACCEPT_DEFAULT, ASK_DEFAULTS, SERVING, TRAINING, TRAINING_SIGNS
+from bot.offline.understand.lexicon import BUY_WORDS, CUE_GROUPS, RENT_WORDS
+
+if TYPE_CHECKING:
+    from bot.offline.understand.question import ParsedQuestion
+
+_REPLACE = re.compile(r"替代|代替|取代|平替|替换|replace|substitute|instead of", re.I)
+BUY = re.compile(BUY_WORDS, re.I)
+RENT = re.compile(RENT_WORDS, re.I)
+_CLAIM = re.compile(r"只要|只需|才要?|就要|costs? only|is only|price is|价格是|卖|告诉我", re.I)
+
+
+def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
+    """Slot facts the classifier cannot see well: two cards and a replacement word, a price stated as fact.
+    Each rule says the question it exists for."""
+    if intent in ("train_memory", "zero_states") and slots.get("workload") == "infer" and not slots.get("method"):
+        return "fit"  # "用 vllm 部署 qwen3-30b-a3b 需要多少显存": serving memory, not training states
+    budget = slots.get("budget_cny") or slots.get("budget_usd")
+    if intent in ("fit", "min_gpus") and budget and not p.gpus and slots.get("model"):
+        # "客户要一个能跑 70B 推理的方案，预算 50 万": a budget and no card is a request for a shortlist
+        return "recommend_serving" if slots.get("workload") == "infer" else "recommend"
+    if intent in ("fit", "min_gpus") and slots.get("domestic_only") and not p.gpus and slots.get("model"):
+        return "domestic"  # "国产卡能跑 deepseek 满血版吗": the Chinese-made cards, each with the model's fit
+    if intent == "compare" and slots.get("domestic_only"):
+        return "domestic"
+    if (
+        intent in ("fit", "min_gpus", "specs", "knowledge")
+        and len(p.gpus) + len(p.unknown_gpus) >= 2
+        and _REPLACE.search(p.text)
+    ):
+        return "compare"  # "910B 能替代 A100 做 7B 的 LoRA 吗": the comparison runs the fit on each card
+    stated = any(f.unit == "CNY" and f.kind == "price" for f in p.user_figures)
+    # a card's price stated as fact is checked, unless the figure is a budget to spend ("买" words) or a rent
+    hardware = intent in ("build_budget", "recommend") and BUY.search(p.text)
+    if (
+        p.gpus
+        and not p.models
+        and not hardware
+        and intent not in ("rent_vs_buy", "cost")
+        and (stated or ((p.budget_cny or p.purchase_price_cny) and _CLAIM.search(p.text)))
+    ):
+        return "price"  # "H100 只要 1000 元", "确认一下 H100 是不是 1000 元一张": checked against the catalog
+    if (
+        intent == "cost"
+        and p.tokens
+        and not slots.get("model")
+        and not (slots.get("hours") or slots.get("months") or slots.get("gpu_hours"))
+    ):
+        return "time"  # "8 卡 H800 训 100B tokens 要花多少": a token count is billed through a training run's time
+    if intent == "build_budget" and slots.get("model") and not BUY.search(p.text):
+        return "recommend"  # "预算 30 万，一周内微调完 14B，上什么卡": a budget for the job, not for hardware
+    if (
+        intent in ("recommend", "build_budget")
+        and (slots.get("workload") == "infer" or p.concurrency)
+        and slots.get("model")
+    ):
+        return "recommend_serving"  # "预算 50 万，部署 Qwen2.5-72B 给 100 人用，上什么卡": a serving shortlist
+    if intent == "recommend" and budget and slots.get("workload") != "infer" and BUY.search(p.text):
+        return "build_budget"  # a budget to buy cards with, with or without the model named
+    if (
+        intent == "speed"
+        and p.concurrency
+        and slots.get("model")
+        and re.search(r"最多|最大|max|how many|多少路|多少人|几路", p.text, re.I)
+    ):
+        return "serving_capacity"  # "8B 在 L40S 上最多撑多少并发": the capacity, not one user's speed
+    return intent
+
+
+_ACCEPT = re.compile(ACCEPT_DEFAULT, re.IGNORECASE)
+_OOM = re.compile(dict(CUE_GROUPS)["oom"], re.IGNORECASE)
+#: a second intent that the first one's answer already covers
+COVERS = {
+    "time": {"cost", "fit", "min_gpus"},
+    "fit": {"min_gpus"},
+    "min_gpus": {"fit"},
+    "cost": {"price"},
+    "price": {"cost"},
+    "serving_capacity": {"speed", "fit"},
+    "speed": {"serving_capacity"},
+    "rent_vs_buy": {"cost", "price", "build_budget"},
+    "build_budget": {"recommend", "price", "cost"},
+    "recommend_serving": {"recommend", "speed", "fit"},
+    "recommend": {"recommend_serving", "build_budget"},
+    "compare": {"specs", "domestic"},
+    "domestic": {"compare", "specs", "recommend"},
+    "specs": {"price", "compare"},
+    "availability": {"specs", "price", "domestic"},
+    "train_memory": {"fit", "zero_states", "weights"},
+    "zero_states": {"train_memory"},
+    "weights": {"fit"},
+    "kv_cache": {"fit", "weights"},
+    "power": {"cost", "rent_vs_buy"},
+}
+
+
+@dataclass
+class Decision:
+    """A question's final reading: its intent and the frame's slots (what the dialogue state keeps)."""
+
+    intent: str
+    slots: dict[str, Any]
+    #: (slot, old, new) for every slot an edit of the previous frame changed (said in the answer)
+    changed: list[tuple[str, Any, Any]] = field(default_factory=list)
+
+
+def decide(text: str, p: ParsedQuestion, state: dict[str, Any] | None) -> Decision:
+    """The final intent and slots of `p` (parsed from `text`), given the conversation's state: the previous
+    frame (`state["frame"]`) and the slot the planner asked for (`state["pending"]`)."""
+    state = state or {}
+    previous, pending = state.get("frame"), state.get("pending")
+    changed: list[tuple[str, Any, Any]] = []
+    if pending and _ACCEPT.match(text):
+        # "按默认" after "哪个模型？（默认 7B）": the question that was asked, with the offered default
+        intent = pending["intent"]
+        slots = {**pending["slots"], pending["missing"]: ASK_DEFAULTS[pending["missing"]]}
+    elif (
+        pending
+        and dialogue.slots_of(p).get(pending["missing"]) not in (None, [])
+        and p.confidence < dialogue.NEW_INTENT_CONFIDENCE
+    ):
+        # the reply gives what was asked for ("A800"), unless it is sure of a question of its own
+        intent = pending["intent"]
+        slots = dialogue.edit(p, {"intent": intent, "slots": pending["slots"]})
+    elif dialogue.is_edit(p, previous):
+        intent = previous["intent"] if dialogue.keeps_intent(p, previous) else p.intent
+        slots = dialogue.edit(p, previous)
+        if intent == "rent_vs_buy" != previous["intent"] and not p.months:
+            slots.pop("months", None)  # a rental's duration is not a rent-or-buy horizon
+        changed = dialogue.changes(previous["slots"], slots)
+    else:
+        intent = p.intent
+        slots = dialogue.carry(p, previous)
+    if p.injection and intent in ("out_of_scope", "knowledge") and not (p.gpus or p.models):
+        intent = "out_of_scope"  # an instruction to the bot, with nothing of the domain named, is not a question
+    return Decision(refine(intent, slots, p), slots, changed)
+
+
+def lengths(intent: str, slots: dict[str, Any]) -> dict[str, Any]:
+    """A length the user gave is a context for a serving question and a sequence for a training one."""
+    serving = intent in SERVING or (intent in ("fit", "min_gpus", "compare") and slots.get("workload") == "infer")
+    if serving and not slots.get("context_len") and slots.get("seq_len"):
+        slots["context_len"], slots["seq_len"] = slots["seq_len"], None
+    elif intent in TRAINING and not slots.get("seq_len") and slots.get("context_len"):
+        slots["seq_len"], slots["context_len"] = slots["context_len"], None
+    return slots
+
+
+def assumed_workload(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str | None:
+    """ "Qwen2.5-32B 一张 L40S 够吗": a fit question with no sign of training is about running the model (the
+    answer says so in its defaults note); an OOM report stays a training one."""
+    if intent in ("fit", "min_gpus") and not any(slots.get(k) for k in TRAINING_SIGNS) and not _OOM.search(p.text):
+        return "infer"
+    return None
+
+
+def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]:
+    """Alternatives in one question ("LoRA 行吗？QLoRA 呢？"): one answer per method named."""
+    if intent not in ("fit", "min_gpus", "time", "train_memory", "zero_states"):
+        return []
+    found = []
+    for span in p.mentions.get("method", []):
+        low = span.lower()
+        method = (
+            "qlora"
+            if "qlora" in low or "q-lora" in low
+            else "lora"
+            if "lora" in low or "低秩" in low
+            else "freeze"
+            if re.search(r"冻结|freez|frozen", low)
+            else "full"
+        )
+        if method not in found:
+            found.append(method)
+    return [(m, {"method": m}) for m in found] if len(found) >= 2 else []
+
+
+def parts(intent: str, p: ParsedQuestion) -> list[str]:
+    """The question's other parts ("…要多久？多少钱？") that the first intent's answer does not already cover."""
+    return [extra for extra in p.intents[1:] if extra not in COVERS.get(intent, ()) and extra != intent]
