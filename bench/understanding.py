@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import re
 import subprocess
 import sys
 import tempfile
@@ -30,6 +31,60 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 BASELINE_COMMIT = "e3ef10f"  # main before issue 10: "bot/ in wings …"
+#: modules outside the offline planner that moved since the baseline (the layout's step two), longest first
+#: so that a module is rewritten before its parent package; applied to the old planner's own text
+MOVED_SINCE_BASELINE = {
+    "tools.schemas.model_memory": "tools.schemas.memory",
+    "tools.schemas.precision": "tools.schemas.speed",
+    "tools.train_breakdown": "tools.memory.train_breakdown",
+    "tools.schemas.select": "tools.schemas.recommend",
+    "tools.zero_sharding": "tools.memory.zero_sharding",
+    "tools.schemas.power": "tools.schemas.money",
+    "tools.architecture": "tools.catalog.architecture",
+    "tools.model_memory": "tools.memory.model_memory",
+    "tools.train_advice": "tools.memory.train_advice",
+    "tools.schemas.cost": "tools.schemas.money",
+    "tools.specs_tools": "tools.specs",
+    "tools.select_text": "tools.recommend.reasons",
+    "tools.model_spec": "tools.catalog.model_spec",
+    "tools.specs_base": "tools.catalog.record_base",
+    "bot.redis_client": "bot.core.redis_client",
+    "tools.precision": "tools.speed.precision_speedup",
+    "tools.gpu_spec": "tools.catalog.gpu_spec",
+    "tools.capacity": "tools.memory.capacity",
+    "tools.catalog": "tools.catalog.lookup",
+    "tools.serving": "tools.memory.fit_inference",
+    "tools.verdict": "tools.memory.verdict",
+    "tools.prices": "tools.catalog.prices",
+    "tools.memory": "tools.memory.fit_training",
+    "tools.decode": "tools.speed.inference_speed",
+    "tools.select": "tools.recommend.recommend_gpus",
+    "bot.language": "bot.core.language",
+    "bot.settings": "bot.core.settings",
+    "tools.specs": "tools.catalog.records",
+    "tools.speed": "tools.speed.training_time",
+    "tools.flops": "tools.speed.flops",
+    "tools.power": "tools.money.power_draw",
+    "bot.planner": "bot.core.planner",
+    "bot.toolbox": "bot.core.toolbox",
+    "tools.comm": "tools.speed.comm",
+    "tools.cost": "tools.money.rent_vs_buy",
+    "tools.mfu": "tools.catalog.mfu",
+    "bot.trace": "bot.core.trace",
+    "bot.store": "bot.core.store",
+}
+_MOVED_RE = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, MOVED_SINCE_BASELINE)) + r")(?!\w)")
+_FROM_RE = re.compile(r"^(\s*)from ((?:tools|bot)(?:\.\w+)*) import (\w+)(?: as (\w+))?[ \t]*$", re.M)
+
+
+def _from_moved(m: re.Match) -> str:
+    indent, package, name, alias = m.groups()
+    now = MOVED_SINCE_BASELINE.get(f"{package}.{name}")
+    if now is None:
+        return m.group(0)
+    parent, _, leaf = now.rpartition(".")
+    bound = alias or name
+    return f"{indent}from {parent} import {leaf}" + ("" if bound == leaf else f" as {bound}")
 
 
 def _corpus():
@@ -54,6 +109,10 @@ def _baseline_planner(tmp: Path):
         body = subprocess.run(
             ["git", "show", f"{BASELINE_COMMIT}:{name}"], cwd=ROOT, capture_output=True, text=True, check=True
         ).stdout.replace("bot.offline", "baseline_offline")
+        body = _MOVED_RE.sub(lambda m: MOVED_SINCE_BASELINE[m.group(1)], body)  # what it imports from today's tree
+        body = _FROM_RE.sub(
+            _from_moved, body
+        )  # then "from tools import catalog" -> "from tools.catalog import lookup …"
         target = pkg / Path(name).relative_to("bot/offline")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(body, encoding="utf-8")
