@@ -16,10 +16,10 @@ class PrecisionSpeedupInput(ToolInput):
 
     model: str = Field(description="Model name or size, e.g. 'Llama-3-8B', '70B'.")
     gpu: str = Field(description="GPU name or alias; FP8 needs FP8 tensor cores (Hopper or newer).")
-    n_gpus: int = Field(8, ge=1, le=200_000)
+    n_gpus: int = Field(8, ge=1, le=200_000, description="Total GPUs (data × tensor × pipeline parallel).")
     tokens: int = Field(1_000_000_000, ge=1, description="Training tokens.")
-    method: Literal["full", "lora", "qlora", "freeze"] = "full"
-    seq_len: int = Field(4096, ge=1, le=10_000_000)
+    method: Literal["full", "lora", "qlora", "freeze"] = Field("full", description="full, lora, qlora or freeze.")
+    seq_len: int = Field(4096, ge=1, le=10_000_000, description="Tokens per training sequence.")
     precision: TrainPrecision = Field("fp8", description="The faster precision to try.")
     baseline: TrainPrecision = Field("bf16", description="The precision it is compared with.")
 

@@ -103,8 +103,10 @@ class TrainingTimeInput(ToolInput):
     comm_overlap: float = Field(
         0.5, ge=0, le=1, description="Share of the data-parallel gradient traffic hidden behind backward compute."
     )
-    lora_rank: int = Field(16, ge=1, le=4096)
-    lora_targets: Literal["all-linear", "attention"] = "all-linear"
+    lora_rank: int = Field(16, ge=1, le=4096, description="LoRA/QLoRA adapter rank r.")
+    lora_targets: Literal["all-linear", "attention"] = Field(
+        "all-linear", description="Linear layers given adapters: all of them, or the attention projections only."
+    )
     trainable_layers: int = Field(2, ge=1, description="freeze: number of top layers left trainable.")
 
     @model_validator(mode="after")
