@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 import typer
+from rich.markup import escape
 from typer.core import TyperGroup
 
 from bot.cli.output import (
@@ -137,9 +138,8 @@ def tool_callback(name: str) -> Callable[..., None]:
 
 
 def _help(name: str) -> str:
-    return (
-        f"{registry.get(name).description}\n\nThe options are the fields of {registry.get(name).input_model.__name__}."
-    )
+    tool = registry.get(name)
+    return f"{inspect.cleandoc(tool.description)}\n\nThe options are the fields of {tool.input_model.__name__}."
 
 
 @functools.cache
@@ -236,17 +236,21 @@ def _label(record: dict, i: int) -> str:
 
 def render_plain(name: str, r: dict) -> None:
     """The output's top-level fields as a table; a nested record as its own table, a list of records as one
-    with a column per record; then the assumptions."""
+    with a column per record; then the assumptions. Headings are lines of their own, as a table's title
+    would wrap to the table's width."""
     fields = {k: v for k, v in r.items() if k != "assumptions"}
     is_records = lambda v: isinstance(v, list) and v and all(isinstance(x, dict) for x in v)  # noqa: E731
     flat = [(k, _cell(v)) for k, v in fields.items() if not isinstance(v, dict) and not is_records(v)]
-    t = table(f"{name}: {summary(name)}", ["field", "value"], flat)
-    console.print(t)
+    console.print(f"[bold]{name}[/]: {escape(summary(name))}", highlight=False)
+    if flat:
+        console.print(table(None, ["field", "value"], flat))
     for key, value in fields.items():
         if isinstance(value, dict):
-            console.print(table(key, ["", "value"], [(k, _cell(v)) for k, v in value.items()]))
+            console.print(f"[bold]{key}[/]", highlight=False)
+            console.print(table(None, ["", "value"], [(k, _cell(v)) for k, v in value.items()]))
         elif is_records(value):
             keys = list(dict.fromkeys(k for rec in value for k in rec))
             columns = ["", *(_label(rec, i) for i, rec in enumerate(value))]
-            console.print(table(key, columns, [(k, *(_cell(rec.get(k)) for rec in value)) for k in keys]))
+            console.print(f"[bold]{key}[/]", highlight=False)
+            console.print(table(None, columns, [(k, *(_cell(rec.get(k)) for rec in value)) for k in keys]))
     console.print(assumptions_table(r.get("assumptions", [])))

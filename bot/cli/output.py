@@ -132,7 +132,9 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
-def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None) -> Table:
+def table(
+    title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None
+) -> Table:
     t = Table(title=title, caption=caption, title_justify="left", caption_justify="left")
     for i, col in enumerate(columns):
         t.add_column(col, justify="left" if i == 0 else "right")
