@@ -64,9 +64,14 @@ def gpus_show(
 
     Example: gpu-advisor gpus show H800
     """
-    spec = calculate("gpu_specs", {"gpu": name}, lang_of(name), as_json)
-    if spec is None:
-        return
+    lang = lang_of(name)
+    spec = calculate("gpu_specs", {"gpu": name}, lang, as_json)
+    if spec is not None:
+        render_gpu(spec, lang)
+
+
+def render_gpu(spec: dict, lang: str = "en") -> None:
+    """A gpu_specs output: the figures, China availability, notes and the source of every figure."""
     fields = [
         "memory_gb",
         "memory_type",

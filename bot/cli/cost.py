@@ -1,4 +1,8 @@
-"""`gpu-advisor cost` and `gpu-advisor rent-vs-buy`: what a run costs, and whether to rent or buy."""
+"""`gpu-advisor cost` and `gpu-advisor rent-vs-buy`: what a run costs, and whether to rent or buy.
+
+The options that are input fields take their default and help from the input model (`option_from`);
+`--plot` and `--json` are the command line's own.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,6 @@ import typer
 from rich.panel import Panel
 
 from bot.cli.output import (
-    GpuOpt,
     JsonOpt,
     assumptions_table,
     calculate,
@@ -17,24 +20,24 @@ from bot.cli.output import (
     err_console,
     fmt,
     lang_of,
+    option_from,
     print_json,
     table,
 )
-
-Currency = Annotated[str, typer.Option(help="CNY (default) or USD.")]
-Fx = Annotated[float | None, typer.Option("--fx", help="元 per US dollar (default: the dated catalog rate).")]
+from tools.schemas.money import RentVsBuyInput as Rvb
+from tools.schemas.money import RunCostInput as Cost
 
 PLOT_HINT = "Plotting needs matplotlib: pip install 'gpu-advisor[plot]'"
 
 
 def cost(
-    gpu: GpuOpt,
-    gpu_hours: Annotated[float | None, typer.Option("--gpu-hours", help="Total GPU-hours (card-hours).")] = None,
-    hours: Annotated[float | None, typer.Option("--hours", help="Wall-clock hours (with --n-gpus).")] = None,
-    n_gpus: Annotated[int | None, typer.Option("--n-gpus", "-n", help="GPUs used for --hours.")] = None,
-    price: Annotated[float | None, typer.Option("--price", help="Your rental price, 元 per card-hour.")] = None,
-    currency: Currency = "CNY",
-    fx: Fx = None,
+    gpu: str = option_from(Cost, "gpu", "--gpu", "-g"),
+    gpu_hours: float | None = option_from(Cost, "gpu_hours"),
+    hours: float | None = option_from(Cost, "hours"),
+    n_gpus: int | None = option_from(Cost, "n_gpus", "--n-gpus", "-n"),
+    price: float | None = option_from(Cost, "price_cny_per_hour", "--price"),
+    currency: str = option_from(Cost, "currency"),
+    fx: float | None = option_from(Cost, "fx_cny_per_usd", "--fx"),
     as_json: JsonOpt = False,
 ) -> None:
     """Cost of a run at rental prices, with the low-high range of the price on file.
@@ -48,12 +51,17 @@ def cost(
         "hours": hours,
         "n_gpus": n_gpus,
         "price_cny_per_hour": price,
-        "currency": currency.upper(),
+        "currency": currency,
         "fx_cny_per_usd": fx,
     }
-    r = calculate("run_cost", args, lang_of(gpu), as_json)
-    if r is None:
-        return
+    lang = lang_of(gpu)
+    r = calculate("run_cost", args, lang, as_json)
+    if r is not None:
+        render_cost(r, lang)
+
+
+def render_cost(r: dict, lang: str = "en") -> None:
+    """A run_cost output: GPU-hours, the price and the total with their ranges, then the assumptions."""
     rows = [
         ("GPU-hours", r["gpu_hours"]),
         (
@@ -70,22 +78,20 @@ def cost(
 
 
 def rent_vs_buy(
-    gpu: GpuOpt,
-    n_gpus: Annotated[int, typer.Option("--n-gpus", "-n", help="GPUs to rent or buy.")] = 8,
-    hours_per_day: Annotated[float, typer.Option("--hours-per-day", help="Busy hours a day (0-24].")] = 24,
-    months: Annotated[int, typer.Option("--months", help="Horizon in months (a month is 730 h).")] = 36,
-    rent: Annotated[float | None, typer.Option("--rent", help="Rental price, 元 per card-hour.")] = None,
-    purchase: Annotated[float | None, typer.Option("--purchase", help="Purchase price per card, 元.")] = None,
-    electricity: Annotated[float | None, typer.Option("--electricity", help="元 per kWh.")] = None,
-    pue: Annotated[float | None, typer.Option("--pue", help="Data-centre PUE.")] = None,
-    hosting: Annotated[float | None, typer.Option("--hosting", help="Colocation, 元 per kW-month.")] = None,
-    host_share: Annotated[
-        float | None, typer.Option("--host-share", help="Server cost per GPU besides the card, 元.")
-    ] = None,
-    residual: Annotated[float | None, typer.Option("--residual", help="Resale at the horizon, % of capex.")] = None,
+    gpu: str = option_from(Rvb, "gpu", "--gpu", "-g"),
+    n_gpus: int = option_from(Rvb, "n_gpus", "--n-gpus", "-n"),
+    hours_per_day: float = option_from(Rvb, "hours_per_day"),
+    months: int = option_from(Rvb, "months"),
+    rent: float | None = option_from(Rvb, "rent_cny_per_hour", "--rent"),
+    purchase: float | None = option_from(Rvb, "purchase_cny", "--purchase"),
+    electricity: float | None = option_from(Rvb, "electricity_cny_per_kwh", "--electricity"),
+    pue: float | None = option_from(Rvb, "pue"),
+    hosting: float | None = option_from(Rvb, "hosting_cny_per_kw_month", "--hosting"),
+    host_share: float | None = option_from(Rvb, "host_share_cny_per_gpu", "--host-share"),
+    residual: float | None = option_from(Rvb, "residual_value_pct", "--residual"),
     plot: Annotated[Path | None, typer.Option("--plot", help="Write the cumulative-cost chart to this PNG.")] = None,
-    currency: Currency = "CNY",
-    fx: Fx = None,
+    currency: str = option_from(Rvb, "currency"),
+    fx: float | None = option_from(Rvb, "fx_cny_per_usd", "--fx"),
     as_json: JsonOpt = False,
 ) -> None:
     """Rent by the card-hour or buy and host: totals, monthly costs, break-even month and what would flip it.
@@ -105,7 +111,7 @@ def rent_vs_buy(
         "hosting_cny_per_kw_month": hosting,
         "host_share_cny_per_gpu": host_share,
         "residual_value_pct": residual,
-        "currency": currency.upper(),
+        "currency": currency,
         "fx_cny_per_usd": fx,
     }
     lang = lang_of(gpu)
@@ -115,12 +121,13 @@ def rent_vs_buy(
     if as_json:
         print_json(r)
         return
-    _render(r, lang)
+    render_rent_vs_buy(r, lang)
     if plot is not None:
         console.print(f"chart written to {plot}")
 
 
-def _render(r: dict, lang: str) -> None:
+def render_rent_vs_buy(r: dict, lang: str = "en") -> None:
+    """A rent_vs_buy output: the verdict, both sides' costs, what would flip it, then the assumptions."""
     be = r["breakeven_months"]
     be_text = (
         f"owning catches up after {be:g} months" if be is not None else "owning never catches up within 120 months"

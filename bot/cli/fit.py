@@ -1,13 +1,16 @@
-"""`gpu-advisor fit train|infer`: will it fit, and if not, what would."""
+"""`gpu-advisor fit train|infer`: will it fit, and if not, what would.
+
+The options that are input fields take their default and help from the input model (`option_from`).
+"""
 
 from __future__ import annotations
-
-from typing import Annotated
 
 import typer
 from rich.panel import Panel
 
-from bot.cli.output import GpuOpt, JsonOpt, ModelOpt, NGpusOpt, assumptions_table, calculate, console, lang_of, table
+from bot.cli.output import JsonOpt, assumptions_table, calculate, console, lang_of, option_from, table
+from tools.schemas.memory import FitInferenceInput as Infer
+from tools.schemas.memory import FitTrainingInput as Train
 
 fit_app = typer.Typer(
     help="GPU memory: does a training run or a served model fit, and what would.", no_args_is_help=True
@@ -48,26 +51,21 @@ def _verdict(result: dict, what: str) -> None:
 
 @fit_app.command("train")
 def fit_train(
-    model: ModelOpt,
-    gpu: GpuOpt,
-    method: Annotated[str, typer.Option(help="full | lora | qlora | freeze")] = "full",
-    n_gpus: NGpusOpt = 1,
-    precision: Annotated[str, typer.Option(help="bf16 | fp16 | fp8 | fp32")] = "bf16",
-    optimizer: Annotated[str, typer.Option(help="adamw | adamw8bit | sgd | adafactor")] = "adamw",
-    zero_stage: Annotated[
-        int | None, typer.Option("--zero", help="ZeRO stage 0–3 (default: lowest that fits).")
-    ] = None,
-    offload: Annotated[str, typer.Option(help="none | optimizer | optimizer+params")] = "none",
-    seq_len: Annotated[int, typer.Option(help="Tokens per sequence.")] = 2048,
-    micro_batch: Annotated[int, typer.Option(help="Sequences per GPU per step.")] = 1,
-    checkpointing: Annotated[
-        bool | None,
-        typer.Option("--checkpointing/--no-checkpointing", help="Gradient checkpointing (default: on for QLoRA only)."),
-    ] = None,
-    flash_attention: Annotated[bool, typer.Option("--flash/--no-flash", help="Flash attention.")] = True,
-    tp: Annotated[int, typer.Option(help="Tensor-parallel size.")] = 1,
-    pp: Annotated[int, typer.Option(help="Pipeline stages.")] = 1,
-    lora_rank: Annotated[int, typer.Option(help="LoRA rank.")] = 16,
+    model: str = option_from(Train, "model", "--model", "-m"),
+    gpu: str = option_from(Train, "gpu", "--gpu", "-g"),
+    method: str = option_from(Train, "method"),
+    n_gpus: int = option_from(Train, "n_gpus", "--n-gpus", "-n"),
+    precision: str = option_from(Train, "precision"),
+    optimizer: str = option_from(Train, "optimizer"),
+    zero_stage: int | None = option_from(Train, "zero_stage", "--zero"),
+    offload: str = option_from(Train, "offload"),
+    seq_len: int = option_from(Train, "seq_len"),
+    micro_batch: int = option_from(Train, "micro_batch"),
+    checkpointing: bool | None = option_from(Train, "grad_checkpointing", "--checkpointing/--no-checkpointing"),
+    flash_attention: bool = option_from(Train, "flash_attention", "--flash/--no-flash"),
+    tp: int = option_from(Train, "tp"),
+    pp: int = option_from(Train, "pp"),
+    lora_rank: int = option_from(Train, "lora_rank"),
     as_json: JsonOpt = False,
 ) -> None:
     """Memory of a training or fine-tuning run, per GPU, and what would make it fit.
@@ -81,6 +79,7 @@ def fit_train(
         "n_gpus": n_gpus,
         "precision": precision,
         "optimizer": optimizer,
+        "zero_stage": zero_stage,
         "offload": offload,
         "seq_len": seq_len,
         "micro_batch": micro_batch,
@@ -90,11 +89,14 @@ def fit_train(
         "pp": pp,
         "lora_rank": lora_rank,
     }
-    if zero_stage is not None:
-        args["zero_stage"] = zero_stage
-    r = calculate("fit_training", args, lang_of(model + gpu), as_json)
-    if r is None:
-        return
+    lang = lang_of(model + gpu)
+    r = calculate("fit_training", args, lang, as_json)
+    if r is not None:
+        render_training(r, lang)
+
+
+def render_training(r: dict, lang: str = "en") -> None:
+    """A fit_training output: the verdict, the per-GPU breakdown, why it does not fit and what would."""
     what = f"{r['method']} training of {r['model']} on {r['n_gpus']}× {r['gpu']} (ZeRO-{r['zero_stage']})"
     _verdict(r, what)
     _breakdown(r)
@@ -128,33 +130,39 @@ def fit_train(
 
 @fit_app.command("infer")
 def fit_infer(
-    model: ModelOpt,
-    gpu: GpuOpt,
-    n_gpus: NGpusOpt = 1,
-    precision: Annotated[str, typer.Option(help="Weights: bf16 | fp16 | fp8 | int8 | int4 | nf4")] = "bf16",
-    kv_precision: Annotated[str | None, typer.Option(help="KV cache: bf16 | fp16 | fp8 | int8")] = None,
-    batch: Annotated[int, typer.Option(help="Concurrent sequences.")] = 1,
-    context_len: Annotated[
-        int | None, typer.Option(help="Tokens per sequence (default 4096 or the model's maximum).")
-    ] = None,
+    model: str = option_from(Infer, "model", "--model", "-m"),
+    gpu: str = option_from(Infer, "gpu", "--gpu", "-g"),
+    n_gpus: int = option_from(Infer, "n_gpus", "--n-gpus", "-n"),
+    precision: str | None = option_from(Infer, "precision"),
+    kv_precision: str | None = option_from(Infer, "kv_precision"),
+    batch: int = option_from(Infer, "batch"),
+    context_len: int | None = option_from(Infer, "context_len"),
     as_json: JsonOpt = False,
 ) -> None:
     """Memory to serve a model: weights, KV cache, workspace; min GPUs and max batch.
 
     Example: gpu-advisor fit infer --model Qwen2.5-72B --gpu H20 --n-gpus 2 --batch 16
     """
-    args = {"model": model, "gpu": gpu, "n_gpus": n_gpus, "precision": precision, "batch": batch}
-    if kv_precision:
-        args["kv_precision"] = kv_precision
-    if context_len:
-        args["context_len"] = context_len
-    r = calculate("fit_inference", args, lang_of(model + gpu), as_json)
-    if r is None:
-        return
-    _verdict(
-        r,
-        f"Serving {r['model']} ({precision}) on {r['n_gpus']}× {r['gpu']} at batch {r['batch']} × {r['context_len']} tokens",
-    )
+    args = {
+        "model": model,
+        "gpu": gpu,
+        "n_gpus": n_gpus,
+        "precision": precision,
+        "kv_precision": kv_precision,
+        "batch": batch,
+        "context_len": context_len,
+    }
+    lang = lang_of(model + gpu)
+    r = calculate("fit_inference", args, lang, as_json)
+    if r is not None:
+        render_inference(r, lang)
+
+
+def render_inference(r: dict, lang: str = "en") -> None:
+    """A fit_inference output: the verdict, the breakdown, KV cache, max batch and context, min GPUs."""
+    precision = next((a["value"] for a in r["assumptions"] if a["key"] == "precision"), None)
+    served = f"Serving {r['model']}" + (f" ({precision})" if precision else "")
+    _verdict(r, f"{served} on {r['n_gpus']}× {r['gpu']} at batch {r['batch']} × {r['context_len']} tokens")
     _breakdown(r)
     console.print(
         f"KV cache: {r['kv_cache_bytes_per_token']:,.0f} B per token, {r['kv_cache_gb_per_sequence']} GB per sequence."

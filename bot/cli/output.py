@@ -1,7 +1,9 @@
-"""Output for the CLI: rich tables for people, `--json` for scripts, one clean line for errors."""
+"""What the calculator commands share: options made from the input models, rich tables for people, `--json`
+for scripts, one clean line for errors."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Iterable, Sequence
@@ -12,6 +14,7 @@ import typer
 from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
+from typer.models import OptionInfo
 
 from bot.core.language import detect_language
 from tools import call, registry
@@ -19,13 +22,86 @@ from tools.errors import AdvisorError
 
 console = Console()
 
-# options shared by the calculator commands
-ModelOpt = Annotated[
-    str, typer.Option("--model", "-m", help="Model name or size: 'Llama-3-70B', 'Qwen2.5-7B', '70B', '700亿参数'.")
-]
-GpuOpt = Annotated[str, typer.Option("--gpu", "-g", help="GPU name or alias: 'A100 80GB', 'H800', '4090D', '910B'.")]
-NGpusOpt = Annotated[int, typer.Option("--n-gpus", "-n", help="Number of GPUs.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+#: how a field is typed on the command line -> the Python type Typer parses it as
+_KIND_TYPES: dict[str, type] = {"text": str, "choice": str, "json": str, "int": int, "float": float, "flag": bool}
+
+
+@functools.cache
+def _properties(model: type[BaseModel]) -> dict[str, dict]:
+    return model.model_json_schema()["properties"]
+
+
+def field_kind(model: type[BaseModel], field: str) -> tuple[str, tuple]:
+    """(kind, choices) of a field on the command line: text, choice, json, int, float, flag or list.
+
+    Read from the model's JSON schema, the calculators' published contract, rather than the Python annotation:
+    the schema says that a token count is an integer *or* a phrase ('1B') and a model a name *or* its shape,
+    where the annotation is `int` with a validator, or a tagged union. Structured values (objects, lists of
+    objects) are given as JSON; a list of plain values is a repeatable option.
+    """
+    info = model.model_fields[field]
+    prop = _properties(model)[info.alias or field]
+    variants = [v for v in prop.get("anyOf") or prop.get("oneOf") or [prop] if v.get("type") != "null"]
+    types: set[str] = set()
+    for v in variants:
+        t = "object" if "$ref" in v else v.get("type", "object")
+        types.update(t if isinstance(t, list) else [t])
+    if variants and all("enum" in v or "const" in v for v in variants):
+        return "choice", tuple(c for v in variants for c in v.get("enum", [v.get("const")]))
+    if "object" in types:
+        return "json", ()
+    if types == {"array"}:
+        items = variants[0].get("items", {})
+        return ("list", ()) if items.get("type") in ("string", "integer", "number") else ("json", ())
+    if types == {"boolean"}:
+        return "flag", ()
+    if types == {"integer"}:
+        return "int", ()
+    if types <= {"integer", "number"}:
+        return "float", ()
+    return "text", ()
+
+
+def annotation_of(model: type[BaseModel], field: str) -> Any:
+    """The Python type Typer parses the field's option as (`X | None` where the model's default is None)."""
+    kind, _ = field_kind(model, field)
+    if kind == "list":
+        item = _properties(model)[model.model_fields[field].alias or field].get("items", {}).get("type")
+        item_type = {"integer": int, "number": float}.get(item, str)
+        base: Any = list[item_type]
+    else:
+        base = _KIND_TYPES[kind]
+    info = model.model_fields[field]
+    return base | None if not info.is_required() and info.default is None else base
+
+
+def kebab(field: str) -> str:
+    return field.replace("_", "-")
+
+
+def option_from(model: type[BaseModel], field: str, *decls: str) -> OptionInfo:
+    """A `typer.Option` whose default, help and choices are the input model's, so the command line cannot drift
+    from the calculator (a copied help text said gradient checkpointing was on for QLoRA only, long after the
+    model's default changed). `decls` keep a command's own names (`--zero`, `-n`); by default the option is the
+    field in kebab-case, a bool one `--flag/--no-flag`.
+
+    A choice is not refused by the parser: a value outside the list reaches the input model, whose error names
+    the field and the allowed values in the user's language (one line, exit code 2), like every other mistake.
+    Choices match whatever the case ('usd' is USD).
+    """
+    info = model.model_fields[field]
+    kind, choices = field_kind(model, field)
+    if not decls:
+        decls = (f"--{kebab(field)}/--no-{kebab(field)}" if kind == "flag" else f"--{kebab(field)}",)
+    extra: dict[str, Any] = {}
+    if kind == "choice":
+        by_case = {str(c).casefold(): c for c in choices}
+        extra["metavar"] = "[" + "|".join(str(c) for c in choices) + "]"
+        extra["parser"] = lambda value: by_case.get(str(value).casefold(), value)
+    default = ... if info.is_required() else info.default
+    return typer.Option(default, *decls, help=info.description or "", show_default=True, **extra)
 
 
 def given_options(args: dict, model: type) -> dict:
@@ -56,7 +132,9 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
-def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None) -> Table:
+def table(
+    title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None
+) -> Table:
     t = Table(title=title, caption=caption, title_justify="left", caption_justify="left")
     for i, col in enumerate(columns):
         t.add_column(col, justify="left" if i == 0 else "right")

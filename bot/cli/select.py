@@ -1,15 +1,16 @@
-"""`gpu-advisor recommend`: which GPUs, how many, how long and at what cost, and why the others were dropped."""
+"""`gpu-advisor recommend`: which GPUs, how many, how long and at what cost, and why the others were dropped.
+
+The options take their default and help from the input model (`option_from`): `--workload` has no default,
+as the calculator has none.
+"""
 
 from __future__ import annotations
-
-from typing import Annotated
 
 import typer
 from rich.panel import Panel
 
-from bot.cli.output import ModelOpt, assumptions_table, calculate, console, fmt, lang_of, table
-
-Workload = Annotated[str, typer.Option("--workload", "-w", help="train (pretraining) | finetune | infer")]
+from bot.cli.output import JsonOpt, assumptions_table, calculate, console, fmt, lang_of, option_from, table
+from tools.schemas.recommend import RecommendInput as Rec
 
 
 def _fig(x: float | None, money: bool = False) -> str:
@@ -39,25 +40,21 @@ def _grouped(dropped: list[dict], zh: bool) -> list[tuple[str, str]]:
 
 
 def recommend(
-    model: ModelOpt,
-    workload: Workload = "finetune",
-    method: Annotated[
-        str | None, typer.Option(help="full | lora | qlora | freeze (default: full for train, lora for finetune)")
-    ] = None,
-    tokens: Annotated[str | None, typer.Option("--tokens", "-t", help="Training tokens: '1B', '2T', '10亿'.")] = None,
-    budget: Annotated[float | None, typer.Option("--budget", help="Budget in 元.")] = None,
-    deadline_hours: Annotated[
-        float | None, typer.Option("--deadline-hours", help="Finish within this many hours.")
-    ] = None,
-    china: Annotated[bool, typer.Option("--china", help="Only GPUs purchasable in mainland China.")] = False,
-    pricing: Annotated[str, typer.Option(help="rent (元 per card-hour) | buy (元 per card)")] = "rent",
-    seq_len: Annotated[int | None, typer.Option(help="Tokens per training sequence (default 4096).")] = None,
-    batch: Annotated[int | None, typer.Option(help="infer: concurrent sequences (default 1).")] = None,
-    context_len: Annotated[int | None, typer.Option(help="infer: tokens per sequence (default 4096).")] = None,
-    precision: Annotated[str | None, typer.Option(help="infer: bf16 | fp16 | fp8 | int8 | int4")] = None,
-    max_gpus: Annotated[int | None, typer.Option("--max-gpus", help="Largest GPU count to consider (1024).")] = None,
-    top_k: Annotated[int | None, typer.Option("--top", help="How many options to show (5).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+    model: str = option_from(Rec, "model", "--model", "-m"),
+    workload: str = option_from(Rec, "workload", "--workload", "-w"),
+    method: str | None = option_from(Rec, "method"),
+    tokens: str | None = option_from(Rec, "tokens", "--tokens", "-t"),
+    budget: float | None = option_from(Rec, "budget_cny", "--budget"),
+    deadline_hours: float | None = option_from(Rec, "deadline_hours"),
+    china: bool | None = option_from(Rec, "china_available", "--china"),
+    pricing: str = option_from(Rec, "pricing"),
+    seq_len: int = option_from(Rec, "seq_len"),
+    batch: int = option_from(Rec, "batch"),
+    context_len: int = option_from(Rec, "context_len"),
+    precision: str = option_from(Rec, "precision"),
+    max_gpus: int = option_from(Rec, "max_gpus"),
+    top_k: int = option_from(Rec, "top_k", "--top"),
+    as_json: JsonOpt = False,
 ) -> None:
     """Rank GPU types and counts for a job under a budget, a deadline and China availability.
 
@@ -72,7 +69,7 @@ def recommend(
         "tokens": tokens,
         "budget_cny": budget,
         "deadline_hours": deadline_hours,
-        "china_available": True if china else None,
+        "china_available": china,
         "pricing": pricing,
         "seq_len": seq_len,
         "batch": batch,

@@ -1,12 +1,15 @@
-"""`gpu-advisor time` (training time) and `gpu-advisor speed` (inference tokens/s)."""
+"""`gpu-advisor time` (training time) and `gpu-advisor speed` (inference tokens/s).
+
+The options that are input fields take their default and help from the input model (`option_from`).
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
-from bot.cli.output import GpuOpt, JsonOpt, ModelOpt, NGpusOpt, assumptions_table, calculate, console, lang_of, table
+from bot.cli.output import JsonOpt, assumptions_table, calculate, console, lang_of, option_from, table
+from tools.schemas.speed import InferenceSpeedInput as Speed
+from tools.schemas.speed import TrainingTimeInput as Time
 
 
 def _num(x: float, digits: int = 3) -> float:
@@ -14,20 +17,18 @@ def _num(x: float, digits: int = 3) -> float:
 
 
 def time_cmd(
-    model: ModelOpt,
-    gpu: GpuOpt,
-    tokens: Annotated[str, typer.Option("--tokens", "-t", help="Training tokens: '1B', '2T', '10亿', 2000000000.")],
-    n_gpus: NGpusOpt = 1,
-    method: Annotated[str, typer.Option(help="full | lora | qlora | freeze")] = "full",
-    precision: Annotated[str, typer.Option(help="bf16 | fp16 | fp8 | tf32 | fp32")] = "bf16",
-    seq_len: Annotated[int, typer.Option(help="Tokens per sequence.")] = 4096,
-    mfu: Annotated[float | None, typer.Option(help="Use this MFU instead of the calibrated default.")] = None,
-    checkpointing: Annotated[bool, typer.Option("--checkpointing/--no-checkpointing", help="Full recompute.")] = False,
-    tp: Annotated[int, typer.Option(help="Tensor-parallel size.")] = 1,
-    pp: Annotated[int, typer.Option(help="Pipeline stages.")] = 1,
-    fabric: Annotated[
-        str, typer.Option("--fabric", help="Between nodes: ib-ndr | ib-hdr | roce | ethernet-100g")
-    ] = "ib-ndr",
+    model: str = option_from(Time, "model", "--model", "-m"),
+    gpu: str = option_from(Time, "gpu", "--gpu", "-g"),
+    tokens: str = option_from(Time, "tokens", "--tokens", "-t"),
+    n_gpus: int = option_from(Time, "n_gpus", "--n-gpus", "-n"),
+    method: str = option_from(Time, "method"),
+    precision: str = option_from(Time, "precision"),
+    seq_len: int = option_from(Time, "seq_len"),
+    mfu: float | None = option_from(Time, "mfu"),
+    checkpointing: bool | None = option_from(Time, "grad_checkpointing", "--checkpointing/--no-checkpointing"),
+    tp: int = option_from(Time, "tp"),
+    pp: int = option_from(Time, "pp"),
+    fabric: str = option_from(Time, "nodes_fabric", "--fabric"),
     as_json: JsonOpt = False,
 ) -> None:
     """Training or fine-tuning time, GPU-hours and MFU, with a low–high range.
@@ -48,9 +49,14 @@ def time_cmd(
         "pp": pp,
         "nodes_fabric": fabric,
     }
-    r = calculate("training_time", args, lang_of(model + gpu + tokens), as_json)
-    if r is None:
-        return
+    lang = lang_of(model + gpu + tokens)
+    r = calculate("training_time", args, lang, as_json)
+    if r is not None:
+        render_time(r, lang)
+
+
+def render_time(r: dict, lang: str = "en") -> None:
+    """A training_time output: hours, days, GPU-hours and MFU with their range, then the assumptions."""
     title = f"{r['method']} training of {r['model']} on {r['n_gpus']}× {r['gpu']}, {r['tokens']:,} tokens"
     rows = [
         ("wall-clock hours", _num(r["hours"]), _num(r["hours_low"]), _num(r["hours_high"])),
@@ -67,15 +73,15 @@ def time_cmd(
 
 
 def speed_cmd(
-    model: ModelOpt,
-    gpu: GpuOpt,
-    n_gpus: Annotated[int, typer.Option("--n-gpus", "-n", help="GPUs per replica (tensor parallel).")] = 1,
-    precision: Annotated[str, typer.Option(help="Weights: bf16 | fp16 | fp8 | int8 | int4")] = "bf16",
-    kv_precision: Annotated[str, typer.Option(help="KV cache: bf16 | fp8 | int8")] = "bf16",
-    batch: Annotated[int, typer.Option(help="Sequences decoded together.")] = 1,
-    context_len: Annotated[int, typer.Option(help="Average KV length per decode step.")] = 4096,
-    prompt_len: Annotated[int | None, typer.Option(help="Prompt tokens for time to first token.")] = None,
-    bandwidth_efficiency: Annotated[float | None, typer.Option(help="Achieved share of memory bandwidth.")] = None,
+    model: str = option_from(Speed, "model", "--model", "-m"),
+    gpu: str = option_from(Speed, "gpu", "--gpu", "-g"),
+    n_gpus: int = option_from(Speed, "n_gpus", "--n-gpus", "-n"),
+    precision: str | None = option_from(Speed, "precision"),
+    kv_precision: str = option_from(Speed, "kv_precision"),
+    batch: int = option_from(Speed, "batch"),
+    context_len: int = option_from(Speed, "context_len"),
+    prompt_len: int | None = option_from(Speed, "prompt_len"),
+    bandwidth_efficiency: float | None = option_from(Speed, "bandwidth_efficiency"),
     as_json: JsonOpt = False,
 ) -> None:
     """Inference speed: decode tokens/s per sequence and in total, prefill, time to first token.
@@ -93,9 +99,14 @@ def speed_cmd(
         "prompt_len": prompt_len,
         "bandwidth_efficiency": bandwidth_efficiency,
     }
-    r = calculate("inference_speed", args, lang_of(model + gpu), as_json)
-    if r is None:
-        return
+    lang = lang_of(model + gpu)
+    r = calculate("inference_speed", args, lang, as_json)
+    if r is not None:
+        render_speed(r, lang)
+
+
+def render_speed(r: dict, lang: str = "en") -> None:
+    """An inference_speed output: decode and prefill rates, time to first token, what bounds decode."""
     title = f"{r['model']} ({r['precision']}) on {r['n_gpus']}× {r['gpu']}, batch {r['batch']}, context {r['context_len']:,}"
     rows = [
         ("decode tokens/s per sequence", _num(r["decode_tokens_per_s"])),

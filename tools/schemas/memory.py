@@ -34,7 +34,9 @@ class FitTrainingInput(ToolInput):
         "multiple of tp × pp: sized for whole tp × pp groups.",
     )
     precision: TrainPrecision = Field("bf16", description="bf16/fp16/fp8 mixed precision, or pure fp32.")
-    optimizer: Optimizer = "adamw"
+    optimizer: Optimizer = Field(
+        "adamw", description="Optimizer whose states are kept per trainable parameter (adamw8bit: 8-bit states)."
+    )
     zero_stage: int | None = Field(
         None, ge=0, le=3, description="DeepSpeed ZeRO stage 0–3; omitted: the lowest stage that fits."
     )
@@ -52,8 +54,10 @@ class FitTrainingInput(ToolInput):
     flash_attention: bool = Field(True, description="Memory-efficient attention (no s² score matrix).")
     tp: int = Field(1, ge=1, le=1024, description="Tensor-parallel size.")
     pp: int = Field(1, ge=1, le=1024, description="Pipeline-parallel stages.")
-    lora_rank: int = Field(16, ge=1, le=4096)
-    lora_targets: Literal["all-linear", "attention"] = "all-linear"
+    lora_rank: int = Field(16, ge=1, le=4096, description="LoRA/QLoRA adapter rank r.")
+    lora_targets: Literal["all-linear", "attention"] = Field(
+        "all-linear", description="Linear layers given adapters: all of them, or the attention projections only."
+    )
     adapter_precision: Literal["fp32", "bf16"] = Field(
         "fp32", description="LoRA/QLoRA adapter dtype: fp32 (PEFT default) or bf16 (QLoRA paper)."
     )
@@ -68,7 +72,9 @@ class FitTrainingInput(ToolInput):
         description="Share of the reported capacity the run may use; 1.0: the breakdown already "
         "counts the CUDA context and NCCL buffers, and allocator fragmentation is in the verdict's uncertainty band.",
     )
-    cuda_context_gb: float = Field(1.0, ge=0, le=10)
+    cuda_context_gb: float = Field(
+        1.0, ge=0, le=10, description="CUDA context per GPU process, GB (0.5–2 in practice)."
+    )
 
     @classmethod
     def schema_rules(cls) -> dict[str, Any]:
@@ -180,7 +186,9 @@ class FitInferenceInput(ToolInput):
     batch: int = Field(1, ge=1, le=1_000_000, description="Concurrent sequences.")
     context_len: int | None = Field(None, ge=1, le=10_000_000, description="Tokens per sequence (prompt + output).")
     usable_fraction: float = Field(0.9, gt=0.1, le=1.0, description="vLLM's gpu_memory_utilization default is 0.9.")
-    cuda_context_gb: float = Field(1.0, ge=0, le=10)
+    cuda_context_gb: float = Field(
+        1.0, ge=0, le=10, description="CUDA context per GPU process, GB (0.5–2 in practice)."
+    )
 
     @model_validator(mode="after")
     def _model(self) -> FitInferenceInput:

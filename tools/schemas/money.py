@@ -93,15 +93,26 @@ class RentVsBuyInput(ToolInput):
     host_share_cny_per_gpu: float | None = Field(None, ge=0, description="Server, CPUs, RAM, NICs per GPU, 元.")
     node_kw_per_gpu: float | None = Field(None, gt=0, description="Whole-server power per GPU at full load, kW.")
     load_factor: float | None = Field(None, gt=0, le=1, description="Average draw as a share of full load.")
-    pue: float | None = Field(None, ge=1, le=3)
-    electricity_cny_per_kwh: float | None = Field(None, ge=0)
+    pue: float | None = Field(None, ge=1, le=3, description="Data-centre power usage effectiveness; default: TCO data.")
+    electricity_cny_per_kwh: float | None = Field(
+        None, ge=0, description="Electricity price, 元/kWh; default: TCO data."
+    )
     hosting_cny_per_kw_month: float | None = Field(None, ge=0, description="Colocation per provisioned kW-month.")
-    depreciation_years: float | None = Field(None, gt=0, le=15)
-    maintenance_pct_per_year: float | None = Field(None, ge=0, le=100)
+    depreciation_years: float | None = Field(
+        None,
+        gt=0,
+        le=15,
+        description="Years the capex is written off over (owned cost per GPU-hour); default: TCO data.",
+    )
+    maintenance_pct_per_year: float | None = Field(
+        None, ge=0, le=100, description="Maintenance per year, % of capex; default: TCO data."
+    )
     residual_value_pct: float | None = Field(None, ge=0, le=100, description="Resale at the horizon, % of capex.")
-    cost_of_capital_pct_per_year: float | None = Field(None, ge=0, le=100)
-    currency: Currency = "CNY"
-    fx_cny_per_usd: float | None = Field(None, gt=0)
+    cost_of_capital_pct_per_year: float | None = Field(
+        None, ge=0, le=100, description="Cost of capital per year, % of capex; default: TCO data."
+    )
+    currency: Currency = Field("CNY", description="CNY (default) or USD: USD adds *_usd totals.")
+    fx_cny_per_usd: float | None = Field(None, gt=0, description="元 per US dollar; omitted: the dated default.")
 
 
 class MonthPoint(TypedDict):

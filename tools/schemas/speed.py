@@ -103,8 +103,10 @@ class TrainingTimeInput(ToolInput):
     comm_overlap: float = Field(
         0.5, ge=0, le=1, description="Share of the data-parallel gradient traffic hidden behind backward compute."
     )
-    lora_rank: int = Field(16, ge=1, le=4096)
-    lora_targets: Literal["all-linear", "attention"] = "all-linear"
+    lora_rank: int = Field(16, ge=1, le=4096, description="LoRA/QLoRA adapter rank r.")
+    lora_targets: Literal["all-linear", "attention"] = Field(
+        "all-linear", description="Linear layers given adapters: all of them, or the attention projections only."
+    )
     trainable_layers: int = Field(2, ge=1, description="freeze: number of top layers left trainable.")
 
     @model_validator(mode="after")
@@ -208,10 +210,10 @@ class PrecisionSpeedupInput(ToolInput):
 
     model: str = Field(description="Model name or size, e.g. 'Llama-3-8B', '70B'.")
     gpu: str = Field(description="GPU name or alias; FP8 needs FP8 tensor cores (Hopper or newer).")
-    n_gpus: int = Field(8, ge=1, le=200_000)
+    n_gpus: int = Field(8, ge=1, le=200_000, description="Total GPUs (data × tensor × pipeline parallel).")
     tokens: int = Field(1_000_000_000, ge=1, description="Training tokens.")
-    method: Literal["full", "lora", "qlora", "freeze"] = "full"
-    seq_len: int = Field(4096, ge=1, le=10_000_000)
+    method: Literal["full", "lora", "qlora", "freeze"] = Field("full", description="full, lora, qlora or freeze.")
+    seq_len: int = Field(4096, ge=1, le=10_000_000, description="Tokens per training sequence.")
     precision: TrainPrecision = Field("fp8", description="The faster precision to try.")
     baseline: TrainPrecision = Field("bf16", description="The precision it is compared with.")
 

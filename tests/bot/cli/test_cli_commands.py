@@ -12,6 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 import bot.cli as cli
+from tools import registry
 
 ROOT = Path(__file__).parents[3]
 NAMES = [n for *_, names in cli._SUBCOMMANDS for n in names]
@@ -29,12 +30,19 @@ def test_the_table_names_the_commands_each_module_adds(module_name, attr, group,
     assert tuple(c.name for c in probe.registered_commands) == names
 
 
-def test_help_lists_every_command():
+def test_help_lists_every_command_but_the_hidden_tool_aliases():
     result = CliRunner().invoke(cli.app, ["--help"], terminal_width=120)
     assert result.exit_code == 0, result.output
     commands = result.output[result.output.index("Commands") :]
-    listed = re.findall(r"^│ ([a-z-]+) ", commands, re.M)
-    assert sorted(listed) == sorted(NAMES)
+    listed = re.findall(r"^│ ([a-z_-]+) ", commands, re.M)
+    assert sorted(listed) == sorted(set(NAMES) - set(registry.names()))
+    assert "tools" in listed and not set(listed) & set(registry.names())
+
+
+def test_the_table_names_every_registry_tool_as_an_alias():
+    assert cli._TOOL_NAMES == tuple(registry.names())
+    hidden = {c.name for c in cli.app.registered_commands if c.hidden}
+    assert hidden == set(registry.names())
 
 
 @pytest.mark.parametrize(
@@ -42,6 +50,8 @@ def test_help_lists_every_command():
     [
         (["ask", "--help"], "bot.cli.advisor", "Ask the advisor one question"),
         (["mcp", "--help"], "bot.cli.mcp", "MCP"),  # a module adding a single command is still a sub-command
+        (["tools", "--help"], "bot.cli.calculators", "fit_training"),
+        (["fit_training", "--help"], "bot.cli.calculators", "Per-GPU memory"),  # a hidden alias
     ],
 )
 def test_a_command_loads_only_its_own_module(argv, module, shows):
