@@ -46,6 +46,7 @@ _SUBCOMMANDS = [
     ("bot.cli.wecom", "wecom_app", "wecom", ("wecom",)),
     ("bot.cli.slack", "slack_app", "slack", ("slack",)),
     ("bot.cli.mcp", "register", None, ("mcp",)),
+    ("bot.cli.settings_table", "register", None, ("settings",)),
 ]
 _registered: set[tuple[str, str]] = set()
 
