@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 #: The notes shipped with the package.
@@ -82,12 +82,19 @@ class KnowledgeSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="", extra="ignore", case_sensitive=False)
 
-    gpu_advisor_data_dir: Path = DEFAULT_DATA_DIR
-    chroma_host: str | None = None
-    chroma_port: int | None = None
-    embeddings_base_url: str | None = None
-    embeddings_model: str | None = None
-    embeddings_api_key: SecretStr | None = None
+    gpu_advisor_data_dir: Path = Field(
+        DEFAULT_DATA_DIR, description="Data folder: the SQLite store and the embedded Chroma index."
+    )
+    chroma_host: str | None = Field(
+        None,
+        description="Host of a Chroma server; with it (or the port) set, the index lives there instead of the embedded store (needed for several workers).",
+    )
+    chroma_port: int | None = Field(None, description="Port of that Chroma server (8000 when only the host is set).")
+    embeddings_base_url: str | None = Field(None, description="Base URL of an OpenAI-compatible embeddings endpoint.")
+    embeddings_model: str | None = Field(
+        None, description="The embedding model at that endpoint; unset, the built-in hashing embedding is used."
+    )
+    embeddings_api_key: SecretStr | None = Field(None, description="The embeddings endpoint's key.")
 
     def to_config(self) -> KnowledgeConfig:
         return KnowledgeConfig(

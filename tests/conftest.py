@@ -20,45 +20,17 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("NO_COLOR", "1")
 os.environ.setdefault("COLUMNS", "200")
 
-#: settings read from the environment that would reach outside the test or change the advisor's mode
-OUTSIDE_SETTINGS = (
-    "GPU_ADVISOR_API_KEYS",
-    "GPU_ADVISOR_RATE_LIMIT",
-    "GPU_ADVISOR_MAX_BODY_BYTES",
-    "GPU_ADVISOR_CORS_ORIGINS",
-    "GPU_ADVISOR_SSE_KEEPALIVE_S",
-    "GPU_ADVISOR_LLM_BASE_URL",
-    "GPU_ADVISOR_LLM_MODEL",
-    "GPU_ADVISOR_LLM_API_KEY",
-    "OPENAI_API_KEY",
-    "CHROMA_HOST",
-    "CHROMA_PORT",
-    "EMBEDDINGS_MODEL",
-    "EMBEDDINGS_BASE_URL",
-    "EMBEDDINGS_API_KEY",
-    "REDIS_URL",
-    "GPU_ADVISOR_REDIS_PREFIX",
-    "CHANNEL_WORKERS",
-    "CHANNEL_QUEUE",
-    "CHANNEL_ANSWER_TIMEOUT_S",
-    "CHANNEL_DEDUP_TTL_S",
-    "WECOM_AIBOT_TOKEN",
-    "WECOM_AIBOT_AES_KEY",
-    "WECOM_AIBOT_ID",
-    "WECOM_AIBOT_SECRET",
-    "WECOM_WS_URL",
-    "WECOM_CORP_ID",
-    "WECOM_AGENT_ID",
-    "WECOM_APP_SECRET",
-    "WECOM_APP_TOKEN",
-    "WECOM_APP_AES_KEY",
-    "WECOM_API_BASE",
-    "WECOM_STREAM_WINDOW_S",
-    "SLACK_BOT_TOKEN",
-    "SLACK_SIGNING_SECRET",
-    "SLACK_APP_TOKEN",
-    "SLACK_API_URL",
-)
+
+#: every variable a settings class reads from the environment (bot/cli/settings_table.py lists them from the
+#: classes themselves, the names pydantic-settings also reads included), so none from outside can reach a
+#: test or change the advisor's mode, and a new setting is cleared without being added here
+def _outside_settings() -> tuple[str, ...]:
+    from bot.cli.settings_table import every_name
+
+    return tuple(sorted(every_name()))
+
+
+OUTSIDE_SETTINGS = _outside_settings()
 
 
 @pytest.fixture
@@ -98,3 +70,50 @@ def advisor(shared_advisor, env: Path):
     from bot.core.store import Store
 
     return Advisor(store=Store(Settings().store_url), toolbox=shared_advisor.toolbox, offline=shared_advisor.offline)
+
+
+#: modules the fast lane (`pytest -m "not slow"`, README "Tests") leaves out: each starts a server, a browser or
+#: a process per case, drives the API or a channel end to end, fuzzes, or waits out real deadlines, and costs
+#: two seconds or more on the 2-core CI machine (`pytest --durations`). The full suite and `.ci/run` run them:
+#: the marker only labels them. Tests marked `slow` on their own (a server process) are left out as well.
+SLOW_MODULES = {
+    "tests/bot/api/test_app.py": "the API end to end, 30 cases",
+    "tests/bot/api/test_mcp_http.py": "MCP sessions over HTTP",
+    "tests/bot/api/test_schema.py": "schemathesis over the OpenAPI schema",
+    "tests/bot/api/test_security.py": "keys and limits end to end",
+    "tests/bot/api/test_server.py": "uvicorn on loopback, the openai SDK",
+    "tests/bot/api/test_widget_keys.py": "widget keys end to end",
+    "tests/bot/channels/slack/test_delivery_paths.py": "Slack against a fake, Socket Mode",
+    "tests/bot/channels/slack/test_events_http.py": "Slack events through the server",
+    "tests/bot/channels/slack/test_malformed_requests.py": "Slack events through the server",
+    "tests/bot/channels/test_delivery.py": "racing workers on SQLite and PostgreSQL",
+    "tests/bot/channels/test_wecom_aibot.py": "the server against a fake WeCom",
+    "tests/bot/channels/test_wecom_app.py": "the server against a fake WeCom",
+    "tests/bot/channels/test_wecom_ws.py": "the long connection against a fake WeCom",
+    "tests/bot/channels/widget/test_browser.py": "Chromium",
+    "tests/bot/llm/test_agent.py": "the LLM agent against fake endpoints",
+    "tests/bot/llm/test_deadline.py": "waits out real deadlines",
+    "tests/bot/offline/test_corpus.py": "every question of the corpus",
+    "tests/bot/test_advisor_fuzz.py": "property test over the whole advisor",
+    "tests/bot/test_mcp.py": "an MCP server process",
+    "tests/deploy/test_dockerfile.py": "builds and serves the wheel",
+    "tests/deploy/test_nginx.py": "nginx",
+    "tests/deploy/test_scale_out.py": "two workers, Chroma, PostgreSQL, Redis",
+    "tests/knowledge/test_lexicon.py": "cuts every text with the whole dictionary",
+    "tests/knowledge/test_server.py": "a Chroma server process",
+    "tests/security/test_inputs.py": "the server under hostile inputs",
+    "tests/security/test_llm_injections.py": "the advisor against injected notes",
+    "tests/security/test_stalls.py": "slow clients against the real server",
+    "tests/security/test_tenancy.py": "the server with many callers",
+    "tests/tools/test_calculator_fuzz.py": "property tests over every calculator",
+}
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    missing = sorted(p for p in SLOW_MODULES if not (_ROOT / p).is_file())
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py SLOW_MODULES names files that do not exist: {missing}")
+    for item in items:
+        if item.path.resolve().relative_to(_ROOT).as_posix() in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

@@ -45,58 +45,106 @@ def _split(value: str) -> list[str]:
 class ApiSettings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
-    api_keys: str = Field("", validation_alias=AliasChoices("GPU_ADVISOR_API_KEYS", "api_keys"))
+    api_keys: str = Field(
+        "",
+        validation_alias=AliasChoices("GPU_ADVISOR_API_KEYS", "api_keys"),
+        description="Comma-separated bearer keys, 16 characters or more (placeholders are refused); `gpu-advisor keys create NAME` makes stored ones. Once any key exists, every `/v1` route needs `Authorization: Bearer <key>`.",
+    )
     rate_limit_per_minute: int = Field(
-        120, ge=0, le=1_000_000, validation_alias=AliasChoices("GPU_ADVISOR_RATE_LIMIT", "rate_limit_per_minute")
+        120,
+        ge=0,
+        le=1_000_000,
+        validation_alias=AliasChoices("GPU_ADVISOR_RATE_LIMIT", "rate_limit_per_minute"),
+        description="Requests per minute per key (per client address while the API is open); 0 turns the limit off. Counted in Redis for all workers when `REDIS_URL` is set.",
     )
     max_body_bytes: int = Field(
         64 * 1024,
         ge=1024,
         le=64 * 1024 * 1024,
         validation_alias=AliasChoices("GPU_ADVISOR_MAX_BODY_BYTES", "max_body_bytes"),
+        description="The largest request body accepted; a larger one gets 413 (`POST /slack/events` always takes at least 1 MiB).",
     )
-    cors_origins: str = Field("", validation_alias=AliasChoices("GPU_ADVISOR_CORS_ORIGINS", "cors_origins"))
+    cors_origins: str = Field(
+        "",
+        validation_alias=AliasChoices("GPU_ADVISOR_CORS_ORIGINS", "cors_origins"),
+        description="Comma-separated origins a browser may call the API from; `*` allows any origin, without credentials.",
+    )
     sse_keepalive_s: float = Field(
-        10.0, gt=0, le=300, validation_alias=AliasChoices("GPU_ADVISOR_SSE_KEEPALIVE_S", "sse_keepalive_s")
+        10.0,
+        gt=0,
+        le=300,
+        validation_alias=AliasChoices("GPU_ADVISOR_SSE_KEEPALIVE_S", "sse_keepalive_s"),
+        description="Seconds between keep-alive comments on a quiet event stream.",
     )
     widget_rate_limit_per_minute: int = Field(
         20,
         ge=0,
         le=1_000_000,
         validation_alias=AliasChoices("GPU_ADVISOR_WIDGET_RATE_LIMIT", "widget_rate_limit_per_minute"),
+        description="Widget requests per minute per client address and publishable key; 0 turns the limit off.",
     )
 
     auth_failures_per_minute: int = Field(
-        20, ge=0, le=100_000, validation_alias=AliasChoices("GPU_ADVISOR_AUTH_FAILURES", "auth_failures_per_minute")
+        20,
+        ge=0,
+        le=100_000,
+        validation_alias=AliasChoices("GPU_ADVISOR_AUTH_FAILURES", "auth_failures_per_minute"),
+        description="Failed key checks per minute per client address before 429; 0: no limit.",
     )
     answer_deadline_s: float = Field(
-        120.0, gt=0, le=3600, validation_alias=AliasChoices("GPU_ADVISOR_ANSWER_DEADLINE_S", "answer_deadline_s")
+        120.0,
+        gt=0,
+        le=3600,
+        validation_alias=AliasChoices("GPU_ADVISOR_ANSWER_DEADLINE_S", "answer_deadline_s"),
+        description="Seconds an answer may take before the caller gets 504.",
     )
 
     keepalive_s: float = Field(
-        5.0, gt=0, le=600, validation_alias=AliasChoices("GPU_ADVISOR_KEEPALIVE_S", "keepalive_s")
+        5.0,
+        gt=0,
+        le=600,
+        validation_alias=AliasChoices("GPU_ADVISOR_KEEPALIVE_S", "keepalive_s"),
+        description="An idle keep-alive connection is closed after this many seconds.",
     )
     header_timeout_s: float = Field(
-        10.0, gt=0, le=600, validation_alias=AliasChoices("GPU_ADVISOR_HEADER_TIMEOUT_S", "header_timeout_s")
+        10.0,
+        gt=0,
+        le=600,
+        validation_alias=AliasChoices("GPU_ADVISOR_HEADER_TIMEOUT_S", "header_timeout_s"),
+        description="Seconds after connecting by which a request's head must have arrived.",
     )
     body_timeout_s: float = Field(
-        30.0, gt=0, le=3600, validation_alias=AliasChoices("GPU_ADVISOR_BODY_TIMEOUT_S", "body_timeout_s")
+        30.0,
+        gt=0,
+        le=3600,
+        validation_alias=AliasChoices("GPU_ADVISOR_BODY_TIMEOUT_S", "body_timeout_s"),
+        description="Seconds after its first byte by which a request's body must have arrived, else 408.",
     )
     max_connections: int = Field(
-        1000, ge=1, le=1_000_000, validation_alias=AliasChoices("GPU_ADVISOR_MAX_CONNECTIONS", "max_connections")
+        1000,
+        ge=1,
+        le=1_000_000,
+        validation_alias=AliasChoices("GPU_ADVISOR_MAX_CONNECTIONS", "max_connections"),
+        description="Open connections per worker; more are refused.",
     )
 
     forwarded_allow_ips: str = Field(
-        "", validation_alias=AliasChoices("GPU_ADVISOR_FORWARDED_ALLOW_IPS", "forwarded_allow_ips")
+        "",
+        validation_alias=AliasChoices("GPU_ADVISOR_FORWARDED_ALLOW_IPS", "forwarded_allow_ips"),
+        description="Comma-separated addresses or CIDR ranges of the reverse proxies whose `X-Forwarded-For`/`-Proto` are trusted (`*`: any), so per-address limits count the caller, not the proxy (docs/deploy.md).",
     )
 
     mcp_hosts: str = Field(
         "127.0.0.1,127.0.0.1:*,localhost,localhost:*,[::1],[::1]:*",
         validation_alias=AliasChoices("GPU_ADVISOR_MCP_HOSTS", "mcp_hosts"),
+        description="Comma-separated `Host` values `/mcp` accepts (`host:*` for any port, `host` alone for the default one): the MCP SDK's DNS-rebinding protection.",
+        json_schema_extra={"shown_default": "loopback only (`127.0.0.1`, `localhost`, `[::1]`, any port)"},
     )
     mcp_origins: str = Field(
         "http://127.0.0.1,http://127.0.0.1:*,http://localhost,http://localhost:*,http://[::1],http://[::1]:*",
         validation_alias=AliasChoices("GPU_ADVISOR_MCP_ORIGINS", "mcp_origins"),
+        description="Comma-separated browser `Origin` values `/mcp` accepts.",
+        json_schema_extra={"shown_default": "loopback only (`http://` on `127.0.0.1`, `localhost`, `[::1]`, any port)"},
     )
 
     @field_validator("api_keys")

@@ -34,15 +34,46 @@ def _env(*names: str) -> AliasChoices:
 class DeliverySettings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
-    workers: int | None = Field(None, ge=1, le=256, validation_alias=_env("CHANNEL_WORKERS", "workers"))
-    queue: int = Field(64, ge=0, le=100_000, validation_alias=_env("CHANNEL_QUEUE", "queue"))
-    answer_timeout_s: float = Field(
-        240.0, gt=0, le=3600, validation_alias=_env("CHANNEL_ANSWER_TIMEOUT_S", "answer_timeout_s")
+    workers: int | None = Field(
+        None,
+        ge=1,
+        le=256,
+        validation_alias=_env("CHANNEL_WORKERS", "workers"),
+        description="Chat channels: answers computed at once in the background (offline answers are CPU work under one GIL, so more threads only slow the acknowledgements).",
+        json_schema_extra={"shown_default": "1 offline, 4 with an LLM endpoint"},
     )
-    dedup_ttl_s: int = Field(900, ge=600, le=7 * 86400, validation_alias=_env("CHANNEL_DEDUP_TTL_S", "dedup_ttl_s"))
-    redis_url: str | None = Field(None, validation_alias=_env("REDIS_URL", "redis_url"))
+    queue: int = Field(
+        64,
+        ge=0,
+        le=100_000,
+        validation_alias=_env("CHANNEL_QUEUE", "queue"),
+        description='Questions allowed to wait for a worker; beyond that a user gets "busy, try again".',
+    )
+    answer_timeout_s: float = Field(
+        240.0,
+        gt=0,
+        le=3600,
+        validation_alias=_env("CHANNEL_ANSWER_TIMEOUT_S", "answer_timeout_s"),
+        description="A channel answer not ready after this many seconds becomes an apology with a request id.",
+    )
+    dedup_ttl_s: int = Field(
+        900,
+        ge=600,
+        le=7 * 86400,
+        validation_alias=_env("CHANNEL_DEDUP_TTL_S", "dedup_ttl_s"),
+        description="Seconds a platform message id (and a callback nonce) is remembered, at least 600.",
+    )
+    redis_url: str | None = Field(
+        None,
+        validation_alias=_env("REDIS_URL", "redis_url"),
+        description="`redis://host:6379/0`: one rate-limit budget for every worker, shared channel de-duplication and callback nonces, re-index notices; unset, each process keeps its own (de-duplication in the SQL store). An outage falls back to per-process limits.",
+    )
     redis_prefix: str = Field(
-        "gpu-advisor:", min_length=1, max_length=100, validation_alias=_env("GPU_ADVISOR_REDIS_PREFIX", "redis_prefix")
+        "gpu-advisor:",
+        min_length=1,
+        max_length=100,
+        validation_alias=_env("GPU_ADVISOR_REDIS_PREFIX", "redis_prefix"),
+        description="What every Redis key and channel name starts with, so several deployments (or test runs) can share one Redis.",
     )
 
     @field_validator("redis_url", mode="before")
@@ -58,19 +89,69 @@ class DeliverySettings(BaseSettings):
 class WeComSettings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
-    aibot_token: SecretStr | None = Field(None, validation_alias=_env("WECOM_AIBOT_TOKEN", "aibot_token"))
-    aibot_aes_key: SecretStr | None = Field(None, validation_alias=_env("WECOM_AIBOT_AES_KEY", "aibot_aes_key"))
-    aibot_id: str | None = Field(None, validation_alias=_env("WECOM_AIBOT_ID", "aibot_id"))
-    aibot_secret: SecretStr | None = Field(None, validation_alias=_env("WECOM_AIBOT_SECRET", "aibot_secret"))
-    ws_url: str = Field("wss://openws.work.weixin.qq.com", validation_alias=_env("WECOM_WS_URL", "ws_url"))
-    corp_id: str | None = Field(None, validation_alias=_env("WECOM_CORP_ID", "corp_id"))
-    agent_id: str | None = Field(None, validation_alias=_env("WECOM_AGENT_ID", "agent_id"))
-    app_secret: SecretStr | None = Field(None, validation_alias=_env("WECOM_APP_SECRET", "app_secret"))
-    app_token: SecretStr | None = Field(None, validation_alias=_env("WECOM_APP_TOKEN", "app_token"))
-    app_aes_key: SecretStr | None = Field(None, validation_alias=_env("WECOM_APP_AES_KEY", "app_aes_key"))
-    api_base: str = Field("https://qyapi.weixin.qq.com", validation_alias=_env("WECOM_API_BASE", "api_base"))
+    aibot_token: SecretStr | None = Field(
+        None,
+        validation_alias=_env("WECOM_AIBOT_TOKEN", "aibot_token"),
+        description="WeCom AI bot, API mode: the callback Token; with the AES key it turns `/wecom/aibot` on (docs/wecom.md).",
+    )
+    aibot_aes_key: SecretStr | None = Field(
+        None,
+        validation_alias=_env("WECOM_AIBOT_AES_KEY", "aibot_aes_key"),
+        description="WeCom AI bot, API mode: the EncodingAESKey (43 characters).",
+    )
+    aibot_id: str | None = Field(
+        None,
+        validation_alias=_env("WECOM_AIBOT_ID", "aibot_id"),
+        description="WeCom AI bot, long connection: the Bot ID (`gpu-advisor wecom connect`).",
+    )
+    aibot_secret: SecretStr | None = Field(
+        None,
+        validation_alias=_env("WECOM_AIBOT_SECRET", "aibot_secret"),
+        description="WeCom AI bot, long connection: the bot's Secret.",
+    )
+    ws_url: str = Field(
+        "wss://openws.work.weixin.qq.com",
+        validation_alias=_env("WECOM_WS_URL", "ws_url"),
+        description="The long connection's WebSocket URL; change it only for a proxy or tests.",
+        json_schema_extra={"shown_default": "WeCom's endpoint"},
+    )
+    corp_id: str | None = Field(
+        None,
+        validation_alias=_env("WECOM_CORP_ID", "corp_id"),
+        description="WeCom self-built app: your corp id; with the four below it turns `/wecom/app` on.",
+    )
+    agent_id: str | None = Field(
+        None,
+        validation_alias=_env("WECOM_AGENT_ID", "agent_id"),
+        description="WeCom self-built app: the app's AgentId.",
+    )
+    app_secret: SecretStr | None = Field(
+        None,
+        validation_alias=_env("WECOM_APP_SECRET", "app_secret"),
+        description="WeCom self-built app: the app's Secret.",
+    )
+    app_token: SecretStr | None = Field(
+        None,
+        validation_alias=_env("WECOM_APP_TOKEN", "app_token"),
+        description="WeCom self-built app: the callback Token.",
+    )
+    app_aes_key: SecretStr | None = Field(
+        None,
+        validation_alias=_env("WECOM_APP_AES_KEY", "app_aes_key"),
+        description="WeCom self-built app: the callback EncodingAESKey.",
+    )
+    api_base: str = Field(
+        "https://qyapi.weixin.qq.com",
+        validation_alias=_env("WECOM_API_BASE", "api_base"),
+        description="Where `gettoken` and `message/send` go; change it only for a proxy or tests.",
+        json_schema_extra={"shown_default": "WeCom's API host"},
+    )
     stream_window_s: float = Field(
-        360.0, gt=0, le=360, validation_alias=_env("WECOM_STREAM_WINDOW_S", "stream_window_s")
+        360.0,
+        gt=0,
+        le=360,
+        validation_alias=_env("WECOM_STREAM_WINDOW_S", "stream_window_s"),
+        description="Seconds WeCom keeps asking for an AI bot stream (at most 360); an answer ready later goes through the message's `response_url`.",
     )
 
     @field_validator(

@@ -66,6 +66,7 @@ _SUBCOMMANDS = [
     ("bot.cli.mcp", "register", None, ("mcp",)),
     ("bot.cli.calculators", "tools_app", "tools", ("tools",)),
     ("bot.cli.calculators", "register_aliases", None, _TOOL_NAMES),
+    ("bot.cli.settings_table", "register", None, ("settings",)),
 ]
 _registered: set[tuple[str, str]] = set()
 

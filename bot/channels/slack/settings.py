@@ -19,12 +19,27 @@ SLACK_API = "https://slack.com/api/"
 class SlackSettings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
-    bot_token: SecretStr | None = Field(None, validation_alias=AliasChoices("SLACK_BOT_TOKEN", "bot_token"))
-    signing_secret: SecretStr | None = Field(
-        None, validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "signing_secret")
+    bot_token: SecretStr | None = Field(
+        None,
+        validation_alias=AliasChoices("SLACK_BOT_TOKEN", "bot_token"),
+        description="The Slack bot token (`xoxb-…`); with the signing secret it turns `POST /slack/events` on (docs/slack.md).",
     )
-    app_token: SecretStr | None = Field(None, validation_alias=AliasChoices("SLACK_APP_TOKEN", "app_token"))
-    api_url: str = Field(SLACK_API, validation_alias=AliasChoices("SLACK_API_URL", "api_url"))
+    signing_secret: SecretStr | None = Field(
+        None,
+        validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "signing_secret"),
+        description="The Slack app's Signing Secret (Basic Information).",
+    )
+    app_token: SecretStr | None = Field(
+        None,
+        validation_alias=AliasChoices("SLACK_APP_TOKEN", "app_token"),
+        description="An app-level token (`xapp-…`, scope `connections:write`) for Socket Mode (`gpu-advisor slack socket`).",
+    )
+    api_url: str = Field(
+        SLACK_API,
+        validation_alias=AliasChoices("SLACK_API_URL", "api_url"),
+        description="The Slack Web API base; tests point it at a fake on loopback.",
+        json_schema_extra={"shown_default": "Slack's Web API"},
+    )
 
     @field_validator("bot_token", "signing_secret", "app_token", mode="before")
     @classmethod

@@ -31,11 +31,12 @@ from bot.answer.advisor import Advisor
 from bot.api.app import create_app
 from bot.api.settings import ApiSettings
 from bot.channels.slack.settings import SlackSettings
+from bot.cli.settings_table import every_name
 
 
 @pytest.fixture(autouse=True)
 def no_slack_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "SLACK_API_URL"):
+    for name in every_name(SlackSettings):  # the names come from the class: a new Slack setting is cleared too
         monkeypatch.delenv(name, raising=False)
 
 
