@@ -78,6 +78,7 @@ def advisor(shared_advisor, env: Path):
 #: the marker only labels them. Tests marked `slow` on their own (a server process) are left out as well.
 SLOW_MODULES = {
     "tests/bot/api/test_app.py": "the API end to end, 30 cases",
+    "tests/bot/api/test_json_types.py": "every route's body fields through the API",
     "tests/bot/api/test_mcp_http.py": "MCP sessions over HTTP",
     "tests/bot/api/test_schema.py": "schemathesis over the OpenAPI schema",
     "tests/bot/api/test_security.py": "keys and limits end to end",
@@ -86,6 +87,7 @@ SLOW_MODULES = {
     "tests/bot/channels/slack/test_delivery_paths.py": "Slack against a fake, Socket Mode",
     "tests/bot/channels/slack/test_events_http.py": "Slack events through the server",
     "tests/bot/channels/slack/test_malformed_requests.py": "Slack events through the server",
+    "tests/bot/channels/slack/test_setup.py": "the Slack app through the server",
     "tests/bot/channels/test_delivery.py": "racing workers on SQLite and PostgreSQL",
     "tests/bot/channels/test_wecom_aibot.py": "the server against a fake WeCom",
     "tests/bot/channels/test_wecom_app.py": "the server against a fake WeCom",
@@ -99,8 +101,11 @@ SLOW_MODULES = {
     "tests/deploy/test_dockerfile.py": "builds and serves the wheel",
     "tests/deploy/test_nginx.py": "nginx",
     "tests/deploy/test_scale_out.py": "two workers, Chroma, PostgreSQL, Redis",
+    "tests/knowledge/test_index.py": "builds indexes, the CLI in processes",
     "tests/knowledge/test_lexicon.py": "cuts every text with the whole dictionary",
+    "tests/knowledge/test_search.py": "builds indexes, the CLI in processes",
     "tests/knowledge/test_server.py": "a Chroma server process",
+    "tests/security/test_indexing.py": "the server re-indexing hostile folders",
     "tests/security/test_inputs.py": "the server under hostile inputs",
     "tests/security/test_llm_injections.py": "the advisor against injected notes",
     "tests/security/test_stalls.py": "slow clients against the real server",
