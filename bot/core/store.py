@@ -49,6 +49,11 @@ class Turn:
     state: dict | None
     created_at: dt.datetime
 
+    @classmethod
+    def from_row(cls, r: Any) -> Turn:
+        """A turn from a row of the `turns` table (its columns by name)."""
+        return cls(**{f: r[f] for f in cls.__dataclass_fields__})
+
 
 class UnknownConversation(LookupError):
     pass
@@ -167,20 +172,7 @@ class Store:
             q = q.limit(limit)
         with self.engine.connect() as conn:
             rows = conn.execute(q).mappings().all()
-        return [
-            Turn(
-                idx=r["idx"],
-                question=r["question"],
-                answer=r["answer"],
-                status=r["status"],
-                language=r["language"],
-                mode=r["mode"],
-                trace=r["trace"],
-                state=r["state"],
-                created_at=r["created_at"],
-            )
-            for r in reversed(rows)
-        ]
+        return [Turn.from_row(r) for r in reversed(rows)]
 
     def turn_page(self, conversation_id: str, offset: int = 0, limit: int = 50) -> list[Turn]:
         """Turns `offset` .. `offset + limit - 1`, oldest first (a long conversation is read a page at a time)."""
@@ -193,20 +185,7 @@ class Store:
         )
         with self.engine.connect() as conn:
             rows = conn.execute(q).mappings().all()
-        return [
-            Turn(
-                idx=r["idx"],
-                question=r["question"],
-                answer=r["answer"],
-                status=r["status"],
-                language=r["language"],
-                mode=r["mode"],
-                trace=r["trace"],
-                state=r["state"],
-                created_at=r["created_at"],
-            )
-            for r in rows
-        ]
+        return [Turn.from_row(r) for r in rows]
 
     def count_turns(self, conversation_id: str) -> int:
         with self.engine.connect() as conn:
