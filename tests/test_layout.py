@@ -37,6 +37,7 @@ WINGS: dict[str, tuple[tuple[int, str], ...]] = {
     "bot.grounding": ((1, "grounding"),),
     "bot.core": ((2, "core"),),
     "bot.offline.understand": ((3, "offline"), (0, "understand")),
+    "bot.offline.understand.request": ((3, "offline"), (0, "understand")),
     "bot.offline.say": ((3, "offline"), (1, "say")),
     "bot.offline.compose": ((3, "offline"), (2, "compose")),
     "bot.offline": ((3, "offline"), (3, "planner")),

@@ -3,7 +3,8 @@
 It records the question before answering (nothing a user sent is lost), rebuilds the
 conversation context from the store, runs the planner (the LLM turn, `llm_turn.py`, when an endpoint is
 configured, else the offline planner; the offline planner again when the LLM's answer cannot be
-shipped), checks that every number in the answer has a source (`grounded.py`), and stores the trace.
+shipped), checks that every mention of the question is used or explained (`coverage.py`) and that every number in the
+answer has a source (`grounded.py`), and stores the trace.
 Streaming is `streaming.py`.
 """
 
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from bot.answer.coverage import gate
 from bot.answer.grounded import grounded
 from bot.answer.llm_turn import LlmTurn, fallback_note, llm_turn
 from bot.answer.question import MAX_QUESTION_CHARS, QuestionError, clean_question
@@ -24,7 +26,8 @@ from bot.core.planner import Context, Emit, Planner, PlannerError, _ignore
 from bot.core.settings import Settings
 from bot.core.store import LOCAL_OWNER, Store
 from bot.core.toolbox import Toolbox
-from bot.core.trace import AnswerTrace, NumberRef, Ungrounded
+from bot.core.trace import AnswerTrace, NumberRef, Ungrounded, Unused
+from bot.offline.understand.request.reader import read
 
 __all__ = ["MAX_QUESTION_CHARS", "Advisor", "QuestionError"]
 
@@ -123,7 +126,7 @@ class Advisor:
     def _answer(
         self, text: str, cid: str, lang: str | None, emit: Emit, fresh: bool = False
     ) -> tuple[AnswerTrace, dict]:
-        """store -> planner (the LLM turn, else or on its failure the offline planner) -> ground -> trace."""
+        """store -> planner (the LLM turn, else or on its failure the offline planner) -> cover -> ground -> trace."""
         ctx = self._context(cid, lang, fresh)
         turn = LlmTurn(None, self.offline.mode)
         if self.llm is not None:
@@ -134,6 +137,7 @@ class Advisor:
             result = self.offline.plan(text, ctx, self.toolbox.run, emit)
             if turn.fallback is not None:
                 result.answer = fallback_note(turn.fallback[0], result.language) + "\n\n" + result.answer
+        mentions, unused = gate(read(text), result)  # nothing the user said is dropped without a word
         grounding = grounded(text, result, mode)
         trace = AnswerTrace(
             conversation_id=cid,
@@ -144,6 +148,8 @@ class Advisor:
             citations=result.citations,
             numbers=[NumberRef(**n.model_dump()) for n in grounding.numbers],
             ungrounded=[Ungrounded(**u.model_dump()) for u in grounding.ungrounded],
+            mentions=mentions,
+            unused=[Unused(text=u.text, role=u.role) for u in unused],
             follow_ups=result.follow_ups,
             fallback_reason=f"{turn.fallback[0]}: {turn.fallback[1]}" if turn.fallback else None,
             gate=turn.reasons,

@@ -35,6 +35,22 @@ class Ungrounded(BaseModel):
     unit: str = ""
 
 
+class MentionUse(BaseModel):
+    """A span of the question that carries a name or a figure, and how the answer covers it (coverage gate)."""
+
+    text: str
+    role: str  # bot/offline/understand/request/model.py ROLES
+    #: "input" (fed a tool call: `fed` says which), "named" (the answer says it), "explained" (the answer says
+    #: why it was not used), "unused" (none of these: never shipped)
+    use: Literal["input", "named", "explained", "unused"]
+    fed: str | None = None  # "fit_training.n_gpus"
+
+
+class Unused(BaseModel):
+    text: str
+    role: str
+
+
 class AnswerTrace(BaseModel):
     conversation_id: str
     answer: str  # markdown, in the user's language
@@ -44,6 +60,10 @@ class AnswerTrace(BaseModel):
     citations: list[Citation] = Field(default_factory=list)
     numbers: list[NumberRef] = Field(default_factory=list)
     ungrounded: list[Ungrounded] = Field(default_factory=list)
+    #: every mention of the question and how the answer covers it (DESIGN.md, "the coverage gate")
+    mentions: list[MentionUse] = Field(default_factory=list)
+    #: mentions neither used nor explained (must be empty)
+    unused: list[Unused] = Field(default_factory=list)
     follow_ups: list[str] = Field(default_factory=list)
     #: why an LLM answer was not shipped ("gate: no_tool_call", "timeout: ..."), when mode is llm-fallback
     fallback_reason: str | None = None

@@ -16,12 +16,15 @@ from typing import Any
 
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers
+from bot.offline.compose.verdict import verdict
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, count
-from bot.offline.say.wording import changed_items, defaults_note, error_text
+from bot.offline.say.wording import carried_items, changed_items, defaults_note, error_text
 from bot.offline.understand.decide import assumed_workload, decide, lengths, parts, variants
+from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
-from bot.offline.understand.parse import ParsedQuestion, parse
+from bot.offline.understand.parse import ParsedQuestion
+from bot.offline.understand.request.reader import read
 from tools.errors import AdvisorError
 
 ASK_KEY = {
@@ -42,7 +45,8 @@ class RulesPlanner:
 
     def plan(self, text: str, ctx: Context, tools: ToolRunFactory, emit: Emit = _ignore) -> PlanResult:
         run = tools(emit)
-        p = parse(text)
+        request = read(text)  # mentions (with their roles) and asks: the one reader
+        p = request.parsed
         decided = decide(text, p, ctx.state)  # what the user asks: the one place it is decided
         intent, user_slots, changed = decided.intent, decided.slots, decided.changed
         lang = ctx.language or p.language
@@ -52,6 +56,9 @@ class RulesPlanner:
             offered["previous_frame"] = {k: old for k, old, _ in changed if old is not None}
             offered["edited_frame"] = {k: new for k, _, new in changed}
             out.add(say("changed_note", lang, items=changed_items(changed, lang)))
+        if carried := _carried(p, user_slots, changed, ctx.state):
+            out.add(say("carried_note", lang, items=carried_items(carried, lang)))
+            offered["carried_frame"] = carried  # figures said in earlier turns: their source
         if p.injection:
             out.add(say("injection_note", lang))
         f = frame(intent)
@@ -118,13 +125,16 @@ class RulesPlanner:
                 )
             )
             offered["question_tokens"] = {**given, "tokens": p.tokens}
+        answered_at = len(out.blocks)
         self._answer(intent, slots, p, run, out, offered)
-        for extra in parts(intent, p):
+        for extra in parts(intent, p, request.cued):
             ef = frame(extra)
             # the second part's defaults fill what is still empty (an empty slot must not hide its default)
             eslots = {**slots, **{k: v for k, v in ef.defaults.items() if slots.get(k) in (None, [])}}
             if all(eslots.get(k) not in (None, []) for k in ef.needs):
                 self._answer(extra, eslots, p, run, out, offered)
+        china = lang == "zh" or p.china_only
+        verdict(request.cued, run, out, at=answered_at, china=china)  # a choice ends in a pick, put first
         if len(out.blocks) == shown:
             out.add(say("knowledge_none", lang))  # never an empty answer: say what we can do
         answers.cite(text, intent, run, out)
@@ -150,6 +160,18 @@ class RulesPlanner:
                 out.add(message)
                 # a limit the calculator states is its figure; every part's message is kept (two-part answers)
                 offered.setdefault("tool_error", {"messages": []})["messages"].append(message)
+
+
+def _carried(p: ParsedQuestion, slots: dict[str, Any], changed: list, state: dict[str, Any] | None) -> dict[str, Any]:
+    """The slots this answer takes from the conversation's earlier turns (neither said now nor just changed)."""
+    previous = ((state or {}).get("frame") or {}).get("slots") or {}
+    own = {k for k, v in slots_of(p).items() if v not in (None, [], False)}
+    edited = {k for k, _, _ in changed}
+    return {
+        k: v
+        for k, v in slots.items()
+        if k in previous and previous[k] == v and k not in own and k not in edited and v not in (None, [], False)
+    }
 
 
 def _clean(slots: dict[str, Any]) -> dict[str, Any]:

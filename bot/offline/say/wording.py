@@ -26,6 +26,10 @@ _BOUND = re.compile(
 _IDENT = re.compile(r"\s*[(（]?\b[a-z]+(?:_[a-z0-9]+)+\b[)）]?")
 
 
+#: the unit a slot's bare number is read in
+UNITS = {"months": ("个月", "months"), "hours_per_day": ("小时", "h"), "hours": ("小时", "h")}
+
+
 def _value(key: str, value: Any, lang: str) -> str:
     try:
         if key == "gpu":
@@ -40,6 +44,8 @@ def _value(key: str, value: Any, lang: str) -> str:
         return f"{count(value)} token" if lang == "zh" else f"{count(value)} tokens"
     if isinstance(value, bool):
         return ("开" if value else "关") if lang == "zh" else ("on" if value else "off")
+    if key in UNITS and isinstance(value, int | float):
+        return f"{value:g} {UNITS[key][0 if lang == 'zh' else 1]}"
     if isinstance(value, float) and value.is_integer():
         return f"{int(value):,}"
     return f"{value:,}" if isinstance(value, int) else str(value)
@@ -52,6 +58,15 @@ def changed_items(changed: list[tuple[str, Any, Any]], lang: str) -> str:
         new_text = _value(key, new, lang)
         parts.append(f"{name} {_value(key, old, lang)} → {new_text}" if old not in (None, []) else f"{name} {new_text}")
     return ("；" if lang == "zh" else "; ").join(parts)
+
+
+def carried_items(carried: dict[str, Any], lang: str) -> str:
+    """What a follow-up keeps from the turns before it, label and value: "16 张 GPU · 每天 6 小时"."""
+    parts = []
+    for key, value in carried.items():
+        if key in LABELS:
+            parts.append(f"{LABELS[key][0 if lang == 'zh' else 1]} {_value(key, value, lang)}")
+    return " · ".join(parts)
 
 
 def defaults_note(defaulted: dict[str, Any], slots: dict[str, Any], intent: str, lang: str) -> str:

@@ -20,12 +20,14 @@ which second questions ("…要多久？多少钱？") still need their own answ
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot.offline.understand import dialogue
 from bot.offline.understand.frames import ACCEPT_DEFAULT, ASK_DEFAULTS, SERVING, TRAINING, TRAINING_SIGNS
 from bot.offline.understand.lexicon import BUY_WORDS, CUE_GROUPS, RENT_WORDS
+from bot.offline.understand.request.asks import ASK_INTENT
 
 if TYPE_CHECKING:
     from bot.offline.understand.question import ParsedQuestion
@@ -108,7 +110,7 @@ COVERS = {
     "build_budget": {"recommend", "price", "cost"},
     "recommend_serving": {"recommend", "speed", "fit"},
     "recommend": {"recommend_serving", "build_budget"},
-    "compare": {"specs", "domestic"},
+    "compare": {"specs", "domestic", "fit", "min_gpus", "price"},
     "domestic": {"compare", "specs", "recommend"},
     "specs": {"price", "compare"},
     "availability": {"specs", "price", "domestic"},
@@ -201,6 +203,11 @@ def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]
     return [(m, {"method": m}) for m in found] if len(found) >= 2 else []
 
 
-def parts(intent: str, p: ParsedQuestion) -> list[str]:
-    """The question's other parts ("…要多久？多少钱？") that the first intent's answer does not already cover."""
-    return [extra for extra in p.intents[1:] if extra not in COVERS.get(intent, ()) and extra != intent]
+def parts(intent: str, p: ParsedQuestion, asks: Iterable[str] = ()) -> list[str]:
+    """The question's other parts ("…要多久？多少钱？") that the first intent's answer does not already cover: the
+    classifier's second intents, then every ask of the request (`request/asks.py`) that has a frame of its own."""
+    found: list[str] = []
+    for extra in [*p.intents[1:], *(ASK_INTENT[a] for a in asks if a in ASK_INTENT)]:
+        if extra not in COVERS.get(intent, ()) and extra != intent and extra not in found:
+            found.append(extra)
+    return found

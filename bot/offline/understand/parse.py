@@ -162,6 +162,7 @@ def parse(text: str) -> ParsedQuestion:
     w.slots["intent"], w.slots["intents"], w.slots["confidence"] = _intents(w)
     figures = sorted(w.slots["user_figures"], key=lambda f: f.pop("at"))
     w.slots["user_figures"] = [UserFigure(**f) for f in figures]
+    w.slots["spans"] = w.spans
     p = ParsedQuestion(**w.slots)
     settled = refine(p.intent, slots_of(p), p)
     if settled != p.intent:

@@ -87,6 +87,8 @@ class ParsedQuestion(BaseModel):
     invalid: list[str] = Field(default_factory=list)
     #: slot -> raw spans matched, for debugging
     mentions: dict[str, list[str]] = Field(default_factory=dict)
+    #: (slot, start, end) of each recognised span, on the NFKC-normalised text (`request.reader.normalised`)
+    spans: list[tuple[str, int, int]] = Field(default_factory=list)
 
 
 # --- language and intent ------------------------------------------------------------------------

@@ -25,6 +25,8 @@ class Work:
         self.t = self.src
         self.slots: dict = {"text": text, "mentions": {}, "ranges": {}, "approximate": [], "invalid": [],
                             "user_figures": [], "models": [], "gpus": [], "unknown_gpus": [], "unknown_models": []}  # fmt: skip
+        #: (slot, start, end) of every span a stage recognised, on `raw`: the request's mentions (request/reader.py)
+        self.spans: list[tuple[str, int, int]] = []
 
     def span(self, start: int, end: int) -> str:
         return self.raw[start:end].strip()
@@ -34,6 +36,7 @@ class Work:
 
     def note(self, slot: str, start: int, end: int) -> None:
         self.slots["mentions"].setdefault(slot, []).append(self.span(start, end))
+        self.spans.append((slot, start, end))
         before, after = self.src[max(0, start - 6) : start], self.src[end : end + 4]
         if (
             (_APPROX_BEFORE.search(before) and not _NOT_APPROX.search(self.src[max(0, start - 12) : start]))

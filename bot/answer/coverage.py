@@ -1,0 +1,124 @@
+"""The coverage gate (grounding's mirror): nothing the user said is dropped without a word.
+
+After an answer is composed (offline or by the LLM), every mention of the question (`Request.mentions`) is
+either an input of a tool call (`fed`: which tool and field), named in the answer, or explained in one
+line that says why it was not used ("主机的 CPU 与内存（64 核、512G）不影响显存和速度的估算"). The reasons are
+per role (`templates/coverage.yaml`); a figure whose role nothing placed is said as not understood, with a
+request to say what it is. `unused` is what is left neither used nor explained: after the repair, empty.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bot.core.planner import PlanResult
+from bot.core.trace import MentionUse
+from bot.offline.understand.request.model import Mention, Request
+from bot.offline.understand.request.reader import canonical
+
+TEMPLATES = Path(__file__).with_name("templates") / "coverage.yaml"
+#: at most this many figures are listed per reason (a pasted log can hold dozens); the rest are counted
+MAX_LISTED = 6
+_WORD = re.compile(r"[^0-9a-z\u4e00-\u9fff.]+")
+
+
+@cache
+def _templates() -> dict[str, Any]:
+    return yaml.safe_load(TEMPLATES.read_text(encoding="utf-8"))
+
+
+def _norm(value: Any) -> str:
+    return _WORD.sub("", str(value).lower())
+
+
+def _leaves(value: Any, path: str):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _leaves(v, path)
+    else:
+        yield path, value
+
+
+def _same(mention: Mention, value: Any) -> bool:
+    if isinstance(value, bool) or value is None:
+        return False
+    want = mention.value
+    if isinstance(want, int | float) and isinstance(value, int | float):
+        return abs(float(value) - float(want)) <= 1e-6 * max(1.0, abs(float(want)))
+    if isinstance(want, str) and isinstance(value, str):
+        if mention.role in ("gpu", "model") and canonical(value) == want:
+            return True
+        a, b = _norm(want), _norm(value)
+        return bool(a) and len(a) >= 2 and (a == b or a in b or (len(b) >= 3 and b in a))
+    return False
+
+
+def _fed(mention: Mention, result: PlanResult) -> str | None:
+    for call in result.tool_calls:
+        if call.tool == "search_knowledge":
+            continue
+        for path, value in _leaves(call.input, ""):
+            if _same(mention, value):
+                return f"{call.tool}.{path}"
+    for source, offered in result.offered.items():
+        for path, value in _leaves(offered, ""):
+            if _same(mention, value):
+                return f"{source}.{path}"
+    return None
+
+
+def _named(mention: Mention, answer: str) -> bool:
+    text = mention.text.lower().strip()
+    return len(text) >= 2 and text in answer
+
+
+def covers(request: Request, result: PlanResult) -> list[MentionUse]:
+    """Each mention and how the answer covers it (`input`, `named`), or `unused`."""
+    answer = result.answer.lower()
+    uses = []
+    for m in request.mentions:
+        fed = _fed(m, result)
+        use = "input" if fed else "named" if _named(m, answer) else "unused"
+        uses.append(MentionUse(text=m.text, role=m.role, use=use, fed=fed))
+    return uses
+
+
+def explain(uses: list[MentionUse], lang: str) -> str:
+    """One line per reason for the mentions nothing used: the repair that makes `unused` empty."""
+    t = _templates()
+    reasons: dict[str, list[str]] = {}
+    for u in uses:
+        if u.use == "unused":
+            reason = t["role_reason"].get(u.role, "not_needed")
+            items = reasons.setdefault(reason, [])
+            quoted = f"“{u.text}”"  # the user's words, verbatim: an echo of the question, never a new figure
+            if quoted not in items:
+                items.append(quoted)
+    lines = []
+    sep = "、" if lang == "zh" else ", "
+    for reason, items in reasons.items():
+        shown = sep.join(items[:MAX_LISTED])
+        if len(items) > MAX_LISTED:
+            shown += t["more"][lang].format(n=len(items) - MAX_LISTED)
+        lines.append(t["reasons"][reason][lang].format(items=shown))
+    if not lines:
+        return ""
+    return t["header"][lang] + "\n" + "\n".join(f"- {line}" for line in lines)
+
+
+def gate(request: Request, result: PlanResult) -> tuple[list[MentionUse], list[MentionUse]]:
+    """Cover every mention; state the ones nothing used (appended to the answer). Returns (mentions, unused)."""
+    uses = covers(request, result)
+    note = explain(uses, result.language if result.language in ("zh", "en") else "en")
+    if note:
+        result.answer = result.answer.rstrip() + "\n\n" + note
+        uses = [u.model_copy(update={"use": "explained"}) if u.use == "unused" else u for u in uses]
+    return uses, [u for u in uses if u.use == "unused"]

@@ -1,0 +1,127 @@
+"""A verdict for every choice ("选哪个", "which should we pick", "H20 还是 4090？"): the card to pick and the
+figures that decide it, from the tool calls the answer already made.
+
+Per card assessed: the count the job needs (the fit at the user's count, else the calculator's minimum), the
+rental cost of that many cards for an hour (`run_cost`, at catalog prices) and whether it can be bought in
+mainland China (the catalog's export status). The pick is the card that does the job for the least money
+where every candidate has a price, else with the fewest cards, else with the most memory bandwidth (serving)
+or compute (training). Restricted cards are flagged, with the pick among buyable cards when that differs.
+Nothing here writes a figure of its own: every number shown is a tool output.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.core.toolbox import ToolRun
+from bot.offline.say.phrases import say
+from bot.offline.say.render import Out, money, num
+from tools.errors import AdvisorError
+
+FIT_TOOLS = ("fit_inference", "fit_training")
+
+
+def _candidates(run: ToolRun) -> dict[str, dict[str, Any]]:
+    """Per GPU (by its catalog name): the count needed, and the specs row when a comparison ran."""
+    cards: dict[str, dict[str, Any]] = {}
+    for call in run.calls:
+        if call.tool == "compare_gpus":
+            for row in call.output.get("rows", []):
+                cards.setdefault(row["name"], {})["row"] = row
+        elif call.tool in FIT_TOOLS and call.output.get("gpu"):
+            o = call.output
+            card = cards.setdefault(o["gpu"], {})
+            card["tool"] = call.tool
+            need = o["n_gpus"] if o.get("fits") else o.get("min_gpus")
+            if need and (card.get("need") is None or need < card["need"]):
+                card["need"], card["model"], card["gpu_id"] = need, o.get("model"), call.input.get("gpu")
+            card.setdefault("need", None)
+    return {name: c for name, c in cards.items() if "tool" in c}
+
+
+def _rent(name: str, card: dict[str, Any], run: ToolRun) -> float | None:
+    if not card.get("need"):
+        return None
+    try:
+        r = run("run_cost", {"gpu": card["gpu_id"] or name, "n_gpus": card["need"], "hours": 1})
+    except AdvisorError:
+        return None
+    return r.get("total_cny")
+
+
+def _decode(name: str, card: dict[str, Any], run: ToolRun) -> float | None:
+    """Decode tokens/s of the served model on the count it needs (serving only)."""
+    if card["tool"] != "fit_inference" or not card.get("need") or not card.get("model"):
+        return None
+    try:
+        r = run("inference_speed", {"model": card["model"], "gpu": card["gpu_id"] or name, "n_gpus": card["need"]})
+    except AdvisorError:
+        return None
+    return r.get("decode_tokens_per_s")
+
+
+def _speed_key(card: dict[str, Any]) -> float:
+    row = card.get("row") or {}
+    return -((row.get("bandwidth_gb_s") if card["tool"] == "fit_inference" else row.get("bf16_tflops")) or 0.0)
+
+
+def verdict(asks: list[str], run: ToolRun, out: Out, at: int, china: bool = False) -> None:
+    """When the user asked to choose between cards that the answer assessed, put the pick first. `china`: the
+    buyer is in mainland China (asked in Chinese, or said so): a card that cannot be bought there ranks last."""
+    if "choose" not in asks:
+        return
+    cards = _candidates(run)
+    if len(cards) < 2:
+        return
+    lang = out.lang
+    feasible = {n: c for n, c in cards.items() if c.get("need")}
+    if not feasible:
+        out.blocks.insert(at, say("verdict_none_fits", lang, gpus=" / ".join(cards)))
+        return
+    for name, card in feasible.items():
+        card["rent"] = _rent(name, card, run)
+        card["decode"] = _decode(name, card, run)
+    priced = all(c.get("rent") is not None for c in feasible.values())
+    timed = all(c.get("decode") for c in feasible.values())
+
+    def key(item: tuple[str, dict[str, Any]]) -> tuple:
+        c = item[1]
+        barred = china and (c.get("row") or {}).get("china_available") is False
+        # the money for the work: rent per decoded token when both are known, else rent, else cards, else speed
+        per_work = c["rent"] / c["decode"] if priced and timed else c["rent"] if priced else 0.0
+        return (barred, per_work, c["need"], _speed_key(c))
+
+    ranked = sorted(feasible.items(), key=key)
+    pick, card = ranked[0]
+    others = [n for n in cards if n != pick]
+    counts = [
+        say("verdict_count_other", lang, gpu=n, n=cards[n]["need"])
+        if cards[n].get("need")
+        else say("verdict_no_fit_other", lang, gpu=n)
+        for n in others
+    ]
+    sep = "；" if lang == "zh" else "; "
+    job = (card.get("model") or "") + (" " if card.get("model") else "")
+    reasons = [say("verdict_count", lang, job=job, n=card["need"], gpu=pick, others=sep.join(counts))]
+    if timed:
+        speeds = [
+            say("verdict_speed_other", lang, gpu=n, tps=num(feasible[n]["decode"])) for n in others if n in feasible
+        ]
+        reasons.append(say("verdict_speed", lang, tps=num(card["decode"]), others=sep.join(speeds)))
+    if priced:
+        rents = [
+            say("verdict_rent_other", lang, gpu=n, cost=money(feasible[n]["rent"], lang))
+            for n in others
+            if n in feasible
+        ]
+        reasons.append(say("verdict_rent", lang, cost=money(card["rent"], lang), others=sep.join(rents)))
+    restricted = [n for n, c in cards.items() if (c.get("row") or {}).get("china_available") is False]
+    if restricted and china:
+        verb = "are" if len(restricted) > 1 else "is"
+        reasons.append(say("verdict_restricted", lang, gpus=" / ".join(restricted), verb=verb))
+    text = say("verdict_pick", lang, gpu=pick, reasons=sep.join(reasons))
+    if pick in restricted and china:
+        buyable = [n for n, _ in ranked if n not in restricted]
+        if buyable:
+            text += " " + say("verdict_depends_available", lang, gpu=buyable[0])
+    out.blocks.insert(at, text)

@@ -1,0 +1,95 @@
+"""What a message asks, as a set in the order asked: the cue words of each ask (Chinese and English), and the
+intents the classifier settled, merged. An ask is answered by the planner's frame of the same name
+(`ASK_INTENT`); "choose" is answered by a verdict on what the other asks computed (`compose/verdict.py`)."""
+
+from __future__ import annotations
+
+from bot.offline.understand.patterns import C
+from bot.offline.understand.question import ParsedQuestion
+
+CUES = {
+    "rent_vs_buy": r"租还是买|买还是租|租.{0,6}还是.{0,6}买|买.{0,6}还是.{0,6}租|租.{0,4}划算还是.{0,4}买|自建还是|上云还是|"
+    r"rent or buy|buy or rent|rent vs\.? buy|renting or buying|buying or renting|lease or buy",
+    "diagnose": r"tried to allocate|outofmemoryerror|为什么|为啥|怎么回事|咋回事|报错|\boom\b|out of memory|爆显存|显存(?:不够|不足|溢出|爆了|炸了)|"
+    r"怎么解决|如何解决|怎么办|解决方法|跑不起来|启动(?:就)?(?:挂|失败|报错)|\bwhy\b|slower than|变慢|很慢|慢了|太慢|"
+    r"traceback|runtimeerror|\berror\b|\bfailed\b|killed|\bhangs?\b|卡住|\bnan\b|doesn'?t work|not working",
+    "min_count": r"几张|几块|几卡|几台|多少张|多少块|多少卡|多少台|多少个(?:gpu|节点|卡)|最少.{0,4}(?:几|多少)|至少.{0,4}(?:几|多少)|"
+    r"how many (?:gpus?|cards?|nodes?|servers?|machines?|a100s?|h100s?|h800s?|h20s?|4090s?)|"
+    r"min(?:imum)? (?:number of )?(?:gpus?|cards?|nodes?)|最低配置",
+    "fits": r"能(?:不能|否)?跑|可以跑|跑得(?:动|了|起来)|装得下|放得下|塞得下|能装下|能放下|够不够|够吗|够用吗|够不|能(?:不能)?训|"
+    r"能(?:不能)?微调|能(?:不能)?部署|扛得住|行不行|行吗|可行吗|\bfits?\b|run (?:it |this )?on|enough (?:vram|memory)|"
+    r"can (?:i|we|it|you) (?:run|train|fine-?tune|serve|load|deploy)|is it possible|possible to (?:run|train)|"
+    r"需要多少(?:显存|内存)|多少显存|how much (?:vram|gpu memory|memory)|显存(?:需求|要求|占用)|memory requirements?",
+    "time": r"多久|多长时间|多少时间|几天|几个小时|多少天|几周|训练时间|耗时|how long|time to train|training time|wall[- ]?clock|"
+    r"训完|跑完|\beta\b",
+    "cost": r"多少钱|花多少|费用|成本|要花|开销|花费|\bcosts?\b|how much (?:would|will|does|did) it cost|how expensive|预算够",
+    "price": r"单价|售价|一张多少钱|多少钱一张|什么价|报价|\bprice\b|\bpricing\b",
+    "speed": r"速度|多快|吞吐|tokens?/s|tok/s|token/s|延迟|latency|throughput|首字|ttft|\btpot\b|每秒|tokens? per second|"
+    r"\bfast\b|\bspeed\b|性能怎么样|性能如何",
+    "capacity": r"多少(?:并发|用户|人|路|请求)|支撑|支持多少|扛多少|能服务|how many (?:users|requests|concurrent)|capacity|"
+    r"并发(?:能|可以)?(?:到|达到)多少|serve \d+ users",
+    "compare": r"对比|比较|区别|差距|差多少|差别|\bvs\.?\b|versus|compared? (?:to|with)|difference between|相比|比.{1,12}(?:快|慢|强|好)",
+    "choose": r"选哪|选什么|选谁|哪个好|哪个更|哪款|哪张|哪种|哪一个|哪家|推荐|建议(?:买|选|用|配)|值不值|值得|划算|性价比|"
+    r"which (?:one|gpu|card|is better|should)|should (?:i|we) (?:buy|pick|choose|get|go|use)|worth|recommend|"
+    r"better (?:choice|option|deal)|怎么选|如何选|选型|怎么配|如何配",
+    "availability": r"能买到|买得到|能(?:不能)?采购|禁运|出口管制|\bexport\b|禁售|available in china|供货|交期|有货|还能买",
+    "power": r"功耗|耗电|电费|用电|多少度电|机柜|power draw|electricity|\bkw\b|千瓦|散热",
+    "config": r"怎么设置|参数怎么|哪个参数|怎么配置|如何配置|how (?:do i|to|should i) (?:set|configure)|which (?:flag|setting|option)|"
+    r"what (?:value|setting)|设多少|设置多少",
+    "knowledge": r"是什么|什么是|什么意思|原理|what is|what are|what does .{1,30} mean|explain|区别是",
+}
+_CUES = {ask: C(rx) for ask, rx in CUES.items()}
+#: the classifier's intents, as asks
+INTENT_ASK = {
+    "fit": "fits", "weights": "fits", "kv_cache": "fits", "zero_states": "fits", "train_memory": "fits",
+    "min_gpus": "min_count", "time": "time", "cost": "cost", "price": "price", "rent_vs_buy": "rent_vs_buy",
+    "build_budget": "choose", "recommend": "choose", "recommend_serving": "choose", "domestic": "choose",
+    "compare": "compare", "speed": "speed", "precision_speedup": "speed", "serving_capacity": "capacity",
+    "specs": "knowledge", "knowledge": "knowledge", "availability": "availability", "power": "power",
+}  # fmt: skip
+#: an ask answered by a frame of its own (the planner's intent)
+ASK_INTENT = {
+    "fits": "fit", "min_count": "min_gpus", "time": "time", "cost": "cost", "price": "price",
+    "rent_vs_buy": "rent_vs_buy", "compare": "compare", "speed": "speed", "capacity": "serving_capacity",
+    "availability": "availability", "power": "power",
+}  # fmt: skip
+#: a line of a pasted log: what it says is evidence, not a question (its error is the `diagnose` cue)
+_LOG = C(
+    r"(?:tried to allocate|total capacity|already allocated|reserved in total|outofmemoryerror|traceback|"
+    r"\[(?:info|warning|error)\]|^\s*file \").*"
+)
+#: words that make "A 还是 B？" a choice between two named things
+_OR = C(r"还是|\bor\b|或者|或是")
+
+
+def cued(text: str, p: ParsedQuestion) -> list[str]:
+    """The asks the message's own words place (no classifier), in the order they come."""
+    return asks(text, p, classifier=False)
+
+
+def asks(text: str, p: ParsedQuestion, classifier: bool = True) -> list[str]:
+    """The asks, in the order their cue words come; the classifier's intent leads when no cue placed it.
+    A pasted log or trace is evidence: its words ("total capacity") ask nothing, its error asks why."""
+    low = text.lower()
+    evidence = _LOG.search(low)
+    placed: list[tuple[int, str]] = [(evidence.start(), "diagnose")] if evidence else []
+    low = _LOG.sub(lambda m: " " * len(m.group(0)), low)  # positions kept
+    for ask, rx in _CUES.items():
+        if m := rx.search(low):
+            placed.append((m.start(), ask))
+    names = len(p.gpus) + len(p.unknown_gpus) + len(p.models) + len(p.unknown_models)
+    if names >= 2 and (m := _OR.search(low)) and not any(a == "rent_vs_buy" for _, a in placed):
+        placed.append((m.start(), "choose"))
+    found = [ask for _, ask in sorted(placed)]
+    if "rent_vs_buy" in found:  # "租还是买" is its own verdict, not a choice of cards; its money words are its own
+        found = [a for a in found if a not in ("choose", "cost", "price")]
+    if "price" in found and "cost" in found:
+        found.remove("price" if p.intent != "price" else "cost")
+    if not classifier:
+        return found
+    lead = INTENT_ASK.get(p.intent)
+    out = [lead] if lead and lead not in found else []
+    for ask in [*found, *(INTENT_ASK.get(i) for i in p.intents)]:
+        if ask and ask not in out:
+            out.append(ask)
+    return out

@@ -1,0 +1,138 @@
+"""The figures and names the slot stages left alone, with a role read from the words around them.
+
+The slot stages (`understand/money.py`, `quantities.py`, `names.py`…) recognise what the calculators take. What
+they leave is still something the user said: "CPU 64 核、内存 512G" (the host, not the GPUs), "训 3 轮" (epochs),
+"vllm 0.6.3" (a framework and its version), a log's "Tried to allocate 2.50 GiB" (evidence), a pasted
+`per_device_train_batch_size: 4` (a setting by its key). Each becomes a mention with its role, so the coverage
+gate (`bot/answer/coverage.py`) can see whether the answer used it or says why not. A figure nothing places
+is a mention of role `other`: said as not understood, never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from bot.offline.understand.patterns import C
+from bot.offline.understand.request.model import Mention
+
+#: frameworks and engines people name; the value is the name as we write it
+FRAMEWORKS = {
+    r"vllm": "vLLM", r"sglang": "SGLang", r"deepspeed": "DeepSpeed", r"llama[-_ ]?factory|llamafactory": "LLaMA-Factory",
+    r"llama\.cpp|llamacpp": "llama.cpp", r"ollama": "Ollama", r"tensorrt[-_ ]?llm|trt[-_]llm": "TensorRT-LLM",
+    r"text[-_ ]generation[-_ ]inference|\btgi\b": "TGI", r"lmdeploy": "LMDeploy", r"megatron(?:[-_ ]?lm)?": "Megatron-LM",
+    r"\bfsdp\b": "FSDP", r"\baccelerate\b": "Accelerate", r"\btransformers\b": "Transformers", r"\bpeft\b": "PEFT",
+    r"\btrl\b": "TRL", r"unsloth": "Unsloth", r"axolotl": "Axolotl", r"xtuner": "XTuner", r"ms[-_ ]?swift": "ms-swift",
+    r"mindie": "MindIE", r"mindspore": "MindSpore", r"mindformers": "MindFormers", r"xinference": "Xinference",
+    r"bitsandbytes": "bitsandbytes", r"flash[-_ ]?attn|flash[-_ ]?attention": "FlashAttention",
+    r"colossal[-_ ]?ai": "ColossalAI", r"exllama(?:v2)?": "ExLlama", r"\bpytorch\b|\btorch\b": "PyTorch",
+    r"\bnccl\b": "NCCL", r"\bkubernetes\b|\bk8s\b": "Kubernetes", r"\bslurm\b": "Slurm",
+}  # fmt: skip
+_FRAMEWORK = [(C(rf"(?<![\w.-])(?:{rx})(?![\w-])(?!\.[a-z_])"), name) for rx, name in FRAMEWORKS.items()]
+
+#: a pasted setting's key -> role ("per_device_train_batch_size: 4", "--max-model-len 8192")
+KEY_ROLES = (
+    (r"per_device_(?:train_)?batch_size|micro_batch(?:_size)?|train_micro_batch_size_per_gpu|batch_size", "micro_batch"),
+    (r"gradient_accumulation(?:_steps)?|grad_accum\w*", "grad_accum"),
+    (r"global_batch(?:_size)?|train_batch_size", "batch"),
+    (r"cutoff_len|max_seq_len(?:gth)?|seq_len(?:gth)?|model_max_length|max_length|block_size", "seq_len"),
+    (r"max[-_]model[-_]len|max[-_]num[-_]batched[-_]tokens|context[-_]length|max[-_]position\w*", "context_len"),
+    (r"max[-_]num[-_]seqs", "concurrency"),
+    (r"tensor[-_]parallel[-_]size|\btp\b|--tp", "tp_size"),
+    (r"pipeline[-_]parallel[-_]size|\bpp\b", "pp_size"),
+    (r"gpu[-_]memory[-_]utilization|mem_fraction_static", "utilisation"),
+    (r"num_train_epochs|epochs?", "epochs"),
+    (r"lora_(?:rank|r|alpha|dropout)|\brank\b|learning_rate|\blr\b|warmup\w*|weight_decay|seed|\w*_steps|"
+     r"logging\w*|save\w*|eval\w*|preprocessing_num_workers|num_workers|dataloader\w*|ddp_timeout|max_grad_norm|"
+     r"top_[pk]|temperature|local_rank|master_port|port|nproc_per_node|nnodes|node_rank|image_resolution|"
+     r"max_new_tokens|repetition_penalty|beta\w*|\w*_size", "hyperparameter"),
+)  # fmt: skip
+_KEYS = [(C(rf"(?:{rx})"), role) for rx, role in KEY_ROLES]
+_SETTING = C(r"(--?[a-z][\w.-]*|[a-z][\w.]*)\s*(?:[:=]|\s)\s*[\"']?$")
+
+#: a number, with what follows it (a unit word, at most a few characters)
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(\s*(?:%|[a-zA-Z/]+(?:/s)?|[\u4e00-\u9fff]{1,2})?)")
+#: roles read from the words around a figure: (pattern on the text before, pattern on the unit after, role)
+CONTEXT = (
+    (r"", r"^\s*(?:核|cores?|vcpus?|c(?=\b)|线程|threads?)", "cpu_cores"),
+    (r"(?:cpu|处理器)[^\d\n]{0,6}$", r"", "cpu_cores"),
+    (r"(?:内存|主机内存|系统内存|\bram\b|system memory|host memory|ddr\d?)[^\d\n]{0,6}$", r"^\s*(?:g|gb|t|tb|gib)?\b", "ram_gb"),
+    (r"", r"^\s*(?:g|gb|t|tb)\s*(?:的)?(?:内存|\bram\b|ddr)", "ram_gb"),
+    (r"", r"^\s*(?:轮|个?\s*epochs?|遍)", "epochs"),
+    (r"(?:训|跑)\s*$", r"^\s*(?:轮|遍)", "epochs"),
+    (r"", r"^\s*(?:tokens?/s|tok/s|t/s|it/s|s/it|samples?/s|tokens? per second|字/秒|token/秒)", "throughput_measured"),
+    (r"(?:allocate|capacity|allocated|reserved|free|used|占用|已用|显存占用)[^\d\n]{0,12}$", r"^\s*(?:gib|mib|gb|mb)\b", "log_memory"),
+    (r"", r"^\s*(?:gib|mib)\b", "log_memory"),
+    (r"", r"^\s*qps\b", "qps"),
+    (r"(?:qps)[^\d\n]{0,4}$", r"", "qps"),
+    (r"(?:日活|dau|daily (?:active )?users)[^\d\n]{0,4}$", r"", "daily_users"),
+    (r"", r"^\s*(?:个)?(?:用户|人|users)", "daily_users"),
+    (r"(?:出租率|上架率|occupancy)[^\d\n]{0,4}$", r"", "occupancy"),
+    (r"(?:利用率|utili[sz]ation|mfu)[^\d\n]{0,4}$", r"", "utilisation"),
+    (r"", r"^\s*%", "utilisation"),
+    (r"(?:版本|version|\bv)\s*$", r"", "version"),
+    (r"", r"^\s*(?:kw|千瓦)\b", "power_kw"),
+    (r"", r"^\s*(?:w|瓦)\b", "power_kw"),
+    (r"", r"^\s*(?:g|gb)\b", "gpu_memory_gb"),
+    (r"", r"^\s*(?:b|亿参数)\b", "model_size"),
+)  # fmt: skip
+_CONTEXT = [(C(b) if b else None, C(a) if a else None, role) for b, a, role in CONTEXT]
+_DEVICE = C(r"(?:\bgpu|cuda|device|\brank|\bnode)\s*[:#]?\s*$")
+_LOG_LINE = C(r"out of memory|tried to allocate|traceback|error|exception|warning|info\b|\[rank|nccl|cuda")
+_FRAME = C(r"file \"[^\"]*\", line \d+|line \d+, in|\.py:\d+|0x[0-9a-f]+")
+
+
+def covered(spans: Iterable[tuple[int, int]], start: int, end: int) -> bool:
+    return any(a <= start < b or a < end <= b or (start <= a and b <= end) for a, b in spans)
+
+
+def frameworks(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
+    found = []
+    for rx, name in _FRAMEWORK:
+        for m in rx.finditer(text):
+            if not covered(taken, *m.span()) and all(f.value != name for f in found):
+                found.append(Mention(text=m.group(0), role="framework", value=name, start=m.start(), end=m.end()))
+                taken.append(m.span())
+    return found
+
+
+def _line_at(text: str, i: int) -> str:
+    return text[text.rfind("\n", 0, i) + 1 : (text.find("\n", i) + 1 or len(text) + 1) - 1]
+
+
+def role_of(text: str, start: int, unit: str) -> tuple[str, int]:
+    """The role of the figure at `start` from the words before it and its unit, and how much of `unit` is the
+    unit ("5 轮要多久": "轮")."""
+    before = text[max(0, text.rfind("\n", 0, start) + 1, start - 40) : start].lower()
+    line = _line_at(text, start)
+    if m := _SETTING.search(before):
+        for rx, role in _KEYS:
+            if rx.fullmatch(m.group(1).lstrip("-")) or rx.search(m.group(1)):
+                return role, 0
+    for b, a, role in _CONTEXT:
+        hit = a.search(unit) if a is not None else None
+        if (b is None or b.search(before)) and (a is None or hit):
+            if role == "gpu_memory_gb" and _LOG_LINE.search(line):
+                role = "log_memory"
+            return role, hit.end() if hit else 0
+    return "other", 0
+
+
+def loose_figures(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
+    """Every number outside the recognised spans, with a role from its context; numbers that are part of a
+    stack trace's frames (file, line, address) or of an identifier are not things the user said."""
+    found = []
+    for m in _NUMBER.finditer(text):
+        start, end = m.span(1)
+        if covered(taken, start, end) or (_FRAME.search(_line_at(text, start)) and "line" in text[start - 6 : start]):
+            continue
+        if start and ((text[start - 1].isalpha() and text[start - 1].isascii()) or text[start - 1] in "_/-"):
+            continue  # "gpt2", "sm_80", "cu121", "a/b/7b": a name or a path, not a figure
+        unit = m.group(2) or ""
+        if _DEVICE.search(text[max(0, start - 8) : start]):
+            continue  # "GPU 0;", "cuda:1", "rank 3": which device, not a figure of the question
+        role, unit_len = ("version", 0) if m.group(1).count(".") >= 2 else role_of(text, start, unit)
+        value = float(m.group(1).replace(",", "")) if m.group(1).count(".") <= 1 else m.group(1)
+        span_end = end + len(unit[:unit_len].rstrip())
+        found.append(Mention(text=text[start:span_end].strip(), role=role, value=value, start=start, end=span_end))
+    return found
