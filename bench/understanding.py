@@ -28,6 +28,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import real_questions
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 BASELINE_COMMIT = "e3ef10f"  # main before issue 10: "bot/ in wings …"
@@ -185,6 +187,8 @@ def main() -> int:
     ap.add_argument("--all", action="store_true", help="every row, not only the held-out fifth")
     ap.add_argument("--failures", action="store_true", help="list the turns answered wrong")
     ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--real-failures", action="store_true", help="list the real questions whose checks fail")
+    ap.add_argument("--dump", type=Path, help="write this planner's answers to the real questions (YAML) here")
     args = ap.parse_args()
     logging.disable(logging.CRITICAL)
     c = _corpus()
@@ -194,10 +198,14 @@ def main() -> int:
     from bot.offline.rules import RulesPlanner
     from bot.offline.understand.dialogue import slots_of
     from bot.offline.understand.parse import parse
+    from bot.offline.understand.request.reader import read
     from knowledge.config import KnowledgeConfig
     from knowledge.retrieval import Retriever
 
     rows = [r for r in c.rows() if args.all or c.held_out(r["id"])]
+    rc = real_questions.corpus()
+    real_rows = [r for r in rc.rows() if args.all or rc.held_out(r["id"])]
+    real = {}
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         toolbox = Toolbox(Retriever.from_config(KnowledgeConfig(data_dir=Path(tmp) / "kb")))
@@ -207,6 +215,7 @@ def main() -> int:
 
         adv = Advisor(store=Store(f"sqlite:///{tmp}/new.sqlite3"), toolbox=toolbox, offline=RulesPlanner())
         results["this planner"] = evaluate(adv, parse, slots_of, new_intent, rows, c)
+        real["this planner"] = real_questions.evaluate(adv, real_rows, rc, read)
         if not args.no_baseline:
             old_planner, old_parse = _baseline_planner(Path(tmp))
 
@@ -215,6 +224,7 @@ def main() -> int:
 
             old = Advisor(store=Store(f"sqlite:///{tmp}/old.sqlite3"), toolbox=toolbox, offline=old_planner)
             results["previous planner"] = evaluate(old, old_parse, _old_slots, old_intent, rows, c)
+            real["previous planner"] = real_questions.evaluate(old, real_rows, rc)
     n_rows = len(rows)
     n_turns = sum(len(c.turns(r)) for r in rows)
     print(f"{'held-out fifth' if not args.all else 'whole corpus'}: {n_rows} rows, {n_turns} questions")
@@ -231,6 +241,28 @@ def main() -> int:
     if args.failures:
         for rid, q, problems in new["failures"]:
             print(f"  {rid}: {q}\n      " + "; ".join(problems))
+    real_questions.report(
+        f"real questions ({'held-out fifth' if not args.all else 'whole corpus'}, tests/corpus/real): {len(real_rows)} rows",
+        real,
+    )
+    if args.real_failures:
+        for rid, problems in real["this planner"]["failures"]:
+            print(f"  {rid}: " + "; ".join(problems))
+    if args.dump:
+        import yaml
+
+        args.dump.write_text(
+            yaml.safe_dump(
+                [
+                    {"id": rid, "digest": rc.digest(a), "answer": a}
+                    for rid, a in real["this planner"]["answers"].items()
+                ],
+                allow_unicode=True,
+                sort_keys=False,
+                width=120,
+            ),
+            encoding="utf-8",
+        )
     s = new["stats"]["all"]
     ok = s[1] / s[0] >= 0.95 and s[2] / s[0] >= 0.90
     print("targets met (intent ≥ 95%, answers ≥ 90%)" if ok else "targets NOT met (intent ≥ 95%, answers ≥ 90%)")

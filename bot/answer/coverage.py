@@ -91,13 +91,14 @@ def covers(request: Request, result: PlanResult) -> list[MentionUse]:
     return uses
 
 
-def explain(uses: list[MentionUse], lang: str) -> str:
-    """One line per reason for the mentions nothing used: the repair that makes `unused` empty."""
+def explain(uses: list[MentionUse], lang: str, asked_back: bool = False) -> str:
+    """One line per reason for the mentions nothing used: the repair that makes `unused` empty. `asked_back`:
+    the answer is a question for what is missing; what a calculator takes is kept for the reply."""
     t = _templates()
     reasons: dict[str, list[str]] = {}
     for u in uses:
         if u.use == "unused":
-            reason = t["role_reason"].get(u.role, "not_needed")
+            reason = t["role_reason"].get(u.role, "kept" if asked_back else "not_needed")
             items = reasons.setdefault(reason, [])
             quoted = f"“{u.text}”"  # the user's words, verbatim: an echo of the question, never a new figure
             if quoted not in items:
@@ -117,7 +118,8 @@ def explain(uses: list[MentionUse], lang: str) -> str:
 def gate(request: Request, result: PlanResult) -> tuple[list[MentionUse], list[MentionUse]]:
     """Cover every mention; state the ones nothing used (appended to the answer). Returns (mentions, unused)."""
     uses = covers(request, result)
-    note = explain(uses, result.language if result.language in ("zh", "en") else "en")
+    asked_back = bool((result.state or {}).get("pending"))
+    note = explain(uses, result.language if result.language in ("zh", "en") else "en", asked_back)
     if note:
         result.answer = result.answer.rstrip() + "\n\n" + note
         uses = [u.model_copy(update={"use": "explained"}) if u.use == "unused" else u for u in uses]

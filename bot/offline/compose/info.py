@@ -321,6 +321,21 @@ def recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> N
     )
 
 
+#: what decides most answers, in the order asked back, with the slot that says it is known
+DECIDING = (("workload", "back_workload"), ("models", "back_model"), ("gpus", "back_gpu"))
+
+
+def ask_back(p: ParsedQuestion, lang: str) -> str:
+    """Nothing to compute and nothing in the knowledge base: one short question for the two or three things
+    that decide the answer (those the question does not already say), never a bare "nothing found"."""
+    missing = [
+        say(key, lang) for slot, key in DECIDING if not getattr(p, slot) and not (slot == "models" and p.unknown_models)
+    ]
+    if not missing or p.intent in ("out_of_scope", "greeting"):
+        return say("knowledge_none", lang)
+    return say("ask_back", lang, items=("、" if lang == "zh" else ", ").join(missing))
+
+
 def knowledge(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     """One direct sentence first (the best passage's most relevant sentence, cited), then at most two passages
     above the relevance cut-off; nothing below it is shown."""
@@ -331,7 +346,7 @@ def knowledge(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> N
     terms = relevance.terms(p.text)
     ranked = relevance.relevant(terms, [x for x in r["passages"] if "```" not in x["text"]])
     if not ranked:
-        out.add(say("knowledge_none", lang))
+        out.add(ask_back(p, lang))
         return
     best = ranked[0]
     sentence = relevance.best_sentence(terms, excerpt(best["text"], limit=1200))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.toolbox import ToolRun
+from bot.offline.compose.evidence import oom_but_serves
 from bot.offline.compose.shortlist import pick_gpu, picks, sourcing_args
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, serving_args
 from bot.offline.say.assumptions import assumptions_block
@@ -14,10 +15,16 @@ from bot.offline.understand.decide import BUY, RENT
 from bot.offline.understand.parse import ParsedQuestion
 
 
-def fit_infer(s: dict[str, Any], run: ToolRun, out: Out) -> None:
+def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False) -> None:
+    """Serving memory; `oom`: the user reports an OOM on this setup (the log wins over a "fits")."""
     lang = out.lang
     args = serving_args(s)
     r = run("fit_inference", args)
+    if oom and r["fits"]:
+        oom_but_serves(args, r, run, out)
+        out.add(breakdown_table(r, lang))
+        out.add(assumptions_block(r["assumptions"], lang))
+        return
     precision = assumed(r, "precision")
     common = {
         "model": r["model"],

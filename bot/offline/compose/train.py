@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.toolbox import ToolRun
+from bot.offline.compose.evidence import oom_but_fits, reported_oom
 from bot.offline.compose.serving import fit_infer
 from bot.offline.compose.toolargs import is_inference, n_of, serving_args, short_source, training_args
 from bot.offline.say.assumptions import assumptions_block
@@ -32,7 +33,7 @@ MANY_GPUS = 64  # beyond this, "add GPUs" is not a useful suggestion next to a s
 
 def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     if is_inference(s):
-        fit_infer(s, run, out)
+        fit_infer(s, run, out, oom=reported_oom(p))
         return
     lang = out.lang
     r = run("fit_training", training_args(s))
@@ -46,10 +47,22 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         "need": gb(r["per_gpu_gb"]),
         "usable": gb(r["usable_gb"]),
     }
+    if r["fits"] and reported_oom(p):  # the user has seen it fail: the log wins over the estimate
+        oom_but_fits(s, r, run, out)
+        out.add(breakdown_table(r, lang))
+        out.add(assumptions_block(r["assumptions"], lang))
+        return
     if r["fits"]:
         out.add(say("fit_train_yes", lang, headroom=gb(r["headroom_gb"]), **common))
     else:
         out.add(say("fit_train_no", lang, short=gb(r["shortfall_gb"]), **common))
+    if r["method"] == "full" and r["n_gpus"] > 1:  # the whole that ZeRO splits: the figure people check first
+        total = run("model_memory", {"model": s["model"], "method": "full", "n_gpus": r["n_gpus"]})
+        out.add(
+            say(
+                "states_total", lang, states=gb(total["model_states_gb"]), bpp=f"{total['bytes_per_trainable_param']:g}"
+            )
+        )
     if r.get("verdict") == "tight":  # within the estimate's own error: say so rather than a flat yes/no
         out.add(say("fit_tight", lang, gap=gb(abs(r["margin_gb"])), band=gb(r["uncertainty_gb"])))
     if r.get(f"default_note_{lang}"):  # a default (checkpointing) decided the verdict: say so in one line

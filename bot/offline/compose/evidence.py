@@ -1,0 +1,96 @@
+"""When the user has already seen it fail: a pasted OOM ("CUDA out of memory. Tried to allocate 2.50 GiB",
+"爆显存") is evidence, and evidence beats an estimate. Where the calculator says the setup fits, the answer
+says so and that the log wins, and then what to change, each change priced by the calculator on the user's
+own setup (ZeRO-3, gradient checkpointing, micro-batch 1, LoRA, QLoRA), with the setting's name in the
+usual trainers (DeepSpeed, Hugging Face / LLaMA-Factory). It never answers a bare "fits" to an OOM.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bot.core.toolbox import ToolRun
+from bot.offline.compose.toolargs import training_args
+from bot.offline.say.phrases import say
+from bot.offline.say.render import Out, gb
+from bot.offline.understand.lexicon import CUE_GROUPS
+from bot.offline.understand.parse import ParsedQuestion
+from tools.errors import AdvisorError
+
+_OOM = re.compile(
+    dict(CUE_GROUPS)["oom"] + r"|tried to allocate|outofmemoryerror|显存不足|cuda error: out of memory", re.I
+)
+
+
+def reported_oom(p: ParsedQuestion) -> bool:
+    return bool(_OOM.search(p.text or ""))
+
+
+def _changes(s: dict[str, Any], r: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The memory levers that apply to this setup, most often the fix first."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    if r["n_gpus"] > 1 and r["zero_stage"] < 3:
+        out.append(("lever_zero3", {"zero_stage": 3}))
+    if s.get("grad_checkpointing") is False:
+        out.append(("lever_checkpointing", {"grad_checkpointing": True}))
+    if (s.get("micro_batch") or 1) > 1:
+        out.append(("lever_micro_batch", {"micro_batch": 1}))
+    if r["method"] == "full":
+        out.append(("lever_lora", {"method": "lora"}))
+    if r["method"] in ("full", "lora"):
+        out.append(("lever_qlora", {"method": "qlora", "grad_checkpointing": True}))
+    return out
+
+
+def oom_but_fits(s: dict[str, Any], r: dict[str, Any], run: ToolRun, out: Out) -> None:
+    """The estimate (`r`, fit_training on the user's setup) fits, but the user reports an OOM."""
+    lang = out.lang
+    out.add(
+        say("oom_but_fits", lang, need=gb(r["per_gpu_gb"]), usable=gb(r["usable_gb"]), headroom=gb(r["headroom_gb"]))
+    )
+    lines = []
+    for key, change in _changes(s, r):
+        try:
+            v = run("fit_training", {**training_args(s), **change})
+        except AdvisorError:
+            continue
+        lines.append(say(key, lang, need=gb(v["per_gpu_gb"]), fits=say("yes_fits" if v["fits"] else "no_fits", lang)))
+    if lines:
+        out.add(say("levers_header", lang) + "\n" + "\n".join(lines))
+    out.add(say("oom_other_causes", lang))
+
+
+def _serving_changes(args: dict[str, Any], r: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
+    if r["context_len"] > 4096:
+        out.append(("lever_context", {"context_len": r["context_len"] // 2}))
+    precision = next((a["value"] for a in r["assumptions"] if a["key"] == "precision"), "bf16")
+    for lower in {"bf16": ("int8", "int4"), "fp16": ("int8", "int4"), "fp8": ("int4",), "int8": ("int4",)}.get(
+        precision, ()
+    ):
+        out.append(("lever_weights", {"precision": lower}))
+    out.append(("lever_tp", {"n_gpus": r["n_gpus"] * 2}))
+    return out
+
+
+def oom_but_serves(args: dict[str, Any], r: dict[str, Any], run: ToolRun, out: Out) -> None:
+    """The estimate (`r`, fit_inference on the user's setup) fits, but the user reports an OOM."""
+    lang = out.lang
+    out.add(
+        say("oom_but_serves", lang, need=gb(r["per_gpu_gb"]), usable=gb(r["usable_gb"]), ctx=f"{r['context_len']:,}")
+    )
+    lines = []
+    for key, change in _serving_changes(args, r):
+        try:
+            v = run("fit_inference", {**args, **change})
+        except AdvisorError:
+            continue
+        value = change.get("precision") or change.get("context_len") or change.get("n_gpus")
+        lines.append(
+            say(key, lang, value=f"{value:,}" if isinstance(value, int) else value, need=gb(v["per_gpu_gb"]),
+                fits=say("yes_fits" if v["fits"] else "no_fits", lang))
+        )  # fmt: skip
+    if lines:
+        out.add(say("levers_header", lang) + "\n" + "\n".join(lines))
+    out.add(say("oom_serving_causes", lang))
