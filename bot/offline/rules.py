@@ -114,8 +114,8 @@ class RulesPlanner:
                 offered["planner_defaults"] = dict(defaulted)
         if p.tokens_from and slots.get("tokens") == p.tokens:  # the product the question implies, said once
             given = p.tokens_from
-            out.add(
-                say(
+            if "samples" in given:
+                note = say(
                     "tokens_from",
                     lang,
                     samples=f"{given['samples']:,.0f}",
@@ -123,7 +123,15 @@ class RulesPlanner:
                     epochs=f"{given['epochs']:g}",
                     tokens=count(p.tokens),
                 )
-            )
+            else:
+                note = say(
+                    "tokens_epochs",
+                    lang,
+                    per_epoch=count(given["tokens_per_epoch"]),
+                    epochs=f"{given['epochs']:g}",
+                    tokens=count(p.tokens),
+                )
+            out.add(note)
             offered["question_tokens"] = {**given, "tokens": p.tokens}
         answered_at = len(out.blocks)
         self._answer(intent, slots, p, run, out, offered)

@@ -129,7 +129,7 @@ PRECISIONS = (
 )
 MIXED_PRECISION = r"混合精度|mixed[- ]precision|\bamp\b"
 
-ZERO = r"(?:zero|deepspeed)[\s\-_]*(?:stage|阶段|级)?[\s\-_]*([0-3])(?![\d.])|stage[\s\-_]*([0-3])\b"
+ZERO = r"(?:zero|deepspeed)[\s\-_]*(?:stage|阶段|级)?[\s\-_]*([0-3])(?![\d.])(?!\s*(?:张|卡|块|台|x|×|\*|gpus?|cards?|nodes?))|stage[\s\-_]*([0-3])\b"
 OFFLOAD_NO = r"(?:不|没|无需|不用|不要|没有|no|without|w/o)\s*(?:开|用|做|开启)?\s*(?:cpu\s*)?(?:offload|卸载)"
 OFFLOAD_OPT = r"(?:optimizer|优化器)(?:状态)?\s*(?:offload|卸载)|offload(?:ing)?\s*(?:the\s*)?(?:optimizer|优化器)"
 OFFLOAD_PARAM = r"(?:param(?:eter)?s?|参数|权重|weights?)\s*(?:offload|卸载)|offload(?:ing)?\s*(?:the\s*)?(?:param|参数|权重|weight)|zero[- ]?infinity|nvme"

@@ -59,6 +59,7 @@ def sample_tokens(w: Work) -> None:
     """Training tokens from samples × tokens per sample × epochs (1 when not said); only when the question gives
     no token total itself. The parts stay in `tokens_from`, so the answer can show the product and its factors."""
     if "tokens" in w.slots:
+        _epochs_of_tokens(w)
         return
     ms, ml = _SAMPLES.search(w.t), _PER_SAMPLE.search(w.t)
     if not (ms and ml):
@@ -79,6 +80,19 @@ def sample_tokens(w: Work) -> None:
     w.note("tokens", *ml.span())
     if me:
         w.mask(*me.span())
+
+
+def _epochs_of_tokens(w: Work) -> None:
+    """ "1B tokens 训 3 轮", "2B tokens for 3 epochs": the token total is one pass; the run is that × epochs."""
+    me = _EPOCHS.search(w.t)
+    epochs = to_number(me.group(1) or me.group(2)) if me else None
+    if not epochs or epochs <= 1 or epochs > 1000:
+        return
+    per_epoch = w.slots["tokens"]
+    w.slots["tokens_from"] = {"tokens_per_epoch": per_epoch, "epochs": epochs}
+    w.slots["tokens"] = per_epoch * epochs
+    w.note("tokens", *me.span())
+    w.mask(*me.span())
 
 
 # --- money --------------------------------------------------------------------------------

@@ -155,6 +155,8 @@ def names_in(w: Any) -> None:
 
 _BARE_MEMORY = _C(r"(?<![\w.])(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")
 _MEMORY_SUFFIX = _C(r"\s*-?\s*\d{2,3}\s*(?:g|gb|gib)(?![a-z\d])")
+#: what may stand between a card's name and its own memory size ("V100（16G）", "V100-16G", "A800 80g")
+_RIGHT_AFTER = re.compile(r"\s*[（(\-]?\s*")
 _SIDE_BY_SIDE = _C(r"和|与|跟|及|还是|区别|对比|比较|差别|差多少|vs\.?|versus|compare|or\b|and\b|版本|版")
 
 
@@ -162,15 +164,22 @@ def _sibling_sizes(w: Any, names: _Names) -> None:
     """ "H20 141G 版本和 96G 有什么区别": a bare memory size beside a named card is that card's sibling with that
     memory, when the catalog has one ("A100 40G 和 80G" -> the 80GB A100)."""
     spans = w.slots["mentions"].get("gpus") or []
-    if not spans or not _SIDE_BY_SIDE.search(w.src):
+    if not spans:
         return
     base = _MEMORY_SUFFIX.sub("", spans[0].lower()).strip()
+    first_end = next((end for slot, _, end in w.spans if slot == "gpus"), None)
     for m in _BARE_MEMORY.finditer(w.t):
         hit = names.lookup(_norm(f"{base} {m.group(1)}g")) or names.lookup(_norm(f"{base} {m.group(1)}gb"))
-        if hit and hit[0] == "gpu":
+        if not hit or hit[0] != "gpu":
+            continue
+        if first_end is not None and _RIGHT_AFTER.fullmatch(w.src[first_end : m.start()]) and w.slots["gpus"]:
+            w.slots["gpus"][0] = hit[1]  # "3*V100（16G）": that card's own memory, the variant it names
+        elif _SIDE_BY_SIDE.search(w.src):
             _add(w, "gpus", hit[1])
-            w.note("gpus", *m.span())
-            w.mask(*m.span(), GPU_MARK)
+        else:
+            continue
+        w.note("gpus", *m.span())
+        w.mask(*m.span(), GPU_MARK)
 
 
 _DISTILL = _C(r"蒸馏|distill")

@@ -18,6 +18,8 @@ _NODES_AND_CARDS = _C(
     rf"({lx.NUM})\s*(?:张|块|片)?\s*(?:卡|显卡|gpus?|cards?|{G})"
 )
 _GRID = _C(rf"(?<![\d.a-z])(\d+)\s*[x×*]\s*(\d+)\s*(?:张|卡|gpus?)?\s*{G}")
+#: "2*8*80G": nodes × GPUs per node × each card's memory
+_GRID_MEMORY = _C(r"(?<![\d.a-z])(\d+)\s*[x×*]\s*(\d+)\s*[x×*]\s*(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")
 _CARDS = (
     _C(rf"(?<![\d.a-z])(-?{_N})\s*(?:张|块|片|个)?\s*(?:{G}\s*)?(?:卡|显卡|gpus?|cards?|accelerators?)(?!时|小时|·时)"),
     _C(rf"(?<![\d.a-z])(-?{lx.NUM}|{lx.EN_NUM})\s*(?:[x×*]\s*|张\s*|块\s*|台\s*)?{G}"),
@@ -105,6 +107,9 @@ def counts(w: Work) -> None:
         total = cards if (not explicit_each and cards > 8 and nodes and cards % nodes == 0) else nodes * cards
         w.slots.setdefault("n_nodes", int(nodes))
         w.put("n_gpus", int(total), m)
+    for m in _GRID_MEMORY.finditer(w.t):
+        w.slots.setdefault("n_nodes", int(m.group(1)))
+        w.put("n_gpus", int(m.group(1)) * int(m.group(2)), m)
     for m in _GRID.finditer(w.t):
         w.slots.setdefault("n_nodes", int(m.group(1)))
         w.put("n_gpus", int(m.group(1)) * int(m.group(2)), m, 0, mark=GPU_MARK)

@@ -51,7 +51,7 @@ _KEYS = [(C(rf"(?:{rx})"), role) for rx, role in KEY_ROLES]
 _SETTING = C(r"(--?[a-z][\w.-]*|[a-z][\w.]*)\s*(?:[:=]|\s)\s*[\"']?$")
 
 #: a number, with what follows it (a unit word, at most a few characters)
-_NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(\s*(?:%|[a-zA-Z/]+(?:/s)?|[\u4e00-\u9fff]{1,2})?)")
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:[.,]\d+)*)(\s*(?:%|[a-zA-Z/]+(?:/s)?|[\u4e00-\u9fff]{1,2})?)")
 #: roles read from the words around a figure: (pattern on the text before, pattern on the unit after, role)
 CONTEXT = (
     (r"", r"^\s*(?:核|cores?|vcpus?|c(?=\b)|线程|threads?)", "cpu_cores"),
