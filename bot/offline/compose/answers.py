@@ -12,6 +12,7 @@ import importlib
 from typing import Any
 
 from bot.core.toolbox import ToolRun
+from bot.offline.compose.support import supports
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out
 from bot.offline.understand.frames import frame
@@ -50,23 +51,42 @@ def unknown_names(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
 
 
 def cite(text: str, intent: str, run: ToolRun, out: Out) -> None:
-    """Cite the knowledge base for calculator answers too (the guide's advice, corrections)."""
+    """Cite the knowledge base where a passage supports a sentence of this answer (`support.py`): the marker on
+    that sentence, the passage's supporting sentence in the sources list; passages that support nothing are
+    neither listed nor kept as citations. A knowledge answer cites what it quotes (its composer placed them)."""
     if intent in ("out_of_scope", "greeting"):
         return
-    if intent != "knowledge":
-        try:
-            hint = CITE_HINTS.get(intent, {}).get(out.lang, "")
-            run("search_knowledge", {"query": f"{text[:400]} {hint}", "k": 2, "lang": out.lang})
-        except AdvisorError:
-            return
-    if not run.citations:
+    if intent == "knowledge":
+        _sources(run, out, list(dict.fromkeys(c.doc_id for c in run.citations))[:3], {})
         return
-    docs: dict[str, Any] = {}
-    for c in run.citations:
-        docs.setdefault(c.doc_id, c)
-    lines = [
-        say("ref_line", out.lang, n=i, title=c.title, source=c.source) for i, c in enumerate(list(docs.values())[:3], 1)
-    ]
+    shown = len(run.citations)
+    try:
+        hint = CITE_HINTS.get(intent, {}).get(out.lang, "")
+        r = run("search_knowledge", {"query": f"{text[:400]} {hint}", "k": 3, "lang": out.lang})
+    except AdvisorError:
+        return
+    found = supports(out.blocks, r["passages"])
+    keep = {c.doc_id for c in run.citations[:shown]} | {s.passage["doc_id"] for s in found}
+    run.citations[:] = [c for c in run.citations if c.doc_id in keep]
+    docs = list(dict.fromkeys(c.doc_id for c in run.citations))
+    for s in sorted(found, key=lambda s: (s.block, -s.end)):  # right to left within a block: ends stay valid
+        n = docs.index(s.passage["doc_id"]) + 1
+        block = out.blocks[s.block]
+        out.blocks[s.block] = block[: s.end] + f" [{n}]" + block[s.end :]
+    _sources(run, out, docs, {s.passage["doc_id"]: s.quote for s in found})
+
+
+def _sources(run: ToolRun, out: Out, docs: list[str], quotes: dict[str, str]) -> None:
+    if not docs:
+        return
+    first = {c.doc_id: c for c in reversed(run.citations)}
+    lines = []
+    for i, doc in enumerate(docs, 1):
+        c = first[doc]
+        line = say("ref_line", out.lang, n=i, title=c.title, source=c.source)
+        if doc in quotes and quotes[doc].strip() != c.title.strip():  # the note's title may be its claim
+            line += say("ref_quote", out.lang, quote=quotes[doc][:160])
+        lines.append(line)
     out.add(say("refs_header", out.lang) + "\n" + "\n".join(lines))
 
 

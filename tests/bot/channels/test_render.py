@@ -8,7 +8,7 @@ import pytest
 
 from bot.channels.render import Answer, display_width, render_markdown, render_wecom, split_numbered, split_utf8
 
-Q_FIT = "8卡H800全参微调7B需要多少显存？"
+Q_FIT = "8 张 H800 全参微调 Qwen2.5-7B 放得下吗"  # an answer with a passage that supports one of its sentences
 
 
 @pytest.fixture
