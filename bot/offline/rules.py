@@ -17,14 +17,15 @@ from typing import Any
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers
 from bot.offline.compose.verdict import verdict
-from bot.offline.say.phrases import say
+from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count
 from bot.offline.say.wording import carried_items, changed_items, defaults_note, error_text
-from bot.offline.understand.decide import assumed_workload, decide, lengths, parts, variants
+from bot.offline.understand.decide import STAND_IN_FOR, assumed_workload, decide, lengths, parts, variants
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
 from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.request.reader import read
+from tools.catalog.lookup import get_model
 from tools.errors import AdvisorError
 
 ASK_KEY = {
@@ -34,6 +35,8 @@ ASK_KEY = {
     "gpu_hours": "ask_hours",
     "budget_cny": "ask_budget",
 }
+#: the sizes the question for an unknown model's size gives as examples ("13B"; "总参 47B、激活 13B")
+SIZE_EXAMPLE = {"dense_params_b": 13, "moe_total_params_b": 47, "moe_active_params_b": 13}
 #: the example a question for a slot gives ("例如 80 万"), with its value
 ASK_EXAMPLES = {"budget_cny": {"value": 800_000, "zh": "80 万", "en": "800,000 CNY"}}
 
@@ -51,6 +54,14 @@ class RulesPlanner:
         intent, user_slots, changed = decided.intent, decided.slots, decided.changed
         lang = ctx.language or p.language
         out = Out(lang=lang)
+        if stood := user_slots.pop(STAND_IN_FOR, None):  # a reply to "“X”多大？": which model X is computed on
+            name, value = stood
+            line = (
+                answers.stand_in_line(name, value, lang)
+                if value
+                else say("stand_in_default", lang, name=name, model=localize_name(default_model_name(), lang))
+            )
+            out.add(line)
         offered: dict[str, Any] = {}
         if changed:
             offered["previous_frame"] = {k: old for k, old, _ in changed if old is not None}
@@ -80,6 +91,7 @@ class RulesPlanner:
         shown = len(out.blocks)
         if missing and (p.unknown_gpus or p.unknown_models):
             answers.unknown_names(p, run, out)  # say which names we do not know, with the closest ones
+        sizeless = [n for n in p.unknown_models if n not in p.stand_ins] if "model" in missing and not p.models else []
         if missing:
             state = {"frame": {"intent": intent, "slots": _clean(user_slots)}}
             if len(out.blocks) == shown:  # nothing said yet: ask for the first missing slot
@@ -95,6 +107,14 @@ class RulesPlanner:
                     **({"ask_example": {key: example["value"]}} if example else {}),
                     **offered,
                 }
+            elif sizeless:  # "“GLM-5.2”多大？" was asked: a reply with its size answers the question asked
+                state["pending"] = {
+                    "intent": intent,
+                    "missing": "model",
+                    "slots": _clean(user_slots),
+                    "unknown_model": sizeless[0],
+                }
+                offered = {"ask_example": dict(SIZE_EXAMPLE), **offered}
             # else the unknown names were said, with the closest ones: nothing can be computed without them
             return PlanResult(
                 answer=out.text(),
@@ -194,3 +214,8 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def default_model_name() -> str:
+    """The model a reply "按默认" to the model question is computed on ("generic dense 7B")."""
+    return get_model(ASK_DEFAULTS["model"]).name

@@ -9,6 +9,7 @@ power), `info` (specs, comparisons, recommendations, knowledge).
 from __future__ import annotations
 
 import importlib
+import re
 from typing import Any
 
 from bot.core.toolbox import ToolRun
@@ -17,37 +18,70 @@ from bot.offline.say.phrases import say
 from bot.offline.say.render import Out
 from bot.offline.understand.frames import frame
 from bot.offline.understand.parse import ParsedQuestion
-from tools.errors import AdvisorError
+from tools.catalog.lookup import get_model
+from tools.catalog.stand_in import read_name
+from tools.errors import AdvisorError, UnknownModel
 
 
 def compose(intent: str, s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     """Run the intent's composer (unknown names are said first, with the closest known ones)."""
     if p.unknown_gpus or p.unknown_models:
-        unknown_names(p, run, out)
-        if (
+        stops = (
             (p.unknown_gpus and not s.get("gpu"))
             or (p.unknown_models and not s.get("model"))
             or intent in ("knowledge", "out_of_scope", "specs")
-        ):
+        )
+        unknown_names(p, run, out)
+        if stops:
             return
+    at, calls = len(out.blocks), len(run.calls)
     module, name = frame(intent).compose.split(":")
     getattr(importlib.import_module(f"bot.offline.compose.{module}"), name)(s, p, run, out)
+    used = {c.input.get("model") for c in run.calls[calls:] if isinstance(c.input, dict)}
+    for typed, value in p.stand_ins.items():  # said before the figures, when they are computed on it
+        if value in used and typed in p.unknown_models:
+            out.blocks.insert(at, stand_in_line(typed, value, out.lang))
+            at += 1
 
 
 def unknown_names(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
-    """Unknown GPU and model names with the closest catalog names (from the tools' own errors)."""
+    """Unknown GPU and model names with the closest catalog names (from the tools' own errors); a model name with
+    no size anywhere gets one question for its size. One with a stand-in is said by `compose`, before the figures
+    computed on it (`stand_in_line`)."""
     for name in p.unknown_gpus:
         try:
             run("gpu_specs", {"gpu": name})
         except AdvisorError as err:
             out.add(say("unknown_name", out.lang, message=err.message(out.lang)))
+    asked = False
     for name in p.unknown_models:
-        if p.models:
-            continue  # the size it carries was resolved to a generic model
+        if name in p.stand_ins:
+            continue
+        if asked:
+            continue  # one question for a size at a time
         try:
             run("model_memory", {"model": name})
+        except UnknownModel as err:
+            if p.models:  # the question is computed on the models it names; this one is said, with the closest
+                out.add(say("unknown_name", out.lang, message=err.message(out.lang)))
+            else:  # nothing to compute on: one question for its size
+                near = say("ask_model_size_near", out.lang, names="、".join(err.suggestions[:3]) if out.lang == "zh"
+                           else ", ".join(err.suggestions[:3])) if err.suggestions else ""  # fmt: skip
+                out.add(say("ask_model_size", out.lang, name=name, near=near))
+                asked = True
         except AdvisorError as err:
             out.add(say("unknown_name", out.lang, message=err.message(out.lang)))
+
+
+def stand_in_line(name: str, value: str, lang: str) -> str:
+    """ "“qwen72b”不在目录里，下面按…Qwen2.5-72B 估算": which model an unknown name is computed on, and why that one."""
+    parts = read_name(name)
+    if not re.fullmatch(r"\d+(?:\.\d+)?B", value):
+        model = get_model(value)
+        if parts and parts.experts and model.is_moe:
+            return say("stand_in_layout", lang, name=name, model=model.name, layout=parts.experts.replace("b", "B"))
+        return say("stand_in_family", lang, name=name, model=model.name)
+    return say("stand_in_generic_moe" if parts and parts.moe else "stand_in_generic", lang, name=name, size=value)
 
 
 def cite(text: str, intent: str, run: ToolRun, out: Out) -> None:

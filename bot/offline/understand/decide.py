@@ -28,6 +28,7 @@ from bot.offline.understand import dialogue
 from bot.offline.understand.frames import ACCEPT_DEFAULT, ASK_DEFAULTS, SERVING, TRAINING, TRAINING_SIGNS
 from bot.offline.understand.lexicon import BUY_WORDS, CUE_GROUPS, RENT_WORDS
 from bot.offline.understand.request.asks import ASK_INTENT
+from tools.catalog.stand_in import read_name, stand_in
 
 if TYPE_CHECKING:
     from bot.offline.understand.question import ParsedQuestion
@@ -96,6 +97,10 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
 
 
 _ACCEPT = re.compile(ACCEPT_DEFAULT, re.IGNORECASE)
+#: the slot that carries (unknown model name, what stands in for it) from a reply to the size question to the
+#: answer, which says it; the planner takes it out of the slots before anything reads them
+STAND_IN_FOR = "stand_in_for"
+_SIZE = re.compile(r"\d+(?:\.\d+)?B")
 _OOM = re.compile(dict(CUE_GROUPS)["oom"], re.IGNORECASE)
 #: a second intent that the first one's answer already covers
 COVERS = {
@@ -142,14 +147,22 @@ def decide(text: str, p: ParsedQuestion, state: dict[str, Any] | None) -> Decisi
         # "按默认" after "哪个模型？（默认 7B）": the question that was asked, with the offered default
         intent = pending["intent"]
         slots = {**pending["slots"], pending["missing"]: ASK_DEFAULTS[pending["missing"]]}
+        if pending.get("unknown_model"):  # the default stands in for a named model: said, never silent
+            slots[STAND_IN_FOR] = (pending["unknown_model"], None)
     elif (
         pending
         and dialogue.slots_of(p).get(pending["missing"]) not in (None, [])
-        and p.confidence < dialogue.NEW_INTENT_CONFIDENCE
+        and (p.confidence < dialogue.NEW_INTENT_CONFIDENCE or (pending.get("unknown_model") and _sizes_only(p)))
     ):
         # the reply gives what was asked for ("A800"), unless it is sure of a question of its own
         intent = pending["intent"]
         slots = dialogue.edit(p, {"intent": intent, "slots": pending["slots"]})
+        if (name := pending.get("unknown_model")) and _SIZE.fullmatch(slots.get("model") or ""):
+            # "13B" after "“Baichuan2”多大？": the family's catalog model of that size stands in, when there is one
+            parts = read_name(name)
+            model = parts and stand_in(parts, size_b=float(slots["model"][:-1]))
+            slots["model"] = model.id if model else slots["model"]
+            slots[STAND_IN_FOR] = (name, slots["model"])
     elif dialogue.is_edit(p, previous):
         intent = previous["intent"] if dialogue.keeps_intent(p, previous) else p.intent
         slots = dialogue.edit(p, previous)
@@ -162,6 +175,11 @@ def decide(text: str, p: ParsedQuestion, state: dict[str, Any] | None) -> Decisi
     if p.injection and intent in ("out_of_scope", "knowledge") and not (p.gpus or p.models):
         intent = "out_of_scope"  # an instruction to the bot, with nothing of the domain named, is not a question
     return Decision(refine(intent, slots, p), slots, changed)
+
+
+def _sizes_only(p: ParsedQuestion) -> bool:
+    """ "13B", "总参 47B、激活 13B": a reply that gives sizes and names nothing else (the answer to "多大？")."""
+    return bool(p.models) and all(_SIZE.fullmatch(m) for m in p.models) and not (p.gpus or p.unknown_models)
 
 
 def lengths(intent: str, slots: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from bot.offline.understand import lexicon as lx
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
 from tools.catalog import lookup as catalog
+from tools.catalog.stand_in import read_name, resolve, stand_in
 
 GPU_MARK, MODEL_MARK, USED_MARK = "\ue000", "\ue001", "\ue002"
 _C = C  # bounded patterns (linear-time parsing); ASCII: \\b between 中文 and Latin
@@ -29,9 +30,12 @@ _SIZE = _C(r"(\d+(?:\.\d+)?)b")
 _SIZE_M = _C(r"(\d+(?:\.\d+)?)m")
 _MODEL_WORD_AFTER = _C(r"^\s*(?:的)?\s*(?:小)?(?:模型|models?\b|参数|params\b|parameters\b)")
 _SIZE_ZH = _C(rf"(?<![\d.])({lx.NUM})\s*(万亿|千亿|百亿|亿)\s*(?:个)?\s*(?:参数量?|规模|级别?|的模型|模型|params)")
-_VERSION_WORD = _C(r"^(?:v\d.*|r\d.*|\d.*|chat|instruct|base|coder|moe|turbo|pro|max|mini|flash|o|vl|math|hf|it)$")
+_VERSION_WORD = _C(
+    r"^(?:a\d+(?:\.\d+)?b|v\d.*|r\d.*|\d.*|chat|instruct|base|coder|moe|turbo|pro|max|mini|flash|o|vl|math|hf|it)$"
+)
 _GPU_NUMBER = _C(r"^[a-z]{0,3}\d{2,5}[a-z]{0,4}$")
 _SOFTWARE = _C(lx.SOFTWARE)
+_URL = _C(r"https?://[^\s\"'<>）)]{1,500}")
 _O_AS_ZERO = re.compile(r"(?<=\d)o|o(?=\d)")
 #: rapidfuzz ratio (0-100) a misspelt name needs to count as a catalog name (the digits must match exactly)
 FUZZY_CUTOFF = 85
@@ -42,10 +46,14 @@ class _Names:
 
     def __init__(self) -> None:
         self.index: dict[str, tuple[str, str]] = {}
+        #: a model key -> the numbers of the names it comes from ("qwen257b": ("2.5", "7"), never "qwen2-57b")
+        self.numbers: dict[str, set[tuple[str, ...]]] = {}
         for kind, records in (("gpu", catalog.gpus()), ("model", catalog.models())):
             for rec in records:
                 for name in (rec.id, rec.name, *rec.aliases):
                     self.index.setdefault(catalog.normalize(name), (kind, rec.id))
+                    if kind == "model":
+                        self.numbers.setdefault(catalog.normalize(name), set()).add(numbers(name))
         self.prefixes = {key[:i] for key in self.index for i in range(len(key) + 1)}
         gpu_keys = [k for k, (kind, _) in self.index.items() if kind == "gpu"]
         self.gpu_letters = {m.group(1) for k in gpu_keys if (m := re.match(r"([a-z]+)\d", k))} | set(lx.GPU_BRAND_WORDS)
@@ -67,19 +75,32 @@ class _Names:
             "^(?:" + "|".join(sorted(map(re.escape, self.families), key=len, reverse=True)) + r")(?:[\d.]+[a-z]?)?$"
         )
 
-    def lookup(self, key: str) -> tuple[str, str] | None:
+    def lookup(self, key: str, typed: str | None = None) -> tuple[str, str] | None:
         hit = self.index.get(key)
         if hit is None and key.endswith("s"):  # "h800s"
             hit = self.index.get(key[:-1])
+        if hit is None and typed and (bare := _GPU_WORD_AFTER.sub("", typed.lower())) != typed.lower():
+            hit = self.index.get(_norm(bare))  # "3090GPU", "A800 卡": the card
+            hit = hit if hit and hit[0] == "gpu" else None
+        if hit and hit[0] == "model" and typed is not None and len(mine := numbers(typed)) > 1:
+            if mine not in self.numbers.get(key, {mine}):  # "Qwen2-57B" is not "Qwen2.5-7B" without its dots
+                return None
         return hit
 
-    def fuzzy(self, key: str) -> tuple[str, str] | None:
+    def is_prefix(self, key: str, typed: str) -> bool:
+        return (
+            key in self.prefixes
+            or (key.endswith("s") and key[:-1] in self.prefixes)
+            or _norm(_GPU_WORD_AFTER.sub("", typed.lower())) in self.prefixes
+        )
+
+    def fuzzy(self, key: str, typed: str | None = None) -> tuple[str, str] | None:
         """A typo of a catalog name: letter O for zero ("a1oo", "h8oo"), or a close spelling with the same
         digits ("lamma-3-8b", "qwen2.5-7b-instrcut"); None when nothing is close enough."""
         fixed = _O_AS_ZERO.sub("0", key)
         while fixed != key:
             key, fixed = fixed, _O_AS_ZERO.sub("0", fixed)
-        if hit := self.lookup(key):
+        if hit := self.lookup(key, typed):
             return hit
         digits = re.sub(r"\D", "", key)
         if len(key) < 5 or not digits:
@@ -88,10 +109,25 @@ class _Names:
         if not candidates:
             return None
         match = process.extractOne(key, candidates, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
-        return self.index[match[0]] if match else None
+        return self.lookup(match[0], typed) if match else None
 
     def is_family(self, token: str) -> bool:
         return bool(self._family_rx.match(token))
+
+
+#: a word after a card's name that is no part of it: "3090GPU", "A800 卡", "4090显卡" (normalised: 显卡 -> 卡)
+_GPU_WORD_AFTER = re.compile(r"(?<=[a-z0-9])\s*(?:gpus?|显卡|卡)$")
+
+
+def numbers(name: str) -> tuple[str, ...]:
+    """The numbers in a name as written, dots kept ("Qwen2.5-7B" -> ("2.5", "7"); "qwen2_5" -> ("2.5",))."""
+    return tuple(re.findall(r"\d+(?:\.\d+)*", re.sub(r"(?<=\d)_(?=\d)", ".", name.lower())))
+
+
+def _is_gpu(token: str, names: _Names) -> bool:
+    """A token that is a card or its memory ("v100", "32g"), not a model's version word."""
+    hit = names.lookup(_norm(token))
+    return bool(hit and hit[0] == "gpu") or bool(re.fullmatch(r"\d+(?:g|gb)", token))
 
 
 @functools.cache
@@ -116,6 +152,8 @@ def _add(w: Any, slot: str, value: str) -> None:
 def names_in(w: Any) -> None:
     """Find GPU and model names in `w` (parse's working text), record them in its slots and mask them."""
     names = _names()
+    for m in _URL.finditer(w.t):  # "…/assets/eba8985c-fe1b-48b3-b705-…": no card or model in an address
+        w.mask(*m.span())
     for m in _SOFTWARE.finditer(w.t):
         w.mask(*m.span())
     for m in _SIZE_ZH.finditer(w.t):
@@ -134,10 +172,10 @@ def names_in(w: Any) -> None:
             if j > i and not _GAP.fullmatch(w.t, toks[j - 1][1], toks[j][0]):
                 break
             key = _norm(w.t[start : toks[j][1]])
-            hit = names.lookup(key)
+            hit = names.lookup(key, w.t[start : toks[j][1]])
             if hit:
                 best = (j, hit)
-            if key not in names.prefixes and not (key.endswith("s") and key[:-1] in names.prefixes):
+            if not names.is_prefix(key, w.t[start : toks[j][1]]):
                 break
             j += 1
         if best:
@@ -151,6 +189,7 @@ def names_in(w: Any) -> None:
         i = _unknown_name(w, toks, i, names)
     _sibling_sizes(w, names)
     _distilled(w)
+    _stand_ins(w)
 
 
 _BARE_MEMORY = _C(r"(?<![\w.])(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")
@@ -223,7 +262,7 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
         while last + 1 < min(len(toks), i + 5) and joined(last + 1):
             last += 1
         for j in range(last, i - 1, -1):
-            hit = names.fuzzy(_norm(w.t[start : toks[j][1]]))
+            hit = names.fuzzy(_norm(w.t[start : toks[j][1]]), w.t[start : toks[j][1]])
             if hit:
                 kind, rid = hit
                 slot = "gpus" if kind == "gpu" else "models"
@@ -234,18 +273,20 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
 
     if names.is_family(tok):  # "gpt-7", "qwen3-235b-a22b", "llama 5 400b"
         j = i + 1
-        while joined(j) and j < i + 5 and _VERSION_WORD.match(toks[j][2]):
+        while joined(j) and j < i + 5 and _VERSION_WORD.match(toks[j][2]) and not _is_gpu(toks[j][2], names):
             j += 1
         if j == i + 1 and not re.search(r"\d", tok):
             if not (joined(j) and re.match(r"^\d", toks[j][2])):
                 return i + 1  # a bare family word ("Qwen 做客服") names no model
         end = toks[j - 1][1]
-        _add(w, "unknown_models", w.span(start, end))
-        sizes = [float(m.group(1)) for t in toks[i:j] if (m := _SIZE.fullmatch(t[2]))]
-        sizes += [float(m.group(1)) / 1000 for t in toks[i:j] if (m := _SIZE_M.fullmatch(t[2]))]
-        if sizes:
-            _add(w, "models", _size_label(sizes[-1]))
-        w.note("unknown_models", start, end)
+        typed = w.span(start, end)
+        parts = read_name(typed)
+        if exact := parts and resolve(parts):  # "llama2_70b", "internlm2_5-7b": a catalog name, spelt otherwise
+            _add(w, "models", exact.id)
+            w.note("models", start, end)
+        else:  # said as not in the catalog; computed on a stand-in when it carries a size (`_stand_ins`)
+            _add(w, "unknown_models", typed)
+            w.note("unknown_models", start, end)
         w.mask(start, end, MODEL_MARK)
         return j
     if tok in lx.GPU_BRAND_WORDS or tok in lx.GPU_ZH_PREFIXES:  # "rtx 9090", "昇腾 920"
@@ -282,3 +323,36 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
             w.note("unknown_gpus", start, end)
             w.mask(start, end, GPU_MARK)
     return i + 1
+
+
+_BARE_SIZE = re.compile(r"\d+(?:\.\d+)?B")
+
+
+def _stand_ins(w: Any) -> None:
+    """A model name the catalog lacks is computed on a stand-in when a size is in its name ("qwen72b",
+    "Qwen2-57B-A14B", "Gemini-8x7B") or beside it ("GLM-5.2，总参 355B"): the family's catalog model nearest in
+    size (`tools.catalog.stand_in`), else a generic model of that size. `stand_ins` maps the typed name to it,
+    so the answer says which; a name with no size anywhere has none (the planner asks for the size)."""
+    models, given = w.slots["models"], [m for m in w.slots["models"] if _BARE_SIZE.fullmatch(m)]
+    unknown = w.slots["unknown_models"]
+    keys = [_norm(n) for n in unknown]  # "Qwen2-VL" beside "Qwen2-VL-7B", "qwen1_5" beside "qwen1_5_chat": one name
+    unknown[:] = [n for n, k in zip(unknown, keys, strict=True) if not any(o != k and o.startswith(k) for o in keys)]
+    for typed in unknown:
+        parts = read_name(typed)
+        if parts is None:
+            continue
+        size = parts.size_b if parts.size_b is not None else float(given[0][:-1]) if given else None
+        if parts.experts and size is None:
+            n, each = parts.experts[:-1].split("x")
+            size = float(n) * float(each)  # no layout in the catalog: all experts counted as dense weights
+        model = stand_in(parts, size_b=size)
+        if model is None and size is None:
+            continue
+        value = model.id if model else _size_label(size)
+        label = given[0] if given and parts.size_b is None and not parts.experts else None
+        if label in models:  # the size given beside the name is this model's: its stand-in replaces it
+            models[models.index(label)] = value
+            given.remove(label)
+        else:
+            _add(w, "models", value)
+        w.slots["stand_ins"][typed] = value

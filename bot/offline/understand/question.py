@@ -39,6 +39,8 @@ class ParsedQuestion(BaseModel):
     gpus: list[str] = Field(default_factory=list)
     unknown_gpus: list[str] = Field(default_factory=list)
     unknown_models: list[str] = Field(default_factory=list)
+    #: unknown model name -> what it is computed on: the family's nearest catalog model, or a size ("72B")
+    stand_ins: dict[str, str] = Field(default_factory=dict)
     n_gpus: int | None = None  # total across nodes
     n_nodes: int | None = None
     method: Literal["full", "lora", "qlora", "freeze"] | None = None

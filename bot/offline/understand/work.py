@@ -24,7 +24,8 @@ class Work:
         self.src = low if len(low) == len(self.raw) else self.raw
         self.t = self.src
         self.slots: dict = {"text": text, "mentions": {}, "ranges": {}, "approximate": [], "invalid": [],
-                            "user_figures": [], "models": [], "gpus": [], "unknown_gpus": [], "unknown_models": []}  # fmt: skip
+                            "user_figures": [], "models": [], "gpus": [], "unknown_gpus": [], "unknown_models": [],
+                            "stand_ins": {}}  # fmt: skip
         #: (slot, start, end) of every span a stage recognised, on `raw`: the request's mentions (request/reader.py)
         self.spans: list[tuple[str, int, int]] = []
 

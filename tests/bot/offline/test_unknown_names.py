@@ -1,0 +1,123 @@
+"""A model or GPU name the catalog lacks is said, never silently replaced; with a size in its name or beside it
+the answer is computed on a stand-in it names (issue 23). Question texts are development rows of the real corpus
+(tests/corpus/real/*.yaml, held_out(id) False), quoted verbatim."""
+
+import pytest
+
+from bot.answer.advisor import Advisor
+from bot.core.store import Store
+from bot.core.toolbox import Toolbox
+from bot.offline.rules import RulesPlanner
+from bot.offline.understand.parse import parse
+from knowledge.config import KnowledgeConfig
+from knowledge.retrieval import Retriever
+from tests.corpus import real
+from tools.catalog.stand_in import read_name, resolve, stand_in
+
+
+@pytest.fixture(scope="module")
+def advisor(tmp_path_factory):
+    data = tmp_path_factory.mktemp("advisor")
+    retriever = Retriever.from_config(KnowledgeConfig(data_dir=data))
+    adv = Advisor(store=Store(f"sqlite:///{data}/store.sqlite3"), toolbox=Toolbox(retriever), offline=RulesPlanner())
+    yield adv
+    adv.store.close()
+
+
+def _models(trace):
+    return {c.input.get("model") for c in trace.tool_calls if isinstance(c.input, dict)} - {None}
+
+
+def test_the_rows_quoted_here_are_development_rows():
+    ids = {"gh-llamafactory-1766", "gh-lmdeploy-585", "gh-mgm-75", "gh-ms-swift-495", "gh-paddle-73439",
+           "gh-qwen3-552", "gh-qwen3vl-340", "gh-vllmascend-11793"}  # fmt: skip
+    assert not [i for i in ids if real.held_out(i)]
+
+
+# gh-llamafactory-1766
+QWEN72B = "在多卡8张推理qwen72b的时候，输入一个长文本，会发现0卡的显存突然飙升，其他卡不动。"
+# gh-lmdeploy-585
+LLAMA70B = "llama 系列的最低部署要求是什么啊？llama70b在V100上能部署吗？"
+# gh-mgm-75
+GEMINI = "为啥我6张4090 24G,微调Mini-Gemini-8x7B会显存不够QAQ\n是zero2的原因吗"
+
+
+def test_a_glued_size_is_read_and_the_familys_nearest_size_stands_in():
+    p = parse(QWEN72B)
+    assert p.unknown_models == ["qwen72b"] and p.stand_ins == {"qwen72b": "qwen2.5-72b"}
+    assert parse(LLAMA70B).stand_ins == {"llama70b": "llama-3.1-70b"}
+
+
+def test_the_answer_says_the_name_is_not_in_the_catalog_and_computes_on_the_stand_in(advisor):
+    trace = advisor.ask(LLAMA70B)
+    assert "“llama70b”不在目录里" in trace.answer and "Llama-3.1-70B" in trace.answer
+    assert "llama-3.1-70b" in _models(trace)
+    assert "未知的模型" not in trace.answer
+
+
+def test_an_expert_layout_stands_in_by_the_catalogs_model_of_that_layout(advisor):
+    trace = advisor.ask(GEMINI)
+    assert "“Gemini-8x7B”不在目录里" in trace.answer and "8x7B 专家结构的 Mixtral-8x7B" in trace.answer
+    assert [c.tool for c in trace.tool_calls if c.tool == "fit_training"]
+    assert "mixtral-8x7b" in _models(trace)
+
+
+def test_a_moe_with_no_catalog_neighbour_is_sized_on_its_total_and_said():
+    # gh-qwen3-552: never Qwen2.5-7B (same digits once the dots go), never the GPU "A14B"
+    p = parse("Qwen2-57B-A14B-Instruct-GPTQ-Int4模型生成tokens很慢")
+    assert p.unknown_gpus == [] and "qwen2.5-7b" not in p.models
+    assert p.stand_ins == {"Qwen2-57B-A14B-Instruct": "57B"} and p.models == ["57B"]
+
+
+def test_a_name_with_no_size_gets_one_question_and_a_default_is_said(advisor):
+    # gh-vllmascend-11793 (its first line)
+    text = "[Usage]: 咨询 GLM-5.2-w8a8 支持 200K 上下文所需硬件配置，以及 A3/A2 文档描述是否有误"
+    first = advisor.ask(text)
+    assert "“GLM-5.2”不在目录里" in first.answer and "它有多大？" in first.answer
+    assert "总参 47B、激活 13B" in first.answer  # the example sizes are offered, so grounding keeps them
+    reply = advisor.ask("按默认", first.conversation_id)
+    assert "这不是“GLM-5.2”本身的结构" in reply.answer
+
+
+def test_a_size_given_after_the_question_picks_the_familys_model():
+    # gh-ms-swift-495 reads "Qwen1.8B" as Qwen 1.8B (the family's nearest: Qwen3-1.7B)
+    p = parse("内存基本用不到，感觉就吃显存，Qwen1.8B单机训练差不多10.53it/s")
+    assert p.stand_ins == {"Qwen1.8B": "qwen3-1.7b"}
+
+
+def test_a_reply_with_the_size_is_computed_on_the_familys_model_of_that_size(advisor):
+    # our text: in gh-baichuan2-36 "Baichuan2" stands only in a URL, which names nothing
+    first = advisor.ask("Baichuan2 推理要几张 A100")
+    assert "“Baichuan2”不在目录里" in first.answer and not _models(first)
+    reply = advisor.ask("13B", first.conversation_id)
+    assert "baichuan2-13b" in _models(reply) and "Baichuan2-13B" in reply.answer
+
+
+def test_a_trailing_gpu_word_is_no_part_of_the_cards_name():
+    # gh-paddle-73439
+    p = parse("同样的代码，同样的被抽取文档，英伟达3090GPU，30秒内抽取完毕，而昇腾910B抽取居然要花费6分钟。")
+    assert p.unknown_gpus == [] and p.gpus == ["rtx-3090", "ascend-910b"]
+
+
+def test_no_name_is_read_inside_an_address():
+    # gh-qwen3vl-340
+    p = parse(
+        '<img width="818" alt="image" src="https://github.com/user-attachments/assets/eba8985c-fe1b-48b3-b705-874639fa7acd">'
+    )
+    assert p.unknown_gpus == []
+
+
+@pytest.mark.parametrize(
+    ("typed", "catalog_id"),
+    [("llama2_70b", "llama-2-70b"), ("internlm2_5-7b", "internlm2.5-7b"), ("qwen2.5_7b", "qwen2.5-7b")],
+)
+def test_a_catalog_name_spelt_with_other_separators_is_that_entry(typed, catalog_id):
+    assert resolve(read_name(typed)).id == catalog_id
+    assert parse(f"{typed} 推理要几张 A100").models == [catalog_id]
+
+
+def test_read_name_and_stand_in():
+    assert read_name("qwen1_5").version == "1.5" and read_name("qwen1_5").size_b is None
+    assert stand_in(read_name("qwen1_5")) is None  # no size: nothing stands in
+    assert stand_in(read_name("Baichuan2"), size_b=13).id == "baichuan2-13b"
+    assert stand_in(read_name("FooLM-300B")) is None  # no family model near: a generic shape of that size
