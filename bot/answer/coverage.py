@@ -24,6 +24,11 @@ from bot.offline.understand.request.reader import canonical
 TEMPLATES = Path(__file__).with_name("templates") / "coverage.yaml"
 #: at most this many figures are listed per reason (a pasted log can hold dozens); the rest are counted
 MAX_LISTED = 6
+#: setups where the host's RAM holds part of the model (so it is not beside the point)
+_HYBRID = re.compile(
+    r"offload|卸载|llama\.cpp|llamacpp|ollama|ktransformers|cpu_infer|gguf|内存不够|内存不足|host (?:ram|memory)|shm",
+    re.I,
+)
 _WORD = re.compile(r"[^0-9a-z\u4e00-\u9fff.]+")
 
 
@@ -91,14 +96,17 @@ def covers(request: Request, result: PlanResult) -> list[MentionUse]:
     return uses
 
 
-def explain(uses: list[MentionUse], lang: str, asked_back: bool = False) -> str:
+def explain(uses: list[MentionUse], lang: str, asked_back: bool = False, hybrid: bool = False) -> str:
     """One line per reason for the mentions nothing used: the repair that makes `unused` empty. `asked_back`:
-    the answer is a question for what is missing; what a calculator takes is kept for the reply."""
+    the answer is a question for what is missing; what a calculator takes is kept for the reply. `hybrid`: the
+    setup offloads to the CPU (an offload setting, llama.cpp / Ollama / KTransformers), so host RAM matters."""
     t = _templates()
     reasons: dict[str, list[str]] = {}
     for u in uses:
         if u.use == "unused":
             reason = t["role_reason"].get(u.role, "kept" if asked_back else "not_needed")
+            if reason == "host" and hybrid:
+                reason = "host_offload"
             items = reasons.setdefault(reason, [])
             quoted = f"“{u.text}”"  # the user's words, verbatim: an echo of the question, never a new figure
             if quoted not in items:
@@ -119,7 +127,8 @@ def gate(request: Request, result: PlanResult) -> tuple[list[MentionUse], list[M
     """Cover every mention; state the ones nothing used (appended to the answer). Returns (mentions, unused)."""
     uses = covers(request, result)
     asked_back = bool((result.state or {}).get("pending"))
-    note = explain(uses, result.language if result.language in ("zh", "en") else "en", asked_back)
+    hybrid = bool(_HYBRID.search(request.text)) or any(m.role == "offload" for m in request.mentions)
+    note = explain(uses, result.language if result.language in ("zh", "en") else "en", asked_back, hybrid)
     if note:
         result.answer = result.answer.rstrip() + "\n\n" + note
         uses = [u.model_copy(update={"use": "explained"}) if u.use == "unused" else u for u in uses]

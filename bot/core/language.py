@@ -37,9 +37,25 @@ ollama transformers pytorch torch jax optimizer adam adamw mfu hfu flops dense s
 )
 
 
+#: a line someone pasted rather than wrote: a log or trace line, a command, a config entry, a fenced block's body
+_PASTED = re.compile(
+    r"^\s*(?:File \"|Traceback|\[?(?:INFO|WARNING|ERROR|DEBUG)\b|\[rank\d*\]|\w*(?:Error|Exception)\b|torch\.|"
+    r"(?:python3?|torchrun|deepspeed|accelerate|vllm|llamafactory-cli|CUDA_VISIBLE_DEVICES|export)\b|--?[a-z][\w-]*\b|"
+    r"[\w.]+\s*[:=]\s*\S+\s*$|\|)"
+)
+_FENCE = re.compile(r"```.*?(?:```|$)", re.S)
+
+
+def prose(text: str) -> str:
+    """The lines the person wrote: pasted logs, commands, configs and fenced blocks left out (when anything is
+    left), so a long English trace does not decide the language of a Chinese question."""
+    kept = [line for line in _FENCE.sub("\n", text).splitlines() if line.strip() and not _PASTED.match(line)]
+    return "\n".join(kept) if kept else text
+
+
 def detect_language(text: str) -> str:
-    """ "zh" or "en" for the answer, by the rule above."""
-    text = text or ""
+    """ "zh" or "en" for the answer, by the rule above, on what the person wrote (`prose`)."""
+    text = prose(text or "")
     if _ZH_PUNCT.search(text):
         return "zh"
     han = len(_HAN.findall(_NUMBER_UNIT.sub(" ", text)))

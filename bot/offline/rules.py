@@ -25,7 +25,7 @@ from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
 from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.request.reader import read
-from tools.catalog.lookup import get_model
+from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
 
 ASK_KEY = {
@@ -72,6 +72,12 @@ class RulesPlanner:
             offered["carried_frame"] = carried  # figures said in earlier turns: their source
         if p.injection:
             out.add(say("injection_note", lang))
+        if p.gpu_from_memory and slots_of(p).get("gpu") == p.gpu_from_memory["gpu"]:
+            memory = p.gpu_from_memory.get("memory_gb") or p.gpu_from_memory.get("memory_gib")
+            unit = "GB" if "memory_gb" in p.gpu_from_memory else "GiB"
+            out.add(
+                say("gpu_from_memory", lang, memory=f"{memory:g} {unit}", gpu=get_gpu(p.gpu_from_memory["gpu"]).name)
+            )
         f = frame(intent)
         slots = lengths(intent, dict(user_slots))
         unknown = {"gpu"} if p.unknown_gpus else set()
@@ -180,7 +186,8 @@ class RulesPlanner:
     def _answer(self, intent: str, slots: dict[str, Any], p: ParsedQuestion, run, out: Out, offered: dict) -> None:
         for label, change in variants(intent, p) or [(None, {})]:
             if label:
-                out.add(say("part_header", out.lang, label=say(f"method_{label}", out.lang).strip()))
+                name = say(label, out.lang).strip() if label.startswith(("method_", "workload_")) else _name(label)
+                out.add(say("part_header", out.lang, label=name))
             try:
                 answers.compose(intent, {**slots, **change}, p, run, out)
             except AdvisorError as err:
@@ -200,6 +207,13 @@ def _carried(p: ParsedQuestion, slots: dict[str, Any], changed: list, state: dic
         for k, v in slots.items()
         if k in previous and previous[k] == v and k not in own and k not in edited and v not in (None, [], False)
     }
+
+
+def _name(model: str) -> str:
+    try:
+        return get_model(model).name
+    except AdvisorError:
+        return model
 
 
 def _clean(slots: dict[str, Any]) -> dict[str, Any]:

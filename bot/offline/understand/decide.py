@@ -76,6 +76,13 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         and not (slots.get("hours") or slots.get("months") or slots.get("gpu_hours"))
     ):
         return "time"  # "8 卡 H800 训 100B tokens 要花多少": a token count is billed through a training run's time
+    if (
+        intent == "cost"
+        and (slots.get("hours") or 0) <= 1
+        and not (p.tokens or p.gpu_hours or p.n_gpus or p.months or slots.get("model"))
+        and RENT.search(p.text)
+    ):
+        return "price"  # "租 H100 一小时大概多少钱": the price of one GPU-hour is the catalog's rental range
     if intent == "build_budget" and slots.get("model") and not BUY.search(p.text):
         return "recommend"  # "预算 30 万，一周内微调完 14B，上什么卡": a budget for the job, not for hardware
     if (
@@ -200,9 +207,20 @@ def assumed_workload(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> s
     return None
 
 
+#: both jobs asked at once ("推理和微调需要多少卡", "fine-tuning and inference"): the two joined by a conjunction
+_BOTH_JOBS = re.compile(
+    r"(?:推理|部署|inference|serving|serve)\s*(?:和|与|及|跟|以及|、|/|and|&|\+|or|还是)\s*(?:微调|训练|全参|fine-?tun\w*|training|train)|"
+    r"(?:微调|训练|fine-?tun\w*|training|train)\s*(?:和|与|及|跟|以及|、|/|and|&|\+|or|还是)\s*(?:推理|部署|inference|serving|serve)",
+    re.IGNORECASE,
+)
+#: the intents one answer per alternative suits (a memory fit, a count, a time)
+_PER_VARIANT = ("fit", "min_gpus", "time", "train_memory", "zero_states", "speed", "weights")
+
+
 def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]:
-    """Alternatives in one question ("LoRA 行吗？QLoRA 呢？"): one answer per method named."""
-    if intent not in ("fit", "min_gpus", "time", "train_memory", "zero_states"):
+    """Alternatives in one question, one answer each: methods ("LoRA 行吗？QLoRA 呢？"), both jobs ("推理和微调需要
+    多少卡"), several models ("what about 7B and 13B"). A label is a template key ("method_lora") or a name."""
+    if intent not in _PER_VARIANT:
         return []
     found = []
     for span in p.mentions.get("method", []):
@@ -218,7 +236,14 @@ def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]
         )
         if method not in found:
             found.append(method)
-    return [(m, {"method": m}) for m in found] if len(found) >= 2 else []
+    if len(found) >= 2 and intent != "speed":
+        return [(f"method_{m}", {"method": m}) for m in found]
+    if intent in ("fit", "min_gpus") and _BOTH_JOBS.search(p.text or ""):
+        return [("workload_infer", {"workload": "infer"}), ("workload_finetune", {"workload": "finetune"})]
+    models = list(dict.fromkeys(p.models))
+    if 2 <= len(models) <= 4 and not p.gpus[1:]:
+        return [(m, {"model": m}) for m in models]
+    return []
 
 
 def parts(intent: str, p: ParsedQuestion, asks: Iterable[str] = ()) -> list[str]:

@@ -65,6 +65,8 @@ class _Names:
         cjk = {run for name in raw for run in re.findall(f"[{HAN_CHARS}]+", name)}
         cjk |= {*lx.GPU_ZH_PREFIXES, *(w for w in lx.MODEL_FAMILY_WORDS if not w.isascii())}
         self.token_rx = _C(
+            # "4090lora": a card's number glued to a method word is the card, then the word
+            r"[a-z]*\d[a-z0-9.]*?(?=(?:q?lora|sft|dpo|ppo)(?![a-z]))|"
             r"\d+x(?=[a-z])|[a-z0-9]+(?:\.[0-9]+)*[a-z0-9]*|"
             + "|".join(re.escape(p) for p in sorted(cjk, key=len, reverse=True))
         )

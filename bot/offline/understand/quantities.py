@@ -9,6 +9,7 @@ from bot.offline.understand import lexicon as lx
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.names import _C, GPU_MARK, USED_MARK
 from bot.offline.understand.work import G, Work, num_range, set_number
+from tools.catalog import lookup as catalog
 
 # --- counts, time, lengths --------------------------------------------------------------------
 
@@ -17,14 +18,28 @@ _NODES_AND_CARDS = _C(
     rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:台|机(?![器房])|个?节点|nodes?|servers?|machines?|boxes)\s*(?:{G})?\s*(?:服务器|机器|主机|servers?)?\s*(?:[,，、]?\s*(?:每台|每机|每个节点|each with|of|with|x|×|\*)?\s*)"
     rf"({lx.NUM})\s*(?:张|块|片)?\s*(?:卡|显卡|gpus?|cards?|{G})"
 )
-_GRID = _C(rf"(?<![\d.a-z])(\d+)\s*[x×*]\s*(\d+)\s*(?:张|卡|gpus?)?\s*{G}")
+_GRID = _C(rf"(?<![\d.a-z])(\d+)\s*[x×*]\s*(\d+)\s*(?:张|卡|gpus?)?\s*[x×*]?\s*{G}")
 #: "2*8*80G": nodes × GPUs per node × each card's memory
 _GRID_MEMORY = _C(r"(?<![\d.a-z])(\d+)\s*[x×*]\s*(\d+)\s*[x×*]\s*(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")
 _CARDS = (
-    _C(rf"(?<![\d.a-z])(-?{_N})\s*(?:张|块|片|个)?\s*(?:{G}\s*)?(?:卡|显卡|gpus?|cards?|accelerators?)(?!时|小时|·时)"),
+    _C(
+        rf"(?<![\d.a-z])(-?{_N})\s*(?:张|块|片|个)?\s*(?:{G}\s*)?(?:卡|显卡|gpus?|cards?|accelerators?)(?!时|小时|·时)(?!\s*[:：])"
+    ),
     _C(rf"(?<![\d.a-z])(-?{lx.NUM}|{lx.EN_NUM})\s*(?:[x×*]\s*|张\s*|块\s*|台\s*)?{G}"),
     _C(rf"{G}\s*(?:[x×*]|\*)\s*(\d+)(?![\d.])"),
     _C(rf"(?<![\d.a-z])(-?{lx.NUM})\s*(?:张|块)(?![钱元])(?!\s*{USED_MARK})"),
+)
+#: a card's index, not a count: "0卡的显存占用", "0号卡", a row of a pasted nvidia-smi table
+_INDEX_AFTER = _C(r"^\s*(?:的|号|上的|上)")
+#: the parallelism a pasted launch command gives: its GPUs ("--tensor-parallel-size 4", "--nproc_per_node 8")
+_LAUNCH = (
+    _C(r"--(?:tensor[-_]parallel[-_]size|tp[-_]size|tp)[=\s]+(\d+)"),
+    _C(r"--nproc[-_]per[-_]node[=\s]+(\d+)|nproc_per_node\s*[=:]\s*(\d+)"),
+)
+_NNODES = _C(r"--nnodes[=\s]+(\d+)")
+#: "on an H100", "one 4090": one card ("an H800 run", "an H100 cluster" are not counts)
+_AN = _C(
+    rf"(?<![a-z])(?:an?|one)\s+{G}(?!\s*[x×*]?\s*\d)(?!\s*(?:run|job|cluster|server|node|instance|box|machine|setup|pod|rental|fleet|farm|system)s?\b)"
 )
 _OF_THOSE = _C(
     rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:of (?:those|these|them|the same)|such (?:gpus|cards)|个这样的|张这样的|张这种)"
@@ -115,12 +130,17 @@ def counts(w: Work) -> None:
         w.put("n_gpus", int(m.group(1)) * int(m.group(2)), m, 0, mark=GPU_MARK)
     for rx in _CARDS:
         for m in rx.finditer(w.t):
+            line = w.t[w.t.rfind("\n", 0, m.start()) + 1 : (w.t.find("\n", m.end()) + 1 or len(w.t) + 1) - 1]
+            if line.count("|") >= 2:
+                continue  # a row of a pasted table (nvidia-smi): its first column is the GPU's index
             text = m.group(1)
             sign = -1 if text.startswith("-") else 1
             rng = num_range(text.lstrip("-"))
             if rng is None:
                 continue
             value = sign * round(rng[1])
+            if value == 0 and _INDEX_AFTER.match(w.t[m.end() :]):
+                continue  # "0卡的显存占用是2g多": which card, not how many
             if rng[0] != rng[1]:
                 w.slots["ranges"].setdefault("n_gpus", [rng[0], rng[1]])
             if value < 1:
@@ -133,6 +153,10 @@ def counts(w: Work) -> None:
                 + "".join(c if c == GPU_MARK else USED_MARK for c in w.t[m.start() : m.end()])
                 + w.t[m.end() :]
             )
+    if "n_gpus" not in w.slots:
+        _launch_counts(w)
+    if "n_gpus" not in w.slots and (m := _AN.search(w.t)):
+        w.put("n_gpus", 1, m, mark=GPU_MARK)
     if "n_gpus" not in w.slots and (m := _OF_THOSE.search(w.t)):
         value = to_number(m.group(1))
         if value is not None:
@@ -149,6 +173,17 @@ def counts(w: Work) -> None:
                 w.put("n_nodes", int(value), m)
         elif m := _ONE_NODE.search(w.t):
             w.put("n_nodes", 1, m)
+
+
+def _launch_counts(w: Work) -> None:
+    """The GPUs of a pasted launch command: tensor-parallel size, or processes per node × nodes."""
+    for rx in _LAUNCH:
+        if m := rx.search(w.t):
+            per_node = int(m.group(1) or m.group(2))
+            nodes = _NNODES.search(w.t)
+            total = per_node * int(nodes.group(1)) if nodes and rx is _LAUNCH[1] else per_node
+            w.put("n_gpus", total, m)
+            return
 
 
 def durations(w: Work) -> None:
@@ -237,3 +272,53 @@ def lengths(w: Work) -> None:
             w.put("batch", int(m.group(1)), m)
     if "batch" not in w.slots and "concurrency" in w.slots:
         w.slots["batch"] = w.slots["concurrency"]
+
+
+# --- a card named only by its memory ----------------------------------------------------------------------
+
+#: "一张48G的显卡", "4张12g的显存卡", "24GB VRAM", and a log's "15.74 GiB total capacity"
+_MEMORY_CARD = (
+    _C(r"(?<![\d.])(\d{1,3})\s*(?:g|gb)\s*(?:的)?\s*(?:显存|显卡|卡|vram|gpu|graphics card)(?![a-z])"),
+    _C(r"(?:显存|vram|gpu memory)\s*(?:是|为|有|:|：)?\s*(\d{1,3})\s*(?:g|gb)(?![a-z\d])"),
+)
+_LOG_CAPACITY = _C(r"(\d{1,3}(?:\.\d+)?)\s*gib\s*total capacity|total capacity of\s*(\d{1,3}(?:\.\d+)?)\s*gib")
+
+
+def card_by_memory(memory_gb: float | None = None, reported_gib: float | None = None) -> str | None:
+    """The catalog card with this much memory (a log's GiB figure: the smallest nominal size at or above it):
+    one that can be bought in mainland China first, then the newest. None when no card has that memory."""
+    cards = [
+        g
+        for g in catalog.gpus()
+        if (memory_gb is not None and g.memory_gb == memory_gb)
+        # the memory PyTorch reports is a little under the nominal size (GiB and reserved memory): 15.74 -> 16
+        or (reported_gib is not None and reported_gib <= g.memory_gb <= reported_gib / 0.9)
+    ]
+    if not cards:
+        return None
+    # the smallest size that holds it; buyable in mainland China; NVIDIA (the usual card of a size); the longest on
+    # the market (the largest installed base)
+    return min(
+        cards, key=lambda g: (g.memory_gb, not g.china.available, g.vendor != "nvidia", g.launch_year or 9999, g.id)
+    ).id
+
+
+def card_memory(w: Work) -> None:
+    """No card named, but its memory is: the answer is computed on a catalog card with that memory, and says so."""
+    if w.slots["gpus"] or w.slots["unknown_gpus"]:
+        return
+    for rx in _MEMORY_CARD:
+        if m := rx.search(w.t):
+            memory = float(m.group(1))
+            if gpu := card_by_memory(memory_gb=memory):
+                w.slots["gpus"].append(gpu)
+                w.slots["gpu_from_memory"] = {"memory_gb": memory, "gpu": gpu}
+                w.note("gpu_memory", *m.span(1))
+                w.mask(*m.span(1))
+            return
+    if m := _LOG_CAPACITY.search(w.t):
+        reported = float(m.group(1) or m.group(2))
+        if gpu := card_by_memory(reported_gib=reported):
+            w.slots["gpus"].append(gpu)
+            w.slots["gpu_from_memory"] = {"memory_gib": reported, "gpu": gpu}
+            w.note("gpu_memory", *m.span())

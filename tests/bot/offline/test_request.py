@@ -38,7 +38,9 @@ def test_a_figure_gets_the_role_its_words_give_it(text, span, role, value):
 def test_a_log_line_is_evidence_not_a_request():
     r = read("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB (GPU 0; 79.15 GiB total capacity)")
     memory = {m.text: m.role for m in r.mentions}
-    assert memory == {"2.50 GiB": "log_memory", "79.15 GiB": "log_memory"}  # "GPU 0" is a device, not a figure
+    # "GPU 0" is a device, not a figure; the card's capacity names the card when none is named
+    assert memory == {"2.50 GiB": "log_memory", "79.15 GiB total capacity": "gpu_memory_gb"}
+    assert r.parsed.gpu_from_memory == {"memory_gib": 79.15, "gpu": r.parsed.gpus[0]}
     assert "diagnose" in r.asks and "capacity" not in r.cued  # "total capacity" asks nothing
 
 

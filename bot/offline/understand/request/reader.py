@@ -33,14 +33,17 @@ SLOT_ROLE = {
     "months": "months", "deadline_days": "deadline", "deadline_hours": "deadline",
     "electricity_cny_per_kwh": "electricity_tariff", "pue": "pue", "servers_per_rack": "servers_per_rack",
     "rack_limit_kw": "power_kw", "user_figures": "claim", "params_b": "model_size", "input_len": "prompt_len",
-    "output_len": "output_len", "epochs": "epochs", "samples": "samples",
+    "output_len": "output_len", "epochs": "epochs", "samples": "samples", "gpu_memory": "gpu_memory_gb",
 }  # fmt: skip
 #: slot -> the ParsedQuestion field that holds its value
 _VALUE_OF = {"models": None, "unknown_models": None, "gpus": None, "unknown_gpus": None,
              "budget_amount": "budget_amount", "price_per_hour": "price_per_hour", "hours": "hours"}  # fmt: skip
 
 
-_CONNECTOR = re.compile(r"^(?:or|and|vs\.?|versus|和|与|跟|还是|或者|或)\s*", re.IGNORECASE)
+_CONNECTOR = re.compile(
+    r"^(?:or|and|vs\.?|versus|for|on|with|of|和|与|跟|还是|或者|或)\s+|^(?:和|与|跟|还是|或者|或|用|跑)\s*",
+    re.IGNORECASE,
+)
 
 
 def canonical(name: str) -> str | None:
@@ -72,6 +75,8 @@ def read(text: str) -> Request:
         value = getattr(p, _VALUE_OF.get(slot) or slot, None) if slot not in _VALUE_OF or _VALUE_OF[slot] else span
         if isinstance(value, list):
             value = span
+        if value is None and (number := re.search(r"\d+(?:\.\d+)?", span)):
+            value = float(number.group(0))
         if role == "claim":  # "内存 512G" read as a stated memory figure: the host's RAM when its words say so
             number = re.search(r"\d+(?:\.\d+)?", span)
             if number and role_of(norm, start + number.start(), norm[start + number.end() : end + 4])[0] == "ram_gb":
