@@ -94,3 +94,40 @@ def oom_but_serves(args: dict[str, Any], r: dict[str, Any], run: ToolRun, out: O
     if lines:
         out.add(say("levers_header", lang) + "\n" + "\n".join(lines))
     out.add(say("oom_serving_causes", lang))
+
+
+#: measured / estimated decode speed: at or above LOW it is what the hardware gives; below VERY_LOW far off
+LOW, VERY_LOW, HIGH = 0.7, 0.4, 1.3
+
+
+def measured_speed(p: ParsedQuestion) -> tuple[str, float] | None:
+    """The decode speed the user measured ("只有19tokens/s", "35 tok/s"), as (their words, tokens/s)."""
+    from bot.offline.understand.request.reader import read
+
+    for m in read(p.text).mentions:
+        if (
+            m.role == "throughput_measured"
+            and isinstance(m.value, float)
+            and re.search(r"tok|t/s|token|字", m.text, re.I)
+        ):
+            return m.text, m.value
+    return None
+
+
+def against_measured(r: dict[str, Any], out: Out, measured: tuple[str, float]) -> None:
+    """The user's measured decode speed beside the estimate (inference_speed output `r`): normal, low or high,
+    and what usually explains a gap."""
+    text, value = measured
+    ratio = value / r["decode_tokens_per_s"] if r["decode_tokens_per_s"] else 0.0
+    key = (
+        "speed_high"
+        if ratio > HIGH
+        else "speed_normal"
+        if ratio >= LOW
+        else "speed_low"
+        if ratio >= VERY_LOW
+        else "speed_very_low"
+    )
+    out.add(say(key, out.lang, measured=text, estimate=f"{r['decode_tokens_per_s']:,.1f}"))
+    if ratio < LOW:
+        out.add(say("speed_low_causes", out.lang))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.toolbox import ToolRun
-from bot.offline.compose.evidence import oom_but_serves
+from bot.offline.compose.evidence import against_measured, measured_speed, oom_but_serves
 from bot.offline.compose.shortlist import pick_gpu, picks, sourcing_args
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, serving_args
 from bot.offline.say.assumptions import assumptions_block
@@ -118,6 +118,8 @@ def speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
             ttft=f"{r['ttft_s']:,.2f}",
         )
     )
+    if measured := measured_speed(p):  # "只有 19 tokens/s，正常吗": their figure beside ours, with a verdict
+        against_measured(r, out, measured)
     out.add(
         assumptions_block(r["assumptions"], lang, ("bandwidth_efficiency", "context_len", "prompt_len", "precision"))
     )

@@ -109,7 +109,8 @@ WORKLOADS = (
     ("pretrain", r"预训练|pre-?train|from scratch|从零|从头训|增量预训练|continued pre-?training"),
     (
         "infer",
-        r"推理|部署|serving|\bserve\b|inference|上线|线上服务|\bvllm\b|sglang|tensorrt|在线服务|问答服务|客服|api服务|\bdeploy",
+        r"推理|部署|serving|\bserve\b|inference|上线|线上服务|\bvllm\b|sglang|tensorrt|在线服务|问答服务|客服|api服务|\bdeploy|"
+        r"generate\.py|trtllm|build(?:ing)? (?:the )?engine|api_server|web_demo|cli_demo|\bollama\b|llama\.cpp",
     ),
     (
         "finetune",
