@@ -78,6 +78,7 @@ def advisor(shared_advisor, env: Path):
 #: the marker only labels them. Tests marked `slow` on their own (a server process) are left out as well.
 SLOW_MODULES = {
     "tests/bot/api/test_app.py": "the API end to end, 30 cases",
+    "tests/bot/test_real_corpus.py": "every real question and every corpus turn answered, about 11 s",
     "tests/bot/api/test_json_types.py": "every route's body fields through the API",
     "tests/bot/api/test_mcp_http.py": "MCP sessions over HTTP",
     "tests/bot/api/test_schema.py": "schemathesis over the OpenAPI schema",

@@ -40,6 +40,8 @@ def _value(key: str, value: Any, lang: str) -> str:
         return str(value)
     if key == "method":
         return method_label(value, lang).strip()
+    if key == "workload" and value in ("infer", "finetune", "pretrain", "train"):
+        return say(f"workload_{value}", lang)
     if key == "tokens":
         return f"{count(value)} token" if lang == "zh" else f"{count(value)} tokens"
     if isinstance(value, bool):

@@ -228,7 +228,24 @@ def edit(p: ParsedQuestion, previous: dict[str, Any]) -> dict[str, Any]:
     for key, value in mine.items():
         if value not in (None, []):
             slots[key] = value
-    return slots
+    return drop_stale(slots, previous["slots"])
+
+
+#: what only one kind of job has: a switch to the other drops it (a LoRA method means nothing to serving)
+ONLY_FOR = {
+    "infer": ("method", "zero_stage", "offload", "seq_len", "micro_batch", "tokens", "grad_checkpointing"),
+    "train": ("context_len", "batch", "concurrency"),
+}
+
+
+def drop_stale(slots: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """A new topic drops what no longer applies: switching between serving and training forgets the other job's
+    settings."""
+    job, was = slots.get("workload"), before.get("workload")
+    if not job or job == was:
+        return slots
+    stale = ONLY_FOR["infer" if job == "infer" else "train"]
+    return {k: (None if k in stale else v) for k, v in slots.items()}
 
 
 def carry(p: ParsedQuestion, previous: dict[str, Any] | None) -> dict[str, Any]:
@@ -240,6 +257,7 @@ def carry(p: ParsedQuestion, previous: dict[str, Any] | None) -> dict[str, Any]:
         for key in CARRIED:
             if key not in blocked and mine.get(key) in (None, []) and previous["slots"].get(key) not in (None, []):
                 mine[key] = previous["slots"][key]
+        return drop_stale(mine, previous["slots"])
     return mine
 
 

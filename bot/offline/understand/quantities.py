@@ -122,9 +122,6 @@ def counts(w: Work) -> None:
         total = cards if (not explicit_each and cards > 8 and nodes and cards % nodes == 0) else nodes * cards
         w.slots.setdefault("n_nodes", int(nodes))
         w.put("n_gpus", int(total), m)
-    for m in _GRID_MEMORY.finditer(w.t):
-        w.slots.setdefault("n_nodes", int(m.group(1)))
-        w.put("n_gpus", int(m.group(1)) * int(m.group(2)), m)
     for m in _GRID.finditer(w.t):
         w.slots.setdefault("n_nodes", int(m.group(1)))
         w.put("n_gpus", int(m.group(1)) * int(m.group(2)), m, 0, mark=GPU_MARK)
@@ -173,6 +170,13 @@ def counts(w: Work) -> None:
                 w.put("n_nodes", int(value), m)
         elif m := _ONE_NODE.search(w.t):
             w.put("n_nodes", 1, m)
+
+
+def grids(w: Work) -> None:
+    """ "2*8*80G": nodes × GPUs per node × each card's memory, read before the memory figure is taken for a claim."""
+    for m in _GRID_MEMORY.finditer(w.t):
+        w.slots.setdefault("n_nodes", int(m.group(1)))
+        w.put("n_gpus", int(m.group(1)) * int(m.group(2)), m)
 
 
 def _launch_counts(w: Work) -> None:

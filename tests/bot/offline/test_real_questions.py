@@ -1,0 +1,72 @@
+"""Each class of misreading, from questions people asked in public (development rows of tests/corpus/real/; the
+row id is beside each). Asserted as the asker would see it: which cards, how many, which job, every part."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "corpus"))
+import real
+
+from bot.offline.understand.request.reader import read
+
+
+@functools.cache
+def row(row_id: str) -> str:
+    found = next(r for r in real.rows() if r["id"] == row_id)
+    assert not real.held_out(row_id), "rules are never written from the held-out fifth"
+    return found["text"]
+
+
+@pytest.mark.parametrize(
+    ("row_id", "gpu", "n_gpus"),
+    [
+        ("gh-baichuan2-162", "v100-sxm2-16gb", 3),  # "3*V100（16G）": the 16 GB card, not the catalog's 32 GB default
+        ("gh-sglang-3656", "h100-sxm5-80gb", 16),  # "2*H100 2*8*80G … --tp 16": two nodes of eight
+        ("gh-ktransformers-188", "rtx-4090", 8),  # "CPU: 80 | GPU: 8 * 4090": 80 is the CPU's
+        ("gh-qwen-755", "a800-sxm4-80gb", 32),  # "4台 A800 机器 … 4* 8 *A800"
+        ("gh-glm4-785", "rtx-4090", 4),  # "4张24GB显存的4090lora微调": the card glued to the method
+        ("gh-llama-973", "h100-sxm5-80gb", 1),  # "On an H100"
+    ],
+)
+def test_the_cards_and_their_count_are_the_askers(row_id, gpu, n_gpus):
+    p = read(row(row_id)).parsed
+    assert (p.gpus[:1], p.n_gpus) == ([gpu], n_gpus)
+
+
+def test_a_card_named_by_its_memory_is_computed_on_that_memory_and_said(advisor):
+    trace = advisor.ask(row("gh-qwen3vl-924"))  # "我只有一张48G的显卡，请问如何才能推理72B的模型"
+    fit = next(c for c in trace.tool_calls if c.tool == "fit_inference")
+    assert fit.output["capacity_gb"] == 48 and "您只说了显存 48 GB" in trace.answer
+
+
+def test_running_a_model_is_serving_even_with_deepspeed_named():
+    assert read(row("gh-lmdeploy-519")).parsed.workload == "infer"  # "deepspeed 2张V100 32G运行internlm-chat-20B"
+
+
+def test_both_jobs_asked_get_both_answers(advisor):
+    trace = advisor.ask(row("gh-yuan2-9"))  # "推理和微调大概需要多少卡呢 | 以102B的模型，A100 80G为例"
+    assert "**推理部署：**" in trace.answer and "**微调训练：**" in trace.answer
+    assert {"fit_inference", "fit_training"} <= {c.tool for c in trace.tool_calls}
+
+
+def test_every_model_asked_about_gets_an_answer(advisor):
+    trace = advisor.ask(row("gh-metallama-574"))  # "… Llama-70B-chat-hf … What about 7B and 13B also?"
+    served = {c.output["model"] for c in trace.tool_calls if c.tool == "fit_inference"}
+    assert len(served) >= 3, served
+
+
+def test_an_oom_is_never_answered_with_a_bare_fits(advisor):
+    trace = advisor.ask(row("gh-llamafactory-2959"))  # "qwen1.5-72b全参微调，2台8卡a800 80g爆显存 …"
+    assert not trace.answer.startswith("**放得下。**")
+    assert "以实测为准" in trace.answer or "放不下" in trace.answer
+    assert "ZeRO-3" in trace.answer or "LoRA" in trace.answer
+
+
+def test_a_measured_speed_gets_a_verdict(advisor):
+    trace = advisor.ask(row("gh-sglang-3656"))  # "推理速度只有19tokens/s … 这正常吗"
+    assert "您实测的“19tokens/s”" in trace.answer, trace.answer
