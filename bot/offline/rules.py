@@ -83,7 +83,10 @@ class RulesPlanner:
         unknown = {"gpu"} if p.unknown_gpus else set()
         unknown |= {"model"} if p.unknown_models and not p.models else set()
         defaulted = {k: v for k, v in f.defaults.items() if slots.get(k) in (None, []) and k not in unknown}
-        if defaulted.get("gpu") == DEFAULT_GPU and slots.get("precision") == "fp8":
+        serving = slots.get("workload") == "infer" or intent in ("speed", "serving_capacity", "recommend_serving")
+        if defaulted.get("gpu") == DEFAULT_GPU and (
+            slots.get("precision") == "fp8" or (serving and _fp8_native(slots))
+        ):
             defaulted["gpu"] = FP8_GPU  # the card we assume must run what was asked: the A100 has no FP8
         if workload := assumed_workload(intent, slots, p):
             defaulted["workload"] = workload  # said in the defaults note
@@ -209,11 +212,24 @@ def _carried(p: ParsedQuestion, slots: dict[str, Any], changed: list, state: dic
     }
 
 
-def _name(model: str) -> str:
+def _fp8_native(slots: dict[str, Any]) -> bool:
+    """A model published in FP8 (DeepSeek-V3/R1) served at its own precision needs a card with FP8."""
+    if slots.get("precision") or not slots.get("model"):
+        return False
     try:
-        return get_model(model).name
+        return get_model(slots["model"]).native_precision == "fp8"
     except AdvisorError:
-        return model
+        return False
+
+
+def _name(name: str) -> str:
+    """A variant's label: the model's or the card's catalog name."""
+    for get in (get_model, get_gpu):
+        try:
+            return get(name).name
+        except AdvisorError:
+            continue
+    return name
 
 
 def _clean(slots: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,8 @@ GENERIC = frozenset(
 MIN_SPECIFIC = 2
 _SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s)")
 _SKIP_LINE = re.compile(r"^\s*(?:\||[-*]\s*\*\*|\*\*(?:假设|Assumptions|参考|Sources|您提到|What you mentioned))")
+#: a sentence that names a source (a price's origin) carries no claim of its own to support
+_NAMES_SOURCE = re.compile(r"来源|[Ss]ource")
 
 
 @dataclass
@@ -79,6 +81,8 @@ def supports(blocks: list[str], passages: list[dict[str, Any]]) -> list[Support]
         psent = _passage_sentences(passage["text"])
         for b, block in enumerate(blocks):
             for _, end, sentence in _sentences(block):
+                if _NAMES_SOURCE.search(sentence):
+                    continue
                 words = terms(sentence)
                 if len(words) < MIN_SHARED or (b, end) in taken:
                     continue

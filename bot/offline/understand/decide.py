@@ -243,6 +243,9 @@ def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]
     models = list(dict.fromkeys(p.models))
     if 2 <= len(models) <= 4 and not p.gpus[1:]:
         return [(m, {"model": m}) for m in models]
+    gpus = list(dict.fromkeys(p.gpus))
+    if 2 <= len(gpus) <= 4 and (intent in ("speed", "time") or (intent == "fit" and p.n_gpus is None)):
+        return [(g, {"gpu": g}) for g in gpus]  # "A10 的推理速度比 3090 慢一倍": each card's own figure
     return []
 
 

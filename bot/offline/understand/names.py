@@ -28,7 +28,7 @@ _NOT_NAME = _C(lx.NOT_NAMES)
 _SIZE = _C(r"(\d+(?:\.\d+)?)b")
 #: a size in millions ("124m"): a model size after a family name, or before 模型/model/参数
 _SIZE_M = _C(r"(\d+(?:\.\d+)?)m")
-_MODEL_WORD_AFTER = _C(r"^\s*(?:的)?\s*(?:小)?(?:模型|models?\b|参数|params\b|parameters\b)")
+_MODEL_WORD_AFTER = _C(r"^\s*(?:的)?\s*(?:小)?(?:(?:total|trainable)\s+)?(?:模型|models?\b|参数|params\b|parameters\b)")
 _SIZE_ZH = _C(rf"(?<![\d.])({lx.NUM})\s*(万亿|千亿|百亿|亿)\s*(?:个)?\s*(?:参数量?|规模|级别?|的模型|模型|params)")
 _VERSION_WORD = _C(
     r"^(?:a\d+(?:\.\d+)?b|v\d.*|r\d.*|\d.*|chat|instruct|base|coder|moe|turbo|pro|max|mini|flash|o|vl|math|hf|it)$"
