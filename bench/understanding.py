@@ -248,21 +248,18 @@ def main() -> int:
     if args.real_failures:
         for rid, problems in real["this planner"]["failures"]:
             print(f"  {rid}: " + "; ".join(problems))
-    if args.dump:
+    if args.dump:  # every planner's answers to the real questions, for a reader to judge (judgements.yaml)
         import yaml
 
-        args.dump.write_text(
-            yaml.safe_dump(
-                [
-                    {"id": rid, "digest": rc.digest(a), "answer": a}
-                    for rid, a in real["this planner"]["answers"].items()
-                ],
-                allow_unicode=True,
-                sort_keys=False,
-                width=120,
-            ),
-            encoding="utf-8",
-        )
+        by_id = {r["id"]: r for r in real_rows}
+        dumped = [
+            {"planner": name, "id": rid, "url": by_id[rid]["url"], "lang": by_id[rid].get("lang"),
+             "asks": by_id[rid].get("asks"), "question": by_id[rid]["text"], "thread_answer": by_id[rid].get("accepted"),
+             "expect": by_id[rid].get("expect"), "digest": rc.digest(a), "answer": a}
+            for name, res in real.items()
+            for rid, a in res["answers"].items()
+        ]  # fmt: skip
+        args.dump.write_text(yaml.safe_dump(dumped, allow_unicode=True, sort_keys=False, width=120), encoding="utf-8")
     s = new["stats"]["all"]
     ok = s[1] / s[0] >= 0.95 and s[2] / s[0] >= 0.90
     print("targets met (intent ≥ 95%, answers ≥ 90%)" if ok else "targets NOT met (intent ≥ 95%, answers ≥ 90%)")

@@ -29,6 +29,7 @@ _HYBRID = re.compile(
     r"offload|卸载|llama\.cpp|llamacpp|ollama|ktransformers|cpu_infer|gguf|内存不够|内存不足|host (?:ram|memory)|shm",
     re.I,
 )
+_ONE_QUESTION = re.compile(r"[^\n0-9]{1,200}[?？]")
 _WORD = re.compile(r"[^0-9a-z\u4e00-\u9fff.]+")
 
 
@@ -126,7 +127,8 @@ def explain(uses: list[MentionUse], lang: str, asked_back: bool = False, hybrid:
 def gate(request: Request, result: PlanResult) -> tuple[list[MentionUse], list[MentionUse]]:
     """Cover every mention; state the ones nothing used (appended to the answer). Returns (mentions, unused)."""
     uses = covers(request, result)
-    asked_back = bool((result.state or {}).get("pending"))
+    # a question back (the planner's pending slot, or a model's answer that is one question and no figure)
+    asked_back = bool((result.state or {}).get("pending")) or _ONE_QUESTION.fullmatch(result.answer.strip()) is not None
     hybrid = bool(_HYBRID.search(request.text)) or any(m.role == "offload" for m in request.mentions)
     note = explain(uses, result.language if result.language in ("zh", "en") else "en", asked_back, hybrid)
     if note:

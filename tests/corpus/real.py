@@ -54,18 +54,18 @@ def digest(answer: str) -> str:
 
 
 @functools.cache
-def judgements() -> dict[str, dict[str, Any]]:
+def judgements() -> dict[tuple[str, str], dict[str, Any]]:
+    """(row id, answer digest) -> the judgement of that answer (several answers of one row may be judged: this
+    planner's and the previous one's)."""
     if not JUDGEMENTS.exists():
         return {}
-    return {j["id"]: j for j in yaml.safe_load(JUDGEMENTS.read_text(encoding="utf-8")) or []}
+    return {(j["id"], j["digest"]): j for j in yaml.safe_load(JUDGEMENTS.read_text(encoding="utf-8")) or []}
 
 
 def judged(row_id: str, answer: str) -> bool | None:
     """True/False as the reader judged this answer; None when no judgement is for this answer."""
-    j = judgements().get(row_id)
-    if not j or j.get("digest") != digest(answer):
-        return None
-    return bool(j["right"])
+    j = judgements().get((row_id, digest(answer)))
+    return None if j is None else bool(j["right"])
 
 
 def lang(row: dict[str, Any]) -> str:

@@ -125,3 +125,23 @@ def stand_in(parts: NameParts, size_b: float | None = None, active_b: float | No
         if near:  # the nearest size; of equal sizes the newest release
             return min(near, key=lambda m: (abs(m.params_b - size), -int((m.release or "0").replace("-", ""))))
     return None
+
+
+def same_line(name: str) -> ModelSpec | None:
+    """A later version of a catalog model whose version line has one size ("DeepSeek-V3.2" after DeepSeek-V3 and
+    V3.1, all 671B): that model, the newest of the longest catalog name the typed name starts with. None when
+    the line has several sizes (then the size must be asked) or no catalog name is a prefix."""
+    typed = lookup.normalize(name)
+    best: list[ModelSpec] = []
+    longest = 0
+    for m in lookup.models():
+        for n in (m.name, *m.aliases):
+            key = lookup.normalize(n)
+            if len(key) >= 5 and typed.startswith(key) and typed != key and not typed[len(key)].isalpha():
+                if len(key) > longest:
+                    best, longest = [m], len(key)
+                elif len(key) == longest and m not in best:
+                    best.append(m)
+    if not best or len({m.params_b for m in best}) != 1:
+        return None
+    return max(best, key=lambda m: int((m.release or "0").replace("-", "")))

@@ -90,8 +90,14 @@ def cite(text: str, intent: str, run: ToolRun, out: Out) -> None:
     neither listed nor kept as citations. A knowledge answer cites what it quotes (its composer placed them)."""
     if intent in ("out_of_scope", "greeting"):
         return
-    if intent == "knowledge":
-        _sources(run, out, list(dict.fromkeys(c.doc_id for c in run.citations))[:3], {})
+    if intent == "knowledge":  # its composer placed the markers of what it quotes: those notes, and no others
+        docs = list(dict.fromkeys(c.doc_id for c in run.citations))
+        shown = {int(n) for n in re.findall(r"\[(\d+)\]", out.text())}
+        keep = [d for i, d in enumerate(docs, 1) if i in shown]
+        if len(keep) == len(docs[: len(keep)]) and keep == docs[: len(keep)]:
+            _sources(run, out, keep, {})
+        else:  # markers that skip a note: keep the numbering the composer used
+            _sources(run, out, docs[: max(shown, default=0)], {})
         return
     shown = len(run.citations)
     try:

@@ -100,6 +100,17 @@ def oom_but_serves(args: dict[str, Any], r: dict[str, Any], run: ToolRun, out: O
 LOW, VERY_LOW, HIGH = 0.7, 0.4, 1.3
 
 
+def host_ram(p: ParsedQuestion) -> tuple[str, float] | None:
+    """The host RAM the user states ("内存 512G", "1TB RAM"), as (their words, GB)."""
+    from bot.offline.understand.request.reader import read
+
+    for m in read(p.text).mentions:
+        if m.role == "ram_gb" and isinstance(m.value, float):
+            scale = 1024 if re.search(r"\d\s*t", m.text, re.I) else 1
+            return m.text, m.value * scale
+    return None
+
+
 def measured_speed(p: ParsedQuestion) -> tuple[str, float] | None:
     """The decode speed the user measured ("只有19tokens/s", "35 tok/s"), as (their words, tokens/s)."""
     from bot.offline.understand.request.reader import read

@@ -17,6 +17,7 @@ from knowledge.lexical import segment
 
 MIN_SHARED = 2
 MIN_SHARE = 0.3
+SHORT = 3
 
 _STOP = frozenset(
     """
@@ -48,7 +49,8 @@ def relevant(query: set[str], passages: list[dict[str, Any]]) -> list[dict[str, 
     """Passages above the cut-off, most shared words first (retrieval order breaks ties)."""
     if not query:
         return []
-    need = max(MIN_SHARED if len(query) >= MIN_SHARED else 1, round(MIN_SHARE * len(query)))
+    # a short question ("拆机卡靠谱吗", "租算力要问清楚哪些事情") has two or three content words: one shared is on topic
+    need = 1 if len(query) <= SHORT else max(MIN_SHARED, round(MIN_SHARE * len(query)))
     scored = [(shared(query, p["text"]), i, p) for i, p in enumerate(passages)]
     return [p for n, _, p in sorted(scored, key=lambda x: (-x[0], x[1])) if n >= need]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.toolbox import ToolRun
-from bot.offline.compose.evidence import oom_but_fits, reported_oom
+from bot.offline.compose.evidence import host_ram, oom_but_fits, reported_oom
 from bot.offline.compose.serving import fit_infer
 from bot.offline.compose.toolargs import is_inference, n_of, serving_args, short_source, training_args
 from bot.offline.say.assumptions import assumptions_block
@@ -100,6 +100,9 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         todo.append(say("min_gpus_none", lang))
     if r["host_ram_gb"]:
         todo.append(say("host_ram", lang, ram=gb(r["host_ram_gb"])))
+        if (have := host_ram(p)) is not None:  # the user's own host RAM against what the offload needs
+            text, value = have
+            todo.append(say("host_ram_enough" if value >= r["host_ram_gb"] else "host_ram_short", lang, have=text))
     if todo:
         out.add(say("todo_header", lang) + "\n" + "\n".join(todo))
     out.add(assumptions_block(r["assumptions"], lang))

@@ -18,7 +18,7 @@ from bot.offline.understand import lexicon as lx
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
 from tools.catalog import lookup as catalog
-from tools.catalog.stand_in import read_name, resolve, stand_in
+from tools.catalog.stand_in import read_name, resolve, same_line, stand_in
 
 GPU_MARK, MODEL_MARK, USED_MARK = "\ue000", "\ue001", "\ue002"
 _C = C  # bounded patterns (linear-time parsing); ASCII: \\b between 中文 and Latin
@@ -347,7 +347,7 @@ def _stand_ins(w: Any) -> None:
         if parts.experts and size is None:
             n, each = parts.experts[:-1].split("x")
             size = float(n) * float(each)  # no layout in the catalog: all experts counted as dense weights
-        model = stand_in(parts, size_b=size)
+        model = stand_in(parts, size_b=size) or (same_line(typed) if size is None else None)
         if model is None and size is None:
             continue
         value = model.id if model else _size_label(size)

@@ -49,7 +49,7 @@ _HALF_TIME = _C(
 )
 _ONE_CARD = _C(r"单卡|单张|一张卡|single[- ]gpu|one gpu|a single gpu|单个gpu")
 _TWO_CARDS = _C(r"双卡")
-_NODES = _C(rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:台|机(?![器房])|个?节点|nodes?|servers?|machines?)")
+_NODES = _C(rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*-?\s*(?:台|机(?![器房])|个?节点|nodes?|servers?|machines?)")
 _ONE_NODE = _C(r"单机|单台|单节点|one node|single node|a single (?:node|server|machine)")
 
 _HOURS_PER_DAY = (

@@ -230,7 +230,9 @@ def test_tool_call_with_broken_json_arguments_goes_back_to_the_model(tmp_path):
     trace = advisor(tmp_path, endpoint).ask("Will a 7B model fit on one A100 80GB?")
     # LangChain closes the truncated JSON; the registry names what is still missing, and the model hears it
     assert tool_results(endpoint.requests[1]) == ["ERROR: Missing field 'gpu'."]
-    assert trace.mode == "llm" and trace.answer == "Which GPU do you mean?"
+    assert trace.mode == "llm" and trace.answer.startswith("Which GPU do you mean?")
+    # the coverage gate keeps what the question said for the reply (bot/answer/coverage.py)
+    assert "Noted: “7B”" in trace.answer and trace.unused == []
 
 
 def test_retries_once_on_5xx_before_falling_back(tmp_path):

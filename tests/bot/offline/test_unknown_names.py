@@ -4,24 +4,9 @@ the answer is computed on a stand-in it names (issue 23). Question texts are dev
 
 import pytest
 
-from bot.answer.advisor import Advisor
-from bot.core.store import Store
-from bot.core.toolbox import Toolbox
-from bot.offline.rules import RulesPlanner
 from bot.offline.understand.parse import parse
-from knowledge.config import KnowledgeConfig
-from knowledge.retrieval import Retriever
 from tests.corpus import real
 from tools.catalog.stand_in import read_name, resolve, stand_in
-
-
-@pytest.fixture(scope="module")
-def advisor(tmp_path_factory):
-    data = tmp_path_factory.mktemp("advisor")
-    retriever = Retriever.from_config(KnowledgeConfig(data_dir=data))
-    adv = Advisor(store=Store(f"sqlite:///{data}/store.sqlite3"), toolbox=Toolbox(retriever), offline=RulesPlanner())
-    yield adv
-    adv.store.close()
 
 
 def _models(trace):

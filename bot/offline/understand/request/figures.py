@@ -71,6 +71,7 @@ CONTEXT = (
     (r"(?:利用率|utili[sz]ation|mfu)[^\d\n]{0,4}$", r"", "utilisation"),
     (r"", r"^\s*%", "utilisation"),
     (r"(?:版本|version|\bv)\s*$", r"", "version"),
+    (r"", r"^\s*(?:g|gb|gbps|gb/s|gbit|g\s*bit)?\s*(?:ethernet|以太网|网卡|nic\b|网络|ib\b|infiniband|roce|bps|rdma)", "network"),
     (r"", r"^\s*(?:kw|千瓦)\b", "power_kw"),
     (r"", r"^\s*(?:w|瓦)\b", "power_kw"),
     (r"", r"^\s*(?:g|gb)\b", "gpu_memory_gb"),

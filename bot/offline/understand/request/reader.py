@@ -16,6 +16,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from bot.offline.understand.lexicon import CONFIRM
 from bot.offline.understand.names import _names, _norm
 from bot.offline.understand.parse import parse
 from bot.offline.understand.request.asks import asks, cued
@@ -40,6 +41,12 @@ _VALUE_OF = {"models": None, "unknown_models": None, "gpus": None, "unknown_gpus
              "budget_amount": "budget_amount", "price_per_hour": "price_per_hour", "hours": "hours"}  # fmt: skip
 
 
+_CONFIRM = re.compile(CONFIRM, re.IGNORECASE)
+#: a figure stated as a fact about something ("the H100 has 200 GB", "H100 是 25 万"): a claim to check
+_STATED = re.compile(
+    r"(?:\bhas|\bhave|\bis|\bare|\bcosts?|是|有|只有|只要|达到|高达|能到)\s*(?:about|around|约|大约)?\s*$",
+    re.IGNORECASE,
+)
 _CONNECTOR = re.compile(
     r"^(?:or|and|vs\.?|versus|for|on|with|of|和|与|跟|还是|或者|或)\s+|^(?:和|与|跟|还是|或者|或|用|跑)\s*",
     re.IGNORECASE,
@@ -77,10 +84,15 @@ def read(text: str) -> Request:
             value = span
         if value is None and (number := re.search(r"\d+(?:\.\d+)?", span)):
             value = float(number.group(0))
-        if role == "claim":  # "内存 512G" read as a stated memory figure: the host's RAM when its words say so
+        if role == "claim" and not (
+            _CONFIRM.search(norm) or p.injection or _STATED.search(norm[max(0, start - 14) : start])
+        ):
+            # a figure the parser kept to check ("24G" in a question ending in 吗) is a claim only when the user
+            # asks to confirm it; otherwise it is what its words make it: the host's RAM, a card's memory…
             number = re.search(r"\d+(?:\.\d+)?", span)
-            if number and role_of(norm, start + number.start(), norm[start + number.end() : end + 4])[0] == "ram_gb":
-                role, value = "ram_gb", float(number.group(0))
+            if number:
+                role = role_of(norm, start + number.start(), norm[start + number.end() : end + 12])[0]
+                value = float(number.group(0))
         if role in ("gpu", "model") and (known := canonical(span)):
             value = known  # the catalog id, which is what a tool call takes
         mentions.append(
