@@ -331,7 +331,9 @@ def ask_back(p: ParsedQuestion, lang: str) -> str:
     missing = [
         say(key, lang) for slot, key in DECIDING if not getattr(p, slot) and not (slot == "models" and p.unknown_models)
     ]
-    if not missing or p.intent in ("out_of_scope", "greeting"):
+    # only a question about a job of its own (a card, a model, a count, a job word) is helped by being asked back
+    about_a_job = p.gpus or p.models or p.unknown_models or p.n_gpus or p.workload or p.method
+    if not missing or not about_a_job or p.intent in ("out_of_scope", "greeting"):
         return say("knowledge_none", lang)
     return say("ask_back", lang, items=("、" if lang == "zh" else ", ").join(missing))
 

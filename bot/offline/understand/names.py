@@ -119,6 +119,8 @@ class _Names:
 
 #: a word after a card's name that is no part of it: "3090GPU", "A800 卡", "4090显卡" (normalised: 显卡 -> 卡)
 _GPU_WORD_AFTER = re.compile(r"(?<=[a-z0-9])\s*(?:gpus?|显卡|卡)$")
+#: what makes "GPU" after a card part of a unit ("GPU-hours", "GPU 小时", "卡时")
+_HOURS_AFTER = re.compile(r"[\s\-·]*(?:hours?|hrs?\b|h\b|小时|时)", re.IGNORECASE)
 
 
 def numbers(name: str) -> tuple[str, ...]:
@@ -175,6 +177,8 @@ def names_in(w: Any) -> None:
                 break
             key = _norm(w.t[start : toks[j][1]])
             hit = names.lookup(key, w.t[start : toks[j][1]])
+            if hit and j > i and toks[j][2] in ("gpu", "gpus") and _HOURS_AFTER.match(w.t, toks[j][1]):
+                hit = None  # "2000 H20 GPU-hours": the word belongs to the unit, not to the card's name
             if hit:
                 best = (j, hit)
             if not names.is_prefix(key, w.t[start : toks[j][1]]):
