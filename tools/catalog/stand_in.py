@@ -21,6 +21,8 @@ from tools.catalog.model_spec import ModelSpec
 #: how far (relative) a catalog model's size may be from the typed size to stand in for it
 NEAR = 0.15
 
+#: what marks a vision-language model in a normalised name ("glm4v9b", "qwen2vl7b", "internvl2")
+_VISION = re.compile(r"\dv(?=\d|$)|vl|vision|visual")
 _FAMILY = re.compile(r"[a-z\u4e00-\u9fff]+")
 _PIECE = re.compile(
     r"(?P<experts>\d+x\d+(?:\.\d+)?b)|a(?P<active>\d+(?:\.\d+)?)b(?![a-z])|(?P<size>\d+(?:\.\d+)?)(?P<unit>[bm])(?![a-z])"
@@ -48,6 +50,11 @@ def _spaced(name: str) -> str:
     """Lower case, "1_5" -> "1.5" (a version written with an underscore), other separators -> spaces."""
     s = re.sub(r"(?<=\d)_(?=\d+(?:[^\d.bm]|$))", ".", name.strip().lower())
     return re.sub(r"[\s\-_/·,，()（）]+", " ", s).strip()
+
+
+def is_vision(name: str) -> bool:
+    """A vision-language model's name ("GLM-4V-9B", "Qwen2-VL-7B", "InternVL2-26B")."""
+    return bool(_VISION.search(lookup.normalize(name)))
 
 
 def read_name(name: str) -> NameParts | None:
@@ -91,9 +98,12 @@ def _index() -> dict[str, ModelSpec]:
 def resolve(parts: NameParts) -> ModelSpec | None:
     """The catalog model the name is, once glued sizes and separators are read ("llama2_70b"); else None. Exact
     names only: a near spelling of another size is another model."""
+    vision = _VISION.search(lookup.normalize(parts.typed))
     for key in keys(parts):
-        if hit := _index().get(lookup.normalize(key)):
-            return hit
+        if (hit := _index().get(lookup.normalize(key))) and not (
+            vision and not _VISION.search(lookup.normalize(hit.name))
+        ):
+            return hit  # "GLM-4V-9B" is not GLM-4-9B: a vision model is another model (stood in for, and said)
     return None
 
 

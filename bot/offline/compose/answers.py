@@ -19,7 +19,7 @@ from bot.offline.say.render import Out
 from bot.offline.understand.frames import frame
 from bot.offline.understand.parse import ParsedQuestion
 from tools.catalog.lookup import get_model
-from tools.catalog.stand_in import read_name
+from tools.catalog.stand_in import is_vision, read_name
 from tools.errors import AdvisorError, UnknownModel
 
 
@@ -80,7 +80,10 @@ def stand_in_line(name: str, value: str, lang: str) -> str:
         model = get_model(value)
         if parts and parts.experts and model.is_moe:
             return say("stand_in_layout", lang, name=name, model=model.name, layout=parts.experts.replace("b", "B"))
-        return say("stand_in_family", lang, name=name, model=model.name)
+        line = say("stand_in_family", lang, name=name, model=model.name)
+        if is_vision(name):  # a vision-language model: its language model is what the stand-in sizes
+            line += " " + say("stand_in_vision", lang)
+        return line
     return say("stand_in_generic_moe" if parts and parts.moe else "stand_in_generic", lang, name=name, size=value)
 
 

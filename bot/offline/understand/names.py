@@ -36,6 +36,8 @@ _VERSION_WORD = _C(
 _GPU_NUMBER = _C(r"^[a-z]{0,3}\d{2,5}[a-z]{0,4}$")
 _SOFTWARE = _C(lx.SOFTWARE)
 _URL = _C(r"https?://[^\s\"'<>）)]{1,500}")
+#: what marks a vision-language model in a normalised name ("glm4v9b", "qwen2vl7b", "internvl2")
+_VISION = re.compile(r"\dv(?=\d|$)|vl|vision|visual")
 _O_AS_ZERO = re.compile(r"(?<=\d)o|o(?=\d)")
 #: rapidfuzz ratio (0-100) a misspelt name needs to count as a catalog name (the digits must match exactly)
 FUZZY_CUTOFF = 85
@@ -111,6 +113,8 @@ class _Names:
         if not candidates:
             return None
         match = process.extractOne(key, candidates, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
+        if match and _VISION.search(key) and not _VISION.search(match[0]):
+            return None  # "GLM-4V-9B" is the vision model, not GLM-4-9B: said as not in the catalog, then stood in for
         return self.lookup(match[0], typed) if match else None
 
     def is_family(self, token: str) -> bool:

@@ -30,7 +30,9 @@ _CARDS = (
     _C(rf"(?<![\d.a-z])(-?{lx.NUM})\s*(?:张|块)(?![钱元])(?!\s*{USED_MARK})"),
 )
 #: a card's index, not a count: "0卡的显存占用", "0号卡", a row of a pasted nvidia-smi table
-_INDEX_AFTER = _C(r"^\s*(?:的|号|上的|上)")
+_INDEX_AFTER = _C(r"^\s*(?:的|号|上的|上|显存|突然|占用|利用率)")
+#: a real count elsewhere in the question makes a "0卡" the first card's index
+_OTHER_COUNT = _C(r"(?<![\d.])[1-9]\d*\s*(?:张|块|卡)|[x×*]\s*[1-9]\d*(?![\d.])|(?<![\d.])[1-9]\d*\s*[x×*]")
 #: the parallelism a pasted launch command gives: its GPUs ("--tensor-parallel-size 4", "--nproc_per_node 8")
 _LAUNCH = (
     _C(r"--(?:tensor[-_]parallel[-_]size|tp[-_]size|tp)[=\s]+(\d+)"),
@@ -136,8 +138,8 @@ def counts(w: Work) -> None:
             if rng is None:
                 continue
             value = sign * round(rng[1])
-            if value == 0 and _INDEX_AFTER.match(w.t[m.end() :]):
-                continue  # "0卡的显存占用是2g多": which card, not how many
+            if value == 0 and (_INDEX_AFTER.match(w.t[m.end() :]) or _OTHER_COUNT.search(w.src)):
+                continue  # "0卡的显存占用是2g多", "A800*8 … 0卡突然飙升": which card, not how many
             if rng[0] != rng[1]:
                 w.slots["ranges"].setdefault("n_gpus", [rng[0], rng[1]])
             if value < 1:
