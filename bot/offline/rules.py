@@ -97,6 +97,12 @@ class RulesPlanner:
             for k in (*f.needs, *sorted(unknown & set(f.defaults)))
             if slots.get(k) in (None, []) and not (k == "budget_cny" and slots.get("budget_usd"))
         ]
+        if missing == ["model"] and (cards := _cards_alone(p, request.cued)):
+            # "A100 比 4090 慢，正常吗？", "V100 不支持 bf16？": what the cards themselves say answers it; the model
+            # is asked for in one line, not instead of the answer
+            intent, missing = cards, []
+            slots = {**slots, "gpus": list(dict.fromkeys(p.gpus)) if cards == "compare" else None}
+            out.add(say("no_model_cards", lang))
         shown = len(out.blocks)
         if missing and (p.unknown_gpus or p.unknown_models):
             answers.unknown_names(p, run, out)  # say which names we do not know, with the closest ones
@@ -210,6 +216,18 @@ def _carried(p: ParsedQuestion, slots: dict[str, Any], changed: list, state: dic
         for k, v in slots.items()
         if k in previous and previous[k] == v and k not in own and k not in edited and v not in (None, [], False)
     }
+
+
+#: asks whose answer needs the model's size (a memory fit, a count, a run's time or money)
+_NEEDS_MODEL = frozenset({"fits", "min_count", "time", "cost", "capacity", "rent_vs_buy", "choose"})
+
+
+def _cards_alone(p: ParsedQuestion, cued: list[str]) -> str | None:
+    """ "compare" (two or more cards) or "specs" (one) when the question names cards, no model, and asks nothing
+    that needs the model's size (a speed gap between cards, a feature of a card); else None."""
+    if not p.gpus or p.models or p.unknown_models or set(cued) & _NEEDS_MODEL:
+        return None
+    return "compare" if len(set(p.gpus)) >= 2 else "specs"
 
 
 def _fp8_native(slots: dict[str, Any]) -> bool:

@@ -223,7 +223,9 @@ def specs(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
                 mem=f"{r['memory_gb']:g} GB",
                 mem_type=mem_type,
                 bw=_unit(r["bandwidth_gb_s"], "GB/s"),
-                bf16=_unit(r["bf16_tflops"] or r["fp16_tflops"], "TFLOPS"),
+                bf16=_unit(r["bf16_tflops"], "TFLOPS")
+                if r["bf16_tflops"] or not r["fp16_tflops"]
+                else say("no_bf16", lang, fp16=_unit(r["fp16_tflops"], "TFLOPS")),  # V100, T4: FP16 only
                 fp8=_unit(r["fp8_tflops"], "TFLOPS"),
                 link=_unit(r["interconnect_gb_s"], "GB/s"),
                 link_kind=link_kind,
