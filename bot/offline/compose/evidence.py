@@ -46,10 +46,16 @@ def _changes(s: dict[str, Any], r: dict[str, Any]) -> list[tuple[str, dict[str, 
 def oom_but_fits(s: dict[str, Any], r: dict[str, Any], run: ToolRun, out: Out) -> None:
     """The estimate (`r`, fit_training on the user's setup) fits, but the user reports an OOM."""
     lang = out.lang
-    out.add(
-        say("oom_but_fits", lang, need=gb(r["per_gpu_gb"]), usable=gb(r["usable_gb"]), headroom=gb(r["headroom_gb"]))
-    )
+    key = "oom_but_fits_z3" if r["zero_stage"] == 3 else "oom_but_fits"
+    out.add(say(key, lang, need=gb(r["per_gpu_gb"]), usable=gb(r["usable_gb"]), headroom=gb(r["headroom_gb"])))
     lines = []
+    if r["zero_stage"] == 3:  # ZeRO-3 shards after loading: a rank that loads the whole model first runs out at load
+        try:
+            whole = run("model_memory", {"model": s["model"]})
+        except AdvisorError:
+            whole = None
+        if whole and whole["weights_gb"] > r["usable_gb"]:
+            lines.append(say("oom_at_load", lang, weights=gb(whole["weights_gb"]), usable=gb(r["usable_gb"])))
     for key, change in _changes(s, r):
         try:
             v = run("fit_training", {**training_args(s), **change})

@@ -23,7 +23,7 @@ from tools.catalog.stand_in import read_name, resolve, same_line, stand_in
 GPU_MARK, MODEL_MARK, USED_MARK = "\ue000", "\ue001", "\ue002"
 _C = C  # bounded patterns (linear-time parsing); ASCII: \\b between 中文 and Latin
 
-_GAP = _C(r"[\s\-_/·.]*")
+_GAP = _C(r"[ \t\-_/·.]*")  # never across a line: "deepseek v2\n1. …" is a name, then a list
 _NOT_NAME = _C(lx.NOT_NAMES)
 _SIZE = _C(r"(\d+(?:\.\d+)?)b")
 #: a size in millions ("124m"): a model size after a family name, or before 模型/model/参数
