@@ -110,7 +110,8 @@ WORKLOADS = (
     (
         "infer",
         r"推理|部署|serving|\bserve\b|inference|上线|线上服务|\bvllm\b|sglang|tensorrt|在线服务|问答服务|客服|api服务|\bdeploy|"
-        r"generate\.py|trtllm|build(?:ing)? (?:the )?engine|api_server|web_demo|cli_demo|\bollama\b|llama\.cpp",
+        r"generate\.py|trtllm|build(?:ing)? (?:the )?engine|api_server|web_demo|cli_demo|\bollama\b|llama\.cpp|"
+        r"tensor[-_]parallel[-_]size|max[-_]model[-_]len|gpu[-_]memory[-_]utilization|max[-_]num[-_]seqs|kv cache",
     ),
     (
         "finetune",

@@ -260,9 +260,18 @@ def _distilled(w: Any) -> None:
         return
 
 
+#: English words that begin no model or card name (a misspelt-name search starting on one swallows the real name)
+_FUNCTION_WORDS = frozenset(
+    "for on with the and of to in using use run runs running from by at as is are was were an a or vs via into onto "
+    "about than then that this these those my our your their its".split()
+)
+
+
 def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
     """Handle token i when no catalog name starts there; return the next token to look at."""
     start, end, tok = toks[i]
+    if tok in _FUNCTION_WORDS:
+        return i + 1  # "for DeepSeek-R1-Distill-Qwen-7B": no name starts with "for"; the name starts after it
 
     def joined(j: int) -> bool:
         return j < len(toks) and _GAP.fullmatch(w.t, toks[j - 1][1], toks[j][0]) is not None
