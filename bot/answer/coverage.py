@@ -30,6 +30,8 @@ _HYBRID = re.compile(
     re.I,
 )
 _ONE_QUESTION = re.compile(r"[^\n0-9]{1,200}[?？]")
+#: an answer that asks the user for something (what it needs to compute)
+_ASKS_FOR = re.compile(r"请告诉我|告诉我|请问|[?？]|\btell me\b|\bname the\b|\bwhich\b.*\?", re.IGNORECASE)
 _WORD = re.compile(r"[^0-9a-z\u4e00-\u9fff.]+")
 
 
@@ -128,7 +130,12 @@ def gate(request: Request, result: PlanResult) -> tuple[list[MentionUse], list[M
     """Cover every mention; state the ones nothing used (appended to the answer). Returns (mentions, unused)."""
     uses = covers(request, result)
     # a question back (the planner's pending slot, or a model's answer that is one question and no figure)
-    asked_back = bool((result.state or {}).get("pending")) or _ONE_QUESTION.fullmatch(result.answer.strip()) is not None
+    computed = any(c.tool != "search_knowledge" for c in result.tool_calls)
+    asked_back = (
+        bool((result.state or {}).get("pending"))
+        or _ONE_QUESTION.fullmatch(result.answer.strip()) is not None
+        or (not computed and _ASKS_FOR.search(result.answer) is not None)
+    )
     hybrid = bool(_HYBRID.search(request.text)) or any(m.role == "offload" for m in request.mentions)
     note = explain(uses, result.language if result.language in ("zh", "en") else "en", asked_back, hybrid)
     if note:

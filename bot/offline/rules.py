@@ -72,7 +72,7 @@ class RulesPlanner:
             offered["carried_frame"] = carried  # figures said in earlier turns: their source
         if p.injection:
             out.add(say("injection_note", lang))
-        if p.gpu_from_memory and slots_of(p).get("gpu") == p.gpu_from_memory["gpu"]:
+        if p.gpu_from_memory and p.gpu_from_memory["gpu"] and slots_of(p).get("gpu") == p.gpu_from_memory["gpu"]:
             memory = p.gpu_from_memory.get("memory_gb") or p.gpu_from_memory.get("memory_gib")
             unit = "GB" if "memory_gb" in p.gpu_from_memory else "GiB"
             out.add(

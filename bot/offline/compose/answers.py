@@ -15,7 +15,7 @@ from typing import Any
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.support import supports
 from bot.offline.say.phrases import say
-from bot.offline.say.render import Out
+from bot.offline.say.render import Out, gb
 from bot.offline.understand.frames import frame
 from bot.offline.understand.parse import ParsedQuestion
 from tools.catalog.lookup import get_model
@@ -49,6 +49,12 @@ def unknown_names(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     no size anywhere gets one question for its size. One with a stand-in is said by `compose`, before the figures
     computed on it (`stand_in_line`)."""
     for name in p.unknown_gpus:
+        memory = (p.gpu_from_memory or {}).get("memory_gb")
+        if memory and (p.gpu_from_memory or {}).get("gpu") is None:  # "4张12g的显存卡": only its memory was given
+            checked = _against_memory(p, float(memory), run, out.lang)
+            out.add(say("unknown_memory_card_checked" if checked else "unknown_memory_card", out.lang, name=name))
+            out.add(checked)
+            continue
         try:
             run("gpu_specs", {"gpu": name})
         except AdvisorError as err:
@@ -71,6 +77,24 @@ def unknown_names(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
                 asked = True
         except AdvisorError as err:
             out.add(say("unknown_name", out.lang, message=err.message(out.lang)))
+
+
+#: the share of a card's memory a serving engine uses (vLLM's default gpu_memory_utilization)
+SERVING_SHARE = 0.9
+
+
+def _against_memory(p: ParsedQuestion, memory_gb: float, run: ToolRun, lang: str) -> str:
+    """A card the catalog lacks, known by its memory: what the model needs to serve, from `model_memory`, against the
+    memory the user has (their cards × their size, at a serving engine's share) as a verdict in words."""
+    if not p.models:
+        return ""
+    try:
+        r = run("model_memory", {"model": p.models[0]})
+    except AdvisorError:
+        return ""
+    have = (p.n_gpus or 1) * memory_gb * SERVING_SHARE
+    verdict = "memory_card_fits" if r["serving_gb"] <= have else "memory_card_short"
+    return say(verdict, lang, model=r["model"], need=gb(r["serving_gb"]), weights=gb(r["weights_gb"]))
 
 
 def stand_in_line(name: str, value: str, lang: str) -> str:

@@ -69,7 +69,7 @@ class _Names:
         self.token_rx = _C(
             # "4090lora": a card's number glued to a method word is the card, then the word
             r"[a-z]*\d[a-z0-9.]*?(?=(?:q?lora|sft|dpo|ppo)(?![a-z]))|"
-            r"\d+x(?=[a-z])|[a-z0-9]+(?:\.[0-9]+)*[a-z0-9]*|"
+            r"\d+x(?=[a-z]|\d{3,4}(?![\d.]))|[a-z0-9]+(?:\.[0-9]+)*[a-z0-9]*|"
             + "|".join(re.escape(p) for p in sorted(cjk, key=len, reverse=True))
         )
         self.by_digits: dict[str, list[str]] = {}

@@ -42,7 +42,7 @@ class ParsedQuestion(BaseModel):
     #: unknown model name -> what it is computed on: the family's nearest catalog model, or a size ("72B")
     stand_ins: dict[str, str] = Field(default_factory=dict)
     #: no card named, only its memory ("一张48G的显卡", a log's "total capacity"): the catalog card used for it
-    gpu_from_memory: dict[str, float | str] | None = None
+    gpu_from_memory: dict[str, float | str | None] | None = None
     n_gpus: int | None = None  # total across nodes
     n_nodes: int | None = None
     method: Literal["full", "lora", "qlora", "freeze"] | None = None
