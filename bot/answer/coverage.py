@@ -19,7 +19,7 @@ import yaml
 from bot.core.planner import PlanResult
 from bot.core.trace import MentionUse
 from bot.offline.understand.request.model import Mention, Request
-from bot.offline.understand.request.reader import canonical
+from bot.offline.understand.request.reader import canonical, normalised
 
 TEMPLATES = Path(__file__).with_name("templates") / "coverage.yaml"
 #: at most this many figures are listed per reason (a pasted log can hold dozens); the rest are counted
@@ -99,19 +99,26 @@ def covers(request: Request, result: PlanResult) -> list[MentionUse]:
     return uses
 
 
-def explain(uses: list[MentionUse], lang: str, asked_back: bool = False, hybrid: bool = False) -> str:
+def explain(
+    uses: list[MentionUse], lang: str, asked_back: bool = False, hybrid: bool = False, shown_as: list | None = None
+) -> str:
     """One line per reason for the mentions nothing used: the repair that makes `unused` empty. `asked_back`:
     the answer is a question for what is missing; what a calculator takes is kept for the reply. `hybrid`: the
     setup offloads to the CPU (an offload setting, llama.cpp / Ollama / KTransformers), so host RAM matters."""
     t = _templates()
     reasons: dict[str, list[str]] = {}
-    for u in uses:
+    hidden: dict[str, int] = {}
+    for i, u in enumerate(uses):
         if u.use == "unused":
             reason = t["role_reason"].get(u.role, "kept" if asked_back else "not_needed")
             if reason == "host" and hybrid:
                 reason = "host_offload"
             items = reasons.setdefault(reason, [])
-            quoted = f"“{u.text}”"  # the user's words, verbatim: an echo of the question, never a new figure
+            words = u.text if shown_as is None else shown_as[i]
+            if words is None:
+                hidden[reason] = hidden.get(reason, 0) + 1  # read from a folded form ("1¼"): counted, not quoted
+                continue
+            quoted = f"“{words}”"  # the user's words, verbatim: an echo of the question, never a new figure
             if quoted not in items:
                 items.append(quoted)
     lines = []
@@ -120,10 +127,23 @@ def explain(uses: list[MentionUse], lang: str, asked_back: bool = False, hybrid:
         shown = sep.join(items[:MAX_LISTED])
         if len(items) > MAX_LISTED:
             shown += t["more"][lang].format(n=len(items) - MAX_LISTED)
+        if hidden.get(reason):  # no digit of ours: the count would be a figure without a source
+            shown = sep.join(filter(None, [shown, t["others"][lang]]))
         lines.append(t["reasons"][reason][lang].format(items=shown))
     if not lines:
         return ""
     return t["header"][lang] + "\n" + "\n".join(f"- {line}" for line in lines)
+
+
+def _as_typed(mention: Mention, question: str) -> str | None:
+    """The mention as the user typed it (full-width digits and all), to quote; None when folding changed its length
+    ("1¼") and it cannot be cut out of the question."""
+    if mention.text in question:
+        return mention.text
+    if len(normalised(question)) == len(question):
+        typed = question[mention.start : mention.end].strip()
+        return typed if typed and typed in question else None
+    return None
 
 
 def gate(request: Request, result: PlanResult) -> tuple[list[MentionUse], list[MentionUse]]:
@@ -137,7 +157,8 @@ def gate(request: Request, result: PlanResult) -> tuple[list[MentionUse], list[M
         or (not computed and _ASKS_FOR.search(result.answer) is not None)
     )
     hybrid = bool(_HYBRID.search(request.text)) or any(m.role == "offload" for m in request.mentions)
-    note = explain(uses, result.language if result.language in ("zh", "en") else "en", asked_back, hybrid)
+    lang = result.language if result.language in ("zh", "en") else "en"
+    note = explain(uses, lang, asked_back, hybrid, shown_as=[_as_typed(m, request.text) for m in request.mentions])
     if note:
         result.answer = result.answer.rstrip() + "\n\n" + note
         uses = [u.model_copy(update={"use": "explained"}) if u.use == "unused" else u for u in uses]

@@ -143,6 +143,17 @@ def cite(text: str, intent: str, run: ToolRun, out: Out) -> None:
     _sources(run, out, docs, {s.passage["doc_id"]: s.quote for s in found})
 
 
+#: how much of a supporting sentence the sources list shows
+QUOTE_CHARS = 160
+
+
+def _cut(quote: str, limit: int = QUOTE_CHARS) -> str:
+    """A passage's sentence, shortened; never through a figure (a cut "5.35" would be a "5.3" of its own)."""
+    if len(quote) <= limit:
+        return quote
+    return re.sub(r"[\d.,，]+$", "", quote[:limit]).rstrip() + "…"
+
+
 def _sources(run: ToolRun, out: Out, docs: list[str], quotes: dict[str, str]) -> None:
     if not docs:
         return
@@ -152,7 +163,7 @@ def _sources(run: ToolRun, out: Out, docs: list[str], quotes: dict[str, str]) ->
         c = first[doc]
         line = say("ref_line", out.lang, n=i, title=c.title, source=c.source)
         if doc in quotes and quotes[doc].strip() != c.title.strip():  # the note's title may be its claim
-            line += say("ref_quote", out.lang, quote=quotes[doc][:160])
+            line += say("ref_quote", out.lang, quote=_cut(quotes[doc]))
         lines.append(line)
     out.add(say("refs_header", out.lang) + "\n" + "\n".join(lines))
 

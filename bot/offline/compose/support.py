@@ -63,7 +63,7 @@ def specific(words: set[str]) -> set[str]:
 
 def _passage_sentences(text: str) -> list[str]:
     """The passage's sentences, without its heading line ("title › section") or code."""
-    lines = text.splitlines()
+    lines = re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.S).splitlines()  # no code: a config line claims nothing
     heads = [part.strip() for line in lines if "›" in line for part in line.split("›")]  # the note's own claims
     body = "\n".join(
         [*heads, *(line for line in lines if "›" not in line and not line.lstrip().startswith(("`", "$")))]
