@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the share of real held-out questions a careful reader must judge answered right (issue 23)
+TARGET = 0.85
 
 
 def corpus():
@@ -87,3 +89,6 @@ def report(title: str, results: dict[str, dict[str, Any]]) -> None:
         )
     times = sorted(new["times"])
     print(f"median answer {times[len(times) // 2] * 1000:.1f} ms over {len(times)} questions")
+    s = new["slices"]["all"]
+    judged = s[2] / s[0]
+    print(f"target (issue 23): judged right ≥ {TARGET:.0%} — {'met' if judged >= TARGET else 'NOT met'} ({judged:.1%})")
