@@ -98,11 +98,9 @@ def _index() -> dict[str, ModelSpec]:
 def resolve(parts: NameParts) -> ModelSpec | None:
     """The catalog model the name is, once glued sizes and separators are read ("llama2_70b"); else None. Exact
     names only: a near spelling of another size is another model."""
-    vision = _VISION.search(lookup.normalize(parts.typed))
+    vision = is_vision(parts.typed)
     for key in keys(parts):
-        if (hit := _index().get(lookup.normalize(key))) and not (
-            vision and not _VISION.search(lookup.normalize(hit.name))
-        ):
+        if (hit := _index().get(lookup.normalize(key))) and not (vision and not is_vision(hit.name)):
             return hit  # "GLM-4V-9B" is not GLM-4-9B: a vision model is another model (stood in for, and said)
     return None
 

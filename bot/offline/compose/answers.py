@@ -121,10 +121,8 @@ def cite(text: str, intent: str, run: ToolRun, out: Out) -> None:
         docs = list(dict.fromkeys(c.doc_id for c in run.citations))
         shown = {int(n) for n in re.findall(r"\[(\d+)\]", out.text())}
         keep = [d for i, d in enumerate(docs, 1) if i in shown]
-        if len(keep) == len(docs[: len(keep)]) and keep == docs[: len(keep)]:
-            _sources(run, out, keep, {})
-        else:  # markers that skip a note: keep the numbering the composer used
-            _sources(run, out, docs[: max(shown, default=0)], {})
+        # the quoted notes when they are the first ones; else up to the last marker, in the composer's numbering
+        _sources(run, out, keep if keep == docs[: len(keep)] else docs[: max(shown, default=0)], {})
         return
     shown = len(run.citations)
     try:

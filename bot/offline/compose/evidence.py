@@ -16,6 +16,7 @@ from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, gb
 from bot.offline.understand.lexicon import CUE_GROUPS
 from bot.offline.understand.parse import ParsedQuestion
+from bot.offline.understand.request.reader import read
 from tools.errors import AdvisorError
 
 _OOM = re.compile(
@@ -106,29 +107,25 @@ def oom_but_serves(args: dict[str, Any], r: dict[str, Any], run: ToolRun, out: O
 LOW, VERY_LOW, HIGH = 0.7, 0.4, 1.3
 
 
+def _figure(p: ParsedQuestion, role: str, words: str = "") -> tuple[str, float] | None:
+    """The first figure of the question read in `role` (and written with `words`, when given): (their words, value)."""
+    for m in read(p.text).mentions:
+        if m.role == role and isinstance(m.value, float) and re.search(words, m.text, re.I):
+            return m.text, m.value
+    return None
+
+
 def host_ram(p: ParsedQuestion) -> tuple[str, float] | None:
     """The host RAM the user states ("内存 512G", "1TB RAM"), as (their words, GB)."""
-    from bot.offline.understand.request.reader import read
-
-    for m in read(p.text).mentions:
-        if m.role == "ram_gb" and isinstance(m.value, float):
-            scale = 1024 if re.search(r"\d\s*t", m.text, re.I) else 1
-            return m.text, m.value * scale
+    if found := _figure(p, "ram_gb"):
+        text, value = found
+        return text, value * (1024 if re.search(r"\d\s*t", text, re.I) else 1)
     return None
 
 
 def measured_speed(p: ParsedQuestion) -> tuple[str, float] | None:
     """The decode speed the user measured ("只有19tokens/s", "35 tok/s"), as (their words, tokens/s)."""
-    from bot.offline.understand.request.reader import read
-
-    for m in read(p.text).mentions:
-        if (
-            m.role == "throughput_measured"
-            and isinstance(m.value, float)
-            and re.search(r"tok|t/s|token|字", m.text, re.I)
-        ):
-            return m.text, m.value
-    return None
+    return _figure(p, "throughput_measured", r"tok|t/s|token|字")
 
 
 def against_measured(r: dict[str, Any], out: Out, measured: tuple[str, float]) -> None:

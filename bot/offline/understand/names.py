@@ -18,7 +18,7 @@ from bot.offline.understand import lexicon as lx
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
 from tools.catalog import lookup as catalog
-from tools.catalog.stand_in import read_name, resolve, same_line, stand_in
+from tools.catalog.stand_in import is_vision, read_name, resolve, same_line, stand_in
 
 GPU_MARK, MODEL_MARK, USED_MARK = "\ue000", "\ue001", "\ue002"
 _C = C  # bounded patterns (linear-time parsing); ASCII: \\b between 中文 and Latin
@@ -36,8 +36,6 @@ _VERSION_WORD = _C(
 _GPU_NUMBER = _C(r"^[a-z]{0,3}\d{2,5}[a-z]{0,4}$")
 _SOFTWARE = _C(lx.SOFTWARE)
 _URL = _C(r"https?://[^\s\"'<>）)]{1,500}")
-#: what marks a vision-language model in a normalised name ("glm4v9b", "qwen2vl7b", "internvl2")
-_VISION = re.compile(r"\dv(?=\d|$)|vl|vision|visual")
 _O_AS_ZERO = re.compile(r"(?<=\d)o|o(?=\d)")
 #: rapidfuzz ratio (0-100) a misspelt name needs to count as a catalog name (the digits must match exactly)
 FUZZY_CUTOFF = 85
@@ -113,7 +111,7 @@ class _Names:
         if not candidates:
             return None
         match = process.extractOne(key, candidates, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
-        if match and _VISION.search(key) and not _VISION.search(match[0]):
+        if match and is_vision(key) and not is_vision(match[0]):
             return None  # "GLM-4V-9B" is the vision model, not GLM-4-9B: said as not in the catalog, then stood in for
         return self.lookup(match[0], typed) if match else None
 

@@ -36,9 +36,8 @@ SLOT_ROLE = {
     "rack_limit_kw": "power_kw", "user_figures": "claim", "params_b": "model_size", "input_len": "prompt_len",
     "output_len": "output_len", "epochs": "epochs", "samples": "samples", "gpu_memory": "gpu_memory_gb",
 }  # fmt: skip
-#: slot -> the ParsedQuestion field that holds its value
-_VALUE_OF = {"models": None, "unknown_models": None, "gpus": None, "unknown_gpus": None,
-             "budget_amount": "budget_amount", "price_per_hour": "price_per_hour", "hours": "hours"}  # fmt: skip
+#: slots whose mention's value is the span itself (a name); every other slot's is the parser's field of that name
+_NAME_SLOTS = frozenset({"models", "unknown_models", "gpus", "unknown_gpus"})
 
 
 _CONFIRM = re.compile(CONFIRM, re.IGNORECASE)
@@ -79,7 +78,7 @@ def read(text: str) -> Request:
             start, span = start + lead.end(), span[lead.end() :]
         if not span:
             continue
-        value = getattr(p, _VALUE_OF.get(slot) or slot, None) if slot not in _VALUE_OF or _VALUE_OF[slot] else span
+        value = span if slot in _NAME_SLOTS else getattr(p, slot, None)
         if isinstance(value, list):
             value = span
         if value is None and (number := re.search(r"\d+(?:\.\d+)?", span)):
