@@ -42,3 +42,14 @@ def gb(n_bytes: float, ndigits: int = 2) -> float:
 
 def gib_to_gb(gib: float) -> float:
     return gib * GiB / GB
+
+
+def plain(value: float) -> str:
+    """A number as prose writes it: like `format(value, "g")` (six significant digits, no trailing
+    zeros) but never in exponent form, which no reader types and no answer may show ("1e-06B")."""
+    text = f"{value:.6g}"
+    if "e" not in text:
+        return text
+    digits = max(0, 5 - int(f"{abs(value):e}".split("e")[1]))
+    text = f"{value:.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text

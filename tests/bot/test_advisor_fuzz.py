@@ -4,7 +4,7 @@ unsourced number."""
 import logging
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot.answer.advisor import Advisor, QuestionError
@@ -86,6 +86,8 @@ def advisor(tmp_path_factory):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(first=question, second=question)
+@example(first="A100", second="700亿参数0卡1B token0.000001B")  # a size label once printed as 1e-06B
+@example(first="A100700亿参数0卡", second="呢")  # digits glued to a card's name are no model size
 def test_any_question_gets_an_answer_with_every_number_sourced(advisor, first, second, caplog):
     caplog.set_level(logging.ERROR, logger="gpu_advisor.advisor")
     caplog.clear()  # records would otherwise pile up across Hypothesis examples

@@ -20,6 +20,7 @@ from rapidfuzz import fuzz, process
 
 from tools.catalog.records import GpuSpec, ModelSpec, Source
 from tools.errors import UnknownGpu, UnknownModel
+from tools.units import plain
 from tools.yaml_data import load_yaml
 
 DATA_DIR = Path(__file__).parents[1] / "data"
@@ -259,8 +260,8 @@ def _model_named(name: str) -> ModelSpec:
             name,
             _closest(name, models(), index),
             why=(
-                f"A model of {size / 1e9:g}B parameters is outside what the calculators size (0.01B to 100,000B).",
-                f"{size / 1e9:g}B 参数的模型超出了可估算范围（0.01B 到 100,000B）。",
+                f"A model of {plain(size / 1e9)}B parameters is outside what the calculators size (0.01B to 100,000B).",
+                f"{plain(size / 1e9)}B 参数的模型超出了可估算范围（0.01B 到 100,000B）。",
             ),
         )
     return generic_model(round(size / 1e9, 6), typed=name)
@@ -369,7 +370,7 @@ def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
     _, h, ffn, layers = best
     heads = max(1, h // 128)
     kv = _kv_heads(heads)
-    label = f"{params_b:g}B"
+    label = f"{plain(params_b)}B"
     return ModelSpec(
         id=f"generic-{label.lower()}",
         name=f"generic dense {label}",

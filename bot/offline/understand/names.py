@@ -19,6 +19,7 @@ from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
 from tools.catalog import lookup as catalog
 from tools.catalog.stand_in import is_vision, read_name, resolve, same_line, stand_in
+from tools.units import plain
 
 GPU_MARK, MODEL_MARK, USED_MARK = "\ue000", "\ue001", "\ue002"
 _C = C  # bounded patterns (linear-time parsing); ASCII: \\b between 中文 and Latin
@@ -29,7 +30,7 @@ _SIZE = _C(r"(\d+(?:\.\d+)?)b")
 #: a size in millions ("124m"): a model size after a family name, or before 模型/model/参数
 _SIZE_M = _C(r"(\d+(?:\.\d+)?)m")
 _MODEL_WORD_AFTER = _C(r"^\s*(?:的)?\s*(?:小)?(?:(?:total|trainable)\s+)?(?:模型|models?\b|参数|params\b|parameters\b)")
-_SIZE_ZH = _C(rf"(?<![\d.])({lx.NUM})\s*(万亿|千亿|百亿|亿)\s*(?:个)?\s*(?:参数量?|规模|级别?|的模型|模型|params)")
+_SIZE_ZH = _C(rf"(?<![a-z\d.])({lx.NUM})\s*(万亿|千亿|百亿|亿)\s*(?:个)?\s*(?:参数量?|规模|级别?|的模型|模型|params)")
 _VERSION_WORD = _C(
     r"^(?:a\d+(?:\.\d+)?b|v\d.*|r\d.*|\d.*|chat|instruct|base|coder|moe|turbo|pro|max|mini|flash|o|vl|math|hf|it)$"
 )
@@ -147,7 +148,7 @@ def _norm(span: str) -> str:
 
 
 def _size_label(value_b: float) -> str:
-    return f"{value_b:g}B"
+    return f"{plain(value_b)}B"
 
 
 def _add(w: Any, slot: str, value: str) -> None:
