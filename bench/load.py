@@ -18,6 +18,12 @@ N concurrent clients run for a fixed duration:
 Targets (issue 6, offline mode on this machine): p95 ≤ 100 ms at 8 clients, ≥ 150 answers/s. The last
 lines set each shape's answers/s and p95 of /v1/ask beside the baseline's.
 
+    .venv/bin/python bench/load.py --quick
+
+the CI gate (issue 28): one process only, rounds of /healthz then /v1/ask (8 clients, 1.5 s each), and the
+median over the rounds of answers/s ÷ /healthz requests/s and of /v1/ask p95 ÷ /healthz p95 checked against
+bench/gate.yaml; exit 1 when one regressed past its margin. About 30 s with the server's start.
+
     .venv/bin/python bench/load.py --stall [--duration 5]
 
 measures only /healthz (one client) on an idle server and again while three clients send
@@ -419,6 +425,47 @@ def report_stall(idle: Result, busy: Result, answered: int) -> None:
     print(f"p95 under long questions / idle p95: {ratio:.1f}x; long answers finished meanwhile: {answered}")
 
 
+def quick(clients: int = 8, seconds: float = 1.5, rounds: int = 3) -> int:
+    """The CI gate: same-run ratios of /v1/ask to /healthz, one process, against bench/gate.yaml."""
+    import gate
+
+    conf = gate.limits()["load"]
+    with server(Shape(1)) as served:
+        asks = [{"text": q} for q in QUESTIONS]
+        with httpx.Client(base_url=served.base, timeout=60) as warm:
+            for body in asks * 2:
+                warm.post("/v1/ask", json=body)
+
+        def measure() -> list[tuple[float, float]]:
+            out = []
+            for _ in range(rounds):
+                health = drive(served.base, "healthz", "GET", "/healthz", None, clients, seconds)
+                ask = drive(served.base, "ask", "POST", "/v1/ask", asks, clients, seconds)
+                if ask.errors or not ask.latencies:
+                    raise SystemExit(f"/v1/ask failed {ask.errors} times in the gate")
+                out.append((ask.rps / health.rps, ask.pct(0.95) / health.pct(0.95)))
+            return out
+
+        def judge(got: list[tuple[float, float]]) -> list:
+            share, p95 = conf["ask_throughput_share"], conf["ask_p95_ratio"]
+            return [
+                gate.Check(
+                    "answers/s ÷ /healthz requests/s",
+                    statistics.median(g[0] for g in got),
+                    **share,
+                    higher_is_better=True,
+                ),
+                gate.Check("/v1/ask p95 ÷ /healthz p95", statistics.median(g[1] for g in got), **p95),
+            ]
+
+        got = measure()
+        checks = judge(got)
+        if not all(c.ok for c in checks):  # measured again once: one busy stretch of a shared machine is no regression
+            got += measure()
+            checks = judge(got)
+    return gate.report(f"POST /v1/ask, 1 process, {clients} clients", checks)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=8)
@@ -433,7 +480,10 @@ def main() -> None:
     parser.add_argument(
         "--stall", action="store_true", help="only /healthz p95 idle vs. while 4,000-character questions run (1 worker)"
     )
+    parser.add_argument("--quick", action="store_true", help="the CI gate: same-run ratios against bench/gate.yaml")
     args = parser.parse_args()
+    if args.quick:
+        raise SystemExit(quick())
     seconds = min(max(args.duration, 1.0), 60.0)
     if args.stall:
         with server(Shape(1)) as served:
