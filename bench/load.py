@@ -190,6 +190,12 @@ def _rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def _machine_ticks() -> tuple[int, int]:
+    """(busy, total) clock ticks of every core since boot (/proc/stat): idle and iowait are not busy."""
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)
+
+
 def _cpu_s(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
@@ -333,6 +339,8 @@ class Footprint:
 
     rss_mb: list[float]
     cores: list[float]
+    clients_cores: float = 0.0  # what this process's load clients kept busy meanwhile (they share the machine)
+    machine_busy: float = 0.0  # the share of every core of the machine that was busy (other jobs included)
 
 
 def run(shape: Shape, clients: int, seconds: float) -> tuple[list[Result], Footprint]:
@@ -350,10 +358,15 @@ def run(shape: Shape, clients: int, seconds: float) -> tuple[list[Result], Footp
         ]
         pids = served.worker_pids()
         before = [_cpu_s(pid) for pid in pids]
+        own, machine = time.process_time(), _machine_ticks()
         results.append(drive(base, "POST /v1/ask", "POST", "/v1/ask", asks, clients, seconds))
         ask_s = results[-1].seconds
+        busy, total = (b - a for a, b in zip(machine, _machine_ticks(), strict=True))
         footprint = Footprint(
-            [_rss_mb(pid) for pid in pids], [(_cpu_s(pid) - b) / ask_s for pid, b in zip(pids, before, strict=True)]
+            [_rss_mb(pid) for pid in pids],
+            [(_cpu_s(pid) - b) / ask_s for pid, b in zip(pids, before, strict=True)],
+            (time.process_time() - own) / ask_s,
+            busy / total if total else float("nan"),
         )
         return results, footprint
 
@@ -378,6 +391,7 @@ def report(shape: Shape, clients: int, results: list[Result], footprint: Footpri
             f"{cores:.2f} cores busy, {rss:.0f} MB resident"
             for cores, rss in zip(footprint.cores, footprint.rss_mb, strict=True)
         )
+        + f"; the load clients {footprint.clients_cores:.2f} cores; the machine {footprint.machine_busy:.0%} busy"
     )
 
 
