@@ -113,11 +113,14 @@ def quick(rounds: int = 5, repeat: int = 150) -> int:
     import gate
 
     conf = gate.limits()["calculators"]
-    limits = conf["reference"]
     inputs = _inputs()
     checks = []
-    for name, reference in limits.items():
+    for name in registry.names():  # a calculator with no reference yet is held to the default (the µs target)
+        reference = conf["reference"].get(name, conf["default_reference"])
         tool = registry.get(name)
+        if not inputs.get(name):
+            print(f"  {name:<34} no bench inputs yet (bench/calculators.py _inputs): not gated")
+            continue
         calls = [tool.input_model.model_validate(a) for a in inputs[name]]
         for c in calls:
             tool.fn(c)

@@ -33,21 +33,21 @@ def test_no_ratio_regressed(script, timeout):
     assert "gate: passed" in done.stdout
 
 
-def test_every_calculator_is_gated():
-    """A new calculator gets a reference in bench/gate.yaml (its ratio measured when it was added)."""
+def test_limits_are_ratios_with_margins():
+    """Every reference names a registered calculator (a renamed one would silently fall back to the default)."""
     from tools import registry
 
     limits = yaml.safe_load((ROOT / "bench" / "gate.yaml").read_text(encoding="utf-8"))
-    assert sorted(limits["calculators"]["reference"]) == sorted(registry.names())
+    assert set(limits["calculators"]["reference"]) <= set(registry.names())
     assert limits["calculators"]["margin"] > 1 and limits["load"]["ask_throughput_share"]["margin"] > 1
 
 
 def test_a_regression_fails_the_gate(tmp_path):
-    """Limits a calculator cannot meet (a hundredth of today's ratios) fail the run, naming what regressed."""
+    """A limit a calculator cannot meet (a hundredth of its ratio today) fails the run, naming what regressed."""
     limits = yaml.safe_load((ROOT / "bench" / "gate.yaml").read_text(encoding="utf-8"))
-    limits["calculators"]["reference"] = {"fit_training": 0.8, "run_cost": 6.6}
+    limits["calculators"]["reference"]["fit_training"] = 0.8  # the others keep today's references
     strict = tmp_path / "gate.yaml"
     strict.write_text(yaml.safe_dump(limits), encoding="utf-8")
     done = _gate("calculators.py", 120, {"BENCH_GATE_LIMITS": str(strict)})
     assert done.returncode == 1, done.stdout
-    assert "FAILED: fit_training" in done.stdout and "run_cost" not in done.stdout.split("FAILED:")[1]
+    assert done.stdout.rstrip().endswith("gate: FAILED: fit_training"), done.stdout
