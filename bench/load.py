@@ -393,6 +393,11 @@ def report(shape: Shape, clients: int, results: list[Result], footprint: Footpri
         )
         + f"; the load clients {footprint.clients_cores:.2f} cores; the machine {footprint.machine_busy:.0%} busy"
     )
+    busy = sum(footprint.cores)
+    print(  # the figure a busy machine moves least: what one core of server time gives
+        f"answers per CPU-second of the server: {ask.rps / busy if busy else float('nan'):.0f} "
+        f"({ask.rps:.1f} answers/s on {busy:.2f} cores)"
+    )
 
 
 # ---- /healthz while long questions run (issue 17: no stalls) -------------------------------------------
