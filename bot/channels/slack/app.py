@@ -78,15 +78,15 @@ class SlackChannel:
     # ---- HTTP ------------------------------------------------------------------------------------
     async def handle(self, request) -> Any:
         """POST /slack/events: Bolt's FastAPI handler, after the checks Bolt itself skips (intake.py: a body
-        it cannot parse is a 401 unsigned and a 400 signed, never a 500). `X-Slack-No-Retry: 1` goes with
+        it cannot parse is a 401 unsigned and a 400 signed, never a 500; an unsigned one is never parsed). `X-Slack-No-Retry: 1` goes with
         every answer a retry cannot change: a 404 (an event with no listener) and a 400 (a malformed request)."""
         raw = await request.body()  # Starlette keeps it: Bolt's handler reads the same bytes
+        if not intake.signed(raw, request.headers, self._signing_secret):  # before a byte of it is parsed
+            return JSONResponse({"error": "invalid request"}, status_code=401)
         problem = intake.malformed(raw, request.headers.get("content-type"))
         if problem is None and not intake.timestamp_readable(request.headers):
             problem = "X-Slack-Request-Timestamp is not a number"
         if problem is not None:
-            if not intake.signed(raw, request.headers, self._signing_secret):
-                return JSONResponse({"error": "invalid request"}, status_code=401)
             log.warning("slack request refused: %s", problem)
             return _no_retry(JSONResponse({"error": f"malformed Slack request: {problem}"}, status_code=400))
         response = await self.handler.handle(request)

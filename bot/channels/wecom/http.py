@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -32,10 +33,14 @@ from bot.channels.wecom.streams import ResponseUrlSink, StreamBoard, StreamSink
 
 log = logging.getLogger("gpu_advisor.channels.wecom")
 
+#: the AI bot's callback body, `{"encrypt": "<base64>"}`, matched on the raw bytes (any spacing JSON allows)
+_ENCRYPT = re.compile(rb'"encrypt"\s*:\s*"([A-Za-z0-9+/=]*)"')
+
 
 def rejected(err: CallbackRejected, where: str) -> Response:
+    """The reason is logged; the answer names it only before the signature holds (`CallbackRejected.answer`)."""
     log.warning("WeCom %s callback rejected: %s", where, err.reason)
-    return PlainTextResponse(f"rejected: {err.reason}", status_code=err.status)
+    return PlainTextResponse(err.answer, status_code=err.status)
 
 
 async def delivery_of(request: Request) -> Delivery:
@@ -91,18 +96,16 @@ def aibot_router(settings: WeComSettings) -> APIRouter:
         delivery = await delivery_of(request)
         c = crypto(delivery)
         try:
-            try:
-                envelope = json.loads(raw)
-                encrypted = envelope.get("encrypt") if isinstance(envelope, dict) else None
-            except (ValueError, UnicodeDecodeError):
-                raise CallbackRejected("body is not the JSON WeCom sends", 400) from None
-            plain = c.open_callback(request.query_params, encrypted)
+            found = _ENCRYPT.search(raw)  # the ciphertext only: nothing is parsed before the signature holds
+            if not found:
+                raise CallbackRejected("body is not the JSON WeCom sends", 400)
+            plain = c.open_callback(request.query_params, found.group(1).decode("ascii"))
             try:
                 body = json.loads(plain)
                 if not isinstance(body, dict):
                     raise ValueError
-            except ValueError:
-                raise CallbackRejected("decrypted message is not a JSON object", 400) from None
+            except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
+                raise CallbackRejected.after_signature("decrypted message is not a JSON object") from None
         except CallbackRejected as err:
             return rejected(err, "aibot")
         reply, later = _handle(delivery, body, nonce_key("aibot", request.query_params))
