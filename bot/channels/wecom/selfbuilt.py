@@ -192,12 +192,12 @@ def app_router(settings: WeComSettings) -> APIRouter:
             plain = crypto.open_callback(request.query_params, found.group(1).decode())
             try:
                 root = ET.fromstring(plain)
-            except ET.ParseError:
-                raise CallbackRejected("decrypted message is not XML", 400) from None
+            except (ET.ParseError, ValueError):
+                raise CallbackRejected.after_signature("decrypted message is not XML") from None
             if _field(root, "ToUserName") != corp:
-                raise CallbackRejected("message is for another corp id")
+                raise CallbackRejected.after_signature("message is for another corp id")
             if settings.agent_id and _field(root, "AgentID") not in ("", str(settings.agent_id)):
-                raise CallbackRejected("message is for another agent")
+                raise CallbackRejected.after_signature("message is for another agent")
         except CallbackRejected as err:
             return rejected(err, "app")
         kind, user = _field(root, "MsgType"), _field(root, "FromUserName")
