@@ -90,6 +90,8 @@ SLOW_MODULES = {
     "tests/bot/channels/slack/test_malformed_requests.py": "Slack events through the server",
     "tests/bot/channels/slack/test_setup.py": "the Slack app through the server",
     "tests/bot/channels/test_delivery.py": "racing workers on SQLite and PostgreSQL",
+    "tests/bot/channels/test_kill_mid_answer.py": "servers killed with SIGKILL and started again",
+    "tests/bot/channels/test_wecom_rejections.py": "the server against a fake WeCom",
     "tests/bot/channels/test_wecom_aibot.py": "the server against a fake WeCom",
     "tests/bot/channels/test_wecom_app.py": "the server against a fake WeCom",
     "tests/bot/channels/test_wecom_ws.py": "the long connection against a fake WeCom",

@@ -114,6 +114,7 @@ def create_app(
             from bot.channels.slack.app import SlackChannel
 
             app.state.slack = SlackChannel(slack, adv, shared_delivery(app.state))
+        await _recover_channels(app)
         try:
             async with mcp_endpoint.running(lambda: app.state.advisor.toolbox, conf):
                 yield
@@ -167,14 +168,39 @@ def _mount_channels(app: FastAPI) -> None:
     from bot.channels.settings import WeComSettings
 
     wecom = WeComSettings()
+    app.state.channel_recoverers = {}
     if wecom.aibot_http:
         from bot.channels.wecom.http import aibot_router
 
-        app.include_router(aibot_router(wecom))
+        aibot = aibot_router(wecom)
+        app.include_router(aibot)
+        app.state.channel_recoverers.update(aibot.recoverers)
     if wecom.app:
         from bot.channels.wecom.selfbuilt import app_router
 
-        app.include_router(app_router(wecom))
+        selfbuilt = app_router(wecom)
+        app.include_router(selfbuilt)
+        app.state.channel_recoverers.update(selfbuilt.recoverers)
+
+
+async def _recover_channels(app: FastAPI) -> None:
+    """Before the first request: an apology, through its channel, for every message an earlier stop left
+    claimed and unanswered (`Delivery.recover`; then again every minute for owners that went quiet elsewhere)."""
+    import asyncio
+    from functools import partial
+
+    from bot.channels.delivery import shared_delivery
+
+    recoverers = dict(getattr(app.state, "channel_recoverers", {}))
+    if app.state.slack is not None:
+        recoverers["slack"] = partial(app.state.slack.recovery_sink, loop=asyncio.get_running_loop())
+    if not recoverers:
+        return
+    try:
+        delivery = await anyio.to_thread.run_sync(shared_delivery, app.state)
+        await anyio.to_thread.run_sync(delivery.recover, recoverers)
+    except Exception:  # a store that does not answer yet: the next sweep (or the redelivery) reaches them
+        log.exception("could not look for channel messages an earlier stop left unanswered")
 
 
 class SettingsCors:

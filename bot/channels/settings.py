@@ -6,6 +6,7 @@ Delivery core (every channel):
     CHANNEL_QUEUE                questions waiting for a worker before new ones get "busy, try again" (default 64)
     CHANNEL_ANSWER_TIMEOUT_S     an answer not ready by then is replaced by an apology (default 240)
     CHANNEL_DEDUP_TTL_S          how long a platform message id is remembered (default 900, at least 600)
+    CHANNEL_FAULT_DELAY_S        fault tests only: hold every answer this long before it starts (default 0)
     REDIS_URL                    share de-duplication between workers (SET NX EX); unset = the SQL store
     GPU_ADVISOR_REDIS_PREFIX     what every Redis key starts with (default "gpu-advisor:", as bot.core.redis_client)
 
@@ -62,6 +63,13 @@ class DeliverySettings(BaseSettings):
         le=7 * 86400,
         validation_alias=_env("CHANNEL_DEDUP_TTL_S", "dedup_ttl_s"),
         description="Seconds a platform message id (and a callback nonce) is remembered, at least 600.",
+    )
+    fault_delay_s: float = Field(
+        0.0,
+        ge=0,
+        le=600,
+        validation_alias=_env("CHANNEL_FAULT_DELAY_S", "fault_delay_s"),
+        description="For fault tests only: every channel answer waits this many seconds before it is worked out, so a test can stop the server in the middle of one. Leave it at 0.",
     )
     redis_url: str | None = Field(
         None,

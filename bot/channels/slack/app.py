@@ -96,6 +96,19 @@ class SlackChannel:
             _no_retry(response)
         return response
 
+    def recovery_sink(self, reply_to: dict, lang: str, loop: asyncio.AbstractEventLoop) -> _Sink:
+        """A sink for a message an earlier process left unanswered (`Delivery.recover`): a new reply in its thread."""
+        target = Target(
+            channel=str(reply_to["channel"]),
+            thread_ts=str(reply_to["thread_ts"]),
+            team=str(reply_to.get("team") or ""),
+            user=str(reply_to.get("user") or ""),
+            lang=lang,
+            heading=str(reply_to.get("heading") or ""),
+        )
+        client = AsyncWebClient(base_url=self.settings.api_url, token=self._token, timeout=15)
+        return _Sink(SlackReply(client=client, target=target), self.advisor, loop)
+
     # ---- Bolt wiring -----------------------------------------------------------------------------
     def _authorizer(self):
         token = self._token
@@ -135,18 +148,14 @@ class SlackChannel:
     # ---- listeners (lazy: after the acknowledgement) ----------------------------------------------
     async def _first_delivery(self, body: dict, request) -> bool:
         """Slack redelivers an event it thinks was not acknowledged in time (X-Slack-Retry-Num 1, 2, 3, or a
-        Socket Mode envelope again): an event id seen within the TTL is dropped here. The check runs after
-        the acknowledgement, so the 3-second deadline never waits on the store; a retry gets the same 200."""
+        Socket Mode envelope again): an event id this process saw within the TTL is dropped here; a retry
+        that reaches another process is settled by the message's lease in the delivery core."""
         event_id = body.get("event_id")
         if not event_id:
             return True
         key = f"slack:event:{body.get('team_id', '')}:{event_id}"
-        try:
-            if await asyncio.to_thread(self.delivery.first_sighting, key):
-                return True
-        except Exception:  # the shared set is down: the delivery core's own de-duplication still holds
-            log.exception("slack event de-duplication failed; passing event %s on", event_id)
-            return True
+        if self.delivery.first_here(key):  # memory only: a retry that reaches a restarted process goes on to the
+            return True  # delivery core's lease, which answers it unless the message was already delivered
         log.info("slack event %s repeated (retry %d): dropped", event_id, ev.retry_number(request.headers))
         return False
 
@@ -205,7 +214,8 @@ class SlackChannel:
             channel=channel, thread_ts=thread, team=user_team or team, user=user, lang=msg.language, heading=heading
         )
         sink = _Sink(SlackReply(client=client, target=target), self.advisor, asyncio.get_running_loop())
-        ticket = await asyncio.to_thread(self.delivery.accept, msg, sink)
+        reply_to = {"channel": channel, "thread_ts": thread, "team": target.team, "user": user, "heading": heading}
+        ticket = await asyncio.to_thread(self.delivery.accept, msg, sink, "slack", reply_to)
         if ticket.status == "busy" and ticket.reply:
             await sink.reply.fail(ticket.reply)
 

@@ -112,6 +112,24 @@ class StreamBoard:
             self._by_message[message_id] = stream.id
             return stream
 
+    def restore(
+        self, stream_id: str, message_id: str, user_key: str, lang: str, response_url: str | None, age_s: float
+    ) -> str:
+        """A stream an earlier process opened (its id, as WeCom keeps refreshing it), open again for its final."""
+        with self._lock:
+            if stream_id not in self._streams:
+                self._streams[stream_id] = Stream(
+                    id=stream_id,
+                    message_id=message_id,
+                    user_key=user_key,
+                    lang=lang,
+                    response_url=response_url,
+                    created=self.clock() - age_s,
+                )
+                if message_id:
+                    self._by_message[message_id] = stream_id
+            return stream_id
+
     def drop(self, stream_id: str) -> None:
         with self._lock:
             stream = self._streams.pop(stream_id, None)
