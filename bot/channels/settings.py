@@ -18,6 +18,7 @@ WeCom (see docs/wecom.md):
                                                 self-built app, XML callback at /wecom/app (on when all are set)
     WECOM_API_BASE                              WeCom's API host (default WeCom's)
     WECOM_STREAM_WINDOW_S                       how long WeCom keeps refreshing a stream (default 360)
+    WECOM_CALLBACK_HOSTS                        hosts a response_url may name (default: WECOM_API_BASE's host)
 """
 
 from __future__ import annotations
@@ -154,6 +155,12 @@ class WeComSettings(BaseSettings):
         description="Where `gettoken` and `message/send` go; change it only for a proxy or tests.",
         json_schema_extra={"shown_default": "WeCom's API host"},
     )
+    callback_hosts: str = Field(
+        "",
+        validation_alias=_env("WECOM_CALLBACK_HOSTS", "callback_hosts"),
+        description="Hosts (comma-separated, `host` or `host:port`) a callback's `response_url` may point at; any other URL, and any host that resolves to a loopback or private address, is never posted to. Empty: the host of WECOM_API_BASE.",
+        json_schema_extra={"shown_default": "the host of WECOM_API_BASE"},
+    )
     stream_window_s: float = Field(
         360.0,
         gt=0,
@@ -177,6 +184,12 @@ class WeComSettings(BaseSettings):
     @classmethod
     def _blank_is_unset(cls, v):
         return v or None
+
+    @property
+    def response_hosts(self) -> tuple[str, ...]:
+        """The allow-list for response_url: WECOM_CALLBACK_HOSTS, else WECOM_API_BASE's host (and its port)."""
+        listed = tuple(h.strip() for h in self.callback_hosts.split(",") if h.strip())
+        return listed or (self.api_base,)
 
     @property
     def aibot_http(self) -> bool:

@@ -29,6 +29,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.background import BackgroundTask
 
 from bot.channels.delivery import Delivery, shared_delivery
+from bot.channels.outbound import guarded_post
 from bot.channels.render import phrase
 from bot.channels.settings import WeComSettings
 from bot.channels.wecom.aibot import Incoming, read_message, record_feedback, stream_body, welcome_body
@@ -73,7 +74,7 @@ def aibot_router(settings: WeComSettings) -> APIRouter:
     """`GET /wecom/aibot` (URL check) and `POST /wecom/aibot` (encrypted JSON callbacks)."""
     router = APIRouter(tags=["wecom"], include_in_schema=False)
     holder: dict[str, Any] = {}
-    board = StreamBoard(window_s=settings.stream_window_s)
+    board = StreamBoard(window_s=settings.stream_window_s, post=guarded_post(settings.response_hosts))
 
     def crypto(delivery: Delivery) -> WeComCrypto:
         if "crypto" not in holder:
