@@ -35,6 +35,7 @@ from bot.answer.advisor import Advisor
 from bot.api import errors as api_errors
 from bot.api.cluster import Cluster
 from bot.api.deps import ERRORS
+from bot.api.hosts import TrustedHosts
 from bot.api.metrics import Metrics, RequestContext
 from bot.api.routes import ask as ask_routes
 from bot.api.routes import channels as channel_routes
@@ -153,12 +154,13 @@ def create_app(
         Route(MCP_PATH, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     )
 
-    # outermost first: request id + metrics + last-resort 500, then CORS, then the key check (before any
-    # body is read), then the body limit
+    # outermost first: request id + metrics + last-resort 500, then the Host check, then CORS, then the key
+    # check (before any body is read), then the body limit
     app.add_middleware(BodyLimit, max_bytes=_body_limit)
     app.add_middleware(AuthGate)
     app.add_middleware(BodyTimeout)
     app.add_middleware(SettingsCors)
+    app.add_middleware(TrustedHosts)
     app.add_middleware(RequestContext, metrics=app.state.metrics)
     return app
 

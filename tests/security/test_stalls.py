@@ -68,7 +68,7 @@ def test_a_body_that_never_completes_is_408(serve):
     base = serve(body_timeout_s=0.5)
     sock = _connect(base)
     sock.sendall(
-        b'POST /v1/ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"text": "'
+        b'POST /v1/ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"text": "'
     )
     closed, data = _closed_within(sock, 5)
     assert data.startswith(b"HTTP/1.1 408") and b"body_timeout" in data and closed

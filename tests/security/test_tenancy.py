@@ -107,7 +107,7 @@ def _raw(base: str, head: bytes, body: bytes = b"", wait: float = 5.0) -> tuple[
 def test_a_bad_key_is_refused_before_the_body_is_read(serve, three_keys):
     base = serve()
     head = (
-        b"POST /v1/ask HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer gpa_wrong-key-0123456789abcdef\r\n"
+        b"POST /v1/ask HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer gpa_wrong-key-0123456789abcdef\r\n"
         b"Content-Type: application/json\r\nContent-Length: 60000\r\n\r\n"
     )
     data, took = _raw(base, head)  # the 60,000 promised bytes never come

@@ -50,7 +50,11 @@ def test_a_long_asset_name_is_a_404_over_http(tmp_path, monkeypatch):
     from bot.api.settings import ApiSettings
 
     monkeypatch.setenv("GPU_ADVISOR_DATA_DIR", str(tmp_path))
-    with TestClient(create_app(api_settings=ApiSettings(rate_limit_per_minute=0)), raise_server_exceptions=False) as c:
+    with TestClient(
+        create_app(api_settings=ApiSettings(rate_limit_per_minute=0)),
+        raise_server_exceptions=False,
+        base_url="http://127.0.0.1",
+    ) as c:
         for name in ("a" * 300 + ".js", "b" * 5000):
             r = c.get(f"/widget/assets/{name}")
             assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
