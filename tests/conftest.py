@@ -90,6 +90,7 @@ SLOW_MODULES = {
     "tests/bot/channels/slack/test_malformed_requests.py": "Slack events through the server",
     "tests/bot/channels/slack/test_setup.py": "the Slack app through the server",
     "tests/bot/channels/test_delivery.py": "racing workers on SQLite and PostgreSQL",
+    "tests/bot/channels/test_allow_lists.py": "the server against a fake Slack and a fake WeCom",
     "tests/bot/channels/test_kill_mid_answer.py": "servers killed with SIGKILL and started again",
     "tests/bot/channels/test_outbound.py": "the server against a fake WeCom",
     "tests/bot/channels/test_wecom_rejections.py": "the server against a fake WeCom",

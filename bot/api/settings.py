@@ -125,7 +125,7 @@ class ApiSettings(BaseSettings):
         ge=1,
         le=1_000_000,
         validation_alias=AliasChoices("GPU_ADVISOR_MAX_CONNECTIONS", "max_connections"),
-        description="Open connections per worker; more are refused.",
+        description="Open connections per worker; more are refused. Lowered, with a warning in the log, to the open-file limit (`ulimit -n`) less 128 descriptors kept for the store, the index and outbound calls.",
     )
 
     forwarded_allow_ips: str = Field(

@@ -19,6 +19,7 @@ WeCom (see docs/wecom.md):
     WECOM_API_BASE                              WeCom's API host (default WeCom's)
     WECOM_STREAM_WINDOW_S                       how long WeCom keeps refreshing a stream (default 360)
     WECOM_CALLBACK_HOSTS                        hosts a response_url may name (default: WECOM_API_BASE's host)
+    WECOM_CORP_IDS                              corps whose members the AI bot answers (default: any)
 """
 
 from __future__ import annotations
@@ -155,6 +156,11 @@ class WeComSettings(BaseSettings):
         description="Where `gettoken` and `message/send` go; change it only for a proxy or tests.",
         json_schema_extra={"shown_default": "WeCom's API host"},
     )
+    corp_ids: str = Field(
+        "",
+        validation_alias=_env("WECOM_CORP_IDS", "corp_ids"),
+        description="Comma-separated corp ids whose members the AI bot answers (a message naming its sender's `corpid` outside the list is ignored); empty: any corp the bot is in.",
+    )
     callback_hosts: str = Field(
         "",
         validation_alias=_env("WECOM_CALLBACK_HOSTS", "callback_hosts"),
@@ -184,6 +190,14 @@ class WeComSettings(BaseSettings):
     @classmethod
     def _blank_is_unset(cls, v):
         return v or None
+
+    def corp_allowed(self, body: dict) -> bool:
+        """WECOM_CORP_IDS against the sender's corp (`from.corpid`) of an AI bot message; a message that names no
+        corp is the bot's own corp's."""
+        listed = {c.strip() for c in self.corp_ids.split(",") if c.strip()}
+        sender = body.get("from") if isinstance(body.get("from"), dict) else {}
+        corp = str(sender.get("corpid") or "")
+        return not listed or not corp or corp in listed
 
     @property
     def response_hosts(self) -> tuple[str, ...]:

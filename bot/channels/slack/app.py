@@ -125,18 +125,20 @@ class SlackChannel:
 
         # Bolt passes arguments by parameter name, so the lazy listeners are plain functions, not bound methods
         async def answer_message(body, client, request):
-            if await self._first_delivery(body, request):
+            if self._from_listed_team(body) and await self._first_delivery(body, request):
                 await self._on_message(body, client)
 
         async def suggest_prompts(body, client, request):
-            if await self._first_delivery(body, request):
+            if self._from_listed_team(body) and await self._first_delivery(body, request):
                 await self._on_thread_started(body, client)
 
         async def ask_follow_up(body, client):
-            await self._on_follow_up(body, client)
+            if self._from_listed_team(body):
+                await self._on_follow_up(body, client)
 
         async def store_feedback(body, client):
-            await self._on_feedback(body, client)
+            if self._from_listed_team(body):
+                await self._on_feedback(body, client)
 
         app.event("app_mention")(ack=_ack, lazy=[answer_message])
         app.event("message")(ack=_ack, lazy=[answer_message])
@@ -146,6 +148,14 @@ class SlackChannel:
         app.action(FEEDBACK_ACTION)(ack=_ack, lazy=[store_feedback])
 
     # ---- listeners (lazy: after the acknowledgement) ----------------------------------------------
+    def _from_listed_team(self, body: dict) -> bool:
+        """SLACK_TEAM_IDS: an event or click from a workspace not on it is dropped (already acknowledged)."""
+        team = body.get("team_id") or (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id")
+        if self.settings.team_allowed(team):
+            return True
+        log.info("slack event from workspace %s ignored: not in SLACK_TEAM_IDS", team)
+        return False
+
     async def _first_delivery(self, body: dict, request) -> bool:
         """Slack redelivers an event it thinks was not acknowledged in time (X-Slack-Retry-Num 1, 2, 3, or a
         Socket Mode envelope again): an event id this process saw within the TTL is dropped here; a retry

@@ -109,6 +109,9 @@ def aibot_router(settings: WeComSettings) -> APIRouter:
                 raise CallbackRejected.after_signature("decrypted message is not a JSON object") from None
         except CallbackRejected as err:
             return rejected(err, "aibot")
+        if not settings.corp_allowed(body):
+            log.info("WeCom AI bot message from a corp outside WECOM_CORP_IDS ignored")
+            return Response(status_code=200)
         reply, later = _handle(delivery, body)
         task = BackgroundTask(later) if later else None
         if reply is None:
