@@ -212,3 +212,62 @@ def test_wecom_ai_bot_killed_mid_answer_finishes_its_stream_once(server, wecom, 
     assert again["id"] == stream_id and again["content"] == finals[0]
     time.sleep(2)
     _one_of(finals + [b["markdown"]["content"] for _, b in wecom.responses], fit_7b_h800)
+
+
+def test_slack_socket_mode_killed_mid_answer_gets_one_reply(tmp_path, fit_7b_h800):
+    """`gpu-advisor slack socket` killed while it answers; started again, Slack redelivers the envelope."""
+    from slack_fake import APP_TOKEN
+
+    fake = FakeSlack()
+    env = clean_env(
+        tmp_path / "data",
+        SLACK_BOT_TOKEN=BOT_TOKEN,
+        SLACK_APP_TOKEN=APP_TOKEN,
+        SLACK_API_URL=fake.api_url,
+        CHANNEL_WORKERS="1",
+    )
+    probe = Server(tmp_path)  # for its store reader
+    procs: list[subprocess.Popen] = []
+
+    def start(**extra: str) -> subprocess.Popen:
+        before = fake.connected
+        log = (tmp_path / f"socket-{len(procs)}.log").open("wb")
+        cmd = [str(CLI), "slack", "socket", "--log-level", "warning"]
+        procs.append(subprocess.Popen(cmd, env={**env, **extra}, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT))
+        deadline = time.monotonic() + 180
+        while fake.connected <= before:
+            assert procs[-1].poll() is None and time.monotonic() < deadline, (tmp_path / "socket-0.log").read_text()
+            time.sleep(0.2)
+        return procs[-1]
+
+    try:
+        ts = f"{int(time.time())}.000900"
+        envelope = {
+            "envelope_id": "env-1",
+            "type": "events_api",
+            "accepts_response_payload": False,
+            "retry_attempt": 0,
+            "retry_reason": "",
+            "payload": event_envelope(mention(Q, ts), event_id="EvKILL1"),
+        }
+        first = start(CHANNEL_FAULT_DELAY_S="60")
+        fake.push(envelope)
+        probe.until_claimed()
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+        deadline = time.monotonic() + 30
+        while fake.connected and time.monotonic() < deadline:  # the fake notices the dropped socket
+            time.sleep(0.1)
+        start()
+        fake.push({**envelope, "envelope_id": "env-2", "retry_attempt": 1, "retry_reason": "timeout"})
+        deadline = time.monotonic() + 30
+        while not fake.replies(CHANNEL, ts) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(2)
+        _one_of([m.text for m in fake.replies(CHANNEL, ts)], fit_7b_h800)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+                p.wait(15)
+        fake.close()
