@@ -80,6 +80,7 @@ class _Job:
     key: str = ""  # the message's lease
     route: str = ""
     reply_to: dict | None = None
+    leased: bool = False  # this process holds the message's lease
     lock: threading.Lock = field(default_factory=threading.Lock)
     settled: bool = False
 
@@ -216,6 +217,7 @@ class Delivery:
         if outcome == "taken over":
             fail_orphaned_turns(self.advisor.store, claim)
         if outcome in ("won", "taken over"):
+            job.leased = True
             return True
         log.info("%s message %s is %s elsewhere; dropped", msg.channel, msg.message_id, outcome)
         duplicate = getattr(job.sink, "duplicate", None)
@@ -227,6 +229,8 @@ class Delivery:
         return False
 
     def _advance(self, job: _Job, state: str) -> bool:
+        if not job.leased:  # answered without a lease (the store was down): nothing to move on
+            return True
         try:
             return self.leases.advance(job.key, state)
         except Exception:

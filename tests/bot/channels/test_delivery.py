@@ -318,3 +318,17 @@ def test_at_start_up_an_unanswered_message_gets_one_apology_through_its_channel(
     assert [t.status for t in advisor.store.turns("wecom:AIBOT1:wrkChat1")] == ["failed"]
     records = DeliveryLog(advisor.store.engine).for_channel("wecom")
     assert [(r.message_id, r.status) for r in records] == [("msg-gone", "apology")]
+
+
+def test_a_lease_store_that_fails_still_gets_the_user_an_answer(advisor, sink_factory, monkeypatch):
+    delivery = _delivery(advisor)
+
+    def down(*args, **kwargs):
+        raise ConnectionError("the database does not answer")
+
+    monkeypatch.setattr(delivery.leases, "claim", down)
+    sink = sink_factory()
+    delivery.accept(_msg("msg-nostore"), sink)
+    assert sink.done.wait(30)
+    delivery.close()
+    assert len(sink.answers) == 1 and not sink.apologies  # answering twice is better than never
