@@ -29,6 +29,9 @@ from tools.schemas.memory import FitInferenceInput, FitInferenceOutput
 from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES
 
 PREFILL_CHUNK_TOKENS = 8192  # tokens per scheduler step (vLLM chunked prefill budget)
+#: FitInferenceInput's defaults, read from the schema so the two calculators cannot drift apart
+DEFAULT_USABLE_FRACTION = FitInferenceInput.model_fields["usable_fraction"].default
+DEFAULT_CONTEXT_GB = FitInferenceInput.model_fields["cuda_context_gb"].default
 
 
 def _weight_bytes(model: ModelSpec, p: ParamCount, precision: str) -> float:
@@ -130,6 +133,15 @@ def _serving(model: ModelSpec, precision: str, kv_bytes: float, context_gb: floa
         logit_seq=model.vocab_size * 4.0,
         context=context_gb * GB,
     )
+
+
+def max_batch_that_fits(
+    model: ModelSpec, gpu: GpuSpec, precision: str, kv_precision: str, n_gpus: int, context_len: int
+) -> int:
+    """fit_inference's max_batch with its defaults (usable fraction 0.9, 1 GB CUDA context): the most sequences
+    of `context_len` tokens that fit on `n_gpus` (0: not one). inference_speed caps its batch at this."""
+    serving = _serving(model, precision, BYTES_PER_PARAM[kv_precision], DEFAULT_CONTEXT_GB)
+    return serving.max_batch(n_gpus, context_len, capacity_bytes(gpu) * DEFAULT_USABLE_FRACTION)
 
 
 def default_weight_precision(model: ModelSpec, gpu: GpuSpec) -> str:

@@ -198,6 +198,13 @@ class InferenceSpeedOutput(ToolOutput):
     bound: Literal["memory", "compute"]
     bytes_per_step_gb: float = Field(description="Bytes read from memory per GPU per decode step, GB.")
     achieved_bandwidth_gb_s: float
+    batch_requested: int | None = Field(
+        None, description="The batch asked for, when more than fits (then `batch` is what fits)."
+    )
+    max_batch_that_fits: int | None = Field(
+        None,
+        description="Sequences of context_len that fit in memory on these GPUs (fit_inference's max_batch); 0: none.",
+    )
 
 
 # ---- Input and output of `precision_speedup`: one training run timed at two compute precisions.

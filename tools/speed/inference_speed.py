@@ -12,7 +12,7 @@ from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu, get_model
 from tools.catalog.model_spec import ModelSpec
 from tools.errors import Unsupported
-from tools.memory.fit_inference import default_weight_precision
+from tools.memory.fit_inference import default_weight_precision, max_batch_that_fits
 from tools.schemas.common import assume
 from tools.schemas.speed import InferenceSpeedInput, InferenceSpeedOutput
 from tools.speed.comm import ring_allreduce_s, scale_up_gb_s
@@ -84,7 +84,11 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
     )
     bw = gpu.bandwidth_gb_s * GB * eff
     prompt = inp.prompt_len or inp.context_len
-    b, ctx = inp.batch, inp.context_len
+    ctx = inp.context_len
+    kv_prec = inp.kv_precision
+    fits = max_batch_that_fits(m, gpu, precision, kv_prec, tp, ctx)
+    # a batch that does not fit in memory is never decoded at once: the engine runs the batch that fits
+    b = min(inp.batch, fits) if fits >= 1 else inp.batch
 
     w_bytes, n_active = _decode_weight_bytes(m, s, precision, b)
     kv = kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision]) * b * ctx
@@ -156,6 +160,26 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
             + ("; MoE: experts touched by the batch under uniform routing." if m.is_moe else "."),
         ),
     ]
+    if b < inp.batch:
+        assumptions.append(
+            assume(
+                key="batch",
+                value=b,
+                default=False,
+                note=f"capped at the {b} sequences of {ctx} tokens that fit in memory (fit_inference, 90% of "
+                f"{gpu.memory_gb:g} GB per GPU); the {inp.batch} asked for would queue, not decode together.",
+            )
+        )
+    elif fits == 0:
+        assumptions.append(
+            assume(
+                key="memory",
+                value="does not fit",
+                default=False,
+                note=f"{m.name} at {precision} with {ctx}-token context does not fit on {tp} × {gpu.name} "
+                "(fit_inference); the speed is what it would reach with enough memory.",
+            )
+        )
     if tp > 1:
         assumptions.append(
             assume(
@@ -183,5 +207,7 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
         bound=bound,
         bytes_per_step_gb=step_bytes / GB,
         achieved_bandwidth_gb_s=bw / GB,
+        batch_requested=inp.batch if b < inp.batch else None,
+        max_batch_that_fits=fits,
         assumptions=assumptions,
     )

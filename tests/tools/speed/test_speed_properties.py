@@ -84,11 +84,26 @@ def test_decode_per_sequence_never_faster_with_batch(model, gpu, precision, batc
     ctxs=st.tuples(st.integers(1, 131072), st.integers(1, 131072)),
 )
 def test_decode_never_faster_with_longer_context(model, gpu, batch, ctxs):
+    """A longer context reads more KV per step, and fewer sequences of it fit: the batch's throughput never rises;
+    each sequence is no faster while the batch asked for fits at both lengths (a capped batch runs fewer at once)."""
     short, long = sorted(ctxs)
     args = {"model": model, "gpu": gpu, "batch": batch}
-    assert _infer(context_len=long, **args).decode_tokens_per_s <= _infer(
-        context_len=short, **args
-    ).decode_tokens_per_s * (1 + REL)
+    a, b = _infer(context_len=short, **args), _infer(context_len=long, **args)
+    assert b.total_tokens_per_s <= a.total_tokens_per_s * (1 + REL)
+    if a.batch_requested is None and b.batch_requested is None:
+        assert b.decode_tokens_per_s <= a.decode_tokens_per_s * (1 + REL)
+
+
+@SETTINGS
+@given(model=model_st, gpu=st.sampled_from(INFER_GPUS), batch=st.integers(1, 4096), ctx=st.integers(1, 131072))
+def test_speed_is_for_a_batch_that_fits(model, gpu, batch, ctx):
+    """inference_speed never quotes a batch fit_inference says does not fit: it caps at max_batch and says so."""
+    out = _infer(model=model, gpu=gpu, batch=batch, context_len=ctx)
+    if out.max_batch_that_fits >= 1:
+        assert out.batch == min(batch, out.max_batch_that_fits)
+        assert (out.batch_requested is not None) is (batch > out.max_batch_that_fits)
+        if out.batch_requested is not None:
+            assert any(a.key == "batch" and str(out.batch) in a.note for a in out.assumptions)
 
 
 @SETTINGS
