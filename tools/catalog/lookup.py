@@ -342,35 +342,31 @@ GENERIC_TIED_BELOW = 4e9  # Llama-3.2-1B/3B and Qwen2.5 ≤ 3B tie the output he
 
 @functools.cache
 def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
-    """A modern dense decoder with about `params_b` billion parameters, in Llama-3 proportions.
+    """A modern dense decoder of exactly `params_b` billion parameters, on the shape of a real family.
 
-    Per layer: attention 2·h² + 2·h·k·d (GQA, k = 8 KV heads of d = 128) and a SwiGLU MLP 3·h·f with
-    f = 3.5·h; the embedding and an untied head add 2·V·h with V = 128,256 (tied below 4B). The hidden size
-    is the ladder entry whose layer count is closest to L ≈ h / 102 (Llama 3: 32 layers at 4096, 80 at 8192,
-    126 at 16384).
+    Depth and width are those of the catalog's dense model nearest in size ("7B" and "13B": Llama 2's 32 × 4096
+    and 40 × 5120, "70B": 80 × 8192) when one is within `GENERIC_NEAR` of it, else the hidden size of the ladder
+    whose layer count is closest to L ≈ h / 102 (Llama 3: 32 layers at 4096, 80 at 8192, 126 at 16384). Attention
+    is GQA with 8 KV heads of 128, the vocabulary Llama 3's (tied below 4B), and the SwiGLU MLP width f is solved
+    so that the parameters are the size said: "70B" is 70·10⁹ parameters, 140 GB of bf16 weights.
     """
     n = params_b * 1e9
     vocab = GENERIC_VOCAB
     tied = n < GENERIC_TIED_BELOW
     tables = 1 if tied else 2
-    best = None
-    for h in _HIDDEN_LADDER:
-        heads = max(1, h // 128)
-        kv = _kv_heads(heads)
-        ffn = int(math.ceil(3.5 * h / 256) * 256)
-        per_layer = 2 * h * h + 2 * h * kv * 128 + 3 * h * ffn
-        layers = round((n - tables * vocab * h) / per_layer)
-        if layers < 1:
-            continue
-        score = abs(math.log(layers / (h / 102)))
-        if best is None or score < best[0]:
-            best = (score, h, ffn, layers)
-    if best is None:  # tiny models: one layer at the smallest width
-        best = (0.0, 512, 1792, 1)
-    _, h, ffn, layers = best
+    anchor = _family_anchor(params_b)
+    if anchor is not None:
+        h, layers = anchor.hidden_size, anchor.n_layers
+    else:
+        h, layers = _ladder_shape(n, tables * vocab)
     heads = max(1, h // 128)
     kv = _kv_heads(heads)
+    attn = 2 * h * h + 2 * h * kv * 128
+    ffn = max(1, round((n - tables * vocab * h - layers * attn) / (3 * h * layers)))
+    if (n - tables * vocab * h - layers * attn) <= 0:  # a size below one layer's attention: the smallest shape
+        h, layers, heads, kv, ffn = 512, 1, 4, 4, 1792
     label = f"{plain(params_b)}B"
+    shape = f"{anchor.name}'s depth and width" if anchor is not None else "Llama-3 proportions"
     return ModelSpec(
         id=f"generic-{label.lower()}",
         name=f"generic dense {label}",
@@ -390,9 +386,45 @@ def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
         sources=(_GENERIC_SOURCE,),
         generic=True,
         notes=(f"{typed!r} is not in the catalog; " if typed else "")
-        + f"treated as a modern dense {label} model in Llama-3 proportions ({layers} layers, hidden {h}, "
-        f"GQA with {kv} KV heads, Llama 3's vocabulary); name the model for its exact shape.",
+        + f"treated as a modern dense {label} model on {shape} ({layers} layers, hidden {h}, "
+        f"GQA with {kv} KV heads, Llama 3's vocabulary, MLP width {ffn} so that it has {label} parameters); "
+        "name the model for its exact shape.",
     )
+
+
+#: how far (ratio) the catalog's nearest dense model may be from a typed size to lend it its depth and width
+GENERIC_NEAR = 1.25
+
+
+@functools.cache
+def _family_anchor(params_b: float) -> ModelSpec | None:
+    """The catalog's dense SwiGLU model nearest in size (within GENERIC_NEAR), the oldest of equal sizes."""
+    best = None
+    for m in models():
+        if m.is_moe or m.generic or m.mlp != "swiglu" or m.params_b <= 0:
+            continue
+        ratio = max(m.params_b, params_b) / min(m.params_b, params_b)
+        key = (abs(math.log(ratio)), m.release or "")
+        if ratio <= GENERIC_NEAR and (best is None or key < best[0]):
+            best = (key, m)
+    return best[1] if best else None
+
+
+def _ladder_shape(n: float, table_params: float) -> tuple[int, int]:
+    """(hidden, layers) of the ladder entry whose depth is closest to h / 102 for n parameters."""
+    best = None
+    for h in _HIDDEN_LADDER:
+        heads = max(1, h // 128)
+        kv = _kv_heads(heads)
+        ffn = int(math.ceil(3.5 * h / 256) * 256)
+        per_layer = 2 * h * h + 2 * h * kv * 128 + 3 * h * ffn
+        layers = round((n - table_params * h) / per_layer)
+        if layers < 1:
+            continue
+        score = abs(math.log(layers / (h / 102)))
+        if best is None or score < best[0]:
+            best = (score, h, layers)
+    return (512, 1) if best is None else (best[1], best[2])
 
 
 def _kv_heads(heads: int) -> int:
