@@ -17,7 +17,7 @@ KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 _EN_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _ZH_SCALE = {"万亿": 1e12, "千亿": 1e11, "百亿": 1e10, "亿": 1e8, "千万": 1e7, "百万": 1e6, "万": 1e4}
 _TOKENS_RE = re.compile(
-    r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbgt]|万亿|千亿|百亿|亿|千万|百万|万)?\s*(?:个?tokens?|词元)?\s*$", re.I
+    r"^\s*(\d+(?:\.\d+)?(?:e\+?\d+)?)\s*([kmbgt]|万亿|千亿|百亿|亿|千万|百万|万)?\s*(?:个?tokens?|词元)?\s*$", re.I
 )
 
 
@@ -30,7 +30,8 @@ def _mantissa(digits: int) -> str:
 #: 1e15 tokens (digits are capped per unit), so the JSON schema can promise that each one is accepted
 TOKENS_PATTERN = (
     r"^ *(?:[1-9][0-9]{0,14}|[1-9][0-9]{0,2}(?:,[0-9]{3}){1,4}"  # 2000000000, 2,000,000,000
-    r"|[1-9](?:\.[0-9]{1,6})?[eE](?:1[0-4]|[0-9])"  # 2e12
+    r"|[1-9][0-9]{0,2}(?:\.[0-9]{1,6})?[eE]\+?(?:1[0-2]|[0-9])"  # 2e12, 15.6e12, 1.5E+12
+    r"|[1-9](?:\.[0-9]{1,6})?[eE]\+?1[34]"  # 2e13, 1e14 (a pattern match never exceeds 1e15)
     rf"|{_mantissa(6)} ?(?:[kKmM]|万|百万|千万|亿)"  # 500M, 10亿
     rf"|{_mantissa(4)} ?(?:[bBgG]|百亿|千亿)"  # 1.5B
     rf"|{_mantissa(3)} ?(?:[tT]|万亿))"  # 2T, 2万亿
