@@ -366,7 +366,7 @@ def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
     if (n - tables * vocab * h - layers * attn) <= 0:  # a size below one layer's attention: the smallest shape
         h, layers, heads, kv, ffn = 512, 1, 4, 4, 1792
     label = f"{plain(params_b)}B"
-    shape = f"{anchor.name}'s depth and width" if anchor is not None else "Llama-3 proportions"
+    shape = f"on the shape of {anchor.name}" if anchor is not None else "in Llama-3 proportions"
     return ModelSpec(
         id=f"generic-{label.lower()}",
         name=f"generic dense {label}",
@@ -386,7 +386,7 @@ def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
         sources=(_GENERIC_SOURCE,),
         generic=True,
         notes=(f"{typed!r} is not in the catalog; " if typed else "")
-        + f"treated as a modern dense {label} model on {shape} ({layers} layers, hidden {h}, "
+        + f"treated as a modern dense {label} model {shape} ({layers} layers, hidden {h}, "
         f"GQA with {kv} KV heads, Llama 3's vocabulary, MLP width {ffn} so that it has {label} parameters); "
         "name the model for its exact shape.",
     )
@@ -398,7 +398,8 @@ GENERIC_NEAR = 1.25
 
 @functools.cache
 def _family_anchor(params_b: float) -> ModelSpec | None:
-    """The catalog's dense SwiGLU model nearest in size (within GENERIC_NEAR), the oldest of equal sizes."""
+    """The catalog's dense SwiGLU model nearest in size (within GENERIC_NEAR), the first released of equal sizes
+    (an original family rather than a later distillation or fine-tune of its shape)."""
     best = None
     for m in models():
         if m.is_moe or m.generic or m.mlp != "swiglu" or m.params_b <= 0:
