@@ -11,6 +11,10 @@ Conventions (stated in `fit_training`'s `assumptions`):
   one layer being recomputed. A framework factor scales it (Megatron ≈ 1, HF eager higher).
 - Logits: b·s·V elements at 6 bytes (fp32 logits + a bf16 copy), divided by t (vocab-parallel).
 - ZeRO-3 keeps two gathered blocks in flight (current + prefetched) in the base weights' dtype.
+- ZeRO stages 1 and 2 with a master copy (DeepSpeed's stage-1/2 mixed-precision optimizer) also hold the fp32
+  gradients of their optimizer partition (4 bytes per trainable parameter / d) and one reduce and one all-gather
+  bucket (5e8 elements each by default, in the gradients' dtype): the allocation real ZeRO-2 runs OOM on. ZeRO-3
+  (and FSDP, whose sharded fp32 parameter carries its own fp32 gradient) is counted as before.
 - Gradient checkpointing defaults on for full, LoRA and QLoRA training of models of 7B and more (what
   LLaMA-Factory, PEFT and the DeepSpeed/FSDP examples do), off for smaller models and freeze-tuning.
 
@@ -29,6 +33,10 @@ QLORA_UNQUANTISED_BYTES = 4.0  # embeddings/head after prepare_model_for_kbit_tr
 
 #: models at least this large get gradient checkpointing by default (full, LoRA, QLoRA); Llama-2-7B is 6.74B
 CHECKPOINTING_MIN_PARAMS = 6.5e9
+
+#: DeepSpeed's default reduce_bucket_size and allgather_bucket_size (elements); one bucket of each is in flight
+#: (DeepSpeed configuration docs: overlap_comm would take 4.5x both, 9 GB at 5e8)
+ZERO_BUCKET_ELEMENTS = 5e8
 
 #: optimizer bytes per trainable parameter (states, without the fp32 master copy)
 OPTIMIZER_STATE_BYTES = {"adamw": 8.0, "adamw8bit": 2.0, "sgd": 4.0, "adafactor": 0.0}
@@ -185,4 +193,7 @@ def base(c: Train) -> dict[str, float]:
         # current + prefetched block, gathered in the base weights' dtype (NF4 for QLoRA), not the adapters'
         "zero3_buffers": 2 * sh.largest_block * gathered_bytes(c) / c.tp,
         "cuda_context": c.cuda_context,
+        # not components of the breakdown: what ZeRO stages 1 and 2 add (tools.memory.zero_sharding)
+        "fp32_gradients": n_train * 4.0 / mp if master else 0.0,
+        "zero_buckets": 2 * min(ZERO_BUCKET_ELEMENTS, n_train / mp) * grad_bytes,
     }
