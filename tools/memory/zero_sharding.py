@@ -116,7 +116,9 @@ def _fixed_and_shard(base: dict[str, float], stage: int, offload: str) -> tuple[
     weights, grads, optim, _ = _states(base, stage, 1, offload)
     whole = _plus_rest(weights + (grads + _buckets(base, stage, True)) + optim, base, stage, True)
     fp32 = base["fp32_gradients"] if offload == "none" and stage in (1, 2) else 0.0  # sharded (part of `grads`)
-    shard = 0 if stage == 0 else optim + fp32 if stage == 1 else optim + grads if stage == 2 else optim + grads + weights
+    shard = (
+        0 if stage == 0 else optim + fp32 if stage == 1 else optim + grads if stage == 2 else optim + grads + weights
+    )
     return whole - shard, shard
 
 

@@ -181,6 +181,13 @@ class InferenceSpeedInput(ToolInput):
     compute_efficiency: float = Field(
         0.5, gt=0, le=1, description="Achieved share of dense peak in matmul-bound phases."
     )
+    prefill_efficiency: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="Achieved share of dense peak in prefill; omitted: by compute precision (or compute_efficiency "
+        "when that is given).",
+    )
 
 
 class InferenceSpeedOutput(ToolOutput):

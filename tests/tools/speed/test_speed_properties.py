@@ -119,3 +119,19 @@ def test_more_bandwidth_never_slower(model, gpu, batch, effs):
     assert _infer(bandwidth_efficiency=high, **args).decode_tokens_per_s >= _infer(
         bandwidth_efficiency=low, **args
     ).decode_tokens_per_s * (1 - REL)
+
+
+@SETTINGS
+@given(
+    model=model_st,
+    gpu=st.sampled_from(INFER_GPUS),
+    prompts=st.tuples(st.integers(1, 65536), st.integers(1, 65536)),
+    effs=st.tuples(st.floats(0.05, 1.0), st.floats(0.05, 1.0)),
+)
+def test_first_token_never_sooner_for_a_longer_prompt_nor_at_a_lower_prefill_share(model, gpu, prompts, effs):
+    short, long = sorted(prompts)
+    low, high = sorted(effs)
+    args = {"model": model, "gpu": gpu, "context_len": 65536}
+    assert _infer(prompt_len=long, **args).ttft_s >= _infer(prompt_len=short, **args).ttft_s * (1 - REL)
+    slow = _infer(prompt_len=long, prefill_efficiency=low, **args).ttft_s
+    assert slow >= _infer(prompt_len=long, prefill_efficiency=high, **args).ttft_s * (1 - REL)
