@@ -13,6 +13,7 @@ Method = Literal["full", "lora", "qlora", "freeze"]
 TrainPrecision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
 WeightPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"]
 KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
+Framework = Literal["auto", "megatron", "torchtitan", "llm-foundry", "deepspeed", "hf"]
 
 _EN_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _ZH_SCALE = {"万亿": 1e12, "千亿": 1e11, "百亿": 1e10, "亿": 1e8, "千万": 1e7, "百万": 1e6, "万": 1e4}
@@ -109,6 +110,12 @@ class TrainingTimeInput(ToolInput):
         "all-linear", description="Linear layers given adapters: all of them, or the attention projections only."
     )
     trainable_layers: int = Field(2, ge=1, description="freeze: number of top layers left trainable.")
+    framework: Framework = Field(
+        "auto",
+        description="Training stack: megatron (Megatron-LM, NeMo, Megatron-Bridge), torchtitan, llm-foundry, deepspeed, "
+        "hf (transformers Trainer, LLaMA-Factory, axolotl), or auto. Sets its published FP8 efficiency and its "
+        "checkpointing default.",
+    )
 
     @model_validator(mode="after")
     def _parallel(self) -> TrainingTimeInput:
