@@ -10,6 +10,9 @@ from tools.errors import InvalidInput
 from tools.schemas.architecture import ModelRef, resolve_model
 from tools.schemas.common import ToolInput, ToolOutput, fit_layout, when
 
+TrainFramework = Literal["auto", "hf", "unsloth", "torchtitan", "megatron", "deepspeed", "llm-foundry"]
+LossImpl = Literal["auto", "fused", "fp32_upcast", "chunked"]
+
 Method = Literal["full", "lora", "qlora", "freeze"]
 TrainPrecision = Literal["fp32", "bf16", "fp16", "fp8"]
 Optimizer = Literal["adamw", "adamw8bit", "sgd", "adafactor"]
@@ -74,6 +77,17 @@ class FitTrainingInput(ToolInput):
     )
     cuda_context_gb: float = Field(
         1.0, ge=0, le=10, description="CUDA context per GPU process, GB (0.5–2 in practice)."
+    )
+    framework: TrainFramework = Field(
+        "auto",
+        description="Training stack: sets the loss implementation (logits memory) and, for QLoRA, the dtype of the "
+        "unquantised embeddings: auto/hf (PEFT), unsloth, torchtitan, megatron, deepspeed, llm-foundry.",
+    )
+    loss_impl: LossImpl = Field(
+        "auto",
+        description="Cross-entropy over the vocabulary: fused (fp32 logits + a bf16 copy), fp32_upcast (every "
+        "logit upcast and kept for backward), chunked (Unsloth/Liger/torchtune: never all logits at once); auto: the "
+        "framework's.",
     )
 
     @classmethod

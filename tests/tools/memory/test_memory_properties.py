@@ -15,8 +15,8 @@ batch = st.integers(min_value=1, max_value=16)
 sizes = st.floats(min_value=0.5, max_value=400)
 
 
-def _train(model, **kw):
-    base = {"model": model, "gpu": GPU_IDS[0], "method": "full"}
+def _train(model=None, **kw):
+    base = {"gpu": GPU_IDS[0], "method": "full"} | ({"model": model} if model is not None else {})
     return fit_training(FitTrainingInput(**{**base, **kw})).per_gpu_gb
 
 
@@ -126,3 +126,19 @@ def test_deepseek_v3_full_training_on_h800_has_a_gpu_count():
     out = fit_training(FitTrainingInput(model="DeepSeek-V3", gpu="H800", method="full", seq_len=4096))
     assert out.breakdown_gb["activations"] < out.usable_gb / 2
     assert out.min_gpus is not None and out.min_gpus_blocker is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(size=sizes, method=methods, s=seq, b=batch)
+def test_a_chunked_loss_never_needs_more_than_a_fused_one_nor_that_more_than_an_upcast_one(size, method, s, b):
+    """Issue 25, cause 5: logits memory by loss implementation (chunked < fused < every logit upcast to fp32)."""
+    m = generic_model(round(size, 1))
+    kw = {"method": method, "seq_len": s, "micro_batch": b}
+    chunked, fused, upcast = (_train(m, loss_impl=k, **kw) for k in ("chunked", "fused", "fp32_upcast"))
+    assert chunked <= fused <= upcast
+
+
+def test_each_stack_has_its_loss_by_default():
+    kw = {"model": "Llama-3.1-8B", "gpu": "H100", "seq_len": 32768}
+    assert _train(framework="unsloth", **kw) < _train(framework="hf", **kw) < _train(framework="torchtitan", **kw)
+    assert _train(framework="torchtitan", **kw) == _train(loss_impl="fp32_upcast", **kw)
