@@ -209,3 +209,13 @@ def test_zero2_gradients_include_the_fp32_partition(n, model):
     """ZeRO-1/2 with a master copy keep 4 bytes per trainable parameter / d of fp32 gradients: never less."""
     out = tools.call("fit_training", {"model": model, "gpu": "H100", "n_gpus": n, "zero_stage": 2})
     assert out["breakdown_gb"]["gradients"] >= out["trainable_params_b"] * 1e9 * 4 / n / GB - 0.01
+
+
+def test_similar_nvidia_cards_get_the_same_capacity():
+    """Issue 25 (cause 10): NVIDIA's '24 GB' cards gave 25.8 GB (RTX 4090, 23.99 GiB as reported) or 24 GB (A10,
+    L4, RTX 3090: the vendor figure read as decimal). NVIDIA sizes are binary: all are within 0.1% now."""
+    from tools.catalog.lookup import get_gpu
+    from tools.memory.capacity import capacity_bytes
+
+    caps = [capacity_bytes(get_gpu(g)) / GB for g in ("RTX 4090", "RTX 3090", "A10", "L4", "A30")]
+    assert max(caps) / min(caps) < 1.001
