@@ -135,3 +135,25 @@ def test_first_token_never_sooner_for_a_longer_prompt_nor_at_a_lower_prefill_sha
     assert _infer(prompt_len=long, **args).ttft_s >= _infer(prompt_len=short, **args).ttft_s * (1 - REL)
     slow = _infer(prompt_len=long, prefill_efficiency=low, **args).ttft_s
     assert slow >= _infer(prompt_len=long, prefill_efficiency=high, **args).ttft_s * (1 - REL)
+
+
+@SETTINGS
+@given(
+    extra=st.integers(1, 256),
+    batch=st.integers(1, 64),
+    model=st.sampled_from(["Mixtral-8x7B", "Qwen3-30B-A3B", "DeepSeek-V3"]),
+)
+def test_a_moe_with_more_experts_never_decodes_faster(extra, batch, model):
+    """Issue 25, cause 2: each MoE layer pays router and dispatch per step, and its grouped kernels walk every
+    expert: more experts (same top-k) never make a step shorter."""
+    from unittest import mock
+
+    from tools.catalog import lookup
+    from tools.speed import inference_speed as speed
+
+    m = lookup.get_model(model)
+    wider = m.model_copy(update={"n_experts": m.n_experts + extra, "id": m.id + "-wider"})
+    args = InferenceSpeedInput(model=model, gpu="H200", n_gpus=8, batch=batch, context_len=2048)
+    base = speed.inference_speed(args).tpot_ms
+    with mock.patch.object(speed, "get_model", lambda name: wider):
+        assert speed.inference_speed(args).tpot_ms >= base * (1 - REL)
