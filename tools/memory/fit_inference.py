@@ -29,6 +29,10 @@ from tools.schemas.memory import FitInferenceInput, FitInferenceOutput
 from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES
 
 PREFILL_CHUNK_TOKENS = 8192  # tokens per scheduler step (vLLM chunked prefill budget)
+#: reserved / live bytes of a KV cache that grows a token at a time (transformers' DynamicCache concatenates each
+#: step): every step asks the caching allocator for a block one token larger than the one it frees, so the freed
+#: blocks are not reused and about twice the live cache stays reserved. Engines preallocate a paged cache (1).
+GROWING_KV_RESERVE = 2.0
 #: FitInferenceInput's defaults, read from the schema so the two calculators cannot drift apart
 DEFAULT_USABLE_FRACTION = FitInferenceInput.model_fields["usable_fraction"].default
 DEFAULT_CONTEXT_GB = FitInferenceInput.model_fields["cuda_context_gb"].default
@@ -163,7 +167,8 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
             field="precision",
         )
     kv_prec = inp.kv_precision or ("fp16" if precision == "fp16" else "bf16")
-    serving = _serving(model, precision, BYTES_PER_PARAM[kv_prec], inp.cuda_context_gb)
+    reserve = GROWING_KV_RESERVE if inp.engine == "hf" else 1.0
+    serving = _serving(model, precision, BYTES_PER_PARAM[kv_prec] * reserve, inp.cuda_context_gb)
     kv_tok = serving.kv_tok
     ctx = inp.context_len or min(model.max_context, 4096)
     n = inp.n_gpus
@@ -214,6 +219,16 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     ]
     if model.generic:
         assumptions.insert(0, assume("model_architecture", value=model.name, note=model.notes or ""))
+    if inp.engine == "hf":
+        assumptions.append(
+            assume(
+                "engine",
+                value="hf",
+                default=False,
+                note=f"transformers generate: the KV cache grows a token at a time and the allocator holds about "
+                f"{GROWING_KV_RESERVE:g}x the live cache (counted in kv_cache)",
+            )
+        )
     if precision in ("int4", "nf4", "int8"):
         assumptions.append(
             assume(
@@ -235,8 +250,8 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
         shortfall_gb=round(max(0.0, per_gpu - usable) / GB, 2),
         headroom_gb=round((usable - per_gpu) / GB, 2),
         breakdown_gb={k: round(v / GB, 3) for k, v in parts.items()},
-        kv_cache_bytes_per_token=kv_tok,
-        kv_cache_gb_per_sequence=round(kv_tok * ctx / GB, 3),
+        kv_cache_bytes_per_token=kv_tok / reserve,
+        kv_cache_gb_per_sequence=round(kv_tok / reserve * ctx / GB, 3),
         context_len=ctx,
         batch=inp.batch,
         min_gpus=min_n,

@@ -197,6 +197,11 @@ class FitInferenceInput(ToolInput):
         "precision (FP8 for DeepSeek-V3/R1 where the GPU has FP8), else bf16.",
     )
     kv_precision: KvPrecision | None = Field(None, description="KV-cache precision; omitted: bf16 (fp16 for fp16).")
+    engine: Literal["vllm", "sglang", "trt-llm", "lmdeploy", "hf"] = Field(
+        "vllm",
+        description="Serving stack: the engines preallocate a paged KV cache; hf (transformers generate) grows it a "
+        "token at a time, and the allocator then holds about twice the live cache.",
+    )
     batch: int = Field(1, ge=1, le=1_000_000, description="Concurrent sequences.")
     context_len: int | None = Field(None, ge=1, le=10_000_000, description="Tokens per sequence (prompt + output).")
     usable_fraction: float = Field(0.9, gt=0.1, le=1.0, description="vLLM's gpu_memory_utilization default is 0.9.")
