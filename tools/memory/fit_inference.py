@@ -143,9 +143,19 @@ def max_batch_that_fits(
     model: ModelSpec, gpu: GpuSpec, precision: str, kv_precision: str, n_gpus: int, context_len: int
 ) -> int:
     """fit_inference's max_batch with its defaults (usable fraction 0.9, 1 GB CUDA context): the most sequences
-    of `context_len` tokens that fit on `n_gpus` (0: not one). inference_speed caps its batch at this."""
-    serving = _serving(model, precision, BYTES_PER_PARAM[kv_precision], DEFAULT_CONTEXT_GB)
-    return serving.max_batch(n_gpus, context_len, capacity_bytes(gpu) * DEFAULT_USABLE_FRACTION)
+    of `context_len` tokens that fit on `n_gpus` (0: not one). inference_speed caps its batch at this (memoised by
+    record id: recommend_gpus asks it for every card and count it tries; hashing whole records costs more)."""
+    key = (model.id, model.n_layers, gpu.id, precision, kv_precision, n_gpus, context_len)
+    hit = _MAX_BATCH.get(key)
+    if hit is None:
+        if len(_MAX_BATCH) > 8192:
+            _MAX_BATCH.clear()
+        serving = _serving(model, precision, BYTES_PER_PARAM[kv_precision], DEFAULT_CONTEXT_GB)
+        hit = _MAX_BATCH[key] = serving.max_batch(n_gpus, context_len, capacity_bytes(gpu) * DEFAULT_USABLE_FRACTION)
+    return hit
+
+
+_MAX_BATCH: dict[tuple, int] = {}
 
 
 def default_weight_precision(model: ModelSpec, gpu: GpuSpec) -> str:

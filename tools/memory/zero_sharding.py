@@ -67,7 +67,9 @@ def _buckets(base: dict[str, float], stage: int, multi: bool) -> float:
 def per_gpu(base: dict[str, float], stage: int, dp: int, offload: str, n_gpus: int) -> float:
     """The sum of `assemble`'s breakdown without building it (the searches call this many times)."""
     weights, grads, optim, _ = _states(base, stage, dp, offload)
-    return _plus_rest(weights + (grads + _buckets(base, stage, n_gpus > 1)) + optim, base, stage, n_gpus > 1)
+    if n_gpus > 1 and (stage == 1 or stage == 2):
+        grads += base["zero_buckets"]  # as _buckets, inlined: the searches call this many times
+    return _plus_rest(weights + grads + optim, base, stage, n_gpus > 1)
 
 
 def _plus_rest(states: float, base: dict[str, float], stage: int, multi: bool) -> float:
