@@ -259,7 +259,12 @@ class ModelMemoryInput(ToolInput):
     seq_len: int = Field(2048, ge=1, le=1_000_000, description="Training tokens per sequence (activations).")
     micro_batch: int = Field(1, ge=1, le=4096, description="Training sequences per GPU per step (activations).")
     grad_checkpointing: bool = Field(True, description="Recompute activations in the backward pass.")
-    lora_rank: int = Field(16, ge=1, le=4096, description="LoRA/QLoRA adapter rank (all linear layers adapted).")
+    lora_rank: int = Field(16, ge=1, le=4096, description="LoRA/QLoRA adapter rank.")
+    lora_targets: Literal["all-linear", "attention"] = Field(
+        "all-linear",
+        description="Linear layers given adapters: all of them (every expert of a MoE, as PEFT's all-linear and "
+        "LLaMA-Factory's 'all' do), or the attention projections only.",
+    )
 
 
 class ZeroStageMemory(BaseModel):
