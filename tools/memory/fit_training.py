@@ -271,6 +271,14 @@ def _solve(c: Train, gpu: GpuSpec, inp: FitTrainingInput) -> _Solved:
     parts, host = breakdown(c, unsharded)
     per_gpu = sum(parts.values())
     min_n, min_stage = min_gpus(c, usable, unsharded)
+    if c.optimizer.startswith("paged") and per_gpu > usable and per_gpu - parts["optimizer"] < usable:
+        # paged optimizers keep their states in unified memory: what does not fit is evicted to CPU RAM at the
+        # peak instead of failing (QLoRA paper, section 3), so the run fits with part of the states on the host
+        resident = usable - (per_gpu - parts["optimizer"])
+        host += parts["optimizer"] - resident
+        parts = {**parts, "optimizer": resident}
+        per_gpu = sum(parts.values())
+        min_n, min_stage = (c.n_gpus, c.zero_stage) if min_n is None or min_n > c.n_gpus else (min_n, min_stage)
     return _Solved(c, capacity, usable, unsharded, parts, host, per_gpu, per_gpu <= usable, min_n, min_stage)
 
 
@@ -328,6 +336,17 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
         assumptions.append(_COMM_BUFFERS)
     if c.offload != "none":
         assumptions.append(_HOST_RAM)
+    if c.optimizer.startswith("paged") and host > 0:
+        assumptions.append(
+            assume(
+                "paged_optimizer",
+                round(host / GB, 1),
+                "GB",
+                False,
+                "optimizer states that do not fit stay in CPU RAM (bitsandbytes paged optimizer, QLoRA paper): "
+                "the run fits, each step pages them in",
+            )
+        )
     return FitTrainingOutput.trusted(
         model=c.model.name,
         gpu=gpu.name,

@@ -57,7 +57,14 @@ CHECKPOINTING_MIN_PARAMS = 6.5e9
 ZERO_BUCKET_ELEMENTS = 5e8
 
 #: optimizer bytes per trainable parameter (states, without the fp32 master copy)
-OPTIMIZER_STATE_BYTES = {"adamw": 8.0, "adamw8bit": 2.0, "sgd": 4.0, "adafactor": 0.0}
+OPTIMIZER_STATE_BYTES = {
+    "adamw": 8.0,
+    "adamw8bit": 2.0,
+    "paged_adamw": 8.0,  # bitsandbytes' paged optimizers: the same states in unified memory (QLoRA paper, section 3)
+    "paged_adamw8bit": 2.0,
+    "sgd": 4.0,
+    "adafactor": 0.0,
+}
 
 
 def default_checkpointing(method: str, total_params: float) -> bool:

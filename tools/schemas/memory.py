@@ -15,7 +15,7 @@ LossImpl = Literal["auto", "fused", "fp32_upcast", "chunked"]
 
 Method = Literal["full", "lora", "qlora", "freeze"]
 TrainPrecision = Literal["fp32", "bf16", "fp16", "fp8"]
-Optimizer = Literal["adamw", "adamw8bit", "sgd", "adafactor"]
+Optimizer = Literal["adamw", "adamw8bit", "paged_adamw", "paged_adamw8bit", "sgd", "adafactor"]
 Offload = Literal["none", "optimizer", "optimizer+params"]
 WeightPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"]
 KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
@@ -38,7 +38,9 @@ class FitTrainingInput(ToolInput):
     )
     precision: TrainPrecision = Field("bf16", description="bf16/fp16/fp8 mixed precision, or pure fp32.")
     optimizer: Optimizer = Field(
-        "adamw", description="Optimizer whose states are kept per trainable parameter (adamw8bit: 8-bit states)."
+        "adamw",
+        description="Optimizer whose states are kept per trainable parameter (adamw8bit: 8-bit states; paged_*: "
+        "bitsandbytes' paged optimizers, whose states spill to CPU RAM instead of running out of GPU memory).",
     )
     zero_stage: int | None = Field(
         None, ge=0, le=3, description="DeepSpeed ZeRO stage 0–3; omitted: the lowest stage that fits."

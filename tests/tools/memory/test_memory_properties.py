@@ -155,3 +155,15 @@ def test_a_growing_kv_cache_never_needs_less_than_a_paged_one(size, ctx, b):
     grown = fit_inference(FitInferenceInput(engine="hf", **args))
     assert grown.per_gpu_gb >= paged.per_gpu_gb
     assert grown.kv_cache_gb_per_sequence == paged.kv_cache_gb_per_sequence  # the live cache is the same
+
+
+@settings(max_examples=40, deadline=None)
+@given(size=sizes, method=methods, s=seq, b=batch, gpu=st.sampled_from(GPU_IDS))
+def test_a_paged_optimizer_never_needs_more_gpu_memory_and_fits_whenever_the_plain_one_does(size, method, s, b, gpu):
+    """Issue 25 (cause 6): paged optimizers spill their states to CPU RAM instead of running out of memory."""
+    m = generic_model(round(size, 1))
+    kw = {"model": m, "gpu": gpu, "method": method, "seq_len": s, "micro_batch": b}
+    plain = fit_training(FitTrainingInput(optimizer="adamw", **kw))
+    paged = fit_training(FitTrainingInput(optimizer="paged_adamw", **kw))
+    assert paged.per_gpu_gb <= plain.per_gpu_gb + 0.01
+    assert paged.fits or not plain.fits
