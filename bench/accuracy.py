@@ -32,6 +32,8 @@ from tools.speed.training_time import training_time
 from tools.units import GB, GiB
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "golden" / "published.yaml"
+#: the figures of the calculators at the corpus freeze on the same rows ("before"), printed beside today's
+BASELINE = Path(__file__).resolve().parent / "accuracy_baseline.json"
 FIGURES = ("memory_gb", "train_tps_gpu", "mfu", "tpot_ms", "ttft_ms", "batch_out_tps")
 
 
@@ -160,11 +162,18 @@ def main() -> None:
             print(
                 f"{'H' if r['held_out'] else 'D'} {mark} {r['kind']:13} {r['id']:42} ours={r['ours']} pub={fig} {err}"
             )
+    before = json.loads(BASELINE.read_text(encoding="utf-8")) if BASELINE.exists() else None
     for name, part in s.items():
         print(
             f"{name:8}: {part['within']}/{part['figures']} figures within tolerance ({part['within_share']:.0%}), "
             f"median error {part['median_error']:.1%}; verdicts right {part['verdicts_right']}/{part['verdicts']}"
         )
+        if before and name in before["summary"]:
+            b = before["summary"][name]
+            print(
+                f"  before (commit {before['commit']}): {b['within']}/{b['figures']} within ({b['within_share']:.0%}), "
+                f"median error {b['median_error']:.1%}; verdicts right {b['verdicts_right']}/{b['verdicts']}"
+            )
         for k, v in part["by_kind"].items():
             med = f"{v['median_error']:.1%}" if v["median_error"] is not None else "n/a"
             print(f"    {k:14} {v['within']}/{v['n']} within, median error {med}")
