@@ -12,7 +12,8 @@ from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu, get_model
 from tools.catalog.model_spec import ModelSpec
 from tools.errors import Unsupported
-from tools.memory.fit_inference import default_weight_precision, max_batch_that_fits
+from tools.memory.capacity import capacity_bytes
+from tools.memory.fit_inference import DEFAULT_USABLE_FRACTION, default_weight_precision, max_batch_that_fits
 from tools.schemas.common import assume
 from tools.schemas.speed import InferenceSpeedInput, InferenceSpeedOutput
 from tools.speed.comm import ring_allreduce_s, scale_up_gb_s
@@ -212,8 +213,9 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
                 key="batch",
                 value=b,
                 default=False,
-                note=f"capped at the {b} sequences of {ctx} tokens that fit in memory (fit_inference, 90% of "
-                f"{gpu.memory_gb:g} GB per GPU); the {inp.batch} asked for would queue, not decode together.",
+                note=f"capped at the {b} sequences of {ctx} tokens that fit in memory (fit_inference, "
+                f"{DEFAULT_USABLE_FRACTION:.0%} of {capacity_bytes(gpu) / GB:.1f} GB per GPU); the {inp.batch} asked "
+                "for would queue, not decode together.",
             )
         )
     elif fits == 0:
