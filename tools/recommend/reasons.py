@@ -45,7 +45,7 @@ def recommend_assumptions(inp: RecommendInput, model: ModelSpec, method: str, ch
                 default="precision" not in given,
                 note="weight precision"
                 if inp.precision
-                else "the model's published precision on GPUs that compute in it, else bf16 (as fit_inference)",
+                else "the model's published precision on GPUs that compute in it, else bf16",
             ),
             assume("batch", value=inp.batch, default="batch" not in given, note="concurrent sequences"),
             assume(
