@@ -1,0 +1,72 @@
+"""Causes the log's own figures or words establish, whatever the workload: fragmentation (reserved but
+unallocated), another process on the GPU, host RAM, NCCL, a precision the card lacks."""
+
+from __future__ import annotations
+
+from tools.diagnose.context import Candidate, Setup, gib
+from tools.diagnose.facts import say
+from tools.units import GiB
+
+#: memory held outside this process that counts as "another process" (the CUDA context alone is less)
+OTHER_PROCESS_MIN = 1.0 * GiB
+
+
+def log_causes(s: Setup) -> list[Candidate]:
+    i, out = s.inp, []
+    x = i.failed_alloc_gib * GiB if i.failed_alloc_gib else None
+    if i.reserved_gib is not None and i.allocated_gib is not None and i.reserved_gib > i.allocated_gib:
+        loose = (i.reserved_gib - i.allocated_gib) * GiB
+        arith = say("fragmentation", fig=gib(loose), reserved=f"{i.reserved_gib:.2f}", allocated=f"{i.allocated_gib:.2f}",
+                    ask=f"{i.failed_alloc_gib or 0:.2f}")  # fmt: skip
+        enough = x is not None and loose >= x
+        out.append(Candidate("fragmentation", arith, "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
+                             named=enough, prior=0.5 if enough else 0.25 if loose >= 0.1 * (x or GiB) else 0.02,
+                             after=lambda: {"tool": "diagnose", "change": "expandable_segments:True",
+                                            "reclaimable_gib": round(loose / GiB, 2),
+                                            "covers_request": enough}))  # fmt: skip
+    other = _other_process(s)
+    if other is not None and other >= OTHER_PROCESS_MIN:
+        cap = s.capacity or 0
+        own = i.process_gib * GiB if i.process_gib is not None else 0
+        arith = say("other_process", fig=gib(other), cap=gib(cap), free=f"{i.free_gib or 0:.2f}", own=gib(own))
+        out.append(Candidate("other_process_memory", arith, "CUDA_VISIBLE_DEVICES", "a GPU with nothing else on it",
+                             named=True, prior=0.7, figure=other))  # fmt: skip
+    if i.error_kind == "host_oom":
+        out.append(Candidate("host_ram", say("named", what="host RAM"), "preprocessing_num_workers", 4, named=True,
+                             prior=0.8))  # fmt: skip
+    if i.error_kind in ("nccl_timeout", "nccl_error"):
+        consumer = s.gpu is not None and s.gpu.segment == "consumer"
+        flag, val = ("NCCL_P2P_DISABLE", 1) if consumer or i.p2p is False else ("NCCL_SOCKET_IFNAME", "the interface")
+        out.append(Candidate("nccl_timeout_or_env", say("named", what="NCCL"), flag, val, named=True, prior=0.8))
+        if consumer:
+            out.append(Candidate("p2p_or_interconnect", say("named", what="NCCL on GeForce (no P2P)"),
+                                 "NCCL_P2P_DISABLE", 1, prior=0.6))  # fmt: skip
+    out += precision_causes(s)
+    return out
+
+
+def _other_process(s: Setup) -> float | None:
+    i = s.inp
+    if i.other_process_gib is not None:
+        return i.other_process_gib * GiB
+    if s.capacity and i.free_gib is not None and i.process_gib is not None:
+        return s.capacity - i.free_gib * GiB - i.process_gib * GiB
+    return None
+
+
+def precision_causes(s: Setup) -> list[Candidate]:
+    g, i = s.gpu, s.inp
+    if g is None:
+        return []
+    lacks = None
+    if i.precision == "bf16" and not g.bf16_tflops:
+        lacks, fix = "bf16", ("fp16", True)
+    elif i.precision == "fp8" and not g.fp8_tflops:
+        lacks, fix = "fp8", ("--dtype", "bfloat16" if g.bf16_tflops else "float16")
+    if lacks is None:
+        if i.error_kind == "unsupported_precision":
+            return [Candidate("precision_unsupported", say("named", what=i.error_kind), "fp16", True, named=True,
+                              prior=0.7)]  # fmt: skip
+        return []
+    arith = say("precision", gpu=g.name, family=g.family, precision=lacks)
+    return [Candidate("precision_unsupported", arith, *fix, named=True, prior=0.85)]
