@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
-from bot.offline.compose import answers
+from bot.offline.compose import answers, diagnosis
 from bot.offline.compose.verdict import verdict
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count
@@ -53,6 +53,8 @@ class RulesPlanner:
         decided = decide(text, p, ctx.state)  # what the user asks: the one place it is decided
         intent, user_slots, changed = decided.intent, decided.slots, decided.changed
         lang = ctx.language or p.language
+        if (paste := diagnosis.pasted(text, request)) is not None:  # a log, command or config: why it broke
+            return diagnosis.plan(text, paste, request, run, lang)
         out = Out(lang=lang)
         if stood := user_slots.pop(STAND_IN_FOR, None):  # a reply to "“X”多大？": which model X is computed on
             name, value = stood

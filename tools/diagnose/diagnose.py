@@ -12,7 +12,7 @@ from typing import Any
 
 from tools.diagnose import evidence, serve, slow, train
 from tools.diagnose.context import Candidate, Setup, flag_values, read_setup
-from tools.diagnose.facts import cause_words, say
+from tools.diagnose.facts import cause_words, say, words
 from tools.schemas.common import assume
 from tools.schemas.diagnose import CauseOut, DiagnoseInput, DiagnoseOutput, Fix
 
@@ -56,6 +56,8 @@ def _matches(c: Candidate) -> bool:
 
 def _out(c: Candidate) -> CauseOut:
     w = cause_words(c.cause)
+    if c.extra.get("cost"):
+        w = {**w, **{f"cost_{k}": v for k, v in words()["fix_costs"][c.extra["cost"]].items()}}
     err = c.error
     figure = c.figure / 2**30 if c.figure is not None and c.cause != "kv_pool_too_small" else None
     return CauseOut(

@@ -16,9 +16,9 @@ def log_causes(s: Setup) -> list[Candidate]:
     x = i.failed_alloc_gib * GiB if i.failed_alloc_gib else None
     if i.reserved_gib is not None and i.allocated_gib is not None and i.reserved_gib > i.allocated_gib:
         loose = (i.reserved_gib - i.allocated_gib) * GiB
-        arith = say("fragmentation", fig=gib(loose), reserved=f"{i.reserved_gib:.2f}", allocated=f"{i.allocated_gib:.2f}",
-                    ask=f"{i.failed_alloc_gib or 0:.2f}")  # fmt: skip
         enough = x is not None and loose >= x
+        arith = say("fragmentation" if enough or x is None else "fragmentation_short", fig=gib(loose), reserved=f"{i.reserved_gib:.2f}", allocated=f"{i.allocated_gib:.2f}",
+                    ask=f"{i.failed_alloc_gib or 0:.2f}")  # fmt: skip
         out.append(Candidate("fragmentation", arith, "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
                              named=enough, prior=0.5 if enough else 0.25 if loose >= 0.1 * (x or GiB) else 0.02,
                              after=lambda: {"tool": "diagnose", "change": "expandable_segments:True",

@@ -19,6 +19,8 @@ from tools.speed.training_time import training_time
 
 #: measured ÷ expected below this is "far below what the hardware gives"
 SLOW_RATIO = 0.6
+#: communication over this share of the compute time is a term that matters
+COMM_SHARE = 0.3
 #: GPU-Util below this while slow points at the input pipeline
 LOW_UTIL = 50.0
 
@@ -75,15 +77,21 @@ def _decode(s: Setup) -> list[Candidate]:
                     n_allreduce=2 * m.n_layers, bw=f"{bw:g}", compute=f"{compute:.2f}",
                     measured=f"{i.measured_tokens_per_s:g}", expected=f"{expected:.1f}")  # fmt: skip
         if not _p2p(s):
+            dominant = comm > COMM_SHARE * compute
             out.append(Candidate("p2p_or_interconnect", arith, "--tensor-parallel-size", 1 if _fits_one(s) else tp,
-                                 prior=0.65 if ratio < SLOW_RATIO else 0.2))  # fmt: skip
+                                 prior=0.65 if ratio < SLOW_RATIO and dominant else 0.15,
+                                 extra={"cost": "single_gpu"} if _fits_one(s) else {}))  # fmt: skip
         elif comm > compute:
             out.append(Candidate("communication_bound", arith, "--tensor-parallel-size", max(1, tp // 2), prior=0.5))
     arith = say("slow_measured", measured=f"{i.measured_tokens_per_s:g}", ratio=f"{ratio * 100:.0f}",
                 expected=f"{expected:.1f}", bound=r.bound)  # fmt: skip
-    flag, val = ("--enforce-eager", False) if i.enforce_eager else ("--max-num-seqs", 64)
+    extra = {}
+    if tp > 1 and not _p2p(s) and _fits_one(s):
+        flag, val, extra = "--tensor-parallel-size", 1, {"cost": "single_gpu"}  # no all-reduce through host memory
+    else:
+        flag, val = "--enforce-eager", False  # CUDA graphs on: eager decode is launch-bound
     out.append(Candidate("compute_or_config_slow", arith, flag, val, prior=0.6 if ratio < SLOW_RATIO else 0.1,
-                         named=i.enforce_eager and ratio < SLOW_RATIO))  # fmt: skip
+                         named=i.enforce_eager and ratio < SLOW_RATIO, extra=extra))  # fmt: skip
     return out
 
 

@@ -193,4 +193,28 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
             seq = i.seq_len or value("llamafactory", "cutoff_len")
             flag, val, after = "cutoff_len", seq // 2, _after(s, f"cutoff_len {seq // 2}", seq_len=seq // 2)
         out.append(Candidate(cause, arith, flag, val, prior=0.6, after=after))
+    if r["fits"] and s.oom:
+        out += _margin_causes(s, arith, cap, zero)
     return out, est
+
+
+def _margin_causes(s: Setup, arith: tuple[str, str], cap: float, zero: int) -> list[Candidate]:
+    """The estimate fits but the log shows an OOM: the terms that most often exceed their estimate."""
+    i, out = s.inp, []
+    if i.grad_checkpointing is False:
+        fix = ("gradient_checkpointing", True, _after(s, "checkpointing", grad_checkpointing=True))
+    elif i.micro_batch > 1:
+        fix = ("per_device_train_batch_size", 1, _after(s, "micro-batch 1", micro_batch=1))
+    else:
+        seq = i.seq_len or value("llamafactory", "cutoff_len")
+        fix = ("cutoff_len", seq // 2, _after(s, f"cutoff_len {seq // 2}", seq_len=seq // 2))
+    out.append(Candidate("activations_too_large", arith, fix[0], fix[1], after=fix[2], prior=0.35))
+    if zero in (1, 2):
+        elements = value("deepspeed", "reduce_bucket_size")
+        bucket = say("bucket", fig=gib(elements * 2), name="reduce_bucket_size", elements=count(elements), bytes=2)
+        out.append(Candidate("zero_stage_buffers", bucket, "reduce_bucket_size", int(elements // 10), prior=0.3))
+    whole = 2 * s.params.total
+    if zero == 3 and whole > cap:
+        load = say("whole_weights", fig=gib(whole), bytes=2, params=count(s.params.total))
+        out.append(Candidate("load_time_peak", load, "low_cpu_mem_usage", True, prior=0.4))
+    return out

@@ -1,0 +1,129 @@
+"""Evidence in a pasted log: PyTorch/CUDA OOM messages (both the 1.x and the 2.x wording), vLLM/SGLang start-up
+errors, NCCL/DeepSpeed errors, host-RAM kills, precision errors, `nvidia-smi` tables and tokens/s lines.
+
+Each reader returns the figures as the log prints them (GiB for PyTorch and vLLM, MiB for nvidia-smi) under the
+diagnose tool's field names; nothing is converted but MiB -> GiB.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_NUM = r"(\d+(?:\.\d+)?)"
+_UNIT = r"\s*(GiB|MiB|KiB|GB|MB|bytes|B)\b"
+_SCALE = {
+    "GiB": 1.0,
+    "GB": 1.0,
+    "MiB": 1 / 1024,
+    "MB": 1 / 1024,
+    "KiB": 1 / 1024**2,
+    "bytes": 1 / 1024**3,
+    "B": 1 / 1024**3,
+}
+
+
+def _gib(value: str, unit: str) -> float:
+    return round(float(value) * _SCALE[unit], 4)
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+#: PyTorch OOM figures -> diagnose fields (2.x: "GPU 0 has a total capacity of 79.15 GiB of which 2.40 GiB is free.
+#: Process 1 has 76.92 GiB memory in use. Of the allocated memory 73.28 GiB is allocated by PyTorch, and 1.59 GiB is
+#: reserved by PyTorch but unallocated"; 1.x: "(GPU 0; 79.15 GiB total capacity; 70.1 GiB already allocated; 1.2 GiB
+#: free; 77.5 GiB reserved in total by PyTorch)")
+OOM_FIGURES = (
+    ("failed_alloc_gib", _rx(r"tried to allocate\s+" + _NUM + _UNIT)),
+    ("capacity_gib", _rx(r"total capacity of\s+" + _NUM + _UNIT)),
+    ("capacity_gib", _rx(_NUM + _UNIT + r"\s+total capacity")),
+    ("free_gib", _rx(r"of which\s+" + _NUM + _UNIT + r"\s+is free")),
+    ("free_gib", _rx(_NUM + _UNIT + r"\s+free\b")),
+    ("allocated_gib", _rx(_NUM + _UNIT + r"\s+(?:is\s+)?(?:already\s+)?allocated(?: by pytorch)?")),
+    ("reserved_gib", _rx(_NUM + _UNIT + r"\s+reserved in total by pytorch")),
+    ("unallocated_gib", _rx(_NUM + _UNIT + r"\s+is reserved by pytorch but unallocated")),
+    ("process_gib", _rx(r"this process has\s+" + _NUM + _UNIT + r"\s+memory in use")),
+)
+_PROCESS = _rx(r"process\s+(\d+)\s+has\s+" + _NUM + _UNIT + r"\s+memory in use")
+_GPU_INDEX = _rx(r"\bGPU\s+(\d+)(?:\s+has|\s*;)")
+KINDS = (
+    ("kv_too_small", _rx(r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in kv cache \((\d+)\)")),
+    ("kv_too_small", _rx(r"(\d+) tokens? .{0,40}exceeds? .{0,40}kv cache.{0,40}\((\d+)\)")),
+    ("no_cache_memory", _rx(r"no available memory for the cache blocks|insufficient memory for kv cache|not enough memory.{0,40}kv")),
+    ("heads_not_divisible", _rx(r"(?:number of )?attention heads \((\d+)\) must be divisible by tensor parallel size \((\d+)\)")),
+    ("heads_not_divisible", _rx(r"(?:key.?value|kv) heads.{0,30}(?:divisible|divide)")),
+    ("nccl_timeout", _rx(r"watchdog caught collective operation timeout|nccl.{0,40}timeout|timed out.{0,40}nccl|ProcessGroupNCCL.{0,80}Timeout")),
+    ("nccl_error", _rx(r"ncclInternalError|ncclSystemError|ncclUnhandledCudaError|nccl error|NCCL WARN")),
+    ("host_oom", _rx(r"\bkilled\b|cpu out of memory|can't allocate memory|cannot allocate memory|sigkill|exitcode\s*:\s*-9")),
+    ("unsupported_precision", _rx(r"bf16.{0,40}(?:only supported|not supported|requires)|bfloat16 is not supported|fp8.{0,40}not supported|flashattention only supports ampere")),
+    ("weights_oom", _rx(r"not enough memory.{0,40}(?:weights|model)|cannot load model.{0,40}memory")),
+    ("oom", _rx(r"out of memory|outofmemoryerror|cuda error: out of memory|显存不足|爆显存")),
+)  # fmt: skip
+_FREE_STARTUP = _rx(r"free memory on device \(" + _NUM + r"/" + _NUM + r"\s*GiB\) on startup is less than desired gpu memory utilization \(" + _NUM)  # fmt: skip
+_THROUGHPUT = _rx(r"(?:avg\s+)?(?:generation|decode|output|prompt)?\s*throughput:?\s*" + _NUM + r"\s*tokens?/s|" + _NUM + r"\s*(?:tokens?/s|tok/s|t/s)\b")  # fmt: skip
+_SMI_GPU = _rx(r"\|\s+(\d+)\s+(NVIDIA [^|]*?|Tesla [^|]*?)\s{2,}.*?\n\|.*?(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+)%")
+_SMI_PROC = _rx(r"\|\s+(\d+)\s+N/A\s+N/A\s+(\d+)\s+[CG]\s+(\S+)\s+(\d+)MiB")
+
+
+def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
+    """The evidence a log carries (diagnose field -> value) and what kind of lines were read."""
+    ev: dict[str, Any] = {}
+    seen: list[str] = []
+    for kind, rx in KINDS:
+        if m := rx.search(text):
+            ev.setdefault("error_kind", kind)
+            seen.append(kind)
+            if kind == "kv_too_small" and m.lastindex == 2:
+                ev["max_model_len"], ev["kv_tokens_reported"] = int(m.group(1)), int(m.group(2))
+            if kind == "heads_not_divisible" and m.lastindex == 2:
+                ev["heads_reported"], ev["tp"] = int(m.group(1)), int(m.group(2))
+    for field, rx in OOM_FIGURES:
+        if field not in ev and (m := rx.search(text)):
+            ev[field] = _gib(m.group(1), m.group(2))
+    if "unallocated_gib" in ev:  # 2.x prints the unallocated part; the tool wants reserved = allocated + it
+        loose = ev.pop("unallocated_gib")
+        if "allocated_gib" in ev:
+            ev["reserved_gib"] = round(ev["allocated_gib"] + loose, 4)
+    procs = {m.group(1): _gib(m.group(2), m.group(3)) for m in _PROCESS.finditer(text)}
+    if len(procs) == 1:
+        ev.setdefault("process_gib", next(iter(procs.values())))
+    elif len(procs) > 1 and "process_gib" in ev:
+        ev["other_process_gib"] = round(sum(procs.values()) - ev["process_gib"], 4)
+    if m := _GPU_INDEX.search(text):
+        ev["gpu_index"] = int(m.group(1))
+    if m := _FREE_STARTUP.search(text):
+        ev["free_gib"], ev["capacity_gib"], ev["gpu_memory_utilization"] = (
+            float(m.group(1)),
+            float(m.group(2)),
+            float(m.group(3)),
+        )
+        ev.setdefault("error_kind", "no_cache_memory")
+        seen.append("free_memory_on_startup")
+    speeds = [float(a or b) for a, b in _THROUGHPUT.findall(text)]
+    if speeds:
+        ev["measured_tokens_per_s"] = max(speeds)
+        ev["throughputs_read"] = speeds  # every tokens/s line, the largest one measured
+        seen.append("throughput")
+    smi = smi_table(text)
+    if smi:
+        ev.update({k: v for k, v in smi.items() if k not in ev})
+        seen.append("nvidia_smi")
+    return ev, seen
+
+
+def smi_table(text: str) -> dict[str, Any]:
+    """An `nvidia-smi` table: the card's name, how many, memory used / total and GPU-Util."""
+    gpus = _SMI_GPU.findall(text)
+    if not gpus:
+        return {}
+    name = gpus[0][1].strip()
+    used = [int(g[2]) for g in gpus]
+    total = int(gpus[0][3])
+    out: dict[str, Any] = {"smi_gpu": name, "smi_count": len(gpus), "capacity_gib": round(total / 1024, 2),
+                           "smi_used_gib": round(max(used) / 1024, 2), "gpu_util_percent": float(min(int(g[4]) for g in gpus))}  # fmt: skip
+    procs = _SMI_PROC.findall(text)
+    if len({p[1] for p in procs}) > 1:
+        out["smi_processes"] = len({p[1] for p in procs})
+    return out

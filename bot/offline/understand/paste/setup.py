@@ -1,0 +1,85 @@
+"""A paste and the question around it -> the `diagnose` tool's input. The paste's own setup wins over the
+question's words (the command is what ran); the question fills what the paste leaves out (the card, the count)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bot.offline.understand.paste import Paste
+from bot.offline.understand.question import ParsedQuestion
+from tools.catalog.lookup import get_gpu, get_model
+from tools.errors import AdvisorError
+from tools.schemas.diagnose import DiagnoseInput
+
+_FIELDS = frozenset(DiagnoseInput.model_fields)
+_FRAMEWORKS = ("vllm", "sglang", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate")
+_SUFFIX = re.compile(r"[-_](?:instruct|chat|hf|base|it|awq|gptq|int4|int8|fp8|bnb-4bit)$", re.IGNORECASE)
+
+
+def model_id(name: str | None) -> str | None:
+    """The catalog id of a model as a command or config names it ('Qwen/Qwen2.5-7B-Instruct', '/data/Qwen2-7B')."""
+    if not name:
+        return None
+    tail = name.rstrip("/").rsplit("/", 1)[-1]
+    for candidate in (name, tail, _SUFFIX.sub("", tail), _SUFFIX.sub("", _SUFFIX.sub("", tail))):
+        try:
+            return get_model(candidate).id
+        except AdvisorError:
+            continue
+    return None
+
+
+def gpu_id(name: str | None) -> str | None:
+    if not name:
+        return None
+    for candidate in (name, name.removeprefix("NVIDIA ").removeprefix("GeForce ").replace("-", " ")):
+        try:
+            return get_gpu(candidate).id
+        except AdvisorError:
+            continue
+    return None
+
+
+def diagnose_args(paste: Paste, p: ParsedQuestion) -> tuple[dict[str, Any], dict[str, str]]:
+    """The tool input, and what could not be resolved (role -> the name as written)."""
+    s, ev = dict(paste.setup), paste.evidence
+    unknown: dict[str, str] = {}
+    args: dict[str, Any] = {}
+    written = s.pop("model", None)
+    model = model_id(written) or (p.models[0] if p.models else None)
+    if written and not model_id(written):
+        unknown["model"] = written
+    if model:
+        args["model"] = model
+    gpu = gpu_id(ev.get("smi_gpu")) or (p.gpus[0] if p.gpus else None)
+    if gpu:
+        args["gpu"] = gpu
+    quant = s.pop("method_quant", None)
+    framework = paste.framework if paste.framework in _FRAMEWORKS else None
+    if framework:
+        args["framework"] = framework
+    serving = framework in ("vllm", "sglang") or ev.get("error_kind") in ("kv_too_small", "heads_not_divisible")
+    if quant:
+        if serving or framework == "transformers":
+            s.setdefault("precision", "nf4")
+        else:
+            s.setdefault("method", "qlora")
+    if s.get("method") == "qlora" and s.get("precision") not in ("bf16", "fp16", None):
+        s.pop("precision")
+    n = s.pop("n_gpus", None) or p.n_gpus or ev.get("smi_count") or s.get("tp")
+    if n:
+        args["n_gpus"] = int(n)
+    if "tp" in s and args.get("n_gpus", 1) < s["tp"]:
+        args["n_gpus"] = s["tp"]
+    for key, val in {**s, **ev}.items():
+        if key in _FIELDS and key not in args and val is not None:
+            args[key] = val
+    if not serving and p.method and "method" not in args:
+        args["method"] = p.method
+    if "zero_stage" not in args and p.zero_stage is not None:
+        args["zero_stage"] = p.zero_stage
+    if paste.flags:
+        items = [f"{k}={v}" for k, v in paste.flags.items() if not re.search(r"[\s,]", f"{k}{v}")]
+        args["flags"] = " ".join(items)[:20_000] or None
+    return {k: v for k, v in args.items() if v is not None}, unknown
