@@ -39,6 +39,7 @@ WINGS: dict[str, tuple[tuple[int, str], ...]] = {
     "bot.core": ((2, "core"),),
     "bot.offline.understand": ((3, "offline"), (0, "understand")),
     "bot.offline.understand.request": ((3, "offline"), (0, "understand")),
+    "bot.offline.understand.paste": ((3, "offline"), (0, "understand")),  # pasted logs, commands, configs
     "bot.offline.say": ((3, "offline"), (1, "say")),
     "bot.offline.compose": ((3, "offline"), (2, "compose")),
     "bot.offline": ((3, "offline"), (3, "planner")),

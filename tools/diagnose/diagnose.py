@@ -56,6 +56,8 @@ def _matches(c: Candidate) -> bool:
 
 def _out(c: Candidate) -> CauseOut:
     w = cause_words(c.cause)
+    if c.flag in words()["flag_costs"]:
+        w = {**w, **{f"cost_{k}": v for k, v in words()["flag_costs"][c.flag].items()}}
     if c.extra.get("cost"):
         w = {**w, **{f"cost_{k}": v for k, v in words()["fix_costs"][c.extra["cost"]].items()}}
     err = c.error
@@ -142,7 +144,12 @@ def _assumptions(s: Setup) -> list:
         out.append(assume("profile_activation", "3 × ffn + 3 × hidden, 2 B per token ÷ tp",
                           note="vLLM profiling-pass peak: one layer's MLP (serve.py)"))  # fmt: skip
     if s.workload == "train" and s.inp.zero_stage is None:
-        out.append(assume("zero_stage", 0, note="no DeepSpeed config given: plain data parallel (DDP)"))
+        if s.framework == "deepspeed":
+            out.append(
+                assume("zero_stage", None, note="DeepSpeed config not shown: ZeRO-2 and ZeRO-3 buffers both compared")
+            )
+        else:
+            out.append(assume("zero_stage", 0, note="no DeepSpeed config given: plain data parallel (DDP)"))
     if s.capacity and s.inp.capacity_gib:
         out.append(assume("capacity", s.inp.capacity_gib, unit="GiB", default=False, note="as the log reports"))
     return out

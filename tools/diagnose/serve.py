@@ -16,7 +16,7 @@ from typing import Any
 from tools.catalog.architecture import kv_bytes_per_token
 from tools.diagnose.context import Candidate, Setup, count, gib
 from tools.diagnose.facts import fact, say, value
-from tools.memory.fit_inference import fit_inference
+from tools.memory.fit_inference import default_weight_precision, fit_inference
 from tools.memory.model_memory import model_memory
 from tools.schemas.memory import FitInferenceInput, ModelMemoryInput
 from tools.units import BYTES_PER_PARAM, GB, GiB
@@ -40,16 +40,23 @@ def heads_ok(s: Setup, tp: int) -> bool:
     return not (m.n_heads % tp or (m.n_kv_heads % tp and tp % m.n_kv_heads))
 
 
+def precision(s: Setup) -> str:
+    """As given; else the model's published precision where the card computes in it (DeepSeek-R1: FP8 on H100)."""
+    if s.inp.precision:
+        return s.inp.precision
+    return default_weight_precision(s.model, s.gpu) if s.gpu else "bf16"
+
+
 def weights_bytes(s: Setup) -> float:
-    precision = s.inp.precision or "bf16"
-    out = model_memory(ModelMemoryInput(model=s.model.id, precision=precision))
+    precision_ = precision(s)
+    out = model_memory(ModelMemoryInput(model=s.model.id, precision=precision_))
     return out.weights_gb * GB
 
 
 def kv_token_bytes(s: Setup, tp: int) -> float:
     """KV bytes per token on one GPU: the KV heads split over tp (replicated when tp exceeds them)."""
     m = s.model
-    kv = BYTES_PER_PARAM[s.inp.kv_precision or ("fp16" if s.inp.precision == "fp16" else "bf16")]
+    kv = BYTES_PER_PARAM[s.inp.kv_precision or ("fp16" if precision(s) == "fp16" else "bf16")]
     total = kv_bytes_per_token(m, kv)
     return total * max(1, m.n_kv_heads // tp) / m.n_kv_heads if m.attention != "MLA" else total
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from tools.diagnose.context import Candidate, Setup
 from tools.diagnose.facts import say
 from tools.errors import AdvisorError
+from tools.memory.capacity import GPUS_PER_NODE
 from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput
 from tools.speed.comm import ring_allreduce_s, scale_up_gb_s
 from tools.speed.inference_speed import inference_speed
@@ -67,7 +68,15 @@ def _decode(s: Setup) -> list[Candidate]:
     expected = r.total_tokens_per_s
     ratio = i.measured_tokens_per_s / expected if expected else 1.0
     out = []
-    if tp > 1:
+    if tp > GPUS_PER_NODE:
+        nodes = -(-tp // GPUS_PER_NODE)
+        arith = say("inter_node_tp", tp=tp, nodes=nodes, per_node=GPUS_PER_NODE, n_allreduce=2 * m.n_layers,
+                    bytes=f"{m.hidden_size * batch * 2 / 1024:g}", measured=f"{i.measured_tokens_per_s:g}",
+                    expected=f"{expected:.1f}")  # fmt: skip
+        out.append(Candidate("communication_bound", arith, "tensor × pipeline parallel",
+                             f"tp {GPUS_PER_NODE}, pp {nodes}", prior=0.75 if ratio < SLOW_RATIO else 0.3,
+                             extra={"cost": "pipeline_nodes"}))  # fmt: skip
+    elif tp > 1:
         per_token = 2 * m.n_layers * batch * m.hidden_size * 2.0
         bus, _ = scale_up_gb_s(s.gpu)
         bw = bus / 2 if not _p2p(s) else bus
@@ -88,8 +97,10 @@ def _decode(s: Setup) -> list[Candidate]:
     extra = {}
     if tp > 1 and not _p2p(s) and _fits_one(s):
         flag, val, extra = "--tensor-parallel-size", 1, {"cost": "single_gpu"}  # no all-reduce through host memory
+    elif s.framework == "sglang":
+        flag, val = "--disable-cuda-graph", False  # CUDA graphs on: eager decode is launch-bound
     else:
-        flag, val = "--enforce-eager", False  # CUDA graphs on: eager decode is launch-bound
+        flag, val = "--enforce-eager", False
     out.append(Candidate("compute_or_config_slow", arith, flag, val, prior=0.6 if ratio < SLOW_RATIO else 0.1,
                          named=i.enforce_eager and ratio < SLOW_RATIO, extra=extra))  # fmt: skip
     return out

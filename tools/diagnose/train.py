@@ -21,12 +21,19 @@ from tools.units import GiB
 _TRAIN_PRECISIONS = ("fp32", "bf16", "fp16", "fp8")
 
 
+def stage(s: Setup) -> int | None:
+    """The ZeRO stage: as given; unknown (None) when DeepSpeed runs with a config not shown; 0 (DDP) otherwise."""
+    if s.inp.zero_stage is not None:
+        return s.inp.zero_stage
+    return None if s.framework == "deepspeed" else 0
+
+
 def _args(s: Setup, **change: Any) -> dict[str, Any]:
     i = s.inp
     args = {
         "model": s.model.id, "gpu": s.gpu.id, "method": i.method, "n_gpus": i.n_gpus,
         "precision": i.precision if i.precision in _TRAIN_PRECISIONS else "bf16",
-        "zero_stage": i.zero_stage if i.zero_stage is not None else 0, "offload": i.offload,
+        "zero_stage": stage(s), "offload": i.offload,
         "seq_len": i.seq_len or value("llamafactory", "cutoff_len"), "micro_batch": i.micro_batch,
         "grad_checkpointing": i.grad_checkpointing, "tp": s.inp.tp or 1, "pp": i.pp,
     }  # fmt: skip
@@ -63,7 +70,8 @@ def allocation_causes(s: Setup) -> list[Candidate]:
     """Each single allocation the setup makes, as a candidate for the failed 'Tried to allocate X'."""
     i, m = s.inp, s.model
     x = i.failed_alloc_gib * GiB if i.failed_alloc_gib else None
-    n, zero = i.n_gpus, i.zero_stage if i.zero_stage is not None else 0
+    n, known = i.n_gpus, stage(s)
+    stages = {known} if known is not None else {2, 3}  # a DeepSpeed config not shown: the log's figure decides
     p = _trainable(s)
     seq = i.seq_len or value("llamafactory", "cutoff_len")
     flags = flag_values(i)
@@ -72,11 +80,11 @@ def allocation_causes(s: Setup) -> list[Candidate]:
     def add(cause: str, fig: float, arith: tuple[str, str], flag: str, val: Any, after=None, prior: float = 0.1):
         out.append(Candidate(cause, arith, flag, val, figure=fig, reported=x, prior=prior, after=after))
 
-    if zero in (1, 2) and n > 1:
+    if stages & {1, 2} and n > 1:
         fig = 4 * p / n
         flag, val, after = _bigger_stage(s)
         add("zero_stage_buffers", fig, say("fp32_partition", fig=gib(fig), params=count(p), n=n), flag, val, after)
-    if zero == 0:
+    if 0 in stages:
         flag, val, after = ("zero_optimization.stage", 2, _after(s, "ZeRO-2", zero_stage=2)) if n > 1 else (
             "finetuning_type", "lora", _after(s, "LoRA", method="lora"))  # fmt: skip
         if i.method == "full":
@@ -84,18 +92,18 @@ def allocation_causes(s: Setup) -> list[Candidate]:
                 after)  # fmt: skip
             add("optimizer_states_unsharded", 2 * p, say("grad_full", fig=gib(2 * p), params=count(p)), flag, val,
                 after)  # fmt: skip
-    if zero >= 1:
+    if stages - {0}:
         for name, key in (
             ("reduce_bucket_size", "reduce_bucket_size"),
             ("allgather_bucket_size", "allgather_bucket_size"),
         ):
-            if zero == 3 and name == "allgather_bucket_size":
+            if stages == {3} and name == "allgather_bucket_size":
                 continue
             elements = _number(flags.get(name)) or value("deepspeed", key)
             fig = elements * 2
             add("zero_stage_buffers", fig,
                 say("bucket", fig=gib(fig), name=name, elements=count(elements), bytes=2), name, int(elements // 4))  # fmt: skip
-    if zero == 3:
+    if 3 in stages:
         layer = s.params.largest_layer
         add("zero_stage_buffers", 2 * layer, say("gathered_layer", fig=gib(2 * layer), params=count(layer)),
             "stage3_max_live_parameters", int(value("deepspeed", "stage3_max_live_parameters") // 10))  # fmt: skip
@@ -143,7 +151,7 @@ def _number(text: str | None) -> float | None:
 
 def _bigger_stage(s: Setup):
     z3 = fit(s, zero_stage=3)
-    if z3 and z3["fits"]:
+    if z3 and z3["verdict"] == "fits":
         return "zero_optimization.stage", 3, _after(s, "ZeRO-3", zero_stage=3)
     return ("zero_optimization.offload_optimizer.device", "cpu",
             _after(s, "ZeRO-3 + optimizer offload", zero_stage=3, offload="optimizer"))  # fmt: skip
@@ -169,7 +177,7 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
     if weights_alone:
         out.append(Candidate("weights_exceed_memory", arith, "finetuning_type", "qlora", prior=0.8,
                              after=_after(s, "QLoRA", method="qlora")))  # fmt: skip
-    zero = i.zero_stage if i.zero_stage is not None else 0
+    zero = stage(s) if stage(s) is not None else r["zero_stage"]
     if over and states >= tail:
         if zero < 2 and i.n_gpus > 1 and i.method == "full":
             flag, val, after = _bigger_stage(s)

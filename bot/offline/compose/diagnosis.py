@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.planner import PlanResult
+from bot.offline.compose.answers import stand_in_line
 from bot.offline.understand.paste import Paste, read_paste
 from bot.offline.understand.paste.setup import diagnose_args
 from bot.offline.understand.request.model import Request
@@ -55,7 +56,7 @@ def pasted(text: str, request: Request) -> Paste | None:
 
 def plan(text: str, paste: Paste, request: Request, run, lang: str) -> PlanResult:
     blocks: list[str] = []
-    args, unknown = diagnose_args(paste, request.parsed)
+    args, unknown = diagnose_args(paste, request)
     offered: dict[str, Any] = {"pasted": {**paste.setup, **paste.evidence}}
     out = None
     if paste.anything:
@@ -64,13 +65,49 @@ def plan(text: str, paste: Paste, request: Request, run, lang: str) -> PlanResul
         except AdvisorError:
             args = {k: v for k, v in args.items() if k not in ("model", "gpu")}
             out = run("diagnose", args)
+    if out is not None:
+        _estimate(args, out, run)
     if out is None:
         blocks.append(line("nothing_read", lang))
     else:
+        measured = next((m.text for m in request.mentions if m.role == "throughput_measured"), None)
+        if measured and paste.evidence.get("measured_tokens_per_s"):
+            blocks.append(line("measured_lead", lang, measured=measured))
         blocks += _answer(out, lang, paste)
     blocks += _read_notes(paste, out, unknown, args, lang)
+    p = request.parsed
+    for typed, value in p.stand_ins.items():  # which model an unknown name was computed on, said first
+        if value == args.get("model") and typed in p.unknown_models:
+            blocks.insert(0, stand_in_line(typed, value, lang))
     return PlanResult(answer="\n\n".join(b for b in blocks if b), language=lang, tool_calls=run.calls,
                       citations=run.citations, follow_ups=[], state={}, offered=offered)  # fmt: skip
+
+
+def _estimate(args: dict[str, Any], out: dict[str, Any], run) -> None:
+    """The calculator the diagnosis compared the evidence with, called in the open so the answer's trace shows it:
+    fit_training for a training setup, inference_speed for a measured speed, fit_inference for serving memory."""
+    if not (args.get("model") and args.get("gpu")):
+        return
+    base = {"model": args["model"], "gpu": args["gpu"]}
+    if out.get("workload") == "train":
+        keys = ("n_gpus", "method", "zero_stage", "offload", "seq_len", "micro_batch", "grad_checkpointing", "pp")
+        call = ("fit_training", {**base, **{k: args[k] for k in keys if k in args}})
+        if args.get("precision") in ("fp32", "bf16", "fp16", "fp8"):
+            call[1]["precision"] = args["precision"]
+    elif out.get("workload") == "infer":
+        n = args.get("tp") or args.get("n_gpus", 1)
+        extra = {"precision": args["precision"]} if args.get("precision") else {}
+        if args.get("measured_tokens_per_s"):
+            call = ("inference_speed", {**base, "n_gpus": min(n, 64), **extra})
+        else:
+            ctx = {"context_len": args["max_model_len"]} if args.get("max_model_len") else {}
+            call = ("fit_inference", {**base, "n_gpus": n, **extra, **ctx})
+    else:
+        return
+    try:
+        run(*call)
+    except AdvisorError:
+        pass
 
 
 def _zh(lang: str) -> bool:

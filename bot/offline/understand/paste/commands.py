@@ -18,6 +18,7 @@ _LAUNCH = re.compile(
 )
 _NEEDS_ARGS = re.compile(r"torchrun|deepspeed|accelerate", re.IGNORECASE)
 _ARGS = re.compile(r"\s--?[a-z]|\S\.(?:py|ya?ml|json)\b", re.IGNORECASE)
+_ARG_LINE = re.compile(r"(?:^|\s)--[a-z][\w-]*[ =]\S+.*\s--[a-z][\w-]*", re.IGNORECASE)
 _ENV = re.compile(r"^[A-Z_][A-Z0-9_]*=")
 #: the framework each launcher names
 FRAMEWORK = (("vllm", "vllm"), ("sglang", "sglang"), ("llamafactory", "llamafactory"), ("deepspeed", "deepspeed"),
@@ -29,6 +30,9 @@ def command_lines(text: str) -> list[str]:
     joined = re.sub(r"\\\s*\n", " ", text)
     out = []
     for line in joined.splitlines():
+        if _ARG_LINE.search(line) and not _LAUNCH.search(line):  # the arguments of a command, pasted alone
+            out.append(line[line.index("--") :].strip())
+            continue
         if m := _LAUNCH.search(line):
             rest = line[m.start() :].strip().lstrip("$#> ").strip()
             if _NEEDS_ARGS.match(m.group(1)) and not _ARGS.search(rest):

@@ -63,6 +63,7 @@ KINDS = (
 )  # fmt: skip
 _FREE_STARTUP = _rx(r"free memory on device \(" + _NUM + r"/" + _NUM + r"\s*GiB\) on startup is less than desired gpu memory utilization \(" + _NUM)  # fmt: skip
 _THROUGHPUT = _rx(r"(?:avg\s+)?(?:generation|decode|output|prompt)?\s*throughput:?\s*" + _NUM + r"\s*tokens?/s|" + _NUM + r"\s*(?:tokens?/s|tok/s|t/s)\b")  # fmt: skip
+_GENERATION = _rx(r"generation throughput:?\s*" + _NUM)
 _SMI_GPU = _rx(r"\|\s+(\d+)\s+(NVIDIA [^|]*?|Tesla [^|]*?)\s{2,}.*?\n\|.*?(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+)%")
 _SMI_PROC = _rx(r"\|\s+(\d+)\s+N/A\s+N/A\s+(\d+)\s+[CG]\s+(\S+)\s+(\d+)MiB")
 
@@ -103,8 +104,9 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
         seen.append("free_memory_on_startup")
     speeds = [float(a or b) for a, b in _THROUGHPUT.findall(text)]
     if speeds:
-        ev["measured_tokens_per_s"] = max(speeds)
-        ev["throughputs_read"] = speeds  # every tokens/s line, the largest one measured
+        generation = [float(x) for x in _GENERATION.findall(text)]
+        ev["measured_tokens_per_s"] = (generation or speeds)[0]  # the decode figure; else the first one said
+        ev["throughputs_read"] = speeds
         seen.append("throughput")
     smi = smi_table(text)
     if smi:

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from bot.offline.understand.paste import Paste
-from bot.offline.understand.question import ParsedQuestion
+from bot.offline.understand.request.model import Request
 from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
 from tools.schemas.diagnose import DiagnoseInput
@@ -41,13 +41,25 @@ def gpu_id(name: str | None) -> str | None:
     return None
 
 
-def diagnose_args(paste: Paste, p: ParsedQuestion) -> tuple[dict[str, Any], dict[str, str]]:
+def question_model(request: Request) -> str | None:
+    """The first model the question names (a known stand-in for a name the catalog lacks), as a catalog id."""
+    p = request.parsed
+    for m in request.mentions:
+        if m.role == "model":
+            name = str(m.value or m.text)
+            stand = p.stand_ins.get(name) or p.stand_ins.get(m.text)
+            return stand or model_id(name) or model_id(m.text)
+    return p.models[0] if p.models else None
+
+
+def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[str, str]]:
     """The tool input, and what could not be resolved (role -> the name as written)."""
+    p = request.parsed
     s, ev = dict(paste.setup), paste.evidence
     unknown: dict[str, str] = {}
     args: dict[str, Any] = {}
     written = s.pop("model", None)
-    model = model_id(written) or (p.models[0] if p.models else None)
+    model = model_id(written) or question_model(request)
     if written and not model_id(written):
         unknown["model"] = written
     if model:
