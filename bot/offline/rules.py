@@ -49,12 +49,23 @@ class RulesPlanner:
     def plan(self, text: str, ctx: Context, tools: ToolRunFactory, emit: Emit = _ignore) -> PlanResult:
         run = tools(emit)
         request = read(text)  # mentions (with their roles) and asks: the one reader
+        lang = ctx.language or request.parsed.language
+        lead = None
+        if (paste := diagnosis.pasted(text, request)) is not None:  # a log, command or config: why it broke
+            lead = diagnosis.plan(text, paste, request, run, lang)
+            if diagnosis.exclusive(paste):  # an error the estimate cannot speak to: the diagnosis is the answer
+                return lead
+        result = self._plan(text, ctx, run, request)
+        if lead is not None:  # the diagnosis first, then the estimate of the setup as asked
+            result.answer = lead.answer + "\n\n" + diagnosis.line("details_header", lang) + "\n\n" + result.answer
+            result.offered = {**lead.offered, **result.offered}
+        return result
+
+    def _plan(self, text: str, ctx: Context, run, request) -> PlanResult:
         p = request.parsed
         decided = decide(text, p, ctx.state)  # what the user asks: the one place it is decided
         intent, user_slots, changed = decided.intent, decided.slots, decided.changed
         lang = ctx.language or p.language
-        if (paste := diagnosis.pasted(text, request)) is not None:  # a log, command or config: why it broke
-            return diagnosis.plan(text, paste, request, run, lang)
         out = Out(lang=lang)
         if stood := user_slots.pop(STAND_IN_FOR, None):  # a reply to "“X”多大？": which model X is computed on
             name, value = stood

@@ -113,6 +113,8 @@ def tp_causes(s: Setup) -> list[Candidate]:
 
 
 def _after_tp(s: Setup, tp: int) -> dict[str, Any]:
+    if s.capacity is None:  # no card known: the change alone
+        return {"tool": "diagnose", "change": f"--tensor-parallel-size {tp}", "tp": tp}
     util = utilization(s)
     r = kv_pool(s, util, _max_len(s), tp)
     return {"tool": "diagnose.kv_pool", "change": f"--tensor-parallel-size {tp}", "tp": tp,

@@ -54,6 +54,12 @@ def pasted(text: str, request: Request) -> Paste | None:
     return None
 
 
+def exclusive(paste: Paste) -> bool:
+    """An error the memory or speed estimate of the question cannot speak to (the engine refused the setup, NCCL,
+    host RAM, precision): the diagnosis is the whole answer."""
+    return paste.evidence.get("error_kind") in _SPECIFIC
+
+
 def plan(text: str, paste: Paste, request: Request, run, lang: str) -> PlanResult:
     blocks: list[str] = []
     args, unknown = diagnose_args(paste, request)
