@@ -18,7 +18,7 @@ from tools.units import GiB
 
 SERVING = frozenset({"vllm", "sglang"})
 #: errors that mean "out of GPU memory" in one form or another
-OOM_KINDS = frozenset({"oom", "kv_too_small", "no_cache_memory", "weights_oom", "load_oom"})
+OOM_KINDS = frozenset({"oom", "kv_too_small", "no_cache_memory", "weights_oom", "load_oom", "too_many_tokens"})
 
 
 @dataclass
@@ -75,7 +75,8 @@ def read_setup(inp: DiagnoseInput) -> Setup:
     workload = inp.workload or (
         "infer" if inp.framework in SERVING else "train" if inp.framework or inp.zero_stage is not None else None
     )
-    if workload is None and inp.error_kind in ("kv_too_small", "no_cache_memory", "heads_not_divisible"):
+    if workload is None and (inp.error_kind in ("kv_too_small", "no_cache_memory", "heads_not_divisible", "too_many_tokens")
+                             or inp.symptom == "engine_memory"):  # fmt: skip
         workload = "infer"
     if inp.capacity_gib:
         capacity = inp.capacity_gib * GiB

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.diagnose import evidence, serve, slow, train
+from tools.diagnose import evidence, named, serve, slow, train
 from tools.diagnose.context import Candidate, Setup, flag_values, read_setup
 from tools.diagnose.facts import cause_words, say, words
 from tools.schemas.common import assume
@@ -72,7 +72,7 @@ def _out(c: Candidate) -> CauseOut:
 
 
 def _candidates(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
-    out = evidence.log_causes(s)
+    out = evidence.log_causes(s) + named.named_causes(s)
     est: dict[str, Any] = {}
     if s.model is not None:
         out += slow.speed_causes(s)

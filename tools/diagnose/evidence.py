@@ -7,6 +7,8 @@ from tools.diagnose.context import Candidate, Setup, gib
 from tools.diagnose.facts import say
 from tools.units import GiB
 
+#: reserved-but-unallocated memory at least this share of the card is "large"
+LARGE_UNALLOCATED = 0.05
 #: memory held outside this process that counts as "another process" (the CUDA context alone is less)
 OTHER_PROCESS_MIN = 1.0 * GiB
 
@@ -17,10 +19,11 @@ def log_causes(s: Setup) -> list[Candidate]:
     if i.reserved_gib is not None and i.allocated_gib is not None and i.reserved_gib > i.allocated_gib:
         loose = (i.reserved_gib - i.allocated_gib) * GiB
         enough = x is not None and loose >= x
+        large = loose >= LARGE_UNALLOCATED * (s.capacity or 0)  # PyTorch's hint: "if reserved but unallocated is large"
         arith = say("fragmentation" if enough or x is None else "fragmentation_short", fig=gib(loose), reserved=f"{i.reserved_gib:.2f}", allocated=f"{i.allocated_gib:.2f}",
                     ask=f"{i.failed_alloc_gib or 0:.2f}")  # fmt: skip
         out.append(Candidate("fragmentation", arith, "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
-                             named=enough, prior=0.5 if enough else 0.25 if loose >= 0.1 * (x or GiB) else 0.02,
+                             named=enough and large, prior=0.5 if enough and large else 0.2 if enough else 0.02,
                              after=lambda: {"tool": "diagnose", "change": "expandable_segments:True",
                                             "reclaimable_gib": round(loose / GiB, 2),
                                             "covers_request": enough}))  # fmt: skip
@@ -42,7 +45,25 @@ def log_causes(s: Setup) -> list[Candidate]:
             out.append(Candidate("p2p_or_interconnect", say("named", what="NCCL on GeForce (no P2P)"),
                                  "NCCL_P2P_DISABLE", 1, prior=0.6))  # fmt: skip
     out += precision_causes(s)
+    out += _weights_alone(s)
+    if s.oom and s.workload == "train" and s.model is None:  # no model to compute with: the usual suspect
+        out.append(Candidate("activations_too_large", say("named", what="a training OOM"), "gradient_checkpointing",
+                             True, prior=0.3))  # fmt: skip
     return out
+
+
+def _weights_alone(s: Setup) -> list[Candidate]:
+    """Whatever ran, weights larger than the card explain an OOM on their own (serving computes this with tp)."""
+    if not (s.oom and s.model and s.capacity) or s.workload == "infer" or s.inp.n_gpus > 1:
+        return []
+    from tools.diagnose.serve import weights_bytes
+
+    w = weights_bytes(s)
+    if w <= s.capacity:
+        return []
+    arith = say("weights_per_gpu", weights=gib(w), total=gib(w), tp=1, usable=gib(s.capacity), cap=gib(s.capacity),
+                util="1")  # fmt: skip
+    return [Candidate("weights_exceed_memory", arith, "load_in_4bit", True, named=True, prior=0.8)]
 
 
 def _other_process(s: Setup) -> float | None:
@@ -56,17 +77,31 @@ def _other_process(s: Setup) -> float | None:
 
 def precision_causes(s: Setup) -> list[Candidate]:
     g, i = s.gpu, s.inp
+    said = i.unsupported
     if g is None:
-        return []
+        if i.error_kind != "unsupported_precision" and not said:
+            return []
+        fix = _precision_fix(said, None)
+        return [Candidate("precision_unsupported", say("named", what=said or "precision"), *fix, named=True, prior=0.8)]
     lacks = None
-    if i.precision == "bf16" and not g.bf16_tflops:
-        lacks, fix = "bf16", ("fp16", True)
-    elif i.precision == "fp8" and not g.fp8_tflops:
-        lacks, fix = "fp8", ("--dtype", "bfloat16" if g.bf16_tflops else "float16")
-    if lacks is None:
-        if i.error_kind == "unsupported_precision":
-            return [Candidate("precision_unsupported", say("named", what=i.error_kind), "fp16", True, named=True,
-                              prior=0.7)]  # fmt: skip
+    if (i.precision == "bf16" or said == "bf16") and not g.bf16_tflops:
+        lacks = "bf16"
+    elif (i.precision == "fp8" or said == "fp8") and not g.fp8_tflops:
+        lacks = "fp8"
+    elif said == "flash_attn" and not g.bf16_tflops:  # FlashAttention-2 needs Ampere, as bf16 does
+        lacks = "FlashAttention-2"
+    if lacks is None:  # the card supports what was asked: the error is elsewhere (a kernel, a version)
+        if i.error_kind == "unsupported_precision" and not said:
+            return [Candidate("precision_unsupported", say("named", what=said or "precision"), *_precision_fix(said, g),
+                              named=True, prior=0.7)]  # fmt: skip
         return []
     arith = say("precision", gpu=g.name, family=g.family, precision=lacks)
-    return [Candidate("precision_unsupported", arith, *fix, named=True, prior=0.85)]
+    return [Candidate("precision_unsupported", arith, *_precision_fix(said or lacks, g), named=True, prior=0.85)]
+
+
+def _precision_fix(what: str | None, g) -> tuple[str, object]:
+    if what in ("flash_attn", "FlashAttention-2"):
+        return "attn_implementation", "sdpa"
+    if what == "fp8":
+        return "--dtype", "bfloat16" if g is not None and g.bf16_tflops else "float16"
+    return "fp16", True  # bf16 -> fp16 (vLLM: --dtype half)

@@ -160,6 +160,10 @@ def memory_causes(s: Setup) -> list[Candidate]:
                              figure=s.capacity * util, named=True, prior=0.8))  # fmt: skip
         out.append(Candidate("other_process_memory", arith, "CUDA_VISIBLE_DEVICES", "a GPU with nothing else on it",
                              named=True, prior=0.75))  # fmt: skip
+    if s.inp.error_kind == "oom" and util > MAX_UTILIZATION:  # no room left for activations, graphs, sampler
+        arith = say("utilization_high", util=f"{util:g}", cap=gib(s.capacity), rest=gib(s.capacity * (1 - util)))
+        out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", 0.9, named=True,
+                             prior=0.7))  # fmt: skip
     if s.inp.error_kind == "oom" and r["pool"] > 0:
         seqs = s.inp.max_num_seqs or value("vllm", "max_num_seqs")
         need = seqs * max_len * r["per_token"]

@@ -16,7 +16,7 @@ from tools.schemas.common import ToolInput, ToolOutput
 Framework = Literal["vllm", "sglang", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate", "other"]
 ErrorKind = Literal[
     "oom", "kv_too_small", "no_cache_memory", "heads_not_divisible", "weights_oom", "load_oom", "host_oom",
-    "nccl_timeout", "nccl_error", "unsupported_precision", "slow", "other",
+    "nccl_timeout", "nccl_error", "unsupported_precision", "too_many_tokens", "slow", "other",
 ]  # fmt: skip
 CAUSES = (
     "weights_exceed_memory", "kv_pool_too_small", "memory_utilization_setting", "other_process_memory",
@@ -78,6 +78,17 @@ class DiagnoseInput(ToolInput):
     free_gib: float | None = Field(None, ge=0, le=1e6, description="Free on the device, GiB.")
     process_gib: float | None = Field(None, ge=0, le=1e6, description="Memory this process holds, GiB.")
     other_process_gib: float | None = Field(None, ge=0, le=1e6, description="Memory other processes hold, GiB.")
+    heads_reported: int | None = Field(None, ge=1, le=100_000, description="Attention heads the error message names.")
+    symptom: Literal["multi_gpu_slower", "low_gpu_util", "slow", "engine_memory", "other_process", "hang"] | None = (
+        Field(
+            None,
+            description="What the user describes without a figure: more GPUs slower, low GPU-Util, slow, the engine "
+            "taking much memory, another process on the GPU, a hang.",
+        )
+    )
+    unsupported: Literal["bf16", "fp8", "flash_attn"] | None = Field(
+        None, description="What the error says the card does not support."
+    )
     kv_tokens_reported: int | None = Field(
         None, ge=0, le=100_000_000, description="Tokens vLLM says its KV pool holds."
     )

@@ -25,7 +25,9 @@ TEMPLATES = Path(__file__).resolve().parent.parent / "say" / "templates" / "diag
 OTHERS = 3
 #: errors a paste carries that are more than the word "OOM": the diagnosis is the answer
 _SPECIFIC = frozenset({"kv_too_small", "no_cache_memory", "heads_not_divisible", "nccl_timeout", "nccl_error",
-                       "host_oom", "unsupported_precision", "weights_oom"})  # fmt: skip
+                       "host_oom", "unsupported_precision", "weights_oom", "too_many_tokens"})  # fmt: skip
+#: troubles described in words that are a diagnosis question by themselves ("多卡反而更慢", "GPU-Util 很低")
+_DESCRIBED = frozenset({"multi_gpu_slower", "low_gpu_util", "engine_memory", "other_process"})
 _FIGURES = ("failed_alloc_gib", "capacity_gib", "kv_tokens_reported", "measured_tokens_per_s", "free_gib")
 
 
@@ -51,6 +53,10 @@ def pasted(text: str, request: Request) -> Paste | None:
         return paste
     if "diagnose" in request.asks and paste.notes:  # a long or broken paste asked about: say what was read
         return paste
+    if ev.get("error_kind") or ev.get("symptom") in _DESCRIBED:  # the error or the trouble, in the user's words
+        return paste
+    if "diagnose" in request.asks and ev.get("symptom"):
+        return paste
     return None
 
 
@@ -65,7 +71,7 @@ def plan(text: str, paste: Paste, request: Request, run, lang: str) -> PlanResul
     args, unknown = diagnose_args(paste, request)
     offered: dict[str, Any] = {"pasted": {**paste.setup, **paste.evidence}}
     out = None
-    if paste.anything:
+    if paste.anything or paste.evidence:
         try:
             out = run("diagnose", args)
         except AdvisorError:

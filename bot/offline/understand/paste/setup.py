@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.paste import Paste
 from bot.offline.understand.request.model import Request
 from tools.catalog.lookup import get_gpu, get_model
@@ -82,15 +83,26 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     n = s.pop("n_gpus", None) or p.n_gpus or ev.get("smi_count") or s.get("tp")
     if n:
         args["n_gpus"] = int(n)
+    if framework in ("vllm", "sglang") and "command" in paste.read and "tp" not in s:
+        s["tp"] = 1  # the engines' default tensor-parallel size, however many GPUs are visible
     if "tp" in s and args.get("n_gpus", 1) < s["tp"]:
         args["n_gpus"] = s["tp"]
     for key, val in {**s, **ev}.items():
         if key in _FIELDS and key not in args and val is not None:
             args[key] = val
+    workload = slots_of(p).get("workload")
+    if not framework and workload in ("train", "infer"):
+        args["workload"] = workload
+    elif not framework and (
+        p.method or args.get("zero_stage") is not None or ev.get("error_kind") in ("oom", "load_oom")
+    ):
+        args["workload"] = "train"  # an OOM report without an engine is a training question, as the planner reads it
     if not serving and p.method and "method" not in args:
         args["method"] = p.method
     if "zero_stage" not in args and p.zero_stage is not None:
         args["zero_stage"] = p.zero_stage
+    if "offload" not in args and p.offload in ("optimizer", "optimizer+params"):
+        args["offload"] = p.offload
     if paste.flags:
         items = [f"{k}={v}" for k, v in paste.flags.items() if not re.search(r"[\s,]", f"{k}{v}")]
         args["flags"] = " ".join(items)[:20_000] or None
