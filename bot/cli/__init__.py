@@ -47,6 +47,7 @@ _TOOL_NAMES = (
     "model_memory",
     "power_draw",
     "precision_speedup",
+    "diagnose",
 )
 
 #: (module, attribute, command-group name or None for top-level commands, the command names it adds)
@@ -64,6 +65,7 @@ _SUBCOMMANDS = [
     ("bot.cli.wecom", "wecom_app", "wecom", ("wecom",)),
     ("bot.cli.slack", "slack_app", "slack", ("slack",)),
     ("bot.cli.mcp", "register", None, ("mcp",)),
+    ("bot.cli.diagnose", "register", None, ("diagnose",)),
     ("bot.cli.calculators", "tools_app", "tools", ("tools",)),
     ("bot.cli.calculators", "register_aliases", None, _TOOL_NAMES),
     ("bot.cli.settings_table", "register", None, ("settings",)),

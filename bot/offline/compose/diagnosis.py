@@ -79,20 +79,33 @@ def plan(text: str, paste: Paste, request: Request, run, lang: str) -> PlanResul
             out = run("diagnose", args)
     if out is not None:
         _estimate(args, out, run)
-    if out is None:
-        blocks.append(line("nothing_read", lang))
-    else:
-        measured = next((m.text for m in request.mentions if m.role == "throughput_measured"), None)
-        if measured and paste.evidence.get("measured_tokens_per_s"):
-            blocks.append(line("measured_lead", lang, measured=measured))
-        blocks += _answer(out, lang, paste)
-    blocks += _read_notes(paste, out, unknown, args, lang)
+    measured = next((m.text for m in request.mentions if m.role == "throughput_measured"), None)
+    blocks += render(out, paste, args, unknown, lang, measured)
     p = request.parsed
     for typed, value in p.stand_ins.items():  # which model an unknown name was computed on, said first
         if value == args.get("model") and typed in p.unknown_models:
             blocks.insert(0, stand_in_line(typed, value, lang))
     return PlanResult(answer="\n\n".join(b for b in blocks if b), language=lang, tool_calls=run.calls,
                       citations=run.citations, follow_ups=[], state={}, offered=offered)  # fmt: skip
+
+
+def render(
+    out: dict[str, Any] | None,
+    paste: Paste,
+    args: dict,
+    unknown: dict[str, str],
+    lang: str,
+    measured: str | None = None,
+) -> list[str]:
+    """The answer's blocks from a diagnose output (None: nothing could be diagnosed) and the paste it read."""
+    blocks: list[str] = []
+    if out is None:
+        blocks.append(line("nothing_read", lang))
+    else:
+        if measured and paste.evidence.get("measured_tokens_per_s"):
+            blocks.append(line("measured_lead", lang, measured=measured))
+        blocks += _answer(out, lang, paste)
+    return blocks + _read_notes(paste, out, unknown, args, lang)
 
 
 def _estimate(args: dict[str, Any], out: dict[str, Any], run) -> None:
