@@ -107,6 +107,10 @@ def allocation_causes(s: Setup) -> list[Candidate]:
         layer = s.params.largest_layer
         add("zero_stage_buffers", 2 * layer, say("gathered_layer", fig=gib(2 * layer), params=count(layer)),
             "stage3_max_live_parameters", int(value("deepspeed", "stage3_max_live_parameters") // 10))  # fmt: skip
+        groups = _number(flags.get("sub_group_size")) or value("deepspeed", "sub_group_size")
+        add("zero_stage_buffers", groups * 4,
+            say("bucket", fig=gib(groups * 4), name="sub_group_size (fp32 optimizer step)", elements=count(groups), bytes=4),
+            "sub_group_size", int(groups // 10))  # fmt: skip
         for name in ("stage3_prefetch_bucket_size", "stage3_max_live_parameters"):
             elements = _number(flags.get(name)) or value("deepspeed", name)
             add("zero_stage_buffers", elements * 2,
