@@ -79,7 +79,10 @@ def plan(text: str, paste: Paste, request: Request, run, lang: str) -> PlanResul
             out = run("diagnose", args)
     if out is not None:
         _estimate(args, out, run)
-    measured = next((m.text for m in request.mentions if m.role == "throughput_measured"), None)
+    speed = paste.evidence.get("measured_tokens_per_s")
+    measured = next(
+        (m.text for m in request.mentions if m.role == "throughput_measured" and m.value == speed), None
+    )  # the user's words for the figure the diagnosis compares
     blocks += render(out, paste, args, unknown, lang, measured)
     p = request.parsed
     for typed, value in p.stand_ins.items():  # which model an unknown name was computed on, said first

@@ -21,7 +21,7 @@ from bot.offline.understand.paste.logs import read_log
 #: a paste longer than this is cut: its head (commands and configs come first) and its tail (the error is last)
 MAX_PASTE_CHARS = 100_000
 #: text that is a paste rather than prose: a fenced block, or several lines that look like code or a log
-_CODE = re.compile(r"```|(?:^[^\n]*[=:{}\[\]<>|$#][^\n]*\n){4,}", re.M)
+_CODE = re.compile(r"```|(?:^[^\n]*[=:{}\[\]<>|$#!@/\\][^\n]*(?:\n|$)){4,}", re.M)
 HEAD_CHARS = 20_000
 
 
