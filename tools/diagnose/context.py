@@ -78,6 +78,8 @@ def read_setup(inp: DiagnoseInput) -> Setup:
     if workload is None and (inp.error_kind in ("kv_too_small", "no_cache_memory", "heads_not_divisible", "too_many_tokens")
                              or inp.symptom == "engine_memory"):  # fmt: skip
         workload = "infer"
+    if inp.framework in SERVING and inp.error_kind == "load_oom":  # an engine's start-up OOM: weights, profile, pool
+        inp = inp.model_copy(update={"error_kind": "oom"})
     if inp.capacity_gib:
         capacity = inp.capacity_gib * GiB
     elif gpu is not None:
@@ -85,6 +87,11 @@ def read_setup(inp: DiagnoseInput) -> Setup:
     else:
         capacity = None
     return Setup(inp, model, gpu, workload, capacity, param_count(model) if model else None)
+
+
+def runs(inp: DiagnoseInput) -> bool:
+    """It ran (a speed was measured) and nothing reports memory: memory causes do not apply."""
+    return bool(inp.measured_tokens_per_s) and inp.error_kind is None
 
 
 def gib(n_bytes: float) -> str:

@@ -46,10 +46,31 @@ def log_causes(s: Setup) -> list[Candidate]:
                                  "NCCL_P2P_DISABLE", 1, prior=0.6))  # fmt: skip
     out += precision_causes(s)
     out += _weights_alone(s)
-    if s.oom and s.workload == "train" and s.model is None:  # no model to compute with: the usual suspect
-        out.append(Candidate("activations_too_large", say("named", what="a training OOM"), "gradient_checkpointing",
-                             True, prior=0.3))  # fmt: skip
+    if s.oom and s.model is None:  # nothing to compute with: the usual suspects of that kind of run
+        out += _usual_suspects(s)
     return out
+
+
+def _usual_suspects(s: Setup) -> list[Candidate]:
+    """Without a model the arithmetic cannot run; the causes such a run most often has, by what is known of it
+    (a serving engine, DeepSpeed and its stage, plain training), each said as a likely cause, never a match."""
+    i = s.inp
+    what = say("named", what="an OOM, without the model to compute it")
+    if s.workload == "infer":
+        return [Candidate("batch_or_concurrency_too_high", what, "--max-num-seqs", 64, prior=0.35),
+                Candidate("memory_utilization_setting", what, "--gpu-memory-utilization", 0.8, prior=0.3)]  # fmt: skip
+    if i.zero_stage == 3:
+        return [Candidate("needs_offload", what, "zero_optimization.offload_optimizer.device", "cpu", prior=0.34),
+                Candidate("zero_stage_buffers", what, "stage3_max_live_parameters", 100_000_000, prior=0.32),
+                Candidate("load_time_peak", what, "low_cpu_mem_usage", True, prior=0.3)]  # fmt: skip
+    if s.framework == "deepspeed" or i.zero_stage in (1, 2):
+        return [Candidate("optimizer_states_unsharded", what, "zero_optimization.stage", 3, prior=0.34),
+                Candidate("zero_stage_buffers", what, "reduce_bucket_size", 50_000_000, prior=0.32),
+                Candidate("needs_offload", what, "zero_optimization.offload_optimizer.device", "cpu", prior=0.28)]  # fmt: skip
+    if s.workload == "train":
+        return [Candidate("activations_too_large", what, "gradient_checkpointing", True, prior=0.32),
+                Candidate("optimizer_states_unsharded", what, "finetuning_type", "lora", prior=0.3)]  # fmt: skip
+    return []
 
 
 def _weights_alone(s: Setup) -> list[Candidate]:
@@ -90,6 +111,15 @@ def precision_causes(s: Setup) -> list[Candidate]:
         lacks = "fp8"
     elif said == "flash_attn" and not g.bf16_tflops:  # FlashAttention-2 needs Ampere, as bf16 does
         lacks = "FlashAttention-2"
+    if (
+        lacks is None
+        and not g.bf16_tflops
+        and i.precision is None
+        and s.workload == "infer"
+        and (i.error_kind or i.symptom)
+    ):  # an engine's dtype "auto" loads a bf16 checkpoint in bf16, which this card cannot run
+        arith = say("precision", gpu=g.name, family=g.family, precision="bf16")
+        return [Candidate("precision_unsupported", arith, "--dtype", "half", prior=0.55)]
     if lacks is None:  # the card supports what was asked: the error is elsewhere (a kernel, a version)
         if i.error_kind == "unsupported_precision" and not said:
             return [Candidate("precision_unsupported", say("named", what=said or "precision"), *_precision_fix(said, g),

@@ -39,6 +39,10 @@ def named_causes(s: Setup) -> list[Candidate]:
     if kind == "load_oom":
         out.append(Candidate("load_time_peak", say("named", what="out of memory while loading"), "torch_dtype",
                              "bfloat16", named=True, prior=0.6))  # fmt: skip
+    if symptom == "multi_gpu_slower" and i.layer_split:  # layers on each card in turn: one GPU works at a time
+        what = say("named", what="layers split across GPUs (device_map / model parallel)")
+        out.append(Candidate("compute_or_config_slow", what, "device_map", "one GPU per replica (data parallel)",
+                             named=True, prior=0.75))  # fmt: skip
     if symptom == "multi_gpu_slower":
         consumer = s.gpu is not None and s.gpu.segment == "consumer"
         p2p = i.p2p if i.p2p is not None else not consumer
@@ -54,6 +58,12 @@ def named_causes(s: Setup) -> list[Candidate]:
                              named=True, prior=0.7))  # fmt: skip
         out.append(Candidate("compute_or_config_slow", say("named", what="low GPU utilisation"),
                              "per_device_train_batch_size", max(2, i.micro_batch * 2), prior=0.4))  # fmt: skip
+    if symptom == "logits":
+        out.append(Candidate("logits_memory", say("named", what="the vocabulary logits"), "enable_liger_kernel", True,
+                             prior=0.6))  # fmt: skip
+    if i.measured_tokens_per_s and s.gpu is None:  # nothing to compare with: a setting is the usual reason
+        out.append(Candidate("compute_or_config_slow", say("named", what=f"{i.measured_tokens_per_s:g} tokens/s"),
+                             "--enforce-eager", False, prior=0.4))  # fmt: skip
     if symptom == "slow" and not i.measured_tokens_per_s:
         out.append(Candidate("compute_or_config_slow", say("named", what="slow"), "--enforce-eager", False, prior=0.5))
     if symptom == "engine_memory":

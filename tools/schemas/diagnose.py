@@ -18,6 +18,7 @@ ErrorKind = Literal[
     "oom", "kv_too_small", "no_cache_memory", "heads_not_divisible", "weights_oom", "load_oom", "host_oom",
     "nccl_timeout", "nccl_error", "unsupported_precision", "too_many_tokens", "slow", "other",
 ]  # fmt: skip
+Symptom = Literal["multi_gpu_slower", "low_gpu_util", "slow", "engine_memory", "other_process", "hang", "logits"]
 CAUSES = (
     "weights_exceed_memory", "kv_pool_too_small", "memory_utilization_setting", "other_process_memory",
     "tp_not_divisible", "optimizer_states_unsharded", "zero_stage_buffers", "needs_offload", "activations_too_large",
@@ -79,12 +80,13 @@ class DiagnoseInput(ToolInput):
     process_gib: float | None = Field(None, ge=0, le=1e6, description="Memory this process holds, GiB.")
     other_process_gib: float | None = Field(None, ge=0, le=1e6, description="Memory other processes hold, GiB.")
     heads_reported: int | None = Field(None, ge=1, le=100_000, description="Attention heads the error message names.")
-    symptom: Literal["multi_gpu_slower", "low_gpu_util", "slow", "engine_memory", "other_process", "hang"] | None = (
-        Field(
-            None,
-            description="What the user describes without a figure: more GPUs slower, low GPU-Util, slow, the engine "
-            "taking much memory, another process on the GPU, a hang.",
-        )
+    symptom: Symptom | None = Field(
+        None,
+        description="What the user describes without a figure: more GPUs slower, low GPU-Util, slow, the engine "
+        "taking much memory, another process on the GPU, a hang, memory of the vocabulary logits.",
+    )
+    layer_split: bool = Field(
+        False, description="The model is split by layers across GPUs (device_map='auto', naive model parallel)."
     )
     unsupported: Literal["bf16", "fp8", "flash_attn"] | None = Field(
         None, description="What the error says the card does not support."

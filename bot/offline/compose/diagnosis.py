@@ -27,7 +27,7 @@ OTHERS = 3
 _SPECIFIC = frozenset({"kv_too_small", "no_cache_memory", "heads_not_divisible", "nccl_timeout", "nccl_error",
                        "host_oom", "unsupported_precision", "weights_oom", "too_many_tokens"})  # fmt: skip
 #: troubles described in words that are a diagnosis question by themselves ("多卡反而更慢", "GPU-Util 很低")
-_DESCRIBED = frozenset({"multi_gpu_slower", "low_gpu_util", "engine_memory", "other_process"})
+_DESCRIBED = frozenset({"multi_gpu_slower", "low_gpu_util", "engine_memory", "other_process", "logits"})
 _FIGURES = ("failed_alloc_gib", "capacity_gib", "kv_tokens_reported", "measured_tokens_per_s", "free_gib")
 
 
@@ -55,7 +55,7 @@ def pasted(text: str, request: Request) -> Paste | None:
         return paste
     if ev.get("error_kind") or ev.get("symptom") in _DESCRIBED:  # the error or the trouble, in the user's words
         return paste
-    if "diagnose" in request.asks and ev.get("symptom"):
+    if ("diagnose" in request.asks or "speed" in request.asks) and ev.get("symptom"):
         return paste
     return None
 

@@ -62,7 +62,9 @@ KINDS = (
     ("host_oom", _rx(r"(?<![a-z])killed(?![a-z])|被\s*kill|cpu out of memory|can't allocate memory|cannot allocate memory|sigkill|signal 9|exit ?code\s*:?\s*-9|dmesg.{0,40}oom|oom[- ]?killer|"
                      r"(?:cpu|host|system|系统|主机)\s*(?:内存|ram|memory)\s*(?:不足|不够|爆|耗尽|满|exhausted|full|ran out)|out of (?:cpu|host|system) memory|\bram\b.{0,20}(?:full|exhausted|ran out|不足|不够|爆)")),
     ("unsupported_precision", _rx(r"bf16.{0,60}(?:only supported|not supported|requires|ampere|compute capability)|bfloat16 is (?:only|not) supported|"
-                                  r"doesn't support bf16|fp8.{0,40}(?:not supported|compute capability|requires)|flash ?attention.{0,30}(?:only supports|ampere|not supported)")),
+                                  r"doesn't support bf16|fp8.{0,40}(?:not supported|compute capability|requires)|flash ?attention.{0,30}(?:only supports|ampere|not supported)|"
+                                  r"(?:不支持|not support\w*|no longer supports?|doesn'?t support|unsupported|supports?)\s*(?:the\s+)?(?:bf16|bfloat16|fp8)|(?:bf16|bfloat16|fp8)\s*(?:不支持|is not supported|unsupported)|"
+                                  r"use float16 instead|--dtype[= ]half|data ?type error|dtype error")),
     ("weights_oom", _rx(r"not enough memory.{0,40}(?:weights|model)|cannot load model.{0,40}memory")),
     ("load_oom", _rx(r"(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|\boom\b|爆显存|显存不足)|(?:out of memory|\boom\b|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)")),
     ("oom", _rx(r"out[- ]of[- ]memory|outofmemoryerror|显存.{0,4}(?:不足|不够|溢出|超)|爆显存|\boom\b|insufficient (?:gpu |cuda )?memory|"
@@ -79,18 +81,22 @@ SYMPTOMS = (
                           r"\d+(?:\.\d+)?\s*(?:g|gb|gib)\b.{0,40}(?:of )?(?:vram|显存).{0,40}(?:vllm|sglang)|why does .{0,40}vllm.{0,40}(?:so much|require)|"
                           r"(?:vllm|sglang).{0,60}(?:high|much|more) (?:gpu |cuda )?memory")),
     ("other_process", _rx(r"other process|another process|其他进程|别的进程|另一个进程|被(?:其他|别的)?(?:程序|进程)占用|already in use")),
+    ("logits", _rx(r"(?:vocab\w*|logits?|lm_head|cross[- ]?entropy).{0,80}(?:memory|显存|\boom\b)|(?:memory|显存|\boom\b).{0,80}(?:vocab\w*|logits?|lm_head|cross[- ]?entropy)")),
     ("hang", _rx(r"\bhangs?\b|\bhung\b|\bstuck\b|卡住|卡死|没有反应|no progress")),
     ("slow", _rx(r"很慢|太慢|速度慢|慢得|\bslow\b|\bslowly\b|tokens?/s.{0,10}(?:low|only)|速度.{0,6}(?:不理想|不够快|上不去|很低|太低)")),
 )  # fmt: skip
 _UNSUPPORTED = (
     ("flash_attn", _rx(r"flash ?attention|flash_attn")),
     ("fp8", _rx(r"\bfp8\b")),
-    ("bf16", _rx(r"bf16|bfloat16")),
+    ("bf16", _rx(r"bf16|bfloat16|use float16 instead|--dtype[= ]half")),
+)
+_LAYER_SPLIT = _rx(
+    r"device_map\s*=?\s*['\"]?auto|模型并行|model parallel(?:ism)?|naive pipeline|layer(?:s)? (?:split|spread) across"
 )
 _LOG_GPU = _rx(r"your\s+(.{3,40}?)\s+gpu has compute capability")
 _FREE_STARTUP = _rx(r"free memory on device \(" + _NUM + r"/" + _NUM + r"\s*GiB\) on startup is less than desired gpu memory utilization \(" + _NUM)  # fmt: skip
 _THROUGHPUT = _rx(r"(?:avg\s+)?(?:generation|decode|output|prompt)?\s*throughput:?\s*" + _NUM + r"\s*tokens?\s*/\s*s|"
-                  + _NUM + r"\s*(?:tokens?\s*/\s*s(?:ec)?|tok/s|t/s|tokens? per sec\w*|token/秒|tokens?每秒)(?![a-z])")  # fmt: skip
+                  + _NUM + r"\s*(?:tokens?\s*/\s*s(?:ec)?|tok/s|(?<![a-z])t/s|tokens? per sec\w*|token/秒|tokens?每秒)(?![a-z])")  # fmt: skip
 _GENERATION = _rx(r"generation throughput:?\s*" + _NUM)
 _SMI_GPU = _rx(r"\|\s+(\d+)\s+(NVIDIA [^|]*?|Tesla [^|]*?)\s{2,}.*?\n\|.*?(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+)%")
 _SMI_PROC = _rx(r"\|\s+(\d+)\s+N/A\s+N/A\s+(\d+)\s+[CG]\s+(\S+)\s+(\d+)MiB")
@@ -119,6 +125,8 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
             ev["symptom"] = name
             seen.append(name)
             break
+    if _LAYER_SPLIT.search(text):
+        ev["layer_split"] = True
     for field, rx in OOM_FIGURES:
         if field not in ev and (m := rx.search(text)):
             ev[field] = _gib(m.group(1), m.group(2))

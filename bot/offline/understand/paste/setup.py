@@ -101,6 +101,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         args["method"] = p.method
     if "zero_stage" not in args and p.zero_stage is not None:
         args["zero_stage"] = p.zero_stage
+    if "precision" not in args and p.precision in ("bf16", "fp16", "fp8", "fp32"):
+        args["precision"] = p.precision
     if "offload" not in args and p.offload in ("optimizer", "optimizer+params"):
         args["offload"] = p.offload
     if paste.flags:
