@@ -82,8 +82,7 @@ class DiagnoseInput(ToolInput):
     heads_reported: int | None = Field(None, ge=1, le=100_000, description="Attention heads the error message names.")
     symptom: Symptom | None = Field(
         None,
-        description="What the user describes without a figure: more GPUs slower, low GPU-Util, slow, the engine "
-        "taking much memory, another process on the GPU, a hang, memory of the vocabulary logits.",
+        description="The trouble the user describes in words, without a figure.",
     )
     layer_split: bool = Field(
         False, description="The model is split by layers across GPUs (device_map='auto', naive model parallel)."
