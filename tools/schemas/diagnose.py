@@ -80,10 +80,7 @@ class DiagnoseInput(ToolInput):
     process_gib: float | None = Field(None, ge=0, le=1e6, description="Memory this process holds, GiB.")
     other_process_gib: float | None = Field(None, ge=0, le=1e6, description="Memory other processes hold, GiB.")
     heads_reported: int | None = Field(None, ge=1, le=100_000, description="Attention heads the error message names.")
-    symptom: Symptom | None = Field(
-        None,
-        description="The trouble the user describes in words, without a figure.",
-    )
+    symptom: Symptom | None = Field(None, description="The trouble the user describes in words, without a figure.")
     layer_split: bool = Field(
         False, description="The model is split by layers across GPUs (device_map='auto', naive model parallel)."
     )
