@@ -63,6 +63,10 @@ def _usual_suspects(s: Setup) -> list[Candidate]:
         return [Candidate("needs_offload", what, "zero_optimization.offload_optimizer.device", "cpu", prior=0.34),
                 Candidate("zero_stage_buffers", what, "stage3_max_live_parameters", 100_000_000, prior=0.32),
                 Candidate("load_time_peak", what, "low_cpu_mem_usage", True, prior=0.3)]  # fmt: skip
+    if (s.framework == "deepspeed" or i.zero_stage in (1, 2)) and "method" in i.model_fields_set and i.method == "full":
+        return [Candidate("optimizer_states_unsharded", what, "zero_optimization.stage", 3, prior=0.34),
+                Candidate("needs_offload", what, "zero_optimization.offload_optimizer.device", "cpu", prior=0.32),
+                Candidate("zero_stage_buffers", what, "reduce_bucket_size", 50_000_000, prior=0.3)]  # fmt: skip
     if s.framework == "deepspeed" or i.zero_stage in (1, 2):
         return [Candidate("optimizer_states_unsharded", what, "zero_optimization.stage", 3, prior=0.34),
                 Candidate("zero_stage_buffers", what, "reduce_bucket_size", 50_000_000, prior=0.32),

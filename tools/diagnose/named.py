@@ -58,6 +58,9 @@ def named_causes(s: Setup) -> list[Candidate]:
                              named=True, prior=0.7))  # fmt: skip
         out.append(Candidate("compute_or_config_slow", say("named", what="low GPU utilisation"),
                              "per_device_train_batch_size", max(2, i.micro_batch * 2), prior=0.4))  # fmt: skip
+    if i.vision_inputs and s.oom and s.workload != "infer":  # every image is hundreds to thousands of tokens
+        out.append(Candidate("activations_too_large", say("named", what="images or video in the batch"),
+                             "image_max_pixels", 262_144, prior=0.55))  # fmt: skip
     if symptom == "logits":
         out.append(Candidate("logits_memory", say("named", what="the vocabulary logits"), "enable_liger_kernel", True,
                              prior=0.6))  # fmt: skip

@@ -186,6 +186,10 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
         if zero < 2 and i.n_gpus > 1 and i.method == "full":
             flag, val, after = _bigger_stage(s)
             out.append(Candidate("optimizer_states_unsharded", arith, flag, val, prior=0.6, after=after))
+        elif i.offload != "none" and zero in (1, 2):  # offloading already: ZeRO-2 still keeps whole weights per GPU
+            w = say("zero2_weights", fig=gib(b["weights"] * 1e9), zero=zero)
+            flag, val, after = "zero_optimization.stage", 3, _after(s, "ZeRO-3", zero_stage=3)
+            out.append(Candidate("zero_stage_buffers", w, flag, val, prior=0.55, after=after))
         else:
             z3 = fit(s, zero_stage=3, offload="optimizer") if i.n_gpus >= 1 else None
             if z3 and z3["fits"]:

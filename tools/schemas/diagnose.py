@@ -81,6 +81,7 @@ class DiagnoseInput(ToolInput):
     other_process_gib: float | None = Field(None, ge=0, le=1e6, description="Memory other processes hold, GiB.")
     heads_reported: int | None = Field(None, ge=1, le=100_000, description="Attention heads the error message names.")
     symptom: Symptom | None = Field(None, description="The trouble the user describes in words, without a figure.")
+    vision_inputs: bool = Field(False, description="Images or video in the training data (their tokens count).")
     layer_split: bool = Field(
         False, description="The model is split by layers across GPUs (device_map='auto', naive model parallel)."
     )

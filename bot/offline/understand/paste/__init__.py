@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from bot.offline.understand.paste.commands import command_lines, read_command
 from bot.offline.understand.paste.configs import read_from_pretrained, read_json, read_yaml
+from bot.offline.understand.paste.keys import KEYS, apply, norm
 from bot.offline.understand.paste.logs import read_log
 
 #: a paste longer than this is cut: its head (commands and configs come first) and its tail (the error is last)
@@ -61,6 +62,7 @@ def read_paste(text: str) -> Paste:
     frameworks = [read_command(line, setup, out.flags) for line in command_lines(text)]
     if frameworks:
         out.read.append("command")
+    inline_settings(text, setup)
     ev, seen = read_log(text)
     out.read += seen
     for key in ("max_model_len", "tp", "gpu_memory_utilization"):  # the log's own figures of the setup
@@ -72,6 +74,21 @@ def read_paste(text: str) -> Paste:
     if not out.read and not out.notes and _CODE.search(text):
         out.notes.append("unparsed")  # code or a log was pasted, but nothing in it reads
     return out
+
+
+_INLINE = re.compile(r"(?<![\w-])([a-z][a-z0-9_]{2,40})\s*[=:]\s*['\"]?([\w.\-/]+)", re.I)
+
+
+def inline_settings(text: str, setup: dict[str, Any]) -> None:
+    """Settings written in a sentence ("deepspeed zero2, offload_optimizer=cpu, per_device_train_batch_size=1"):
+    only keys the table knows are taken (a sentence's other "a=b" are not flags the user passed)."""
+    for m in _INLINE.finditer(text[:HEAD_CHARS]):
+        key, val = norm(m.group(1)), m.group(2)
+        if key in ("offload_optimizer", "offload_param") and val.lower() in ("cpu", "nvme"):
+            both = key == "offload_param" or setup.get("offload") == "optimizer+params"
+            setup["offload"] = "optimizer+params" if both else setup.get("offload", "optimizer")
+        elif key in KEYS:
+            apply(key, val, setup, {})
 
 
 def _framework_of(text: str) -> str | None:

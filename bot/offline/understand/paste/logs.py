@@ -93,6 +93,9 @@ _UNSUPPORTED = (
 _LAYER_SPLIT = _rx(
     r"device_map\s*=?\s*['\"]?auto|模型并行|model parallel(?:ism)?|naive pipeline|layer(?:s)? (?:split|spread) across"
 )
+_VISION = _rx(
+    r"max_pixels|image_max_pixels|\bpixels?\b|\bimages?\b|\bvideos?\b|图片|图像|视频|分辨率|多模态|multimodal|\bvl\b|-vl-"
+)
 _LOG_GPU = _rx(r"your\s+(.{3,40}?)\s+gpu has compute capability")
 _FREE_STARTUP = _rx(r"free memory on device \(" + _NUM + r"/" + _NUM + r"\s*GiB\) on startup is less than desired gpu memory utilization \(" + _NUM)  # fmt: skip
 _THROUGHPUT = _rx(r"(?:avg\s+)?(?:generation|decode|output|prompt)?\s*throughput:?\s*" + _NUM + r"\s*tokens?\s*/\s*s|"
@@ -127,6 +130,8 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
             break
     if _LAYER_SPLIT.search(text):
         ev["layer_split"] = True
+    if _VISION.search(text):
+        ev["vision_inputs"] = True
     for field, rx in OOM_FIGURES:
         if field not in ev and (m := rx.search(text)):
             ev[field] = _gib(m.group(1), m.group(2))
