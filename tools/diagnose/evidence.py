@@ -55,7 +55,7 @@ def _usual_suspects(s: Setup) -> list[Candidate]:
     """Without a model the arithmetic cannot run; the causes such a run most often has, by what is known of it
     (a serving engine, DeepSpeed and its stage, plain training), each said as a likely cause, never a match."""
     i = s.inp
-    what = say("named", what="an OOM, without the model to compute it")
+    what = say("usual")
     if s.workload == "infer":
         return [Candidate("batch_or_concurrency_too_high", what, "--max-num-seqs", 64, prior=0.35),
                 Candidate("memory_utilization_setting", what, "--gpu-memory-utilization", 0.8, prior=0.3)]  # fmt: skip

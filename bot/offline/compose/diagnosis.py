@@ -158,16 +158,19 @@ def _answer(out: dict[str, Any], lang: str, paste: Paste) -> list[str]:
         key = "contradicts" if first["matches_evidence"] else "contradicts_unmatched"
         blocks.append(line(key, lang, need=f"{est['per_gpu_gb']:g}", usable=f"{est['usable_gb']:g}"))
     fix = first["fix"]
-    blocks.append(
-        line("fix", lang, flag=fix["flag"], value=_value(fix["value"]), cost=first["cost_zh" if zh else "cost"])
-    )
+    if first["cause"] == "version_or_bug":  # no flag to set: the version is what to change
+        blocks.append(line("fix_version", lang))
+    else:
+        cost = first["cost_zh" if zh else "cost"]
+        blocks.append(line("fix", lang, flag=fix["flag"], value=_value(fix["value"]), cost=cost))
     after = _after(out.get("after_fix") or {}, lang)
     if after:
         blocks.append(after)
     rest = causes[1 : 1 + OTHERS]
     if rest:
         items = [
-            line("other_line", lang, explanation=c["explanation_zh" if zh else "explanation"],
+            line("other_version" if c["cause"] == "version_or_bug" else "other_line", lang,
+                 explanation=c["explanation_zh" if zh else "explanation"],
                  arithmetic=c["arithmetic_zh" if zh else "arithmetic"], flag=c["fix"]["flag"], value=_value(c["fix"]["value"]))
             for c in rest
         ]  # fmt: skip
