@@ -79,6 +79,7 @@ def advisor(shared_advisor, env: Path):
 SLOW_MODULES = {
     "tests/bot/api/test_app.py": "the API end to end, 30 cases",
     "tests/bot/test_real_corpus.py": "every real question and every corpus turn answered, about 11 s",
+    "tests/bot/offline/test_diagnosis_corpus.py": "the hundred diagnose-corpus threads answered",
     "tests/bot/api/test_json_types.py": "every route's body fields through the API",
     "tests/bot/api/test_mcp_http.py": "MCP sessions over HTTP",
     "tests/bot/api/test_schema.py": "schemathesis over the OpenAPI schema",

@@ -33,11 +33,13 @@ WINGS: dict[str, tuple[tuple[int, str], ...]] = {
     "tools.speed": ((0, "tools"), (4, "speed")),
     "tools.money": ((0, "tools"), (4, "money")),
     "tools.recommend": ((0, "tools"), (5, "recommend")),
+    "tools.diagnose": ((0, "tools"), (6, "diagnose")),  # reads the memory and speed calculators
     "knowledge": ((1, "knowledge"),),
     "bot.grounding": ((1, "grounding"),),
     "bot.core": ((2, "core"),),
     "bot.offline.understand": ((3, "offline"), (0, "understand")),
     "bot.offline.understand.request": ((3, "offline"), (0, "understand")),
+    "bot.offline.understand.paste": ((3, "offline"), (0, "understand")),  # pasted logs, commands, configs
     "bot.offline.say": ((3, "offline"), (1, "say")),
     "bot.offline.compose": ((3, "offline"), (2, "compose")),
     "bot.offline": ((3, "offline"), (3, "planner")),

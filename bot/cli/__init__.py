@@ -47,6 +47,7 @@ _TOOL_NAMES = (
     "model_memory",
     "power_draw",
     "precision_speedup",
+    "diagnose",
 )
 
 #: (module, attribute, command-group name or None for top-level commands, the command names it adds)
@@ -58,7 +59,7 @@ _SUBCOMMANDS = [
     ("bot.cli.cost", "register", None, ("cost", "rent-vs-buy")),
     ("bot.cli.select", "register", None, ("recommend",)),
     ("bot.cli.kb", "kb_app", "kb", ("kb",)),
-    ("bot.cli.advisor", "register", None, ("ask", "chat")),
+    ("bot.cli.advisor", "register", None, ("ask", "chat", "diagnose")),
     ("bot.cli.serve", "register", None, ("serve",)),
     ("bot.cli.keys", "keys_app", "keys", ("keys",)),
     ("bot.cli.wecom", "wecom_app", "wecom", ("wecom",)),

@@ -212,8 +212,10 @@ def tools_list(as_json: JsonOpt = False) -> None:
 def register_aliases(app: typer.Typer) -> None:
     """Each tool also as a hidden top-level command under its exact registry name (`gpu-advisor fit_training`),
     the name the API, MCP and the LLM use; none clashes with a friendly command (`rent-vs-buy` has hyphens)."""
+    taken = {c.name for c in app.registered_commands}  # a friendly command of that very name (`diagnose`) is it
     for name in registry.names():
-        app.command(name, hidden=True, help=_help(name))(tool_callback(name))
+        if name not in taken:
+            app.command(name, hidden=True, help=_help(name))(tool_callback(name))
 
 
 # the plain renderer: for tools no friendly command renders

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
-from bot.offline.compose import answers
+from bot.offline.compose import answers, diagnosis
 from bot.offline.compose.verdict import verdict
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count
@@ -49,6 +49,19 @@ class RulesPlanner:
     def plan(self, text: str, ctx: Context, tools: ToolRunFactory, emit: Emit = _ignore) -> PlanResult:
         run = tools(emit)
         request = read(text)  # mentions (with their roles) and asks: the one reader
+        lang = ctx.language or request.parsed.language
+        lead = None
+        if (paste := diagnosis.pasted(text, request)) is not None:  # a log, command or config: why it broke
+            lead = diagnosis.plan(text, paste, request, run, lang)
+            if diagnosis.exclusive(paste):  # an error the estimate cannot speak to: the diagnosis is the answer
+                return lead
+        result = self._plan(text, ctx, run, request)
+        if lead is not None:  # the diagnosis first, then the estimate of the setup as asked
+            result.answer = lead.answer + "\n\n" + diagnosis.line("details_header", lang) + "\n\n" + result.answer
+            result.offered = {**lead.offered, **result.offered}
+        return result
+
+    def _plan(self, text: str, ctx: Context, run, request) -> PlanResult:
         p = request.parsed
         decided = decide(text, p, ctx.state)  # what the user asks: the one place it is decided
         intent, user_slots, changed = decided.intent, decided.slots, decided.changed

@@ -33,6 +33,7 @@ VALID = {
     "model_memory": {"model": "70B"},
     "power_draw": {"gpu": "H800", "n_gpus": 8},
     "precision_speedup": {"model": "7B", "gpu": "H800"},
+    "diagnose": {"model": "Qwen2.5-7B", "gpu": "4090", "n_gpus": 3, "framework": "vllm", "tp": 3},
 }
 FIT = VALID["fit_training"]
 #: a mistake a model makes -> what the tool error must name

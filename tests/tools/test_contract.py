@@ -52,6 +52,24 @@ CONTRACT = {
         {"gpu", "n_gpus", "hours_per_day", "months"},
         {"rent_total_cny", "own_total_cny", "breakeven_months", "cheaper", "assumptions"},
     ),
+    "diagnose": (
+        {
+            "model",
+            "gpu",
+            "n_gpus",
+            "framework",
+            "tp",
+            "pp",
+            "precision",
+            "max_model_len",
+            "micro_batch",
+            "flags",
+            "failed_alloc_gb",
+            "error_kind",
+            "measured_tokens_per_s",
+        },
+        {"causes", "after_fix", "unread", "assumptions"},
+    ),
     "recommend_gpus": (
         {"model", "workload", "method", "tokens", "budget_cny", "deadline_hours", "china_available"},
         {"options", "assumptions"},
@@ -116,6 +134,25 @@ TRUSTED = {
     "fit_inference": [{"model": "Qwen2.5-72B", "gpu": "H20", "n_gpus": 4, "batch": 8}],
     "training_time": [{"model": "DeepSeek-V3", "gpu": "H800", "n_gpus": 2048, "tokens": "14.8T", "precision": "fp8"}],
     "rent_vs_buy": [{"gpu": "H800", "n_gpus": 8, "hours_per_day": 20, "months": 24, "currency": "USD"}],
+    "diagnose": [
+        {
+            "model": "Llama-3.1-8B",
+            "gpu": "3090",
+            "framework": "vllm",
+            "max_model_len": 29000,
+            "error_kind": "kv_too_small",
+        },
+        {
+            "model": "Qwen2.5-7B",
+            "gpu": "A100 80GB",
+            "n_gpus": 8,
+            "zero_stage": 2,
+            "error_kind": "oom",
+            "failed_alloc_gib": 3.55,
+            "allocated_gib": 70.0,
+            "reserved_gib": 72.0,
+        },
+    ],
 }
 
 

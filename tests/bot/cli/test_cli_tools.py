@@ -269,7 +269,8 @@ def test_an_unknown_tool_names_the_closest():
 def test_the_aliases_are_hidden_from_the_root_help_but_answer():
     root = runner.invoke(cli.app, ["--help"], env=WIDE).output
     assert "tools" in root
-    assert not any(re.search(rf"\b{name}\b", root) for name in registry.names())
+    shared = {"diagnose"}  # a friendly command of the tool's own name (it reads files, then calls the tool)
+    assert not any(re.search(rf"\b{name}\b", root) for name in set(registry.names()) - shared)
     for name in registry.names():
         result = runner.invoke(cli.app, [name, "--help"], env=WIDE)
         assert result.exit_code == 0, result.output

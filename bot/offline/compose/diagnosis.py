@@ -1,0 +1,225 @@
+"""The answer to a pasted log, launch command or config: `diagnose` on what the paste and the question say,
+then the cause in one sentence with its figure first, the fix (flag and value) and its cost, what to expect
+after it, the other causes by how well they match, and what of the paste was read (or could not be).
+
+Every figure comes from the tool's output (its arithmetic strings, `after_fix`, `estimate`) or the paste.
+"""
+
+from __future__ import annotations
+
+import functools
+import string
+from pathlib import Path
+from typing import Any
+
+from bot.core.planner import PlanResult
+from bot.offline.compose.answers import stand_in_line
+from bot.offline.understand.paste import Paste, read_paste
+from bot.offline.understand.paste.setup import diagnose_args
+from bot.offline.understand.request.model import Request
+from tools.errors import AdvisorError
+from tools.yaml_data import load_yaml
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "say" / "templates" / "diagnose.yaml"
+#: other causes listed after the first
+OTHERS = 3
+#: errors a paste carries that are more than the word "OOM": the diagnosis is the answer
+_SPECIFIC = frozenset({"kv_too_small", "no_cache_memory", "heads_not_divisible", "nccl_timeout", "nccl_error",
+                       "host_oom", "unsupported_precision", "weights_oom", "too_many_tokens"})  # fmt: skip
+#: troubles described in words that are a diagnosis question by themselves ("多卡反而更慢", "GPU-Util 很低")
+_DESCRIBED = frozenset({"multi_gpu_slower", "low_gpu_util", "engine_memory", "other_process", "logits"})
+_FIGURES = ("failed_alloc_gib", "capacity_gib", "kv_tokens_reported", "measured_tokens_per_s", "free_gib")
+
+
+@functools.cache
+def _t() -> dict[str, Any]:
+    return load_yaml(TEMPLATES.read_text(encoding="utf-8"))
+
+
+def line(key: str, lang: str, **values: Any) -> str:
+    entry = _t()[key]
+    return string.Formatter().vformat(entry.get(lang) or entry["en"], (), values)
+
+
+def pasted(text: str, request: Request) -> Paste | None:
+    """The paste, when it makes this a diagnosis: a log with figures or a specific error, or a command / config
+    read beside a question that asks why or shows an error."""
+    paste = read_paste(text)
+    ev = paste.evidence
+    has_setup = any(k in paste.read for k in ("command", "deepspeed_json", "yaml", "from_pretrained"))
+    if ev.get("error_kind") in _SPECIFIC or any(k in ev for k in _FIGURES):
+        return paste
+    if has_setup and (ev.get("error_kind") or "diagnose" in request.asks):
+        return paste
+    if "diagnose" in request.asks and paste.notes:  # a long or broken paste asked about: say what was read
+        return paste
+    if ev.get("error_kind") or ev.get("symptom") in _DESCRIBED:  # the error or the trouble, in the user's words
+        return paste
+    if ("diagnose" in request.asks or "speed" in request.asks) and ev.get("symptom"):
+        return paste
+    return None
+
+
+def exclusive(paste: Paste) -> bool:
+    """An error the memory or speed estimate of the question cannot speak to (the engine refused the setup, NCCL,
+    host RAM, precision): the diagnosis is the whole answer."""
+    return paste.evidence.get("error_kind") in _SPECIFIC
+
+
+def plan(text: str, paste: Paste, request: Request, run, lang: str) -> PlanResult:
+    blocks: list[str] = []
+    args, unknown = diagnose_args(paste, request)
+    offered: dict[str, Any] = {"pasted": {**paste.setup, **paste.evidence}}
+    out = None
+    if paste.anything or paste.evidence:
+        try:
+            out = run("diagnose", args)
+        except AdvisorError:
+            args = {k: v for k, v in args.items() if k not in ("model", "gpu")}
+            out = run("diagnose", args)
+    if out is not None:
+        _estimate(args, out, run)
+    speed = paste.evidence.get("measured_tokens_per_s")
+    measured = next(
+        (m.text for m in request.mentions if m.role == "throughput_measured" and m.value == speed), None
+    )  # the user's words for the figure the diagnosis compares
+    blocks += render(out, paste, args, unknown, lang, measured)
+    p = request.parsed
+    for typed, value in p.stand_ins.items():  # which model an unknown name was computed on, said first
+        if value == args.get("model") and typed in p.unknown_models:
+            blocks.insert(0, stand_in_line(typed, value, lang))
+    return PlanResult(answer="\n\n".join(b for b in blocks if b), language=lang, tool_calls=run.calls,
+                      citations=run.citations, follow_ups=[], state={}, offered=offered)  # fmt: skip
+
+
+def render(
+    out: dict[str, Any] | None,
+    paste: Paste,
+    args: dict,
+    unknown: dict[str, str],
+    lang: str,
+    measured: str | None = None,
+) -> list[str]:
+    """The answer's blocks from a diagnose output (None: nothing could be diagnosed) and the paste it read."""
+    blocks: list[str] = []
+    if out is None:
+        blocks.append(line("nothing_read", lang))
+    else:
+        if measured and paste.evidence.get("measured_tokens_per_s"):
+            blocks.append(line("measured_lead", lang, measured=measured))
+        blocks += _answer(out, lang, paste)
+    return blocks + _read_notes(paste, out, unknown, args, lang)
+
+
+def _estimate(args: dict[str, Any], out: dict[str, Any], run) -> None:
+    """The calculator the diagnosis compared the evidence with, called in the open so the answer's trace shows it:
+    fit_training for a training setup, inference_speed for a measured speed, fit_inference for serving memory."""
+    if not (args.get("model") and args.get("gpu")):
+        return
+    base = {"model": args["model"], "gpu": args["gpu"]}
+    if out.get("workload") == "train":
+        keys = ("n_gpus", "method", "zero_stage", "offload", "seq_len", "micro_batch", "grad_checkpointing", "pp")
+        call = ("fit_training", {**base, **{k: args[k] for k in keys if k in args}})
+        if args.get("precision") in ("fp32", "bf16", "fp16", "fp8"):
+            call[1]["precision"] = args["precision"]
+    elif out.get("workload") == "infer":
+        n = args.get("tp") or args.get("n_gpus", 1)
+        extra = {"precision": args["precision"]} if args.get("precision") else {}
+        if args.get("measured_tokens_per_s"):
+            call = ("inference_speed", {**base, "n_gpus": min(n, 64), **extra})
+        else:
+            ctx = {"context_len": args["max_model_len"]} if args.get("max_model_len") else {}
+            call = ("fit_inference", {**base, "n_gpus": n, **extra, **ctx})
+    else:
+        return
+    try:
+        run(*call)
+    except AdvisorError:
+        pass
+
+
+def _zh(lang: str) -> bool:
+    return lang == "zh"
+
+
+def _answer(out: dict[str, Any], lang: str, paste: Paste) -> list[str]:
+    zh = _zh(lang)
+    causes = out["causes"]
+    first = causes[0]
+    blocks = []
+    if not paste.evidence.get("error_kind") and not paste.evidence.get("measured_tokens_per_s"):
+        blocks.append(line("no_error", lang))
+    arith = first["arithmetic_zh" if zh else "arithmetic"]
+    blocks.append(
+        line("cause_first", lang, arithmetic=arith, explanation=first["explanation_zh" if zh else "explanation"])
+    )
+    est = out.get("estimate") or {}
+    if out.get("contradicts_estimate") and est:
+        key = "contradicts" if first["matches_evidence"] else "contradicts_unmatched"
+        blocks.append(line(key, lang, need=f"{est['per_gpu_gb']:g}", usable=f"{est['usable_gb']:g}"))
+    fix = first["fix"]
+    if first["cause"] == "version_or_bug":  # no flag to set: the version is what to change
+        blocks.append(line("fix_version", lang))
+    else:
+        cost = first["cost_zh" if zh else "cost"]
+        blocks.append(line("fix", lang, flag=fix["flag"], value=_value(fix["value"]), cost=cost))
+    after = _after(out.get("after_fix") or {}, lang)
+    if after:
+        blocks.append(after)
+    rest = causes[1 : 1 + OTHERS]
+    if rest:
+        items = [
+            line("other_version" if c["cause"] == "version_or_bug" else "other_line", lang,
+                 explanation=c["explanation_zh" if zh else "explanation"],
+                 arithmetic=c["arithmetic_zh" if zh else "arithmetic"], flag=c["fix"]["flag"], value=_value(c["fix"]["value"]))
+            for c in rest
+        ]  # fmt: skip
+        blocks.append(line("others_header", lang) + "\n" + "\n".join(items))
+    return blocks
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _after(a: dict[str, Any], lang: str) -> str:
+    if not a:
+        return ""
+    starts = line("starts_yes" if a.get("starts") else "starts_no", lang)
+    if "tp" in a and "kv_tokens" in a:
+        text = line("after_tp", lang, tp=a["tp"], weights=f"{a['weights_gib_per_gpu']:g}", tokens=f"{a['kv_tokens']:,}",
+                    starts=starts)  # fmt: skip
+    elif "kv_tokens" in a:
+        text = line("after_pool", lang, pool=f"{a['kv_pool_gib']:g}", tokens=f"{a['kv_tokens']:,}",
+                    length=f"{a['max_model_len']:,}", starts=starts)  # fmt: skip
+    elif "per_gpu_gb" in a:
+        verdict = {"fits": "verdict_fits", "tight": "verdict_tight"}.get(a.get("verdict"), "verdict_no")
+        text = line("after_train", lang, need=f"{a['per_gpu_gb']:g}", usable=f"{a['usable_gb']:g}",
+                    verdict=line(verdict, lang))  # fmt: skip
+    elif "reclaimable_gib" in a:
+        text = line("after_frag", lang, gib=f"{a['reclaimable_gib']:g}",
+                    covers=line("covers_yes" if a.get("covers_request") else "covers_no", lang))  # fmt: skip
+    else:
+        return ""
+    return text + (line("also_needed", lang) if a.get("also") else "")
+
+
+def _read_notes(paste: Paste, out: dict[str, Any] | None, unknown: dict[str, str], args: dict, lang: str) -> list[str]:
+    sep = "、" if _zh(lang) else ", "
+    items = _t()["read_items"]
+    blocks = []
+    seen = [items[k][lang] for k in dict.fromkeys(paste.read) if k in items]
+    if seen:
+        blocks.append(line("read_what", lang, items=sep.join(seen)))
+    if out and out.get("unread"):
+        blocks.append(line("unread", lang, items=sep.join(f"`{f}`" for f in out["unread"][:12])))
+    for note in dict.fromkeys(paste.notes):
+        blocks.append(line(note, lang))
+    if "model" in unknown:
+        blocks.append(line("unknown_model", lang, name=unknown["model"]))
+    missing = [line(f"need_{k}", lang) for k in ("model", "gpu") if k not in args]
+    if out is not None and missing and "model" not in unknown:
+        blocks.append(line("need_setup", lang, items=sep.join(missing)))
+    return blocks

@@ -1,0 +1,100 @@
+"""What a user pastes beside a question: a log, a launch command, a config. `read_paste(text) -> Paste` finds
+the evidence (an error and its figures, a measured speed) and the setup (model, GPUs, framework, flags), with
+real parsers (shlex, json, yaml.safe_load, ast), within size limits; what could not be read is said, never dropped.
+
+    >>> p = read_paste("vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 3 --foo 1")
+    >>> p.setup["tp"], p.framework, p.flags
+    (3, 'vllm', {'foo': '1'})
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from bot.offline.understand.paste.commands import command_lines, read_command
+from bot.offline.understand.paste.configs import read_from_pretrained, read_json, read_yaml
+from bot.offline.understand.paste.keys import KEYS, apply, norm
+from bot.offline.understand.paste.logs import read_log
+
+#: a paste longer than this is cut: its head (commands and configs come first) and its tail (the error is last)
+MAX_PASTE_CHARS = 100_000
+#: text that is a paste rather than prose: a fenced block, or several lines that look like code or a log
+_CODE = re.compile(r"```|(?:^[^\n]*[=:{}\[\]<>|$#!@/\\][^\n]*(?:\n|$)){4,}", re.M)
+HEAD_CHARS = 20_000
+
+
+class Paste(BaseModel):
+    """What was read from the pasted text: `setup` and `evidence` use the diagnose tool's field names."""
+
+    setup: dict[str, Any] = Field(default_factory=dict)
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    flags: dict[str, str] = Field(default_factory=dict)
+    framework: str | None = None
+    read: list[str] = Field(default_factory=list)  # what kinds of text were read: oom, command, deepspeed_json, …
+    notes: list[str] = Field(default_factory=list)  # cut, bad_json, bad_yaml
+    chars: int = 0  # the paste's length, before any cut
+
+    @property
+    def has_evidence(self) -> bool:
+        return bool(self.evidence.get("error_kind") or self.evidence.get("failed_alloc_gib")
+                    or self.evidence.get("measured_tokens_per_s"))  # fmt: skip
+
+    @property
+    def anything(self) -> bool:
+        return bool(self.read)
+
+
+def read_paste(text: str) -> Paste:
+    out = Paste(chars=len(text))
+    if len(text) > MAX_PASTE_CHARS:
+        text = text[:HEAD_CHARS] + "\n" + text[-(MAX_PASTE_CHARS - HEAD_CHARS) :]
+        out.notes.append("cut")
+    setup: dict[str, Any] = {}
+    if read_json(text, setup, out.flags, out.notes):
+        out.read.append("deepspeed_json")
+    if read_yaml(text, setup, out.flags, out.notes):
+        out.read.append("yaml")
+    if read_from_pretrained(text, setup, out.flags):
+        out.read.append("from_pretrained")
+    frameworks = [read_command(line, setup, out.flags) for line in command_lines(text)]
+    if frameworks:
+        out.read.append("command")
+    inline_settings(text, setup)
+    ev, seen = read_log(text)
+    out.read += seen
+    for key in ("max_model_len", "tp", "gpu_memory_utilization"):  # the log's own figures of the setup
+        if key in ev:
+            setup.setdefault(key, ev.pop(key))
+    out.framework = next((f for f in frameworks if f), None) or setup.pop("framework", None) or _framework_of(text)
+    setup.pop("framework", None)
+    out.setup, out.evidence = setup, ev
+    if not out.read and not out.notes and _CODE.search(text):
+        out.notes.append("unparsed")  # code or a log was pasted, but nothing in it reads
+    return out
+
+
+_INLINE = re.compile(r"(?<![\w-])([a-z][a-z0-9_]{2,40})\s*[=:]\s*['\"]?([\w.\-/]+)", re.I)
+
+
+def inline_settings(text: str, setup: dict[str, Any]) -> None:
+    """Settings written in a sentence ("deepspeed zero2, offload_optimizer=cpu, per_device_train_batch_size=1"):
+    only keys the table knows are taken (a sentence's other "a=b" are not flags the user passed)."""
+    for m in _INLINE.finditer(text[:HEAD_CHARS]):
+        key, val = norm(m.group(1)), m.group(2)
+        if key in ("offload_optimizer", "offload_param") and val.lower() in ("cpu", "nvme"):
+            both = key == "offload_param" or setup.get("offload") == "optimizer+params"
+            setup["offload"] = "optimizer+params" if both else setup.get("offload", "optimizer")
+        elif key in KEYS:
+            apply(key, val, setup, {})
+
+
+def _framework_of(text: str) -> str | None:
+    low = text.lower()
+    for word, fw in (("vllm", "vllm"), ("sglang", "sglang"), ("deepspeed", "deepspeed"), ("llamafactory", "llamafactory"),
+                     ("llama-factory", "llamafactory"), ("torch.", "pytorch"), ("cuda out of memory", "pytorch")):  # fmt: skip
+        if word in low:
+            return fw
+    return None

@@ -1,0 +1,188 @@
+"""Evidence in a pasted log: PyTorch/CUDA OOM messages (both the 1.x and the 2.x wording), vLLM/SGLang start-up
+errors, NCCL/DeepSpeed errors, host-RAM kills, precision errors, `nvidia-smi` tables and tokens/s lines.
+
+Each reader returns the figures as the log prints them (GiB for PyTorch and vLLM, MiB for nvidia-smi) under the
+diagnose tool's field names; nothing is converted but MiB -> GiB.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_NUM = r"(\d+(?:\.\d+)?)"
+_UNIT = r"\s*(GiB|MiB|KiB|GB|MB|bytes|B)\b"
+_SCALE = {
+    "GiB": 1.0,
+    "GB": 1.0,
+    "MiB": 1 / 1024,
+    "MB": 1 / 1024,
+    "KiB": 1 / 1024**2,
+    "bytes": 1 / 1024**3,
+    "B": 1 / 1024**3,
+}
+
+
+def _gib(value: str, unit: str) -> float:
+    return round(float(value) * _SCALE[unit], 4)
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+#: PyTorch OOM figures -> diagnose fields (2.x: "GPU 0 has a total capacity of 79.15 GiB of which 2.40 GiB is free.
+#: Process 1 has 76.92 GiB memory in use. Of the allocated memory 73.28 GiB is allocated by PyTorch, and 1.59 GiB is
+#: reserved by PyTorch but unallocated"; 1.x: "(GPU 0; 79.15 GiB total capacity; 70.1 GiB already allocated; 1.2 GiB
+#: free; 77.5 GiB reserved in total by PyTorch)")
+OOM_FIGURES = (
+    ("failed_alloc_gib", _rx(r"tried to allocate\s+" + _NUM + _UNIT)),
+    ("capacity_gib", _rx(r"total capacity of\s+" + _NUM + _UNIT)),
+    ("capacity_gib", _rx(_NUM + _UNIT + r"\s+total capacity")),
+    ("free_gib", _rx(r"of which\s+" + _NUM + _UNIT + r"\s+is free")),
+    ("free_gib", _rx(_NUM + _UNIT + r"\s+free\b")),
+    ("allocated_gib", _rx(_NUM + _UNIT + r"\s+(?:is\s+)?(?:already\s+)?allocated(?: by pytorch)?")),
+    ("reserved_gib", _rx(_NUM + _UNIT + r"\s+reserved in total by pytorch")),
+    ("unallocated_gib", _rx(_NUM + _UNIT + r"\s+is reserved by pytorch but unallocated")),
+    ("process_gib", _rx(r"this process has\s+" + _NUM + _UNIT + r"\s+memory in use")),
+)
+_PROCESS = _rx(r"process\s+(\d+)\s+has\s+" + _NUM + _UNIT + r"\s+memory in use")
+_GPU_INDEX = _rx(r"\bGPU\s+(\d+)(?:\s+has|\s*;)")
+KINDS = (
+    ("kv_too_small", _rx(r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in kv cache \((\d+)\)")),
+    ("kv_too_small", _rx(r"(\d+) tokens? .{0,40}exceeds? .{0,40}kv cache.{0,40}\((\d+)\)")),
+    ("no_cache_memory", _rx(r"no available memory for the cache blocks|insufficient memory for kv cache|not enough memory.{0,40}kv|"
+                            r"free memory on device.{0,40}less than desired gpu memory utilization")),
+    ("too_many_tokens", _rx(r"not enough memory to handle .{0,40}tokens|max[-_]batch[-_](?:total|prefill)[-_]tokens|"
+                            r"(?:decrease|lower|reduce).{0,20}max[-_]num[-_](?:seqs|batched[-_]tokens)")),
+    ("heads_not_divisible", _rx(r"(?:number of )?attention heads \((\d+)\) must be divisible by tensor parallel size \((\d+)\)")),
+    ("heads_not_divisible", _rx(r"(?:key.?value|kv) heads.{0,30}(?:divisible|divide)|(?:heads?|头).{0,30}(?:不整除|不能整除|无法整除|not divisible|indivisible)")),
+    ("nccl_timeout", _rx(r"watchdog caught collective operation timeout|nccl.{0,40}timeout|timed out.{0,40}nccl|ProcessGroupNCCL.{0,80}Timeout")),
+    ("nccl_error", _rx(r"ncclInternalError|ncclSystemError|ncclUnhandledCudaError|nccl error|NCCL WARN")),
+    ("host_oom", _rx(r"(?<![a-z])killed(?![a-z])|被\s*kill|cpu out of memory|can't allocate memory|cannot allocate memory|sigkill|signal 9|exit ?code\s*:?\s*-9|dmesg.{0,40}oom|oom[- ]?killer|"
+                     r"(?:cpu|host|system|系统|主机)\s*(?:内存|ram|memory)\s*(?:不足|不够|爆|耗尽|满|exhausted|full|ran out)|out of (?:cpu|host|system) memory|\bram\b.{0,20}(?:full|exhausted|ran out|不足|不够|爆)")),
+    ("unsupported_precision", _rx(r"bf16.{0,60}(?:only supported|not supported|requires|ampere|compute capability)|bfloat16 is (?:only|not) supported|"
+                                  r"doesn't support bf16|fp8.{0,40}(?:not supported|compute capability|requires)|flash ?attention.{0,30}(?:only supports|ampere|not supported)|"
+                                  r"(?:不支持|not support\w*|no longer supports?|doesn'?t support|unsupported|supports?)\s*(?:the\s+)?(?:bf16|bfloat16|fp8)|(?:bf16|bfloat16|fp8)\s*(?:不支持|is not supported|unsupported)|"
+                                  r"use float16 instead|--dtype[= ]half|data ?type error|dtype error")),
+    ("weights_oom", _rx(r"not enough memory.{0,40}(?:weights|model)|cannot load model.{0,40}memory")),
+    ("load_oom", _rx(r"(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|\boom\b|爆显存|显存不足)|(?:out of memory|\boom\b|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)")),
+    ("oom", _rx(r"out[- ]of[- ]memory|outofmemoryerror|显存.{0,4}(?:不足|不够|溢出|超)|爆显存|\boom\b|insufficient (?:gpu |cuda )?memory|"
+                r"memory (?:is )?exceeded|exceeds? (?:the )?(?:gpu )?memory|not enough (?:gpu |cuda )?memory|high (?:peak )?(?:gpu |cuda )?memory|"
+                r"(?:more|too much|a lot of) (?:gpu |cuda )?memory")),
+)  # fmt: skip
+#: what the user describes without a figure (evidence key `symptom`)
+SYMPTOMS = (
+    ("multi_gpu_slower", _rx(r"(?:双卡|多卡|两张卡|两卡|[2-8]\s*卡|多\s*gpu|多个\s*gpu).{0,30}(?:反而|比单卡|更慢|慢了|慢出|没有?.{0,4}(?:快|提升|加速))|"
+                             r"slower (?:with|on|using) (?:\d+|two|multiple|more|several) gpus|(?:ddp|multi-?gpu|two gpus|2 gpus|multiple gpus|more gpus).{0,60}(?:slower|same speed|no speed ?up|not faster)|"
+                             r"same speed.{0,30}(?:one|single|1) gpu|no speed ?up|(?:speed|速度).{0,20}same as.{0,12}(?:1|one|single)|(?:和|跟|与)单卡.{0,4}(?:一样|差不多)")),
+    ("low_gpu_util", _rx(r"(?:gpu|显卡|cuda).{0,20}(?:util\w*|利用率|使用率|占用率|usage).{0,20}(?:low|低|only|只有|很低|不高|上不去|\b[0-4]?\d\s*%)|low gpu (?:util|usage)")),
+    ("engine_memory", _rx(r"(?:vllm|sglang).{0,80}(?:占用|占了|用了|吃掉|uses?|using|takes?|occup\w*|requires?|allocat\w*|eat\w*|consum\w*).{0,40}\d+(?:\.\d+)?\s*(?:g|gb|gib)\b|"
+                          r"\d+(?:\.\d+)?\s*(?:g|gb|gib)\b.{0,40}(?:of )?(?:vram|显存).{0,40}(?:vllm|sglang)|why does .{0,40}vllm.{0,40}(?:so much|require)|"
+                          r"(?:vllm|sglang).{0,60}(?:high|much|more) (?:gpu |cuda )?memory")),
+    ("other_process", _rx(r"other process|another process|其他进程|别的进程|另一个进程|被(?:其他|别的)?(?:程序|进程)占用|already in use")),
+    ("logits", _rx(r"(?:vocab\w*|logits?|lm_head|cross[- ]?entropy).{0,80}(?:memory|显存|\boom\b)|(?:memory|显存|\boom\b).{0,80}(?:vocab\w*|logits?|lm_head|cross[- ]?entropy)")),
+    ("hang", _rx(r"\bhangs?\b|\bhung\b|\bstuck\b|卡住|卡死|没有反应|no progress")),
+    ("slow", _rx(r"很慢|太慢|速度慢|慢得|\bslow\b|\bslowly\b|tokens?/s.{0,10}(?:low|only)|速度.{0,6}(?:不理想|不够快|上不去|很低|太低)")),
+)  # fmt: skip
+_UNSUPPORTED = (
+    ("flash_attn", _rx(r"flash ?attention|flash_attn")),
+    ("fp8", _rx(r"\bfp8\b")),
+    ("bf16", _rx(r"bf16|bfloat16|use float16 instead|--dtype[= ]half")),
+)
+_LAYER_SPLIT = _rx(
+    r"device_map\s*=?\s*['\"]?auto|模型并行|model parallel(?:ism)?|naive pipeline|layer(?:s)? (?:split|spread) across"
+)
+_VISION = _rx(
+    r"max_pixels|image_max_pixels|\bpixels?\b|\bimages?\b|\bvideos?\b|图片|图像|视频|分辨率|多模态|multimodal|\bvl\b|-vl-"
+)
+_LOG_GPU = _rx(r"your\s+(.{3,40}?)\s+gpu has compute capability")
+_FREE_STARTUP = _rx(r"free memory on device \(" + _NUM + r"/" + _NUM + r"\s*GiB\) on startup is less than desired gpu memory utilization \(" + _NUM)  # fmt: skip
+_THROUGHPUT = _rx(r"(?:avg\s+)?(?:generation|decode|output|prompt)?\s*throughput:?\s*" + _NUM + r"\s*tokens?\s*/\s*s|"
+                  + _NUM + r"\s*(?:tokens?\s*/\s*s(?:ec)?|tok/s|(?<![a-z])t/s|tokens? per sec\w*|token/秒|tokens?每秒)(?![a-z])")  # fmt: skip
+_GENERATION = _rx(r"generation throughput:?\s*" + _NUM)
+_SMI_GPU = _rx(r"\|\s+(\d+)\s+(NVIDIA [^|]*?|Tesla [^|]*?)\s{2,}.*?\n\|.*?(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+)%")
+_SMI_PROC = _rx(r"\|\s+(\d+)\s+N/A\s+N/A\s+(\d+)\s+[CG]\s+(\S+)\s+(\d+)MiB")
+
+
+def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
+    """The evidence a log carries (diagnose field -> value) and what kind of lines were read."""
+    ev: dict[str, Any] = {}
+    seen: list[str] = []
+    for kind, rx in KINDS:
+        if m := rx.search(text):
+            ev.setdefault("error_kind", kind)
+            seen.append(kind)
+            if kind == "kv_too_small" and m.lastindex == 2:
+                ev["max_model_len"], ev["kv_tokens_reported"] = int(m.group(1)), int(m.group(2))
+            if kind == "heads_not_divisible" and m.lastindex == 2:
+                ev["heads_reported"], ev["tp"] = int(m.group(1)), int(m.group(2))
+    if ev.get("error_kind") == "unsupported_precision":
+        said = next((name for name, rx in _UNSUPPORTED if rx.search(text)), None)
+        if said:
+            ev["unsupported"] = said
+        if m := _LOG_GPU.search(text):
+            ev["smi_gpu"] = m.group(1)
+    for name, rx in SYMPTOMS:
+        if rx.search(text):
+            ev["symptom"] = name
+            seen.append(name)
+            break
+    if _LAYER_SPLIT.search(text):
+        ev["layer_split"] = True
+    if _VISION.search(text):
+        ev["vision_inputs"] = True
+    for field, rx in OOM_FIGURES:
+        if field not in ev and (m := rx.search(text)):
+            ev[field] = _gib(m.group(1), m.group(2))
+    if "failed_alloc_gib" in ev and "error_kind" not in ev:
+        ev["error_kind"] = "oom"  # "Tried to allocate" is PyTorch's OOM message
+        seen.append("oom")
+    if "unallocated_gib" in ev:  # 2.x prints the unallocated part; the tool wants reserved = allocated + it
+        loose = ev.pop("unallocated_gib")
+        if "allocated_gib" in ev:
+            ev["reserved_gib"] = round(ev["allocated_gib"] + loose, 4)
+    procs = {m.group(1): _gib(m.group(2), m.group(3)) for m in _PROCESS.finditer(text)}
+    if len(procs) == 1:
+        ev.setdefault("process_gib", next(iter(procs.values())))
+    elif len(procs) > 1 and "process_gib" in ev:
+        ev["other_process_gib"] = round(sum(procs.values()) - ev["process_gib"], 4)
+    if m := _GPU_INDEX.search(text):
+        ev["gpu_index"] = int(m.group(1))
+    if ev.get("error_kind") == "no_cache_memory" and "free memory on device" in text.lower():
+        ev.setdefault("symptom", "other_process")  # less free than the fraction asks: something else holds memory
+    if m := _FREE_STARTUP.search(text):
+        ev["free_gib"], ev["capacity_gib"], ev["gpu_memory_utilization"] = (
+            float(m.group(1)),
+            float(m.group(2)),
+            float(m.group(3)),
+        )
+        ev.setdefault("error_kind", "no_cache_memory")
+        seen.append("free_memory_on_startup")
+    speeds = [float(a or b) for a, b in _THROUGHPUT.findall(text)]
+    if speeds:
+        generation = [float(x) for x in _GENERATION.findall(text)]
+        ev["measured_tokens_per_s"] = (generation or speeds)[0]  # the decode figure; else the first one said
+        ev["throughputs_read"] = speeds
+        seen.append("throughput")
+    smi = smi_table(text)
+    if smi:
+        ev.update({k: v for k, v in smi.items() if k not in ev})
+        seen.append("nvidia_smi")
+    return ev, seen
+
+
+def smi_table(text: str) -> dict[str, Any]:
+    """An `nvidia-smi` table: the card's name, how many, memory used / total and GPU-Util."""
+    gpus = _SMI_GPU.findall(text)
+    if not gpus:
+        return {}
+    name = gpus[0][1].strip()
+    used = [int(g[2]) for g in gpus]
+    total = int(gpus[0][3])
+    out: dict[str, Any] = {"smi_gpu": name, "smi_count": len(gpus), "capacity_gib": round(total / 1024, 2),
+                           "smi_used_gib": round(max(used) / 1024, 2), "gpu_util_percent": float(min(int(g[4]) for g in gpus))}  # fmt: skip
+    procs = _SMI_PROC.findall(text)
+    if len({p[1] for p in procs}) > 1:
+        out["smi_processes"] = len({p[1] for p in procs})
+    return out

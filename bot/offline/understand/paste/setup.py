@@ -1,0 +1,111 @@
+"""A paste and the question around it -> the `diagnose` tool's input. The paste's own setup wins over the
+question's words (the command is what ran); the question fills what the paste leaves out (the card, the count)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bot.offline.understand.dialogue import slots_of
+from bot.offline.understand.paste import Paste
+from bot.offline.understand.request.model import Request
+from tools.catalog.lookup import get_gpu, get_model
+from tools.errors import AdvisorError
+from tools.schemas.diagnose import DiagnoseInput
+
+_FIELDS = frozenset(DiagnoseInput.model_fields)
+_FRAMEWORKS = ("vllm", "sglang", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate")
+_SUFFIX = re.compile(r"[-_](?:instruct|chat|hf|base|it|awq|gptq|int4|int8|fp8|bnb-4bit)$", re.IGNORECASE)
+
+
+def model_id(name: str | None) -> str | None:
+    """The catalog id of a model as a command or config names it ('Qwen/Qwen2.5-7B-Instruct', '/data/Qwen2-7B')."""
+    if not name:
+        return None
+    tail = name.rstrip("/").rsplit("/", 1)[-1]
+    for candidate in (name, tail, _SUFFIX.sub("", tail), _SUFFIX.sub("", _SUFFIX.sub("", tail))):
+        try:
+            return get_model(candidate).id
+        except AdvisorError:
+            continue
+    return None
+
+
+def gpu_id(name: str | None) -> str | None:
+    if not name:
+        return None
+    for candidate in (name, name.removeprefix("NVIDIA ").removeprefix("GeForce ").replace("-", " ")):
+        try:
+            return get_gpu(candidate).id
+        except AdvisorError:
+            continue
+    return None
+
+
+def question_model(request: Request) -> str | None:
+    """The first model the question names (a known stand-in for a name the catalog lacks), as a catalog id."""
+    p = request.parsed
+    for m in request.mentions:
+        if m.role == "model":
+            name = str(m.value or m.text)
+            stand = p.stand_ins.get(name) or p.stand_ins.get(m.text)
+            return stand or model_id(name) or model_id(m.text)
+    return p.models[0] if p.models else None
+
+
+def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[str, str]]:
+    """The tool input, and what could not be resolved (role -> the name as written)."""
+    p = request.parsed
+    s, ev = dict(paste.setup), paste.evidence
+    unknown: dict[str, str] = {}
+    args: dict[str, Any] = {}
+    written = s.pop("model", None)
+    model = model_id(written) or question_model(request)
+    if written and not model_id(written):
+        unknown["model"] = written
+    if model:
+        args["model"] = model
+    gpu = gpu_id(ev.get("smi_gpu")) or (p.gpus[0] if p.gpus else None)
+    if gpu:
+        args["gpu"] = gpu
+    quant = s.pop("method_quant", None)
+    framework = paste.framework if paste.framework in _FRAMEWORKS else None
+    if framework:
+        args["framework"] = framework
+    serving = framework in ("vllm", "sglang") or ev.get("error_kind") in ("kv_too_small", "heads_not_divisible")
+    if quant:
+        if serving or framework == "transformers":
+            s.setdefault("precision", "nf4")
+        else:
+            s.setdefault("method", "qlora")
+    if s.get("method") == "qlora" and s.get("precision") not in ("bf16", "fp16", None):
+        s.pop("precision")
+    n = s.pop("n_gpus", None) or p.n_gpus or ev.get("smi_count") or s.get("tp")
+    if n:
+        args["n_gpus"] = int(n)
+    if framework in ("vllm", "sglang") and "command" in paste.read and "tp" not in s:
+        s["tp"] = 1  # the engines' default tensor-parallel size, however many GPUs are visible
+    if "tp" in s and args.get("n_gpus", 1) < s["tp"]:
+        args["n_gpus"] = s["tp"]
+    for key, val in {**s, **ev}.items():
+        if key in _FIELDS and key not in args and val is not None:
+            args[key] = val
+    workload = slots_of(p).get("workload")
+    if not framework and workload in ("train", "infer"):
+        args["workload"] = workload
+    elif not framework and (
+        p.method or args.get("zero_stage") is not None or ev.get("error_kind") in ("oom", "load_oom")
+    ):
+        args["workload"] = "train"  # an OOM report without an engine is a training question, as the planner reads it
+    if not serving and p.method and "method" not in args:
+        args["method"] = p.method
+    if "zero_stage" not in args and p.zero_stage is not None:
+        args["zero_stage"] = p.zero_stage
+    if "precision" not in args and p.precision in ("bf16", "fp16", "fp8", "fp32"):
+        args["precision"] = p.precision
+    if "offload" not in args and p.offload in ("optimizer", "optimizer+params"):
+        args["offload"] = p.offload
+    if paste.flags:
+        items = [f"{k}={v}" for k, v in paste.flags.items() if not re.search(r"[\s,]", f"{k}{v}")]
+        args["flags"] = " ".join(items)[:20_000] or None
+    return {k: v for k, v in args.items() if v is not None}, unknown

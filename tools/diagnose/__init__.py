@@ -1,0 +1,1 @@
+"""`diagnose`: the setup and what a log shows -> the causes, each with the arithmetic that reproduces the evidence."""

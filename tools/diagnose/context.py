@@ -1,0 +1,119 @@
+"""The setup read once for every cause: the model and card records, the workload, the capacity the log reports
+(or the catalog's), and a candidate cause as the rankers see it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tools.catalog.architecture import ParamCount, param_count
+from tools.catalog.gpu_spec import GpuSpec
+from tools.catalog.lookup import get_gpu, get_model
+from tools.catalog.model_spec import ModelSpec
+from tools.memory.capacity import capacity_bytes
+from tools.schemas.diagnose import DiagnoseInput
+from tools.units import GiB
+
+SERVING = frozenset({"vllm", "sglang"})
+#: errors that mean "out of GPU memory" in one form or another
+OOM_KINDS = frozenset({"oom", "kv_too_small", "no_cache_memory", "weights_oom", "load_oom", "too_many_tokens"})
+
+
+@dataclass
+class Candidate:
+    """A cause with its arithmetic; `figure` (bytes) is what it predicts for the evidence it is compared with."""
+
+    cause: str
+    arith: tuple[str, str]
+    flag: str
+    value: Any
+    figure: float | None = None  # bytes (or tokens, with `unit`)
+    reported: float | None = None  # the log's figure it is compared with, same unit
+    named: bool = False  # the error message itself names this cause
+    prior: float = 0.0  # how likely without a figure to compare (0–1)
+    after: Callable[[], dict[str, Any]] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def error(self) -> float | None:
+        if self.figure is None or not self.reported:
+            return None
+        return abs(self.figure - self.reported) / self.reported
+
+
+@dataclass(frozen=True)
+class Setup:
+    inp: DiagnoseInput
+    model: ModelSpec | None
+    gpu: GpuSpec | None
+    workload: str | None
+    capacity: float | None  # bytes per GPU: the log's "total capacity" where given, else the catalog's
+    params: ParamCount | None
+
+    @property
+    def framework(self) -> str | None:
+        return self.inp.framework
+
+    @property
+    def tp(self) -> int:
+        if self.inp.tp:
+            return self.inp.tp
+        return self.inp.n_gpus if self.workload == "infer" else 1
+
+    @property
+    def oom(self) -> bool:
+        return self.inp.error_kind in OOM_KINDS
+
+
+def read_setup(inp: DiagnoseInput) -> Setup:
+    if inp.failed_alloc_gb and not inp.failed_alloc_gib:
+        inp = inp.model_copy(update={"failed_alloc_gib": inp.failed_alloc_gb * 1e9 / GiB})
+    model = get_model(inp.model) if inp.model else None
+    gpu = get_gpu(inp.gpu) if inp.gpu else None
+    workload = inp.workload or (
+        "infer" if inp.framework in SERVING else "train" if inp.framework or inp.zero_stage is not None else None
+    )
+    if workload is None and (inp.error_kind in ("kv_too_small", "no_cache_memory", "heads_not_divisible", "too_many_tokens")
+                             or inp.symptom == "engine_memory"):  # fmt: skip
+        workload = "infer"
+    if inp.framework in SERVING and inp.error_kind == "load_oom":  # an engine's start-up OOM: weights, profile, pool
+        inp = inp.model_copy(update={"error_kind": "oom"})
+    if inp.capacity_gib:
+        capacity = inp.capacity_gib * GiB
+    elif gpu is not None:
+        capacity = capacity_bytes(gpu)
+    else:
+        capacity = None
+    return Setup(inp, model, gpu, workload, capacity, param_count(model) if model else None)
+
+
+def runs(inp: DiagnoseInput) -> bool:
+    """It ran (a speed was measured) and nothing reports memory: memory causes do not apply."""
+    return bool(inp.measured_tokens_per_s) and inp.error_kind is None
+
+
+def gib(n_bytes: float) -> str:
+    """Bytes as GiB, two decimals (how PyTorch and vLLM print them)."""
+    return f"{n_bytes / GiB:.2f}"
+
+
+def count(n: float) -> str:
+    """A parameter or element count in words people write: 5.4B, 500M, 7,168."""
+    if n >= 1e9:
+        return f"{n / 1e9:.2f}".rstrip("0").rstrip(".") + "B"
+    if n >= 1e6:
+        return f"{n / 1e6:.1f}".rstrip("0").rstrip(".") + "M"
+    return f"{n:,.0f}"
+
+
+def flag_values(inp: DiagnoseInput) -> dict[str, str]:
+    """The `flags` list ('name=value') as a dict, names normalised (no dashes, lower case)."""
+    out = {}
+    for item in re.split(r"[\s,]+", inp.flags or ""):
+        if not item:
+            continue
+        name, _, val = item.partition("=")
+        out[name.strip().lstrip("-").replace("-", "_").lower()] = val.strip()
+    return out

@@ -1,0 +1,141 @@
+"""Causes the log's own figures or words establish, whatever the workload: fragmentation (reserved but
+unallocated), another process on the GPU, host RAM, NCCL, a precision the card lacks."""
+
+from __future__ import annotations
+
+from tools.diagnose.context import Candidate, Setup, gib
+from tools.diagnose.facts import say
+from tools.units import GiB
+
+#: reserved-but-unallocated memory at least this share of the card is "large"
+LARGE_UNALLOCATED = 0.05
+#: memory held outside this process that counts as "another process" (the CUDA context alone is less)
+OTHER_PROCESS_MIN = 1.0 * GiB
+
+
+def log_causes(s: Setup) -> list[Candidate]:
+    i, out = s.inp, []
+    x = i.failed_alloc_gib * GiB if i.failed_alloc_gib else None
+    if i.reserved_gib is not None and i.allocated_gib is not None and i.reserved_gib > i.allocated_gib:
+        loose = (i.reserved_gib - i.allocated_gib) * GiB
+        enough = x is not None and loose >= x
+        large = loose >= LARGE_UNALLOCATED * (s.capacity or 0)  # PyTorch's hint: "if reserved but unallocated is large"
+        arith = say("fragmentation" if enough or x is None else "fragmentation_short", fig=gib(loose), reserved=f"{i.reserved_gib:.2f}", allocated=f"{i.allocated_gib:.2f}",
+                    ask=f"{i.failed_alloc_gib or 0:.2f}")  # fmt: skip
+        out.append(Candidate("fragmentation", arith, "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
+                             named=enough and large, prior=0.5 if enough and large else 0.2 if enough else 0.02,
+                             after=lambda: {"tool": "diagnose", "change": "expandable_segments:True",
+                                            "reclaimable_gib": round(loose / GiB, 2),
+                                            "covers_request": enough}))  # fmt: skip
+    other = _other_process(s)
+    if other is not None and other >= OTHER_PROCESS_MIN:
+        cap = s.capacity or 0
+        own = i.process_gib * GiB if i.process_gib is not None else 0
+        arith = say("other_process", fig=gib(other), cap=gib(cap), free=f"{i.free_gib or 0:.2f}", own=gib(own))
+        out.append(Candidate("other_process_memory", arith, "CUDA_VISIBLE_DEVICES", "a GPU with nothing else on it",
+                             named=True, prior=0.7, figure=other))  # fmt: skip
+    if i.error_kind == "host_oom":
+        out.append(Candidate("host_ram", say("named", what="host RAM"), "preprocessing_num_workers", 4, named=True,
+                             prior=0.8))  # fmt: skip
+    if i.error_kind in ("nccl_timeout", "nccl_error"):
+        consumer = s.gpu is not None and s.gpu.segment == "consumer"
+        flag, val = ("NCCL_P2P_DISABLE", 1) if consumer or i.p2p is False else ("NCCL_SOCKET_IFNAME", "the interface")
+        out.append(Candidate("nccl_timeout_or_env", say("named", what="NCCL"), flag, val, named=True, prior=0.8))
+        if consumer:
+            out.append(Candidate("p2p_or_interconnect", say("named", what="NCCL on GeForce (no P2P)"),
+                                 "NCCL_P2P_DISABLE", 1, prior=0.6))  # fmt: skip
+    out += precision_causes(s)
+    out += _weights_alone(s)
+    if s.oom and s.model is None:  # nothing to compute with: the usual suspects of that kind of run
+        out += _usual_suspects(s)
+    return out
+
+
+def _usual_suspects(s: Setup) -> list[Candidate]:
+    """Without a model the arithmetic cannot run; the causes such a run most often has, by what is known of it
+    (a serving engine, DeepSpeed and its stage, plain training), each said as a likely cause, never a match."""
+    i = s.inp
+    what = say("usual")
+    if s.workload == "infer":
+        return [Candidate("batch_or_concurrency_too_high", what, "--max-num-seqs", 64, prior=0.35),
+                Candidate("memory_utilization_setting", what, "--gpu-memory-utilization", 0.8, prior=0.3)]  # fmt: skip
+    if i.zero_stage == 3:
+        return [Candidate("needs_offload", what, "zero_optimization.offload_optimizer.device", "cpu", prior=0.34),
+                Candidate("zero_stage_buffers", what, "stage3_max_live_parameters", 100_000_000, prior=0.32),
+                Candidate("load_time_peak", what, "low_cpu_mem_usage", True, prior=0.3)]  # fmt: skip
+    if (s.framework == "deepspeed" or i.zero_stage in (1, 2)) and "method" in i.model_fields_set and i.method == "full":
+        return [Candidate("optimizer_states_unsharded", what, "zero_optimization.stage", 3, prior=0.34),
+                Candidate("needs_offload", what, "zero_optimization.offload_optimizer.device", "cpu", prior=0.32),
+                Candidate("zero_stage_buffers", what, "reduce_bucket_size", 50_000_000, prior=0.3)]  # fmt: skip
+    if s.framework == "deepspeed" or i.zero_stage in (1, 2):
+        return [Candidate("optimizer_states_unsharded", what, "zero_optimization.stage", 3, prior=0.34),
+                Candidate("zero_stage_buffers", what, "reduce_bucket_size", 50_000_000, prior=0.32),
+                Candidate("needs_offload", what, "zero_optimization.offload_optimizer.device", "cpu", prior=0.28)]  # fmt: skip
+    if s.workload == "train":
+        return [Candidate("activations_too_large", what, "gradient_checkpointing", True, prior=0.32),
+                Candidate("optimizer_states_unsharded", what, "finetuning_type", "lora", prior=0.3)]  # fmt: skip
+    return []
+
+
+def _weights_alone(s: Setup) -> list[Candidate]:
+    """Whatever ran, weights larger than the card explain an OOM on their own (serving computes this with tp)."""
+    if not (s.oom and s.model and s.capacity) or s.workload == "infer" or s.inp.n_gpus > 1:
+        return []
+    from tools.diagnose.serve import weights_bytes
+
+    w = weights_bytes(s)
+    if w <= s.capacity:
+        return []
+    arith = say("weights_per_gpu", weights=gib(w), total=gib(w), tp=1, usable=gib(s.capacity), cap=gib(s.capacity),
+                util="1")  # fmt: skip
+    return [Candidate("weights_exceed_memory", arith, "load_in_4bit", True, named=True, prior=0.8)]
+
+
+def _other_process(s: Setup) -> float | None:
+    i = s.inp
+    if i.other_process_gib is not None:
+        return i.other_process_gib * GiB
+    if s.capacity and i.free_gib is not None and i.process_gib is not None:
+        return s.capacity - i.free_gib * GiB - i.process_gib * GiB
+    return None
+
+
+def precision_causes(s: Setup) -> list[Candidate]:
+    g, i = s.gpu, s.inp
+    said = i.unsupported
+    if g is None:
+        if i.error_kind != "unsupported_precision" and not said:
+            return []
+        fix = _precision_fix(said, None)
+        return [Candidate("precision_unsupported", say("named", what=said or "precision"), *fix, named=True, prior=0.8)]
+    lacks = None
+    if (i.precision == "bf16" or said == "bf16") and not g.bf16_tflops:
+        lacks = "bf16"
+    elif (i.precision == "fp8" or said == "fp8") and not g.fp8_tflops:
+        lacks = "fp8"
+    elif said == "flash_attn" and not g.bf16_tflops:  # FlashAttention-2 needs Ampere, as bf16 does
+        lacks = "FlashAttention-2"
+    if (
+        lacks is None
+        and not g.bf16_tflops
+        and i.precision is None
+        and s.workload == "infer"
+        and (i.error_kind or i.symptom)
+    ):  # an engine's dtype "auto" loads a bf16 checkpoint in bf16, which this card cannot run
+        arith = say("precision", gpu=g.name, family=g.family, precision="bf16")
+        return [Candidate("precision_unsupported", arith, "--dtype", "half", prior=0.55)]
+    if lacks is None:  # the card supports what was asked: the error is elsewhere (a kernel, a version)
+        if i.error_kind == "unsupported_precision" and not said:
+            return [Candidate("precision_unsupported", say("named", what=said or "precision"), *_precision_fix(said, g),
+                              named=True, prior=0.7)]  # fmt: skip
+        return []
+    arith = say("precision", gpu=g.name, family=g.family, precision=lacks)
+    return [Candidate("precision_unsupported", arith, *_precision_fix(said or lacks, g), named=True, prior=0.85)]
+
+
+def _precision_fix(what: str | None, g) -> tuple[str, object]:
+    if what in ("flash_attn", "FlashAttention-2"):
+        return "attn_implementation", "sdpa"
+    if what == "fp8":
+        return "--dtype", "bfloat16" if g is not None and g.bf16_tflops else "float16"
+    return "fp16", True  # bf16 -> fp16 (vLLM: --dtype half)

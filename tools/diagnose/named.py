@@ -1,0 +1,85 @@
+"""Causes the error message or the user's description names by itself, with the log's own figures where it
+prints them: they hold whether or not the model and the card are known (the calculators add their arithmetic
+when they are)."""
+
+from __future__ import annotations
+
+from tools.diagnose.context import Candidate, Setup, gib
+from tools.diagnose.facts import say, value
+from tools.diagnose.serve import MAX_UTILIZATION, utilization
+
+#: a kind of error or symptom -> the causes it names, most likely first (with their prior)
+_SLOW_SECOND = 0.5
+
+
+def named_causes(s: Setup) -> list[Candidate]:
+    i, out = s.inp, []
+    kind, symptom = i.error_kind, i.symptom
+    if kind == "kv_too_small" and i.kv_tokens_reported is not None and i.max_model_len:
+        m, n = i.kv_tokens_reported, i.max_model_len
+        arith = say("kv_log", len=f"{n:,}", kv_tokens=f"{m:,}")
+        fix = m // 1024 * 1024 if m >= 1024 else m
+        out.append(Candidate("kv_pool_too_small", arith, "--max-model-len", fix, named=True, prior=0.7))
+        util = utilization(s) if s.framework != "sglang" else value("vllm", "gpu_memory_utilization")
+        out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization",
+                             MAX_UTILIZATION if util < MAX_UTILIZATION else util, prior=0.45))  # fmt: skip
+    if kind == "heads_not_divisible" and i.heads_reported and i.tp and s.model is None:
+        h, tp = i.heads_reported, i.tp
+        fix = max(t for t in range(1, tp + 1) if h % t == 0)
+        arith = say("heads", heads=h, tp=tp, ratio=f"{h / tp:.2f}", kv="?")
+        out.append(Candidate("tp_not_divisible", arith, "--tensor-parallel-size", fix, named=True, prior=0.9))
+    if kind == "no_cache_memory":
+        out.append(Candidate("memory_utilization_setting", say("named", what="no memory left for the KV cache"),
+                             "--gpu-memory-utilization", MAX_UTILIZATION, named=True, prior=0.6))  # fmt: skip
+    if kind == "too_many_tokens":
+        seqs = i.max_num_seqs or value("vllm", "max_num_seqs")
+        out.append(Candidate("batch_or_concurrency_too_high", say("named", what="too many batched tokens"),
+                             "--max-num-seqs" if s.framework in ("vllm", None) else "--max-batch-total-tokens",
+                             max(1, seqs // 2), named=True, prior=0.75))  # fmt: skip
+    if kind == "load_oom":
+        out.append(Candidate("load_time_peak", say("named", what="out of memory while loading"), "torch_dtype",
+                             "bfloat16", named=True, prior=0.6))  # fmt: skip
+    if symptom == "multi_gpu_slower" and i.layer_split:  # layers on each card in turn: one GPU works at a time
+        what = say("named", what="layers split across GPUs (device_map / model parallel)")
+        out.append(Candidate("compute_or_config_slow", what, "device_map", "one GPU per replica (data parallel)",
+                             named=True, prior=0.75))  # fmt: skip
+    if symptom == "multi_gpu_slower":
+        consumer = s.gpu is not None and s.gpu.segment == "consumer"
+        p2p = i.p2p if i.p2p is not None else not consumer
+        first, second = (
+            ("communication_bound", "p2p_or_interconnect") if p2p else ("p2p_or_interconnect", "communication_bound")
+        )
+        what = say("named", what="more GPUs, slower")
+        fix = ("--tensor-parallel-size", 1) if s.workload == "infer" else ("gradient_accumulation_steps", 4)
+        out.append(Candidate(first, what, *fix, named=True, prior=0.7))
+        out.append(Candidate(second, what, *fix, prior=_SLOW_SECOND))
+    if symptom == "low_gpu_util":
+        out.append(Candidate("dataloader_bound", say("named", what="low GPU utilisation"), "dataloader_num_workers", 8,
+                             named=True, prior=0.7))  # fmt: skip
+        out.append(Candidate("compute_or_config_slow", say("named", what="low GPU utilisation"),
+                             "per_device_train_batch_size", max(2, i.micro_batch * 2), prior=0.4))  # fmt: skip
+    if i.vision_inputs and s.oom and s.workload != "infer":  # every image is hundreds to thousands of tokens
+        out.append(Candidate("activations_too_large", say("named", what="images or video in the batch"),
+                             "image_max_pixels", 262_144, prior=0.55))  # fmt: skip
+    if symptom == "logits":
+        out.append(Candidate("logits_memory", say("named", what="the vocabulary logits"), "enable_liger_kernel", True,
+                             prior=0.6))  # fmt: skip
+    if i.measured_tokens_per_s and s.gpu is None:  # nothing to compare with: a setting is the usual reason
+        out.append(Candidate("compute_or_config_slow", say("named", what=f"{i.measured_tokens_per_s:g} tokens/s"),
+                             "--enforce-eager", False, prior=0.4))  # fmt: skip
+    if symptom == "slow" and not i.measured_tokens_per_s:
+        out.append(Candidate("compute_or_config_slow", say("named", what="slow"), "--enforce-eager", False, prior=0.5))
+    if symptom == "engine_memory":
+        util = utilization(s)
+        if s.capacity:
+            arith = say("engine_reserve", util=f"{util:g}", cap=gib(s.capacity), reserve=gib(s.capacity * util))
+        else:
+            arith = say("engine_reserve_share", util=f"{util:g}")
+        out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", 0.5, named=True,
+                             prior=0.75))  # fmt: skip
+    if symptom == "other_process":
+        out.append(Candidate("other_process_memory", say("named", what="another process on the GPU"),
+                             "CUDA_VISIBLE_DEVICES", "a GPU with nothing else on it", named=True, prior=0.75))  # fmt: skip
+    if symptom == "hang" and i.n_gpus > 1:
+        out.append(Candidate("nccl_timeout_or_env", say("named", what="hang"), "NCCL_P2P_DISABLE", 1, prior=0.6))
+    return out

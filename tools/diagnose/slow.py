@@ -1,0 +1,144 @@
+"""Slow, not broken: the measured speed beside the roofline (`inference_speed`, `training_time`) and a
+communication model, naming the term that dominates.
+
+Decode with tensor parallel does two all-reduces of the hidden state per layer per token (after attention and
+after the MLP): 2 × layers × batch × hidden × 2 B. Without peer-to-peer (GeForce cards over PCIe) each goes
+through host memory, which halves the bandwidth the link gives. Training all-reduces the 16-bit gradients once
+per optimizer step: a ring moves 2 (n − 1) / n of them over the slowest link.
+"""
+
+from __future__ import annotations
+
+from tools.diagnose.context import Candidate, Setup
+from tools.diagnose.facts import say
+from tools.errors import AdvisorError
+from tools.memory.capacity import GPUS_PER_NODE
+from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput
+from tools.speed.comm import ring_allreduce_s, scale_up_gb_s
+from tools.speed.inference_speed import inference_speed
+from tools.speed.training_time import training_time
+
+#: measured ÷ expected below this is "far below what the hardware gives"
+SLOW_RATIO = 0.6
+#: communication over this share of the compute time is a term that matters
+COMM_SHARE = 0.3
+#: GPU-Util below this while slow points at the input pipeline
+LOW_UTIL = 50.0
+
+
+def _p2p(s: Setup) -> bool:
+    if s.inp.p2p is not None:
+        return s.inp.p2p
+    return s.gpu.segment != "consumer"
+
+
+def speed_causes(s: Setup) -> list[Candidate]:
+    i = s.inp
+    if not (s.model and s.gpu) or not (i.measured_tokens_per_s or i.gpu_util_percent is not None):
+        return []
+    out: list[Candidate] = []
+    if i.gpu_util_percent is not None and i.gpu_util_percent < LOW_UTIL and s.workload == "train":
+        out.append(Candidate("dataloader_bound", say("gpu_util", util=f"{i.gpu_util_percent:g}"),
+                             "dataloader_num_workers", 8, named=True, prior=0.7))  # fmt: skip
+    if not i.measured_tokens_per_s:
+        return out
+    if s.workload == "infer":
+        out += _decode(s)
+    else:
+        out += _train(s)
+    if i.single_gpu_tokens_per_s and i.n_gpus > 1 and i.measured_tokens_per_s <= i.single_gpu_tokens_per_s * 1.1:
+        ratio = i.measured_tokens_per_s / i.single_gpu_tokens_per_s
+        arith = say("slower_multi", n=i.n_gpus, measured=f"{i.measured_tokens_per_s:g}",
+                    single=f"{i.single_gpu_tokens_per_s:g}", ratio=f"{ratio:.2f}")  # fmt: skip
+        cause = "p2p_or_interconnect" if not _p2p(s) else "communication_bound"
+        flag, val = ("--tensor-parallel-size", 1) if s.workload == "infer" else ("gradient_accumulation_steps", 4)
+        out.append(Candidate(cause, arith, flag, val, named=True, prior=0.8))
+    return out
+
+
+def _decode(s: Setup) -> list[Candidate]:
+    i, m = s.inp, s.model
+    tp = s.tp
+    batch = i.max_num_seqs if i.max_num_seqs and i.max_num_seqs <= 64 else 1
+    try:
+        r = inference_speed(InferenceSpeedInput(model=m.id, gpu=s.gpu.id, n_gpus=min(tp, 64),
+                                                precision=i.precision, batch=batch))  # fmt: skip
+    except AdvisorError:
+        return []
+    expected = r.total_tokens_per_s
+    ratio = i.measured_tokens_per_s / expected if expected else 1.0
+    out = []
+    if tp > GPUS_PER_NODE:
+        nodes = -(-tp // GPUS_PER_NODE)
+        arith = say("inter_node_tp", tp=tp, nodes=nodes, per_node=GPUS_PER_NODE, n_allreduce=2 * m.n_layers,
+                    bytes=f"{m.hidden_size * batch * 2 / 1024:g}", measured=f"{i.measured_tokens_per_s:g}",
+                    expected=f"{expected:.1f}")  # fmt: skip
+        out.append(Candidate("communication_bound", arith, "tensor × pipeline parallel",
+                             f"tp {GPUS_PER_NODE}, pp {nodes}", prior=0.75 if ratio < SLOW_RATIO else 0.3,
+                             extra={"cost": "pipeline_nodes"}))  # fmt: skip
+    elif tp > 1:
+        per_token = 2 * m.n_layers * batch * m.hidden_size * 2.0
+        bus, _ = scale_up_gb_s(s.gpu)
+        bw = bus / 2 if not _p2p(s) else bus
+        comm = ring_allreduce_s(per_token, tp, bw) * 1000
+        compute = (r.tpot_ms or 0) if hasattr(r, "tpot_ms") else 1000 / expected
+        arith = say("decode_p2p", allreduce=f"{comm:.2f}", bytes=f"{m.hidden_size * batch * 2 / 1024:g}",
+                    n_allreduce=2 * m.n_layers, bw=f"{bw:g}", compute=f"{compute:.2f}",
+                    measured=f"{i.measured_tokens_per_s:g}", expected=f"{expected:.1f}")  # fmt: skip
+        if not _p2p(s):
+            dominant = comm > COMM_SHARE * compute
+            out.append(Candidate("p2p_or_interconnect", arith, "--tensor-parallel-size", 1 if _fits_one(s) else tp,
+                                 prior=0.65 if ratio < SLOW_RATIO and dominant else 0.15,
+                                 extra={"cost": "single_gpu"} if _fits_one(s) else {}))  # fmt: skip
+        elif comm > compute:
+            out.append(Candidate("communication_bound", arith, "--tensor-parallel-size", max(1, tp // 2), prior=0.5))
+    arith = say("slow_measured", measured=f"{i.measured_tokens_per_s:g}", ratio=f"{ratio * 100:.0f}",
+                expected=f"{expected:.1f}", bound=r.bound)  # fmt: skip
+    extra = {}
+    if tp > 1 and not _p2p(s) and _fits_one(s):
+        flag, val, extra = "--tensor-parallel-size", 1, {"cost": "single_gpu"}  # no all-reduce through host memory
+    elif s.framework == "sglang":
+        flag, val = "--disable-cuda-graph", False  # CUDA graphs on: eager decode is launch-bound
+    else:
+        flag, val = "--enforce-eager", False
+    out.append(Candidate("compute_or_config_slow", arith, flag, val, prior=0.6 if ratio < SLOW_RATIO else 0.1,
+                         named=i.enforce_eager and ratio < SLOW_RATIO, extra=extra))  # fmt: skip
+    return out
+
+
+def _fits_one(s: Setup) -> bool:
+    from tools.diagnose.serve import weights_bytes
+
+    return s.capacity is not None and weights_bytes(s) < 0.8 * s.capacity
+
+
+def _train(s: Setup) -> list[Candidate]:
+    i, m = s.inp, s.model
+    seq = i.seq_len or 2048
+    try:
+        r = training_time(TrainingTimeInput(model=m.id, gpu=s.gpu.id, n_gpus=i.n_gpus, tokens=10**9,
+                                            method=i.method, seq_len=seq))  # fmt: skip
+    except AdvisorError:
+        return []
+    expected = r.tokens_per_s
+    ratio = i.measured_tokens_per_s / expected if expected else 1.0
+    out = []
+    if i.n_gpus > 1 and i.method == "full":  # adapters' gradients are too small to matter
+        grad = 2.0 * s.params.total
+        bus, _ = scale_up_gb_s(s.gpu)
+        bw = bus / 2 if not _p2p(s) else bus
+        comm = ring_allreduce_s(grad, i.n_gpus, bw)
+        step_tokens = seq * i.micro_batch * i.grad_accum * i.n_gpus
+        compute = step_tokens / expected
+        arith = say("train_comm", comm=f"{comm:.2f}", grad=f"{grad / 1e9:.1f}", n=i.n_gpus, bw=f"{bw:g}",
+                    compute=f"{compute:.2f}")  # fmt: skip
+        if comm > 0.5 * compute:
+            cause = "p2p_or_interconnect" if not _p2p(s) else "communication_bound"
+            out.append(Candidate(cause, arith, "gradient_accumulation_steps", max(4, i.grad_accum * 4),
+                                 prior=0.7 if ratio < SLOW_RATIO else 0.3))  # fmt: skip
+    arith = say("slow_measured", measured=f"{i.measured_tokens_per_s:g}", ratio=f"{ratio * 100:.0f}",
+                expected=f"{expected:.0f}", bound="compute")  # fmt: skip
+    flag, val = ("zero_optimization.offload_optimizer.device", "none") if i.offload != "none" else (
+        "per_device_train_batch_size", i.micro_batch * 2)  # fmt: skip
+    out.append(Candidate("compute_or_config_slow", arith, flag, val, prior=0.55 if ratio < SLOW_RATIO else 0.1))
+    return out

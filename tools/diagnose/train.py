@@ -1,0 +1,236 @@
+"""Training causes: which single allocation reproduces "Tried to allocate X", and which memory term the
+calculator (`fit_training` on the user's own setup) says is too large.
+
+Single allocations compared with X (frameworks.yaml `deepspeed`): the fp32 partition of ZeRO-1/2 (4 B ×
+params ÷ GPUs), a whole fp32 Adam state or 16-bit gradient without ZeRO, the reduce / all-gather buckets,
+ZeRO-3's gathered layer, prefetch bucket and live parameters, the fp32 (and 16-bit) logits of a micro-batch,
+one layer's MLP activation, and the attention scores without fused attention.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tools.diagnose.context import Candidate, Setup, count, flag_values, gib
+from tools.diagnose.facts import say, value
+from tools.errors import AdvisorError
+from tools.memory.fit_training import fit_training
+from tools.schemas.memory import FitTrainingInput
+from tools.units import GiB
+
+_TRAIN_PRECISIONS = ("fp32", "bf16", "fp16", "fp8")
+
+
+def stage(s: Setup) -> int | None:
+    """The ZeRO stage: as given; unknown (None) when DeepSpeed runs with a config not shown; 0 (DDP) otherwise."""
+    if s.inp.zero_stage is not None:
+        return s.inp.zero_stage
+    return None if s.framework == "deepspeed" else 0
+
+
+def _args(s: Setup, **change: Any) -> dict[str, Any]:
+    i = s.inp
+    args = {
+        "model": s.model.id, "gpu": s.gpu.id, "method": i.method, "n_gpus": i.n_gpus,
+        "precision": i.precision if i.precision in _TRAIN_PRECISIONS else "bf16",
+        "zero_stage": stage(s), "offload": i.offload,
+        "seq_len": i.seq_len or value("llamafactory", "cutoff_len"), "micro_batch": i.micro_batch,
+        "grad_checkpointing": i.grad_checkpointing, "tp": s.inp.tp or 1, "pp": i.pp,
+    }  # fmt: skip
+    if s.capacity and s.inp.capacity_gib:
+        pass  # the calculator reads the card's capacity from the catalog; the log's is compared below
+    args.update(change)
+    return args
+
+
+def fit(s: Setup, **change: Any) -> dict[str, Any] | None:
+    try:
+        return fit_training(FitTrainingInput(**_args(s, **change))).model_dump()
+    except AdvisorError:
+        return None
+
+
+def _trainable(s: Setup) -> float:
+    r = fit(s)
+    return r["trainable_params_b"] * 1e9 if r else float(s.params.total)
+
+
+def _after(s: Setup, label: str, **change: Any):
+    def run() -> dict[str, Any]:
+        r = fit(s, **change)
+        if r is None:
+            return {"tool": "fit_training", "change": label}
+        return {"tool": "fit_training", "change": label, "per_gpu_gb": r["per_gpu_gb"], "usable_gb": r["usable_gb"],
+                "fits": r["fits"], "verdict": r["verdict"]}  # fmt: skip
+
+    return run
+
+
+def allocation_causes(s: Setup) -> list[Candidate]:
+    """Each single allocation the setup makes, as a candidate for the failed 'Tried to allocate X'."""
+    i, m = s.inp, s.model
+    x = i.failed_alloc_gib * GiB if i.failed_alloc_gib else None
+    n, known = i.n_gpus, stage(s)
+    stages = {known} if known is not None else {2, 3}  # a DeepSpeed config not shown: the log's figure decides
+    p = _trainable(s)
+    seq = i.seq_len or value("llamafactory", "cutoff_len")
+    flags = flag_values(i)
+    out: list[Candidate] = []
+
+    def add(cause: str, fig: float, arith: tuple[str, str], flag: str, val: Any, after=None, prior: float = 0.1):
+        out.append(Candidate(cause, arith, flag, val, figure=fig, reported=x, prior=prior, after=after))
+
+    if stages & {1, 2} and n > 1:
+        fig = 4 * p / n
+        flag, val, after = _bigger_stage(s)
+        add("zero_stage_buffers", fig, say("fp32_partition", fig=gib(fig), params=count(p), n=n), flag, val, after)
+    if 0 in stages:
+        flag, val, after = ("zero_optimization.stage", 2, _after(s, "ZeRO-2", zero_stage=2)) if n > 1 else (
+            "finetuning_type", "lora", _after(s, "LoRA", method="lora"))  # fmt: skip
+        if i.method == "full":
+            add("optimizer_states_unsharded", 4 * p, say("adam_state", fig=gib(4 * p), params=count(p)), flag, val,
+                after)  # fmt: skip
+            add("optimizer_states_unsharded", 2 * p, say("grad_full", fig=gib(2 * p), params=count(p)), flag, val,
+                after)  # fmt: skip
+    if stages - {0}:
+        for name, key in (
+            ("reduce_bucket_size", "reduce_bucket_size"),
+            ("allgather_bucket_size", "allgather_bucket_size"),
+        ):
+            if stages == {3} and name == "allgather_bucket_size":
+                continue
+            elements = _number(flags.get(name)) or value("deepspeed", key)
+            fig = elements * 2
+            add("zero_stage_buffers", fig,
+                say("bucket", fig=gib(fig), name=name, elements=count(elements), bytes=2), name, int(elements // 4))  # fmt: skip
+    if 3 in stages:
+        layer = s.params.largest_layer
+        add("zero_stage_buffers", 2 * layer, say("gathered_layer", fig=gib(2 * layer), params=count(layer)),
+            "stage3_max_live_parameters", int(value("deepspeed", "stage3_max_live_parameters") // 10))  # fmt: skip
+        groups = _number(flags.get("sub_group_size")) or value("deepspeed", "sub_group_size")
+        add("zero_stage_buffers", groups * 4,
+            say("bucket", fig=gib(groups * 4), name="sub_group_size (fp32 optimizer step)", elements=count(groups), bytes=4),
+            "sub_group_size", int(groups // 10))  # fmt: skip
+        for name in ("stage3_prefetch_bucket_size", "stage3_max_live_parameters"):
+            elements = _number(flags.get(name)) or value("deepspeed", name)
+            add("zero_stage_buffers", elements * 2,
+                say("bucket", fig=gib(elements * 2), name=name, elements=count(elements), bytes=2), name,
+                int(elements // 10))  # fmt: skip
+    mb = i.micro_batch
+    lower_mb = ("per_device_train_batch_size", 1, _after(s, "micro-batch 1", micro_batch=1)) if mb > 1 else (
+        "enable_liger_kernel", True, None)  # fmt: skip
+    for b in (4, 2):
+        fig = mb * seq * m.vocab_size * b
+        arith = say("logits", fig=gib(fig), mb=mb, seq=f"{seq:,}", vocab=f"{m.vocab_size:,}")
+        if b == 2:
+            arith = (
+                arith[0].replace("fp32", "16-bit").replace("4 B", "2 B"),
+                arith[1].replace("fp32", "16 位").replace("4 B", "2 B"),
+            )
+        add("logits_memory", fig, arith, *lower_mb, prior=0.15)
+    ffn = m.moe_ffn_size or m.ffn_size
+    fig = mb * seq * ffn * 2
+    ckpt = i.grad_checkpointing is False
+    act_fix = ("gradient_checkpointing", True, _after(s, "gradient checkpointing", grad_checkpointing=True)) if ckpt else (
+        lower_mb if mb > 1 else ("cutoff_len", seq // 2, _after(s, f"cutoff_len {seq // 2}", seq_len=seq // 2)))  # fmt: skip
+    add("activations_too_large", fig, say("mlp_activation", fig=gib(fig), mb=mb, seq=f"{seq:,}", ffn=f"{ffn:,}"),
+        *act_fix, prior=0.15)  # fmt: skip
+    if flags.get("flash_attn") in ("disabled", "eager", "false", "sdpa") or flags.get("attn_implementation") == "eager":
+        fig = mb * m.n_heads * seq * seq * 2
+        add("activations_too_large", fig,
+            say("attention_scores", fig=gib(fig), mb=mb, heads=m.n_heads, seq=f"{seq:,}"), "flash_attn", "fa2")  # fmt: skip
+    for b in (4, 2):
+        fig = b * s.params.total
+        add("load_time_peak", fig, say("whole_weights", fig=gib(fig), bytes=b, params=count(s.params.total)),
+            "torch_dtype", "bfloat16", prior=0.3 if i.error_kind == "load_oom" else 0.05)  # fmt: skip
+    return out
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text not in (None, "", "auto") else None
+    except ValueError:
+        return None
+
+
+def _bigger_stage(s: Setup):
+    z3 = fit(s, zero_stage=3)
+    if z3 and z3["verdict"] == "fits":
+        return "zero_optimization.stage", 3, _after(s, "ZeRO-3", zero_stage=3)
+    return ("zero_optimization.offload_optimizer.device", "cpu",
+            _after(s, "ZeRO-3 + optimizer offload", zero_stage=3, offload="optimizer"))  # fmt: skip
+
+
+def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
+    """Causes from the calculator's totals on the user's setup, and the estimate itself."""
+    r = fit(s)
+    if r is None:
+        return [], {}
+    est = {"tool": "fit_training", "fits": r["fits"], "per_gpu_gb": r["per_gpu_gb"], "usable_gb": r["usable_gb"],
+           "verdict": r["verdict"], "zero_stage": r["zero_stage"]}  # fmt: skip
+    cap = s.capacity or r["capacity_gb"] * 1e9
+    b = r["breakdown_gb"]
+    i, out = s.inp, []
+    arith = say("training_total", need=gib(r["per_gpu_gb"] * 1e9), weights=gib(b["weights"] * 1e9),
+                grads=gib(b["gradients"] * 1e9), opt=gib(b["optimizer"] * 1e9), act=gib(b["activations"] * 1e9),
+                logits=gib(b.get("logits", 0) * 1e9), cap=gib(cap))  # fmt: skip
+    states = b["weights"] + b["gradients"] + b["optimizer"]
+    tail = b["activations"] + b.get("logits", 0)
+    over = not r["fits"]
+    weights_alone = b["weights"] * 1e9 > cap
+    if weights_alone:
+        out.append(Candidate("weights_exceed_memory", arith, "finetuning_type", "qlora", prior=0.8,
+                             after=_after(s, "QLoRA", method="qlora")))  # fmt: skip
+    zero = stage(s) if stage(s) is not None else r["zero_stage"]
+    if over and states >= tail:
+        if zero < 2 and i.n_gpus > 1 and i.method == "full":
+            flag, val, after = _bigger_stage(s)
+            out.append(Candidate("optimizer_states_unsharded", arith, flag, val, prior=0.6, after=after))
+        elif i.offload != "none" and zero in (1, 2):  # offloading already: ZeRO-2 still keeps whole weights per GPU
+            w = say("zero2_weights", fig=gib(b["weights"] * 1e9), zero=zero)
+            flag, val, after = "zero_optimization.stage", 3, _after(s, "ZeRO-3", zero_stage=3)
+            out.append(Candidate("zero_stage_buffers", w, flag, val, prior=0.55, after=after))
+        else:
+            z3 = fit(s, zero_stage=3, offload="optimizer") if i.n_gpus >= 1 else None
+            if z3 and z3["fits"]:
+                out.append(Candidate("needs_offload", arith, "zero_optimization.offload_optimizer.device", "cpu",
+                                     prior=0.55, after=_after(s, "ZeRO-3 + optimizer offload", zero_stage=3,
+                                                              offload="optimizer")))  # fmt: skip
+            elif i.method == "full":
+                out.append(Candidate("optimizer_states_unsharded", arith, "finetuning_type", "lora", prior=0.5,
+                                     after=_after(s, "LoRA", method="lora")))  # fmt: skip
+    if over and tail > states:
+        cause = "logits_memory" if b.get("logits", 0) > b["activations"] else "activations_too_large"
+        if i.grad_checkpointing is False:
+            flag, val, after = "gradient_checkpointing", True, _after(s, "checkpointing", grad_checkpointing=True)
+        elif i.micro_batch > 1:
+            flag, val, after = "per_device_train_batch_size", 1, _after(s, "micro-batch 1", micro_batch=1)
+        else:
+            seq = i.seq_len or value("llamafactory", "cutoff_len")
+            flag, val, after = "cutoff_len", seq // 2, _after(s, f"cutoff_len {seq // 2}", seq_len=seq // 2)
+        out.append(Candidate(cause, arith, flag, val, prior=0.6, after=after))
+    if r["fits"] and s.oom:
+        out += _margin_causes(s, arith, cap, zero)
+    return out, est
+
+
+def _margin_causes(s: Setup, arith: tuple[str, str], cap: float, zero: int) -> list[Candidate]:
+    """The estimate fits but the log shows an OOM: the terms that most often exceed their estimate."""
+    i, out = s.inp, []
+    if i.grad_checkpointing is False:
+        fix = ("gradient_checkpointing", True, _after(s, "checkpointing", grad_checkpointing=True))
+    elif i.micro_batch > 1:
+        fix = ("per_device_train_batch_size", 1, _after(s, "micro-batch 1", micro_batch=1))
+    else:
+        seq = i.seq_len or value("llamafactory", "cutoff_len")
+        fix = ("cutoff_len", seq // 2, _after(s, f"cutoff_len {seq // 2}", seq_len=seq // 2))
+    out.append(Candidate("activations_too_large", arith, fix[0], fix[1], after=fix[2], prior=0.35))
+    if zero in (1, 2):
+        elements = value("deepspeed", "reduce_bucket_size")
+        bucket = say("bucket", fig=gib(elements * 2), name="reduce_bucket_size", elements=count(elements), bytes=2)
+        out.append(Candidate("zero_stage_buffers", bucket, "reduce_bucket_size", int(elements // 10), prior=0.3))
+    whole = 2 * s.params.total
+    if zero == 3 and whole > cap:
+        load = say("whole_weights", fig=gib(whole), bytes=2, params=count(s.params.total))
+        out.append(Candidate("load_time_peak", load, "low_cpu_mem_usage", True, prior=0.4))
+    return out
