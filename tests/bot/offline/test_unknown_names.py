@@ -123,7 +123,9 @@ def test_a_later_version_of_a_one_size_line_is_computed_on_that_line_and_said(ad
 R1_TAG = "For DeepSeek-R1:671b, what is the maximum context length and throughput that a single GPU can support?"
 
 
-@pytest.mark.parametrize("text", [R1_TAG, "ollama run llama-3.1-70b:70b 在 4 张 4090 上能跑吗", "DeepSeek-V3 671B 要几张 H20"])
+@pytest.mark.parametrize(
+    "text", [R1_TAG, "ollama run llama-3.1-70b:70b 在 4 张 4090 上能跑吗", "DeepSeek-V3 671B 要几张 H20"]
+)
 def test_a_size_tag_on_a_catalog_name_is_that_models_size_not_a_second_model(text):
     p = parse(text)
     assert len(p.models) == 1 and not any(m.endswith("B") for m in p.models), p.models
