@@ -3,8 +3,9 @@
 Han characters decide over Latin technical terms: in "A100 跑 Llama-3-70B 的 LoRA 够吗" or "vLLM
 max-model-len 32k 最大并发多少" the Latin words are product names and jargon, not the language the
 person writes in, so they do not count. Full-width punctuation ("？", "，", "。") is typed with a Chinese
-input method: it makes the text Chinese. Otherwise the text is Chinese when its Han characters are at
-least as many as its ordinary English words ("How long to train Llama-3-70B on 8 H800, 预算 30万?" is
+input method: beside Han characters it makes the text Chinese, alone it does not (in public threads people
+who write English with a Chinese input method want English: "can I train and inference？"). Otherwise the
+text is Chinese when its Han characters are at least as many as its ordinary English words ("How long to train Llama-3-70B on 8 H800, 预算 30万?" is
 English: five English words against two Han characters; the 万 of "30万" is part of a number).
 """
 
@@ -46,20 +47,30 @@ _PASTED = re.compile(
 _FENCE = re.compile(r"```.*?(?:```|$)", re.S)
 
 
+#: code inside a line: indentation, `backticks`, snake_case names, calls, a progress bar
+_CODE = re.compile(r"^\s{2,}\S|`[^`\n]+`|\b[a-z]+_[a-z_]+\b|\w\(|%\|")
+
+
+def _pasted(line: str) -> bool:
+    """A line someone pasted: it looks like a log, a command, a config or code and carries no Han character (a
+    line in Chinese is the person's own, even when it starts with "vllm")."""
+    return not _HAN.search(line) and bool(_PASTED.match(line) or _CODE.search(line))
+
+
 def prose(text: str) -> str:
     """The lines the person wrote: pasted logs, commands, configs and fenced blocks left out (when anything is
     left), so a long English trace does not decide the language of a Chinese question."""
-    kept = [line for line in _FENCE.sub("\n", text).splitlines() if line.strip() and not _PASTED.match(line)]
+    kept = [line for line in _FENCE.sub("\n", text).splitlines() if line.strip() and not _pasted(line)]
     return "\n".join(kept) if kept else text
 
 
 def detect_language(text: str) -> str:
     """ "zh" or "en" for the answer, by the rule above, on what the person wrote (`prose`)."""
     text = prose(text or "")
+    han = len(_HAN.findall(_NUMBER_UNIT.sub(" ", text)))
+    if not han:  # full-width marks alone are an input method's, not a language ("can I train and inference？")
+        return "en"
     if _ZH_PUNCT.search(text):
         return "zh"
-    han = len(_HAN.findall(_NUMBER_UNIT.sub(" ", text)))
-    if not han:
-        return "en"
     words = [w for w in _WORD.findall(text) if not (w.lower() in JARGON or w.isupper() or any(c.isdigit() for c in w))]
     return "zh" if han >= len(words) else "en"

@@ -193,7 +193,31 @@ def test_out_of_scope_is_not_fooled_by_a_domain_word(advisor, q):
 @pytest.mark.parametrize(
     "q, lang",
     [
-        ("A100 or H100？", "zh"),
+        ("A100 or H100？", "en"),  # a Chinese input method's marks without one Han character: English
+        ("A100 还是 H100？", "zh"),
+        # development rows of the corpora, verbatim: English typed with full-width marks; a Chinese line that starts
+        # with "vllm" above a pasted command and error; a Chinese line above an indented traceback
+        (
+            "Thank you very much for your work. I would like to know when my server is training the model, it prompts: "
+            "**FlashAttention only supports Ampere GPUs or newer**, so can I train the model without changing the "
+            "server? For example, without using FlashAttention，Thank you very much.",
+            "en",
+        ),
+        (
+            "vllm 部署 Qwen1.5-7B-Chat 出错 KV cache 怎么是7344呢？\npython -m vllm.entrypoints.openai.api_server "
+            "--served-model-name Qwen1.5-7B-Chat --model  /models--Qwen--Qwen1.5-7B-Chat\n\n raise ValueError(\n"
+            "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored "
+            "in KV cache (7344). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing "
+            "the engine.",
+            "zh",
+        ),
+        (
+            '3090训练时报显存溢出\n  File "functional.py", line 361, in get_transform_buffer\n'
+            "    return init_func((rows, cols), dtype=dtype, device=device), state\n"
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB\n"
+            "  0%|          | 0/52000 [00:09<?, ?it/s]",
+            "zh",
+        ),
         ("Llama-3-70B serving 用 vLLM，max-model-len 32k 要几张卡", "zh"),
         ("How long to train Llama-3-70B on 8 H800, budget 30万?", "en"),
     ],
@@ -277,3 +301,23 @@ def test_domestic_only_recommends_chinese_made_cards(advisor, question):
     picks = [call.output[k] for k in ("cheapest", "fastest", "best_value") if call.output.get(k)]
     assert picks and all(catalog.get_gpu(o["gpu_id"]).domestic for o in picks)
     assert "没有符合条件" not in t.answer and all(o["gpu"] in t.answer for o in picks)
+
+
+def test_every_real_question_is_answered_in_the_language_its_asker_wrote():
+    # the 300 real questions and 103 real diagnostic threads, each labelled with the language its asker wrote in
+    import importlib.util
+    from pathlib import Path
+
+    from tests.corpus import real
+
+    spec = importlib.util.spec_from_file_location(
+        "diagnose_threads", Path(__file__).parents[2] / "corpus" / "diagnose.py"
+    )
+    threads = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(threads)
+    labelled = [(r["id"], r["lang"], r["text"]) for r in real.rows()] + [
+        (t.id, t.lang, t.question) for t in threads.rows()
+    ]
+    labelled = [row for row in labelled if row[1] in ("zh", "en")]
+    assert len(labelled) >= 390
+    assert [(i, lang) for i, lang, text in labelled if detect_language(text) != lang] == []
