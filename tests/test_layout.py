@@ -33,6 +33,7 @@ WINGS: dict[str, tuple[tuple[int, str], ...]] = {
     "tools.speed": ((0, "tools"), (4, "speed")),
     "tools.money": ((0, "tools"), (4, "money")),
     "tools.recommend": ((0, "tools"), (5, "recommend")),
+    "tools.plan": ((0, "tools"), (6, "plan")),
     "knowledge": ((1, "knowledge"),),
     "bot.grounding": ((1, "grounding"),),
     "bot.core": ((2, "core"),),

@@ -34,6 +34,7 @@ _TOOLS: dict[str, str] = {
     "model_memory": "tools.memory.model_memory:model_memory",
     "power_draw": "tools.money.power_draw:power_draw",
     "precision_speedup": "tools.speed.precision_speedup:precision_speedup",
+    "plan_serving": "tools.plan.plan_serving:plan_serving",
 }
 
 

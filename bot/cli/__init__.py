@@ -47,6 +47,7 @@ _TOOL_NAMES = (
     "model_memory",
     "power_draw",
     "precision_speedup",
+    "plan_serving",
 )
 
 #: (module, attribute, command-group name or None for top-level commands, the command names it adds)

@@ -33,6 +33,7 @@ VALID = {
     "model_memory": {"model": "70B"},
     "power_draw": {"gpu": "H800", "n_gpus": 8},
     "precision_speedup": {"model": "7B", "gpu": "H800"},
+    "plan_serving": {"model": "Qwen3-32B", "gpus": ["H20"], "concurrency": 200},
 }
 FIT = VALID["fit_training"]
 #: a mistake a model makes -> what the tool error must name

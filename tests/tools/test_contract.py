@@ -85,6 +85,24 @@ ADDED = {
         {"model", "gpu", "n_gpus", "tokens", "precision", "baseline"},
         {"baseline", "faster", "speedup", "peak_ratio", "assumptions"},
     ),
+    # DESIGN.md's table (issue 26); the per-candidate fields are locked in tests/tools/plan
+    "plan_serving": (
+        {
+            "model",
+            "gpus",
+            "concurrency",
+            "qps",
+            "daily_users",
+            "requests_per_user",
+            "peak_factor",
+            "prompt_tokens",
+            "output_tokens",
+            "ttft_s",
+            "tokens_per_s_per_user",
+            "precision",
+        },
+        {"candidates", "pick", "assumptions"},
+    ),
 }
 
 
@@ -116,6 +134,7 @@ TRUSTED = {
     "fit_inference": [{"model": "Qwen2.5-72B", "gpu": "H20", "n_gpus": 4, "batch": 8}],
     "training_time": [{"model": "DeepSeek-V3", "gpu": "H800", "n_gpus": 2048, "tokens": "14.8T", "precision": "fp8"}],
     "rent_vs_buy": [{"gpu": "H800", "n_gpus": 8, "hours_per_day": 20, "months": 24, "currency": "USD"}],
+    "plan_serving": [{"model": "Qwen3-32B", "gpus": ["H20", "4090"], "daily_users": 5000}],
 }
 
 

@@ -1,0 +1,120 @@
+"""Inputs and outputs of the planning tools: `plan_serving` (traffic -> replicas) and `plan_system` (job + budget
+-> machines and a bill of materials). Field names: DESIGN.md's tool table."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tools.errors import InvalidInput
+from tools.schemas.common import ToolInput, ToolOutput
+
+WeightPrecision = Literal["bf16", "fp16", "fp8", "int8", "int4"]
+
+#: the cards a planner compares when the user names none: the serving cards the price catalog covers
+DEFAULT_SERVING_GPUS = ("H20", "RTX 4090", "L20", "A100 80GB", "H800", "Ascend 910B")
+
+
+class PlanServingInput(ToolInput):
+    """How many GPUs to serve a model to this much traffic at these latency targets, on which card?"""
+
+    model: str = Field(description="Model name or size, e.g. 'Qwen3-32B', 'Qwen2.5-72B', '70B'.")
+    gpus: list[str] = Field(
+        min_length=1,
+        max_length=12,
+        description="Candidate GPUs to compare, e.g. ['H20', 'RTX 4090'] (a planner without a preference may use "
+        "H20, RTX 4090, L20, A100 80GB, H800, Ascend 910B).",
+    )
+    concurrency: int | None = Field(
+        None, ge=1, le=1_000_000_000, description="Requests in flight at the peak (高峰并发)."
+    )
+    qps: float | None = Field(None, gt=0, le=1e9, description="Requests per second at the peak.")
+    daily_users: int | None = Field(None, ge=1, le=100_000_000_000, description="Daily active users (日活).")
+    requests_per_user: float = Field(10, gt=0, le=10_000, description="Requests per user per day.")
+    peak_factor: float = Field(
+        3, ge=1, le=100, description="Peak-hour rate over the day's average rate (daily_users only)."
+    )
+    prompt_tokens: int = Field(1000, ge=1, le=1_000_000, description="Prompt tokens per request (with history).")
+    output_tokens: int = Field(300, ge=1, le=100_000, description="Generated tokens per request.")
+    ttft_s: float = Field(2.0, gt=0, le=600, description="Target time to first token at the peak, seconds.")
+    tokens_per_s_per_user: float = Field(
+        20, gt=0, le=10_000, description="Target decode speed each user sees, tokens/s."
+    )
+    precision: WeightPrecision | None = Field(
+        None, description="Weight precision for every candidate; omitted: the default and, as a variant, int4 (AWQ)."
+    )
+    quantized_variants: bool = Field(
+        True, description="Also plan each card with int4 (AWQ/GPTQ) weights when no precision is given."
+    )
+    headroom: float = Field(
+        0.2, ge=0, le=4, description="Spare capacity above the peak, as a share (0.2: replicas busy ≤ 83%)."
+    )
+    hours_per_day: float = Field(24, gt=0, le=24, description="Hours a day owned cards are busy (owned cost).")
+    china_purchasable: bool | None = Field(
+        None, description="True: the pick is a card that can be bought in mainland China (the others are still shown)."
+    )
+    max_gpus: int = Field(100_000, ge=1, le=1_000_000, description="The most GPUs a plan may use.")
+
+    @model_validator(mode="after")
+    def _traffic(self) -> PlanServingInput:
+        given = [k for k in ("concurrency", "qps", "daily_users") if getattr(self, k) is not None]
+        if not given:
+            raise InvalidInput(
+                "Say the traffic: peak concurrency, peak QPS, or daily users.",
+                "请给出流量：高峰并发数、高峰 QPS，或日活用户数。",
+                field="concurrency",
+            )
+        return self
+
+
+class TokenCost(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    rent: float | None  # 元 per million output tokens at the rental price (None: no price on file)
+    own: float | None  # 元 per million output tokens on owned cards (depreciation + running)
+
+
+class ServingCandidate(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    gpu: str
+    precision: str
+    meets_targets: bool
+    gpus_per_replica: int | None  # None: the weights do not fit on one node of this card
+    batch_per_replica: int  # sequences each replica runs at the peak
+    max_batch_per_replica: int  # the most the KV memory holds
+    replicas_for_memory: int
+    replicas_for_throughput: int
+    replicas: int  # the larger need, times (1 + headroom), rounded up
+    n_gpus: int
+    limited_by: Literal["memory", "throughput", "latency", "capacity"]
+    ttft_s: float | None  # at the peak, with prefill queueing
+    tokens_per_s_per_user: float | None  # at the peak
+    output_tokens_per_s_per_replica: float | None
+    prefill_share: float | None  # share of a replica's time spent on prefill at the peak
+    cny_per_million_tokens: TokenCost
+    export_restricted: bool  # not purchasable in mainland China (catalog)
+    unmet: list[str]  # the targets this card cannot meet ("ttft_s", "tokens_per_s_per_user", "max_gpus", "fit")
+    note: str = ""  # why it cannot be met and the nearest that can
+
+
+class PlanServingOutput(ToolOutput):
+    model: str
+    concurrency: float  # requests in flight at the peak used for the plan
+    qps: float  # peak requests per second (from Little's law where concurrency was given)
+    traffic_source: Literal["concurrency", "qps", "daily_users"]
+    prompt_tokens: int
+    output_tokens: int
+    ttft_s: float  # the target
+    tokens_per_s_per_user: float  # the target
+    headroom: float
+    candidates: list[ServingCandidate]
+    pick: str | None  # "GPU precision" of the chosen candidate
+    pick_reason: str
+    unmet: list[str]  # targets no candidate meets
+    nearest: str  # when unmet: the nearest that can be met
+
+    @classmethod
+    def _nested(cls):
+        return {"candidates": ServingCandidate}
