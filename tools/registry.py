@@ -35,6 +35,7 @@ _TOOLS: dict[str, str] = {
     "power_draw": "tools.money.power_draw:power_draw",
     "precision_speedup": "tools.speed.precision_speedup:precision_speedup",
     "plan_serving": "tools.plan.plan_serving:plan_serving",
+    "plan_system": "tools.plan.plan_system:plan_system",
 }
 
 

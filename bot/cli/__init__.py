@@ -48,6 +48,7 @@ _TOOL_NAMES = (
     "power_draw",
     "precision_speedup",
     "plan_serving",
+    "plan_system",
 )
 
 #: (module, attribute, command-group name or None for top-level commands, the command names it adds)

@@ -44,7 +44,8 @@ WHEN: dict[str, str] = {
     "model_memory": "Weights, KV cache or training memory of a model, no GPU needed.",
     "power_draw": "Server/rack kW, yearly kWh and electricity bill.",
     "precision_speedup": "How much faster FP8 trains than BF16.",
-    "plan_serving": "GPUs to serve users/QPS; which card.",
+    "plan_serving": "How many cards for N users.",
+    "plan_system": "What machines to buy.",
     SEARCH: "Background, policy, China availability, channels, prices, checking a claim. Cite passages as [ref].",
 }
 #: the inputs the model is shown (DESIGN.md's "main inputs"); the calculator still accepts every field of its
@@ -81,7 +82,8 @@ MAIN_INPUTS: dict[str, tuple[str, ...]] = {
     "model_memory": ("model", "precision", "context_len", "batch", "method"),
     "power_draw": ("gpu", "n_gpus", "hours_per_day"),
     "precision_speedup": ("model", "gpu", "n_gpus", "tokens", "method"),
-    "plan_serving": ("model", "gpus", "concurrency", "qps", "daily_users"),
+    "plan_serving": ("model", "gpus", "concurrency"),
+    "plan_system": ("job", "model"),
     SEARCH: ("query",),
 }
 DESCRIPTION_CHARS = 36  # a field's description: its first clause or the head of it, at most this long

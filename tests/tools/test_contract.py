@@ -103,6 +103,10 @@ ADDED = {
         },
         {"candidates", "pick", "assumptions"},
     ),
+    "plan_system": (
+        {"job", "model", "budget_cny", "deadline_hours", "china_purchasable", "rack_kw"},
+        {"options", "cheapest", "fastest", "best_value", "assumptions"},
+    ),
 }
 
 
@@ -135,6 +139,7 @@ TRUSTED = {
     "training_time": [{"model": "DeepSeek-V3", "gpu": "H800", "n_gpus": 2048, "tokens": "14.8T", "precision": "fp8"}],
     "rent_vs_buy": [{"gpu": "H800", "n_gpus": 8, "hours_per_day": 20, "months": 24, "currency": "USD"}],
     "plan_serving": [{"model": "Qwen3-32B", "gpus": ["H20", "4090"], "daily_users": 5000}],
+    "plan_system": [{"job": "train", "model": "7B", "tokens": "100B", "deadline_hours": 336}],
 }
 
 

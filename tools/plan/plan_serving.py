@@ -249,8 +249,10 @@ def _pick(cands: list[ServingCandidate], china: bool | None) -> tuple[str | None
 
 
 def plan_serving(inp: PlanServingInput) -> PlanServingOutput:
-    """Replicas and GPUs to serve a model to a peak of traffic within TTFT and tokens/s-per-user targets, per
-    candidate card (int4 variants included), with the cost per million output tokens and a pick."""
+    """GPUs per card to serve peak traffic, and a pick.
+
+    Per candidate card (int4 variants included): the batch memory and targets allow, replicas, TTFT and tokens/s at
+    the peak, cost per million output tokens rented and owned."""
     model = get_model(inp.model).name
     a: list[Assumption] = []
     c, qps, source = _traffic(inp, a)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tools.errors import InvalidInput
 from tools.schemas.common import ToolInput, ToolOutput
+from tools.schemas.speed import Tokens
 
 WeightPrecision = Literal["bf16", "fp16", "fp8", "int8", "int4"]
 
@@ -118,3 +119,120 @@ class PlanServingOutput(ToolOutput):
     @classmethod
     def _nested(cls):
         return {"candidates": ServingCandidate}
+
+
+# ---- Input and output of `plan_system`: a job and a budget or deadline -> machines, network, power, a BOM.
+
+Job = Literal["serve", "finetune", "train"]
+
+
+class PlanSystemInput(ToolInput):
+    """Which machines to buy for a training run, a fine-tuning lab or a serving target, within a budget or a
+    deadline: servers, network, power and racks, and a bill of materials with dated price ranges."""
+
+    job: Job = Field(description="serve (a serving target), finetune (a fine-tuning run) or train (pretraining).")
+    model: str = Field(description="Model name or size, e.g. 'Qwen2.5-14B', 'Qwen2.5-72B', '70B'.")
+    method: Literal["full", "lora", "qlora"] | None = Field(
+        None, description="finetune/train: full, lora or qlora; omitted: lora for finetune, full for train."
+    )
+    tokens: Tokens = Field(
+        1_000_000_000, description="finetune/train: training tokens, e.g. '1B', '10亿' (dataset × epochs)."
+    )
+    concurrency: int | None = Field(None, ge=1, le=1_000_000_000, description="serve: requests in flight at the peak.")
+    qps: float | None = Field(None, gt=0, le=1e9, description="serve: peak requests per second.")
+    daily_users: int | None = Field(None, ge=1, le=100_000_000_000, description="serve: daily active users.")
+    prompt_tokens: int = Field(1000, ge=1, le=1_000_000, description="serve: prompt tokens per request.")
+    output_tokens: int = Field(300, ge=1, le=100_000, description="serve: generated tokens per request.")
+    ttft_s: float = Field(2.0, gt=0, le=600, description="serve: target time to first token, seconds.")
+    tokens_per_s_per_user: float = Field(20, gt=0, le=10_000, description="serve: target tokens/s per user.")
+    budget_cny: float | None = Field(None, gt=0, description="Budget for the machines, 元 (purchase).")
+    deadline_hours: float | None = Field(None, gt=0, description="finetune/train: wall-clock hours to finish within.")
+    china_purchasable: bool = Field(
+        True,
+        description="Only platforms whose cards can be bought in mainland China (named platforms are kept, flagged).",
+    )
+    domestic: bool = Field(False, description="国产化: only Chinese-made accelerators (Huawei Ascend …).")
+    platforms: list[str] | None = Field(
+        None,
+        max_length=12,
+        description="Platform ids or GPU names to consider (e.g. 'H20', 'atlas-800t-a2'); omitted: all.",
+    )
+    rack_kw: float = Field(15, gt=0, le=200, description="Power one rack may draw, kW (H-class rooms: 10–20).")
+    max_nodes: int = Field(64, ge=1, le=1024, description="The most servers an option may use.")
+
+    @model_validator(mode="after")
+    def _serving_traffic(self) -> PlanSystemInput:
+        if self.job == "serve" and self.concurrency is None and self.qps is None and self.daily_users is None:
+            raise InvalidInput(
+                "A serving plan needs the traffic: peak concurrency, peak QPS, or daily users.",
+                "服务部署需要流量：高峰并发数、高峰 QPS，或日活用户数。",
+                field="concurrency",
+            )
+        return self
+
+
+class ServerLine(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    platform: str
+    name: str
+    gpu: str
+    gpus_per_node: int
+    nodes: int
+
+
+class BomLine(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    item: str
+    qty: int
+    low_cny: float | None
+    high_cny: float | None
+    source: str
+
+
+class Network(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+    ports: int
+    gbps: float
+    switches: int
+    tiers: int
+
+
+class SystemOption(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    label: str  # the platform id
+    servers: list[ServerLine]
+    n_gpus: int
+    network: Network | None  # None: one node
+    power_kw: float  # maximum input of the servers
+    racks: int
+    servers_per_rack: int
+    bom: list[BomLine]
+    total_low_cny: float | None  # None: no public price for part of the BOM
+    total_high_cny: float | None
+    meets: bool  # fits the job and meets the budget/deadline/targets
+    unmet: list[str]  # "budget", "deadline", "fit", "targets", "max_nodes", "rack_power"
+    hours: float | None  # finetune/train: wall-clock hours of the job on this option
+    capacity: dict | None  # serve: what it serves (concurrency, precision, ttft_s, tokens_per_s_per_user, 元/M tokens)
+    export_restricted: bool
+    note: str = ""
+
+
+class PlanSystemOutput(ToolOutput):
+    job: Job
+    model: str
+    options: list[SystemOption]
+    cheapest: str | None
+    fastest: str | None
+    best_value: str | None
+    coincide: list[str]  # e.g. ["cheapest=fastest"]: the same option wins both, and why it is so
+    nearest: str  # when no option meets the ask: the nearest that does
+    skipped: list[str]  # platforms left out and why ("hgx-h100-8gpu: not purchasable in mainland China")
+
+    @classmethod
+    def _nested(cls):
+        return {"options": SystemOption}
