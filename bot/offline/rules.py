@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
-from bot.offline.compose import answers
+from bot.offline.compose import answers, system
 from bot.offline.compose.verdict import verdict
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count
@@ -140,6 +140,11 @@ class RulesPlanner:
                 state=_jsonable(state),
                 offered=offered,
             )
+        if planned := system.route(intent, slots, request, text):  # traffic or machines: a capacity/system plan
+            for key in ("gpu", "n_gpus"):  # it compares the cards itself: no default card or count is assumed
+                if key in defaulted:
+                    defaulted.pop(key)
+                    slots[key] = None
         if intent == "time" and slots.get("deadline_hours") and p.n_gpus is None:
             defaulted.pop("n_gpus", None)  # the count is worked out from the deadline, not assumed
         if defaulted and intent not in ("knowledge", "out_of_scope", "greeting"):
@@ -169,8 +174,14 @@ class RulesPlanner:
             out.add(note)
             offered["question_tokens"] = {**given, "tokens": p.tokens}
         answered_at = len(out.blocks)
-        self._answer(intent, slots, p, run, out, offered)
-        for extra in parts(intent, p, request.cued):
+        if planned:
+            try:
+                planned(slots, request, run, out)
+            except AdvisorError as err:
+                out.add(error_text(err, slots, lang))
+        else:
+            self._answer(intent, slots, p, run, out, offered)
+        for extra in () if planned else parts(intent, p, request.cued):
             ef = frame(extra)
             # the second part's defaults fill what is still empty (an empty slot must not hide its default)
             eslots = {**slots, **{k: v for k, v in ef.defaults.items() if slots.get(k) in (None, [])}}

@@ -67,6 +67,7 @@ CONTEXT = (
     (r"(?:qps)[^\d\n]{0,4}$", r"", "qps"),
     (r"(?:日活|dau|daily (?:active )?users)[^\d\n]{0,4}$", r"", "daily_users"),
     (r"", r"^\s*(?:个)?(?:用户|人|users)", "daily_users"),
+    (r"", r"^\s*(?:daily|dau)\b", "daily_users"),  # "2000 daily (active) users", "5000 DAU"
     (r"(?:出租率|上架率|occupancy)[^\d\n]{0,4}$", r"", "occupancy"),
     (r"(?:利用率|utili[sz]ation|mfu)[^\d\n]{0,4}$", r"", "utilisation"),
     (r"", r"^\s*%", "utilisation"),
