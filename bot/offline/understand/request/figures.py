@@ -102,11 +102,26 @@ def _line_at(text: str, i: int) -> str:
     return text[text.rfind("\n", 0, i) + 1 : (text.find("\n", i) + 1 or len(text) + 1) - 1]
 
 
+#: a count of requests said with its rate or its simultaneity ("5000 requests per second", "100 requests concurrently")
+_RATE_AFTER = (
+    (C(r"^[\d,.]+\s*(?:requests?|reqs?|queries|calls)\s*(?:/\s*s\b|per\s+sec(?:ond)?|a\s+second|每秒)"), "qps"),
+    (
+        C(
+            r"^[\d,.]+\s*(?:requests?|users?|people|sessions?)\s*(?:concurrently|at\s+once|simultaneously|in\s+parallel)"
+        ),
+        "concurrency",
+    ),
+)
+
+
 def role_of(text: str, start: int, unit: str) -> tuple[str, int]:
     """The role of the figure at `start` from the words before it and its unit, and how much of `unit` is the
     unit ("5 轮要多久": "轮")."""
     before = text[max(0, text.rfind("\n", 0, start) + 1, start - 40) : start].lower()
     line = _line_at(text, start)
+    for rx, role in _RATE_AFTER:
+        if rx.search(text[start : start + 60]):
+            return role, 0
     if m := _SETTING.search(before):
         for rx, role in _KEYS:
             if rx.fullmatch(m.group(1).lstrip("-")) or rx.search(m.group(1)):
