@@ -59,6 +59,7 @@ _SUBCOMMANDS = [
     ("bot.cli.speed", "register", None, ("time", "speed")),
     ("bot.cli.cost", "register", None, ("cost", "rent-vs-buy")),
     ("bot.cli.select", "register", None, ("recommend",)),
+    ("bot.cli.proposal", "register", None, ("proposal",)),
     ("bot.cli.kb", "kb_app", "kb", ("kb",)),
     ("bot.cli.advisor", "register", None, ("ask", "chat")),
     ("bot.cli.serve", "register", None, ("serve",)),
