@@ -8,6 +8,7 @@ assumptions. Every figure is a tool output.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from bot.core.toolbox import ToolRun
@@ -35,6 +36,24 @@ def traffic(request: Request) -> dict[str, float]:
 DOMESTIC_CANDIDATES = 6
 
 
+def targets(request: Request) -> tuple[dict[str, float], list[str]]:
+    """The latency and speed targets the question states, by plan_serving's field names, and the user's own words
+    for each (quoted in the answer: a TTFT given in ms reaches the tool in seconds)."""
+    out: dict[str, float] = {}
+    said: list[str] = []
+    for m in request.mentions:
+        if not isinstance(m.value, int | float) or m.value <= 0:
+            continue
+        if m.role == "ttft_target" and "ttft_s" not in out:
+            ms = bool(re.search(r"ms|毫秒", m.text, re.I))
+            out["ttft_s"] = m.value / 1000 if ms else float(m.value)
+            said.append(m.text)
+        elif m.role == "speed_target" and "tokens_per_s_per_user" not in out:
+            out["tokens_per_s_per_user"] = float(m.value)
+            said.append(m.text)
+    return out, said
+
+
 def _gpus(s: dict[str, Any]) -> list[str]:
     named = list(dict.fromkeys(s.get("gpus") or ([s["gpu"]] if s.get("gpu") else [])))
     if s.get("domestic_only"):  # 国产化: Chinese-made accelerators only (priced ones first)
@@ -56,16 +75,36 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
     lang = out.lang
     given = traffic(request)
     gpus = _gpus(s)
-    args: dict[str, Any] = {"model": s["model"], "gpus": gpus, **given}
+    wanted, said = targets(request)
+    args: dict[str, Any] = {"model": s["model"], "gpus": gpus, **given, **wanted}
     if s.get("precision") in ("bf16", "fp16", "fp8", "int8", "int4"):
         args["precision"] = s["precision"]
     if lang == "zh" or s.get("china_only"):  # a mainland purchase: the pick is a card that can be bought there
         args["china_purchasable"] = True
     r = run("plan_serving", args)
     cands = r["candidates"]
+    if said:
+        out.add(say("targets_said", lang, said="、".join(said) if lang == "zh" else ", ".join(said)))
     pick = next((c for c in cands if f"{c['gpu']} {c['precision']}" == r["pick"]), None)
     if pick is None:
-        out.add(say("serving_none", lang, unmet=", ".join(r["unmet"]) or "—", nearest=r["nearest"] or "—"))
+        sep = "、" if lang == "zh" else ", "
+        unmet = sep.join(say(f"unmet_{u}", lang).strip() for u in r["unmet"]) or "—"
+        timed = [c for c in cands if c["ttft_s"] is not None]
+        near = min(timed, key=lambda c: (len(c["unmet"]), c["ttft_s"])) if timed else None
+        nearest = (
+            say(
+                "serving_nearest",
+                lang,
+                gpu=near["gpu"],
+                precision=near["precision"],
+                tp=near["gpus_per_replica"],
+                ttft=_cell(near["ttft_s"]),
+                tps=_cell(near["tokens_per_s_per_user"], 1),
+            ).strip()
+            if near
+            else "—"
+        )
+        out.add(say("serving_none", lang, unmet=unmet, nearest=nearest))
     else:
         out.add(
             say(
@@ -118,7 +157,7 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
     if restricted:
         out.add(say("restricted_note", lang, gpus="、".join(restricted) if lang == "zh" else ", ".join(restricted)))
     if pick is not None:
-        _machines(s, given, pick, run, out)
+        _machines(s, {**given, **wanted}, pick, run, out)
     out.add(say("serving_assumptions", lang, hours=num(24)))
 
 

@@ -82,3 +82,19 @@ def test_hours_a_day_the_user_gave_decide_rent_or_buy(advisor, clean):
     r = calls(t, "rent_vs_buy")[0]
     assert r.input["hours_per_day"] == 6 and r.input["months"] == 24 and r.output["cheaper"] == "rent"
     assert "每天用 6 小时" in t.answer and "盈亏平衡使用强度" in t.answer
+
+
+def test_the_targets_a_buyer_states_are_planned_for_and_quoted(advisor, clean):
+    t = clean(advisor.ask("Qwen3-32B 高峰并发 200，首字延迟 500ms 以内，每用户 30 token/s，要几张 H20？"))
+    plan = calls(t, "plan_serving")[0]
+    assert plan.input["ttft_s"] == 0.5 and plan.input["tokens_per_s_per_user"] == 30
+    assert "（按您给的目标规划：500ms、30 token/s）" in t.answer and "首字 ≤ 0.5 秒" in t.answer
+    machines = calls(t, "plan_system")[0]  # the servers are sized for the same targets
+    assert machines.input["ttft_s"] == 0.5 and machines.input["tokens_per_s_per_user"] == 30
+
+
+def test_an_impossible_latency_says_what_cannot_be_met_and_the_nearest(advisor, clean):
+    t = clean(advisor.ask("Serve Llama-3.1-70B to 500 concurrent users with TTFT under 1 ms, how many GPUs?"))
+    assert calls(t, "plan_serving")[0].input["ttft_s"] == 0.001
+    assert "**None of these cards meets the targets: time to first token.**" in t.answer
+    assert "The nearest:" in t.answer and "first token in about" in t.answer and "ttft_s" not in t.answer

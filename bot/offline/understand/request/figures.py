@@ -54,6 +54,14 @@ _SETTING = C(r"(--?[a-z][\w.-]*|[a-z][\w.]*)\s*(?:[:=]|\s)\s*[\"']?$")
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:[.,]\d+)*)(\s*(?:%|[a-zA-Z/]+(?:/s)?|[\u4e00-\u9fff]{1,2})?)")
 #: roles read from the words around a figure: (pattern on the text before, pattern on the unit after, role)
 CONTEXT = (
+    # serving targets a buyer states ("首字 500ms 以内", "TTFT under 1 ms", "每用户 30 token/s")
+    # (a figure the user measured, "首字要 3 秒", "每用户只有 5 token/s", is not a target: those words exclude it)
+    (r"(?:首字|首\s*token|首个\s*token|ttft|time to first token|first token)"
+     r"(?:(?!要(?!求)|需要|花了?|用了|took|takes|实测|measured|现在|目前|只有|才)[^\d\n]){0,12}$",
+     r"^\s*(?:ms|毫秒|s|秒|sec(?:onds?)?)?", "ttft_target"),
+    (r"(?:每(?:个)?用户|每人|per user|each user|for each user)"
+     r"(?:(?!只有|才|only|实测|measured|现在|目前)[^\d\n]){0,8}$",
+     r"^\s*(?:tokens?/s|tok/s|t/s|token/秒|tokens? per second)", "speed_target"),
     (r"", r"^\s*(?:核|cores?|vcpus?|c(?=\b)|线程|threads?)", "cpu_cores"),
     (r"(?:cpu|处理器)[^\d\n]{0,6}$", r"", "cpu_cores"),
     (r"(?:内存|主机内存|系统内存|\bram\b|system memory|host memory|ddr\d?)[^\d\n]{0,6}$", r"^\s*(?:g|gb|t|tb|gib)?\b", "ram_gb"),
