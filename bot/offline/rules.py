@@ -198,7 +198,7 @@ class RulesPlanner:
             language=lang,
             tool_calls=run.calls,
             citations=run.citations,
-            follow_ups=answers.follow_ups(intent, slots, lang),
+            follow_ups=system.follow_ups(planned, lang) if planned else answers.follow_ups(intent, slots, lang),
             state=_jsonable(state_out),
             offered=offered,
         )

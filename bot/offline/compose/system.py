@@ -78,6 +78,12 @@ def route(intent: str, s: dict[str, Any], request: Request, text: str):
     return None
 
 
+def follow_ups(planned, lang: str) -> list[str]:
+    """What a buyer asks next after a system plan, as a reply the dialogue answers (a domestic-only variant); a
+    capacity plan offers none yet: its traffic is not carried into the next turn."""
+    return say("follow_system", lang).split("|") if planned is system_plan else []
+
+
 def largest_model(s: dict[str, Any], names: list[str]) -> str:
     """A range of models ("7B 到 14B"): the machines are sized for the largest of them."""
     best, size = s["model"], 0.0

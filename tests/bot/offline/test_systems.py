@@ -98,3 +98,14 @@ def test_an_impossible_latency_says_what_cannot_be_met_and_the_nearest(advisor, 
     assert calls(t, "plan_serving")[0].input["ttft_s"] == 0.001
     assert "**None of these cards meets the targets: time to first token.**" in t.answer
     assert "The nearest:" in t.answer and "first token in about" in t.answer and "ttft_s" not in t.answer
+
+
+def test_a_system_plan_offers_a_follow_up_the_dialogue_answers(advisor):
+    t = advisor.ask("客服大模型 Qwen3-32B，日活 5000，高峰并发 200，要几张卡？H20 还是 4090？")
+    assert t.follow_ups == []  # the traffic is not carried to the next turn yet: nothing offered that fails
+    t = advisor.ask("预算 200 万，做 7B 到 14B 的微调，怎么配？")
+    assert t.follow_ups == ["换成国产卡（昇腾）怎么配？"]
+    nxt = advisor.ask(t.follow_ups[0], conversation_id=t.conversation_id)
+    call = next(c for c in nxt.tool_calls if c.tool == "plan_system")
+    assert call.input["domestic"] is True and call.input["budget_cny"] == 2_000_000
+    assert {o["label"] for o in call.output["options"]} == {"atlas-800t-a2"}
