@@ -145,6 +145,8 @@ class RulesPlanner:
                 if key in defaulted:
                     defaulted.pop(key)
                     slots[key] = None
+            if planned is system.system_plan and p.models:  # "7B 到 14B": sized for the largest, and kept so
+                slots["model"] = user_slots["model"] = system.largest_model(slots, p.models)
         if intent == "time" and slots.get("deadline_hours") and p.n_gpus is None:
             defaulted.pop("n_gpus", None)  # the count is worked out from the deadline, not assumed
         if defaulted and intent not in ("knowledge", "out_of_scope", "greeting"):

@@ -107,5 +107,5 @@ def test_a_system_plan_offers_a_follow_up_the_dialogue_answers(advisor):
     assert t.follow_ups == ["换成国产卡（昇腾）怎么配？"]
     nxt = advisor.ask(t.follow_ups[0], conversation_id=t.conversation_id)
     call = next(c for c in nxt.tool_calls if c.tool == "plan_system")
-    assert call.input["domestic"] is True and call.input["budget_cny"] == 2_000_000
+    assert call.input["domestic"] is True and call.input["budget_cny"] == 2_000_000 and call.input["model"] == "14B"
     assert {o["label"] for o in call.output["options"]} == {"atlas-800t-a2"}
