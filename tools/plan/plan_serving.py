@@ -25,6 +25,7 @@ import math
 
 from tools.catalog.lookup import get_gpu, get_model
 from tools.catalog.prices import prices_for
+from tools.catalog.servers import platforms
 from tools.errors import InvalidInput, Unsupported
 from tools.memory.fit_inference import default_weight_precision
 from tools.money.rent_vs_buy import rent_vs_buy
@@ -71,20 +72,30 @@ def _traffic(inp: PlanServingInput, a: list[Assumption]) -> tuple[float, float, 
 
 
 @functools.cache
-def _prices(gpu_name: str, hours_per_day: float) -> tuple[float | None, float | None]:
-    """(rental 元 per card-hour, owned 元 per busy card-hour) from the catalog; None where no price is on file.
-    The owned cost per card-hour does not depend on how many cards are bought (rent_vs_buy is linear in n)."""
+def _prices(gpu_name: str, hours_per_day: float) -> tuple[float | None, float | None, str]:
+    """(rental 元 per card-hour, owned 元 per busy card-hour, where the purchase price came from) from the catalog;
+    None where no price is on file. A card without a purchase quote in prices.yaml takes the card price of its
+    server platform in servers.yaml (the 4090's street price), said in the assumptions. The owned cost per
+    card-hour does not depend on how many cards are bought (rent_vs_buy is linear in n)."""
     gpu = get_gpu(gpu_name)
     table = prices_for(gpu)
     quote = table.default("rental") if table else None
     rent = quote.mid_cny if quote else None
+    purchase, source = None, "prices.yaml"
+    if table is None or table.default("purchase") is None:
+        for p in platforms():
+            if p.gpu == gpu.id and p.card_price is not None:
+                purchase = (p.card_price.low_cny + p.card_price.high_cny) / 2
+                source = f"servers.yaml {p.id} card price ({p.card_price.source.cite()})"
+                break
     try:
+        extra = {"purchase_cny": purchase} if purchase is not None else {}
         owned = rent_vs_buy(
-            RentVsBuyInput(gpu=gpu.name, n_gpus=8, hours_per_day=hours_per_day)
+            RentVsBuyInput(gpu=gpu.name, n_gpus=8, hours_per_day=hours_per_day, **extra)
         ).own_cost_per_gpu_hour_cny
     except (Unsupported, InvalidInput):
-        owned = None
-    return rent, owned
+        owned, source = None, ""
+    return rent, owned, source
 
 
 def _plan_tp(inp: PlanServingInput, model: str, gpu: str, precision: str, tp: int, c: float) -> dict | None:
@@ -193,7 +204,7 @@ def _candidate(inp: PlanServingInput, model: str, gpu_name: str, precision: str,
         note = (note + "; " if note else "") + (
             f"{n} GPUs exceed max_gpus {inp.max_gpus}; {inp.max_gpus // tp * tp} GPUs serve about {most:.0f} in flight"
         )
-    rent, owned = _prices(gpu.name, inp.hours_per_day)
+    rent, owned, _ = _prices(gpu.name, inp.hours_per_day)
     limited = best["limited"] if "max_gpus" not in unmet else "capacity"
     return ServingCandidate(
         gpu=gpu.name,
@@ -298,6 +309,10 @@ def plan_serving(inp: PlanServingInput) -> PlanServingOutput:
                 cands.append(_candidate(inp, model, name, prec, c))
             except Unsupported as err:  # e.g. fp8 on a card without FP8, or no bandwidth figure
                 a.append(assume(f"skipped.{name}.{prec}", err.en))
+    for name in dict.fromkeys(c.gpu for c in cands):
+        source = _prices(name, inp.hours_per_day)[2]
+        if source.startswith("servers.yaml"):
+            a.append(assume(f"purchase_price.{name}", "street price", note=f"owned cost priced from {source}"))
     pick, reason = _pick(cands, inp.china_purchasable)
     unmet = sorted({u for cand in cands for u in cand.unmet} if pick is None else set())
     nearest = ""
