@@ -310,9 +310,9 @@ def plan_serving(inp: PlanServingInput) -> PlanServingOutput:
             except Unsupported as err:  # e.g. fp8 on a card without FP8, or no bandwidth figure
                 a.append(assume(f"skipped.{name}.{prec}", err.en))
     for name in dict.fromkeys(c.gpu for c in cands):
-        source = _prices(name, inp.hours_per_day)[2]
-        if source.startswith("servers.yaml"):
-            a.append(assume(f"purchase_price.{name}", "street price", note=f"owned cost priced from {source}"))
+        priced_from = _prices(name, inp.hours_per_day)[2]
+        if priced_from.startswith("servers.yaml"):
+            a.append(assume(f"purchase_price.{name}", "street price", note=f"owned cost priced from {priced_from}"))
     pick, reason = _pick(cands, inp.china_purchasable)
     unmet = sorted({u for cand in cands for u in cand.unmet} if pick is None else set())
     nearest = ""
