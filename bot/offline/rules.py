@@ -181,6 +181,8 @@ class RulesPlanner:
                 planned(slots, request, run, out)
             except AdvisorError as err:
                 out.add(error_text(err, slots, lang))
+            if slots.get("n_gpus") and planned is not system.system_plan:  # and what the user's own cards hold
+                self._answer(intent, slots, p, run, out, offered)
         else:
             self._answer(intent, slots, p, run, out, offered)
         for extra in () if planned else parts(intent, p, request.cued):

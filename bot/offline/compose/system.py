@@ -59,8 +59,10 @@ def route(intent: str, s: dict[str, Any], request: Request, text: str):
     """The composer of a question about serving traffic or machines within a budget, else None (the frame's).
 
     A count of cards the user has ("用 2 张 H20 放得下吗", "一张 L20 上并发 64 呢") is a check of that setup and
-    stays with its frame; so do questions that ask neither for a count, a choice nor a configuration."""
-    if not s.get("model") or intent not in SYSTEM_INTENTS or s.get("n_gpus"):
+    stays with its frame, unless the question asks how many cards its traffic needs; so do questions that ask
+    neither for a count, a choice nor a configuration."""
+    count_for_traffic = "min_count" in request.asks and bool(traffic(request))  # "how many GPUs for 100 users"
+    if not s.get("model") or intent not in SYSTEM_INTENTS or (s.get("n_gpus") and not count_for_traffic):
         return None
     if intent not in PLAN_INTENTS and not PLAN_ASKS & set(request.asks):
         return None

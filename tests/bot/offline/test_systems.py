@@ -109,3 +109,16 @@ def test_a_system_plan_offers_a_follow_up_the_dialogue_answers(advisor):
     call = next(c for c in nxt.tool_calls if c.tool == "plan_system")
     assert call.input["domestic"] is True and call.input["budget_cny"] == 2_000_000 and call.input["model"] == "14B"
     assert {o["label"] for o in call.output["options"]} == {"atlas-800t-a2"}
+
+
+def test_how_many_cards_a_traffic_needs_beside_what_the_users_own_card_holds(advisor, clean):
+    t = clean(
+        advisor.ask(
+            "What is the concurrent request capacity of an NVIDIA A100 80 GB GPU with Llama-2-13b? How much GPUs "
+            "power required to serve like 100 requests concurrently when running Llama-2-13b model?"
+        )
+    )
+    plan = calls(t, "plan_serving")[0]
+    assert plan.input["concurrency"] == 100 and plan.input["gpus"] == ["a100-sxm4-80gb"]
+    assert "**Pick NVIDIA A100 SXM4 80GB" in t.answer  # the count for 100 requests
+    assert calls(t, "fit_inference") and "hold about" in t.answer  # and what one A100 holds
