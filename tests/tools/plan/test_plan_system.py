@@ -151,3 +151,13 @@ def test_a_tighter_deadline_never_needs_fewer_nodes(hours, less):
         return option(out, "atlas-800t-a2")["servers"][0]["nodes"]
 
     assert nodes(hours * (1 - less * 0.9)) >= nodes(hours)
+
+
+@SMALL
+@given(c=st.integers(1, 3000), extra=st.integers(0, 3000))
+def test_more_serving_traffic_never_needs_fewer_servers(c, extra):
+    def nodes(k):
+        out = system(job="serve", model="Qwen3-32B", concurrency=k, platforms=["H20"])
+        return option(out, "hgx-h20-8gpu")["servers"][0]["nodes"]
+
+    assert nodes(c) <= nodes(c + extra)
