@@ -7,7 +7,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tools.errors import InvalidInput
 from tools.schemas.common import ToolInput, ToolOutput
 from tools.schemas.speed import Tokens
 
@@ -15,6 +14,22 @@ WeightPrecision = Literal["bf16", "fp16", "fp8", "int8", "int4"]
 
 #: the cards a planner compares when the user names none: the serving cards the price catalog covers
 DEFAULT_SERVING_GPUS = ("H20", "RTX 4090", "L20", "A100 80GB", "H800", "Ascend 910B")
+
+
+#: the requests in flight a serving plan assumes when the request gives no traffic (stated in the output)
+DEFAULT_CONCURRENCY = 1
+
+
+def no_traffic(inp: ToolInput) -> None:
+    """No concurrency, QPS or daily users given: plan for one request in flight, and say so (validators only)."""
+    if all(getattr(inp, k) is None for k in ("concurrency", "qps", "daily_users")):
+        inp.note(
+            "concurrency",
+            DEFAULT_CONCURRENCY,
+            "requests",
+            "no traffic given: planned for one request in flight; give concurrency, qps or daily_users",
+        )
+        inp.resolve(concurrency=DEFAULT_CONCURRENCY)
 
 
 class PlanServingInput(ToolInput):
@@ -59,13 +74,7 @@ class PlanServingInput(ToolInput):
 
     @model_validator(mode="after")
     def _traffic(self) -> PlanServingInput:
-        given = [k for k in ("concurrency", "qps", "daily_users") if getattr(self, k) is not None]
-        if not given:
-            raise InvalidInput(
-                "Say the traffic: peak concurrency, peak QPS, or daily users.",
-                "请给出流量：高峰并发数、高峰 QPS，或日活用户数。",
-                field="concurrency",
-            )
+        no_traffic(self)
         return self
 
 
@@ -162,12 +171,8 @@ class PlanSystemInput(ToolInput):
 
     @model_validator(mode="after")
     def _serving_traffic(self) -> PlanSystemInput:
-        if self.job == "serve" and self.concurrency is None and self.qps is None and self.daily_users is None:
-            raise InvalidInput(
-                "A serving plan needs the traffic: peak concurrency, peak QPS, or daily users.",
-                "服务部署需要流量：高峰并发数、高峰 QPS，或日活用户数。",
-                field="concurrency",
-            )
+        if self.job == "serve":
+            no_traffic(self)
         return self
 
 

@@ -60,6 +60,6 @@ def test_a_proposal_in_english_and_a_bad_input_is_one_clear_line(tmp_path):
     assert ok.exit_code == 0, ok.output
     text = (tmp_path / "proposal.md").read_text(encoding="utf-8")
     assert text.startswith("# Compute proposal") and "Domestic accelerators only" in text and "atlas-800t-a2" in text
-    bad = runner.invoke(app, ["proposal", "--job", "serve", "--model", "Qwen3-32B", "--out", str(tmp_path / "x")])
-    assert bad.exit_code != 0 and "Traceback" not in bad.output
+    bad = runner.invoke(app, ["proposal", "--job", "finetune", "--model", "GPT-7", "--out", str(tmp_path / "x")])
+    assert bad.exit_code != 0 and "Traceback" not in bad.output and "GPT-7" in bad.output
     assert not (tmp_path / "x").exists()

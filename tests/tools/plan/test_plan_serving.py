@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tools
-from tools.errors import InvalidInput
 from tools.plan.replica import per_million, replicas_needed, share
 from tools.schemas.plan import DEFAULT_SERVING_GPUS
 
@@ -126,11 +125,12 @@ def test_a_model_larger_than_one_node_is_said_not_raised():
     assert all(c["unmet"] == ["fit"] and "8-GPU node" in c["note"] for c in out["candidates"])
 
 
-def test_no_traffic_is_a_bilingual_error():
-    with pytest.raises(InvalidInput) as err:
-        plan(gpus=["H20"])
-    assert err.value.field == "concurrency"
-    assert "concurrency" in err.value.message("en") and "高峰并发" in err.value.message("zh")
+def test_no_traffic_plans_one_request_in_flight_and_says_so():
+    """Every schema-valid request is answered (the API's contract): the missing traffic is a stated assumption."""
+    out = plan(gpus=["H20"])
+    assert out["concurrency"] == 1 and out["traffic_source"] == "concurrency"
+    note = next(a for a in out["assumptions"] if a["key"] == "concurrency")
+    assert note["value"] == 1 and "no traffic given" in note["note"]
 
 
 # --- monotone rules (Hypothesis) ------------------------------------------------------------------

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 import tools
 from tools.catalog.lookup import get_gpu
 from tools.catalog.servers import network_parts, platform, platforms
-from tools.errors import InvalidInput
 from tools.plan import bom
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -116,10 +115,10 @@ def test_the_picks_coincide_only_with_a_reason():
     assert "cheapest=fastest" in out["coincide"] and "only_one_option_meets" in out["coincide"]
 
 
-def test_serving_without_traffic_is_a_bilingual_error():
-    with pytest.raises(InvalidInput) as err:
-        system(job="serve", model="Qwen3-32B")
-    assert "traffic" in err.value.message("en") and "高峰并发" in err.value.message("zh")
+def test_serving_without_traffic_plans_one_request_and_says_so():
+    out = system(job="serve", model="Qwen3-32B", platforms=["H20"])
+    assert option(out, "hgx-h20-8gpu")["capacity"]["concurrency"] == 1
+    assert any(a["key"] == "concurrency" and "no traffic given" in a["note"] for a in out["assumptions"])
 
 
 def test_options_carry_the_contract_fields():
