@@ -16,7 +16,7 @@ from bot.api.settings import ApiSettings
 def test_a_proposal_over_http_holds_the_plan_and_a_workbook(advisor):
     app = create_app(advisor=advisor, api_settings=ApiSettings(rate_limit_per_minute=0))
     body = {"job": "finetune", "model": "Qwen2.5-14B", "budget_cny": 2_000_000, "lang": "en"}
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:  # a keyless app answers loopback hosts
         r = client.post("/v1/proposals", json=body)
         bad = client.post("/v1/proposals", json={"job": "finetune", "model": "GPT-7"})
     assert r.status_code == 200, r.text

