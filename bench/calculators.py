@@ -1,6 +1,7 @@
 """Microseconds per calculator call: median and p95, next to a trivial baseline from the same run.
 
     .venv/bin/python bench/calculators.py [--repeat 300]
+    .venv/bin/python bench/calculators.py --quick     # the CI gate: ratios to the baseline against bench/gate.yaml
 
 Targets (issues 2, 3 and 11): median ≤ 50 µs per calculator call; recommend_gpus over the whole catalog
 ≤ 20 ms. "Calculator" is the function on an already-validated input model; the `tools.call`
@@ -106,10 +107,43 @@ def _p95(xs: list[float]) -> float:
     return statistics.quantiles(xs, n=20)[-1]
 
 
+def quick(rounds: int = 5, repeat: int = 150) -> int:
+    """The CI gate: per calculator, its median ÷ the baseline's median, each round measured back to back with
+    the baseline; the median of the rounds against `gate.yaml` (exit 1 when one regressed past its margin)."""
+    import gate
+
+    conf = gate.limits()["calculators"]
+    inputs = _inputs()
+    checks = []
+    for name in registry.names():  # a calculator with no reference yet is held to the default (the µs target)
+        reference = conf["reference"].get(name, conf["default_reference"])
+        tool = registry.get(name)
+        if not inputs.get(name):
+            print(f"  {name:<34} no bench inputs yet (bench/calculators.py _inputs): not gated")
+            continue
+        calls = [tool.input_model.model_validate(a) for a in inputs[name]]
+        for c in calls:
+            tool.fn(c)
+        n = 4 * len(calls) if name == "recommend_gpus" else repeat  # every case alike (they differ 10-fold)
+
+        def ratios(tool=tool, calls=calls, n=n) -> list[float]:
+            out = []
+            for _ in range(rounds):
+                base = statistics.median(_time(_baseline, inputs["fit_training"], 300))
+                out.append(statistics.median(_time(tool.fn, calls, n)) / base)
+            return out
+
+        checks.append(gate.judged(name, ratios, reference, conf["margin"]))
+    return gate.report("calculators (median ÷ baseline)", checks)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=300)
+    ap.add_argument("--quick", action="store_true", help="the CI gate: ratios against bench/gate.yaml")
     args = ap.parse_args()
+    if args.quick:
+        return quick()
     inputs = _inputs()
     base = _time(_baseline, inputs["fit_training"], args.repeat * 3)
     base_med = statistics.median(base)

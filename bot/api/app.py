@@ -35,6 +35,7 @@ from bot.answer.advisor import Advisor
 from bot.api import errors as api_errors
 from bot.api.cluster import Cluster
 from bot.api.deps import ERRORS
+from bot.api.hosts import TrustedHosts
 from bot.api.metrics import Metrics, RequestContext
 from bot.api.routes import ask as ask_routes
 from bot.api.routes import channels as channel_routes
@@ -115,6 +116,7 @@ def create_app(
             from bot.channels.slack.app import SlackChannel
 
             app.state.slack = SlackChannel(slack, adv, shared_delivery(app.state))
+        await _recover_channels(app)
         try:
             async with mcp_endpoint.running(lambda: app.state.advisor.toolbox, conf):
                 yield
@@ -154,12 +156,13 @@ def create_app(
         Route(MCP_PATH, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     )
 
-    # outermost first: request id + metrics + last-resort 500, then CORS, then the key check (before any
-    # body is read), then the body limit
+    # outermost first: request id + metrics + last-resort 500, then the Host check, then CORS, then the key
+    # check (before any body is read), then the body limit
     app.add_middleware(BodyLimit, max_bytes=_body_limit)
     app.add_middleware(AuthGate)
     app.add_middleware(BodyTimeout)
     app.add_middleware(SettingsCors)
+    app.add_middleware(TrustedHosts)
     app.add_middleware(RequestContext, metrics=app.state.metrics)
     return app
 
@@ -169,14 +172,39 @@ def _mount_channels(app: FastAPI) -> None:
     from bot.channels.settings import WeComSettings
 
     wecom = WeComSettings()
+    app.state.channel_recoverers = {}
     if wecom.aibot_http:
         from bot.channels.wecom.http import aibot_router
 
-        app.include_router(aibot_router(wecom))
+        aibot = aibot_router(wecom)
+        app.include_router(aibot)
+        app.state.channel_recoverers.update(aibot.recoverers)
     if wecom.app:
         from bot.channels.wecom.selfbuilt import app_router
 
-        app.include_router(app_router(wecom))
+        selfbuilt = app_router(wecom)
+        app.include_router(selfbuilt)
+        app.state.channel_recoverers.update(selfbuilt.recoverers)
+
+
+async def _recover_channels(app: FastAPI) -> None:
+    """Before the first request: an apology, through its channel, for every message an earlier stop left
+    claimed and unanswered (`Delivery.recover`; then again every minute for owners that went quiet elsewhere)."""
+    import asyncio
+    from functools import partial
+
+    from bot.channels.delivery import shared_delivery
+
+    recoverers = dict(getattr(app.state, "channel_recoverers", {}))
+    if app.state.slack is not None:
+        recoverers["slack"] = partial(app.state.slack.recovery_sink, loop=asyncio.get_running_loop())
+    if not recoverers:
+        return
+    try:
+        delivery = await anyio.to_thread.run_sync(shared_delivery, app.state)
+        await anyio.to_thread.run_sync(delivery.recover, recoverers)
+    except Exception:  # a store that does not answer yet: the next sweep (or the redelivery) reaches them
+        log.exception("could not look for channel messages an earlier stop left unanswered")
 
 
 class SettingsCors:

@@ -12,6 +12,7 @@ once, when it is created. A fast hash is enough here: the keys are random, not p
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import secrets
 from dataclasses import dataclass
@@ -92,7 +93,13 @@ def _active_row(store: Store, table: Table, key: str):
 
 def _any(store: Store, table: Table) -> bool:
     with store.engine.connect() as conn:
-        return conn.execute(select(table.c.id).limit(1)).first() is not None
+        return conn.execute(_any_row(table)).first() is not None
+
+
+@functools.cache
+def _any_row(table: Table):
+    """One row's id, if any: built once per table (an open API asks on every request)."""
+    return select(table.c.id).limit(1)
 
 
 def create(store: Store, name: str, admin: bool = False) -> tuple[KeyInfo, str]:

@@ -71,7 +71,7 @@ class Metrics:
 
     def count_answer(self, trace: Any) -> None:
         """Count one answer (an AnswerTrace or its JSON dict): its mode, gate reasons and fallback kind."""
-        data = trace if isinstance(trace, dict) else trace.model_dump()
+        data = trace if isinstance(trace, dict) else {k: getattr(trace, k) for k in ("mode", "gate", "fallback_reason")}
         self.answers.labels(data.get("mode", "offline")).inc()
         for reason in data.get("gate") or []:
             self.gate.labels(reason).inc()

@@ -6,8 +6,11 @@ time, and every such half-sent request holds a file descriptor. `GuardedH11Proto
 
 - a header deadline: a connection that has not sent a complete request head within
   `header_timeout_s` of connecting (or of its previous response) is closed;
-- a cap on open connections: over `max_connections`, a new connection is closed at once, before
-  the process runs out of file descriptors and locks everyone out.
+- a cap on open connections: over `connection_cap(settings)`, a new connection is closed at once, before
+  the process runs out of file descriptors and locks everyone out. The cap is `max_connections`, lowered
+  to the process's open-file limit less `FD_HEADROOM` (the store, the index, logs and outbound calls need
+  descriptors too), and the lowering is logged: the default 1,000 against the usual limit of 1,024 would
+  otherwise let a flood of idle connections take the last descriptors.
 
 The body deadline is the ASGI middleware `BodyTimeout` (bot.api.app installs it): a body not
 complete within `body_timeout_s` of the first read is answered 408 and the connection closed.
@@ -34,11 +37,42 @@ from bot.api.settings import ApiSettings
 
 log = logging.getLogger("gpu_advisor.api")
 
+FD_HEADROOM = 128  # descriptors kept for everything that is not a client connection
+
+
+def connection_cap(settings: ApiSettings) -> int:
+    """min(GPU_ADVISOR_MAX_CONNECTIONS, RLIMIT_NOFILE - FD_HEADROOM), at least 1."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):  # no such limit here (Windows): the setting alone
+        return settings.max_connections
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return settings.max_connections
+    return max(1, min(settings.max_connections, soft - FD_HEADROOM))
+
+
+def log_connection_cap(settings: ApiSettings) -> int:
+    cap = connection_cap(settings)
+    if cap < settings.max_connections:
+        log.warning(
+            "open connections capped at %d, below GPU_ADVISOR_MAX_CONNECTIONS=%d: the open-file limit leaves no more "
+            "(raise it with `ulimit -n` or LimitNOFILE=)",
+            cap,
+            settings.max_connections,
+        )
+    else:
+        log.info("open connections capped at %d", cap)
+    return cap
+
 
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a header deadline and a cap on open connections."""
 
     settings: ApiSettings | None = None  # None: read from the environment on first use
+
+    cap: int | None = None  # connection_cap(settings), worked out once
 
     @classmethod
     def _limits(cls) -> ApiSettings:
@@ -46,14 +80,18 @@ class GuardedH11Protocol(H11Protocol):
             cls.settings = ApiSettings()
         return cls.settings
 
+    @classmethod
+    def _cap(cls) -> int:
+        if cls.cap is None:
+            cls.cap = connection_cap(cls._limits())
+        return cls.cap
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._header_timer: asyncio.TimerHandle | None = None
-        limits = self._limits()
-        if len(self.connections) > limits.max_connections:
-            log.warning(
-                "refused a connection: %d open, the limit is %d", len(self.connections) - 1, limits.max_connections
-            )
+        cap = self._cap()
+        if len(self.connections) > cap:
+            log.warning("refused a connection: %d open, the limit is %d", len(self.connections) - 1, cap)
             transport.abort()
             return
         self._arm()
@@ -91,20 +129,21 @@ class GuardedH11Protocol(H11Protocol):
 
 def guarded_protocol(settings: ApiSettings) -> type[GuardedH11Protocol]:
     """A protocol class with these limits (for servers started in-process, e.g. in tests)."""
-    return type("GuardedH11Protocol", (GuardedH11Protocol,), {"settings": settings})
+    return type("GuardedH11Protocol", (GuardedH11Protocol,), {"settings": settings, "cap": None})
 
 
 def uvicorn_options(settings: ApiSettings) -> dict[str, Any]:
     """The uvicorn options every way of serving uses (`gpu-advisor serve`, tests, bench)."""
     trusted = ",".join(_split_csv(settings.forwarded_allow_ips))
+    cap = log_connection_cap(settings)
     return {
         # behind nginx or an ingress every caller arrives from the proxy's address: trust its
         # X-Forwarded-For only when told which proxies to trust, else a caller could pick its own address
         "proxy_headers": bool(trusted),
         "forwarded_allow_ips": trusted or None,
         "timeout_keep_alive": settings.keepalive_s,
-        "limit_concurrency": settings.max_connections,
-        "backlog": min(2048, settings.max_connections * 2),
+        "limit_concurrency": cap,
+        "backlog": min(2048, cap * 2),
         "h11_max_incomplete_event_size": 16 * 1024,  # request head
     }
 

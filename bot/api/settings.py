@@ -125,7 +125,7 @@ class ApiSettings(BaseSettings):
         ge=1,
         le=1_000_000,
         validation_alias=AliasChoices("GPU_ADVISOR_MAX_CONNECTIONS", "max_connections"),
-        description="Open connections per worker; more are refused.",
+        description="Open connections per worker; more are refused. Lowered, with a warning in the log, to the open-file limit (`ulimit -n`) less 128 descriptors kept for the store, the index and outbound calls.",
     )
 
     forwarded_allow_ips: str = Field(
@@ -134,6 +134,17 @@ class ApiSettings(BaseSettings):
         description="Comma-separated addresses or CIDR ranges of the reverse proxies whose `X-Forwarded-For`/`-Proto` are trusted (`*`: any), so per-address limits count the caller, not the proxy (docs/deploy.md).",
     )
 
+    trusted_hosts: str = Field(
+        "",
+        validation_alias=AliasChoices("GPU_ADVISOR_TRUSTED_HOSTS", "trusted_hosts"),
+        description="Comma-separated `Host` values the server answers on every route (`host`, `host:port`, `host:*` for any port, `*` for any host); others get 421. Unset: the loopback names while no API key exists, any host once one does.",
+        json_schema_extra={"shown_default": "loopback while keyless, any host with keys"},
+    )
+    public_origin: str = Field(
+        "",
+        validation_alias=AliasChoices("GPU_ADVISOR_PUBLIC_ORIGIN", "public_origin"),
+        description="This server's own origin as browsers see it (`https://advisor.example.com`): the widget panel served from here may call the API with a widget key. Unset: only a loopback origin counts as this server.",
+    )
     mcp_hosts: str = Field(
         "127.0.0.1,127.0.0.1:*,localhost,localhost:*,[::1],[::1]:*",
         validation_alias=AliasChoices("GPU_ADVISOR_MCP_HOSTS", "mcp_hosts"),
@@ -165,6 +176,11 @@ class ApiSettings(BaseSettings):
     @property
     def origins(self) -> list[str]:
         return _split(self.cors_origins)
+
+    @property
+    def trusted_host_patterns(self) -> list[str] | None:
+        """GPU_ADVISOR_TRUSTED_HOSTS, or None when unset (the default rule, `bot.api.hosts`)."""
+        return _split(self.trusted_hosts) or None
 
     @property
     def mcp_allowed_hosts(self) -> list[str]:

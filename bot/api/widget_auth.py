@@ -3,7 +3,8 @@
 A `pk_…` key in `Authorization: Bearer` is accepted only
 - on the widget's API routes (`WIDGET_ROUTES`: the answer stream and feedback), else 403;
 - from a browser whose `Origin` is one of the key's listed origins or this server itself (the panel
-  is served from here, inside an iframe that only listed origins may frame), else 403;
+  is served from here, inside an iframe that only listed origins may frame; "this server" is
+  `GPU_ADVISOR_PUBLIC_ORIGIN`, or a loopback origin while that is unset, never the `Host` header), else 403;
 - within the per-address rate limit `GPU_ADVISOR_WIDGET_RATE_LIMIT` (429 with `Retry-After`).
 Its conversations are named `widget:<key id>:<random>`; a widget caller can continue and rate only
 those. `WidgetAccess` is what the widget's own routes (bot/channels/widget) use to look keys up.
@@ -18,7 +19,7 @@ from fastapi import Request
 
 from bot.api import keys
 from bot.api.errors import ApiError, request_lang
-from bot.channels.widget.origins import origin_allowed, same_host
+from bot.channels.widget.origins import normalize_origin, origin_allowed
 
 WIDGET_ROUTES = frozenset({"/v1/ask/stream", "/v1/feedback"})
 
@@ -38,6 +39,24 @@ class WidgetAccess:
 
     def required(self) -> bool:
         return self.ring.required()
+
+
+#: this server while no public origin is configured: the panel opened on this machine
+_LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+
+
+def own_origin(request: Request, origin: str) -> bool:
+    """Whether `origin` is this server itself (the panel's iframe calling home): GPU_ADVISOR_PUBLIC_ORIGIN when it is
+    set, else a loopback origin only. Never the request's `Host`: a name any DNS record can point here."""
+    from bot.api.hosts import origin_allowed as matches
+
+    configured = request.app.state.api_settings.public_origin
+    if configured:
+        try:
+            return normalize_origin(origin) == normalize_origin(configured)
+        except ValueError:
+            return False
+    return matches(origin, _LOOPBACK_ORIGINS)
 
 
 def _msg(request: Request, zh: str, en: str) -> str:
@@ -65,7 +84,7 @@ def widget_caller(request: Request, token: str, client: str) -> tuple[str, keys.
             code="widget_key_not_allowed",
         )
     origin = request.headers.get("origin")
-    if not (origin and (origin_allowed(origin, info.origins) or same_host(origin, request.headers.get("host")))):
+    if not (origin and (origin_allowed(origin, info.origins) or own_origin(request, origin))):
         raise ApiError(
             403,
             _msg(

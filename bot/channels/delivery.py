@@ -8,89 +8,43 @@
 `accept` touches no database, so a platform's callback can call it on its event loop and be acknowledged
 at once: a repeat of a message this process has seen is answered "duplicate" from memory (`LocalSeen`),
 and the question is queued for a bounded pool of background workers (`CHANNEL_WORKERS`, plus
-`CHANNEL_QUEUE` waiting). The worker then claims the message in the shared TTL set (Redis when
-`REDIS_URL` is set, else the SQL store) before it starts: a redelivery that reached another process is
-dropped there (`sink.duplicate()`), so each message is still answered once. A worker calls
-`Advisor.ask` with the user's text unchanged, passing tool progress to `sink.progress` and the
-rendered-ready `Answer` to `sink.answer`; on failure or after `CHANNEL_ANSWER_TIMEOUT_S` the sink gets a
-short apology with a request id instead (`sink.apology`) — never silence, and never both. Every message
-handled leaves a delivery record (channel, message id, conversation, status, latency), written off the
-request path; an answer whose sink names a `reply_id` is remembered for feedback (`ReplyLog`).
+`CHANNEL_QUEUE` waiting). The worker then takes a lease on the message in the SQL store (`leases.py`:
+claimed by this process until a deadline -> answered -> delivered): a redelivery that reached another
+process while the answer is under way is dropped there (`sink.duplicate()`), one whose lease expired or
+whose owner process is gone is answered, so a message is answered once and a crash never loses one. A
+worker calls `Advisor.ask` with the user's text unchanged, passing tool progress to `sink.progress` and
+the rendered-ready `Answer` to `sink.answer`; on failure or after `CHANNEL_ANSWER_TIMEOUT_S` the sink gets
+a short apology with a request id instead (`sink.apology`) — never silence, and never both. Where the
+platform will not redeliver, `recover` (at start-up, then every minute) apologises through the channel for
+the messages a dead process left claimed (`accept(..., route=, reply_to=)` says how to reach the user
+again). Every message handled leaves a delivery record (channel, message id, conversation, status,
+latency), written off the request path; an answer whose sink names a `reply_id` is remembered for
+feedback (`ReplyLog`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import queue
-import re
 import threading
 import time
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from bot.answer.advisor import Advisor
+from bot.channels.inbound import MAX_CONVERSATION_ID, Inbound, conversation_id  # noqa: F401  (adapters import them from here)
+from bot.channels.leases import Claim, Leases, fail_orphaned_turns, question_digest
 from bot.channels.ledger import DeliveryLog, DeliveryRecord, LocalSeen, ReplyLog, SeenKeys, seen_keys_for
 from bot.channels.render import Answer, phrase, progress_phrase
 from bot.channels.settings import DeliverySettings
-from bot.core.language import detect_language
 from tools.errors import AdvisorError
 
 log = logging.getLogger("gpu_advisor.channels")
 
-MAX_CONVERSATION_ID = 64
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
-
-
-def conversation_id(channel: str, tenant: str, chat: str, thread: str | None = None) -> str:
-    """`channel:tenant:chat[:thread-or-user]`, readable at GET /v1/conversations/{id}.
-
-    Parts keep their own spelling when it is safe ([A-Za-z0-9._-]) and short; a part that is not is
-    shortened to a readable prefix plus a hash, so two different chats never share an id."""
-    parts = [p for p in (channel, tenant, chat, thread) if p]
-
-    def shorten(part: str, keep: int) -> str:
-        digest = hashlib.sha1(part.encode("utf-8")).hexdigest()[:10]
-        return f"{_UNSAFE.sub('', part)[:keep]}-{digest}".lstrip("-")
-
-    safe = [p if not _UNSAFE.search(p) else shorten(p, 12) for p in parts]
-    cid = ":".join(safe)
-    if len(cid) > MAX_CONVERSATION_ID:
-        safe = [safe[0]] + [p if len(p) <= 16 else shorten(p, 5) for p in safe[1:]]
-        cid = ":".join(safe)
-    if len(cid) > MAX_CONVERSATION_ID:
-        cid = f"{safe[0]}:{hashlib.sha1(':'.join(parts).encode()).hexdigest()[:40]}"
-    return cid
-
-
-@dataclass(frozen=True)
-class Inbound:
-    """One verified platform message, already stripped of its @-mention."""
-
-    channel: str  # "wecom", "slack", ...
-    tenant: str  # the corp id, AI-bot id, workspace id
-    chat: str  # the group chat id, or the user id of a single chat
-    message_id: str  # the platform's own id: the de-duplication key
-    text: str
-    user: str = ""
-    thread: str | None = None  # a thread, or the user inside a shared chat where each user is their own conversation
-    lang: Literal["zh", "en"] | None = None
-
-    @property
-    def conversation_id(self) -> str:
-        return conversation_id(self.channel, self.tenant, self.chat, self.thread)
-
-    @property
-    def owner(self) -> str:
-        """The principal the conversation belongs to: the platform's workspace (`wecom:<corp or bot id>`,
-        `slack:<team id>`); see docs/architecture.md, "Tenancy"."""
-        return f"{self.channel}:{self.tenant}"
-
-    @property
-    def language(self) -> str:
-        return self.lang or detect_language(self.text)
+#: a lease outlives the answer deadline by this much (the timeout apology's own delivery included)
+LEASE_GRACE_S = 120.0
+RECOVER_EVERY_S = 60.0
 
 
 class Sink(Protocol):
@@ -123,7 +77,10 @@ class _Job:
     sink: Sink
     request_id: str
     accepted_at: float
-    keys: tuple[str, ...] = ()  # claimed in the shared TTL set before the answer starts
+    key: str = ""  # the message's lease
+    route: str = ""
+    reply_to: dict | None = None
+    leased: bool = False  # this process holds the message's lease
     lock: threading.Lock = field(default_factory=threading.Lock)
     settled: bool = False
 
@@ -152,6 +109,9 @@ class Delivery:
         self.local = LocalSeen()
         self.log = deliveries or DeliveryLog(advisor.store.engine)
         self.replies = ReplyLog(advisor.store.engine)
+        self.leases = Leases(advisor.store.engine, self.settings.answer_timeout_s + LEASE_GRACE_S)
+        self._recoverers: dict = {}
+        self._stop = threading.Event()
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
         self._records: queue.SimpleQueue[DeliveryRecord | None] = queue.SimpleQueue()
         self._recorder = threading.Thread(target=self._write_records, name="channel-records", daemon=True)
@@ -182,9 +142,10 @@ class Delivery:
         """This process's TTL set, from memory: cheap enough for an acknowledgement (nonces)."""
         return self.local.first(key, ttl_s or self.settings.dedup_ttl_s)
 
-    def accept(self, msg: Inbound, sink: Sink, also: Sequence[str] = ()) -> Ticket:
+    def accept(self, msg: Inbound, sink: Sink, route: str = "", reply_to: dict | None = None) -> Ticket:
         """De-duplicate in memory and queue; returns at once, without I/O. Never raises for a full queue:
-        it says so. `also`: more keys the worker claims with the message id (a callback's nonce)."""
+        it says so. `route` and `reply_to` (JSON): how `recover` reaches the user if this process dies
+        mid-answer (a route registered with `recover`; none where only a redelivery can)."""
         request_id = uuid.uuid4().hex[:16]
         cid = msg.conversation_id
         key = f"msg:{msg.channel}:{msg.tenant}:{msg.message_id}"
@@ -198,13 +159,14 @@ class Delivery:
         if full:
             self._records.put(DeliveryRecord(msg.channel, msg.message_id, cid, "busy", 0.0, request_id))
             return Ticket("busy", request_id, cid, reply=phrase("busy", msg.language))
-        self._jobs.put(_Job(msg, sink, request_id, time.monotonic(), keys=(key, *also)))
+        self._jobs.put(_Job(msg, sink, request_id, time.monotonic(), key=key, route=route, reply_to=reply_to))
         return Ticket("queued", request_id, cid)
 
     def close(self, wait: bool = True, timeout: float = 30.0) -> None:
         """Stop taking work; with `wait`, let the queued answers finish first."""
         with self._pending_lock:
             self._closed = True
+        self._stop.set()
         for _ in self._threads:
             self._jobs.put(None)
         deadline = time.monotonic() + timeout
@@ -235,17 +197,29 @@ class Delivery:
             self.log.record(rec)
 
     def _claimed(self, job: _Job) -> bool:
-        """The message (and its nonce) in the shared TTL set: False when another process had it first."""
+        """The message's lease: False when another live process is answering it or it was delivered."""
+        msg = job.msg
+        claim = Claim(
+            msg.channel,
+            msg.message_id,
+            msg.conversation_id,
+            job.request_id,
+            msg.language,
+            question_digest(msg.text),
+            job.route,
+            job.reply_to,
+        )
         try:
-            fresh = [self.seen.first(k, self.settings.dedup_ttl_s) for k in job.keys]  # every key recorded
-        except Exception:  # the shared set is down: answering twice is better than never
-            log.exception(
-                "de-duplication store failed; answering %s message %s anyway", job.msg.channel, job.msg.message_id
-            )
+            outcome = self.leases.claim(job.key, claim)
+        except Exception:  # the store is down: answering twice is better than never
+            log.exception("lease store failed; answering %s message %s anyway", msg.channel, msg.message_id)
             return True
-        if all(fresh):
+        if outcome == "taken over":
+            fail_orphaned_turns(self.advisor.store, claim)
+        if outcome in ("won", "taken over"):
+            job.leased = True
             return True
-        log.info("%s message %s was handled by another worker; dropped", job.msg.channel, job.msg.message_id)
+        log.info("%s message %s is %s elsewhere; dropped", msg.channel, msg.message_id, outcome)
         duplicate = getattr(job.sink, "duplicate", None)
         if duplicate is not None:
             try:
@@ -253,6 +227,35 @@ class Delivery:
             except Exception:
                 log.exception("closing the duplicate's reply failed (request %s)", job.request_id)
         return False
+
+    def _advance(self, job: _Job, state: str) -> bool:
+        if not job.leased:  # answered without a lease (the store was down): nothing to move on
+            return True
+        try:
+            return self.leases.advance(job.key, state)
+        except Exception:
+            log.exception("could not mark %s message %s %s", job.msg.channel, job.msg.message_id, state)
+            return True
+
+    # ---- after a crash ------------------------------------------------------------------------
+    def recover(self, recoverers: dict | None = None, every_s: float | None = RECOVER_EVERY_S) -> int:
+        """Apologise, through the channel, for each message a dead or overdue process left undelivered.
+
+        `recoverers`: route -> `factory(reply_to, lang) -> Sink`, added to those registered before. Runs once
+        now (returns how many it reached) and, with `every_s`, again in the background until `close`."""
+        from bot.channels.recovery import recover_once
+
+        self._recoverers.update(recoverers or {})
+        done = recover_once(self, self._recoverers)
+        if every_s and getattr(self, "_sweeper", None) is None:
+
+            def loop() -> None:
+                while not self._stop.wait(every_s):
+                    recover_once(self, self._recoverers)
+
+            self._sweeper = threading.Thread(target=loop, name="channel-recovery", daemon=True)
+            self._sweeper.start()
+        return done
 
     def _run(self, job: _Job) -> None:
         if not self._claimed(job):
@@ -266,6 +269,8 @@ class Delivery:
         timer.daemon = True
         timer.start()
         try:
+            if self.settings.fault_delay_s:  # tests only: an answer slow enough to stop the server in the middle
+                time.sleep(self.settings.fault_delay_s)
             owner = msg.owner
             self.advisor.store.new_conversation(channel=msg.channel, conversation_id=cid, owner=owner)
             trace = self.advisor.ask(
@@ -283,12 +288,16 @@ class Delivery:
         timer.cancel()
         if not job.settle():
             return  # the timeout already apologised; a late answer would be a second reply
+        if not self._advance(job, "answered"):
+            log.warning("%s message %s was taken over while it was answered; dropped", msg.channel, msg.message_id)
+            return
         try:
             job.sink.answer(answer)
         except Exception:
             log.exception("delivering the answer failed (request %s)", job.request_id)
             self._apologize(job, "apology", "failed", settled=True)
             return
+        self._advance(job, "delivered")
         self._record(job, status)
         reply_id = getattr(job.sink, "reply_id", None)
         if reply_id and status == "answered":
@@ -336,6 +345,7 @@ class Delivery:
         except Exception:
             log.exception("the apology could not be delivered either (request %s)", job.request_id)
             status = "failed"
+        self._advance(job, "delivered")
         self._record(job, status)
 
     def _record(self, job: _Job, status: str) -> None:

@@ -6,6 +6,7 @@ Delivery core (every channel):
     CHANNEL_QUEUE                questions waiting for a worker before new ones get "busy, try again" (default 64)
     CHANNEL_ANSWER_TIMEOUT_S     an answer not ready by then is replaced by an apology (default 240)
     CHANNEL_DEDUP_TTL_S          how long a platform message id is remembered (default 900, at least 600)
+    CHANNEL_FAULT_DELAY_S        fault tests only: hold every answer this long before it starts (default 0)
     REDIS_URL                    share de-duplication between workers (SET NX EX); unset = the SQL store
     GPU_ADVISOR_REDIS_PREFIX     what every Redis key starts with (default "gpu-advisor:", as bot.core.redis_client)
 
@@ -17,6 +18,8 @@ WeCom (see docs/wecom.md):
                                                 self-built app, XML callback at /wecom/app (on when all are set)
     WECOM_API_BASE                              WeCom's API host (default WeCom's)
     WECOM_STREAM_WINDOW_S                       how long WeCom keeps refreshing a stream (default 360)
+    WECOM_CALLBACK_HOSTS                        hosts a response_url may name (default: WECOM_API_BASE's host)
+    WECOM_CORP_IDS                              corps whose members the AI bot answers (default: any)
 """
 
 from __future__ import annotations
@@ -62,6 +65,13 @@ class DeliverySettings(BaseSettings):
         le=7 * 86400,
         validation_alias=_env("CHANNEL_DEDUP_TTL_S", "dedup_ttl_s"),
         description="Seconds a platform message id (and a callback nonce) is remembered, at least 600.",
+    )
+    fault_delay_s: float = Field(
+        0.0,
+        ge=0,
+        le=600,
+        validation_alias=_env("CHANNEL_FAULT_DELAY_S", "fault_delay_s"),
+        description="For fault tests only: every channel answer waits this many seconds before it is worked out, so a test can stop the server in the middle of one. Leave it at 0.",
     )
     redis_url: str | None = Field(
         None,
@@ -146,6 +156,17 @@ class WeComSettings(BaseSettings):
         description="Where `gettoken` and `message/send` go; change it only for a proxy or tests.",
         json_schema_extra={"shown_default": "WeCom's API host"},
     )
+    corp_ids: str = Field(
+        "",
+        validation_alias=_env("WECOM_CORP_IDS", "corp_ids"),
+        description="Comma-separated corp ids whose members the AI bot answers (a message naming its sender's `corpid` outside the list is ignored); empty: any corp the bot is in.",
+    )
+    callback_hosts: str = Field(
+        "",
+        validation_alias=_env("WECOM_CALLBACK_HOSTS", "callback_hosts"),
+        description="Hosts (comma-separated, `host` or `host:port`) a callback's `response_url` may point at; any other URL, and any host that resolves to a loopback or private address, is never posted to. Empty: the host of WECOM_API_BASE.",
+        json_schema_extra={"shown_default": "the host of WECOM_API_BASE"},
+    )
     stream_window_s: float = Field(
         360.0,
         gt=0,
@@ -169,6 +190,20 @@ class WeComSettings(BaseSettings):
     @classmethod
     def _blank_is_unset(cls, v):
         return v or None
+
+    def corp_allowed(self, body: dict) -> bool:
+        """WECOM_CORP_IDS against the sender's corp (`from.corpid`) of an AI bot message; a message that names no
+        corp is the bot's own corp's."""
+        listed = {c.strip() for c in self.corp_ids.split(",") if c.strip()}
+        sender = body.get("from") if isinstance(body.get("from"), dict) else {}
+        corp = str(sender.get("corpid") or "")
+        return not listed or not corp or corp in listed
+
+    @property
+    def response_hosts(self) -> tuple[str, ...]:
+        """The allow-list for response_url: WECOM_CALLBACK_HOSTS, else WECOM_API_BASE's host (and its port)."""
+        listed = tuple(h.strip() for h in self.callback_hosts.split(",") if h.strip())
+        return listed or (self.api_base,)
 
     @property
     def aibot_http(self) -> bool:

@@ -24,6 +24,14 @@ SEARCH = "search_knowledge"
 USER_NOTE_LABEL = "用户资料 / user note: "
 
 
+def label_user_notes(passages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Passages (as dicts) with every note from a user's folder titled `USER_NOTE_LABEL …`, in place."""
+    for p in passages:
+        if p.get("origin", "builtin") != "builtin" and not p["title"].startswith(USER_NOTE_LABEL):
+            p["title"] = USER_NOTE_LABEL + p["title"]
+    return passages
+
+
 class SearchInput(SearchKnowledgeInput):
     """`search_knowledge`'s input as the tools take it: the schema says that a query needs a visible character."""
 
@@ -84,10 +92,7 @@ class Toolbox:
             passages = [
                 p.model_dump() for p in self.retriever.search(inp.query, k=inp.k, lang=inp.lang, topics=inp.topics)
             ]
-            for p in passages:
-                if p.get("origin", "builtin") != "builtin" and not p["title"].startswith(USER_NOTE_LABEL):
-                    p["title"] = USER_NOTE_LABEL + p["title"]
-            return {"passages": passages}
+            return {"passages": label_user_notes(passages)}
         return registry.call(name, args)
 
     def run(self, emit: Emit = _ignore) -> ToolRun:
@@ -122,7 +127,7 @@ class ToolRun:
 
     def offer(self, passages: list[dict[str, Any]]) -> list[int]:
         """Passages given to a planner up front (no tool call): citable like search results; their refs."""
-        self._cite(passages)
+        self._cite(label_user_notes(passages))
         refs = {c.id: i for i, c in enumerate(self.citations, start=1)}
         return [refs[p["id"]] for p in passages]
 

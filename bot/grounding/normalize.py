@@ -49,6 +49,16 @@ _FULLWIDTH_KEEP = set("，：；（）！？")  # CJK punctuation stays as it is
 _GROUPED_RE = re.compile(r"(?<![A-Za-z0-9_.])[0-9]{1,3}(?:[\u00a0\u2009\u202f_'][0-9]{3})+(?![0-9])")
 #: digits spaced one by one: "1 2 0 0 元"
 _SPACED_RE = re.compile(r"(?<![A-Za-z0-9_.])[0-9](?:[ \t][0-9]){2,}(?![0-9A-Za-z])")
+#: a run of characters that stand for themselves (ASCII, CJK ideographs and punctuation, Latin-1, general
+#: punctuation, arrows and math signs, the full-width punctuation kept as it is), none of them a numeral, an
+#: invisible or special space, or the 百 of "百分之": `normalize` copies such a run whole instead of character by
+#: character (the result is the same, only faster; tests/bot/grounding/test_normalize_runs.py)
+_PLAIN_RUN = re.compile(
+    "(?:(?![" + re.escape("".join(_DIGITS) + "十拾百" + "".join(_INVISIBLE) + _SPACES) + "])"
+    "[\x00-\x7f\u00a0-\u00ff\u2010-\u2027\u2030-\u205e\u2190-\u22ff\u3001-\u303f\u4e00-\u9fff"
+    + re.escape("".join(sorted(_FULLWIDTH_KEEP)))
+    + "])+"
+)
 
 
 def _parse(run: str) -> str | None:
@@ -105,6 +115,14 @@ def normalize(text: str) -> tuple[str, list[int], list[int]]:
     percent = {m.start(): m for m in _PERCENT_RE.finditer(text)}
     i, n = 0, len(text)
     while i < n:
+        run = _PLAIN_RUN.match(text, i)
+        if run:
+            j = run.end()
+            out.append(run.group())
+            origin.extend(range(i, j))
+            ends.extend(range(i + 1, j + 1))
+            i = j
+            continue
         ch = text[i]
         if i in percent:  # "百分之五十" -> "50%"
             m = percent[i]

@@ -131,3 +131,16 @@ def test_a_long_conversation_is_read_a_page_at_a_time(serve, advisor):
         last = http.get(f"/v1/conversations/{cid}", params={"offset": 100, "limit": 200}).json()
         assert [t["turn"] for t in last["turns"]] == list(range(100, 130)) and last["next_offset"] is None
         assert _error(http.get(f"/v1/conversations/{cid}", params={"limit": 100_000}), 422)["field"] == "limit"
+
+
+@pytest.mark.parametrize(
+    "path", ["/v1/ask", "/v1/ask/stream", "/v1/feedback", "/v1/tools/fit_training", "/v1/chat/completions", "/mcp"]
+)
+def test_json_nested_deeper_than_any_parser_goes_is_refused_not_a_crash(serve, path):
+    """20,000 levels of nesting (inside the body limit): a clear refusal on every JSON route, never a 500."""
+    base = serve()
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    for body in (b"[" * 20_000 + b"]" * 20_000, b'{"text": ' + b"[" * 20_000 + b"]" * 20_000 + b"}", b'{"a":' * 9_000):
+        resp = httpx.post(base + path, content=body, headers=headers, timeout=30)
+        assert 400 <= resp.status_code < 500, (path, resp.status_code, resp.text[:200])
+        assert "Traceback" not in resp.text and "RecursionError" not in resp.text

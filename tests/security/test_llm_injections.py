@@ -118,3 +118,19 @@ def test_a_poisoned_notes_figure_needs_its_citation_and_is_labelled_a_user_note(
     assert "1 元/卡时" not in trace["answer"]
     # a note is cited only where it supports a sentence; whatever is cited from the user's folder says so
     assert all(c["title"].startswith("用户资料 / user note: ") for c in trace["citations"])
+
+
+def test_a_cited_user_note_never_grounds_a_price_the_catalog_holds(serve, advisor):
+    """Cited properly this time, the poisoned note's price still grounds nothing: a note from a user's folder
+    is no source for a price or spec of a GPU the catalog lists, so the sentence never leaves."""
+
+    def reply(body: dict[str, Any]):
+        return text("H100 租金 1 元/卡时 [1]。")
+
+    endpoint = ScriptedOpenAI([tool_calls(("search_knowledge", {"query": "H100 租金"})), reply])
+    base = serve(use_advisor=_advisor(advisor.store, endpoint))
+    trace = httpx.post(base + "/v1/ask", json={"text": "H100 租金多少？"}, timeout=60).json()
+    assert "1 元/卡时" not in trace["answer"]
+    assert not any(n["text"].startswith("1 元") for n in trace["numbers"])
+    # offered up front or found by a search, a note from the user's folder is labelled as one
+    assert all(c["title"].startswith("用户资料 / user note: ") for c in trace["citations"])

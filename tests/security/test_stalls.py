@@ -68,7 +68,7 @@ def test_a_body_that_never_completes_is_408(serve):
     base = serve(body_timeout_s=0.5)
     sock = _connect(base)
     sock.sendall(
-        b'POST /v1/ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"text": "'
+        b'POST /v1/ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"text": "'
     )
     closed, data = _closed_within(sock, 5)
     assert data.startswith(b"HTTP/1.1 408") and b"body_timeout" in data and closed
@@ -191,3 +191,28 @@ def test_a_model_dripping_keep_alives_is_cut_off_at_its_deadline(serve, advisor)
         listener.close()
     assert trace["mode"] == "llm-fallback" and "H100" in trace["answer"]
     assert took < 10, took
+
+
+def test_the_connection_cap_stays_below_the_open_file_limit(monkeypatch, caplog):
+    """The default cap of 1,000 against the usual 1,024 descriptors would let idle connections take the last
+    ones; the cap is lowered to the limit less the headroom the process needs, and the log says so."""
+    import logging
+    import resource
+
+    from bot.api.server import FD_HEADROOM, connection_cap, guarded_protocol, uvicorn_options
+    from bot.api.settings import ApiSettings
+
+    conf = ApiSettings()
+    assert conf.max_connections == 1000
+    monkeypatch.setattr(resource, "getrlimit", lambda _kind: (1024, 1024))
+    assert connection_cap(conf) == 1024 - FD_HEADROOM
+    with caplog.at_level(logging.WARNING, logger="gpu_advisor.api"):
+        options = uvicorn_options(conf)
+    assert options["limit_concurrency"] == 1024 - FD_HEADROOM
+    assert "capped at 896" in caplog.text and "GPU_ADVISOR_MAX_CONNECTIONS=1000" in caplog.text
+    assert guarded_protocol(conf)._cap() == 896
+    monkeypatch.setattr(resource, "getrlimit", lambda _kind: (65536, 65536))
+    assert connection_cap(conf) == 1000  # a generous limit leaves the setting as it is
+    assert guarded_protocol(ApiSettings(max_connections=20))._cap() == 20
+    monkeypatch.setattr(resource, "getrlimit", lambda _kind: (100, 100))
+    assert connection_cap(conf) == 1  # never zero

@@ -107,7 +107,7 @@ def _raw(base: str, head: bytes, body: bytes = b"", wait: float = 5.0) -> tuple[
 def test_a_bad_key_is_refused_before_the_body_is_read(serve, three_keys):
     base = serve()
     head = (
-        b"POST /v1/ask HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer gpa_wrong-key-0123456789abcdef\r\n"
+        b"POST /v1/ask HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer gpa_wrong-key-0123456789abcdef\r\n"
         b"Content-Type: application/json\r\nContent-Length: 60000\r\n\r\n"
     )
     data, took = _raw(base, head)  # the 60,000 promised bytes never come
@@ -143,3 +143,44 @@ def test_docs_and_redoc_load_every_asset_from_this_server(serve):
             for asset in {a for a in assets if a.startswith("/docs/static/")}:
                 assert http.get(asset).status_code == 200, asset
         assert "Apache License 2.0" in http.get("/docs/static/LICENSES.txt").text
+
+
+@pytest.mark.parametrize(
+    "cid", ["wecom:AIBOTID42:zhangsan", "slack:T0123:C01:1700000000.000100", "widget:abc:x", "WeCom:x"]
+)
+def test_a_key_cannot_take_a_channel_conversation_before_its_user(serve, three_keys, advisor, cid):
+    """A /v1 caller naming a channel's id is refused in its own language, and nothing is written: the WeCom or
+    Slack user whose conversation that id is still gets their own answers later."""
+    alice, _, _ = three_keys
+    with httpx.Client(base_url=serve(), timeout=60) as http:
+        en = http.post("/v1/ask", json={"text": Q, "conversation_id": cid}, headers=auth(alice))
+        assert en.status_code == 422 and en.json()["error"]["code"] == "reserved_conversation_id"
+        assert "chat channels" in en.json()["error"]["message"]
+        zh = http.post(
+            "/v1/ask", json={"text": Q, "conversation_id": cid}, headers={**auth(alice), "Accept-Language": "zh-CN"}
+        )
+        assert "聊天渠道" in zh.json()["error"]["message"]
+        streamed = http.post("/v1/ask/stream", json={"text": Q, "conversation_id": cid}, headers=auth(alice))
+        assert streamed.status_code == 422
+    assert not advisor.store.exists(cid)
+
+
+def test_ids_a_key_chooses_live_in_its_own_namespace(serve, three_keys, advisor):
+    alice, bob, _ = three_keys
+    with httpx.Client(base_url=serve(), timeout=60) as http:
+        a = http.post("/v1/ask", json={"text": Q, "conversation_id": "chat-1"}, headers=auth(alice)).json()
+        b = http.post("/v1/ask", json={"text": Q, "conversation_id": "chat-1"}, headers=auth(bob)).json()
+        assert a["conversation_id"] != b["conversation_id"]  # the same choice, two conversations
+        assert a["conversation_id"].endswith(":chat-1") and b["conversation_id"].endswith(":chat-1")
+        again = http.post("/v1/ask", json={"text": "换成 8 卡呢？", "conversation_id": "chat-1"}, headers=auth(alice))
+        assert again.json()["conversation_id"] == a["conversation_id"]  # the key's own choice continues
+        direct = http.post(
+            "/v1/ask", json={"text": "换成 4 卡呢？", "conversation_id": a["conversation_id"]}, headers=auth(alice)
+        )
+        assert direct.json()["conversation_id"] == a["conversation_id"]
+        turns = http.get(f"/v1/conversations/{a['conversation_id']}", headers=auth(alice)).json()["turns"]
+        assert len(turns) == 3
+        # bob naming alice's id gets the 404 a missing id gets, and writes nothing into it
+        stolen = http.post("/v1/ask", json={"text": Q, "conversation_id": a["conversation_id"]}, headers=auth(bob))
+        assert stolen.status_code == 404
+    assert len(advisor.store.turns(a["conversation_id"])) == 3

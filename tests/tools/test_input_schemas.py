@@ -110,6 +110,17 @@ def test_every_token_phrase_the_schema_allows_is_read(phrase):
     assert 1 <= parse_token_count(phrase) <= 1e15
 
 
+@pytest.mark.parametrize(
+    ("phrase", "count"),
+    [("15.6e12", 15_600_000_000_000), ("14.8e12", 14_800_000_000_000), ("1.5E+12", 1_500_000_000_000), ("2e13", 2e13)],
+)
+def test_a_token_count_in_exponent_form_is_read(phrase, count):
+    """Issue 25 (cause 10): DeepSeek-V3's '14.8T' is written 14.8e12 in papers and configs; it was refused."""
+    assert parse_token_count(phrase) == count
+    out = tools.call("training_time", {"model": "7B", "gpu": "H100", "n_gpus": 8, "tokens": phrase})
+    assert out["tokens"] == count
+
+
 @pytest.mark.parametrize(("n_gpus", "used", "why"), [(6, 4, "2 left idle"), (2, 4, "the fewest GPUs")])
 def test_a_gpu_count_that_does_not_tile_tp_is_sized_for_whole_groups(n_gpus, used, why):
     out = tools.call("fit_training", {"model": "Llama-2-7B", "gpu": "A100", "n_gpus": n_gpus, "tp": 4})

@@ -136,12 +136,22 @@ def kv_bytes_per_token(m: ModelSpec, bytes_per_element: float) -> float:
     return kv_elements_per_token(m) * bytes_per_element
 
 
+def tp_splits(m: ModelSpec, tp: int) -> bool:
+    """A tensor-parallel size the engines accept: it divides the attention heads, and it divides the KV heads or
+    is a multiple of them (each KV head then replicated on tp / kv GPUs, as vLLM and SGLang do)."""
+    return m.n_heads % tp == 0 and (m.n_kv_heads % tp == 0 or tp % m.n_kv_heads == 0)
+
+
 def check_parallel(m: ModelSpec, tp: int, pp: int) -> None:
     """Tensor parallel must split the heads (and the KV heads, or be split by them); pp ≤ layers."""
-    if m.n_heads % tp or (m.n_kv_heads % tp and tp % m.n_kv_heads):
+    if not tp_splits(m, tp):
+        sizes = ", ".join(str(t) for t in range(1, m.n_heads + 1) if tp_splits(m, t) and t <= 64)
         raise Unsupported(
-            f"tp={tp} does not divide {m.name}'s {m.n_heads} attention heads ({m.n_kv_heads} KV heads).",
-            f"张量并行 tp={tp} 不能整除 {m.name} 的 {m.n_heads} 个注意力头（{m.n_kv_heads} 个 KV 头）。",
+            f"tp={tp} does not divide {m.name}'s {m.n_heads} attention heads ({m.n_kv_heads} KV heads): serving "
+            f"engines (vLLM, SGLang, TensorRT-LLM) refuse it. Tensor-parallel sizes that work: {sizes}; "
+            "for other GPU counts use pipeline parallelism or separate replicas.",
+            f"张量并行 tp={tp} 不能整除 {m.name} 的 {m.n_heads} 个注意力头（{m.n_kv_heads} 个 KV 头），vLLM、SGLang、"
+            f"TensorRT-LLM 等推理引擎会拒绝启动。可用的张量并行规模：{sizes}；其他卡数请用流水线并行或多副本。",
             field="tp",
         )
     if pp > m.n_layers:

@@ -10,7 +10,6 @@ architecture of that size (`ModelSpec.generic`); anything else raises `UnknownGp
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import math
 import re
@@ -18,7 +17,8 @@ from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
-from tools.catalog.records import GpuSpec, ModelSpec, Source
+from tools.catalog.generic import GENERIC_NEAR, shaped_model
+from tools.catalog.records import GpuSpec, ModelSpec
 from tools.errors import UnknownGpu, UnknownModel
 from tools.units import plain
 from tools.yaml_data import load_yaml
@@ -294,107 +294,22 @@ def parse_param_count(text: str) -> float | None:
     return None
 
 
-_GENERIC_SOURCE = Source(
-    title="Generic modern dense decoder (Llama-3 proportions: GQA with 8 KV heads, head_dim 128, SwiGLU ffn = 3.5·h, "
-    "128,256-token vocabulary)",
-    url="https://arxiv.org/abs/2407.21783",
-    as_of=dt.date(2024, 7, 31),
-    fields=(
-        "n_layers",
-        "hidden_size",
-        "n_heads",
-        "n_kv_heads",
-        "head_dim",
-        "ffn_size",
-        "vocab_size",
-        "params_b",
-        "max_context",
-    ),
-    verified=False,
-    note="shape chosen by gpu-advisor to match the requested parameter count, in the proportions of Llama 3 "
-    "(8B: 32 × 4096, ffn 14336; 70B: 80 × 8192, ffn 28672; vocabulary 128,256) and Qwen2.5 (GQA, 152K vocabulary); "
-    "not a published model",
-)
-
-_HIDDEN_LADDER = (
-    512,
-    768,
-    1024,
-    1536,
-    2048,
-    2560,
-    3072,
-    4096,
-    5120,
-    6144,
-    7168,
-    8192,
-    12288,
-    16384,
-    18432,
-    20480,
-    25600,
-)
-GENERIC_VOCAB = 128256  # Llama 3's; Qwen2.5's is 151,936 (both in the 128K–152K range of 2024–2026 models)
-GENERIC_KV_HEADS = 8
-GENERIC_TIED_BELOW = 4e9  # Llama-3.2-1B/3B and Qwen2.5 ≤ 3B tie the output head to the embedding
+def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
+    """A dense model of exactly `params_b` billion parameters on the shape of the catalog's nearest dense model
+    (`tools.catalog.generic.shaped_model`)."""
+    return shaped_model(params_b, typed, family_anchor(params_b))
 
 
 @functools.cache
-def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
-    """A modern dense decoder with about `params_b` billion parameters, in Llama-3 proportions.
-
-    Per layer: attention 2·h² + 2·h·k·d (GQA, k = 8 KV heads of d = 128) and a SwiGLU MLP 3·h·f with
-    f = 3.5·h; the embedding and an untied head add 2·V·h with V = 128,256 (tied below 4B). The hidden size
-    is the ladder entry whose layer count is closest to L ≈ h / 102 (Llama 3: 32 layers at 4096, 80 at 8192,
-    126 at 16384).
-    """
-    n = params_b * 1e9
-    vocab = GENERIC_VOCAB
-    tied = n < GENERIC_TIED_BELOW
-    tables = 1 if tied else 2
+def family_anchor(params_b: float) -> ModelSpec | None:
+    """The catalog's dense SwiGLU model nearest in size (within GENERIC_NEAR), the first released of equal sizes
+    (an original family rather than a later distillation or fine-tune of its shape)."""
     best = None
-    for h in _HIDDEN_LADDER:
-        heads = max(1, h // 128)
-        kv = _kv_heads(heads)
-        ffn = int(math.ceil(3.5 * h / 256) * 256)
-        per_layer = 2 * h * h + 2 * h * kv * 128 + 3 * h * ffn
-        layers = round((n - tables * vocab * h) / per_layer)
-        if layers < 1:
+    for m in models():
+        if m.is_moe or m.generic or m.mlp != "swiglu" or m.params_b <= 0:
             continue
-        score = abs(math.log(layers / (h / 102)))
-        if best is None or score < best[0]:
-            best = (score, h, ffn, layers)
-    if best is None:  # tiny models: one layer at the smallest width
-        best = (0.0, 512, 1792, 1)
-    _, h, ffn, layers = best
-    heads = max(1, h // 128)
-    kv = _kv_heads(heads)
-    label = f"{plain(params_b)}B"
-    return ModelSpec(
-        id=f"generic-{label.lower()}",
-        name=f"generic dense {label}",
-        family="generic",
-        org="gpu-advisor",
-        n_layers=layers,
-        hidden_size=h,
-        n_heads=heads,
-        n_kv_heads=kv,
-        head_dim=h // heads,
-        ffn_size=ffn,
-        vocab_size=vocab,
-        params_b=params_b,
-        attention="GQA" if kv < heads else "MHA",
-        max_context=131072,
-        tie_embeddings=tied,
-        sources=(_GENERIC_SOURCE,),
-        generic=True,
-        notes=(f"{typed!r} is not in the catalog; " if typed else "")
-        + f"treated as a modern dense {label} model in Llama-3 proportions ({layers} layers, hidden {h}, "
-        f"GQA with {kv} KV heads, Llama 3's vocabulary); name the model for its exact shape.",
-    )
-
-
-def _kv_heads(heads: int) -> int:
-    """8 KV heads, or the largest divisor of the head count below 8."""
-    return max(k for k in range(1, min(GENERIC_KV_HEADS, heads) + 1) if heads % k == 0)
+        ratio = max(m.params_b, params_b) / min(m.params_b, params_b)
+        key = (abs(math.log(ratio)), m.release or "")
+        if ratio <= GENERIC_NEAR and (best is None or key < best[0]):
+            best = (key, m)
+    return best[1] if best else None

@@ -49,6 +49,8 @@ class MfuRules:
     width_knee: int = 2048
     width_exponent: float = 0.5
     width_note: str = ""
+    framework_fp8: dict[str, Factor] | None = None
+    framework_no_recompute: tuple[str, ...] = ()
 
 
 def _factor(row) -> Factor:
@@ -82,6 +84,8 @@ def rules() -> MfuRules:
         width_knee=int(doc["gemm_width"]["knee"]),
         width_exponent=float(doc["gemm_width"]["exponent"]),
         width_note=doc["gemm_width"]["note"],
+        framework_fp8={k: _factor(v) for k, v in doc.get("framework_fp8", {}).items()},
+        framework_no_recompute=tuple(doc.get("framework_no_recompute", ())),
     )
 
 
@@ -109,14 +113,17 @@ class Utilisation:
     method: Factor
 
 
-def default_utilisation(gpu: GpuSpec, precision: str, method: str) -> Utilisation:
-    return _utilisation(generation_of(gpu), precision, method)
+def default_utilisation(gpu: GpuSpec, precision: str, method: str, framework: str = "auto") -> Utilisation:
+    return _utilisation(generation_of(gpu), precision, method, framework)
 
 
 @functools.lru_cache(maxsize=256)
-def _utilisation(gen: Generation, precision: str, method: str) -> Utilisation:
+def _utilisation(gen: Generation, precision: str, method: str, framework: str = "auto") -> Utilisation:
     r = rules()
     prec = r.precision[precision]
+    stack = (r.framework_fp8 or {}).get(framework) if precision == "fp8" else None
+    if stack is not None:  # the stack's own FP8 efficiency, in the generic FP8 band
+        prec = Factor(stack.value, min(prec.low, stack.value), max(prec.high, stack.value), stack.note)
     meth = r.method[method]
     value = gen.base * prec.value * meth.value
     low = gen.base * gen.low * prec.low * meth.low

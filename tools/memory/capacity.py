@@ -20,9 +20,14 @@ MAX_COUNT = 1 << 17  # the largest GPU count min_gpus looks at
 
 
 def capacity_bytes(gpu: GpuSpec) -> float:
-    """What the driver reports: A100/H100 "80 GB" is 80 GiB (81,920 MiB in nvidia-smi)."""
+    """What the driver reports: A100/H100 "80 GB" is 80 GiB (81,920 MiB in nvidia-smi). NVIDIA's memory sizes are
+    binary (the RTX 4090's "24 GB" is 23.99 GiB, the V100's "32 GB" 31.75 GiB), so an NVIDIA card whose driver
+    figure is not catalogued is taken at its size in GiB: every "24 GB" NVIDIA card gets the same capacity
+    (issue 25: they gave 25.8 or 24). Other vendors' figures stay decimal unless the catalog says otherwise."""
     if gpu.memory_reported_gib:
         return gpu.memory_reported_gib * GiB
+    if gpu.vendor == "nvidia":
+        return gpu.memory_gb * GiB
     return gpu.memory_gb * GB
 
 
@@ -33,7 +38,11 @@ def capacity_assumption(gpu: GpuSpec) -> Assumption:
         "capacity",
         value=round(capacity_bytes(gpu) / GB, 1),
         unit="GB",
-        note=f"{gpu.memory_reported_gib:g} GiB as the driver reports" if gpu.memory_reported_gib else "vendor figure",
+        note=f"{gpu.memory_reported_gib:g} GiB as the driver reports"
+        if gpu.memory_reported_gib
+        else f"{gpu.memory_gb:g} GiB (NVIDIA sizes are binary; with ECC on, GDDR cards report several percent less)"
+        if gpu.vendor == "nvidia"
+        else "vendor figure",
     )
 
 

@@ -29,6 +29,13 @@ from tools.schemas.memory import FitInferenceInput, FitInferenceOutput
 from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES
 
 PREFILL_CHUNK_TOKENS = 8192  # tokens per scheduler step (vLLM chunked prefill budget)
+#: reserved / live bytes of a KV cache that grows a token at a time (transformers' DynamicCache concatenates each
+#: step): every step asks the caching allocator for a block one token larger than the one it frees, so the freed
+#: blocks are not reused and about twice the live cache stays reserved. Engines preallocate a paged cache (1).
+GROWING_KV_RESERVE = 2.0
+#: FitInferenceInput's defaults, read from the schema so the two calculators cannot drift apart
+DEFAULT_USABLE_FRACTION = FitInferenceInput.model_fields["usable_fraction"].default
+DEFAULT_CONTEXT_GB = FitInferenceInput.model_fields["cuda_context_gb"].default
 
 
 def _weight_bytes(model: ModelSpec, p: ParamCount, precision: str) -> float:
@@ -132,6 +139,25 @@ def _serving(model: ModelSpec, precision: str, kv_bytes: float, context_gb: floa
     )
 
 
+def max_batch_that_fits(
+    model: ModelSpec, gpu: GpuSpec, precision: str, kv_precision: str, n_gpus: int, context_len: int
+) -> int:
+    """fit_inference's max_batch with its defaults (usable fraction 0.9, 1 GB CUDA context): the most sequences
+    of `context_len` tokens that fit on `n_gpus` (0: not one). inference_speed caps its batch at this (memoised by
+    record id: recommend_gpus asks it for every card and count it tries; hashing whole records costs more)."""
+    key = (model.id, model.n_layers, gpu.id, precision, kv_precision, n_gpus, context_len)
+    hit = _MAX_BATCH.get(key)
+    if hit is None:
+        if len(_MAX_BATCH) > 8192:
+            _MAX_BATCH.clear()
+        serving = _serving(model, precision, BYTES_PER_PARAM[kv_precision], DEFAULT_CONTEXT_GB)
+        hit = _MAX_BATCH[key] = serving.max_batch(n_gpus, context_len, capacity_bytes(gpu) * DEFAULT_USABLE_FRACTION)
+    return hit
+
+
+_MAX_BATCH: dict[tuple, int] = {}
+
+
 def default_weight_precision(model: ModelSpec, gpu: GpuSpec) -> str:
     """The model's published precision where the GPU computes in it (FP8 needs FP8 tensor cores), else bf16."""
     if model.native_precision == "fp8" and gpu.fp8_tflops:
@@ -151,7 +177,8 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
             field="precision",
         )
     kv_prec = inp.kv_precision or ("fp16" if precision == "fp16" else "bf16")
-    serving = _serving(model, precision, BYTES_PER_PARAM[kv_prec], inp.cuda_context_gb)
+    reserve = GROWING_KV_RESERVE if inp.engine == "hf" else 1.0
+    serving = _serving(model, precision, BYTES_PER_PARAM[kv_prec] * reserve, inp.cuda_context_gb)
     kv_tok = serving.kv_tok
     ctx = inp.context_len or min(model.max_context, 4096)
     n = inp.n_gpus
@@ -202,6 +229,16 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     ]
     if model.generic:
         assumptions.insert(0, assume("model_architecture", value=model.name, note=model.notes or ""))
+    if inp.engine == "hf":
+        assumptions.append(
+            assume(
+                "engine",
+                value="hf",
+                default=False,
+                note=f"transformers generate: the KV cache grows a token at a time and the allocator holds about "
+                f"{GROWING_KV_RESERVE:g}x the live cache (counted in kv_cache)",
+            )
+        )
     if precision in ("int4", "nf4", "int8"):
         assumptions.append(
             assume(
@@ -223,8 +260,8 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
         shortfall_gb=round(max(0.0, per_gpu - usable) / GB, 2),
         headroom_gb=round((usable - per_gpu) / GB, 2),
         breakdown_gb={k: round(v / GB, 3) for k, v in parts.items()},
-        kv_cache_bytes_per_token=kv_tok,
-        kv_cache_gb_per_sequence=round(kv_tok * ctx / GB, 3),
+        kv_cache_bytes_per_token=kv_tok / reserve,
+        kv_cache_gb_per_sequence=round(kv_tok / reserve * ctx / GB, 3),
         context_len=ctx,
         batch=inp.batch,
         min_gpus=min_n,

@@ -27,11 +27,13 @@ from tools.memory.capacity import (
 from tools.memory.train_advice import flip_note, suggest
 from tools.memory.train_breakdown import (
     CHECKPOINTING_MIN_PARAMS,
+    LOGIT_BYTES,
     OPTIMIZER_STATE_BYTES,
     QLORA_UNQUANTISED_BYTES,
     Train,
     base,
     default_checkpointing,
+    loss_impl,
     trainable,
 )
 from tools.memory.verdict import convention_assumption, judge
@@ -82,6 +84,7 @@ _NOTES: dict[str, tuple[str, str | None]] = {
         "share of the reported capacity the run may use (fragmentation is in the ±10% band)",
     ),
     "cuda_context_gb": ("GB", "CUDA context per process (0.5–2 GiB in practice)"),
+    "framework": ("", "training stack: its loss implementation and QLoRA embedding dtype are the defaults"),
 }
 _LORA_NOTES = {
     "lora_rank": ("", "adapter rank r"),
@@ -95,7 +98,15 @@ _NOTES_BY_METHOD = {
     "qlora": {**_NOTES, **_LORA_NOTES},
     "freeze": {**_NOTES, **_FREEZE_NOTES},
 }
-_LOGITS = assume("logits_bytes_per_element", value=6, unit="B", note="fp32 logits + a bf16 copy")
+_LOSS_NOTES = {
+    "fused": "fp32 logits + a bf16 copy (a fused cross-entropy)",
+    "fp32_upcast": "bf16 logits, their fp32 copy and fp32 log-probabilities kept for backward",
+    "chunked": "a chunked cross-entropy (Unsloth, Liger, torchtune): one of 8 chunks of the fused figure at a time",
+}
+_LOGITS = {
+    k: assume("logits_bytes_per_element", value=LOGIT_BYTES[k], unit="B", note=f"loss {k}: {note}")
+    for k, note in _LOSS_NOTES.items()
+}
 _COMM_BUFFERS = assume(
     "comm_buffers", value=round(NCCL_BUFFERS_BYTES / GB, 2), unit="GB", note="NCCL buffers at the first collective"
 )
@@ -157,6 +168,8 @@ def _settings(inp: FitTrainingInput) -> tuple[Train, GpuSpec]:
         trainable_layers=inp.trainable_layers,
         activation_factor=inp.activation_factor,
         cuda_context=inp.cuda_context_gb * GB,
+        framework=inp.framework,
+        loss=loss_impl(inp.framework, inp.loss_impl),
     )
     return c, gpu
 
@@ -258,6 +271,14 @@ def _solve(c: Train, gpu: GpuSpec, inp: FitTrainingInput) -> _Solved:
     parts, host = breakdown(c, unsharded)
     per_gpu = sum(parts.values())
     min_n, min_stage = min_gpus(c, usable, unsharded)
+    if c.optimizer.startswith("paged") and per_gpu > usable and per_gpu - parts["optimizer"] < usable:
+        # paged optimizers keep their states in unified memory: what does not fit is evicted to CPU RAM at the
+        # peak instead of failing (QLoRA paper, section 3), so the run fits with part of the states on the host
+        resident = usable - (per_gpu - parts["optimizer"])
+        host += parts["optimizer"] - resident
+        parts = {**parts, "optimizer": resident}
+        per_gpu = sum(parts.values())
+        min_n, min_stage = (c.n_gpus, c.zero_stage) if min_n is None or min_n > c.n_gpus else (min_n, min_stage)
     return _Solved(c, capacity, usable, unsharded, parts, host, per_gpu, per_gpu <= usable, min_n, min_stage)
 
 
@@ -308,13 +329,24 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
         ),
         states,
         capacity_assumption(gpu),
-        _LOGITS,
+        _LOGITS[c.loss],
         convention_assumption(inp.usable_fraction, serving=False),
     ]
     if c.n_gpus > 1:
         assumptions.append(_COMM_BUFFERS)
     if c.offload != "none":
         assumptions.append(_HOST_RAM)
+    if c.optimizer.startswith("paged") and host > 0:
+        assumptions.append(
+            assume(
+                "paged_optimizer",
+                round(host / GB, 1),
+                "GB",
+                False,
+                "optimizer states that do not fit stay in CPU RAM (bitsandbytes paged optimizer, QLoRA paper): "
+                "the run fits, each step pages them in",
+            )
+        )
     return FitTrainingOutput.trusted(
         model=c.model.name,
         gpu=gpu.name,

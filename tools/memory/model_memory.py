@@ -20,6 +20,7 @@ from tools.catalog.architecture import kv_bytes_per_token, param_count
 from tools.catalog.lookup import get_model
 from tools.catalog.model_spec import ModelSpec
 from tools.memo import per_record
+from tools.memory.train_breakdown import lora_params
 from tools.schemas.common import assume
 from tools.schemas.memory import ModelMemoryInput, ModelMemoryOutput
 from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES
@@ -40,14 +41,10 @@ def weight_bytes(total: float, embedding: float, precision: str) -> float:
     return total * BYTES_PER_PARAM[precision]
 
 
-def _lora_params(m: ModelSpec, rank: int) -> float:
-    """Adapters on q, k, v, o and the MLP matrices of every layer (every expert for a MoE)."""
-    h, a, k, d = m.hidden_size, m.n_heads, m.n_kv_heads, m.head_dim
-    attn = rank * ((h + a * d) * 2 + (h + k * d) * 2)
-    f = m.moe_ffn_size or m.ffn_size
-    mats = 3 if m.mlp == "swiglu" else 2
-    experts = (m.n_experts or 1) + (m.n_shared_experts or 0) if m.is_moe else 1
-    return float(m.n_layers * (attn + mats * rank * (h + f) * experts))
+def _lora_params(m: ModelSpec, rank: int, targets: str = "all-linear") -> float:
+    """Adapters on the target modules: q, k, v, o, and with all-linear the MLP matrices of every layer (every expert
+    of a MoE); fit_training's count (`tools.memory.train_breakdown.lora_params`)."""
+    return float(lora_params(m, rank, targets))
 
 
 def _activations(m: ModelSpec, inp: ModelMemoryInput) -> float:
@@ -107,7 +104,7 @@ def model_memory(inp: ModelMemoryInput) -> ModelMemoryOutput:
         bpp = 8.0 + OPTIMIZER_BYTES[inp.optimizer]
         note = "bf16 weight 2 + bf16 gradient 2 + fp32 master 4 + optimizer states (ZeRO paper's 16 B for AdamW)"
     else:
-        trainable = _lora_params(m, inp.lora_rank)
+        trainable = _lora_params(m, inp.lora_rank, inp.lora_targets)
         base = weight_bytes(total, p.embedding, "nf4" if inp.method == "qlora" else "bf16")
         w_bytes, g_bytes = base + 2.0 * trainable, 2.0 * trainable
         o_bytes = OPTIMIZER_BYTES[inp.optimizer] * trainable
@@ -118,7 +115,9 @@ def model_memory(inp: ModelMemoryInput) -> ModelMemoryOutput:
                 "lora_rank",
                 value=inp.lora_rank,
                 default="lora_rank" not in given,
-                note="adapters on every linear layer",
+                note="adapters on every linear layer (every expert of a MoE)"
+                if inp.lora_targets == "all-linear"
+                else "adapters on the attention projections only",
             )
         )
     a.append(assume("bytes_per_trainable_param", value=bpp, unit="B/param", note=note))

@@ -11,6 +11,10 @@ Conventions (stated in `fit_training`'s `assumptions`):
   one layer being recomputed. A framework factor scales it (Megatron ≈ 1, HF eager higher).
 - Logits: b·s·V elements at 6 bytes (fp32 logits + a bf16 copy), divided by t (vocab-parallel).
 - ZeRO-3 keeps two gathered blocks in flight (current + prefetched) in the base weights' dtype.
+- ZeRO stages 1 and 2 with a master copy (DeepSpeed's stage-1/2 mixed-precision optimizer) also hold the fp32
+  gradients of their optimizer partition (4 bytes per trainable parameter / d) and one reduce and one all-gather
+  bucket (5e8 elements each by default, in the gradients' dtype): the allocation real ZeRO-2 runs OOM on. ZeRO-3
+  (and FSDP, whose sharded fp32 parameter carries its own fp32 gradient) is counted as before.
 - Gradient checkpointing defaults on for full, LoRA and QLoRA training of models of 7B and more (what
   LLaMA-Factory, PEFT and the DeepSpeed/FSDP examples do), off for smaller models and freeze-tuning.
 
@@ -26,12 +30,41 @@ from tools.catalog.model_spec import ModelSpec
 from tools.units import NF4_BYTES
 
 QLORA_UNQUANTISED_BYTES = 4.0  # embeddings/head after prepare_model_for_kbit_training (fp32)
+#: QLoRA's unquantised embeddings and head by stack: PEFT's prepare_model_for_kbit_training casts them to fp32,
+#: Unsloth keeps them in bf16
+QLORA_UNQUANTISED_BY_FRAMEWORK = {"unsloth": 2.0}
+
+#: bytes per logit element (micro batch × sequence × vocabulary) by loss implementation:
+#: fused: fp32 logits + a bf16 copy (Megatron's fused vocab-parallel cross-entropy; the convention so far);
+#: fp32_upcast: bf16 logits, their fp32 copy and the fp32 log-probabilities kept for backward (torchtitan's
+#: cross_entropy_loss upcasts the whole prediction); chunked: the fused figure over 8 chunks (torchtune's
+#: num_output_chunks default; Unsloth and Liger never hold all logits either)
+LOGIT_BYTES = {"fused": 6.0, "fp32_upcast": 10.0, "chunked": 6.0 / 8}
+#: the loss implementation each stack uses by default (auto, hf, deepspeed, llm-foundry: fused)
+LOSS_BY_FRAMEWORK = {"unsloth": "chunked", "torchtitan": "fp32_upcast"}
+
+
+def loss_impl(framework: str, asked: str) -> str:
+    """The loss implementation in use: as asked, else the stack's default."""
+    return asked if asked != "auto" else LOSS_BY_FRAMEWORK.get(framework, "fused")
+
 
 #: models at least this large get gradient checkpointing by default (full, LoRA, QLoRA); Llama-2-7B is 6.74B
 CHECKPOINTING_MIN_PARAMS = 6.5e9
 
+#: DeepSpeed's default reduce_bucket_size and allgather_bucket_size (elements); one bucket of each is in flight
+#: (DeepSpeed configuration docs: overlap_comm would take 4.5x both, 9 GB at 5e8)
+ZERO_BUCKET_ELEMENTS = 5e8
+
 #: optimizer bytes per trainable parameter (states, without the fp32 master copy)
-OPTIMIZER_STATE_BYTES = {"adamw": 8.0, "adamw8bit": 2.0, "sgd": 4.0, "adafactor": 0.0}
+OPTIMIZER_STATE_BYTES = {
+    "adamw": 8.0,
+    "adamw8bit": 2.0,
+    "paged_adamw": 8.0,  # bitsandbytes' paged optimizers: the same states in unified memory (QLoRA paper, section 3)
+    "paged_adamw8bit": 2.0,
+    "sgd": 4.0,
+    "adafactor": 0.0,
+}
 
 
 def default_checkpointing(method: str, total_params: float) -> bool:
@@ -105,6 +138,8 @@ class Train:
     trainable_layers: int
     activation_factor: float
     cuda_context: float
+    framework: str = "auto"
+    loss: str = "fused"
 
     @property
     def dp(self) -> int:
@@ -173,7 +208,8 @@ def base(c: Train) -> dict[str, float]:
         # bitsandbytes leaves the embeddings and the output head unquantised, and PEFT's
         # prepare_model_for_kbit_training casts every non-4-bit parameter to fp32
         embed = sh.embedding
-        w_frozen = (frozen - embed) * NF4_BYTES + embed * QLORA_UNQUANTISED_BYTES
+        unquantised = QLORA_UNQUANTISED_BY_FRAMEWORK.get(c.framework, QLORA_UNQUANTISED_BYTES)
+        w_frozen = (frozen - embed) * NF4_BYTES + embed * unquantised
     else:
         w_frozen = frozen * (4.0 if fp32 else 2.0)
     return {
@@ -181,8 +217,11 @@ def base(c: Train) -> dict[str, float]:
         "gradients": n_train * grad_bytes / mp,
         "optimizer": n_train * (master + OPTIMIZER_STATE_BYTES[c.optimizer]) / mp,
         "activations": activations(c, c.grad_checkpointing),
-        "logits": c.micro_batch * c.seq_len * sh.vocab * 6.0 / c.tp,
+        "logits": c.micro_batch * c.seq_len * sh.vocab * LOGIT_BYTES[c.loss] / c.tp,
         # current + prefetched block, gathered in the base weights' dtype (NF4 for QLoRA), not the adapters'
         "zero3_buffers": 2 * sh.largest_block * gathered_bytes(c) / c.tp,
         "cuda_context": c.cuda_context,
+        # not components of the breakdown: what ZeRO stages 1 and 2 add (tools.memory.zero_sharding)
+        "fp32_gradients": n_train * 4.0 / mp if master else 0.0,
+        "zero_buckets": 2 * min(ZERO_BUCKET_ELEMENTS, n_train / mp) * grad_bytes,
     }

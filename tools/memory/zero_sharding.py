@@ -23,6 +23,10 @@ HOST_RAM_FACTOR = 1.5  # DeepSpeed's estimators: offloaded states × 1.5 of host
 def _states(base: dict[str, float], stage: int, dp: int, offload: str) -> tuple[float, float, float, float]:
     """(weights, gradients, optimizer) bytes left on each GPU at a stage and degree, and offloaded bytes per GPU."""
     weights, grads, optim = base["weights"], base["gradients"], base["optimizer"]
+    if stage in (1, 2) and offload == "none":  # DeepSpeed's ZeRO-1/2 optimizer: its fp32 gradient partition
+        grads_fp32 = base["fp32_gradients"] / dp
+    else:
+        grads_fp32 = 0.0
     if stage >= 1:
         optim /= dp
     if stage >= 2:
@@ -35,7 +39,7 @@ def _states(base: dict[str, float], stage: int, dp: int, offload: str) -> tuple[
     if offload == "optimizer+params":
         host += weights + grads
         weights, grads = 0.0, 0.0
-    return weights, grads, optim, host
+    return weights, grads + grads_fp32, optim, host
 
 
 def assemble(base: dict[str, float], stage: int, dp: int, offload: str, n_gpus: int) -> tuple[dict[str, float], float]:
@@ -43,7 +47,7 @@ def assemble(base: dict[str, float], stage: int, dp: int, offload: str, n_gpus: 
     weights, grads, optim, host = _states(base, stage, dp, offload)
     parts = {
         "weights": weights,
-        "gradients": grads,
+        "gradients": grads + _buckets(base, stage, n_gpus > 1),  # reduce and all-gather buckets are tensors
         "optimizer": optim,
         "activations": base["activations"],
         "logits": base["logits"],
@@ -54,9 +58,17 @@ def assemble(base: dict[str, float], stage: int, dp: int, offload: str, n_gpus: 
     return parts, host
 
 
+def _buckets(base: dict[str, float], stage: int, multi: bool) -> float:
+    """ZeRO-1/2's reduce and all-gather buckets once several GPUs share the optimizer (ZeRO-3 and FSDP prefetch
+    whole blocks instead: `zero3_buffers`)."""
+    return base["zero_buckets"] if multi and stage in (1, 2) else 0.0
+
+
 def per_gpu(base: dict[str, float], stage: int, dp: int, offload: str, n_gpus: int) -> float:
     """The sum of `assemble`'s breakdown without building it (the searches call this many times)."""
     weights, grads, optim, _ = _states(base, stage, dp, offload)
+    if n_gpus > 1 and (stage == 1 or stage == 2):
+        grads += base["zero_buckets"]  # as _buckets, inlined: the searches call this many times
     return _plus_rest(weights + grads + optim, base, stage, n_gpus > 1)
 
 
@@ -104,8 +116,11 @@ def _at_stage(c: Train, stage: int) -> Train:
 def _fixed_and_shard(base: dict[str, float], stage: int, offload: str) -> tuple[float, float]:
     """(bytes per GPU that no data-parallel degree removes, bytes that shrink as 1/dp) on several GPUs."""
     weights, grads, optim, _ = _states(base, stage, 1, offload)
-    whole = _plus_rest(weights + grads + optim, base, stage, True)
-    shard = 0 if stage == 0 else optim if stage == 1 else optim + grads if stage == 2 else optim + grads + weights
+    whole = _plus_rest(weights + (grads + _buckets(base, stage, True)) + optim, base, stage, True)
+    fp32 = base["fp32_gradients"] if offload == "none" and stage in (1, 2) else 0.0  # sharded (part of `grads`)
+    shard = (
+        0 if stage == 0 else optim + fp32 if stage == 1 else optim + grads if stage == 2 else optim + grads + weights
+    )
     return whole - shard, shard
 
 
@@ -141,7 +156,7 @@ def unshardable(c: Train, base: dict[str, float], usable: float, min_n: int | No
     buffers they do; "max_count": it would need more GPUs than the calculators consider.
     """
     act, logits = base["activations"], base["logits"]
-    fixed = act + logits + base["zero3_buffers"] + base["cuda_context"] + NCCL_BUFFERS_BYTES
+    fixed = act + logits + base["zero3_buffers"] + base["cuda_context"] + NCCL_BUFFERS_BYTES + base["zero_buckets"]
     if min_n is not None:
         return fixed, None
     if act + logits > usable:

@@ -39,7 +39,14 @@ def recommend_assumptions(inp: RecommendInput, model: ModelSpec, method: str, ch
     a.append(assume("pricing", value=inp.pricing, default="pricing" not in given, note=cost_basis(inp)))
     if inp.workload == "infer":
         a += [
-            assume("precision", value=inp.precision, default="precision" not in given, note="weight precision"),
+            assume(
+                "precision",
+                value=inp.precision or (model.native_precision or "bf16"),
+                default="precision" not in given,
+                note="weight precision"
+                if inp.precision
+                else "the model's published precision on GPUs that compute in it, else bf16 (as fit_inference)",
+            ),
             assume("batch", value=inp.batch, default="batch" not in given, note="concurrent sequences"),
             assume(
                 "context_len",

@@ -76,8 +76,9 @@ class _Job:
         """fit_training's figures (training_memory) / fit_inference on n GPUs; cached by what the memory
         calculators read of a card."""
         inp = self.inp
-        fp8 = bool(gpu.fp8_tflops) if inp.precision == "fp8" else None
-        key = (gpu.memory_gb, gpu.memory_reported_gib, fp8, n)
+        # FP8 support changes the answer for fp8 weights, and for the default precision (FP8-native models)
+        fp8 = bool(gpu.fp8_tflops) if inp.precision in ("fp8", None) else None
+        key = (capacity_bytes(gpu), fp8, n)  # what the memory calculators read of a card: its capacity
         hit = self._fits.get(key)
         if hit is None:
             if inp.workload == "infer":

@@ -10,9 +10,12 @@ from tools.errors import InvalidInput
 from tools.schemas.architecture import ModelRef, resolve_model
 from tools.schemas.common import ToolInput, ToolOutput, fit_layout, when
 
+TrainFramework = Literal["auto", "hf", "unsloth", "torchtitan", "megatron", "deepspeed", "llm-foundry"]
+LossImpl = Literal["auto", "fused", "fp32_upcast", "chunked"]
+
 Method = Literal["full", "lora", "qlora", "freeze"]
 TrainPrecision = Literal["fp32", "bf16", "fp16", "fp8"]
-Optimizer = Literal["adamw", "adamw8bit", "sgd", "adafactor"]
+Optimizer = Literal["adamw", "adamw8bit", "paged_adamw", "paged_adamw8bit", "sgd", "adafactor"]
 Offload = Literal["none", "optimizer", "optimizer+params"]
 WeightPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"]
 KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
@@ -35,7 +38,9 @@ class FitTrainingInput(ToolInput):
     )
     precision: TrainPrecision = Field("bf16", description="bf16/fp16/fp8 mixed precision, or pure fp32.")
     optimizer: Optimizer = Field(
-        "adamw", description="Optimizer whose states are kept per trainable parameter (adamw8bit: 8-bit states)."
+        "adamw",
+        description="Optimizer whose states are kept per trainable parameter (adamw8bit: 8-bit states; paged_*: "
+        "bitsandbytes' paged optimizers, whose states spill to CPU RAM instead of running out of GPU memory).",
     )
     zero_stage: int | None = Field(
         None, ge=0, le=3, description="DeepSpeed ZeRO stage 0–3; omitted: the lowest stage that fits."
@@ -74,6 +79,17 @@ class FitTrainingInput(ToolInput):
     )
     cuda_context_gb: float = Field(
         1.0, ge=0, le=10, description="CUDA context per GPU process, GB (0.5–2 in practice)."
+    )
+    framework: TrainFramework = Field(
+        "auto",
+        description="Training stack: sets the loss implementation (logits memory) and, for QLoRA, the dtype of the "
+        "unquantised embeddings: auto/hf (PEFT), unsloth, torchtitan, megatron, deepspeed, llm-foundry.",
+    )
+    loss_impl: LossImpl = Field(
+        "auto",
+        description="Cross-entropy over the vocabulary: fused (fp32 logits + a bf16 copy), fp32_upcast (every "
+        "logit upcast and kept for backward), chunked (Unsloth/Liger/torchtune: never all logits at once); auto: the "
+        "framework's.",
     )
 
     @classmethod
@@ -183,6 +199,11 @@ class FitInferenceInput(ToolInput):
         "precision (FP8 for DeepSeek-V3/R1 where the GPU has FP8), else bf16.",
     )
     kv_precision: KvPrecision | None = Field(None, description="KV-cache precision; omitted: bf16 (fp16 for fp16).")
+    engine: Literal["vllm", "sglang", "trt-llm", "lmdeploy", "hf"] = Field(
+        "vllm",
+        description="Serving stack: the engines preallocate a paged KV cache; hf (transformers generate) grows it a "
+        "token at a time, and the allocator then holds about twice the live cache.",
+    )
     batch: int = Field(1, ge=1, le=1_000_000, description="Concurrent sequences.")
     context_len: int | None = Field(None, ge=1, le=10_000_000, description="Tokens per sequence (prompt + output).")
     usable_fraction: float = Field(0.9, gt=0.1, le=1.0, description="vLLM's gpu_memory_utilization default is 0.9.")
@@ -240,7 +261,12 @@ class ModelMemoryInput(ToolInput):
     seq_len: int = Field(2048, ge=1, le=1_000_000, description="Training tokens per sequence (activations).")
     micro_batch: int = Field(1, ge=1, le=4096, description="Training sequences per GPU per step (activations).")
     grad_checkpointing: bool = Field(True, description="Recompute activations in the backward pass.")
-    lora_rank: int = Field(16, ge=1, le=4096, description="LoRA/QLoRA adapter rank (all linear layers adapted).")
+    lora_rank: int = Field(16, ge=1, le=4096, description="LoRA/QLoRA adapter rank.")
+    lora_targets: Literal["all-linear", "attention"] = Field(
+        "all-linear",
+        description="Linear layers given adapters: all of them (every expert of a MoE, as PEFT's all-linear and "
+        "LLaMA-Factory's 'all' do), or the attention projections only.",
+    )
 
 
 class ZeroStageMemory(BaseModel):

@@ -53,8 +53,11 @@ class RecommendInput(ToolInput):
     pricing: Pricing = Field("rent", description="rent (元 per card-hour) or buy (元 per card, cards only).")
     batch: int = Field(1, ge=1, le=100_000, description="infer: concurrent sequences.")
     context_len: int = Field(4096, ge=1, le=1_000_000, description="infer: tokens per sequence (prompt + output).")
-    precision: WeightPrecision = Field(
-        "bf16", description="infer: weight precision (bf16, fp16, fp8, int8, int4, nf4)."
+    precision: WeightPrecision | None = Field(
+        None,
+        description="infer: weight precision (bf16, fp16, fp8, int8, int4, nf4); omitted: the model's published "
+        "precision where the GPU computes in it (FP8 for DeepSeek-V3/R1 on FP8 cards), else bf16 (fit_inference's "
+        "default).",
     )
     max_gpus: int = Field(1024, ge=1, le=100_000, description="Largest GPU count to consider.")
     top_k: int = Field(5, ge=1, le=100, description="How many ranked options to return.")

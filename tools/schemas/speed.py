@@ -13,11 +13,12 @@ Method = Literal["full", "lora", "qlora", "freeze"]
 TrainPrecision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
 WeightPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"]
 KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
+Framework = Literal["auto", "megatron", "torchtitan", "llm-foundry", "deepspeed", "hf"]
 
 _EN_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _ZH_SCALE = {"万亿": 1e12, "千亿": 1e11, "百亿": 1e10, "亿": 1e8, "千万": 1e7, "百万": 1e6, "万": 1e4}
 _TOKENS_RE = re.compile(
-    r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbgt]|万亿|千亿|百亿|亿|千万|百万|万)?\s*(?:个?tokens?|词元)?\s*$", re.I
+    r"^\s*(\d+(?:\.\d+)?(?:e\+?\d+)?)\s*([kmbgt]|万亿|千亿|百亿|亿|千万|百万|万)?\s*(?:个?tokens?|词元)?\s*$", re.I
 )
 
 
@@ -30,7 +31,8 @@ def _mantissa(digits: int) -> str:
 #: 1e15 tokens (digits are capped per unit), so the JSON schema can promise that each one is accepted
 TOKENS_PATTERN = (
     r"^ *(?:[1-9][0-9]{0,14}|[1-9][0-9]{0,2}(?:,[0-9]{3}){1,4}"  # 2000000000, 2,000,000,000
-    r"|[1-9](?:\.[0-9]{1,6})?[eE](?:1[0-4]|[0-9])"  # 2e12
+    r"|[1-9][0-9]{0,2}(?:\.[0-9]{1,6})?[eE]\+?(?:1[0-2]|[0-9])"  # 2e12, 15.6e12, 1.5E+12
+    r"|[1-9](?:\.[0-9]{1,6})?[eE]\+?1[34]"  # 2e13, 1e14 (a pattern match never exceeds 1e15)
     rf"|{_mantissa(6)} ?(?:[kKmM]|万|百万|千万|亿)"  # 500M, 10亿
     rf"|{_mantissa(4)} ?(?:[bBgG]|百亿|千亿)"  # 1.5B
     rf"|{_mantissa(3)} ?(?:[tT]|万亿))"  # 2T, 2万亿
@@ -108,6 +110,12 @@ class TrainingTimeInput(ToolInput):
         "all-linear", description="Linear layers given adapters: all of them, or the attention projections only."
     )
     trainable_layers: int = Field(2, ge=1, description="freeze: number of top layers left trainable.")
+    framework: Framework = Field(
+        "auto",
+        description="Training stack: megatron (Megatron-LM, NeMo, Megatron-Bridge), torchtitan, llm-foundry, deepspeed, "
+        "hf (transformers Trainer, LLaMA-Factory, axolotl), or auto. Sets its published FP8 efficiency and its "
+        "checkpointing default.",
+    )
 
     @model_validator(mode="after")
     def _parallel(self) -> TrainingTimeInput:
@@ -180,6 +188,13 @@ class InferenceSpeedInput(ToolInput):
     compute_efficiency: float = Field(
         0.5, gt=0, le=1, description="Achieved share of dense peak in matmul-bound phases."
     )
+    prefill_efficiency: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="Achieved share of dense peak in prefill; omitted: by compute precision (or compute_efficiency "
+        "when that is given).",
+    )
 
 
 class InferenceSpeedOutput(ToolOutput):
@@ -198,6 +213,13 @@ class InferenceSpeedOutput(ToolOutput):
     bound: Literal["memory", "compute"]
     bytes_per_step_gb: float = Field(description="Bytes read from memory per GPU per decode step, GB.")
     achieved_bandwidth_gb_s: float
+    batch_requested: int | None = Field(
+        None, description="The batch asked for, when more than fits (then `batch` is what fits)."
+    )
+    max_batch_that_fits: int | None = Field(
+        None,
+        description="Sequences of context_len that fit in memory on these GPUs (fit_inference's max_batch); 0: none.",
+    )
 
 
 # ---- Input and output of `precision_speedup`: one training run timed at two compute precisions.

@@ -12,7 +12,8 @@ from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu, get_model
 from tools.catalog.model_spec import ModelSpec
 from tools.errors import Unsupported
-from tools.memory.fit_inference import default_weight_precision
+from tools.memory.capacity import capacity_bytes
+from tools.memory.fit_inference import DEFAULT_USABLE_FRACTION, default_weight_precision, max_batch_that_fits
 from tools.schemas.common import assume
 from tools.schemas.speed import InferenceSpeedInput, InferenceSpeedOutput
 from tools.speed.comm import ring_allreduce_s, scale_up_gb_s
@@ -26,8 +27,21 @@ BANDWIDTH_EFFICIENCY = {"fp32": 0.75, "bf16": 0.75, "fp16": 0.75, "fp8": 0.6, "i
 #: batch, i.e. it streams quantised weights at the 16-bit kernels' achieved share of bandwidth
 MARLIN_EFFICIENCY = {"int8": 0.75, "int4": 0.75}
 MARLIN_FAMILIES = ("ampere", "ada", "hopper", "blackwell")
+#: achieved share of the dense peak in prefill (large GEMMs over the prompt), by compute precision, with the step
+#: overhead and tensor-parallel all-reduces on top. Set on the development rows of tests/golden/published.yaml:
+#: TensorRT-LLM's A100 fp16 first-token latencies (Llama-2-7B at 2,048 tokens, 70B at tp 4 at 128 and 2,048) are
+#: within 5% at 0.70–0.75 and 15–45% slow at the former single 0.5; the fp8 rows (TensorRT-LLM H100/L40S, NIM
+#: Llama-3.3-70B on 2 × H100) are least wrong at 0.5 of the FP8 peak, their misses being short-prompt overheads.
+PREFILL_EFFICIENCY = {"16-bit": 0.72, "fp8": 0.5}
 #: fixed time per decode step beyond weight/KV reads (kernel launches, norms, sampling), seconds
 STEP_OVERHEAD_S = 1.2e-3
+#: extra time per mixture-of-experts layer per decode step (router, top-k, token permutation and the grouped expert
+#: kernels, which pad and walk every expert): a fixed part plus a part per expert. Set on the development rows of
+#: tests/golden/published.yaml: DeepSeek-V3/R1 (256 experts, 58 MoE layers) decode at 27-34 tokens/s at batch 1 on
+#: 8 GPUs in SGLang 0.4.1 and vLLM (about 0.45-0.55 ms per MoE layer beyond reading the weights), Mixtral 8x7B
+#: (8 experts, 32 layers) at 81 tokens/s in TensorRT-LLM int8 on one A100 (about 0.08 ms).
+MOE_LAYER_S = 70e-6
+MOE_PER_EXPERT_S = 1.6e-6
 #: latency of one small all-reduce inside a node (NCCL, NVLink), seconds
 ALLREDUCE_LATENCY_S = 15e-6
 #: a weight-only quantised format leaves embeddings and the LM head in 16-bit
@@ -50,6 +64,13 @@ def _decode_weight_bytes(m: ModelSpec, s: Shape, precision: str, batch: int) -> 
     if precision in QUANT_BYTES:
         return body * QUANT_BYTES[precision] + s.n_head * 2.0, s.n_matmul
     return (body + s.n_head) * BYTES_PER_PARAM[precision], s.n_matmul
+
+
+def _moe_step_s(m: ModelSpec) -> float:
+    """Router, dispatch and grouped-expert kernels of every MoE layer in one decode step (0 for a dense model)."""
+    if not m.is_moe:
+        return 0.0
+    return param_count(m).n_moe_layers * (MOE_LAYER_S + MOE_PER_EXPERT_S * (m.n_experts or 1))
 
 
 def _kernel(asked: str, precision: str, gpu: GpuSpec) -> str:
@@ -84,7 +105,11 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
     )
     bw = gpu.bandwidth_gb_s * GB * eff
     prompt = inp.prompt_len or inp.context_len
-    b, ctx = inp.batch, inp.context_len
+    ctx = inp.context_len
+    kv_prec = inp.kv_precision
+    fits = max_batch_that_fits(m, gpu, precision, kv_prec, tp, ctx)
+    # a batch that does not fit in memory is never decoded at once: the engine runs the batch that fits
+    b = min(inp.batch, fits) if fits >= 1 else inp.batch
 
     w_bytes, n_active = _decode_weight_bytes(m, s, precision, b)
     kv = kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision]) * b * ctx
@@ -96,17 +121,24 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
     t_tp = 0.0
     if tp > 1:  # two all-reduces of b × hidden activations per layer
         t_tp = 2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(b * s.hidden * 2, tp, up))
-    t_step = max(t_mem, t_flops) + STEP_OVERHEAD_S + t_tp
+    t_moe = _moe_step_s(m)
+    t_step = max(t_mem, t_flops) + STEP_OVERHEAD_S + t_tp + t_moe
     bound = "memory" if t_mem >= t_flops else "compute"
 
     prefill_flops = 2 * n_active + 2 * s.layers * (prompt / 2) * (s.qk_dim + s.v_dim)  # causal: half the context
-    prefill_tps = peak * inp.compute_efficiency * tp / prefill_flops
+    given = inp.model_fields_set
+    if inp.prefill_efficiency is not None:
+        prefill_eff = inp.prefill_efficiency
+    elif "compute_efficiency" in given:
+        prefill_eff = inp.compute_efficiency
+    else:
+        prefill_eff = PREFILL_EFFICIENCY["fp8" if compute_precision == "fp8" else "16-bit"]
+    prefill_tps = peak * prefill_eff * tp / prefill_flops
     t_prefill_tp = (
         2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(prompt * s.hidden * 2, tp, up)) if tp > 1 else 0
     )
     ttft = prompt / prefill_tps + t_prefill_tp + t_step
 
-    given = inp.model_fields_set
     assumptions = [
         assume(
             key="bandwidth_efficiency",
@@ -133,7 +165,15 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
             key="compute_efficiency",
             value=inp.compute_efficiency,
             default="compute_efficiency" not in given,
-            note=f"share of the dense {compute_precision} peak reached by prefill and large-batch decode.",
+            note=f"share of the dense {compute_precision} peak reached by large-batch decode.",
+        ),
+        assume(
+            key="prefill_efficiency",
+            value=prefill_eff,
+            default=inp.prefill_efficiency is None,
+            note=f"share of the dense {compute_precision} peak reached by prefill (large GEMMs over the prompt); "
+            f"the defaults (16-bit {PREFILL_EFFICIENCY['16-bit']:g}, fp8 {PREFILL_EFFICIENCY['fp8']:g} of the FP8 "
+            "peak) are set on TensorRT-LLM and NIM first-token latencies.",
         ),
         assume(
             key="prompt_len",
@@ -156,6 +196,38 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
             + ("; MoE: experts touched by the batch under uniform routing." if m.is_moe else "."),
         ),
     ]
+    if t_moe:
+        assumptions.append(
+            assume(
+                key="moe_step_ms",
+                value=round(t_moe * 1e3, 2),
+                unit="ms",
+                note=f"{param_count(m).n_moe_layers} MoE layers × ({MOE_LAYER_S * 1e6:.0f} µs + "
+                f"{MOE_PER_EXPERT_S * 1e6:.1f} µs × {m.n_experts} experts) per decode step: router, token dispatch "
+                "and grouped expert kernels, set on published DeepSeek-V3/R1 and Mixtral decode speeds.",
+            )
+        )
+    if b < inp.batch:
+        assumptions.append(
+            assume(
+                key="batch",
+                value=b,
+                default=False,
+                note=f"capped at the {b} sequences of {ctx} tokens that fit in memory (fit_inference, "
+                f"{DEFAULT_USABLE_FRACTION:.0%} of {capacity_bytes(gpu) / GB:.1f} GB per GPU); the {inp.batch} asked "
+                "for would queue, not decode together.",
+            )
+        )
+    elif fits == 0:
+        assumptions.append(
+            assume(
+                key="memory",
+                value="does not fit",
+                default=False,
+                note=f"{m.name} at {precision} with {ctx}-token context does not fit on {tp} × {gpu.name} "
+                "(fit_inference); the speed is what it would reach with enough memory.",
+            )
+        )
     if tp > 1:
         assumptions.append(
             assume(
@@ -183,5 +255,7 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
         bound=bound,
         bytes_per_step_gb=step_bytes / GB,
         achieved_bandwidth_gb_s=bw / GB,
+        batch_requested=inp.batch if b < inp.batch else None,
+        max_batch_that_fits=fits,
         assumptions=assumptions,
     )

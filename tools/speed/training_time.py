@@ -177,7 +177,7 @@ def _timing(inp: TrainingTimeInput) -> _Timing:
         exposed = exposed_dp_s(t_dp, t_c * (1 - fwd_fpt / hw_fpt), inp.comm_overlap) + t_tp
         return t_c + exposed, exposed, t_c
 
-    util = default_utilisation(gpu, inp.precision, inp.method)
+    util = default_utilisation(gpu, inp.precision, inp.method, inp.framework)
     narrow = width_factor(s.hidden, tp)
     if narrow < 1.0:  # narrow tensor-parallel shards keep the tensor cores less busy (tools/data/mfu.yaml)
         util = replace(util, value=util.value * narrow, low=util.low * narrow, high=util.high * narrow)
@@ -220,6 +220,8 @@ def _checkpointing(inp: TrainingTimeInput, m: ModelSpec) -> bool:
         return inp.grad_checkpointing
     if inp.method == "full" and inp.tokens > PRETRAINING_TOKENS:
         return False
+    if inp.framework in rules().framework_no_recompute:
+        return False
     return default_checkpointing(inp.method, param_count(m).total)
 
 
@@ -257,6 +259,18 @@ def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, reco
         _scale_up_assumption(gpu),
         assume("comm_overlap", inp.comm_overlap, "", "comm_overlap" not in given, _OVERLAP_NOTE),
     ]
+    if inp.framework != "auto":
+        stack = (rules().framework_fp8 or {}).get(inp.framework)
+        a.append(
+            assume(
+                "framework",
+                inp.framework,
+                "",
+                False,
+                (f"FP8 factor {stack.value:g}: {stack.note}" if stack and inp.precision == "fp8" else "")
+                + (" No full recompute by default." if inp.framework in rules().framework_no_recompute else ""),
+            )
+        )
     if inp.n_gpus > inp.gpus_per_node:
         a.append(_fabric_assumption(fabric, "nodes_fabric" not in given))
     if m.generic:
@@ -269,7 +283,7 @@ def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, reco
 _RECOMPUTE_NOTE = "full recompute adds one forward pass to the time: HFU counts it, MFU does not."
 _RECOMPUTE_DEFAULT_NOTE = _RECOMPUTE_NOTE + (
     " Default: on for full/LoRA/QLoRA of models of 7B and more (as fit_training), off for "
-    "pretraining (a full run over 50B tokens) and for smaller models."
+    "pretraining (a full run over 50B tokens), for smaller models and on Megatron and torchtitan (their defaults)."
 )
 _OVERLAP_NOTE = (
     "share of the gradient all-reduce hidden behind backward; tensor-parallel collectives "

@@ -6,6 +6,7 @@ import uuid
 from functools import partial
 from typing import Annotated, Literal
 
+import anyio.to_thread
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import AfterValidator, ConfigDict, Field, StringConstraints
@@ -14,11 +15,10 @@ from bot.answer.advisor import MAX_QUESTION_CHARS
 from bot.api.deps import NOT_FOUND, AdvisorDep, ApiSettingsDep, MetricsDep, json_response
 from bot.api.errors import TEXT_PATTERN, advisor_error
 from bot.api.json_types import JsonTyped
-from bot.api.routes.conversations import ConversationId, unknown_conversation
+from bot.api.routes.conversations import ConversationId, chosen_conversation, unknown_conversation
 from bot.api.running import run_answer
 from bot.api.security import Caller
 from bot.api.sse import SSE_HEADERS, event, with_keepalive
-from bot.api.widget_auth import widget_conversation
 from bot.core.language import detect_language
 from bot.core.store import UnknownConversation
 from bot.core.trace import AnswerTrace
@@ -52,11 +52,10 @@ def router() -> APIRouter:
     ) -> Response:
         """Answer one question; every number in the answer comes from a calculator, a cited note or the question."""
         lang = body.lang or detect_language(body.text)
+        cid = await anyio.to_thread.run_sync(chosen_conversation, request, caller, advisor.store, body.conversation_id)
         try:
             trace = await run_answer(
-                partial(
-                    advisor.ask, body.text, conversation_id=body.conversation_id, lang=body.lang, owner=caller.owner
-                ),
+                partial(advisor.ask, body.text, conversation_id=cid, lang=body.lang, owner=caller.owner),
                 request.app.state.answer_limiter,
                 conf.answer_deadline_s,
                 lang,
@@ -64,7 +63,7 @@ def router() -> APIRouter:
         except AdvisorError as err:
             raise advisor_error(err, lang) from None
         except UnknownConversation:
-            raise unknown_conversation(body.conversation_id or "", lang) from None
+            raise unknown_conversation(body.conversation_id or cid or "", lang) from None
         metrics.count_answer(trace)
         return json_response(trace)
 
@@ -89,7 +88,10 @@ def router() -> APIRouter:
         """The answer as server-sent events; keep-alive comments while tools run."""
         limiter = request.app.state.stream_limiter
         # the id is known before the answer starts, so a client that stops the stream can still continue or rate it
-        cid = widget_conversation(request, body.conversation_id) or uuid.uuid4().hex
+        cid = (
+            await anyio.to_thread.run_sync(chosen_conversation, request, caller, advisor.store, body.conversation_id)
+            or uuid.uuid4().hex
+        )
 
         async def events():
             items = advisor.stream(body.text, conversation_id=cid, lang=body.lang, owner=caller.owner)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Request
@@ -12,9 +13,9 @@ from bot.api import errors as api_errors
 from bot.api.deps import NOT_FOUND, AdvisorDep
 from bot.api.errors import NO_CONTROL_PATTERN, ApiError
 from bot.api.json_types import JsonTyped
-from bot.api.security import Caller
+from bot.api.security import Caller, Principal
 from bot.api.widget_auth import widget_conversation
-from bot.core.store import UnknownConversation
+from bot.core.store import Store, UnknownConversation
 from bot.core.trace import AnswerTrace
 
 ConversationId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:-]{1,64}$")]
@@ -125,6 +126,60 @@ def router() -> APIRouter:
         return FeedbackOut(id=fid, **body.model_dump())
 
     return router
+
+
+#: the first part of the ids the chat channels give their conversations (`wecom:<bot>:<user>`, `slack:<team>:…`,
+#: `widget:<key>:…`): a /v1 caller never chooses one, so nobody can take a channel's conversation before its user
+CHANNEL_PREFIXES = ("wecom", "slack", "widget")
+
+
+def reserved(conversation_id: str) -> bool:
+    """Whether the id has a chat channel's prefix (`wecom:…`)."""
+    head, colon, _ = conversation_id.partition(":")
+    return bool(colon) and head.lower() in CHANNEL_PREFIXES
+
+
+def namespaced(key_id: str, chosen: str) -> str:
+    """Where a key's own choice of id lives: `k.<key id>:<chosen>` (hashed when that would pass 64 characters),
+    so what one key chooses can never be an id another key, or a channel, will use."""
+    cid = f"k.{key_id}:{chosen}"
+    if len(cid) <= 64:
+        return cid
+    return f"k.{key_id}:" + hashlib.sha256(chosen.encode("utf-8")).hexdigest()[:32]
+
+
+def chosen_conversation(request: Request, caller: Principal, store: Store, given: str | None) -> str | None:
+    """The conversation a /v1 question goes to (None: a new one with a random id). Reads the store.
+
+    A widget key keeps to its own `widget:<key>:` ids; any other caller is refused a channel's id (422, in the
+    caller's language). A key continues an id it owns as it is; any other id it names is taken as its own name
+    inside the key's namespace (`namespaced`), so two keys choosing "chat-1" never meet. While the API is open
+    (no key) the id is used as given."""
+    if getattr(request.state, "widget_key_id", None) is not None:
+        return widget_conversation(request, given)
+    if given is None:
+        return None
+    if reserved(given):
+        head = given.partition(":")[0]
+        zh = api_errors.request_lang(request) == "zh"
+        raise ApiError(
+            422,
+            f"会话 ID 不能以“{head}:”开头：这类 ID 属于聊天渠道（企业微信、Slack、网页组件）。请换一个 ID，或不填以新建会话。"
+            if zh
+            else f"A conversation id may not start with {head + ':'!r}: such ids belong to the chat channels "
+            "(WeCom, Slack, the web widget). Choose another id, or leave it out to start a new conversation.",
+            code="reserved_conversation_id",
+            field="conversation_id",
+        )
+    if caller.key_id is None:
+        return given
+    found, holder = store.owner_of(given)
+    if found and holder == caller.owner:
+        return given
+    mine = namespaced(caller.key_id, given)
+    if found and not store.exists(mine):
+        return given  # another key's conversation: refused downstream exactly like a missing one (404)
+    return mine
 
 
 def unknown_conversation(conversation_id: str, lang: str) -> ApiError:

@@ -78,15 +78,15 @@ class SlackChannel:
     # ---- HTTP ------------------------------------------------------------------------------------
     async def handle(self, request) -> Any:
         """POST /slack/events: Bolt's FastAPI handler, after the checks Bolt itself skips (intake.py: a body
-        it cannot parse is a 401 unsigned and a 400 signed, never a 500). `X-Slack-No-Retry: 1` goes with
+        it cannot parse is a 401 unsigned and a 400 signed, never a 500; an unsigned one is never parsed). `X-Slack-No-Retry: 1` goes with
         every answer a retry cannot change: a 404 (an event with no listener) and a 400 (a malformed request)."""
         raw = await request.body()  # Starlette keeps it: Bolt's handler reads the same bytes
+        if not intake.signed(raw, request.headers, self._signing_secret):  # before a byte of it is parsed
+            return JSONResponse({"error": "invalid request"}, status_code=401)
         problem = intake.malformed(raw, request.headers.get("content-type"))
         if problem is None and not intake.timestamp_readable(request.headers):
             problem = "X-Slack-Request-Timestamp is not a number"
         if problem is not None:
-            if not intake.signed(raw, request.headers, self._signing_secret):
-                return JSONResponse({"error": "invalid request"}, status_code=401)
             log.warning("slack request refused: %s", problem)
             return _no_retry(JSONResponse({"error": f"malformed Slack request: {problem}"}, status_code=400))
         response = await self.handler.handle(request)
@@ -95,6 +95,19 @@ class SlackChannel:
         if response.status_code == 404:
             _no_retry(response)
         return response
+
+    def recovery_sink(self, reply_to: dict, lang: str, loop: asyncio.AbstractEventLoop) -> _Sink:
+        """A sink for a message an earlier process left unanswered (`Delivery.recover`): a new reply in its thread."""
+        target = Target(
+            channel=str(reply_to["channel"]),
+            thread_ts=str(reply_to["thread_ts"]),
+            team=str(reply_to.get("team") or ""),
+            user=str(reply_to.get("user") or ""),
+            lang=lang,
+            heading=str(reply_to.get("heading") or ""),
+        )
+        client = AsyncWebClient(base_url=self.settings.api_url, token=self._token, timeout=15)
+        return _Sink(SlackReply(client=client, target=target), self.advisor, loop)
 
     # ---- Bolt wiring -----------------------------------------------------------------------------
     def _authorizer(self):
@@ -112,18 +125,20 @@ class SlackChannel:
 
         # Bolt passes arguments by parameter name, so the lazy listeners are plain functions, not bound methods
         async def answer_message(body, client, request):
-            if await self._first_delivery(body, request):
+            if self._from_listed_team(body) and await self._first_delivery(body, request):
                 await self._on_message(body, client)
 
         async def suggest_prompts(body, client, request):
-            if await self._first_delivery(body, request):
+            if self._from_listed_team(body) and await self._first_delivery(body, request):
                 await self._on_thread_started(body, client)
 
         async def ask_follow_up(body, client):
-            await self._on_follow_up(body, client)
+            if self._from_listed_team(body):
+                await self._on_follow_up(body, client)
 
         async def store_feedback(body, client):
-            await self._on_feedback(body, client)
+            if self._from_listed_team(body):
+                await self._on_feedback(body, client)
 
         app.event("app_mention")(ack=_ack, lazy=[answer_message])
         app.event("message")(ack=_ack, lazy=[answer_message])
@@ -133,20 +148,24 @@ class SlackChannel:
         app.action(FEEDBACK_ACTION)(ack=_ack, lazy=[store_feedback])
 
     # ---- listeners (lazy: after the acknowledgement) ----------------------------------------------
+    def _from_listed_team(self, body: dict) -> bool:
+        """SLACK_TEAM_IDS: an event or click from a workspace not on it is dropped (already acknowledged)."""
+        team = body.get("team_id") or (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id")
+        if self.settings.team_allowed(team):
+            return True
+        log.info("slack event from workspace %s ignored: not in SLACK_TEAM_IDS", team)
+        return False
+
     async def _first_delivery(self, body: dict, request) -> bool:
         """Slack redelivers an event it thinks was not acknowledged in time (X-Slack-Retry-Num 1, 2, 3, or a
-        Socket Mode envelope again): an event id seen within the TTL is dropped here. The check runs after
-        the acknowledgement, so the 3-second deadline never waits on the store; a retry gets the same 200."""
+        Socket Mode envelope again): an event id this process saw within the TTL is dropped here; a retry
+        that reaches another process is settled by the message's lease in the delivery core."""
         event_id = body.get("event_id")
         if not event_id:
             return True
         key = f"slack:event:{body.get('team_id', '')}:{event_id}"
-        try:
-            if await asyncio.to_thread(self.delivery.first_sighting, key):
-                return True
-        except Exception:  # the shared set is down: the delivery core's own de-duplication still holds
-            log.exception("slack event de-duplication failed; passing event %s on", event_id)
-            return True
+        if self.delivery.first_here(key):  # memory only: a retry that reaches a restarted process goes on to the
+            return True  # delivery core's lease, which answers it unless the message was already delivered
         log.info("slack event %s repeated (retry %d): dropped", event_id, ev.retry_number(request.headers))
         return False
 
@@ -205,7 +224,8 @@ class SlackChannel:
             channel=channel, thread_ts=thread, team=user_team or team, user=user, lang=msg.language, heading=heading
         )
         sink = _Sink(SlackReply(client=client, target=target), self.advisor, asyncio.get_running_loop())
-        ticket = await asyncio.to_thread(self.delivery.accept, msg, sink)
+        reply_to = {"channel": channel, "thread_ts": thread, "team": target.team, "user": user, "heading": heading}
+        ticket = await asyncio.to_thread(self.delivery.accept, msg, sink, "slack", reply_to)
         if ticket.status == "busy" and ticket.reply:
             await sink.reply.fail(ticket.reply)
 

@@ -1,14 +1,15 @@
 """The checks a request to POST /slack/events passes before Bolt reads it (pure functions, no I/O).
 
 Bolt parses the body before it verifies the signature, and a body it cannot parse (not UTF-8, broken JSON,
-a JSON array, an interaction `payload` that is not a JSON object) or a non-numeric
-`X-Slack-Request-Timestamp` makes it answer 500 with an empty body. Such a request is answered here instead:
+JSON nested past the parser's depth, a JSON array, an interaction `payload` that is not a JSON object) or a
+non-numeric `X-Slack-Request-Timestamp` makes it answer 500 with an empty body. So the signature is checked
+here first, on the raw bytes, and nothing is parsed for a request that fails it:
 
     401 {"error": "invalid request"}   when it is not signed with the signing secret (as Bolt answers)
     400 {"error": "<what is wrong>"}   when it is signed but malformed, with `X-Slack-No-Retry: 1`: sending
                                        the same bytes again cannot help
 
-Everything else goes to Bolt unchanged, and Bolt verifies it (signature over the raw body, 5-minute window).
+Everything else goes to Bolt unchanged, and Bolt verifies it again (the same scheme).
 """
 
 from __future__ import annotations
@@ -61,5 +62,5 @@ def timestamp_readable(headers: Mapping[str, str]) -> bool:
 def _object(text: str, problem: str) -> str | None:
     try:
         return None if isinstance(json.loads(text), dict) else problem
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         return problem

@@ -4,6 +4,7 @@
     SLACK_SIGNING_SECRET   "Basic Information" -> Signing Secret; with the bot token it turns on POST /slack/events
     SLACK_APP_TOKEN        an app-level token (xapp-…, scope connections:write) for Socket Mode
     SLACK_API_URL          the Web API base (default https://slack.com/api/); tests point it at a fake on loopback
+    SLACK_TEAM_IDS         workspaces the app answers (comma-separated team ids; empty: all)
 
 Secrets are `SecretStr`: they print as '**********' and never reach a log line.
 """
@@ -34,6 +35,11 @@ class SlackSettings(BaseSettings):
         validation_alias=AliasChoices("SLACK_APP_TOKEN", "app_token"),
         description="An app-level token (`xapp-…`, scope `connections:write`) for Socket Mode (`gpu-advisor slack socket`).",
     )
+    team_ids: str = Field(
+        "",
+        validation_alias=AliasChoices("SLACK_TEAM_IDS", "team_ids"),
+        description="Comma-separated workspace (team) ids the app answers, e.g. `T0123ABC`; events and clicks from any other workspace are acknowledged and ignored. Empty: every workspace the app is installed in.",
+    )
     api_url: str = Field(
         SLACK_API,
         validation_alias=AliasChoices("SLACK_API_URL", "api_url"),
@@ -53,6 +59,11 @@ class SlackSettings(BaseSettings):
         if not v.startswith(("http://", "https://")):
             raise ValueError("SLACK_API_URL must be an http(s) URL such as https://slack.com/api/")
         return v if v.endswith("/") else v + "/"
+
+    def team_allowed(self, team: str | None) -> bool:
+        """Whether events from this workspace are answered (SLACK_TEAM_IDS; empty allows every one)."""
+        listed = {t.strip() for t in self.team_ids.split(",") if t.strip()}
+        return not listed or (team or "") in listed
 
     @property
     def http_enabled(self) -> bool:

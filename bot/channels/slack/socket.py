@@ -3,7 +3,8 @@
 `run_socket_mode(settings, advisor, delivery, stop)` asks Slack for a WebSocket URL (apps.connections.open
 with the app-level token), receives events and interactions as envelopes, acknowledges each by its
 envelope id, and reconnects when Slack rotates the connection (slack_sdk's Socket Mode client does both).
-It returns when `stop` is set. `gpu-advisor slack socket` runs it until SIGINT/SIGTERM.
+It returns when `stop` is set. `gpu-advisor slack socket` runs it until SIGINT/SIGTERM. Before it connects it
+apologises, in their threads, for the messages a stopped process left unanswered (`Delivery.recover`).
 
 Before that it asks for one WebSocket URL itself: a token Slack refuses, or a Slack it cannot reach, is then
 a `SocketModeError` that says which, instead of the client's endless reconnect attempts.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from functools import partial
 
 import aiohttp
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -66,6 +68,11 @@ async def run_socket_mode(
         app_token=settings.app_token.get_secret_value(),
         logger=logging.getLogger("gpu_advisor.channels.slack.socket"),
     )
+    loop = asyncio.get_running_loop()
+    try:  # what an earlier stop left unanswered gets one apology in its thread (see Delivery.recover)
+        await asyncio.to_thread(delivery.recover, {"slack": partial(channel.recovery_sink, loop=loop)})
+    except Exception:
+        log.exception("could not look for Slack messages an earlier stop left unanswered")
     await handler.connect_async()
     log.info("slack socket mode connected")
     if ready is not None:

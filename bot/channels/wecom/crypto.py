@@ -8,7 +8,8 @@
 The receive-id is the corp id for a self-built app and the empty string for the AI bot. Checks run
 before anything is parsed: the signature (constant-time compare), the timestamp (within ±300 s), the
 nonce (never seen before within the window; the official samples do not check this), then the
-padding, the length and the receive-id. Errors say what failed, never a key, a token or plaintext.
+padding, the length and the receive-id. Errors say what failed, never a key, a token or plaintext; once the
+signature holds every failure is answered alike (`UNREADABLE`) and only the log says which.
 """
 
 from __future__ import annotations
@@ -29,13 +30,27 @@ MAX_SKEW_S = 300
 NONCE_TTL_S = 900  # longer than the ±300 s window a replay could still pass in
 
 
-class CallbackRejected(Exception):
-    """A callback that must not be processed; `reason` is safe to log (no secret, no plaintext)."""
+#: what every callback that passed the signature but cannot be read is answered, whatever the cause (padding,
+#: length, receive-id, encoding, the message's format or addressee): one status and one body, so the answer
+#: says nothing about the plaintext to whoever holds the token; the cause goes to the log only
+UNREADABLE = "rejected: the message could not be read"
+UNREADABLE_STATUS = 400
 
-    def __init__(self, reason: str, status: int = 403):
+
+class CallbackRejected(Exception):
+    """A callback that must not be processed; `reason` is safe to log (no secret, no plaintext), `answer` is
+    what the caller is told: the reason itself before the signature holds, `UNREADABLE` after it."""
+
+    def __init__(self, reason: str, status: int = 403, answer: str | None = None):
         super().__init__(reason)
         self.reason = reason
         self.status = status
+        self.answer = answer or f"rejected: {reason}"
+
+    @classmethod
+    def after_signature(cls, reason: str) -> CallbackRejected:
+        """A failure once the signature has held: logged with `reason`, answered with the uniform `UNREADABLE`."""
+        return cls(reason, UNREADABLE_STATUS, UNREADABLE)
 
 
 def aes_key(encoding_aes_key: str) -> bytes:
@@ -105,27 +120,27 @@ class WeComCrypto:
         try:
             data = base64.b64decode(encrypted, validate=True)
         except (binascii.Error, ValueError):
-            raise CallbackRejected("ciphertext is not base64", 400) from None
+            raise CallbackRejected.after_signature("ciphertext is not base64") from None
         if not data or len(data) % 16:
-            raise CallbackRejected("ciphertext length is not a whole number of blocks", 400)
+            raise CallbackRejected.after_signature("ciphertext length is not a whole number of blocks")
         dec = Cipher(algorithms.AES(self.key), modes.CBC(self.key[:16])).decryptor()
         padded = dec.update(data) + dec.finalize()
         pad = padded[-1]
         if not 1 <= pad <= BLOCK or padded[-pad:] != bytes([pad]) * pad:
-            raise CallbackRejected("bad padding", 400)
+            raise CallbackRejected.after_signature("bad padding")
         plain = padded[:-pad]
         if len(plain) < 20:
-            raise CallbackRejected("plaintext too short", 400)
+            raise CallbackRejected.after_signature("plaintext too short")
         (length,) = struct.unpack(">I", plain[16:20])
         if 20 + length > len(plain):
-            raise CallbackRejected("message length out of range", 400)
+            raise CallbackRejected.after_signature("message length out of range")
         message, receive_id = plain[20 : 20 + length], plain[20 + length :]
         if not hmac.compare_digest(receive_id, self.receive_id.encode("utf-8")):
-            raise CallbackRejected("wrong receive-id")
+            raise CallbackRejected.after_signature("wrong receive-id")
         try:
             return message.decode("utf-8")
         except UnicodeDecodeError:
-            raise CallbackRejected("message is not UTF-8", 400) from None
+            raise CallbackRejected.after_signature("message is not UTF-8") from None
 
     def encrypt(self, message: str, random16: bytes | None = None) -> str:
         body = message.encode("utf-8")

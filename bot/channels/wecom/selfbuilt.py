@@ -26,7 +26,7 @@ from bot.channels.delivery import Delivery, Inbound
 from bot.channels.render import Answer, phrase, render_wecom, split_numbered
 from bot.channels.settings import WeComSettings
 from bot.channels.wecom.crypto import CallbackRejected, WeComCrypto
-from bot.channels.wecom.http import callback_crypto, delivery_of, nonce_key, rejected, url_check
+from bot.channels.wecom.http import callback_crypto, delivery_of, rejected, url_check
 from bot.core.language import detect_language
 
 log = logging.getLogger("gpu_advisor.channels.wecom")
@@ -192,12 +192,12 @@ def app_router(settings: WeComSettings) -> APIRouter:
             plain = crypto.open_callback(request.query_params, found.group(1).decode())
             try:
                 root = ET.fromstring(plain)
-            except ET.ParseError:
-                raise CallbackRejected("decrypted message is not XML", 400) from None
+            except (ET.ParseError, ValueError):
+                raise CallbackRejected.after_signature("decrypted message is not XML") from None
             if _field(root, "ToUserName") != corp:
-                raise CallbackRejected("message is for another corp id")
+                raise CallbackRejected.after_signature("message is for another corp id")
             if settings.agent_id and _field(root, "AgentID") not in ("", str(settings.agent_id)):
-                raise CallbackRejected("message is for another agent")
+                raise CallbackRejected.after_signature("message is for another agent")
         except CallbackRejected as err:
             return rejected(err, "app")
         kind, user = _field(root, "MsgType"), _field(root, "FromUserName")
@@ -210,12 +210,19 @@ def app_router(settings: WeComSettings) -> APIRouter:
             _later(sender.send_markdown, user, phrase("unsupported", lang), lang)
             return Response(status_code=200)
         msg = Inbound(channel="wecom", tenant=corp, chat=user, message_id=msg_id, text=text.strip(), user=user)
-        ticket = delivery.accept(msg, AppSink(sender, user, lang), also=(nonce_key("app", request.query_params),))
+        ticket = delivery.accept(msg, AppSink(sender, user, lang), route="wecom-app", reply_to={"user": user})
         if ticket.status == "busy":
             _later(sender.send_markdown, user, ticket.reply or phrase("busy", lang), lang)
         return Response(status_code=200)  # the empty passive reply: the answer follows via message/send
 
+    def recover(reply_to: dict, lang: str) -> AppSink:
+        """A sink for a message an earlier process left unanswered: the member gets it through message/send."""
+        if "recovery_sender" not in holder:
+            holder["recovery_sender"] = holder.get("sender") or AppSender(settings)
+        return AppSink(holder["recovery_sender"], str(reply_to["user"]), lang)
+
     router.sender_parts = parts  # type: ignore[attr-defined]
+    router.recoverers = {"wecom-app": recover}  # type: ignore[attr-defined]
     return router
 
 

@@ -23,14 +23,14 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import httpx
-
+from bot.channels.outbound import guarded_post
 from bot.channels.render import Answer, phrase, render_wecom, split_utf8
 from bot.channels.wecom.aibot import STREAM_CONTENT_BYTES, follow_up_card, markdown_body
 
 log = logging.getLogger("gpu_advisor.channels.wecom")
 
 MAX_IN_FLIGHT = 3
+WECOM_HOSTS = ("qyapi.weixin.qq.com",)  # where a response_url may point when the router gives no allow-list
 KEEP_AFTER_WINDOW_S = 600  # a finished stream is still answered (the same final) this long
 
 
@@ -69,7 +69,7 @@ class StreamBoard:
     ):
         self.window_s = window_s
         self.clock = clock
-        self.post = post or post_json
+        self.post = post or guarded_post(WECOM_HOSTS)
         self._streams: dict[str, Stream] = {}
         self._by_message: dict[str, str] = {}
         self._lock = threading.Lock()
@@ -111,6 +111,24 @@ class StreamBoard:
             self._streams[stream.id] = stream
             self._by_message[message_id] = stream.id
             return stream
+
+    def restore(
+        self, stream_id: str, message_id: str, user_key: str, lang: str, response_url: str | None, age_s: float
+    ) -> str:
+        """A stream an earlier process opened (its id, as WeCom keeps refreshing it), open again for its final."""
+        with self._lock:
+            if stream_id not in self._streams:
+                self._streams[stream_id] = Stream(
+                    id=stream_id,
+                    message_id=message_id,
+                    user_key=user_key,
+                    lang=lang,
+                    response_url=response_url,
+                    created=self.clock() - age_s,
+                )
+                if message_id:
+                    self._by_message[message_id] = stream_id
+            return stream_id
 
     def drop(self, stream_id: str) -> None:
         with self._lock:
@@ -230,7 +248,7 @@ class ResponseUrlSink:
         self, response_url: str | None, question: str, lang: str, post: Callable[[str, dict], None] | None = None
     ):
         self.url, self.question, self.lang = response_url, question, lang
-        self.post = post or post_json
+        self.post = post or guarded_post(WECOM_HOSTS)
         self.reply_id = "c" + uuid.uuid4().hex  # its feedback id
 
     def progress(self, text: str) -> None:
@@ -247,20 +265,3 @@ class ResponseUrlSink:
             raise ConnectionError("the click carried no response_url")
         body = f"{phrase('asked', self.lang, question=self.question)}\n\n{text}"
         self.post(self.url, markdown_body(split_utf8(body, STREAM_CONTENT_BYTES)[0], feedback_id))
-
-
-_client_lock = threading.Lock()
-_client: httpx.Client | None = None
-
-
-def post_json(url: str, body: dict) -> None:
-    """POST a JSON body (response_url); raises on a transport error or a non-zero errcode."""
-    global _client
-    with _client_lock:
-        if _client is None:
-            _client = httpx.Client(timeout=10.0)
-    resp = _client.post(url, json=body)
-    resp.raise_for_status()
-    data = resp.json() if resp.content else {}
-    if data.get("errcode", 0) != 0:
-        raise RuntimeError(f"WeCom answered errcode {data.get('errcode')}: {data.get('errmsg')}")

@@ -229,6 +229,9 @@ class LongConnection:
             return
         if cmd != "aibot_msg_callback" or self._stopping:
             return
+        if not self.settings.corp_allowed(body):
+            log.info("WeCom AI bot message from a corp outside WECOM_CORP_IDS ignored")
+            return
         incoming = read_message(body)
         if incoming.kind == "unsupported":
             await self._respond(rid, stream_body(_req_id("stream"), phrase("unsupported", incoming.lang), True))

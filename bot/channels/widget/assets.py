@@ -17,6 +17,9 @@ TYPES = {
 }
 #: what the panel page loads (the loader is served as /widget.js; panel.html is a template)
 PANEL_FILES = ("panel.css", "panel.js", "markdown.js", "charts.js", "stream.js", "store.js", "i18n.js")
+#: every file /widget/assets/<name> may serve: the shipped ones, listed once at import. A name outside this set is
+#: never looked up on disk (a 300-byte name is a 404, not an OS error) and never enters the cache below
+SHIPPED = frozenset(p.name for p in STATIC.iterdir() if p.is_file() and p.suffix in TYPES and p.name != "panel.html")
 
 
 @dataclass(frozen=True)
@@ -28,14 +31,14 @@ class Asset:
     media_type: str
 
 
-@cache
 def asset(name: str) -> Asset | None:
-    """The named file under static/ (only plain names, no folders), or None."""
-    if "/" in name or "\\" in name or name.startswith(".") or name == "panel.html":
-        return None
+    return _load(name) if name in SHIPPED else None
+
+
+@cache
+def _load(name: str) -> Asset | None:
+    """One of the shipped files under static/ (`SHIPPED`); the cache holds at most those."""
     path = STATIC / name
-    if path.suffix not in TYPES or not path.is_file():
-        return None
     body = path.read_bytes()
     return Asset(
         name=name,

@@ -34,24 +34,6 @@ def normalize_origin(value: str) -> str:
     return f"{parts.scheme}://{host}:{port}"
 
 
-def same_host(origin: str, host_header: str | None) -> bool:
-    """Whether `origin` names this server (the `Host` header), ignoring the scheme a proxy may change."""
-    if not host_header:
-        return False
-    try:
-        parts = urlsplit(origin)
-        netloc = parts.netloc.lower()
-        if parts.port is not None and parts.port == _DEFAULT_PORTS.get(parts.scheme):
-            netloc = netloc.rsplit(":", 1)[0]
-    except ValueError:
-        return False
-    host = host_header.strip().lower()
-    for default in (":80", ":443"):
-        if host.endswith(default):
-            host = host[: -len(default)]
-    return netloc == host
-
-
 def origin_allowed(origin: str | None, listed: tuple[str, ...] | list[str]) -> bool:
     """Whether a browser's `Origin` header is one of the key's listed origins."""
     if not origin or origin == "null":

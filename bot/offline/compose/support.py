@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from bot.offline.compose.relevance import shared, terms
@@ -61,15 +62,16 @@ def specific(words: set[str]) -> set[str]:
     return {w for w in words if w not in GENERIC and not _FIGURE.match(w)}
 
 
-def _passage_sentences(text: str) -> list[str]:
-    """The passage's sentences, without its heading line ("title › section") or code."""
+@lru_cache(maxsize=1024)
+def _passage_sentences(text: str) -> tuple[str, ...]:
+    """The passage's sentences, without its heading line ("title › section") or code (memoized: notes recur)."""
     lines = re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.S).splitlines()  # no code: a config line claims nothing
     heads = [part.strip() for line in lines if "›" in line for part in line.split("›")]  # the note's own claims
     body = "\n".join(
         [*heads, *(line for line in lines if "›" not in line and not line.lstrip().startswith(("`", "$")))]
     )
     parts = (s.strip(" >-*") for s in re.split(r"(?<=[。！？!?])|(?<=\.)\s|\n", body))
-    return [s for s in parts if len(s) >= 8 and "`" not in s]
+    return tuple(s for s in parts if len(s) >= 8 and "`" not in s)
 
 
 def supports(blocks: list[str], passages: list[dict[str, Any]]) -> list[Support]:

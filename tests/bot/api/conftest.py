@@ -34,7 +34,9 @@ def make_client(advisor: Advisor) -> Iterator[Callable[..., TestClient]]:
         def make(raise_server_exceptions: bool = True, use_advisor: Advisor | None = None, **api) -> TestClient:
             api.setdefault("rate_limit_per_minute", 0)
             app = create_app(advisor=use_advisor or advisor, api_settings=ApiSettings(**api))
-            return stack.enter_context(TestClient(app, raise_server_exceptions=raise_server_exceptions))
+            return stack.enter_context(
+                TestClient(app, raise_server_exceptions=raise_server_exceptions, base_url="http://127.0.0.1")
+            )
 
         yield make
 

@@ -177,7 +177,7 @@ def test_the_session_manager_restarts_with_the_app_and_serves_many_sessions(advi
 
 def test_a_browser_client_from_an_allowed_origin_passes_cors_and_the_origin_check(make_client):
     page = "https://inspector.example.com"
-    client = make_client(api_keys=KEY, cors_origins=page, mcp_hosts="testserver", mcp_origins=page)
+    client = make_client(api_keys=KEY, cors_origins=page, mcp_hosts="127.0.0.1", mcp_origins=page)
     preflight = client.options(
         "/mcp",
         headers={

@@ -42,7 +42,9 @@ CATALOG_EXAMPLES = 15
 
 @pytest.fixture
 def app(advisor):
-    app = create_app(advisor=advisor, api_settings=ApiSettings(rate_limit_per_minute=0))
+    # schemathesis calls the app as host "testserver": trusted explicitly (a keyless app answers loopback only)
+    conf = ApiSettings(rate_limit_per_minute=0, trusted_hosts="testserver,127.0.0.1:*")
+    app = create_app(advisor=advisor, api_settings=conf)
     with TestClient(app):  # runs the lifespan; schemathesis then calls the same app object
         yield app
 
@@ -115,7 +117,7 @@ def accepted_unless_unsupported(ctx, response, case) -> None:
 
 
 def test_catalog_names_reach_every_calculator_and_only_the_catalog_refuses(app):
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:
         raw = client.get("/openapi.json").json()
     schema = schemathesis.openapi.from_dict(catalog_names(raw))
     schema.app = app

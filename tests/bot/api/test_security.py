@@ -49,7 +49,9 @@ def test_keys_come_from_the_environment(monkeypatch):
     from bot.api.app import create_app
 
     monkeypatch.setenv("GPU_ADVISOR_API_KEYS", f"{KEY}, k-second-key-0123456789")
-    with TestClient(create_app()) as client:  # settings, advisor and store all built from the environment
+    with TestClient(
+        create_app(), base_url="http://127.0.0.1"
+    ) as client:  # settings, advisor and store all built from the environment
         assert client.get("/v1/models").status_code == 401
         assert client.get("/v1/models", headers=_auth("k-second-key-0123456789")).status_code == 200
 

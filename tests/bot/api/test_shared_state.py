@@ -90,7 +90,7 @@ def test_a_redis_outage_falls_back_to_this_process_with_one_warning(caplog):
 def test_a_reindex_notice_reloads_a_running_app(config, advisor):
     settings = Settings(redis_url=config.url, redis_prefix=config.prefix)
     app = create_app(settings=settings, advisor=advisor, api_settings=ApiSettings(rate_limit_per_minute=0))
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:
         ready = client.get("/readyz").json()
         assert (ready["redis"], ready["rate_limit"], ready["chroma"]) == ("ok", "shared", "embedded")
         listener = app.state.cluster.listener

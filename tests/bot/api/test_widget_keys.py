@@ -92,8 +92,12 @@ def test_widget_key_streams_answers_from_a_listed_origin_only(client, sse_json):
     assert "https://evil.example.net" in other.json()["error"]["message"]
     assert client.post("/v1/ask/stream", json=ASK, headers=_headers(record["key"], None)).status_code == 403
     # the panel itself runs on this server's origin (inside an iframe only the listed origins may frame)
-    own = client.post("/v1/ask/stream", json=ASK, headers=_headers(record["key"], "http://testserver"))
+    own = client.post("/v1/ask/stream", json=ASK, headers=_headers(record["key"], "http://127.0.0.1"))
     assert own.status_code == 200
+    # "this server" is never whatever the Host header says: a name pointed here by DNS (a CNAME, a rebinding
+    # record) sends an Origin equal to its Host, and is still not one of the key's sites
+    posing = {**_headers(record["key"], "http://shop-clone.example"), "Host": "shop-clone.example"}
+    assert client.post("/v1/ask/stream", json=ASK, headers=posing).status_code == 403
 
 
 def test_widget_key_opens_only_the_widget_routes(client):

@@ -235,3 +235,100 @@ def test_redis_url_switches_the_core_to_redis(advisor, monkeypatch):
         assert delivery.seen.key("m") == f"{prefix}seen:m"
     finally:
         delivery.close()
+
+
+# ---- leases: a crash mid-answer loses nothing and answers nothing twice ----------------------------------
+
+
+def _left_by(monkeypatch, delivery, mid: str, host: str | None = None, start: str = "an-earlier-start", **claim):
+    """A lease on message `mid` as another process left it: this machine's earlier start (gone) or `host`."""
+    import bot.channels.leases as leases
+    from bot.channels.leases import Claim, question_digest
+
+    with monkeypatch.context() as m:
+        m.setattr(leases, "START", start)
+        if host:
+            m.setattr(leases, "HOST", host)
+        values = {"route": "", "reply_to": None, **claim}
+        made = Claim("wecom", mid, "wecom:AIBOT1:wrkChat1", "req-old", "zh", question_digest(Q_ZH), **values)
+        assert delivery.leases.claim(f"msg:wecom:AIBOT1:{mid}", made) == "won"
+    advisor_store = delivery.advisor.store
+    advisor_store.new_conversation("wecom", "wecom:AIBOT1:wrkChat1", owner="wecom:AIBOT1")
+    advisor_store.start_turn("wecom:AIBOT1:wrkChat1", Q_ZH, channel="wecom", owner="wecom:AIBOT1")  # left pending
+
+
+def test_a_redelivery_of_a_message_a_dead_process_claimed_is_answered_once(advisor, sink_factory, monkeypatch):
+    delivery = _delivery(advisor)
+    _left_by(monkeypatch, delivery, "msg-dead")
+    first, second = sink_factory(), sink_factory()
+    assert delivery.accept(_msg("msg-dead"), first).status == "queued"
+    assert first.done.wait(30)
+    later = _delivery(advisor)  # a second redelivery, to another process: delivered already
+    later.accept(_msg("msg-dead"), second)
+    time.sleep(1.0)
+    delivery.close()
+    later.close()
+    assert len(first.answers) == 1 and not first.apologies and not second.answers and not second.apologies
+    statuses = [t.status for t in advisor.store.turns("wecom:AIBOT1:wrkChat1")]
+    assert statuses == ["failed", "answered"]  # the interrupted turn is closed, not left pending
+    assert delivery.leases.get("msg:wecom:AIBOT1:msg-dead").state == "delivered"
+
+
+def test_a_live_owner_elsewhere_keeps_its_message_until_its_deadline(advisor, sink_factory, monkeypatch):
+    delivery = _delivery(advisor)
+    _left_by(monkeypatch, delivery, "msg-far", host="another-machine")
+    early = sink_factory()
+    delivery.accept(_msg("msg-far"), early)
+    time.sleep(1.0)
+    assert not early.answers and not early.apologies  # held: that machine may still answer
+    from sqlalchemy import update
+
+    from bot.channels.leases import leases
+
+    with delivery.leases.engine.begin() as conn:  # its deadline passes without a word from it
+        conn.execute(update(leases).values(deadline=leases.c.updated_at))
+    after = _delivery(advisor)
+    late = sink_factory()
+    after.accept(_msg("msg-far"), late)
+    assert late.done.wait(30)
+    delivery.close()
+    after.close()
+    assert len(late.answers) + len(late.apologies) == 1
+
+
+def test_at_start_up_an_unanswered_message_gets_one_apology_through_its_channel(advisor, sink_factory, monkeypatch):
+    delivery = _delivery(advisor)
+    _left_by(monkeypatch, delivery, "msg-gone", route="wecom-app", reply_to={"user": "lisi"})
+    reached: list[tuple[dict, str]] = []
+    sink = sink_factory()
+
+    def factory(reply_to: dict, lang: str):
+        reached.append((reply_to, lang))
+        return sink
+
+    assert delivery.recover({"wecom-app": factory}, every_s=None) == 1
+    assert delivery.recover(every_s=None) == 0  # once only
+    redelivered = sink_factory()
+    delivery.accept(_msg("msg-gone"), redelivered)
+    time.sleep(1.0)
+    delivery.close()
+    assert reached == [({"user": "lisi"}, "zh")]
+    assert len(sink.apologies) == 1 and "重启" in sink.apologies[0] and "req-old" in sink.apologies[0]
+    assert not redelivered.answers and not redelivered.apologies
+    assert [t.status for t in advisor.store.turns("wecom:AIBOT1:wrkChat1")] == ["failed"]
+    records = DeliveryLog(advisor.store.engine).for_channel("wecom")
+    assert [(r.message_id, r.status) for r in records] == [("msg-gone", "apology")]
+
+
+def test_a_lease_store_that_fails_still_gets_the_user_an_answer(advisor, sink_factory, monkeypatch):
+    delivery = _delivery(advisor)
+
+    def down(*args, **kwargs):
+        raise ConnectionError("the database does not answer")
+
+    monkeypatch.setattr(delivery.leases, "claim", down)
+    sink = sink_factory()
+    delivery.accept(_msg("msg-nostore"), sink)
+    assert sink.done.wait(30)
+    delivery.close()
+    assert len(sink.answers) == 1 and not sink.apologies  # answering twice is better than never

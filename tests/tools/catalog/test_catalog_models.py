@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tools.catalog.architecture import param_count
 from tools.catalog.lookup import get_model, models, normalize, parse_param_count
@@ -135,7 +137,32 @@ def test_a_bare_size_gives_a_generic_model_of_that_size(typed, size_b):
     """'Qwen-72B' (Qwen 1) is deliberately not in the catalog: it resolves to a generic 72B model."""
     m = get_model(typed)
     assert m.generic
-    assert param_count(m).total / 1e9 == pytest.approx(size_b, rel=0.05)
+    assert param_count(m).total / 1e9 == pytest.approx(size_b, rel=0.001)
+
+
+@pytest.mark.parametrize(("typed", "layers", "hidden"), [("7B", 32, 4096), ("13B", 40, 5120), ("70B", 80, 8192)])
+def test_a_generic_size_has_the_depth_and_width_of_a_real_family(typed, layers, hidden):
+    """Issue 25 (cause 9): the generic 7B/13B had 27 and 55 layers; Llama 2's 7B/13B and Llama 3's 70B shapes are
+    32 × 4096, 40 × 5120 and 80 × 8192 (their config.json files in the catalog)."""
+    m = get_model(typed)
+    assert (m.n_layers, m.hidden_size) == (layers, hidden)
+    assert str(layers) in (m.notes or "")
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=st.floats(0.3, 2000))
+def test_a_size_said_is_that_size(size):
+    """'70B' is 70·10⁹ parameters (140 GB of bf16 weights, as every user expects), whatever the size."""
+    from tools.catalog.lookup import generic_model
+
+    assert param_count(generic_model(size)).total == pytest.approx(size * 1e9, rel=0.001)
+
+
+def test_70b_in_bf16_is_140_gb():
+    from tools.memory.model_memory import model_memory
+    from tools.schemas.memory import ModelMemoryInput
+
+    assert model_memory(ModelMemoryInput(model="70B", precision="bf16")).weights_gb == pytest.approx(140, abs=0.1)
 
 
 def test_a_typo_in_a_model_name_resolves():

@@ -4,9 +4,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tools
 from tools import InvalidInput, UnknownGpu, UnknownModel
+from tools.units import GB, GiB
 
 GOLDEN = yaml.safe_load((Path(__file__).parents[2] / "golden" / "memory.yaml").read_text(encoding="utf-8"))
 
@@ -185,3 +188,34 @@ def test_generic_model_is_said_in_assumptions():
     out = tools.call("fit_inference", {"model": "a 37B model", "gpu": "A100"})
     first = out["assumptions"][0]
     assert first["key"] == "model_architecture" and "37B" in first["value"]
+
+
+def test_zero2_holds_the_fp32_gradient_partition_real_runs_oom_on():
+    """LLaMA-Factory issue 1221 (2023-10): full fine-tune of LLaMA-7B on 8 × V100 32GB with the README's ZeRO-2
+    config OOMs in the optimizer step with 28.28 GiB already allocated (asking 3.14 GiB = one fp32 partition,
+    6.7B × 4 B / 8); ZeRO-3 runs. Issue 25, cause 7: the fp32 gradient partition and the reduce/all-gather buckets."""
+    args = {"model": "LLaMA-7B", "gpu": "V100 32GB", "n_gpus": 8, "method": "full", "precision": "fp16"}
+    z2 = tools.call("fit_training", args | {"zero_stage": 2, "micro_batch": 1, "seq_len": 1024})
+    states = sum(z2["breakdown_gb"][k] for k in ("weights", "gradients", "optimizer"))
+    assert states == pytest.approx(28.28 * GiB / GB, rel=0.05)
+    assert z2["verdict"] != "fits"
+    z3 = tools.call("fit_training", args | {"zero_stage": 3, "micro_batch": 1, "seq_len": 1024})
+    assert z3["verdict"] == "fits"
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.sampled_from([2, 4, 8, 16, 32]), model=st.sampled_from(["Llama-2-7B", "Qwen2.5-14B", "13B"]))
+def test_zero2_gradients_include_the_fp32_partition(n, model):
+    """ZeRO-1/2 with a master copy keep 4 bytes per trainable parameter / d of fp32 gradients: never less."""
+    out = tools.call("fit_training", {"model": model, "gpu": "H100", "n_gpus": n, "zero_stage": 2})
+    assert out["breakdown_gb"]["gradients"] >= out["trainable_params_b"] * 1e9 * 4 / n / GB - 0.01
+
+
+def test_similar_nvidia_cards_get_the_same_capacity():
+    """Issue 25 (cause 10): NVIDIA's '24 GB' cards gave 25.8 GB (RTX 4090, 23.99 GiB as reported) or 24 GB (A10,
+    L4, RTX 3090: the vendor figure read as decimal). NVIDIA sizes are binary: all are within 0.1% now."""
+    from tools.catalog.lookup import get_gpu
+    from tools.memory.capacity import capacity_bytes
+
+    caps = [capacity_bytes(get_gpu(g)) / GB for g in ("RTX 4090", "RTX 3090", "A10", "L4", "A30")]
+    assert max(caps) / min(caps) < 1.001

@@ -62,3 +62,15 @@ def test_unknown_model_is_a_clear_error():
     with pytest.raises(AdvisorError) as err:
         tools.call("model_memory", {"model": "Lama-9"})
     assert "Lama-9" in err.value.message("en")
+
+
+@pytest.mark.parametrize("targets", ["all-linear", "attention"])
+def test_moe_adapters_are_counted_only_on_the_target_modules(targets):
+    """Issue 25 (cause 6): on a MoE, attention-only adapters never touch the experts; all-linear adapts every expert
+    (PEFT's all-linear, LLaMA-Factory's 'all'). model_memory and fit_training count the same adapters."""
+    args = {"model": "Qwen3-30B-A3B", "method": "qlora", "lora_targets": targets}
+    mm = tools.call("model_memory", args)
+    ft = tools.call("fit_training", args | {"gpu": "A100"})
+    assert mm["trainable_params_b"] == ft["trainable_params_b"]
+    attention = tools.call("model_memory", args | {"lora_targets": "attention"})["trainable_params_b"]
+    assert (mm["trainable_params_b"] > 10 * attention) if targets == "all-linear" else mm["trainable_params_b"] < 0.05

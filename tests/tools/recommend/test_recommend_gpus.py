@@ -387,3 +387,15 @@ def test_a_dollar_budget_is_held_in_yuan_at_the_rate_it_states():
     with pytest.raises(InvalidInput) as err:
         tools.call("recommend_gpus", {"model": "7B", "workload": "infer", "budget_usd": 1, "budget_cny": 1})
     assert err.value.field == "budget_usd"
+
+
+def test_an_fp8_native_model_is_sized_in_fp8_where_the_gpu_computes_in_it():
+    """Issue 25 (cause 10): DeepSeek-R1 is published in FP8 (671B: ~671 GB of weights); recommendations sized it in
+    bf16 (1.3 TB), so one 8 × H200 machine, which serves it in FP8, was never offered."""
+    out = tools.call("recommend_gpus", {"model": "DeepSeek-R1", "workload": "infer"})
+    precision = next(a for a in out["assumptions"] if a["key"] == "precision")
+    assert precision["value"] == "fp8" and precision["default"]
+    h200 = [o for o in out["options"] if "H200" in o["gpu"]]
+    assert h200 and min(o["n_gpus"] for o in h200) == 8
+    a100 = [o for o in out["options"] if "A100" in o["gpu"]]
+    assert all(o["n_gpus"] >= 16 for o in a100)  # no FP8 tensor cores: bf16 weights

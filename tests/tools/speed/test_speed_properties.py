@@ -84,11 +84,26 @@ def test_decode_per_sequence_never_faster_with_batch(model, gpu, precision, batc
     ctxs=st.tuples(st.integers(1, 131072), st.integers(1, 131072)),
 )
 def test_decode_never_faster_with_longer_context(model, gpu, batch, ctxs):
+    """A longer context reads more KV per step: while the batch asked for fits at both lengths, neither each
+    sequence nor the batch is faster (a capped batch runs fewer sequences at once, each of them faster)."""
     short, long = sorted(ctxs)
     args = {"model": model, "gpu": gpu, "batch": batch}
-    assert _infer(context_len=long, **args).decode_tokens_per_s <= _infer(
-        context_len=short, **args
-    ).decode_tokens_per_s * (1 + REL)
+    a, b = _infer(context_len=short, **args), _infer(context_len=long, **args)
+    if a.batch_requested is None and b.batch_requested is None:
+        assert b.decode_tokens_per_s <= a.decode_tokens_per_s * (1 + REL)
+        assert b.total_tokens_per_s <= a.total_tokens_per_s * (1 + REL)
+
+
+@SETTINGS
+@given(model=model_st, gpu=st.sampled_from(INFER_GPUS), batch=st.integers(1, 4096), ctx=st.integers(1, 131072))
+def test_speed_is_for_a_batch_that_fits(model, gpu, batch, ctx):
+    """inference_speed never quotes a batch fit_inference says does not fit: it caps at max_batch and says so."""
+    out = _infer(model=model, gpu=gpu, batch=batch, context_len=ctx)
+    if out.max_batch_that_fits >= 1:
+        assert out.batch == min(batch, out.max_batch_that_fits)
+        assert (out.batch_requested is not None) is (batch > out.max_batch_that_fits)
+        if out.batch_requested is not None:
+            assert any(a.key == "batch" and str(out.batch) in a.note for a in out.assumptions)
 
 
 @SETTINGS
@@ -104,3 +119,41 @@ def test_more_bandwidth_never_slower(model, gpu, batch, effs):
     assert _infer(bandwidth_efficiency=high, **args).decode_tokens_per_s >= _infer(
         bandwidth_efficiency=low, **args
     ).decode_tokens_per_s * (1 - REL)
+
+
+@SETTINGS
+@given(
+    model=model_st,
+    gpu=st.sampled_from(INFER_GPUS),
+    prompts=st.tuples(st.integers(1, 65536), st.integers(1, 65536)),
+    effs=st.tuples(st.floats(0.05, 1.0), st.floats(0.05, 1.0)),
+)
+def test_first_token_never_sooner_for_a_longer_prompt_nor_at_a_lower_prefill_share(model, gpu, prompts, effs):
+    short, long = sorted(prompts)
+    low, high = sorted(effs)
+    args = {"model": model, "gpu": gpu, "context_len": 65536}
+    assert _infer(prompt_len=long, **args).ttft_s >= _infer(prompt_len=short, **args).ttft_s * (1 - REL)
+    slow = _infer(prompt_len=long, prefill_efficiency=low, **args).ttft_s
+    assert slow >= _infer(prompt_len=long, prefill_efficiency=high, **args).ttft_s * (1 - REL)
+
+
+@SETTINGS
+@given(
+    extra=st.integers(1, 256),
+    batch=st.integers(1, 64),
+    model=st.sampled_from(["Mixtral-8x7B", "Qwen3-30B-A3B", "DeepSeek-V3"]),
+)
+def test_a_moe_with_more_experts_never_decodes_faster(extra, batch, model):
+    """Issue 25, cause 2: each MoE layer pays router and dispatch per step, and its grouped kernels walk every
+    expert: more experts (same top-k) never make a step shorter."""
+    from unittest import mock
+
+    from tools.catalog import lookup
+    from tools.speed import inference_speed as speed
+
+    m = lookup.get_model(model)
+    wider = m.model_copy(update={"n_experts": m.n_experts + extra, "id": m.id + "-wider"})
+    args = InferenceSpeedInput(model=model, gpu="H200", n_gpus=8, batch=batch, context_len=2048)
+    base = speed.inference_speed(args).tpot_ms
+    with mock.patch.object(speed, "get_model", lambda name: wider):
+        assert speed.inference_speed(args).tpot_ms >= base * (1 - REL)

@@ -13,6 +13,8 @@ SIGNED_BUT_MALFORMED = [
     ("application/json", '{"text": "\xff"}'.encode("latin-1")),  # not UTF-8
     ("application/x-www-form-urlencoded", b"payload=%7Bbroken"),
     ("application/x-www-form-urlencoded", b"payload=%5B%5D"),  # a JSON array
+    ("application/json", b'{"event": ' + b"[" * 20_000 + b"]" * 20_000 + b"}"),  # deeper than the parser goes
+    ("application/x-www-form-urlencoded", b"payload=" + b"%5B" * 20_000),
 ]
 
 
@@ -57,4 +59,13 @@ def test_a_signed_payload_with_unexpected_fields_is_a_400_not_a_500(slack_server
     }  # no view type
     r = slack_server.post_interaction(odd_view)
     assert r.status_code == 400 and r.headers["x-slack-no-retry"] == "1"
+    assert fake_slack.calls == []
+
+
+def test_an_unsigned_body_is_refused_before_it_is_parsed(slack_server, fake_slack):
+    """Nested far deeper than any parser goes, not UTF-8, or not JSON at all: unsigned, it is a 401 like any
+    forgery, since not a byte of it is read before the signature."""
+    for body in (b"[" * 500_000, b'{"a": ' * 100_000, b"\xff\xfe\x00", b"payload=" + b"%5B" * 100_000):
+        r = slack_server.http.post(slack_server.url, content=body, headers={"Content-Type": "application/json"})
+        assert r.status_code == 401 and r.json() == {"error": "invalid request"}, r.text[:200]
     assert fake_slack.calls == []

@@ -29,7 +29,8 @@ def test_slacks_url_verification_challenge_is_answered(slack_server, kit, fake_s
 def test_without_both_secrets_the_route_is_off_with_a_clear_message(advisor, kit):
     settings = SlackSettings(bot_token=kit.BOT_TOKEN)  # no signing secret
     with TestClient(
-        create_app(advisor=advisor, api_settings=ApiSettings(rate_limit_per_minute=0), slack_settings=settings)
+        create_app(advisor=advisor, api_settings=ApiSettings(rate_limit_per_minute=0), slack_settings=settings),
+        base_url="http://127.0.0.1",
     ) as client:
         body = json.dumps({"type": "url_verification", "challenge": "x"}).encode()
         r = client.post("/slack/events", content=body, headers=kit.sign(body))
@@ -45,7 +46,8 @@ def test_a_full_queue_tells_the_user_to_ask_again_in_the_thread(monkeypatch, adv
             advisor=advisor,
             api_settings=ApiSettings(rate_limit_per_minute=0),
             slack_settings=kit.slack_settings(fake_slack),
-        )
+        ),
+        base_url="http://127.0.0.1",
     ) as client:
 
         def mention(text, ts):
