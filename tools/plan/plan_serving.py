@@ -29,7 +29,16 @@ from tools.catalog.servers import platforms
 from tools.errors import InvalidInput, Unsupported
 from tools.memory.fit_inference import default_weight_precision
 from tools.money.rent_vs_buy import rent_vs_buy
-from tools.plan.replica import Peak, at_peak, largest_batch, max_batch, min_gpus, per_million, replicas_needed
+from tools.plan.replica import (
+    SPEED_BATCH_CAP,
+    Peak,
+    at_peak,
+    largest_batch,
+    max_batch,
+    min_gpus,
+    per_million,
+    replicas_needed,
+)
 from tools.schemas.common import Assumption, assume
 from tools.schemas.money import RentVsBuyInput
 from tools.schemas.plan import PlanServingInput, PlanServingOutput, ServingCandidate
@@ -115,7 +124,7 @@ def _plan_tp(inp: PlanServingInput, model: str, gpu: str, precision: str, tp: in
         p = peak(b)
         return p.tokens_per_s_per_user >= inp.tokens_per_s_per_user and p.ttft_s <= inp.ttft_s
 
-    lat_b = largest_batch(ok, mem_b)
+    lat_b = largest_batch(ok, min(mem_b, SPEED_BATCH_CAP))
     unmet: list[str] = []
     if lat_b == 0:
         one = peak(1)
@@ -128,6 +137,8 @@ def _plan_tp(inp: PlanServingInput, model: str, gpu: str, precision: str, tp: in
         used = lat_b
         if lat_b == mem_b:
             limited = "memory"
+        elif lat_b >= SPEED_BATCH_CAP:  # the largest batch the speed model takes: counted as a throughput limit
+            limited = "throughput"
         else:
             limited = "latency" if peak(lat_b + 1).ttft_s > inp.ttft_s else "throughput"
     replicas = replicas_needed(c, inp.headroom, used)

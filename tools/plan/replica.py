@@ -20,10 +20,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from annotated_types import Le
+
 from tools.memory.fit_inference import fit_inference
 from tools.schemas.memory import FitInferenceInput
 from tools.schemas.speed import InferenceSpeedInput
 from tools.speed.inference_speed import inference_speed
+
+#: the largest batch inference_speed models (its input's limit): a replica's batch is searched up to it
+SPEED_BATCH_CAP = next(m.le for m in InferenceSpeedInput.model_fields["batch"].metadata if isinstance(m, Le))
 
 
 @dataclass(frozen=True)

@@ -186,3 +186,23 @@ def test_candidates_carry_the_contract_fields():
         "cny_per_million_tokens",
     } <= set(c)
     assert set(c["cny_per_million_tokens"]) == {"rent", "own"}
+
+
+def test_a_batch_beyond_what_the_speed_model_takes_is_capped_not_a_crash():
+    """A 0.5B model with one-token requests on a 141 GB card holds ~750k sequences; inference_speed models at most
+    100,000 in a batch: the search stops there (found by schemathesis through /v1/tools/plan_serving)."""
+    out = tools.call(
+        "plan_serving",
+        {
+            "model": "0.5B",
+            "gpus": ["H200"],
+            "prompt_tokens": 1,
+            "output_tokens": 1,
+            "concurrency": 10**9,
+            "tokens_per_s_per_user": 1e-6,
+            "ttft_s": 600,
+        },
+    )
+    c = out["candidates"][0]
+    assert c["max_batch_per_replica"] > 100_000 and c["batch_per_replica"] <= 100_000
+    assert c["n_gpus"] == c["replicas"] * c["gpus_per_replica"]
