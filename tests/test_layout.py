@@ -34,6 +34,7 @@ WINGS: dict[str, tuple[tuple[int, str], ...]] = {
     "tools.money": ((0, "tools"), (4, "money")),
     "tools.recommend": ((0, "tools"), (5, "recommend")),
     "tools.diagnose": ((0, "tools"), (6, "diagnose")),  # reads the memory and speed calculators
+    "tools.plan": ((0, "tools"), (6, "plan")),
     "knowledge": ((1, "knowledge"),),
     "bot.grounding": ((1, "grounding"),),
     "bot.core": ((2, "core"),),
@@ -42,6 +43,7 @@ WINGS: dict[str, tuple[tuple[int, str], ...]] = {
     "bot.offline.understand.paste": ((3, "offline"), (0, "understand")),  # pasted logs, commands, configs
     "bot.offline.say": ((3, "offline"), (1, "say")),
     "bot.offline.compose": ((3, "offline"), (2, "compose")),
+    "bot.offline.compose.systems": ((3, "offline"), (2, "compose")),  # capacity, machines, rent or buy as used
     "bot.offline": ((3, "offline"), (3, "planner")),
     "bot.llm": ((3, "llm"),),
     "bot.answer": ((4, "answer"),),

@@ -35,6 +35,8 @@ _TOOLS: dict[str, str] = {
     "power_draw": "tools.money.power_draw:power_draw",
     "precision_speedup": "tools.speed.precision_speedup:precision_speedup",
     "diagnose": "tools.diagnose.diagnose:diagnose",
+    "plan_serving": "tools.plan.plan_serving:plan_serving",
+    "plan_system": "tools.plan.plan_system:plan_system",
 }
 
 

@@ -48,6 +48,8 @@ _TOOL_NAMES = (
     "power_draw",
     "precision_speedup",
     "diagnose",
+    "plan_serving",
+    "plan_system",
 )
 
 #: (module, attribute, command-group name or None for top-level commands, the command names it adds)
@@ -57,7 +59,7 @@ _SUBCOMMANDS = [
     ("bot.cli.fit", "fit_app", "fit", ("fit",)),
     ("bot.cli.speed", "register", None, ("time", "speed")),
     ("bot.cli.cost", "register", None, ("cost", "rent-vs-buy")),
-    ("bot.cli.select", "register", None, ("recommend",)),
+    ("bot.cli.select", "register", None, ("recommend", "proposal")),
     ("bot.cli.kb", "kb_app", "kb", ("kb",)),
     ("bot.cli.advisor", "register", None, ("ask", "chat", "diagnose")),
     ("bot.cli.serve", "register", None, ("serve",)),

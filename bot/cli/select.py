@@ -1,4 +1,8 @@
-"""`gpu-advisor recommend`: which GPUs, how many, how long and at what cost, and why the others were dropped.
+"""What to buy. `gpu-advisor recommend`: which GPUs, how many, how long and at what cost, and why the others were
+dropped. `gpu-advisor proposal`: a dated proposal a sales engineer can send — the requirement as understood, the
+options side by side, the recommendation and why, the bill of materials (Markdown and an XLSX workbook), the
+assumptions, what was left out and the validity date; every figure a `plan_system` output, the words in
+`bot/offline/say/templates/proposal.yaml`. Example: gpu-advisor proposal --job finetune --model Qwen2.5-14B --budget-cny 2000000
 
 The options take their default and help from the input model (`option_from`): `--workload` has no default,
 as the calculator has none.
@@ -6,10 +10,16 @@ as the calculator has none.
 
 from __future__ import annotations
 
+import datetime as dt
+from pathlib import Path
+from typing import Annotated
+
 import typer
 from rich.panel import Panel
 
 from bot.cli.output import JsonOpt, assumptions_table, calculate, console, fmt, lang_of, option_from, table
+from bot.offline.say.proposal import document, workbook
+from tools.schemas.plan import PlanSystemInput as Sys
 from tools.schemas.recommend import RecommendInput as Rec
 
 
@@ -129,5 +139,44 @@ def render(r: dict, lang: str = "en") -> None:
     console.print(assumptions_table(r["assumptions"]))
 
 
+# ---- gpu-advisor proposal --------------------------------------------------------------------------------
+
+
+def proposal(
+    job: str = option_from(Sys, "job"),
+    model: str = option_from(Sys, "model", "--model", "-m"),
+    budget_cny: float | None = option_from(Sys, "budget_cny", "--budget-cny"),
+    deadline_hours: float | None = option_from(Sys, "deadline_hours"),
+    tokens: str = typer.Option("1B", "--tokens", help="finetune/train: training tokens, e.g. '1B', '10亿'."),
+    method: str | None = option_from(Sys, "method"),
+    concurrency: int | None = option_from(Sys, "concurrency"),
+    daily_users: int | None = option_from(Sys, "daily_users"),
+    domestic: bool = option_from(Sys, "domestic"),
+    lang: Annotated[str, typer.Option("--lang", help="zh or en.")] = "zh",
+    out: Annotated[Path, typer.Option("--out", help="Folder for proposal.md and bom.xlsx.")] = Path("proposal"),
+) -> None:
+    """Write a dated proposal (proposal.md) and its bill of materials (bom.xlsx) for a job and a budget or deadline."""
+    args = {
+        "job": job,
+        "model": model,
+        "budget_cny": budget_cny,
+        "deadline_hours": deadline_hours,
+        "tokens": tokens,
+        "method": method,
+        "concurrency": concurrency,
+        "daily_users": daily_users,
+        "domestic": domestic,
+    }
+    lang = "en" if lang == "en" else "zh"
+    r = calculate("plan_system", {k: v for k, v in args.items() if v not in (None, False)}, lang)
+    if r is None:
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "proposal.md").write_text(document(r, args, lang, dt.date.today()), encoding="utf-8")
+    (out / "bom.xlsx").write_bytes(workbook(r))
+    console.print(f"{out / 'proposal.md'}\n{out / 'bom.xlsx'}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("recommend")(recommend)
+    app.command("proposal")(proposal)

@@ -34,17 +34,19 @@ log = logging.getLogger("gpu_advisor.agent")
 WHEN: dict[str, str] = {
     "gpu_specs": "For any spec of one GPU.",
     "compare_gpus": "Comparing GPUs, or whether one can replace another.",
-    "fit_training": "Will training/fine-tuning fit; OOM; how many GPUs.",
-    "fit_inference": "Can we serve it; memory, max batch or context.",
-    "training_time": "How long training takes; its gpu_hours feed run_cost.",
-    "inference_speed": "Serving speed: tokens/s, latency.",
-    "run_cost": "What a run costs (gpu_hours, or hours and n_gpus).",
-    "rent_vs_buy": "Rent or buy, TCO, break-even.",
+    "fit_training": "OOM; how many GPUs.",
+    "fit_inference": "Max batch or context.",
+    "training_time": "Its gpu_hours feed run_cost.",
+    "inference_speed": "Latency.",
+    "run_cost": "Give gpu_hours, or hours and n_gpus.",
+    "rent_vs_buy": "TCO, break-even.",
     "recommend_gpus": "What to buy or rent, under a budget or deadline.",
     "model_memory": "Weights, KV cache or training memory of a model, no GPU needed.",
     "power_draw": "Server/rack kW, yearly kWh and electricity bill.",
     "precision_speedup": "How much faster FP8 trains than BF16.",
-    "diagnose": "A pasted error, command or config; why it fails.",
+    "diagnose": "For a pasted error, command or config.",
+    "plan_serving": "How many cards for N users.",
+    "plan_system": "What machines to buy.",
     SEARCH: "Background, policy, China availability, channels, prices, checking a claim. Cite passages as [ref].",
 }
 #: the inputs the model is shown (DESIGN.md's "main inputs"); the calculator still accepts every field of its
@@ -82,9 +84,14 @@ MAIN_INPUTS: dict[str, tuple[str, ...]] = {
     "power_draw": ("gpu", "n_gpus", "hours_per_day"),
     "precision_speedup": ("model", "gpu", "n_gpus", "tokens", "method"),
     "diagnose": ("model", "gpu", "n_gpus", "error_kind", "failed_alloc_gib"),
+    "plan_serving": ("model", "gpus", "concurrency"),
+    "plan_system": ("job", "model"),
     SEARCH: ("query",),
 }
 DESCRIPTION_CHARS = 36  # a field's description: its first clause or the head of it, at most this long
+#: fields nearly every tool takes, explained once in the system prompt ("`model` is a model name or a size …")
+#: instead of in each tool's schema, where the same words cost tokens a dozen times over
+SAID_IN_PROMPT = frozenset({"model", "gpu", "precision"})
 
 DROP_KEYS = frozenset({"sources", "cumulative", "score", "source", "price_source", "gpu_id", "url", "urls"})
 MAX_ITEMS = 4  # list items the model sees (recommend_gpus options …); the trace keeps them all
@@ -103,12 +110,14 @@ def lean_schema(name: str, input_model: type[BaseModel]) -> dict[str, Any]:
         prop = full.get("properties", {}).get(key)
         if prop is None:
             continue
-        lean = {k: prop[k] for k in ("type", "enum", "items") if k in prop}
+        lean = {
+            k: prop[k] for k in ("type", "enum", "items") if k in prop and (k != "enum" or key not in SAID_IN_PROMPT)
+        }
         if "type" not in lean and "anyOf" in prop:
             lean["anyOf"] = [{k: o[k] for k in ("type", "enum", "items") if k in o} for o in prop["anyOf"]]
         if isinstance(lean.get("items"), dict):
             lean["items"] = {k: v for k, v in lean["items"].items() if k in ("type", "enum")}
-        text = _clause(prop.get("description", ""))
+        text = "" if key in SAID_IN_PROMPT else _clause(prop.get("description", ""))
         if text and (key in required or "enum" not in lean):
             lean["description"] = text
         props[key] = lean

@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers, diagnosis
+from bot.offline.compose.systems import system
 from bot.offline.compose.verdict import verdict
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count
@@ -153,6 +154,13 @@ class RulesPlanner:
                 state=_jsonable(state),
                 offered=offered,
             )
+        if planned := system.route(intent, slots, request, text):  # traffic or machines: a capacity/system plan
+            for key in ("gpu", "n_gpus"):  # it compares the cards itself: no default card or count is assumed
+                if key in defaulted:
+                    defaulted.pop(key)
+                    slots[key] = None
+            if planned is system.system_plan and p.models:  # "7B 到 14B": sized for the largest, and kept so
+                slots["model"] = user_slots["model"] = system.largest_model(slots, p.models)
         if intent == "time" and slots.get("deadline_hours") and p.n_gpus is None:
             defaulted.pop("n_gpus", None)  # the count is worked out from the deadline, not assumed
         if defaulted and intent not in ("knowledge", "out_of_scope", "greeting"):
@@ -182,8 +190,16 @@ class RulesPlanner:
             out.add(note)
             offered["question_tokens"] = {**given, "tokens": p.tokens}
         answered_at = len(out.blocks)
-        self._answer(intent, slots, p, run, out, offered)
-        for extra in parts(intent, p, request.cued):
+        if planned:
+            try:
+                planned(slots, request, run, out)
+            except AdvisorError as err:
+                out.add(error_text(err, slots, lang))
+            if slots.get("n_gpus") and planned is not system.system_plan:  # and what the user's own cards hold
+                self._answer(intent, slots, p, run, out, offered)
+        else:
+            self._answer(intent, slots, p, run, out, offered)
+        for extra in () if planned else parts(intent, p, request.cued):
             ef = frame(extra)
             # the second part's defaults fill what is still empty (an empty slot must not hide its default)
             eslots = {**slots, **{k: v for k, v in ef.defaults.items() if slots.get(k) in (None, [])}}
@@ -200,7 +216,7 @@ class RulesPlanner:
             language=lang,
             tool_calls=run.calls,
             citations=run.citations,
-            follow_ups=answers.follow_ups(intent, slots, lang),
+            follow_ups=system.follow_ups(planned, lang) if planned else answers.follow_ups(intent, slots, lang),
             state=_jsonable(state_out),
             offered=offered,
         )

@@ -103,6 +103,28 @@ ADDED = {
         {"model", "gpu", "n_gpus", "tokens", "precision", "baseline"},
         {"baseline", "faster", "speedup", "peak_ratio", "assumptions"},
     ),
+    # DESIGN.md's table (issue 26); the per-candidate fields are locked in tests/tools/plan
+    "plan_serving": (
+        {
+            "model",
+            "gpus",
+            "concurrency",
+            "qps",
+            "daily_users",
+            "requests_per_user",
+            "peak_factor",
+            "prompt_tokens",
+            "output_tokens",
+            "ttft_s",
+            "tokens_per_s_per_user",
+            "precision",
+        },
+        {"candidates", "pick", "assumptions"},
+    ),
+    "plan_system": (
+        {"job", "model", "budget_cny", "deadline_hours", "china_purchasable", "rack_kw"},
+        {"options", "cheapest", "fastest", "best_value", "assumptions"},
+    ),
 }
 
 
@@ -153,6 +175,8 @@ TRUSTED = {
             "reserved_gib": 72.0,
         },
     ],
+    "plan_serving": [{"model": "Qwen3-32B", "gpus": ["H20", "4090"], "daily_users": 5000}],
+    "plan_system": [{"job": "train", "model": "7B", "tokens": "100B", "deadline_hours": 336}],
 }
 
 

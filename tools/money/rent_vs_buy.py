@@ -115,7 +115,17 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyOutput:
     a.append(assume(key="hours_per_month", value=HOURS_PER_MONTH, unit="h", note="8,760 h / 12"))
 
     n, months = inp.n_gpus, inp.months
-    busy_h = inp.hours_per_day / 24 * HOURS_PER_MONTH  # per GPU per month
+    hours_per_day = inp.hours_per_day if inp.occupancy is None else 24 * inp.occupancy
+    if inp.occupancy is not None:
+        a.append(
+            assume(
+                key="occupancy",
+                value=inp.occupancy,
+                default=False,
+                note="share of hours the cards are rented out (出租率): busy hours = 24 × occupancy; rent = revenue",
+            )
+        )
+    busy_h = hours_per_day / 24 * HOURS_PER_MONTH  # per GPU per month
     capex = purchase + host  # per GPU
     energy_rate = kw * load * pue * elec  # 元 per busy GPU-hour
     fixed_month = kw * hosting + capex * (maint + coc) / 100 / 12  # per GPU, busy or not
@@ -136,13 +146,29 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyOutput:
     if be_hours is not None and be_hours > 24:
         be_hours = None
     cheaper = "buy" if own_total < rent_total else "rent"
+    margin_h = rent_price - energy_rate  # per busy GPU-hour
+    floor = fixed_month / (HOURS_PER_MONTH * margin_h) if margin_h > 0 else None
+    job: dict = {}
+    if inp.job_hours is not None:  # buying for one job against renting just it
+        h = inp.job_hours
+        job_rent = n * rent_price * h
+        job_own = upfront - residual + n * (energy_rate * h + fixed_month * h / HOURS_PER_MONTH)
+        per_job_saving = job_rent - n * (energy_rate * h + fixed_month * h / HOURS_PER_MONTH)
+        job = dict(
+            job_hours=h,
+            job_rent_cny=round(job_rent, 2),
+            job_own_cny=round(job_own, 2),
+            jobs_to_break_even=round((upfront - residual) / per_job_saving, 1) if per_job_saving > 0 else None,
+        )
+        cheaper = "buy" if job_own < job_rent else "rent"
+        a.append(assume(key="job_hours", value=h, unit="h", default=False, note="the one job's wall-clock hours"))
 
     flip = _flip_points(
         cheaper=cheaper,
         rent_price=rent_price,
         purchase=purchase,
         elec=elec,
-        hours_per_day=inp.hours_per_day,
+        hours_per_day=hours_per_day,
         months=months,
         be_hours=be_hours,
         rent_total=rent_total,
@@ -164,7 +190,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyOutput:
     out = dict(
         gpu=gpu.name,
         n_gpus=n,
-        hours_per_day=inp.hours_per_day,
+        hours_per_day=round(hours_per_day, 4),
         months=months,
         rent_cny_per_hour=rent_price,
         purchase_cny=purchase,
@@ -178,8 +204,11 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyOutput:
         breakeven_months=None if breakeven is None else round(breakeven, 2),
         breakeven_utilisation=None if be_hours is None else round(be_hours / 24, 4),
         breakeven_hours_per_day=None if be_hours is None else round(be_hours, 2),
+        payback_floor_utilisation=None if floor is None else round(floor, 4),
+        occupancy=inp.occupancy,
+        **job,
         cheaper=cheaper,
-        saving_cny=round(abs(rent_total - own_total), 2),
+        saving_cny=round(abs(job["job_rent_cny"] - job["job_own_cny"]) if job else abs(rent_total - own_total), 2),
         flip=flip,
         cumulative=cumulative,
         currency=inp.currency,

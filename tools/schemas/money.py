@@ -88,6 +88,20 @@ class RentVsBuyInput(ToolInput):
     n_gpus: int = Field(8, ge=1, le=1_000_000, description="GPUs to rent or buy.")
     hours_per_day: float = Field(24, gt=0, le=24, description="Hours a day the GPUs are busy.")
     months: int = Field(36, ge=1, le=120, description="Horizon in months (a month is 730 h).")
+    occupancy: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="An IDC renting its cards out: the share of hours they are rented (出租率); replaces "
+        "hours_per_day (busy hours = 24 × occupancy), and the rent side is then the IDC's revenue.",
+    )
+    job_hours: float | None = Field(
+        None,
+        gt=0,
+        le=1_000_000,
+        description="Buying for one job: its wall-clock hours on these GPUs; the verdict then compares buying "
+        "with renting just that job.",
+    )
     rent_cny_per_hour: float | None = Field(None, gt=0, description="Rental price per card-hour; default: catalog mid.")
     purchase_cny: float | None = Field(None, gt=0, description="Purchase price per card (card only); default: mid.")
     host_share_cny_per_gpu: float | None = Field(None, ge=0, description="Server, CPUs, RAM, NICs per GPU, 元.")
@@ -154,6 +168,14 @@ class RentVsBuyOutput(ToolOutput):
     breakeven_months: float | None  # None: owning never catches up within 120 months
     breakeven_utilisation: float | None  # share of 24 h at which totals match over the horizon
     breakeven_hours_per_day: float | None
+    #: the share of hours rented below which rental income never covers the running costs (IDC side; > 1: never
+    #: pays back even fully rented; None: the price does not cover the electricity)
+    payback_floor_utilisation: float | None = None
+    occupancy: float | None = None
+    job_hours: float | None = None
+    job_rent_cny: float | None = None  # renting just the job: n × price × job_hours
+    job_own_cny: float | None = None  # buying for it: capex − residual + running costs over the job's hours
+    jobs_to_break_even: float | None = None  # such jobs before buying costs less than renting each
     cheaper: Literal["rent", "buy"]
     saving_cny: float  # what the cheaper option saves over the horizon
     flip: list[FlipPoint]

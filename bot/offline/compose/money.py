@@ -7,6 +7,7 @@ from typing import Any
 
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.shortlist import pick_gpu, pick_time, picks, sourcing_args, spec_distance
+from bot.offline.compose.systems import usage
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, n_of, short_source
 from bot.offline.compose.train import time
 from bot.offline.say.assumptions import assumptions_block
@@ -257,6 +258,8 @@ def rent_vs_buy(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) ->
         args["rent_cny_per_hour"] = s["price_cny_per_hour"]
     if s.get("purchase_price_cny"):
         args["purchase_cny"] = s["purchase_price_cny"]
+    if usage.rent_or_buy_as_used(s, p, args, run, out):  # an IDC renting out, or buying for one job
+        return
     r = run("rent_vs_buy", args)
     hpd = f"{num(r['hours_per_day'])} 小时" if lang == "zh" else f"{num(r['hours_per_day'])} h"
     common = {

@@ -14,6 +14,8 @@ from pathlib import Path
 from tools.yaml_data import load_yaml
 
 TEMPLATES = Path(__file__).parent / "templates" / "answers.yaml"
+#: the serving-capacity and system answers (issue 26), kept in their own file
+SYSTEM_TEMPLATES = TEMPLATES.with_name("systems.yaml")
 _ONE_GPU = re.compile(r"(?<![\d.,])1 GPUs ")
 _GENERIC = re.compile(r"\bgeneric (dense|MoE) (?=\S)")
 _GENERIC_ZH = {"dense": "通用稠密 ", "MoE": "通用 MoE "}
@@ -21,7 +23,12 @@ _GENERIC_ZH = {"dense": "通用稠密 ", "MoE": "通用 MoE "}
 
 @functools.cache
 def _templates() -> dict[str, dict[str, str]]:
-    return load_yaml(TEMPLATES.read_text(encoding="utf-8"))
+    base = load_yaml(TEMPLATES.read_text(encoding="utf-8"))
+    extra = load_yaml(SYSTEM_TEMPLATES.read_text(encoding="utf-8"))
+    clash = set(base) & set(extra)
+    if clash:
+        raise ValueError(f"template keys defined twice: {sorted(clash)}")
+    return {**base, **extra}
 
 
 class _Strict(dict):

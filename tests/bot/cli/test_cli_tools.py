@@ -101,7 +101,10 @@ def test_a_generated_command_has_one_option_per_input_field(name):
         assert option.opts == [f"--{kebab}"], field
         if model.model_fields[field].annotation in (bool, bool | None):
             assert option.secondary_opts == [f"--no-{kebab}"], field
-        assert option.multiple == (typing.get_origin(model.model_fields[field].annotation) is list), field
+        annotation = model.model_fields[field].annotation
+        listed = [a for a in typing.get_args(annotation) if a is not type(None)] if annotation is not None else []
+        is_list = typing.get_origin(annotation) is list or any(typing.get_origin(a) is list for a in listed)
+        assert option.multiple == is_list, field  # an optional list (list[str] | None) is repeatable too
         assert_option_is_the_field(option, model, field)
 
 

@@ -160,17 +160,16 @@ def test_serving_comparisons_and_fp8_questions_use_serving_fits_and_an_fp8_card(
     assert next(c.tool for c in served.tool_calls) == "fit_inference"
 
 
-def test_a_budget_for_a_serving_solution_buys_cards_and_flags_restricted_ones(advisor):
-    """ "能跑 70B 推理的方案，预算 50 万" was a fit on the default card; then a month of rent ignoring the budget."""
+def test_a_budget_for_a_serving_solution_buys_machines_and_names_restricted_ones(advisor):
+    """ "能跑 70B 推理的方案，预算 50 万" was a fit on the default card; then a month of rent ignoring the budget; then
+    cards only (issue 26): now whole servers within the budget, the restricted platforms named as not buyable."""
     trace = advisor.ask("客户要一个能跑 70B 推理的方案，预算 50 万")
-    call = next(c for c in trace.tool_calls if c.tool == "recommend_gpus")
-    assert call.input["pricing"] == "buy" and call.input["budget_cny"] == 500_000
-    restricted = {
-        o["gpu"]
-        for k in ("cheapest", "fastest", "best_value")
-        if (o := call.output.get(k)) and o["china_available"] is False
-    }
-    assert all(f"{g}（中国大陆受限）" in trace.answer for g in restricted)
+    call = next(c for c in trace.tool_calls if c.tool == "plan_system")
+    assert call.input["job"] == "serve" and call.input["budget_cny"] == 500_000
+    cheapest = next(o for o in call.output["options"] if o["label"] == call.output["cheapest"])
+    assert cheapest["total_high_cny"] <= 500_000 and not cheapest["export_restricted"]
+    assert f"**最省钱**：{cheapest['label']}" in trace.answer
+    assert "未列出（中国大陆无法正规采购新卡）" in trace.answer and "hgx-h100-8gpu" in trace.answer
     assert trace.ungrounded == []
 
 

@@ -53,7 +53,7 @@ def calls(trace, tool):
         ("ZeRO-2 下 34B 每卡模型状态多少，32 卡", "model_memory"),
         ("全参训练 Qwen3-8B 大概要多少显存", "model_memory"),
         ("租 40 张 H100 一个月多少钱", "run_cost"),
-        ("给 300 人部署 Qwen2.5-32B 推荐什么卡", "recommend_gpus"),
+        ("给 300 人部署 Qwen2.5-32B 推荐什么卡", "plan_serving"),
     ],
 )
 def test_gpu_independent_questions_are_answered_without_asking_for_a_gpu(advisor, q, tool):
@@ -105,7 +105,9 @@ def test_domestic_alternatives_list_only_chinese_vendors(advisor):
 
 def test_a_hardware_budget_is_priced_as_a_purchase(advisor):
     (t,) = ask(advisor, "预算 90 万，买卡搭一套服务器做微调")
-    assert calls(t, "recommend_gpus")[-1].input["pricing"] == "buy"
+    call = calls(t, "plan_system")[-1]  # issue 26: whole servers at purchase prices, within the budget
+    assert call.input["budget_cny"] == 900_000 and call.input["job"] == "finetune"
+    assert "物料清单" in t.answer and t.ungrounded == []
 
 
 def test_max_concurrency_is_answered_with_capacity_not_single_stream_speed(advisor):
@@ -280,10 +282,15 @@ logging.getLogger("gpu_advisor.advisor").setLevel(logging.ERROR)
 )
 def test_a_hardware_budget_for_serving_is_priced_as_cards_not_rent(advisor, question):
     (t,) = ask(advisor, question)
-    call = next(c for c in t.tool_calls if c.tool == "recommend_gpus")
-    assert call.input["pricing"] == "buy" and call.input["budget_cny"] in (300_000, 500_000)
-    assert call.input.get("context_len", 4096) <= 131072  # "300k CNY" is money, not a 307,200-token context
-    assert ("采购" in t.answer) or ("purchase" in t.answer.lower())
+    call = next(c for c in t.tool_calls if c.tool in ("recommend_gpus", "plan_system"))
+    assert call.input["budget_cny"] in (300_000, 500_000)
+    if call.tool == "recommend_gpus":
+        assert call.input["pricing"] == "buy"
+        assert call.input.get("context_len", 4096) <= 131072  # "300k CNY" is money, not a 307,200-token context
+        assert ("采购" in t.answer) or ("purchase" in t.answer.lower())
+    else:  # issue 26: traffic and a budget to buy with are servers for that traffic, at purchase prices
+        assert call.input["job"] == "serve" and call.input.get("concurrency") in (64, 100)
+        assert ("预算" in t.answer) or ("budget" in t.answer.lower())
 
 
 @pytest.mark.parametrize(
@@ -296,7 +303,12 @@ def test_a_hardware_budget_for_serving_is_priced_as_cards_not_rent(advisor, ques
 )
 def test_domestic_only_recommends_chinese_made_cards(advisor, question):
     (t,) = ask(advisor, question)
-    call = next(c for c in t.tool_calls if c.tool == "recommend_gpus")
+    call = next(c for c in t.tool_calls if c.tool in ("recommend_gpus", "plan_serving"))
+    if call.tool == "plan_serving":  # issue 26: users to serve are a capacity plan over domestic cards only
+        assert call.input["gpus"] and all(catalog.get_gpu(g).domestic for g in call.input["gpus"])
+        pick = next(c for c in call.output["candidates"] if f"{c['gpu']} {c['precision']}" == call.output["pick"])
+        assert catalog.get_gpu(pick["gpu"]).domestic and f"选 {pick['gpu']}" in t.answer
+        return
     assert call.input.get("domestic") is True
     picks = [call.output[k] for k in ("cheapest", "fastest", "best_value") if call.output.get(k)]
     assert picks and all(catalog.get_gpu(o["gpu_id"]).domestic for o in picks)

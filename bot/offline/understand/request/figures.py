@@ -54,6 +54,14 @@ _SETTING = C(r"(--?[a-z][\w.-]*|[a-z][\w.]*)\s*(?:[:=]|\s)\s*[\"']?$")
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:[.,]\d+)*)(\s*(?:%|[a-zA-Z/]+(?:/s)?|[\u4e00-\u9fff]{1,2})?)")
 #: roles read from the words around a figure: (pattern on the text before, pattern on the unit after, role)
 CONTEXT = (
+    # serving targets a buyer states ("首字 500ms 以内", "TTFT under 1 ms", "每用户 30 token/s")
+    # (a figure the user measured, "首字要 3 秒", "每用户只有 5 token/s", is not a target: those words exclude it)
+    (r"(?:首字|首\s*token|首个\s*token|ttft|time to first token|first token)"
+     r"(?:(?!要(?!求)|需要|花了?|用了|took|takes|实测|measured|现在|目前|只有|才)[^\d\n]){0,12}$",
+     r"^\s*(?:ms|毫秒|s|秒|sec(?:onds?)?)?", "ttft_target"),
+    (r"(?:每(?:个)?用户|每人|per user|each user|for each user)"
+     r"(?:(?!只有|才|only|实测|measured|现在|目前)[^\d\n]){0,8}$",
+     r"^\s*(?:tokens?/s|tok/s|t/s|token/秒|tokens? per second)", "speed_target"),
     (r"", r"^\s*(?:核|cores?|vcpus?|c(?=\b)|线程|threads?)", "cpu_cores"),
     (r"(?:cpu|处理器)[^\d\n]{0,6}$", r"", "cpu_cores"),
     (r"(?:内存|主机内存|系统内存|\bram\b|system memory|host memory|ddr\d?)[^\d\n]{0,6}$", r"^\s*(?:g|gb|t|tb|gib)?\b", "ram_gb"),
@@ -67,6 +75,7 @@ CONTEXT = (
     (r"(?:qps)[^\d\n]{0,4}$", r"", "qps"),
     (r"(?:日活|dau|daily (?:active )?users)[^\d\n]{0,4}$", r"", "daily_users"),
     (r"", r"^\s*(?:个)?(?:用户|人|users)", "daily_users"),
+    (r"", r"^\s*(?:daily|dau)\b", "daily_users"),  # "2000 daily (active) users", "5000 DAU"
     (r"(?:出租率|上架率|occupancy)[^\d\n]{0,4}$", r"", "occupancy"),
     (r"(?:利用率|utili[sz]ation|mfu)[^\d\n]{0,4}$", r"", "utilisation"),
     (r"", r"^\s*%", "utilisation"),
@@ -101,11 +110,26 @@ def _line_at(text: str, i: int) -> str:
     return text[text.rfind("\n", 0, i) + 1 : (text.find("\n", i) + 1 or len(text) + 1) - 1]
 
 
+#: a count of requests said with its rate or its simultaneity ("5000 requests per second", "100 requests concurrently")
+_RATE_AFTER = (
+    (C(r"^[\d,.]+\s*(?:requests?|reqs?|queries|calls)\s*(?:/\s*s\b|per\s+sec(?:ond)?|a\s+second|每秒)"), "qps"),
+    (
+        C(
+            r"^[\d,.]+\s*(?:requests?|users?|people|sessions?)\s*(?:concurrently|at\s+once|simultaneously|in\s+parallel)"
+        ),
+        "concurrency",
+    ),
+)
+
+
 def role_of(text: str, start: int, unit: str) -> tuple[str, int]:
     """The role of the figure at `start` from the words before it and its unit, and how much of `unit` is the
     unit ("5 轮要多久": "轮")."""
     before = text[max(0, text.rfind("\n", 0, start) + 1, start - 40) : start].lower()
     line = _line_at(text, start)
+    for rx, role in _RATE_AFTER:
+        if rx.search(text[start : start + 60]):
+            return role, 0
     if m := _SETTING.search(before):
         for rx, role in _KEYS:
             if rx.fullmatch(m.group(1).lstrip("-")) or rx.search(m.group(1)):

@@ -22,7 +22,8 @@ ROLES = (
     "output_len", "batch", "micro_batch", "grad_accum", "concurrency", "qps", "daily_users", "hours_per_day",
     "months", "deadline", "budget", "price_user", "electricity_tariff", "pue", "servers_per_rack", "power_kw",
     "occupancy", "utilisation", "gpu_hours", "wall_clock", "zero_stage", "offload", "tp_size", "pp_size",
-    "checkpointing", "log_memory", "throughput_measured", "version", "hyperparameter", "claim", "network", "other",
+    "checkpointing", "log_memory", "throughput_measured", "version", "hyperparameter", "claim", "network",
+    "ttft_target", "speed_target", "other",
 )  # fmt: skip
 
 

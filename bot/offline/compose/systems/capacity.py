@@ -1,0 +1,232 @@
+"""Serving capacity from traffic (issue 26): "客服大模型 Qwen3-32B，日活 5000，高峰并发 200，要几张卡？H20 还是 4090？".
+
+The traffic (peak concurrency, QPS or daily users) becomes a `plan_serving` call over the cards the question names
+(else the serving cards the price catalog covers); the answer is the pick and its card count first, the per-card
+table, how daily users or QPS became requests in flight, the machines that hold the pick (`plan_system`), and the
+assumptions. Every figure is a tool output.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bot.core.toolbox import ToolRun
+from bot.offline.say.phrases import say
+from bot.offline.say.render import Out, money_span, num, pct
+from bot.offline.understand.request.model import Request
+from tools.catalog.lookup import get_gpu, gpus
+from tools.catalog.prices import prices_for
+from tools.errors import AdvisorError
+from tools.schemas.plan import DEFAULT_SERVING_GPUS
+
+TRAFFIC_ROLES = ("concurrency", "qps", "daily_users")
+
+
+def traffic(request: Request) -> dict[str, float]:
+    """The traffic figures the question gives, by plan_serving's field names (the first of each role)."""
+    out: dict[str, float] = {}
+    for m in request.mentions:
+        if m.role in TRAFFIC_ROLES and m.role not in out and isinstance(m.value, int | float):
+            out[m.role] = int(m.value) if m.role != "qps" else float(m.value)
+    return out
+
+
+#: the most domestic cards compared when the question asks for domestic ones only
+DOMESTIC_CANDIDATES = 6
+
+
+def targets(request: Request) -> tuple[dict[str, float], list[str]]:
+    """The latency and speed targets the question states, by plan_serving's field names, and the user's own words
+    for each (quoted in the answer: a TTFT given in ms reaches the tool in seconds)."""
+    out: dict[str, float] = {}
+    said: list[str] = []
+    for m in request.mentions:
+        if not isinstance(m.value, int | float) or m.value <= 0:
+            continue
+        if m.role == "ttft_target" and "ttft_s" not in out:
+            ms = bool(re.search(r"ms|毫秒", m.text, re.I))
+            out["ttft_s"] = m.value / 1000 if ms else float(m.value)
+            said.append(m.text)
+        elif m.role == "speed_target" and "tokens_per_s_per_user" not in out:
+            out["tokens_per_s_per_user"] = float(m.value)
+            said.append(m.text)
+    return out, said
+
+
+def _gpus(s: dict[str, Any]) -> list[str]:
+    named = list(dict.fromkeys(s.get("gpus") or ([s["gpu"]] if s.get("gpu") else [])))
+    if s.get("domestic_only"):  # 国产化: Chinese-made accelerators only (priced ones first)
+        named = [g for g in named if get_gpu(g).domestic]
+        if not named:
+            ranked = sorted(
+                (g for g in gpus() if g.domestic and g.bandwidth_gb_s and g.segment == "datacenter"),
+                key=lambda g: (prices_for(g) is None, -(g.bandwidth_gb_s or 0)),
+            )
+            named = [g.id for g in ranked[:DOMESTIC_CANDIDATES]]
+    return named or list(DEFAULT_SERVING_GPUS)
+
+
+def _cell(x: float | None, digits: int = 2) -> str:
+    return "—" if x is None else f"{x:,.{digits}f}"
+
+
+def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) -> None:
+    lang = out.lang
+    given = traffic(request)
+    gpus = _gpus(s)
+    wanted, said = targets(request)
+    args: dict[str, Any] = {"model": s["model"], "gpus": gpus, **given, **wanted}
+    if s.get("precision") in ("bf16", "fp16", "fp8", "int8", "int4"):
+        args["precision"] = s["precision"]
+    if lang == "zh" or s.get("china_only"):  # a mainland purchase: the pick is a card that can be bought there
+        args["china_purchasable"] = True
+    r = run("plan_serving", args)
+    cands = r["candidates"]
+    if said:
+        out.add(say("targets_said", lang, said="、".join(said) if lang == "zh" else ", ".join(said)))
+    pick = next((c for c in cands if f"{c['gpu']} {c['precision']}" == r["pick"]), None)
+    if pick is None:
+        sep = "、" if lang == "zh" else ", "
+        unmet = sep.join(say(f"unmet_{u}", lang).strip() for u in r["unmet"]) or "—"
+        timed = [c for c in cands if c["ttft_s"] is not None]
+        near = min(timed, key=lambda c: (len(c["unmet"]), c["ttft_s"])) if timed else None
+        nearest = (
+            say(
+                "serving_nearest",
+                lang,
+                gpu=near["gpu"],
+                precision=near["precision"],
+                tp=near["gpus_per_replica"],
+                ttft=_cell(near["ttft_s"]),
+                tps=_cell(near["tokens_per_s_per_user"], 1),
+            ).strip()
+            if near
+            else "—"
+        )
+        out.add(say("serving_none", lang, unmet=unmet, nearest=nearest))
+    else:
+        out.add(
+            say(
+                "plan_serving_pick",
+                lang,
+                gpu=pick["gpu"],
+                precision=pick["precision"],
+                n=pick["n_gpus"],
+                replicas=pick["replicas"],
+                tp=pick["gpus_per_replica"],
+                concurrency=num(r["concurrency"]),
+                prompt=f"{r['prompt_tokens']:,}",
+                output=f"{r['output_tokens']:,}",
+                ttft=num(r["ttft_s"]),
+                tps=num(r["tokens_per_s_per_user"]),
+                headroom=pct(r["headroom"]),
+            )
+        )
+        kind = r["pick_reason"].removeprefix("lowest_").removesuffix("_cost")
+        if kind in ("own", "rent"):
+            cost = pick["cny_per_million_tokens"][kind]
+            out.add(say("serving_why_pick", lang, basis=say(f"basis_{kind}", lang).strip(), cost=_cell(cost)))
+        else:
+            out.add(say("serving_why_fewest", lang))
+    rows = [say("serving_table_header", lang)]
+    for c in cands:
+        if c["gpus_per_replica"] is None:
+            rows.append(say("serving_row_unfit", lang, gpu=c["gpu"], precision=c["precision"], note=c["note"]))
+            continue
+        rows.append(
+            say(
+                "serving_row",
+                lang,
+                gpu=c["gpu"],
+                precision=c["precision"],
+                tp=c["gpus_per_replica"],
+                batch=c["batch_per_replica"],
+                replicas=c["replicas"],
+                n=c["n_gpus"],
+                limited=say(f"limited_{c['limited_by']}", lang).strip(),
+                ttft=_cell(c["ttft_s"]),
+                tps=_cell(c["tokens_per_s_per_user"], 1),
+                rent=_cell(c["cny_per_million_tokens"]["rent"]),
+                own=_cell(c["cny_per_million_tokens"]["own"]),
+            )
+        )
+    out.add("\n".join(rows))
+    _traffic_lines(r, given, args, run, out)
+    restricted = sorted({c["gpu"] for c in cands if c["export_restricted"]})
+    if restricted:
+        out.add(say("restricted_note", lang, gpus="、".join(restricted) if lang == "zh" else ", ".join(restricted)))
+    if pick is not None:
+        _machines(s, {**given, **wanted}, pick, run, out)
+    out.add(say("serving_assumptions", lang, hours=num(24)))
+
+
+def _traffic_lines(r: dict, given: dict, args: dict, run: ToolRun, out: Out) -> None:
+    """How the traffic became requests in flight: daily users beside a concurrency are converted too (a second
+    plan_serving call), so both figures are shown."""
+    lang = out.lang
+    rpu = next((a["value"] for a in r["assumptions"] if a["key"] == "requests_per_user"), None)
+    peak = next((a["value"] for a in r["assumptions"] if a["key"] == "peak_factor"), None)
+    if r["traffic_source"] == "daily_users":
+        out.add(
+            say(
+                "daily_users_used",
+                lang,
+                users=f"{given['daily_users']:,}",
+                rpu=num(rpu),
+                peak=num(peak),
+                qps=num(r["qps"], 2),
+                derived=num(r["concurrency"]),
+            )
+        )
+    elif r["traffic_source"] == "qps":
+        duration = next((a["value"] for a in r["assumptions"] if a["key"] == "request_duration_s"), None)
+        out.add(say("qps_used", lang, qps=num(r["qps"], 2), duration=num(duration), derived=num(r["concurrency"])))
+    if r["traffic_source"] == "concurrency" and "daily_users" in given:
+        other = run(
+            "plan_serving", {"model": args["model"], "gpus": args["gpus"][:1], "daily_users": given["daily_users"]}
+        )
+        a = {x["key"]: x["value"] for x in other["assumptions"]}
+        out.add(
+            say(
+                "daily_users_check",
+                lang,
+                users=f"{given['daily_users']:,}",
+                rpu=num(a["requests_per_user"]),
+                peak=num(a["peak_factor"]),
+                derived=num(other["concurrency"]),
+                concurrency=num(r["concurrency"]),
+            )
+        )
+
+
+def _machines(s: dict, given: dict, pick: dict, run: ToolRun, out: Out) -> None:
+    """The servers that hold the pick, from plan_system (the platforms of that card)."""
+    lang = out.lang
+    try:
+        sysr = run(
+            "plan_system", {"job": "serve", "model": s["model"], "platforms": [get_gpu(pick["gpu"]).id], **given}
+        )
+    except AdvisorError:
+        return
+    priced = [o for o in sysr["options"] if o["total_low_cny"] is not None and o["meets"]]
+    if not priced:
+        return
+    o = min(priced, key=lambda o: (o["total_low_cny"], o["servers"][0]["nodes"]))
+    server = o["servers"][0]
+    low, high = money_span(o["total_low_cny"], o["total_high_cny"], lang)
+    rack_kw = next((a["value"] for a in sysr["assumptions"] if a["key"] == "rack_kw"), None)
+    out.add(
+        say(
+            "serving_machines",
+            lang,
+            nodes=server["nodes"],
+            platform=server["name"],
+            gpus=o["n_gpus"],
+            low=low,
+            high=high,
+            kw=num(o["power_kw"]),
+            rack_kw=num(rack_kw),
+            racks=o["racks"],
+        )
+    )

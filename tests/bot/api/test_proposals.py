@@ -1,0 +1,36 @@
+"""POST /v1/proposals: the proposal and its workbook over HTTP, the workbook opened as a person would."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+from fastapi.testclient import TestClient
+from openpyxl import load_workbook
+
+import tools
+from bot.api.app import create_app
+from bot.api.settings import ApiSettings
+
+
+def test_a_proposal_over_http_holds_the_plan_and_a_workbook(advisor):
+    app = create_app(advisor=advisor, api_settings=ApiSettings(rate_limit_per_minute=0))
+    body = {"job": "finetune", "model": "Qwen2.5-14B", "budget_cny": 2_000_000, "lang": "en"}
+    with TestClient(app, base_url="http://127.0.0.1") as client:  # a keyless app answers loopback hosts
+        r = client.post("/v1/proposals", json=body)
+        bad = client.post("/v1/proposals", json={"job": "finetune", "model": "GPT-7"})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    plan = tools.call("plan_system", {k: v for k, v in body.items() if k != "lang"})
+    assert out["plan"]["best_value"] == plan["best_value"]
+    assert (
+        out["markdown"].startswith("# Compute proposal")
+        and f"## Recommendation: {plan['best_value']}" in out["markdown"]
+    )
+    wb = load_workbook(io.BytesIO(base64.b64decode(out["bom_xlsx_base64"])))
+    best = next(o for o in plan["options"] if o["label"] == plan["best_value"])
+    rows = list(wb["BOM"].iter_rows(values_only=True))[1:]
+    assert [(x[0], x[1], x[2], x[3]) for x in rows] == [
+        (b["item"], b["qty"], b["low_cny"], b["high_cny"]) for b in best["bom"]
+    ]
+    assert bad.status_code == 404 and "GPT-7" in bad.json()["error"]["message"]

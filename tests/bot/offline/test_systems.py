@@ -1,0 +1,124 @@
+"""Issue 26 as a buyer asks it: serving capacity from traffic, machines within a budget, rent or buy as the cards
+will be used. Every figure shown is a tool output (grounding), every figure the user gave is used or explained."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def calls(trace, tool):
+    return [c for c in trace.tool_calls if c.tool == tool]
+
+
+@pytest.fixture
+def clean():
+    def check(trace):
+        assert trace.ungrounded == [] and trace.unused == [], (trace.ungrounded, trace.unused)
+        return trace
+
+    return check
+
+
+def test_customer_service_traffic_gets_card_counts_a_pick_and_machines(advisor, clean):
+    t = clean(advisor.ask("客服大模型 Qwen3-32B，日活 5000，高峰并发 200，要几张卡？H20 还是 4090？"))
+    plan = calls(t, "plan_serving")[0]
+    assert plan.input["concurrency"] == 200 and set(plan.input["gpus"]) == {"h20", "rtx-4090"}
+    assert plan.input["china_purchasable"] is True  # a mainland purchase: the pick can be bought there
+    pick = next(c for c in plan.output["candidates"] if f"{c['gpu']} {c['precision']}" == plan.output["pick"])
+    assert pick["gpu"] == "NVIDIA H20 96GB" and t.answer.startswith(
+        f"**选 {pick['gpu']}（{pick['precision']}）：共 {pick['n_gpus']} 张卡"
+    )
+    assert "| NVIDIA GeForce RTX 4090 | int4 |" in t.answer  # the 4090 compared, quantised variant included
+    assert "出口管制" in t.answer  # and flagged
+    assert "日活 5,000" in t.answer and "本方案按您给的高峰并发 200 计算" in t.answer  # both traffic figures
+    assert "**整机：**" in t.answer and calls(t, "plan_system")
+
+
+def test_daily_users_in_english_are_traffic(advisor, clean):
+    t = clean(advisor.ask("We expect 2000 daily users for a Llama-3.1-8B chatbot. How many GPUs and which card?"))
+    plan = calls(t, "plan_serving")[0]
+    assert plan.input["daily_users"] == 2000 and len(plan.input["gpus"]) > 1
+    assert "2,000 daily users at 10 requests each" in t.answer and "**Pick " in t.answer
+
+
+def test_a_finetuning_budget_buys_servers_not_one_card(advisor, clean):
+    t = clean(advisor.ask("预算 200 万，做 7B 到 14B 的微调，怎么配？"))
+    call = calls(t, "plan_system")[0]
+    assert call.input["budget_cny"] == 2_000_000 and call.input["job"] == "finetune" and call.input["model"] == "14B"
+    for o in call.output["options"]:
+        assert o["n_gpus"] >= 8
+        if o["total_high_cny"] is not None:
+            assert o["total_high_cny"] <= 2_000_000
+    assert "**最省钱**" in t.answer and "**最快**" in t.answer and "**性价比**" in t.answer
+    assert "物料清单" in t.answer and "未列出（中国大陆无法正规采购新卡）" in t.answer
+
+
+def test_a_budget_below_one_server_says_so_and_the_nearest(advisor, clean):
+    t = clean(advisor.ask("20 万搭一台跑 Qwen2.5-72B 推理的机器"))
+    call = calls(t, "plan_system")[0]
+    assert call.input["max_nodes"] == 1 and call.input["budget_cny"] == 200_000
+    assert "没有方案满足要求（预算买不下一套）" in t.answer and "最接近的是" in t.answer
+    assert "按高峰 10 个并发请求估算" in t.answer  # the traffic it assumed, said
+
+
+def test_buying_for_one_job_is_compared_with_renting_that_job(advisor, clean):
+    t = clean(advisor.ask("我们只跑一个 7B 全参微调 10 亿 token 的任务，买一台 8 卡 H800 服务器划算还是租？"))
+    r = calls(t, "rent_vs_buy")[0]
+    assert r.input["job_hours"] == calls(t, "training_time")[0].output["hours"]
+    assert r.output["cheaper"] == "rent" and t.answer.startswith("**租更划算：只为这一个任务不值得买。**")
+    assert "个这样的任务，买才比每次租更省" in t.answer
+
+
+def test_an_idc_asks_for_payback_at_its_price_and_occupancy(advisor):
+    t = advisor.ask("智算中心买 H800 出租，每卡时 20 元，出租率 60%，多久回本？")
+    r = calls(t, "rent_vs_buy")[0]
+    assert r.input["occupancy"] == 0.6 and r.input["rent_cny_per_hour"] == 20
+    assert "回本" in t.answer and "出租率 60%" in t.answer and "永远回不了本" in t.answer
+    assert t.ungrounded == []
+
+
+def test_hours_a_day_the_user_gave_decide_rent_or_buy(advisor, clean):
+    t = clean(advisor.ask("每天只用 6 小时，8 张 H800 租还是买？用两年"))
+    r = calls(t, "rent_vs_buy")[0]
+    assert r.input["hours_per_day"] == 6 and r.input["months"] == 24 and r.output["cheaper"] == "rent"
+    assert "每天用 6 小时" in t.answer and "盈亏平衡使用强度" in t.answer
+
+
+def test_the_targets_a_buyer_states_are_planned_for_and_quoted(advisor, clean):
+    t = clean(advisor.ask("Qwen3-32B 高峰并发 200，首字延迟 500ms 以内，每用户 30 token/s，要几张 H20？"))
+    plan = calls(t, "plan_serving")[0]
+    assert plan.input["ttft_s"] == 0.5 and plan.input["tokens_per_s_per_user"] == 30
+    assert "（按您给的目标规划：500ms、30 token/s）" in t.answer and "首字 ≤ 0.5 秒" in t.answer
+    machines = calls(t, "plan_system")[0]  # the servers are sized for the same targets
+    assert machines.input["ttft_s"] == 0.5 and machines.input["tokens_per_s_per_user"] == 30
+
+
+def test_an_impossible_latency_says_what_cannot_be_met_and_the_nearest(advisor, clean):
+    t = clean(advisor.ask("Serve Llama-3.1-70B to 500 concurrent users with TTFT under 1 ms, how many GPUs?"))
+    assert calls(t, "plan_serving")[0].input["ttft_s"] == 0.001
+    assert "**None of these cards meets the targets: time to first token.**" in t.answer
+    assert "The nearest:" in t.answer and "first token in about" in t.answer and "ttft_s" not in t.answer
+
+
+def test_a_system_plan_offers_a_follow_up_the_dialogue_answers(advisor):
+    t = advisor.ask("客服大模型 Qwen3-32B，日活 5000，高峰并发 200，要几张卡？H20 还是 4090？")
+    assert t.follow_ups == []  # the traffic is not carried to the next turn yet: nothing offered that fails
+    t = advisor.ask("预算 200 万，做 7B 到 14B 的微调，怎么配？")
+    assert t.follow_ups == ["换成国产卡（昇腾）怎么配？"]
+    nxt = advisor.ask(t.follow_ups[0], conversation_id=t.conversation_id)
+    call = next(c for c in nxt.tool_calls if c.tool == "plan_system")
+    assert call.input["domestic"] is True and call.input["budget_cny"] == 2_000_000 and call.input["model"] == "14B"
+    assert {o["label"] for o in call.output["options"]} == {"atlas-800t-a2"}
+
+
+def test_how_many_cards_a_traffic_needs_beside_what_the_users_own_card_holds(advisor, clean):
+    t = clean(
+        advisor.ask(
+            "What is the concurrent request capacity of an NVIDIA A100 80 GB GPU with Llama-2-13b? How much GPUs "
+            "power required to serve like 100 requests concurrently when running Llama-2-13b model?"
+        )
+    )
+    plan = calls(t, "plan_serving")[0]
+    assert plan.input["concurrency"] == 100 and plan.input["gpus"] == ["a100-sxm4-80gb"]
+    assert "**Pick NVIDIA A100 SXM4 80GB" in t.answer  # the count for 100 requests
+    assert calls(t, "fit_inference") and "hold about" in t.answer  # and what one A100 holds
