@@ -332,7 +332,9 @@ def test_killing_a_worker_under_load_loses_no_stored_turn(topology):
                         continue
                     if resp.status_code == 200:
                         with lock:
-                            received.append((cid, resp.json()["answer"]))
+                            received.append(
+                                (resp.json()["conversation_id"], resp.json()["answer"])
+                            )  # the key's own name for cid
                             if attempt:
                                 retried.append(cid)
                         break
