@@ -67,8 +67,10 @@ def named_causes(s: Setup) -> list[Candidate]:
     if i.measured_tokens_per_s and s.gpu is None:  # nothing to compare with: a setting is the usual reason
         out.append(Candidate("compute_or_config_slow", say("named", what=f"{i.measured_tokens_per_s:g} tokens/s"),
                              "--enforce-eager", False, prior=0.4))  # fmt: skip
-    if symptom == "slow" and not i.measured_tokens_per_s:
-        out.append(Candidate("compute_or_config_slow", say("named", what="slow"), "--enforce-eager", False, prior=0.5))
+    if symptom == "slow" and not i.measured_tokens_per_s:  # an OOM beside "slow": the OOM is the question
+        out.append(Candidate("compute_or_config_slow", say("named", what="slow"), "--enforce-eager", False,
+                             prior=0.2 if s.oom else 0.5))  # fmt: skip
+    out += _spilled(s)
     if symptom == "engine_memory":
         util = utilization(s)
         if s.capacity:
@@ -82,4 +84,34 @@ def named_causes(s: Setup) -> list[Candidate]:
                              "CUDA_VISIBLE_DEVICES", "a GPU with nothing else on it", named=True, prior=0.75))  # fmt: skip
     if symptom == "hang" and i.n_gpus > 1:
         out.append(Candidate("nccl_timeout_or_env", say("named", what="hang"), "NCCL_P2P_DISABLE", 1, prior=0.6))
+    return out
+
+
+#: what a local runtime's GPU is too small for: fewer layers on it, the rest computed on the CPU
+_SMALLER = "a smaller quantisation or a GPU with more memory"
+
+
+def _spilled(s: Setup) -> list[Candidate]:
+    """The model did not all go on the GPU: a local runtime (llama.cpp, Ollama) put only some layers there (its
+    log says how many, or how much a full offload needs against what is free), the user sees it run on the CPU,
+    or several GPUs are there and one holds the whole model."""
+    i, out = s.inp, []
+    partial = i.layers_total is not None and i.layers_on_gpu is not None and i.layers_on_gpu < i.layers_total
+    short = i.required_gib is not None and i.free_gib is not None and i.required_gib > i.free_gib
+    if partial or short:
+        arith = (
+            say("offload_need", need=f"{i.required_gib:.2f}", free=f"{i.free_gib:.2f}")
+            if short
+            else say("layers_offloaded", on=i.layers_on_gpu, total=i.layers_total)
+        )
+        out.append(Candidate("weights_exceed_memory", arith, "model quantisation", _SMALLER, named=True, prior=0.8))
+        out.append(Candidate("compute_or_config_slow", arith, "num_gpu (layers on the GPU)", "all, once it fits",
+                             prior=0.55))  # fmt: skip
+    elif i.symptom == "cpu_fallback":
+        what = say("named", what="the model runs on the CPU")
+        out.append(Candidate("weights_exceed_memory", what, "model quantisation", _SMALLER, prior=0.6))
+        out.append(Candidate("compute_or_config_slow", what, "num_gpu (layers on the GPU)", "all", prior=0.5))
+    if i.symptom == "one_gpu_used" and i.n_gpus > 1:
+        what = say("named", what="one GPU holds the whole model")
+        out.append(Candidate("weights_exceed_memory", what, "device_map", "auto", prior=0.6))
     return out
