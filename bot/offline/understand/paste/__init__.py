@@ -93,7 +93,8 @@ def inline_settings(text: str, setup: dict[str, Any]) -> None:
 
 def _framework_of(text: str) -> str | None:
     low = text.lower()
-    for word, fw in (("vllm", "vllm"), ("sglang", "sglang"), ("deepspeed", "deepspeed"), ("llamafactory", "llamafactory"),
+    for word, fw in (("ollama", "ollama"), ("llama.cpp", "llama.cpp"), ("llama_model_load", "llama.cpp"),
+                     ("llm_load_tensors", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("gguf", "llama.cpp"), ("vllm", "vllm"), ("sglang", "sglang"), ("deepspeed", "deepspeed"), ("llamafactory", "llamafactory"),
                      ("llama-factory", "llamafactory"), ("torch.", "pytorch"), ("cuda out of memory", "pytorch")):  # fmt: skip
         if word in low:
             return fw

@@ -15,6 +15,10 @@ from tools.schemas.diagnose import DiagnoseInput
 
 _FIELDS = frozenset(DiagnoseInput.model_fields)
 _FRAMEWORKS = ("vllm", "sglang", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate")
+#: runtimes that serve a model on one machine, spilling layers to the CPU when the GPU is too small
+_LOCAL = ("ollama", "llama.cpp")
+#: a GGUF quantisation tag (Q4_K_M, q8_0) says the weights' precision
+_GGUF = re.compile(r"\bq([2-8])_(?:k|[01])", re.IGNORECASE)
 _SUFFIX = re.compile(r"[-_](?:instruct|chat|hf|base|it|awq|gptq|int4|int8|fp8|bnb-4bit)$", re.IGNORECASE)
 
 
@@ -72,6 +76,11 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     framework = paste.framework if paste.framework in _FRAMEWORKS else None
     if framework:
         args["framework"] = framework
+    elif paste.framework in _LOCAL:
+        args["framework"], args["workload"] = "other", "infer"
+    if paste.framework in _LOCAL or framework is None:
+        if m := _GGUF.search(" ".join(str(v) for v in (written or "", request.text or ""))):
+            s.setdefault("precision", "int4" if int(m.group(1)) <= 5 else "int8")
     serving = framework in ("vllm", "sglang") or ev.get("error_kind") in ("kv_too_small", "heads_not_divisible")
     if quant:
         if serving or framework == "transformers":
