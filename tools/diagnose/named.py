@@ -71,6 +71,15 @@ def named_causes(s: Setup) -> list[Candidate]:
         out.append(Candidate("compute_or_config_slow", say("named", what="slow"), "--enforce-eager", False,
                              prior=0.2 if s.oom else 0.5))  # fmt: skip
     out += _spilled(s)
+    if symptom == "concurrency":  # it breaks when many requests arrive together: the batch the engine schedules
+        what = say("named", what="many requests at once")
+        out.append(Candidate("batch_or_concurrency_too_high", what, "--max-num-seqs", 64, prior=0.55))
+        out.append(Candidate("memory_utilization_setting", what, "--gpu-memory-utilization", 0.8, prior=0.3))
+    if symptom == "silent_exit":  # the OS ends a process that runs out of RAM without a Python traceback
+        out.append(Candidate("host_ram", say("named", what="the process ends without an error"), "low_cpu_mem_usage",
+                             True, prior=0.6))  # fmt: skip
+        out.append(Candidate("load_time_peak", say("named", what="the process ends without an error"),
+                             "low_cpu_mem_usage", True, prior=0.4))  # fmt: skip
     if symptom == "engine_memory":
         util = utilization(s)
         if s.capacity:

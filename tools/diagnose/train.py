@@ -99,7 +99,7 @@ def allocation_causes(s: Setup) -> list[Candidate]:
         ):
             if stages == {3} and name == "allgather_bucket_size":
                 continue
-            elements = _number(flags.get(name)) or value("deepspeed", key)
+            elements = _number(flags.get(name)) or _hf_auto(s, name, flags, stages) or value("deepspeed", key)
             fig = elements * 2
             add("zero_stage_buffers", fig,
                 say("bucket", fig=gib(fig), name=name, elements=count(elements), bytes=2), name, int(elements // 4))  # fmt: skip
@@ -112,7 +112,7 @@ def allocation_causes(s: Setup) -> list[Candidate]:
             say("bucket", fig=gib(groups * 4), name="sub_group_size (fp32 optimizer step)", elements=count(groups), bytes=4),
             "sub_group_size", int(groups // 10))  # fmt: skip
         for name in ("stage3_prefetch_bucket_size", "stage3_max_live_parameters"):
-            elements = _number(flags.get(name)) or value("deepspeed", name)
+            elements = _number(flags.get(name)) or _hf_auto(s, name, flags, stages) or value("deepspeed", name)
             add("zero_stage_buffers", elements * 2,
                 say("bucket", fig=gib(elements * 2), name=name, elements=count(elements), bytes=2), name,
                 int(elements // 10))  # fmt: skip
@@ -144,6 +144,13 @@ def allocation_causes(s: Setup) -> list[Candidate]:
         add("load_time_peak", fig, say("whole_weights", fig=gib(fig), bytes=b, params=count(s.params.total)),
             "torch_dtype", "bfloat16", prior=0.3 if i.error_kind == "load_oom" else 0.05)  # fmt: skip
     return out
+
+
+def _hf_auto(s: Setup, name: str, flags: dict[str, str], stages: set) -> float | None:
+    """A bucket written "auto": the Hugging Face Trainer sizes it from the hidden size under ZeRO-3."""
+    if flags.get(name) != "auto" or stages != {3} or name not in ("reduce_bucket_size", "stage3_prefetch_bucket_size"):
+        return None
+    return value("deepspeed", f"hf_auto_{name}") * s.model.hidden_size**2
 
 
 def _number(text: str | None) -> float | None:

@@ -76,7 +76,7 @@ def read_paste(text: str) -> Paste:
     return out
 
 
-_INLINE = re.compile(r"(?<![\w-])([a-z][a-z0-9_]{2,40})\s*[=:]\s*['\"]?([\w.\-/]+)", re.I)
+_INLINE = re.compile(r"(?<![\w.-])([a-z][a-z0-9_]{2,40})\s*[=:]\s*['\"]?([\w.\-/]+)", re.I)
 
 
 def inline_settings(text: str, setup: dict[str, Any]) -> None:
@@ -93,7 +93,7 @@ def inline_settings(text: str, setup: dict[str, Any]) -> None:
 
 def _framework_of(text: str) -> str | None:
     low = text.lower()
-    for word, fw in (("ollama", "ollama"), ("llama.cpp", "llama.cpp"), ("llama_model_load", "llama.cpp"),
+    for word, fw in (("ollama", "ollama"), ("memory.required.full", "ollama"), ("layers.offload", "ollama"), ("llama.cpp", "llama.cpp"), ("llama_model_load", "llama.cpp"),
                      ("llm_load_tensors", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("gguf", "llama.cpp"), ("vllm", "vllm"), ("sglang", "sglang"), ("deepspeed", "deepspeed"), ("llamafactory", "llamafactory"),
                      ("llama-factory", "llamafactory"), ("torch.", "pytorch"), ("cuda out of memory", "pytorch")):  # fmt: skip
         if word in low:

@@ -82,6 +82,7 @@ SYMPTOMS = (
                          r"(?:跑在|运行在|用的是|只用)\s*cpu|(?:没有?|不)(?:用|使用|调用)\s*(?:gpu|显卡)")),
     ("one_gpu_used", _rx(r"(?:只|仅)(?:用|使用|占用)了?\s*(?:一|1|其中一)张|另一张.{0,10}(?:没|未|不)|(?:都|全部|所有卡?)用起来|"
                          r"only (?:one|1|a single|the first) gpu (?:is )?(?:used|utili[sz]ed|working)|other gpus? (?:are |is )?(?:not used|idle|unused|empty)|use all (?:\d+ |the |my )?gpus")),
+    ("concurrency", _rx(r"concurren\w*|并发|(?:many|multiple|parallel|simultaneous) requests|同时(?:请求|访问|调用)|压测|(?:stress|load) test")),
     ("low_gpu_util", _rx(r"(?:gpu|显卡|cuda).{0,20}(?:util\w*|利用率|使用率|占用率|usage).{0,20}(?:low|低|only|只有|很低|不高|上不去|\b[0-4]?\d\s*%)|low gpu (?:util|usage)")),
     ("engine_memory", _rx(r"(?:vllm|sglang).{0,80}(?:占用|占了|占到|用了|吃掉|uses?|using|takes?|occup\w*|requires?|allocat\w*|eat\w*|consum\w*).{0,40}\d+(?:\.\d+)?\s*(?:g|gb|gib)(?![a-z])|"
                           r"\d+(?:\.\d+)?\s*(?:g|gb|gib)(?![a-z]).{0,40}(?:of )?(?:vram|显存).{0,40}(?:vllm|sglang)|why does .{0,40}vllm.{0,40}(?:so much|require)|"
@@ -90,6 +91,8 @@ SYMPTOMS = (
                          r"(?:其他|别的|另一个)(?:程序|模型|任务)|已经?被.{0,6}占用|(?:显存|显卡).{0,6}(?:不释放|没有?释放|未释放)|(?:不会|没有?)释放显存|僵尸进程|zombie|"
                          r"other (?:vram|gpu|cuda) (?:consumers?|users?|processes|applications?|programs?)|(?:gpu memory|vram) (?:is )?(?:not|never) (?:being )?(?:released|freed)")),
     ("logits", _rx(r"(?:vocab\w*|logits?|lm_head|cross[- ]?entropy).{0,80}(?:memory|显存|\boom\b)|(?:memory|显存|\boom\b).{0,80}(?:vocab\w*|logits?|lm_head|cross[- ]?entropy)")),
+    ("silent_exit", _rx(r"silently (?:fails?|exits?|crash\w*|dies|stops?)|(?:exits?|quits?|crash\w*|dies|stops?) (?:silently|without (?:any )?(?:error|message|traceback))|"
+                        r"没有?(?:任何)?报错(?:就|直接)?(?:退出|结束|没了)|闪退|直接退出")),
     ("hang", _rx(r"\bhangs?\b|\bhung\b|\bstuck\b|卡住|卡死|没有反应|no progress")),
     ("slow", _rx(r"很慢|太慢|速度慢|慢得|\bslow\b|\bslowly\b|tokens?/s.{0,10}(?:low|only)|速度.{0,6}(?:不理想|不够快|上不去|很低|太低)")),
 )  # fmt: skip
@@ -104,6 +107,8 @@ _LAYER_SPLIT = _rx(
 _VISION = _rx(
     r"max_pixels|image_max_pixels|\bpixels?\b|\bimages?\b|\bvideos?\b|图片|图像|视频|分辨率|多模态|multimodal|\bvl\b|-vl-"
 )
+#: free memory that differs this much between two loads of the same model was taken by something else meanwhile
+VARYING_FREE_GIB = 1.0
 _LAYERS = _rx(r"offloaded\s+(\d+)\s*/\s*(\d+)\s+layers to gpu|layers\.model=(\d+)\s+layers\.offload=(\d+)")
 _OLLAMA_NEED = _rx(r'memory\.available="\[' + _NUM + _UNIT + r'\]".{0,200}?memory\.required\.full="' + _NUM + _UNIT)
 _LOG_GPU = _rx(r"your\s+(.{3,40}?)\s+gpu has compute capability")
@@ -155,14 +160,22 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
     procs = {m.group(1): _gib(m.group(2), m.group(3)) for m in _PROCESS.finditer(text)}
     if len(procs) == 1:
         ev.setdefault("process_gib", next(iter(procs.values())))
-    elif len(procs) > 1 and "process_gib" in ev:
+    elif len(procs) > 1:  # several processes on the card: the one that failed holds what PyTorch reserved
+        if "process_gib" not in ev:
+            mine = ev.get("reserved_gib") or ev.get("allocated_gib")
+            own = min(procs.values(), key=lambda v: abs(v - mine)) if mine else max(procs.values())
+            ev["process_gib"] = own
         ev["other_process_gib"] = round(sum(procs.values()) - ev["process_gib"], 4)
     if m := _LAYERS.search(text):  # llama.cpp / Ollama: how many layers went to the GPU
         on, total = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
         ev["layers_on_gpu"], ev["layers_total"] = int(on), int(total)
-    if m := _OLLAMA_NEED.search(text):
-        ev.setdefault("free_gib", _gib(m.group(1), m.group(2)))
-        ev["required_gib"] = _gib(m.group(3), m.group(4))
+    loads = [(_gib(m.group(1), m.group(2)), _gib(m.group(3), m.group(4))) for m in _OLLAMA_NEED.finditer(text)]
+    if loads:  # the first load's free memory and need; the free memory changing between loads is someone else's
+        ev.setdefault("free_gib", loads[0][0])
+        ev["required_gib"] = loads[0][1]
+        free = [f for f, _ in loads]
+        if max(free) - min(free) >= VARYING_FREE_GIB:
+            ev.setdefault("other_process_gib", round(max(free) - min(free), 4))
     if m := _GPU_INDEX.search(text):
         ev["gpu_index"] = int(m.group(1))
     if ev.get("error_kind") == "no_cache_memory" and "free memory on device" in text.lower():
@@ -201,4 +214,11 @@ def smi_table(text: str) -> dict[str, Any]:
     procs = _SMI_PROC.findall(text)
     if len({p[1] for p in procs}) > 1:
         out["smi_processes"] = len({p[1] for p in procs})
+        per_gpu: dict[str, list[int]] = {}
+        for gpu, _pid, _name, mib in procs:
+            per_gpu.setdefault(gpu, []).append(int(mib))
+        # on one card, every process but the largest (taken to be the job asked about) holds memory it cannot use
+        others = max(sum(m) - max(m) for m in per_gpu.values())
+        if others >= 1024:
+            out["other_process_gib"] = round(others / 1024, 2)
     return out

@@ -102,8 +102,10 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     workload = slots_of(p).get("workload")
     if not framework and workload in ("train", "infer"):
         args["workload"] = workload
-    elif not framework and (
-        p.method or args.get("zero_stage") is not None or ev.get("error_kind") in ("oom", "load_oom")
+    elif (
+        not framework
+        and ev.get("symptom") != "concurrency"
+        and (p.method or args.get("zero_stage") is not None or ev.get("error_kind") in ("oom", "load_oom"))
     ):
         args["workload"] = "train"  # an OOM report without an engine is a training question, as the planner reads it
     if not serving and p.method and "method" not in args:
