@@ -97,7 +97,9 @@ def named_causes(s: Setup) -> list[Candidate]:
 
 
 #: what a local runtime's GPU is too small for: fewer layers on it, the rest computed on the CPU
-_SMALLER = "a smaller quantisation or a GPU with more memory"
+_SMALLER = "a smaller one (fewer parameters or a lower-bit quantisation), or a GPU with more memory"
+#: a full offload needing at most this much more than is free: trimming the context (KV cache, graph) is enough
+NEAR_FIT = 1.3
 
 
 def _spilled(s: Setup) -> list[Candidate]:
@@ -113,13 +115,14 @@ def _spilled(s: Setup) -> list[Candidate]:
             if short
             else say("layers_offloaded", on=i.layers_on_gpu, total=i.layers_total)
         )
-        out.append(Candidate("weights_exceed_memory", arith, "model quantisation", _SMALLER, named=True, prior=0.8))
-        out.append(Candidate("compute_or_config_slow", arith, "num_gpu (layers on the GPU)", "all, once it fits",
-                             prior=0.55))  # fmt: skip
+        near = short and i.required_gib <= NEAR_FIT * i.free_gib  # a shorter context frees the little that is missing
+        fix = ("num_ctx", 2048) if near else ("model", _SMALLER)
+        out.append(Candidate("weights_exceed_memory", arith, *fix, named=True, prior=0.8))
+        out.append(Candidate("compute_or_config_slow", arith, *fix, prior=0.55))
     elif i.symptom == "cpu_fallback":
         what = say("named", what="the model runs on the CPU")
-        out.append(Candidate("weights_exceed_memory", what, "model quantisation", _SMALLER, prior=0.6))
-        out.append(Candidate("compute_or_config_slow", what, "num_gpu (layers on the GPU)", "all", prior=0.5))
+        out.append(Candidate("weights_exceed_memory", what, "model", _SMALLER, prior=0.6))
+        out.append(Candidate("compute_or_config_slow", what, "model", _SMALLER, prior=0.5))
     if i.symptom == "one_gpu_used" and i.n_gpus > 1:
         what = say("named", what="one GPU holds the whole model")
         out.append(Candidate("weights_exceed_memory", what, "device_map", "auto", prior=0.6))

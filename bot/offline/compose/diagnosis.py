@@ -148,7 +148,8 @@ def _answer(out: dict[str, Any], lang: str, paste: Paste) -> list[str]:
     causes = out["causes"]
     first = causes[0]
     blocks = []
-    if not paste.evidence.get("error_kind") and not paste.evidence.get("measured_tokens_per_s"):
+    ev = paste.evidence
+    if not (ev.get("error_kind") or ev.get("measured_tokens_per_s") or ev.get("symptom") or ev.get("layers_total")):
         blocks.append(line("no_error", lang))
     arith = first["arithmetic_zh" if zh else "arithmetic"]
     blocks.append(
