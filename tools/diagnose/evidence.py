@@ -3,7 +3,7 @@ unallocated), another process on the GPU, host RAM, NCCL, a precision the card l
 
 from __future__ import annotations
 
-from tools.diagnose.context import SERVING, Candidate, Setup, gib
+from tools.diagnose.context import ENGINES, Candidate, Setup, gib
 from tools.diagnose.facts import say
 from tools.units import GiB
 
@@ -48,7 +48,7 @@ def log_causes(s: Setup) -> list[Candidate]:
                                  "NCCL_P2P_DISABLE", 1, prior=0.6))  # fmt: skip
     out += precision_causes(s)
     out += _weights_alone(s)
-    if s.oom and (s.model is None or (s.workload == "train" and s.gpu is None)):
+    if s.oom and (s.model is None or (s.workload == "train" and s.gpu is None) or s.framework in ("tgi", "lmdeploy")):
         out += _usual_suspects(s)  # nothing to compute with: the usual suspects of that kind of run
     return out
 
@@ -58,7 +58,7 @@ def _usual_suspects(s: Setup) -> list[Candidate]:
     (a serving engine, DeepSpeed and its stage, plain training), each said as a likely cause, never a match."""
     i = s.inp
     what = say("usual")
-    if s.workload == "infer" and s.framework in SERVING:
+    if s.workload == "infer" and s.framework in ENGINES:
         return [Candidate("batch_or_concurrency_too_high", what, "--max-num-seqs", 64, prior=0.35),
                 Candidate("memory_utilization_setting", what, "--gpu-memory-utilization", 0.8, prior=0.3)]  # fmt: skip
     if s.workload == "infer":  # a model loaded by hand (transformers, a local runtime): the weights, then the input
@@ -89,7 +89,7 @@ def _weights_alone(s: Setup) -> list[Candidate]:
     """Whatever ran, weights larger than the card explain an OOM on their own (serving computes this with tp)."""
     spills = (
         s.workload == "infer"
-        and s.framework not in SERVING
+        and s.framework not in ENGINES
         and (s.oom or s.inp.symptom in ("cpu_fallback", "slow", "low_gpu_util"))
     )  # a runtime that is not a serving engine puts what does not fit on the CPU (or fails)
     if not (s.model and s.capacity) or s.inp.n_gpus > 1 or not ((s.oom and s.workload != "infer") or spills):

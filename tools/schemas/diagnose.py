@@ -13,7 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tools.schemas.common import ToolInput, ToolOutput
 
-Framework = Literal["vllm", "sglang", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate", "other"]
+Framework = Literal[
+    "vllm", "sglang", "tgi", "lmdeploy", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate", "other"
+]  # fmt: skip
 ErrorKind = Literal[
     "oom", "kv_too_small", "no_cache_memory", "heads_not_divisible", "weights_oom", "load_oom", "host_oom",
     "nccl_timeout", "nccl_error", "unsupported_precision", "too_many_tokens", "slow", "other",

@@ -85,3 +85,14 @@ def test_auto_buckets_under_the_hf_trainer_follow_the_hidden_size():
                                  flags="reduce_bucket_size=auto stage3_prefetch_bucket_size=auto"))  # fmt: skip
     first = out.causes[0]
     assert first.cause == "zero_stage_buffers" and "15.1M" in first.arithmetic and first.matches_evidence
+
+
+def test_frameworks_named_in_prose_set_the_kind_of_run():
+    tgi = read_paste("text-generation-inference: Not enough memory to handle 4096 prefill tokens")
+    assert (tgi.framework, tgi.evidence["error_kind"]) == ("tgi", "too_many_tokens")
+    assert read_paste("unsloth on a Colab T4: CUDA out of memory").framework == "transformers"  # a trainer's OOM
+    # an engine's OOM with nothing to compute: the batch it schedules and its memory share, not a training term
+    assert _causes(framework="tgi", error_kind="oom")[:2] == [
+        "batch_or_concurrency_too_high",
+        "memory_utilization_setting",
+    ]

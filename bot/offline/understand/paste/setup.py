@@ -14,7 +14,17 @@ from tools.errors import AdvisorError
 from tools.schemas.diagnose import DiagnoseInput
 
 _FIELDS = frozenset(DiagnoseInput.model_fields)
-_FRAMEWORKS = ("vllm", "sglang", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate")
+_FRAMEWORKS = (
+    "vllm",
+    "sglang",
+    "tgi",
+    "lmdeploy",
+    "deepspeed",
+    "pytorch",
+    "llamafactory",
+    "transformers",
+    "accelerate",
+)
 #: runtimes that serve a model on one machine, spilling layers to the CPU when the GPU is too small
 _LOCAL = ("ollama", "llama.cpp")
 #: a GGUF quantisation tag (Q4_K_M, q8_0) says the weights' precision
@@ -81,7 +91,10 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if paste.framework in _LOCAL or framework is None:
         if m := _GGUF.search(" ".join(str(v) for v in (written or "", request.text or ""))):
             s.setdefault("precision", "int4" if int(m.group(1)) <= 5 else "int8")
-    serving = framework in ("vllm", "sglang") or ev.get("error_kind") in ("kv_too_small", "heads_not_divisible")
+    serving = framework in ("vllm", "sglang", "tgi", "lmdeploy") or ev.get("error_kind") in (
+        "kv_too_small",
+        "heads_not_divisible",
+    )
     if quant:
         if serving or framework == "transformers":
             s.setdefault("precision", "nf4")
