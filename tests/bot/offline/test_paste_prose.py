@@ -96,3 +96,16 @@ def test_frameworks_named_in_prose_set_the_kind_of_run():
         "batch_or_concurrency_too_high",
         "memory_utilization_setting",
     ]
+
+
+def test_the_logs_capacity_wins_over_a_card_guessed_from_the_words():
+    from bot.offline.understand.paste.setup import diagnose_args
+    from bot.offline.understand.request.reader import read
+
+    text = (
+        "4张10G 3080做推理，我有40G显存，为什么还是OOM？\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to "
+        "allocate 26.00 MiB (GPU 0; 10.00 GiB total capacity; 8.82 GiB already allocated; 0 bytes free; 8.82 GiB "
+        "reserved in total by PyTorch)"
+    )
+    args, _ = diagnose_args(read_paste(text), read(text))
+    assert args["capacity_gib"] == 10.0 and args.get("gpu") in (None, "rtx-3080")  # never a 40 GB card

@@ -10,6 +10,8 @@ from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.paste import Paste
 from bot.offline.understand.request.model import Request
 from tools.catalog.lookup import get_gpu, get_model
+from tools.memory.capacity import capacity_bytes
+from tools.units import GiB
 from tools.errors import AdvisorError
 from tools.schemas.diagnose import DiagnoseInput
 
@@ -56,6 +58,15 @@ def gpu_id(name: str | None) -> str | None:
     return None
 
 
+#: a card whose capacity differs from the log's by more than this share is not the card that ran
+CAPACITY_MISMATCH = 0.2
+
+
+def _disagrees(gpu: str, capacity_gib: float) -> bool:
+    held = capacity_bytes(get_gpu(gpu)) / GiB
+    return abs(held - capacity_gib) > CAPACITY_MISMATCH * held
+
+
 def question_model(request: Request) -> str | None:
     """The first model the question names (a known stand-in for a name the catalog lacks), as a catalog id."""
     p = request.parsed
@@ -80,6 +91,9 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if model:
         args["model"] = model
     gpu = gpu_id(ev.get("smi_gpu")) or (p.gpus[0] if p.gpus else None)
+    if gpu and not ev.get("smi_gpu") and ev.get("capacity_gib") and _disagrees(gpu, ev["capacity_gib"]):
+        gpu = None  # the log's "total capacity" is what ran: a card read from the question's words that holds
+        # a different amount ("我有40G显存" over four 10 GB cards) is not that card
     if gpu:
         args["gpu"] = gpu
     quant = s.pop("method_quant", None)
