@@ -10,10 +10,10 @@ from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.paste import Paste
 from bot.offline.understand.request.model import Request
 from tools.catalog.lookup import get_gpu, get_model
-from tools.memory.capacity import capacity_bytes
-from tools.units import GiB
 from tools.errors import AdvisorError
+from tools.memory.capacity import capacity_bytes
 from tools.schemas.diagnose import DiagnoseInput
+from tools.units import GiB
 
 _FIELDS = frozenset(DiagnoseInput.model_fields)
 _FRAMEWORKS = (
