@@ -27,8 +27,18 @@ OTHERS = 3
 _SPECIFIC = frozenset({"kv_too_small", "no_cache_memory", "heads_not_divisible", "nccl_timeout", "nccl_error",
                        "host_oom", "unsupported_precision", "weights_oom", "too_many_tokens"})  # fmt: skip
 #: troubles described in words that are a diagnosis question by themselves ("多卡反而更慢", "GPU-Util 很低")
-_DESCRIBED = frozenset({"multi_gpu_slower", "low_gpu_util", "engine_memory", "other_process", "logits", "cpu_fallback",
-                        "one_gpu_used", "silent_exit", "concurrency"})  # fmt: skip
+_DESCRIBED = frozenset(
+    {
+        "multi_gpu_slower",
+        "low_gpu_util",
+        "engine_memory",
+        "other_process",
+        "logits",
+        "cpu_fallback",
+        "one_gpu_used",
+        "silent_exit",
+    }
+)  # fmt: skip  (concurrency alone is a sizing question)
 _FIGURES = ("failed_alloc_gib", "capacity_gib", "kv_tokens_reported", "measured_tokens_per_s", "free_gib")
 
 
