@@ -84,6 +84,53 @@ def _inputs() -> dict[str, list[dict]]:
         "precision_speedup": [
             {"model": mo, "gpu": gpu, "n_gpus": 8} for mo, gpu in pairs if getattr(_gpu(gpu), "fp8_tflops", None)
         ][:16],
+        "diagnose": [  # the kinds of the golden cases (tests/golden/diagnose.yaml): KV pool, ZeRO OOM, TP, slow
+            {
+                "model": "Llama-3.1-8B",
+                "gpu": "RTX 3090",
+                "framework": "vllm",
+                "max_model_len": 29000,
+                "error_kind": "kv_too_small",
+            },
+            {
+                "model": "Qwen2.5-72B",
+                "gpu": "A800 80GB",
+                "n_gpus": 16,
+                "framework": "deepspeed",
+                "method": "full",
+                "seq_len": 1024,
+                "error_kind": "oom",
+                "failed_alloc_gib": 16.83,
+            },
+            {
+                "model": "Llama-3.1-8B",
+                "gpu": "A100 80GB",
+                "n_gpus": 3,
+                "framework": "vllm",
+                "tp": 3,
+                "error_kind": "heads_not_divisible",
+            },
+            {
+                "model": "Qwen2.5-7B",
+                "gpu": "A100 80GB",
+                "n_gpus": 8,
+                "zero_stage": 2,
+                "error_kind": "oom",
+                "failed_alloc_gib": 3.55,
+                "allocated_gib": 70.0,
+                "reserved_gib": 72.0,
+            },
+        ],
+        "plan_serving": [  # traffic given three ways, one to three platforms
+            {"model": "Qwen3-32B", "gpus": ["H20", "4090"], "daily_users": 5000},
+            {"model": "Qwen3-32B", "gpus": ["H20"], "qps": 10, "output_tokens": 500},
+            {"model": m[0], "gpus": [g[0], g[1], g[2]], "concurrency": 64},
+        ],
+        "plan_system": [  # fine-tune, train to a deadline, serve (tests/tools/plan/test_plan_system.py)
+            {"job": "finetune", "model": "Qwen2.5-14B", "budget_cny": 2_000_000},
+            {"job": "train", "model": "7B", "tokens": "100B", "deadline_hours": 336},
+            {"job": "serve", "model": "Qwen3-32B", "concurrency": 200, "platforms": ["H20"]},
+        ],
     }
 
 
