@@ -7,6 +7,8 @@ parallelism, two all-reduces per layer. Prefill is compute-bound.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from tools.catalog.architecture import check_parallel, kv_bytes_per_token, mlp_params, param_count
 from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu, get_model
@@ -82,12 +84,38 @@ def _kernel(asked: str, precision: str, gpu: GpuSpec) -> str:
     return "marlin" if gpu.vendor == "nvidia" and gpu.family.lower() in MARLIN_FAMILIES else "torch"
 
 
-def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
-    """Decode tokens/s per sequence and in total, prefill tokens/s and time to first token.
+class _Speed(NamedTuple):
+    """The figures of one inference_speed call, before its output and assumptions are built."""
 
-    Decode is memory-bound at small batch (weights + KV read per step at an achieved share of the
-    spec bandwidth) and compute-bound at large batch (2·N_active FLOPs per token); prefill is compute-bound.
-    """
+    m: ModelSpec
+    gpu: GpuSpec
+    tp: int
+    precision: str
+    compute_precision: str
+    kernel: str
+    eff: float
+    bw: float
+    prompt: int
+    ctx: int
+    fits: int
+    b: int
+    step_bytes: float
+    t_step: float
+    t_moe: float
+    bound: str
+    prefill_tps: float
+    prefill_eff: float
+    ttft: float
+
+
+def step_times(inp: InferenceSpeedInput) -> tuple[float, float]:
+    """(tpot_ms, ttft_s) exactly as `inference_speed` reports them, without building its output: for planners
+    that search a replica's batch and read only these two figures."""
+    sp = _speed(inp)
+    return sp.t_step * 1e3, sp.ttft
+
+
+def _speed(inp: InferenceSpeedInput) -> _Speed:
     m, gpu = get_model(inp.model), get_gpu(inp.gpu)
     tp = inp.n_gpus
     check_parallel(m, tp, 1)
@@ -138,7 +166,19 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
         2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(prompt * s.hidden * 2, tp, up)) if tp > 1 else 0
     )
     ttft = prompt / prefill_tps + t_prefill_tp + t_step
+    return _Speed(m, gpu, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, b, step_bytes, t_step,
+                  t_moe, bound, prefill_tps, prefill_eff, ttft)  # fmt: skip
 
+
+def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
+    """Decode tokens/s per sequence and in total, prefill tokens/s and time to first token.
+
+    Decode is memory-bound at small batch (weights + KV read per step at an achieved share of the
+    spec bandwidth) and compute-bound at large batch (2·N_active FLOPs per token); prefill is compute-bound.
+    """
+    m, gpu, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, b, step_bytes, t_step, t_moe, bound, \
+        prefill_tps, prefill_eff, ttft = _speed(inp)  # fmt: skip
+    given = inp.model_fields_set
     assumptions = [
         assume(
             key="bandwidth_efficiency",
