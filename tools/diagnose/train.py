@@ -50,7 +50,7 @@ def fit(s: Setup, **change: Any) -> dict[str, Any] | None:
     key = tuple(sorted(args.items()))
     if key not in s.fits:
         try:
-            s.fits[key] = fit_training(FitTrainingInput(**args)).model_dump()
+            s.fits[key] = dict(fit_training(FitTrainingInput(**args)))  # its fields; only top-level ones are read
         except AdvisorError:
             s.fits[key] = None
     return s.fits[key]
