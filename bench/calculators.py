@@ -25,7 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tools import registry
 from tools.catalog.lookup import gpus, models
 
-TARGET_US = {"recommend_gpus": 20_000}
+#: the planners search the catalog (recommend, plan_system) or a replica's batch (plan_serving) with the calculators
+#: inside, so they share recommend's budget; diagnose reruns fit_training / fit_inference on the user's setup and on
+#: each fix it proposes (up to three runs), so its budget is a few calculator calls
+TARGET_US = {"recommend_gpus": 20_000, "plan_serving": 20_000, "plan_system": 20_000, "diagnose": 500}
+#: timed over every input alike (their cases differ up to 10-fold) rather than `repeat` calls
+SEARCHES = {"recommend_gpus", "plan_serving", "plan_system"}
 DEFAULT_TARGET_US = 50
 
 
@@ -171,7 +176,7 @@ def quick(rounds: int = 5, repeat: int = 150) -> int:
         calls = [tool.input_model.model_validate(a) for a in inputs[name]]
         for c in calls:
             tool.fn(c)
-        n = 4 * len(calls) if name == "recommend_gpus" else repeat  # every case alike (they differ 10-fold)
+        n = 4 * len(calls) if name in SEARCHES else repeat  # every case alike (they differ 10-fold)
 
         def ratios(tool=tool, calls=calls, n=n) -> list[float]:
             out = []
@@ -213,7 +218,7 @@ def main() -> int:
         calls = [tool.input_model.model_validate(a) for a in inputs[name]]
         for c in calls:  # warm the catalog caches and check every input is valid
             tool.fn(c)
-        repeat = max(20, args.repeat // 10) if name == "recommend_gpus" else args.repeat
+        repeat = max(20, args.repeat // 10) if name in SEARCHES else args.repeat
         samples = _time(tool.fn, calls, repeat)
         via_call = statistics.median(_time(lambda a, v=tool: registry.call(v.name, a), inputs[name], repeat))
         med = statistics.median(samples)
