@@ -25,7 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tools import registry
 from tools.catalog.lookup import gpus, models
 
-TARGET_US = {"recommend_gpus": 20_000}
+#: the planners search the catalog (recommend, plan_system) or a replica's batch (plan_serving) with the calculators
+#: inside, so they share recommend's budget; diagnose reruns fit_training / fit_inference on the user's setup and on
+#: each fix it proposes (up to three runs), so its budget is a few calculator calls
+TARGET_US = {"recommend_gpus": 20_000, "plan_serving": 20_000, "plan_system": 20_000, "diagnose": 500}
+#: timed over every input alike (their cases differ up to 10-fold) rather than `repeat` calls
+SEARCHES = {"recommend_gpus", "plan_serving", "plan_system"}
 DEFAULT_TARGET_US = 50
 
 
@@ -84,6 +89,53 @@ def _inputs() -> dict[str, list[dict]]:
         "precision_speedup": [
             {"model": mo, "gpu": gpu, "n_gpus": 8} for mo, gpu in pairs if getattr(_gpu(gpu), "fp8_tflops", None)
         ][:16],
+        "diagnose": [  # the kinds of the golden cases (tests/golden/diagnose.yaml): KV pool, ZeRO OOM, TP, slow
+            {
+                "model": "Llama-3.1-8B",
+                "gpu": "RTX 3090",
+                "framework": "vllm",
+                "max_model_len": 29000,
+                "error_kind": "kv_too_small",
+            },
+            {
+                "model": "Qwen2.5-72B",
+                "gpu": "A800 80GB",
+                "n_gpus": 16,
+                "framework": "deepspeed",
+                "method": "full",
+                "seq_len": 1024,
+                "error_kind": "oom",
+                "failed_alloc_gib": 16.83,
+            },
+            {
+                "model": "Llama-3.1-8B",
+                "gpu": "A100 80GB",
+                "n_gpus": 3,
+                "framework": "vllm",
+                "tp": 3,
+                "error_kind": "heads_not_divisible",
+            },
+            {
+                "model": "Qwen2.5-7B",
+                "gpu": "A100 80GB",
+                "n_gpus": 8,
+                "zero_stage": 2,
+                "error_kind": "oom",
+                "failed_alloc_gib": 3.55,
+                "allocated_gib": 70.0,
+                "reserved_gib": 72.0,
+            },
+        ],
+        "plan_serving": [  # traffic given three ways, one to three platforms
+            {"model": "Qwen3-32B", "gpus": ["H20", "4090"], "daily_users": 5000},
+            {"model": "Qwen3-32B", "gpus": ["H20"], "qps": 10, "output_tokens": 500},
+            {"model": m[0], "gpus": [g[0], g[1], g[2]], "concurrency": 64},
+        ],
+        "plan_system": [  # fine-tune, train to a deadline, serve (tests/tools/plan/test_plan_system.py)
+            {"job": "finetune", "model": "Qwen2.5-14B", "budget_cny": 2_000_000},
+            {"job": "train", "model": "7B", "tokens": "100B", "deadline_hours": 336},
+            {"job": "serve", "model": "Qwen3-32B", "concurrency": 200, "platforms": ["H20"]},
+        ],
     }
 
 
@@ -124,7 +176,7 @@ def quick(rounds: int = 5, repeat: int = 150) -> int:
         calls = [tool.input_model.model_validate(a) for a in inputs[name]]
         for c in calls:
             tool.fn(c)
-        n = 4 * len(calls) if name == "recommend_gpus" else repeat  # every case alike (they differ 10-fold)
+        n = 4 * len(calls) if name in SEARCHES else repeat  # every case alike (they differ 10-fold)
 
         def ratios(tool=tool, calls=calls, n=n) -> list[float]:
             out = []
@@ -166,7 +218,7 @@ def main() -> int:
         calls = [tool.input_model.model_validate(a) for a in inputs[name]]
         for c in calls:  # warm the catalog caches and check every input is valid
             tool.fn(c)
-        repeat = max(20, args.repeat // 10) if name == "recommend_gpus" else args.repeat
+        repeat = max(20, args.repeat // 10) if name in SEARCHES else args.repeat
         samples = _time(tool.fn, calls, repeat)
         via_call = statistics.median(_time(lambda a, v=tool: registry.call(v.name, a), inputs[name], repeat))
         med = statistics.median(samples)

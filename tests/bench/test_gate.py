@@ -42,6 +42,26 @@ def test_limits_are_ratios_with_margins():
     assert limits["calculators"]["margin"] > 1 and limits["load"]["ask_throughput_share"]["margin"] > 1
 
 
+def test_every_registered_tool_is_measured_and_gated():
+    """A registered tool without bench inputs would print "not gated" and slip past the gate; every one has inputs
+    (each valid for its input model) and a reference of its own in gate.yaml."""
+    import importlib.util
+
+    from tools import registry
+
+    spec = importlib.util.spec_from_file_location("bench_calculators", ROOT / "bench" / "calculators.py")
+    calculators = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(calculators)
+    inputs = calculators._inputs()
+    limits = yaml.safe_load((ROOT / "bench" / "gate.yaml").read_text(encoding="utf-8"))
+    for name in registry.names():
+        assert inputs.get(name), f"{name}: no inputs in bench/calculators.py"
+        tool = registry.get(name)
+        for args in inputs[name]:
+            tool.fn(tool.input_model.model_validate(args))
+        assert name in limits["calculators"]["reference"], f"{name}: no reference in bench/gate.yaml"
+
+
 def test_a_regression_fails_the_gate(tmp_path):
     """A limit a calculator cannot meet (a hundredth of its ratio today) fails the run, naming what regressed."""
     limits = yaml.safe_load((ROOT / "bench" / "gate.yaml").read_text(encoding="utf-8"))

@@ -54,6 +54,9 @@ class Setup:
     workload: str | None
     capacity: float | None  # bytes per GPU: the log's "total capacity" where given, else the catalog's
     params: ParamCount | None
+    #: fit_training's output per distinct argument set, for this diagnosis only (the causes and the fixes ask
+    #: the calculator the same question several times; it is a pure function of its arguments)
+    fits: dict[tuple, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def framework(self) -> str | None:

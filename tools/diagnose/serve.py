@@ -10,6 +10,7 @@ output), 2 bytes each, split over the tensor-parallel ranks.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -48,9 +49,14 @@ def precision(s: Setup) -> str:
 
 
 def weights_bytes(s: Setup) -> float:
-    precision_ = precision(s)
-    out = model_memory(ModelMemoryInput(model=s.model.id, precision=precision_))
-    return out.weights_gb * GB
+    return _weights_gb(s.model.id, precision(s)) * GB
+
+
+@functools.lru_cache(maxsize=1024)
+def _weights_gb(model_id: str, precision_: str) -> float:
+    """model_memory's weights_gb: a per-record constant of the catalog model at a precision (asked by the pool,
+    the estimate and every fix of a diagnosis)."""
+    return model_memory(ModelMemoryInput(model=model_id, precision=precision_)).weights_gb
 
 
 def kv_token_bytes(s: Setup, tp: int) -> float:

@@ -44,10 +44,16 @@ def _args(s: Setup, **change: Any) -> dict[str, Any]:
 
 
 def fit(s: Setup, **change: Any) -> dict[str, Any] | None:
-    try:
-        return fit_training(FitTrainingInput(**_args(s, **change))).model_dump()
-    except AdvisorError:
-        return None
+    """fit_training on the setup with `change` applied (None where it refuses), asked once per diagnosis for
+    each distinct set of arguments; callers only read the dict."""
+    args = _args(s, **change)
+    key = tuple(sorted(args.items()))
+    if key not in s.fits:
+        try:
+            s.fits[key] = dict(fit_training(FitTrainingInput(**args)))  # its fields; only top-level ones are read
+        except AdvisorError:
+            s.fits[key] = None
+    return s.fits[key]
 
 
 def _trainable(s: Setup) -> float:

@@ -38,6 +38,7 @@ from tools.plan.replica import (
     min_gpus,
     per_million,
     replicas_needed,
+    speed_input,
 )
 from tools.schemas.common import Assumption, assume
 from tools.schemas.money import RentVsBuyInput
@@ -114,10 +115,11 @@ def _plan_tp(inp: PlanServingInput, model: str, gpu: str, precision: str, tp: in
     if mem_b < 1:
         return None
     peaks: dict[int, Peak] = {}
+    base = speed_input(model, gpu, tp, precision, inp.prompt_tokens, inp.output_tokens)
 
     def peak(b: int) -> Peak:
         if b not in peaks:
-            peaks[b] = at_peak(model, gpu, tp, precision, b, inp.prompt_tokens, inp.output_tokens)
+            peaks[b] = at_peak(base, b, inp.output_tokens)
         return peaks[b]
 
     def ok(b: int) -> bool:

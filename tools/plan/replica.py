@@ -25,7 +25,7 @@ from annotated_types import Le
 from tools.memory.fit_inference import fit_inference
 from tools.schemas.memory import FitInferenceInput
 from tools.schemas.speed import InferenceSpeedInput
-from tools.speed.inference_speed import inference_speed
+from tools.speed.inference_speed import step_times
 
 #: the largest batch inference_speed models (its input's limit): a replica's batch is searched up to it
 SPEED_BATCH_CAP = next(m.le for m in InferenceSpeedInput.model_fields["batch"].metadata if isinstance(m, Le))
@@ -59,21 +59,26 @@ def min_gpus(model: str, gpu: str, precision: str, context: int) -> int | None:
     return fit.min_gpus
 
 
-def at_peak(model: str, gpu: str, tp: int, precision: str, batch: int, prompt: int, output: int) -> Peak:
-    """One replica of `tp` GPUs running `batch` sequences (the KV read per step is prompt + half the output)."""
-    sp = inference_speed(
-        InferenceSpeedInput(
-            model=model,
-            gpu=gpu,
-            n_gpus=tp,
-            precision=precision,
-            batch=batch,
-            context_len=prompt + max(1, output // 2),
-            prompt_len=prompt,
-        )
+def speed_input(model: str, gpu: str, tp: int, precision: str, prompt: int, output: int) -> InferenceSpeedInput:
+    """inference_speed's input for one replica of `tp` GPUs (the KV read per step is prompt + half the output),
+    validated once per replica shape; `at_peak` sets the batch on it."""
+    return InferenceSpeedInput(
+        model=model,
+        gpu=gpu,
+        n_gpus=tp,
+        precision=precision,
+        batch=1,
+        context_len=prompt + max(1, output // 2),
+        prompt_len=prompt,
     )
-    tpot = sp.tpot_ms / 1e3
-    prefill = max(sp.ttft_s - tpot, 0.0)  # inference_speed's TTFT is the prefill plus one decode step
+
+
+def at_peak(base: InferenceSpeedInput, batch: int, output: int) -> Peak:
+    """One replica of `base`'s shape running `batch` sequences (1 ≤ batch ≤ SPEED_BATCH_CAP, inside the input's
+    limits, so the copy needs no second validation; inference_speed reads no field derived from the batch)."""
+    tpot_ms, ttft_s = step_times(base.model_copy(update={"batch": batch}))
+    tpot = tpot_ms / 1e3
+    prefill = max(ttft_s - tpot, 0.0)  # inference_speed's TTFT is the prefill plus one decode step
     return share(batch, tpot, prefill, output)
 
 

@@ -7,6 +7,9 @@ parallelism, two all-reduces per layer. Prefill is compute-bound.
 
 from __future__ import annotations
 
+import functools
+from typing import NamedTuple
+
 from tools.catalog.architecture import check_parallel, kv_bytes_per_token, mlp_params, param_count
 from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu, get_model
@@ -14,7 +17,7 @@ from tools.catalog.model_spec import ModelSpec
 from tools.errors import Unsupported
 from tools.memory.capacity import capacity_bytes
 from tools.memory.fit_inference import DEFAULT_USABLE_FRACTION, default_weight_precision, max_batch_that_fits
-from tools.schemas.common import assume
+from tools.schemas.common import Assumption, assume
 from tools.schemas.speed import InferenceSpeedInput, InferenceSpeedOutput
 from tools.speed.comm import ring_allreduce_s, scale_up_gb_s
 from tools.speed.flops import Shape, peak_flops, shape
@@ -82,12 +85,38 @@ def _kernel(asked: str, precision: str, gpu: GpuSpec) -> str:
     return "marlin" if gpu.vendor == "nvidia" and gpu.family.lower() in MARLIN_FAMILIES else "torch"
 
 
-def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
-    """Decode tokens/s per sequence and in total, prefill tokens/s and time to first token.
+class _Speed(NamedTuple):
+    """The figures of one inference_speed call, before its output and assumptions are built."""
 
-    Decode is memory-bound at small batch (weights + KV read per step at an achieved share of the
-    spec bandwidth) and compute-bound at large batch (2·N_active FLOPs per token); prefill is compute-bound.
-    """
+    m: ModelSpec
+    gpu: GpuSpec
+    tp: int
+    precision: str
+    compute_precision: str
+    kernel: str
+    eff: float
+    bw: float
+    prompt: int
+    ctx: int
+    fits: int
+    b: int
+    step_bytes: float
+    t_step: float
+    t_moe: float
+    bound: str
+    prefill_tps: float
+    prefill_eff: float
+    ttft: float
+
+
+def step_times(inp: InferenceSpeedInput) -> tuple[float, float]:
+    """(tpot_ms, ttft_s) exactly as `inference_speed` reports them, without building its output: for planners
+    that search a replica's batch and read only these two figures."""
+    sp = _speed(inp)
+    return sp.t_step * 1e3, sp.ttft
+
+
+def _speed(inp: InferenceSpeedInput) -> _Speed:
     m, gpu = get_model(inp.model), get_gpu(inp.gpu)
     tp = inp.n_gpus
     check_parallel(m, tp, 1)
@@ -138,19 +167,30 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
         2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(prompt * s.hidden * 2, tp, up)) if tp > 1 else 0
     )
     ttft = prompt / prefill_tps + t_prefill_tp + t_step
+    return _Speed(m, gpu, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, b, step_bytes, t_step,
+                  t_moe, bound, prefill_tps, prefill_eff, ttft)  # fmt: skip
 
-    assumptions = [
+
+@functools.lru_cache(maxsize=8192, typed=True)  # typed, as `assume`: 1, 1.0 and True stay different values
+def _stated(
+    bw_gb_s: float, eff: float, bw_default: bool, kernel: str, kernel_default: bool, ce: float, ce_default: bool,
+    compute_precision: str, prefill_eff: float, pe_default: bool, prompt: int, prompt_default: bool, precision: str,
+    precision_default: bool, kv_precision: str, kv_default: bool, kv_bytes: float, moe: bool,
+) -> tuple[Assumption, ...]:  # fmt: skip
+    """The assumptions every inference_speed answer states, once per distinct content (the notes are formatted
+    from these values alone)."""
+    return (
         assume(
             key="bandwidth_efficiency",
             value=eff,
-            default="bandwidth_efficiency" not in given,
-            note=f"achieved share of {gpu.bandwidth_gb_s:g} GB/s; the defaults (16-bit 0.75, 8-bit 0.6, 4-bit 0.45) with "
+            default=bw_default,
+            note=f"achieved share of {bw_gb_s:g} GB/s; the defaults (16-bit 0.75, 8-bit 0.6, 4-bit 0.45) with "
             "the per-step overhead reproduce gpt-fast's A100-80GB table (Llama-2-7B bf16 at 330 W: 104.9 tokens/s).",
         ),
         assume(
             key="kernel",
             value=kernel,
-            default=inp.kernel == "auto",
+            default=kernel_default,
             note="weight-only quantised kernel family: marlin = vLLM's AWQ/GPTQ Marlin kernels (near-ideal 4-bit "
             "weight streaming, IST-DASLab/marlin README), torch = gpt-fast/tinygemm (calibrated on gpt-fast's "
             "table); 16-bit and fp8 weights do not use it.",
@@ -163,14 +203,14 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
         ),
         assume(
             key="compute_efficiency",
-            value=inp.compute_efficiency,
-            default="compute_efficiency" not in given,
+            value=ce,
+            default=ce_default,
             note=f"share of the dense {compute_precision} peak reached by large-batch decode.",
         ),
         assume(
             key="prefill_efficiency",
             value=prefill_eff,
-            default=inp.prefill_efficiency is None,
+            default=pe_default,
             note=f"share of the dense {compute_precision} peak reached by prefill (large GEMMs over the prompt); "
             f"the defaults (16-bit {PREFILL_EFFICIENCY['16-bit']:g}, fp8 {PREFILL_EFFICIENCY['fp8']:g} of the FP8 "
             "peak) are set on TensorRT-LLM and NIM first-token latencies.",
@@ -179,23 +219,36 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
             key="prompt_len",
             value=prompt,
             unit="tokens",
-            default=inp.prompt_len is None,
+            default=prompt_default,
             note="prompt for time to first token; defaults to context_len.",
         ),
-        assume(key="precision", value=precision, default=inp.precision is None, note="weight precision"),
-        assume(
-            key="kv_precision",
-            value=inp.kv_precision,
-            default="kv_precision" not in given,
-            note=f"{kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision]) / 1e3:.1f} kB per token.",
-        ),
+        assume(key="precision", value=precision, default=precision_default, note="weight precision"),
+        assume(key="kv_precision", value=kv_precision, default=kv_default, note=f"{kv_bytes / 1e3:.1f} kB per token."),
         assume(
             key="weights_read",
-            value="active path" if m.is_moe else "all weights",
+            value="active path" if moe else "all weights",
             note="input embedding lookup reads one row; 4/8-bit formats keep the LM head in 16-bit"
-            + ("; MoE: experts touched by the batch under uniform routing." if m.is_moe else "."),
+            + ("; MoE: experts touched by the batch under uniform routing." if moe else "."),
         ),
-    ]
+    )
+
+
+def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
+    """Decode tokens/s per sequence and in total, prefill tokens/s and time to first token.
+
+    Decode is memory-bound at small batch (weights + KV read per step at an achieved share of the
+    spec bandwidth) and compute-bound at large batch (2·N_active FLOPs per token); prefill is compute-bound.
+    """
+    m, gpu, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, b, step_bytes, t_step, t_moe, bound, \
+        prefill_tps, prefill_eff, ttft = _speed(inp)  # fmt: skip
+    given = inp.model_fields_set
+    assumptions = list(
+        _stated(gpu.bandwidth_gb_s, eff, "bandwidth_efficiency" not in given, kernel, inp.kernel == "auto",
+                inp.compute_efficiency, "compute_efficiency" not in given, compute_precision, prefill_eff,
+                inp.prefill_efficiency is None, prompt, inp.prompt_len is None, precision, inp.precision is None,
+                inp.kv_precision, "kv_precision" not in given, kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision]),
+                m.is_moe)
+    )  # fmt: skip
     if t_moe:
         assumptions.append(
             assume(
