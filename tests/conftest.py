@@ -93,6 +93,7 @@ SLOW_MODULES = {
     "tests/bot/channels/test_delivery.py": "racing workers on SQLite and PostgreSQL",
     "tests/bot/channels/test_allow_lists.py": "the server against a fake Slack and a fake WeCom",
     "tests/bot/channels/test_kill_mid_answer.py": "servers killed with SIGKILL and started again",
+    "tests/bot/channels/test_faults.py": "the store, Redis and WeCom's API failing under a served app",
     "tests/bot/channels/test_outbound.py": "the server against a fake WeCom",
     "tests/bot/channels/test_wecom_rejections.py": "the server against a fake WeCom",
     "tests/bot/channels/test_wecom_aibot.py": "the server against a fake WeCom",

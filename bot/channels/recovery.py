@@ -35,6 +35,7 @@ def recover_once(delivery, recoverers: dict) -> int:
             delivery.leases.advance(lease.key, "delivered")
         except Exception:
             log.exception("could not mark %s message %s delivered", claim.channel, claim.message_id)
+            delivery.marks.add(lease.key, claim, leased=True)
         delivery.log.record(
             DeliveryRecord(claim.channel, claim.message_id, claim.conversation_id, status, 0.0, claim.request_id)
         )
