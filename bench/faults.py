@@ -1,5 +1,5 @@
 """The channels' fault suite, counted: what each member got when the store, Redis or WeCom's API failed
-mid-answer (tests/bot/channels/test_faults.py, loopback fakes only).
+mid-answer (tests/bot/channels/test_faults.py and slack/test_api_outage.py, loopback fakes only).
 
     .venv/bin/python bench/faults.py
 
@@ -28,6 +28,7 @@ def main() -> int:
         "-p",
         "no:cacheprovider",
         "tests/bot/channels/test_faults.py",
+        "tests/bot/channels/slack/test_api_outage.py",
     ]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     for line in out.stdout.splitlines():

@@ -87,6 +87,7 @@ SLOW_MODULES = {
     "tests/bot/api/test_server.py": "uvicorn on loopback, the openai SDK",
     "tests/bot/api/test_widget_keys.py": "widget keys end to end",
     "tests/bot/channels/slack/test_delivery_paths.py": "Slack against a fake, Socket Mode",
+    "tests/bot/channels/slack/test_api_outage.py": "Slack through the server, its API failing",
     "tests/bot/channels/slack/test_events_http.py": "Slack events through the server",
     "tests/bot/channels/slack/test_malformed_requests.py": "Slack events through the server",
     "tests/bot/channels/slack/test_setup.py": "the Slack app through the server",
