@@ -53,6 +53,9 @@ from bot.api.server import BodyTimeout
 from bot.api.settings import ApiSettings
 from bot.api.sse import stream_limiter
 from bot.api.widget_auth import WidgetAccess
+from bot.channels.leases import Leases
+from bot.channels.recovery import close_interrupted_streams
+from bot.channels.settings import DeliverySettings
 from bot.channels.slack.settings import SlackSettings
 from bot.channels.widget import routes as widget_routes
 from bot.core.redis_client import RedisConfig
@@ -75,6 +78,18 @@ def answer_limiter(advisor: Advisor) -> anyio.CapacityLimiter:
     """How many answers may wait in worker threads at once. The advisor's own gate decides how many
     plan at the same time (one offline: pure CPU under one GIL); this bounds the waiting room."""
     return anyio.CapacityLimiter(64)
+
+
+def stream_leases(adv: Advisor, conf: ApiSettings) -> Leases | None:
+    """The leases of answers streamed over HTTP; first, the questions a stopped process was streaming
+    answers to are closed as failed (`bot.channels.recovery.close_interrupted_streams`)."""
+    try:
+        leases = Leases(adv.store.engine, 2 * conf.answer_deadline_s)
+        close_interrupted_streams(leases, adv.store)
+    except Exception:  # a store that does not answer yet: streams go unleased, as they did before
+        log.exception("could not close the streamed answers an earlier stop interrupted")
+        return None
+    return leases
 
 
 def create_app(
@@ -105,6 +120,8 @@ def create_app(
                 log.warning("closed %d turns left pending by an earlier stop as failed", closed)
         except Exception:  # a store that does not answer yet: /readyz says so; requests get 503
             log.exception("could not close pending turns")
+        app.state.stream_leases = await anyio.to_thread.run_sync(stream_leases, adv, conf)
+        app.state.fault_delay_s = DeliverySettings().fault_delay_s  # tests only (CHANNEL_FAULT_DELAY_S)
         app.state.stream_limiter = stream_limiter()
         app.state.answer_limiter = answer_limiter(adv)
         app.state.started_at = time.time()

@@ -36,6 +36,7 @@ from bot.answer.advisor import Advisor
 from bot.channels.inbound import MAX_CONVERSATION_ID, Inbound, conversation_id  # noqa: F401  (adapters import them from here)
 from bot.channels.leases import Claim, Leases, fail_orphaned_turns, question_digest
 from bot.channels.ledger import DeliveryLog, DeliveryRecord, LocalSeen, ReplyLog, SeenKeys, seen_keys_for
+from bot.channels.marks import PendingMarks
 from bot.channels.render import Answer, phrase, progress_phrase
 from bot.channels.settings import DeliverySettings
 from tools.errors import AdvisorError
@@ -81,6 +82,7 @@ class _Job:
     route: str = ""
     reply_to: dict | None = None
     leased: bool = False  # this process holds the message's lease
+    claim: Claim | None = None  # what the lease records (kept to mark it delivered later, if the store is away)
     lock: threading.Lock = field(default_factory=threading.Lock)
     settled: bool = False
 
@@ -110,6 +112,7 @@ class Delivery:
         self.log = deliveries or DeliveryLog(advisor.store.engine)
         self.replies = ReplyLog(advisor.store.engine)
         self.leases = Leases(advisor.store.engine, self.settings.answer_timeout_s + LEASE_GRACE_S)
+        self.marks = PendingMarks(self.leases)  # delivered marks the store could not take at the time
         self._recoverers: dict = {}
         self._stop = threading.Event()
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
@@ -173,6 +176,7 @@ class Delivery:
         if wait:
             for t in self._threads:
                 t.join(max(0.0, deadline - time.monotonic()))
+        self.marks.close()
         self._records.put(None)  # after the workers: their last records are written first
         self._recorder.join(max(0.0, deadline - time.monotonic()) if wait else 5.0)
 
@@ -209,6 +213,7 @@ class Delivery:
             job.route,
             job.reply_to,
         )
+        job.claim = claim
         try:
             outcome = self.leases.claim(job.key, claim)
         except Exception:  # the store is down: answering twice is better than never
@@ -229,12 +234,16 @@ class Delivery:
         return False
 
     def _advance(self, job: _Job, state: str) -> bool:
-        if not job.leased:  # answered without a lease (the store was down): nothing to move on
+        if not job.leased:  # answered without a lease (the store was down): a delivered row once it is back
+            if state == "delivered" and job.claim is not None:
+                self.marks.add(job.key, job.claim, leased=False)
             return True
         try:
             return self.leases.advance(job.key, state)
         except Exception:
             log.exception("could not mark %s message %s %s", job.msg.channel, job.msg.message_id, state)
+            if state == "delivered" and job.claim is not None:
+                self.marks.add(job.key, job.claim, leased=True)  # so no restarted worker answers it again
             return True
 
     # ---- after a crash ------------------------------------------------------------------------

@@ -189,6 +189,19 @@ class Leases:
                 == 1
             )
 
+    def settle(self, key: str, claim: Claim, leased: bool) -> None:
+        """Mark delivered a message this process answered while the store was away (`marks.PendingMarks`): its
+        own lease, or a new row when it answered without one. Raises while the store still does not answer."""
+        if leased:
+            self.advance(key, "delivered")
+            return
+        values = {**self._values(claim, _now()), "state": "delivered"}
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(insert(leases).values(key=key, generation=0, **values))
+        except IntegrityError:  # another worker claimed it meanwhile: its own lease says what happens
+            pass
+
     def get(self, key: str) -> Lease | None:
         with self.engine.connect() as conn:
             row = conn.execute(select(leases).where(leases.c.key == key)).mappings().first()

@@ -62,6 +62,8 @@ class FakeSlack:
     def __init__(self, streaming: bool = True, locales: dict[str, str] | None = None):
         self.streaming = streaming  # False: chat.startStream answers as a workspace without it does
         self.fail_append_after: int | None = None  # make appendStream fail after n calls (a broken stream)
+        self.fail_calls = 0  # the next n Web API calls answer HTTP 500 before doing anything (an outage)
+        self.failed_calls = 0
         self.locales = locales or {}
         self.calls: list[Call] = []
         self.messages: dict[tuple[str, str], Message] = {}
@@ -116,6 +118,10 @@ class FakeSlack:
         auth = request.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else args.pop("token", None)
         self.calls.append(Call(method, args, token, time.monotonic()))
+        if self.fail_calls > 0:
+            self.fail_calls -= 1
+            self.failed_calls += 1
+            return web.Response(status=500, text="<html>500 Internal Server Error</html>", content_type="text/html")
         expected = APP_TOKEN if method == "apps.connections.open" else BOT_TOKEN
         if token is None:
             return web.json_response({"ok": False, "error": "not_authed"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from functools import partial
 from typing import Annotated, Literal
@@ -12,6 +13,7 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import AfterValidator, ConfigDict, Field, StringConstraints
 
 from bot.answer.advisor import MAX_QUESTION_CHARS
+from bot.answer.streaming import stream_events
 from bot.api.deps import NOT_FOUND, AdvisorDep, ApiSettingsDep, MetricsDep, json_response
 from bot.api.errors import TEXT_PATTERN, advisor_error
 from bot.api.json_types import JsonTyped
@@ -19,6 +21,7 @@ from bot.api.routes.conversations import ConversationId, chosen_conversation, un
 from bot.api.running import run_answer
 from bot.api.security import Caller
 from bot.api.sse import SSE_HEADERS, event, with_keepalive
+from bot.channels.recovery import close_stream, open_stream
 from bot.core.language import detect_language
 from bot.core.store import UnknownConversation
 from bot.core.trace import AnswerTrace
@@ -93,18 +96,53 @@ def router() -> APIRouter:
             or uuid.uuid4().hex
         )
 
+        state = request.app.state
+        leases = getattr(state, "stream_leases", None)  # a kill mid-answer: the next start fails the turn
+        request_id = uuid.uuid4().hex[:16]
+        lang = body.lang or detect_language(body.text)
+        lease = (
+            await anyio.to_thread.run_sync(open_stream, leases, cid, body.text, lang, request_id) if leases else None
+        )
+
         async def events():
-            items = advisor.stream(body.text, conversation_id=cid, lang=body.lang, owner=caller.owner)
-            async for item in with_keepalive(items, conf.sse_keepalive_s, limiter):
-                if item is None:
-                    yield ": keep-alive\n\n"
-                    continue
-                if item["type"] == "final":
-                    metrics.count_answer(item["trace"])
-                yield event(item, name=item["type"])
+            ask = _slowed(advisor.ask, getattr(state, "fault_delay_s", 0.0))
+            items = stream_events(ask, body.text, conversation_id=cid, lang=body.lang, owner=caller.owner)
+            try:
+                async for item in with_keepalive(items, conf.sse_keepalive_s, limiter):
+                    if item is None:
+                        yield ": keep-alive\n\n"
+                        continue
+                    if item["type"] == "final":
+                        metrics.count_answer(item["trace"])
+                    yield event(item, name=item["type"])
+            finally:
+                if lease:
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(close_stream, leases, lease)
 
         return StreamingResponse(
             events(), media_type="text/event-stream", headers={**SSE_HEADERS, "X-Conversation-ID": cid}
         )
 
     return router
+
+
+def _slowed(ask, delay_s: float):
+    """`advisor.ask`, held `delay_s` at its first tool (the question already stored): CHANNEL_FAULT_DELAY_S,
+    for the tests that stop the server in the middle of a streamed answer. Unchanged when 0."""
+    if not delay_s:
+        return ask
+
+    def slow(text, conversation_id=None, lang=None, emit=None, **kw):
+        held = []
+
+        def hold(event: dict) -> None:
+            if event.get("type") == "tool_started" and not held:
+                held.append(True)
+                time.sleep(delay_s)
+            if emit is not None:
+                emit(event)
+
+        return ask(text, conversation_id, lang, emit=hold, **kw)
+
+    return slow

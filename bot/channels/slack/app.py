@@ -29,6 +29,7 @@ from slack_bolt.adapter.fastapi.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetryHandler, AsyncServerErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 from starlette.responses import JSONResponse, Response
 
@@ -68,7 +69,7 @@ class SlackChannel:
             logger=bolt_log,
             signing_secret=settings.signing_secret.get_secret_value() if settings.signing_secret else None,
             request_verification_enabled=settings.signing_secret is not None,
-            client=AsyncWebClient(base_url=settings.api_url, timeout=15),
+            client=web_client(settings.api_url),
             authorize=self._authorizer(),
             process_before_response=False,
         )
@@ -106,7 +107,7 @@ class SlackChannel:
             lang=lang,
             heading=str(reply_to.get("heading") or ""),
         )
-        client = AsyncWebClient(base_url=self.settings.api_url, token=self._token, timeout=15)
+        client = web_client(self.settings.api_url, token=self._token)
         return _Sink(SlackReply(client=client, target=target), self.advisor, loop)
 
     # ---- Bolt wiring -----------------------------------------------------------------------------
@@ -279,6 +280,14 @@ class SlackChannel:
                 locale = ""
             self._locales[user] = "zh" if locale.lower().startswith("zh") else "en"
         return self._locales[user]
+
+
+def web_client(api_url: str, token: str | None = None) -> AsyncWebClient:
+    """Slack's Web API client: a dropped connection, and an HTTP 500 or 503 (Slack's side failing before it
+    did anything), are tried again up to 3 times after 0.5, 1 and 2 s, so a short outage delays a reply
+    instead of losing it (Bolt's per-request clients copy these handlers)."""
+    retry = [AsyncConnectionErrorRetryHandler(), AsyncServerErrorRetryHandler(max_retry_count=3)]
+    return AsyncWebClient(base_url=api_url, token=token, timeout=15, retry_handlers=retry)
 
 
 def _no_retry(response: Response) -> Response:

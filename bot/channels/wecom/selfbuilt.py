@@ -32,6 +32,8 @@ from bot.core.language import detect_language
 log = logging.getLogger("gpu_advisor.channels.wecom")
 
 TOKEN_ERRORS = {40001, 40014, 42001}  # invalid credential, invalid token, expired token
+BUSY_ERRORS = {-1}  # 系统繁忙 (system busy): worth trying again, like an HTTP 5xx
+TRANSIENT_BACKOFF_S = (0.5, 1.0, 2.0)
 REFRESH_EARLY_S = 300
 PER_MEMBER_PER_MINUTE = 30
 _ENCRYPT = re.compile(rb"<Encrypt>\s*<!\[CDATA\[([A-Za-z0-9+/=]*)\]\]>\s*</Encrypt>")
@@ -129,15 +131,31 @@ class AppSender:
             )
 
     def _send(self, body: dict) -> None:
-        for attempt in range(2):
+        """One piece, once: a refused token is refreshed once; a server error (HTTP 5xx, errcode -1 busy) or a
+        connection that never opened is tried again after 0.5, 1 and 2 s, so a short outage of WeCom's API
+        delays the answer instead of losing it (the core's apology would meet the same outage)."""
+        refreshed = False
+        for pause in (*TRANSIENT_BACKOFF_S, None):
             token = self.token.get()
-            data = self.client.post(
-                f"{self.api_base}/cgi-bin/message/send", params={"access_token": token}, json=body
-            ).json()
+            try:
+                resp = self.client.post(
+                    f"{self.api_base}/cgi-bin/message/send", params={"access_token": token}, json=body
+                )
+            except (httpx.ConnectError, httpx.ConnectTimeout) as err:  # never reached WeCom
+                data, problem = None, type(err).__name__
+            else:
+                data, problem = (resp.json() if resp.status_code < 500 else None), f"HTTP {resp.status_code}"
+            if data is None or int(data.get("errcode", 0)) in BUSY_ERRORS:
+                if pause is None:
+                    raise WeComApiError(-1, f"WeCom's API did not take the message ({problem})")
+                log.warning("WeCom message/send failed (%s); trying again in %.1f s", problem, pause)
+                time.sleep(pause)
+                continue
             code = int(data.get("errcode", 0))
             if code == 0:
                 return
-            if code in TOKEN_ERRORS and attempt == 0:
+            if code in TOKEN_ERRORS and not refreshed:
+                refreshed = True
                 self.token.invalidate(token)
                 continue
             raise WeComApiError(code, str(data.get("errmsg", "")))

@@ -83,6 +83,22 @@ def test_malformed_json_is_422(client):
     assert _error(resp, 422)["field"] == "body"
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"text":' + b"[" * 5000 + b"]" * 5000 + b"}",  # nested deeper than the parser goes
+        '{"text": "8卡H800显存够吗"}'.encode("gb18030"),  # not UTF-8
+        b'{"text": "\xff\xfe"}',  # invalid UTF-8 bytes
+    ],
+    ids=["depth", "gb18030", "bad-utf8"],
+)
+def test_json_that_cannot_be_parsed_is_the_documented_422_never_a_500(client, raw):
+    """docs/api.md: a body that is not JSON is 422 (field `body`); depth and encoding included."""
+    resp = client.post("/v1/ask", content=raw, headers={"content-type": "application/json", "Accept-Language": "zh"})
+    err = _error(resp, 422)
+    assert err["field"] == "body" and err["message"] == "请求体不是有效的 JSON。"
+
+
 def test_validation_message_follows_accept_language(client):
     err = _error(client.post("/v1/ask", json={}, headers={"Accept-Language": "zh-CN,zh;q=0.9"}), 422)
     assert err["message"] == "缺少字段“text”。"

@@ -26,6 +26,7 @@ import uuid
 from typing import Any
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import PlainTextResponse
 from loopback import ServerThread, free_port  # noqa: F401  (re-exported for the channel tests)
 from wechatpy.enterprise.crypto import PrpCrypto
 from wechatpy.utils import to_text
@@ -48,6 +49,8 @@ class FakeWeCom:
         self.tokens_issued: list[str] = []
         self.valid_tokens: set[str] = set()
         self.expire_next_send = False
+        self.fail_sends = 0  # the next n message/send calls answer HTTP 500 before anything is sent (an outage)
+        self.failed_sends = 0
         self.sent: list[dict] = []  # message/send bodies
         self.responses: list[tuple[str, dict]] = []  # response_url posts
         self.frames_in: list[dict] = []  # every frame the bot sent over the long connection
@@ -136,6 +139,10 @@ class FakeWeCom:
         async def send(request: Request, access_token: str = ""):
             body = await request.json()
             with self.lock:
+                if self.fail_sends > 0:
+                    self.fail_sends -= 1
+                    self.failed_sends += 1
+                    return PlainTextResponse("<html>502 Bad Gateway</html>", status_code=500)
                 if self.expire_next_send:
                     self.expire_next_send = False
                     self.valid_tokens.discard(access_token)

@@ -271,3 +271,36 @@ def test_slack_socket_mode_killed_mid_answer_gets_one_reply(tmp_path, fit_7b_h80
                 p.terminate()
                 p.wait(15)
         fake.close()
+
+
+def _turns(srv: Server, cid: str) -> list[dict]:
+    resp = httpx.get(f"{srv.base}/v1/conversations/{cid}", timeout=10)
+    return resp.json()["turns"] if resp.status_code == 200 else []
+
+
+def test_widget_stream_killed_mid_answer_keeps_the_question_and_says_it_failed(server, fit_7b_h800):
+    """The widget's transport, POST /v1/ask/stream, killed while the answer runs. What "never lose a message"
+    means there: the question was stored before the answer started; the widget sees the stream break (and
+    says so at once); after the restart the conversation shows the question closed as failed (before, it
+    stayed `pending` until a sweep that only closes turns older than twice the answer deadline), and the
+    same question asked again in that conversation is answered, once."""
+    srv = server()
+    srv.start(CHANNEL_FAULT_DELAY_S="60")
+    with httpx.Client(timeout=30) as http:
+        with http.stream("POST", f"{srv.base}/v1/ask/stream", json={"text": Q}) as resp:
+            assert resp.status_code == 200
+            cid = resp.headers["X-Conversation-ID"]
+            deadline = time.monotonic() + 30
+            while [t["status"] for t in _turns(srv, cid)] != ["pending"]:  # stored, and being answered
+                assert time.monotonic() < deadline, _turns(srv, cid)
+                time.sleep(0.1)
+            srv.kill()
+            with pytest.raises(httpx.HTTPError):  # what the widget sees: the stream breaks, not a silent wait
+                for _ in resp.iter_bytes():
+                    pass
+    srv.start()
+    turns = _turns(srv, cid)
+    assert [(t["question"], t["status"]) for t in turns] == [(Q, "failed")]
+    again = httpx.post(f"{srv.base}/v1/ask", json={"text": Q, "conversation_id": cid}, timeout=60)
+    assert again.status_code == 200 and fit_7b_h800 in again.json()["answer"]
+    assert [t["status"] for t in _turns(srv, cid)] == ["failed", "answered"]
