@@ -23,6 +23,7 @@ from bot.core.language import detect_language
 from bot.offline.understand import lexicon as lx
 from bot.offline.understand.decide import refine
 from bot.offline.understand.dialogue import slots_of
+from bot.offline.understand.exclude import excluded
 from bot.offline.understand.facility import facility
 from bot.offline.understand.intent_model import model
 from bot.offline.understand.money import claims, money, sample_tokens, tokens
@@ -100,6 +101,7 @@ def _slots(text: str) -> Work:
     w = Work(text or "")
     tokens(w)
     names_in(w)
+    excluded(w)
     grids(w)
     card_memory(w)
     sample_tokens(w)

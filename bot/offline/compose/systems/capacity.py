@@ -12,9 +12,12 @@ import re
 from typing import Any
 
 from bot.core.toolbox import ToolRun
+from bot.offline.compose.shortlist import allowed
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, money_span, num, pct
+from bot.offline.understand.request.figures import RANGE_GAP
 from bot.offline.understand.request.model import Request
+from bot.offline.understand.request.reader import normalised
 from tools.catalog.lookup import get_gpu, gpus
 from tools.catalog.prices import prices_for
 from tools.errors import AdvisorError
@@ -26,9 +29,17 @@ TRAFFIC_ROLES = ("concurrency", "qps", "daily_users")
 def traffic(request: Request) -> dict[str, float]:
     """The traffic figures the question gives, by plan_serving's field names (the first of each role)."""
     out: dict[str, float] = {}
+    ends: dict[str, int] = {}
+    norm = normalised(request.text)
     for m in request.mentions:
-        if m.role in TRAFFIC_ROLES and m.role not in out and isinstance(m.value, int | float):
-            out[m.role] = int(m.value) if m.role != "qps" else float(m.value)
+        if m.role not in TRAFFIC_ROLES or not isinstance(m.value, int | float):
+            continue
+        value = int(m.value) if m.role != "qps" else float(m.value)
+        if m.role not in out:
+            out[m.role] = value
+        elif re.fullmatch(RANGE_GAP, norm[ends[m.role] : m.start]):  # "300–500 QPS": sized for the peak end
+            out[m.role] = max(out[m.role], value)
+        ends[m.role] = m.end
     return out
 
 
@@ -59,12 +70,17 @@ def _gpus(s: dict[str, Any]) -> list[str]:
     if s.get("domestic_only"):  # 国产化: Chinese-made accelerators only (priced ones first)
         named = [g for g in named if get_gpu(g).domestic]
         if not named:
-            ranked = sorted(
-                (g for g in gpus() if g.domestic and g.bandwidth_gb_s and g.segment == "datacenter"),
-                key=lambda g: (prices_for(g) is None, -(g.bandwidth_gb_s or 0)),
-            )
-            named = [g.id for g in ranked[:DOMESTIC_CANDIDATES]]
-    return named or list(DEFAULT_SERVING_GPUS)
+            named = allowed(s, [g.id for g in _domestic()])
+    return named or allowed(s, DEFAULT_SERVING_GPUS) or list(DEFAULT_SERVING_GPUS)
+
+
+def _domestic() -> list[Any]:
+    """Chinese-made datacenter accelerators with a bandwidth figure, priced ones first, then the fastest."""
+    ranked = sorted(
+        (g for g in gpus() if g.domestic and g.bandwidth_gb_s and g.segment == "datacenter"),
+        key=lambda g: (prices_for(g) is None, -(g.bandwidth_gb_s or 0)),
+    )
+    return ranked[:DOMESTIC_CANDIDATES]
 
 
 def _cell(x: float | None, digits: int = 2) -> str:

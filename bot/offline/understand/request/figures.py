@@ -143,6 +143,11 @@ def role_of(text: str, start: int, unit: str) -> tuple[str, int]:
     return "other", 0
 
 
+#: what stands between the two ends of a range ("300–500", "100 到 200")
+RANGE_GAP = r"\s*(?:-|–|—|~|～|到|至|to)\s*"
+_RANGE_GAP = re.compile(RANGE_GAP)
+
+
 def loose_figures(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
     """Every number outside the recognised spans, with a role from its context; numbers that are part of a
     stack trace's frames (file, line, address) or of an identifier are not things the user said."""
@@ -157,6 +162,8 @@ def loose_figures(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
         if _DEVICE.search(text[max(0, start - 8) : start]):
             continue  # "GPU 0;", "cuda:1", "rank 3": which device, not a figure of the question
         role, unit_len = ("version", 0) if m.group(1).count(".") >= 2 else role_of(text, start, unit)
+        if role == "other" and found and _RANGE_GAP.fullmatch(text, found[-1].end, start):
+            role = found[-1].role  # "QPS：300–500": the upper end of a range has the role of its lower end
         value = float(m.group(1).replace(",", "")) if m.group(1).count(".") <= 1 else m.group(1)
         span_end = end + len(unit[:unit_len].rstrip())
         found.append(Mention(text=text[start:span_end].strip(), role=role, value=value, start=start, end=span_end))
