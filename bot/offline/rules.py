@@ -111,7 +111,8 @@ class RulesPlanner:
             for k in (*f.needs, *sorted(unknown & set(f.defaults)))
             if slots.get(k) in (None, []) and not (k == "budget_cny" and slots.get("budget_usd"))
         ]
-        if missing == ["model"] and (cards := _cards_alone(p, request.cued)):
+        traffic = ["capacity"] if any(m.role in ("concurrency", "qps", "daily_users") for m in request.mentions) else []
+        if missing == ["model"] and (cards := _cards_alone(p, [*request.cued, *traffic])):
             # "A100 比 4090 慢，正常吗？", "V100 不支持 bf16？": what the cards themselves say answers it; the model
             # is asked for in one line, not instead of the answer
             intent, missing = cards, []

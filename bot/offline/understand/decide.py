@@ -100,7 +100,21 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         and re.search(r"最多|最大|max|how many|多少路|多少人|几路", p.text, re.I)
     ):
         return "serving_capacity"  # "8B 在 L40S 上最多撑多少并发": the capacity, not one user's speed
+    if intent in ("knowledge", "out_of_scope") and not slots.get("model") and SIZING.search(p.text):
+        # "what hardware is necessary?", "需要什么配置": a sizing request, whose model is asked for (never assumed)
+        return "recommend_serving" if _SERVING.search(p.text) else "min_gpus"
     return intent
+
+
+_SERVING = re.compile(r"推理|部署|serv(?:e|ing)|inference|deploy|users?\b|用户|并发|concurren", re.IGNORECASE)
+#: words that ask what hardware a job needs, whatever else the question says (no model named: it is asked for)
+SIZING = re.compile(
+    r"hardware (?:requirements?|specs?|needed|necessary|will be necessary)|how many (?:graphics cards|gpus|cards)|"
+    r"which (?:gpu|hardware|server)|what (?:sort of |kind of )?(?:config|hardware|gpus?|server)\b|"
+    r"buy (?:a )?(?:server|gpu|machine)|server with (?:a )?gpu|硬件(?:要求|配置|需求)|需要什么(?:显卡|卡|配置|硬件)|"
+    r"什么(?:样的)?配置|多少(?:张|块)?(?:显卡|卡)|最低(?:显卡)?配置",
+    re.IGNORECASE,
+)
 
 
 _ACCEPT = re.compile(ACCEPT_DEFAULT, re.IGNORECASE)

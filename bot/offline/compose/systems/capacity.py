@@ -43,6 +43,31 @@ def traffic(request: Request) -> dict[str, float]:
     return out
 
 
+#: plan_serving's defaults for a request's lengths (tools/schemas/plan.py), used when only a window is given
+DEFAULT_OUTPUT = 300
+
+
+def lengths(request: Request) -> dict[str, int]:
+    """The request lengths the question states, by plan_serving's field names: a prompt and an output length as
+    given; a context window ("128k context", "32k") alone is the prompt plus the output, so the prompt is the
+    window less the output (the default output when none is given) and the KV cache is sized for the window."""
+    first: dict[str, int] = {}
+    for m in request.mentions:
+        if m.role in ("prompt_len", "output_len", "context_len", "seq_len") and isinstance(m.value, int | float):
+            if m.value >= 1:
+                first.setdefault(m.role, int(m.value))
+    out: dict[str, int] = {}
+    if "output_len" in first:
+        out["output_tokens"] = min(first["output_len"], 100_000)
+    window = first.get("context_len") or first.get("seq_len")
+    if "prompt_len" in first:
+        out["prompt_tokens"] = min(first["prompt_len"], 1_000_000)
+    elif window:
+        output = out.get("output_tokens", DEFAULT_OUTPUT)
+        out["prompt_tokens"] = min(max(window - output, 1), 1_000_000)
+    return out
+
+
 #: the most domestic cards compared when the question asks for domestic ones only
 DOMESTIC_CANDIDATES = 6
 
@@ -92,7 +117,9 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
     given = traffic(request)
     gpus = _gpus(s)
     wanted, said = targets(request)
-    args: dict[str, Any] = {"model": s["model"], "gpus": gpus, **given, **wanted}
+    args: dict[str, Any] = {"model": s["model"], "gpus": gpus, **given, **wanted, **lengths(request)}
+    if s.get("hours_per_day"):  # owned cards' cost at the hours a day they will be busy, as the user said
+        args["hours_per_day"] = min(float(s["hours_per_day"]), 24.0)
     if s.get("precision") in ("bf16", "fp16", "fp8", "int8", "int4"):
         args["precision"] = s["precision"]
     if lang == "zh" or s.get("china_only"):  # a mainland purchase: the pick is a card that can be bought there
@@ -173,7 +200,7 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
     if restricted:
         out.add(say("restricted_note", lang, gpus="、".join(restricted) if lang == "zh" else ", ".join(restricted)))
     if pick is not None:
-        _machines(s, {**given, **wanted}, pick, run, out)
+        _machines(s, {**given, **wanted, **lengths(request)}, pick, run, out)
     out.add(say("serving_assumptions", lang, hours=num(24)))
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.shortlist import excluded
-from bot.offline.compose.systems.capacity import traffic
+from bot.offline.compose.systems.capacity import lengths, traffic
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, count, duration, method_label, money, money_span, num
 from bot.offline.understand.request.model import Request
@@ -128,6 +128,7 @@ def system_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) -> 
     defaulted_traffic = False
     if job == "serve":
         args.update(traffic(request))
+        args.update(lengths(request))
         if not any(k in args for k in ("concurrency", "qps", "daily_users")):
             args["concurrency"], defaulted_traffic = DEFAULT_CONCURRENCY, True
     r = run("plan_system", args)

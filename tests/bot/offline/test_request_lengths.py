@@ -1,0 +1,60 @@
+"""What a serving request states about itself reaches plan_serving: its prompt and output lengths, a context window,
+its traffic written with a space between thousands; and a sizing request that names no model asks for it."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.offline.understand.request.reader import read
+
+
+def calls(trace, tool):
+    return [c for c in trace.tool_calls if c.tool == tool]
+
+
+@pytest.mark.parametrize(
+    ("text", "role", "value"),
+    [
+        ("Qwen2.5-32B 客服，高峰并发 100，每次输入 8k token，输出 1000 token，要几张卡？", "prompt_len", 8192),
+        ("Qwen2.5-32B 客服，高峰并发 100，每次输入 8k token，输出 1000 token，要几张卡？", "output_len", 1000),
+        ("Llama-3.1-8B, 200 concurrent, 2000 input tokens and 500 output tokens, how many L40S?", "prompt_len", 2000),
+        ("Llama-3.1-8B, 200 concurrent, 2000 input tokens and 500 output tokens, how many L40S?", "output_len", 500),
+        ("Let's imagine i want to deploy Llama-3.1-8B for 10 000 users, which hardware?", "daily_users", 10000),
+    ],
+)  # fmt: skip
+def test_lengths_and_spaced_thousands_are_read(text, role, value):
+    assert [m.value for m in read(text).mentions if m.role == role][:1] == [value]
+
+
+def test_a_speed_after_output_is_no_length():
+    assert not [m for m in read("Qwen2.5-7B 输出 30 token/s 要几张卡").mentions if m.role == "output_len"]
+
+
+def test_the_plan_uses_the_lengths_the_user_gave(advisor):
+    t = advisor.ask("Qwen2.5-32B 客服，高峰并发 100，每次输入 8k token，输出 1000 token，要几张卡？")
+    plan = calls(t, "plan_serving")[0]
+    assert plan.input["prompt_tokens"] == 8192 and plan.input["output_tokens"] == 1000
+    assert "每请求输入 8,192 / 输出 1,000 token" in t.answer
+    machines = calls(t, "plan_system")[0]  # the servers are sized for the same requests
+    assert machines.input["prompt_tokens"] == 8192 and machines.input["output_tokens"] == 1000
+    assert t.unused == []
+
+
+def test_a_context_window_alone_sizes_the_prompt_as_the_window_less_the_output(advisor):
+    t = advisor.ask("Serve Llama-3.1-70B to 50 concurrent users with 32k context. How many GPUs?")
+    plan = calls(t, "plan_serving")[0]
+    assert plan.input["prompt_tokens"] + plan.output["output_tokens"] == 32768
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Let's imagine i want to deploy for 10 000 users on 8 A100 GPUs, which hardware will be necessary ?",
+        "Are there any guidelines to estimate the hardware requirements? How many graphics cards would be appropriate?",
+        "推理硬件要求是什么？需要什么配置？",
+    ],
+)
+def test_a_sizing_request_without_a_model_asks_for_it(advisor, text):
+    t = advisor.ask(text)
+    assert "Which model" in t.answer or "哪个模型" in t.answer
+    assert not [c for c in t.tool_calls if c.tool not in ("search_knowledge",)]  # nothing computed on a guess
