@@ -228,14 +228,17 @@ _BOTH_JOBS = re.compile(
     re.IGNORECASE,
 )
 #: the intents one answer per alternative suits (a memory fit, a count, a time)
-_PER_VARIANT = ("fit", "min_gpus", "time", "train_memory", "zero_states", "speed", "weights")
+_PER_VARIANT = ("fit", "min_gpus", "time", "train_memory", "zero_states", "speed", "weights", "recommend")
 
 
 def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]:
     """Alternatives in one question, one answer each: methods ("LoRA 行吗？QLoRA 呢？"), both jobs ("推理和微调需要
-    多少卡"), several models ("what about 7B and 13B"). A label is a template key ("method_lora") or a name."""
+    多少卡"), several models ("what about 7B and 13B"), and every combination of those asked together ("GPU RAM
+    to fine-tune and to run the 70B and the 13B": four answers). A label is a template key ("method_lora") or a
+    name; a combination's labels are joined by `VARIANT_SEP`."""
     if intent not in _PER_VARIANT:
         return []
+    axes: list[list[tuple[str, dict[str, Any]]]] = []
     found = []
     for span in p.mentions.get("method", []):
         low = span.lower()
@@ -251,16 +254,23 @@ def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]
         if method not in found:
             found.append(method)
     if len(found) >= 2 and intent != "speed":
-        return [(f"method_{m}", {"method": m}) for m in found]
-    if intent in ("fit", "min_gpus") and _BOTH_JOBS.search(p.text or ""):
-        return [("workload_infer", {"workload": "infer"}), ("workload_finetune", {"workload": "finetune"})]
+        axes.append([(f"method_{m}", {"method": m}) for m in found])
+    elif intent in ("fit", "min_gpus") and _BOTH_JOBS.search(p.text or ""):
+        axes.append([("workload_infer", {"workload": "infer"}), ("workload_finetune", {"workload": "finetune"})])
     models = list(dict.fromkeys(p.models))
     if 2 <= len(models) <= 4 and not p.gpus[1:]:
-        return [(m, {"model": m}) for m in models]
+        axes.append([(m, {"model": m}) for m in models])
     gpus = list(dict.fromkeys(p.gpus))
-    if 2 <= len(gpus) <= 4 and (intent in ("speed", "time") or (intent == "fit" and p.n_gpus is None)):
-        return [(g, {"gpu": g}) for g in gpus]  # "A10 的推理速度比 3090 慢一倍": each card's own figure
-    return []
+    if not axes and 2 <= len(gpus) <= 4 and (intent in ("speed", "time") or (intent == "fit" and p.n_gpus is None)):
+        axes.append([(g, {"gpu": g}) for g in gpus])  # "A10 的推理速度比 3090 慢一倍": each card's own figure
+    out: list[tuple[str, dict[str, Any]]] = [("", {})]
+    for axis in axes[:2]:  # at most two axes (methods or jobs, then models): eight answers at the very most
+        out = [(f"{a}{VARIANT_SEP}{b}" if a else b, {**x, **y}) for a, x in out for b, y in axis]
+    return [] if out == [("", {})] else out
+
+
+#: what joins the labels of a combination of alternatives ("workload_infer|llama-2-70b")
+VARIANT_SEP = "|"
 
 
 def parts(intent: str, p: ParsedQuestion, asks: Iterable[str] = ()) -> list[str]:

@@ -58,3 +58,23 @@ def test_a_sizing_request_without_a_model_asks_for_it(advisor, text):
     t = advisor.ask(text)
     assert "Which model" in t.answer or "哪个模型" in t.answer
     assert not [c for c in t.tool_calls if c.tool not in ("search_knowledge",)]  # nothing computed on a guess
+
+
+def test_both_jobs_for_two_models_are_four_answers_each_at_the_window_asked(advisor):
+    t = advisor.ask(
+        "Hardware requirements for finetuning and inference? Could you please provide the GPU RAM required, "
+        "Especially the Llama2 70B 32k and the Llama2 13B 32k."
+    )
+    for header in ("Serving · Llama-2-70B", "Serving · Llama-2-13B", "Fine-tuning · Llama-2-70B",
+                   "Fine-tuning · Llama-2-13B"):  # fmt: skip
+        assert f"**{header}:**" in t.answer
+    serving = calls(t, "fit_inference")
+    assert serving and all(c.input["context_len"] == 32768 for c in serving)
+    training = calls(t, "fit_training")
+    assert training and all(c.input["seq_len"] == 32768 for c in training)
+
+
+def test_a_recommendation_for_two_models_answers_each(advisor):
+    t = advisor.ask("llama2-13B和llama2-70b微调所需要的显卡配置")
+    assert {c.input["model"] for c in calls(t, "recommend_gpus")} >= {"llama-2-13b", "llama-2-70b"}
+    assert "**Llama-2-13B：**" in t.answer and "**Llama-2-70B：**" in t.answer
