@@ -161,6 +161,8 @@ def capacity(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> No
             total=f"{top['total_tokens_per_s']:,.0f}",
         )
     )
+    kv = f["kv_cache_gb_per_sequence"]
+    out.add(say("capacity_batching", lang, kv=f"{kv:.2f}" if kv < 1 else f"{kv:.1f}", ctx=f"{f['context_len']:,}"))
     users = s.get("batch")
     if users and users > 1:
         if users <= f["max_batch"]:

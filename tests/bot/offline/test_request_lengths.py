@@ -78,3 +78,19 @@ def test_a_recommendation_for_two_models_answers_each(advisor):
     t = advisor.ask("llama2-13B和llama2-70b微调所需要的显卡配置")
     assert {c.input["model"] for c in calls(t, "recommend_gpus")} >= {"llama-2-13b", "llama-2-70b"}
     assert "**Llama-2-13B：**" in t.answer and "**Llama-2-70B：**" in t.answer
+
+
+def test_a_capacity_answer_says_what_each_user_adds_and_that_it_needs_a_batching_server(advisor):
+    t = advisor.ask(
+        "A10 24G使用chatglm3-6B，大概能够满足什么量级的用户数量正常使用？多个用户同时提问会导致显存占用明显增大吗？"
+    )
+    f = calls(t, "fit_inference")[0].output
+    kv = f["kv_cache_gb_per_sequence"]
+    assert f"每多一路并发，KV 缓存多占约 {kv:.2f} GB" in t.answer and "vLLM" in t.answer
+    assert t.ungrounded == []
+
+
+def test_a_card_named_with_its_memory_in_brackets_is_that_variant():
+    assert read("How many A100 GPUs (40GB) required to tune 13B model (full parameter)?").parsed.gpus == [
+        "a100-sxm4-40gb"
+    ]
