@@ -100,6 +100,10 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         and re.search(r"最多|最大|max|how many|多少路|多少人|几路", p.text, re.I)
     ):
         return "serving_capacity"  # "8B 在 L40S 上最多撑多少并发": the capacity, not one user's speed
+    if intent in ("speed", "fit") and slots.get("model") and not p.gpus and WHICH_CARDS.search(p.text):
+        return (
+            "recommend_serving"  # "72B 在哪些 GPU 上跑得起来、速度怎么样": the cards that run it, each with its speed
+        )
     if intent in ("knowledge", "out_of_scope") and not slots.get("model") and SIZING.search(p.text):
         # "what hardware is necessary?", "需要什么配置": a sizing request, whose model is asked for (never assumed)
         return "recommend_serving" if _SERVING.search(p.text) else "min_gpus"
@@ -107,6 +111,8 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
 
 
 _SERVING = re.compile(r"推理|部署|serv(?:e|ing)|inference|deploy|users?\b|用户|并发|concurren", re.IGNORECASE)
+#: words that ask which cards (plural: a shortlist, not one card's figure)
+WHICH_CARDS = re.compile(r"哪些(?:gpu|显卡|卡|芯片|型号)|which (?:gpus|cards)\b|what gpus\b", re.IGNORECASE)
 #: words that ask what hardware a job needs, whatever else the question says (no model named: it is asked for)
 SIZING = re.compile(
     r"hardware (?:requirements?|specs?|needed|necessary|will be necessary)|how many (?:graphics cards|gpus|cards)|"

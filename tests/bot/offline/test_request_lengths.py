@@ -94,3 +94,10 @@ def test_a_card_named_with_its_memory_in_brackets_is_that_variant():
     assert read("How many A100 GPUs (40GB) required to tune 13B model (full parameter)?").parsed.gpus == [
         "a100-sxm4-40gb"
     ]
+
+
+def test_which_cards_run_a_model_is_a_shortlist_with_each_cards_speed(advisor):
+    t = advisor.ask("Qwen2.5-72B 模型在哪些 GPU 芯片可以跑起来、推理速度怎么样呢")
+    r = calls(t, "recommend_gpus")[0]
+    assert r.input["workload"] == "infer" and len(r.output["options"]) >= 2
+    assert "token/s" in t.answer and t.ungrounded == []
