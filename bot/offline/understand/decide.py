@@ -112,7 +112,7 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
 
 _SERVING = re.compile(r"推理|部署|serv(?:e|ing)|inference|deploy|users?\b|用户|并发|concurren", re.IGNORECASE)
 #: words that ask which cards (plural: a shortlist, not one card's figure)
-WHICH_CARDS = re.compile(r"哪些(?:gpu|显卡|卡|芯片|型号)|which (?:gpus|cards)\b|what gpus\b", re.IGNORECASE)
+WHICH_CARDS = re.compile(r"哪些\s*(?:gpu|显卡|卡|芯片|型号)|which (?:gpus|cards)\b|what gpus\b", re.IGNORECASE)
 #: words that ask what hardware a job needs, whatever else the question says (no model named: it is asked for)
 SIZING = re.compile(
     r"hardware (?:requirements?|specs?|needed|necessary|will be necessary)|how many (?:graphics cards|gpus|cards)|"
