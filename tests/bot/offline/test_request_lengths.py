@@ -101,3 +101,20 @@ def test_which_cards_run_a_model_is_a_shortlist_with_each_cards_speed(advisor):
     r = calls(t, "recommend_gpus")[0]
     assert r.input["workload"] == "infer" and len(r.output["options"]) >= 2
     assert "token/s" in t.answer and t.ungrounded == []
+
+
+@pytest.mark.parametrize(
+    ("text", "amount", "currency"),
+    [
+        ("We have a budget of 100,000 USD for GPUs to serve Qwen2.5-32B", 100_000, "USD"),
+        ("budget $100,000 to serve Qwen2.5-32B", 100_000, "USD"),
+        ("预算 1,500,000 元，部署 Qwen2.5-72B", 1_500_000, "CNY"),
+    ],
+)
+def test_a_budget_with_thousands_separators_is_the_whole_amount(text, amount, currency):
+    p = read(text).parsed
+    assert (p.budget_amount, p.budget_currency) == (amount, currency)
+
+
+def test_a_list_of_counts_is_not_one_number():
+    assert read("8,16 张卡哪个快").parsed.n_gpus == 16
