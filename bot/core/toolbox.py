@@ -108,6 +108,7 @@ class ToolRun:
     calls: list[ToolCall] = field(default_factory=list)
     citations: list[Citation] = field(default_factory=list)
     attempts: int = 0  # every call, failed ones too, so ids never repeat
+    errors: list[str] = field(default_factory=list)  # what the failed calls said, both languages: code's words
 
     def __call__(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """Call a tool, record it, return its output (AdvisorError propagates, recorded as an error event)."""
@@ -117,6 +118,7 @@ class ToolRun:
         try:
             output = self.box.call(name, args)
         except AdvisorError as err:
+            self.errors += [m for m in (err.message("zh"), err.message("en")) if m not in self.errors]
             self.emit({"type": "tool_finished", "id": call_id, "tool": name, "error": err.message("en")})
             raise
         self.calls.append(ToolCall(id=call_id, tool=name, input=args, output=output))

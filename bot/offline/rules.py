@@ -211,6 +211,8 @@ class RulesPlanner:
         if len(out.blocks) == shown:
             out.add(say("knowledge_none", lang))  # never an empty answer: say what we can do
         answers.cite(text, intent, run, out)
+        if run.errors:  # a limit a calculator states in its refusal ("0.01B to 100,000B") is that calculator's figure
+            offered.setdefault("tool_error", {"messages": []})["messages"].extend(run.errors)
         state_out = {"frame": {"intent": intent, "slots": _clean(user_slots)}}
         return PlanResult(
             answer=out.text(),

@@ -87,7 +87,10 @@ def advisor(tmp_path_factory):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(first=question, second=question)
 @example(first="A100", second="700亿参数0卡1B token0.000001B")  # a size label once printed as 1e-06B
-@example(first="A100700亿参数0卡", second="呢")  # digits glued to a card's name are no model size
+@example(first="A100700亿参数0卡", second="呢")
+@example(
+    first="0.000001B并发 64", second="A100"
+)  # a calculator's refusal states its own limits (0.01B to 100,000B)  # digits glued to a card's name are no model size
 def test_any_question_gets_an_answer_with_every_number_sourced(advisor, first, second, caplog):
     caplog.set_level(logging.ERROR, logger="gpu_advisor.advisor")
     caplog.clear()  # records would otherwise pile up across Hypothesis examples

@@ -332,9 +332,10 @@ def test_killing_a_worker_under_load_loses_no_stored_turn(topology):
                         continue
                     if resp.status_code == 200:
                         with lock:
-                            received.append((cid, resp.json()["answer"]))
+                            stored = resp.json()["conversation_id"]  # the key's own name for cid
+                            received.append((stored, resp.json()["answer"]))
                             if attempt:
-                                retried.append(cid)
+                                retried.append(stored)
                         break
                 progress.release()
 

@@ -180,6 +180,13 @@ def test_ids_a_key_chooses_live_in_its_own_namespace(serve, three_keys, advisor)
         assert direct.json()["conversation_id"] == a["conversation_id"]
         turns = http.get(f"/v1/conversations/{a['conversation_id']}", headers=auth(alice)).json()["turns"]
         assert len(turns) == 3
+        by_name = http.get("/v1/conversations/chat-1", headers=auth(alice)).json()  # read by the name it chose
+        assert by_name["id"] == a["conversation_id"] and len(by_name["turns"]) == 3
+        rated = http.post(
+            "/v1/feedback", json={"conversation_id": "chat-1", "turn": 0, "rating": 1}, headers=auth(alice)
+        )
+        assert rated.status_code == 201
+        assert http.get("/v1/conversations/chat-1", headers=auth(bob)).json()["id"] == b["conversation_id"]
         # bob naming alice's id gets the 404 a missing id gets, and writes nothing into it
         stolen = http.post("/v1/ask", json={"text": Q, "conversation_id": a["conversation_id"]}, headers=auth(bob))
         assert stolen.status_code == 404

@@ -17,6 +17,9 @@ from tools.schemas.diagnose import DiagnoseInput
 from tools.units import GiB
 
 SERVING = frozenset({"vllm", "sglang"})
+#: serving engines that pre-allocate memory and batch requests: vLLM and SGLang, whose start-up arithmetic the tool
+#: reproduces (serve.py), and engines it only knows the usual causes of
+ENGINES = SERVING | {"tgi", "lmdeploy"}
 #: errors that mean "out of GPU memory" in one form or another
 OOM_KINDS = frozenset({"oom", "kv_too_small", "no_cache_memory", "weights_oom", "load_oom", "too_many_tokens"})
 
@@ -73,10 +76,10 @@ def read_setup(inp: DiagnoseInput) -> Setup:
     model = get_model(inp.model) if inp.model else None
     gpu = get_gpu(inp.gpu) if inp.gpu else None
     workload = inp.workload or (
-        "infer" if inp.framework in SERVING else "train" if inp.framework or inp.zero_stage is not None else None
+        "infer" if inp.framework in ENGINES else "train" if inp.framework or inp.zero_stage is not None else None
     )
     if workload is None and (inp.error_kind in ("kv_too_small", "no_cache_memory", "heads_not_divisible", "too_many_tokens")
-                             or inp.symptom == "engine_memory"):  # fmt: skip
+                             or inp.symptom in ("engine_memory", "concurrency")):  # fmt: skip
         workload = "infer"
     if inp.framework in SERVING and inp.error_kind == "load_oom":  # an engine's start-up OOM: weights, profile, pool
         inp = inp.model_copy(update={"error_kind": "oom"})

@@ -3,7 +3,7 @@ unallocated), another process on the GPU, host RAM, NCCL, a precision the card l
 
 from __future__ import annotations
 
-from tools.diagnose.context import Candidate, Setup, gib
+from tools.diagnose.context import ENGINES, Candidate, Setup, gib
 from tools.diagnose.facts import say
 from tools.units import GiB
 
@@ -11,6 +11,8 @@ from tools.units import GiB
 LARGE_UNALLOCATED = 0.05
 #: memory held outside this process that counts as "another process" (the CUDA context alone is less)
 OTHER_PROCESS_MIN = 1.0 * GiB
+#: a vocabulary this large makes the fp32 logits one of the largest single tensors of a training step
+LARGE_VOCAB = 100_000
 
 
 def log_causes(s: Setup) -> list[Candidate]:
@@ -46,8 +48,8 @@ def log_causes(s: Setup) -> list[Candidate]:
                                  "NCCL_P2P_DISABLE", 1, prior=0.6))  # fmt: skip
     out += precision_causes(s)
     out += _weights_alone(s)
-    if s.oom and s.model is None:  # nothing to compute with: the usual suspects of that kind of run
-        out += _usual_suspects(s)
+    if s.oom and (s.model is None or (s.workload == "train" and s.gpu is None) or s.framework in ("tgi", "lmdeploy")):
+        out += _usual_suspects(s)  # nothing to compute with: the usual suspects of that kind of run
     return out
 
 
@@ -56,30 +58,41 @@ def _usual_suspects(s: Setup) -> list[Candidate]:
     (a serving engine, DeepSpeed and its stage, plain training), each said as a likely cause, never a match."""
     i = s.inp
     what = say("usual")
-    if s.workload == "infer":
+    if s.workload == "infer" and s.framework in ENGINES:
         return [Candidate("batch_or_concurrency_too_high", what, "--max-num-seqs", 64, prior=0.35),
                 Candidate("memory_utilization_setting", what, "--gpu-memory-utilization", 0.8, prior=0.3)]  # fmt: skip
+    if s.workload == "infer":  # a model loaded by hand (transformers, a local runtime): the weights, then the input
+        return [Candidate("weights_exceed_memory", what, "load_in_4bit", True, prior=0.35),
+                Candidate("activations_too_large", what, "max_new_tokens", 512, prior=0.3)]  # fmt: skip
+    out = []
+    if s.model is not None and s.model.vocab_size >= LARGE_VOCAB and s.workload == "train":
+        out.append(Candidate("logits_memory", what, "enable_liger_kernel", True, prior=0.36))
     if i.zero_stage == 3:
-        return [Candidate("needs_offload", what, "zero_optimization.offload_optimizer.device", "cpu", prior=0.34),
+        return out + [Candidate("needs_offload", what, "zero_optimization.offload_optimizer.device", "cpu", prior=0.34),
                 Candidate("zero_stage_buffers", what, "stage3_max_live_parameters", 100_000_000, prior=0.32),
                 Candidate("load_time_peak", what, "low_cpu_mem_usage", True, prior=0.3)]  # fmt: skip
     if (s.framework == "deepspeed" or i.zero_stage in (1, 2)) and "method" in i.model_fields_set and i.method == "full":
-        return [Candidate("optimizer_states_unsharded", what, "zero_optimization.stage", 3, prior=0.34),
+        return out + [Candidate("optimizer_states_unsharded", what, "zero_optimization.stage", 3, prior=0.34),
                 Candidate("needs_offload", what, "zero_optimization.offload_optimizer.device", "cpu", prior=0.32),
                 Candidate("zero_stage_buffers", what, "reduce_bucket_size", 50_000_000, prior=0.3)]  # fmt: skip
     if s.framework == "deepspeed" or i.zero_stage in (1, 2):
-        return [Candidate("optimizer_states_unsharded", what, "zero_optimization.stage", 3, prior=0.34),
+        return out + [Candidate("optimizer_states_unsharded", what, "zero_optimization.stage", 3, prior=0.34),
                 Candidate("zero_stage_buffers", what, "reduce_bucket_size", 50_000_000, prior=0.32),
                 Candidate("needs_offload", what, "zero_optimization.offload_optimizer.device", "cpu", prior=0.28)]  # fmt: skip
     if s.workload == "train":
-        return [Candidate("activations_too_large", what, "gradient_checkpointing", True, prior=0.32),
+        return out + [Candidate("activations_too_large", what, "gradient_checkpointing", True, prior=0.32),
                 Candidate("optimizer_states_unsharded", what, "finetuning_type", "lora", prior=0.3)]  # fmt: skip
-    return []
+    return out
 
 
 def _weights_alone(s: Setup) -> list[Candidate]:
     """Whatever ran, weights larger than the card explain an OOM on their own (serving computes this with tp)."""
-    if not (s.oom and s.model and s.capacity) or s.workload == "infer" or s.inp.n_gpus > 1:
+    spills = (
+        s.workload == "infer"
+        and s.framework not in ENGINES
+        and (s.oom or s.inp.symptom in ("cpu_fallback", "slow", "low_gpu_util"))
+    )  # a runtime that is not a serving engine puts what does not fit on the CPU (or fails)
+    if not (s.model and s.capacity) or s.inp.n_gpus > 1 or not ((s.oom and s.workload != "infer") or spills):
         return []
     from tools.diagnose.serve import weights_bytes
 

@@ -67,8 +67,19 @@ def named_causes(s: Setup) -> list[Candidate]:
     if i.measured_tokens_per_s and s.gpu is None:  # nothing to compare with: a setting is the usual reason
         out.append(Candidate("compute_or_config_slow", say("named", what=f"{i.measured_tokens_per_s:g} tokens/s"),
                              "--enforce-eager", False, prior=0.4))  # fmt: skip
-    if symptom == "slow" and not i.measured_tokens_per_s:
-        out.append(Candidate("compute_or_config_slow", say("named", what="slow"), "--enforce-eager", False, prior=0.5))
+    if symptom == "slow" and not i.measured_tokens_per_s:  # an OOM beside "slow": the OOM is the question
+        out.append(Candidate("compute_or_config_slow", say("named", what="slow"), "--enforce-eager", False,
+                             prior=0.2 if s.oom else 0.5))  # fmt: skip
+    out += _spilled(s)
+    if symptom == "concurrency":  # it breaks when many requests arrive together: the batch the engine schedules
+        what = say("named", what="many requests at once")
+        out.append(Candidate("batch_or_concurrency_too_high", what, "--max-num-seqs", 64, prior=0.55))
+        out.append(Candidate("memory_utilization_setting", what, "--gpu-memory-utilization", 0.8, prior=0.3))
+    if symptom == "silent_exit":  # the OS ends a process that runs out of RAM without a Python traceback
+        out.append(Candidate("host_ram", say("named", what="the process ends without an error"), "low_cpu_mem_usage",
+                             True, prior=0.6))  # fmt: skip
+        out.append(Candidate("load_time_peak", say("named", what="the process ends without an error"),
+                             "low_cpu_mem_usage", True, prior=0.4))  # fmt: skip
     if symptom == "engine_memory":
         util = utilization(s)
         if s.capacity:
@@ -82,4 +93,37 @@ def named_causes(s: Setup) -> list[Candidate]:
                              "CUDA_VISIBLE_DEVICES", "a GPU with nothing else on it", named=True, prior=0.75))  # fmt: skip
     if symptom == "hang" and i.n_gpus > 1:
         out.append(Candidate("nccl_timeout_or_env", say("named", what="hang"), "NCCL_P2P_DISABLE", 1, prior=0.6))
+    return out
+
+
+#: what a local runtime's GPU is too small for: fewer layers on it, the rest computed on the CPU
+_SMALLER = "a smaller one (fewer parameters or a lower-bit quantisation), or a GPU with more memory"
+#: a full offload needing at most this much more than is free: trimming the context (KV cache, graph) is enough
+NEAR_FIT = 1.3
+
+
+def _spilled(s: Setup) -> list[Candidate]:
+    """The model did not all go on the GPU: a local runtime (llama.cpp, Ollama) put only some layers there (its
+    log says how many, or how much a full offload needs against what is free), the user sees it run on the CPU,
+    or several GPUs are there and one holds the whole model."""
+    i, out = s.inp, []
+    partial = i.layers_total is not None and i.layers_on_gpu is not None and i.layers_on_gpu < i.layers_total
+    short = i.required_gib is not None and i.free_gib is not None and i.required_gib > i.free_gib
+    if partial or short:
+        arith = (
+            say("offload_need", need=f"{i.required_gib:.2f}", free=f"{i.free_gib:.2f}")
+            if short
+            else say("layers_offloaded", on=i.layers_on_gpu, total=i.layers_total)
+        )
+        near = short and i.required_gib <= NEAR_FIT * i.free_gib  # a shorter context frees the little that is missing
+        fix = ("num_ctx", 2048) if near else ("model", _SMALLER)
+        out.append(Candidate("weights_exceed_memory", arith, *fix, named=True, prior=0.8))
+        out.append(Candidate("compute_or_config_slow", arith, *fix, prior=0.55))
+    elif i.symptom == "cpu_fallback":
+        what = say("named", what="the model runs on the CPU")
+        out.append(Candidate("weights_exceed_memory", what, "model", _SMALLER, prior=0.6))
+        out.append(Candidate("compute_or_config_slow", what, "model", _SMALLER, prior=0.5))
+    if i.symptom == "one_gpu_used" and i.n_gpus > 1:
+        what = say("named", what="one GPU holds the whole model")
+        out.append(Candidate("weights_exceed_memory", what, "device_map", "auto", prior=0.6))
     return out

@@ -99,7 +99,7 @@ def allocation_causes(s: Setup) -> list[Candidate]:
         ):
             if stages == {3} and name == "allgather_bucket_size":
                 continue
-            elements = _number(flags.get(name)) or value("deepspeed", key)
+            elements = _number(flags.get(name)) or _hf_auto(s, name, flags, stages) or value("deepspeed", key)
             fig = elements * 2
             add("zero_stage_buffers", fig,
                 say("bucket", fig=gib(fig), name=name, elements=count(elements), bytes=2), name, int(elements // 4))  # fmt: skip
@@ -112,7 +112,7 @@ def allocation_causes(s: Setup) -> list[Candidate]:
             say("bucket", fig=gib(groups * 4), name="sub_group_size (fp32 optimizer step)", elements=count(groups), bytes=4),
             "sub_group_size", int(groups // 10))  # fmt: skip
         for name in ("stage3_prefetch_bucket_size", "stage3_max_live_parameters"):
-            elements = _number(flags.get(name)) or value("deepspeed", name)
+            elements = _number(flags.get(name)) or _hf_auto(s, name, flags, stages) or value("deepspeed", name)
             add("zero_stage_buffers", elements * 2,
                 say("bucket", fig=gib(elements * 2), name=name, elements=count(elements), bytes=2), name,
                 int(elements // 10))  # fmt: skip
@@ -144,6 +144,13 @@ def allocation_causes(s: Setup) -> list[Candidate]:
         add("load_time_peak", fig, say("whole_weights", fig=gib(fig), bytes=b, params=count(s.params.total)),
             "torch_dtype", "bfloat16", prior=0.3 if i.error_kind == "load_oom" else 0.05)  # fmt: skip
     return out
+
+
+def _hf_auto(s: Setup, name: str, flags: dict[str, str], stages: set) -> float | None:
+    """A bucket written "auto": the Hugging Face Trainer sizes it from the hidden size under ZeRO-3."""
+    if flags.get(name) != "auto" or stages != {3} or name not in ("reduce_bucket_size", "stage3_prefetch_bucket_size"):
+        return None
+    return value("deepspeed", f"hf_auto_{name}") * s.model.hidden_size**2
 
 
 def _number(text: str | None) -> float | None:
@@ -210,13 +217,22 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
             flag, val, after = "cutoff_len", seq // 2, _after(s, f"cutoff_len {seq // 2}", seq_len=seq // 2)
         out.append(Candidate(cause, arith, flag, val, prior=0.6, after=after))
     if r["fits"] and s.oom:
-        out += _margin_causes(s, arith, cap, zero)
+        out += _margin_causes(s, arith, cap, zero, r)
     return out, est
 
 
-def _margin_causes(s: Setup, arith: tuple[str, str], cap: float, zero: int) -> list[Candidate]:
-    """The estimate fits but the log shows an OOM: the terms that most often exceed their estimate."""
+#: a term at least this share of the per-GPU estimate is large enough to be why a fitting estimate still OOMs
+LARGE_TERM = 0.15
+#: the estimate above this share of the usable memory leaves little headroom: under ZeRO-3 offload is next
+THIN_HEADROOM = 0.8
+
+
+def _margin_causes(s: Setup, arith: tuple[str, str], cap: float, zero: int, r: dict[str, Any]) -> list[Candidate]:
+    """The estimate fits but the log shows an OOM: the terms that most often exceed their estimate, each as
+    likely as it is large in the estimate (a term of a few percent rarely explains the whole overrun)."""
     i, out = s.inp, []
+    b, need = r["breakdown_gb"], r["per_gpu_gb"] or 1.0
+    tail = b["activations"] + b.get("logits", 0)
     if i.grad_checkpointing is False:
         fix = ("gradient_checkpointing", True, _after(s, "checkpointing", grad_checkpointing=True))
     elif i.micro_batch > 1:
@@ -224,7 +240,21 @@ def _margin_causes(s: Setup, arith: tuple[str, str], cap: float, zero: int) -> l
     else:
         seq = i.seq_len or value("llamafactory", "cutoff_len")
         fix = ("cutoff_len", seq // 2, _after(s, f"cutoff_len {seq // 2}", seq_len=seq // 2))
-    out.append(Candidate("activations_too_large", arith, fix[0], fix[1], after=fix[2], prior=0.35))
+    out.append(Candidate("activations_too_large", arith, fix[0], fix[1], after=fix[2],
+                         prior=0.35 if tail >= LARGE_TERM * need else 0.2))  # fmt: skip
+    if zero == 3 and i.offload == "none" and need >= THIN_HEADROOM * r["usable_gb"]:
+        z3 = fit(s, zero_stage=3, offload="optimizer")
+        if z3 and z3["fits"]:
+            w = say("offload", n=i.n_gpus, need=gib(need * 1e9), cap=gib(cap), after=gib(z3["per_gpu_gb"] * 1e9))
+            out.append(Candidate("needs_offload", w, "zero_optimization.offload_optimizer.device", "cpu", prior=0.4,
+                                 after=_after(s, "ZeRO-3 + optimizer offload", zero_stage=3, offload="optimizer")))  # fmt: skip
+    if zero == 3:  # gathered parameters kept live and prefetched: DeepSpeed's defaults (frameworks.yaml)
+        flags = flag_values(i)
+        live = _number(flags.get("stage3_max_live_parameters")) or value("deepspeed", "stage3_max_live_parameters")
+        w = say("bucket", fig=gib(live * 2), name="stage3_max_live_parameters", elements=count(live), bytes=2)
+        share = b.get("zero3_buffers", 0) / need
+        out.append(Candidate("zero_stage_buffers", w, "stage3_max_live_parameters", int(live // 10),
+                             prior=0.33 if share >= 0.05 else 0.2))  # fmt: skip
     if zero in (1, 2):
         elements = value("deepspeed", "reduce_bucket_size")
         bucket = say("bucket", fig=gib(elements * 2), name="reduce_bucket_size", elements=count(elements), bytes=2)

@@ -13,12 +13,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tools.schemas.common import ToolInput, ToolOutput
 
-Framework = Literal["vllm", "sglang", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate", "other"]
+Framework = Literal[
+    "vllm", "sglang", "tgi", "lmdeploy", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate", "other"
+]  # fmt: skip
 ErrorKind = Literal[
     "oom", "kv_too_small", "no_cache_memory", "heads_not_divisible", "weights_oom", "load_oom", "host_oom",
     "nccl_timeout", "nccl_error", "unsupported_precision", "too_many_tokens", "slow", "other",
 ]  # fmt: skip
-Symptom = Literal["multi_gpu_slower", "low_gpu_util", "slow", "engine_memory", "other_process", "hang", "logits"]
+Symptom = Literal[
+    "multi_gpu_slower", "low_gpu_util", "slow", "engine_memory", "other_process", "hang", "logits", "cpu_fallback",
+    "one_gpu_used", "silent_exit", "concurrency",
+]  # fmt: skip
 CAUSES = (
     "weights_exceed_memory", "kv_pool_too_small", "memory_utilization_setting", "other_process_memory",
     "tp_not_divisible", "optimizer_states_unsharded", "zero_stage_buffers", "needs_offload", "activations_too_large",
@@ -80,6 +85,11 @@ class DiagnoseInput(ToolInput):
     process_gib: float | None = Field(None, ge=0, le=1e6, description="Memory this process holds, GiB.")
     other_process_gib: float | None = Field(None, ge=0, le=1e6, description="Memory other processes hold, GiB.")
     heads_reported: int | None = Field(None, ge=1, le=100_000, description="Attention heads the error message names.")
+    layers_on_gpu: int | None = Field(None, ge=0, le=100_000, description="Layers a local runtime put on the GPU.")
+    layers_total: int | None = Field(None, ge=1, le=100_000, description="The model's layers (llama.cpp / Ollama).")
+    required_gib: float | None = Field(
+        None, gt=0, le=1e6, description="Memory a local runtime says a full GPU offload needs (Ollama), GiB."
+    )
     symptom: Symptom | None = Field(None, description="The trouble the user describes in words, without a figure.")
     vision_inputs: bool = Field(False, description="Images or video in the training data (their tokens count).")
     layer_split: bool = Field(

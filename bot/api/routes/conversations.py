@@ -79,6 +79,7 @@ def router() -> APIRouter:
 
         Only the key that started a conversation (or an admin key) can read it; others get 404."""
         store = advisor.store
+        conversation_id = own_name(store, caller, conversation_id)
         if not store.readable(conversation_id, caller.owner, caller.admin):
             raise unknown_conversation(conversation_id, api_errors.request_lang(request))
         total = store.count_turns(conversation_id)
@@ -115,6 +116,7 @@ def router() -> APIRouter:
     def feedback(body: FeedbackIn, advisor: AdvisorDep, caller: Caller, request: Request) -> FeedbackOut:
         """Rate one answer: 1 helpful, -1 not helpful, with an optional comment."""
         widget_conversation(request, body.conversation_id)  # a widget key rates only its own conversations
+        body = body.model_copy(update={"conversation_id": own_name(advisor.store, caller, body.conversation_id)})
         try:
             fid = advisor.store.add_feedback(
                 body.conversation_id, body.turn, body.rating, body.comment, owner=caller.owner
@@ -180,6 +182,15 @@ def chosen_conversation(request: Request, caller: Principal, store: Store, given
     if found and not store.exists(mine):
         return given  # another key's conversation: refused downstream exactly like a missing one (404)
     return mine
+
+
+def own_name(store: Store, caller: Principal, conversation_id: str) -> str:
+    """The conversation a key means when it reads or rates an id: the id as it is where that is readable, else the
+    key's own conversation of that name (`namespaced`), the one `/v1/ask` continued when the key chose the id."""
+    if caller.key_id is None or store.readable(conversation_id, caller.owner, caller.admin):
+        return conversation_id
+    mine = namespaced(caller.key_id, conversation_id)
+    return mine if store.exists(mine) else conversation_id
 
 
 def unknown_conversation(conversation_id: str, lang: str) -> ApiError:

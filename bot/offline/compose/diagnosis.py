@@ -27,7 +27,18 @@ OTHERS = 3
 _SPECIFIC = frozenset({"kv_too_small", "no_cache_memory", "heads_not_divisible", "nccl_timeout", "nccl_error",
                        "host_oom", "unsupported_precision", "weights_oom", "too_many_tokens"})  # fmt: skip
 #: troubles described in words that are a diagnosis question by themselves ("多卡反而更慢", "GPU-Util 很低")
-_DESCRIBED = frozenset({"multi_gpu_slower", "low_gpu_util", "engine_memory", "other_process", "logits"})
+_DESCRIBED = frozenset(
+    {
+        "multi_gpu_slower",
+        "low_gpu_util",
+        "engine_memory",
+        "other_process",
+        "logits",
+        "cpu_fallback",
+        "one_gpu_used",
+        "silent_exit",
+    }
+)  # fmt: skip  (concurrency alone is a sizing question)
 _FIGURES = ("failed_alloc_gib", "capacity_gib", "kv_tokens_reported", "measured_tokens_per_s", "free_gib")
 
 
@@ -147,7 +158,8 @@ def _answer(out: dict[str, Any], lang: str, paste: Paste) -> list[str]:
     causes = out["causes"]
     first = causes[0]
     blocks = []
-    if not paste.evidence.get("error_kind") and not paste.evidence.get("measured_tokens_per_s"):
+    ev = paste.evidence
+    if not (ev.get("error_kind") or ev.get("measured_tokens_per_s") or ev.get("symptom") or ev.get("layers_total")):
         blocks.append(line("no_error", lang))
     arith = first["arithmetic_zh" if zh else "arithmetic"]
     blocks.append(

@@ -213,9 +213,10 @@ def test_zero2_gradients_include_the_fp32_partition(n, model):
 
 def test_similar_nvidia_cards_get_the_same_capacity():
     """Issue 25 (cause 10): NVIDIA's '24 GB' cards gave 25.8 GB (RTX 4090, 23.99 GiB as reported) or 24 GB (A10,
-    L4, RTX 3090: the vendor figure read as decimal). NVIDIA sizes are binary: all are within 0.1% now."""
+    L4, RTX 3090: the vendor figure read as decimal, 7% apart). NVIDIA sizes are binary; what remains between them is
+    what drivers report where a source shows it (RTX 3090 23.58 GiB in vLLM issue 10517, RTX 4090 23.99 GiB): < 2.5%."""
     from tools.catalog.lookup import get_gpu
     from tools.memory.capacity import capacity_bytes
 
     caps = [capacity_bytes(get_gpu(g)) / GB for g in ("RTX 4090", "RTX 3090", "A10", "L4", "A30")]
-    assert max(caps) / min(caps) < 1.001
+    assert max(caps) / min(caps) < 1.025

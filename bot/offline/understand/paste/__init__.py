@@ -76,7 +76,7 @@ def read_paste(text: str) -> Paste:
     return out
 
 
-_INLINE = re.compile(r"(?<![\w-])([a-z][a-z0-9_]{2,40})\s*[=:]\s*['\"]?([\w.\-/]+)", re.I)
+_INLINE = re.compile(r"(?<![\w.-])([a-z][a-z0-9_]{2,40})\s*[=:]\s*['\"]?([\w.\-/]+)", re.I)
 
 
 def inline_settings(text: str, setup: dict[str, Any]) -> None:
@@ -91,10 +91,29 @@ def inline_settings(text: str, setup: dict[str, Any]) -> None:
             apply(key, val, setup, {})
 
 
+#: frameworks a paste or its prose names, beyond the launch commands: serving engines, and training tools that run on
+#: Hugging Face transformers (their OOMs are a trainer's)
+_NAMED = (
+    (re.compile(r"text[-_ ]generation[-_ ]inference|text_generation_(?:server|launcher|router)|\btgi\b", re.I), "tgi"),
+    (re.compile(r"\blmdeploy\b", re.I), "lmdeploy"),
+    (re.compile(r"\b(?:unsloth|axolotl|torchtune|xtuner|ms-swift|swift (?:sft|rlhf|pt)|peft|trl|sfttrainer)\b", re.I),
+     "transformers"),
+)  # fmt: skip
+
+
 def _framework_of(text: str) -> str | None:
     low = text.lower()
-    for word, fw in (("vllm", "vllm"), ("sglang", "sglang"), ("deepspeed", "deepspeed"), ("llamafactory", "llamafactory"),
-                     ("llama-factory", "llamafactory"), ("torch.", "pytorch"), ("cuda out of memory", "pytorch")):  # fmt: skip
+    for rx, fw in _NAMED[:2]:
+        if rx.search(text):
+            return fw
+    for word, fw in (("ollama", "ollama"), ("memory.required.full", "ollama"), ("layers.offload", "ollama"), ("llama.cpp", "llama.cpp"), ("llama_model_load", "llama.cpp"),
+                     ("llm_load_tensors", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("gguf", "llama.cpp"), ("vllm", "vllm"), ("sglang", "sglang"), ("deepspeed", "deepspeed"), ("llamafactory", "llamafactory"),
+                     ("llama-factory", "llamafactory")):  # fmt: skip
+        if word in low:
+            return fw
+    if _NAMED[2][0].search(text):
+        return _NAMED[2][1]
+    for word, fw in (("torch.", "pytorch"), ("cuda out of memory", "pytorch")):
         if word in low:
             return fw
     return None

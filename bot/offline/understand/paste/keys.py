@@ -63,6 +63,7 @@ KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "tensor_parallel_size": ("tp", _int), "tp": ("tp", _int), "tp_size": ("tp", _int),
     "pipeline_parallel_size": ("pp", _int), "pp": ("pp", _int), "pp_size": ("pp", _int),
     "gpu_memory_utilization": ("gpu_memory_utilization", _float),
+    "gpu_memory_utilisation": ("gpu_memory_utilization", _float),
     "vllm_gpu_util": ("gpu_memory_utilization", _float), "mem_fraction_static": ("gpu_memory_utilization", _float),
     "max_model_len": ("max_model_len", _int), "context_length": ("max_model_len", _int),
     "vllm_maxlen": ("max_model_len", _int),

@@ -60,14 +60,15 @@ KINDS = (
     ("nccl_timeout", _rx(r"watchdog caught collective operation timeout|nccl.{0,40}timeout|timed out.{0,40}nccl|ProcessGroupNCCL.{0,80}Timeout")),
     ("nccl_error", _rx(r"ncclInternalError|ncclSystemError|ncclUnhandledCudaError|nccl error|NCCL WARN")),
     ("host_oom", _rx(r"(?<![a-z])killed(?![a-z])|被\s*kill|cpu out of memory|can't allocate memory|cannot allocate memory|sigkill|signal 9|exit ?code\s*:?\s*-9|dmesg.{0,40}oom|oom[- ]?killer|"
-                     r"(?:cpu|host|system|系统|主机)\s*(?:内存|ram|memory)\s*(?:不足|不够|爆|耗尽|满|exhausted|full|ran out)|out of (?:cpu|host|system) memory|\bram\b.{0,20}(?:full|exhausted|ran out|不足|不够|爆)")),
+                     r"(?:cpu|host|system|系统|主机)\s*(?:内存|ram|memory)\s*(?:不足|不够|爆|耗尽|满|exhausted|full|ran out)|out of (?:cpu|host|system) memory|\bram\b.{0,20}(?:full|exhausted|ran out|不足|不够|爆)|"
+                     r"(?:out of|running out of|ran out of|not enough|insufficient) (?:system |host |cpu )?ram\b|(?<!显)内存\s*(?:oom|不足|不够|满了|爆了|溢出|耗尽)|爆内存|内存被?(?:撑爆|吃满|占满)")),
     ("unsupported_precision", _rx(r"bf16.{0,60}(?:only supported|not supported|requires|ampere|compute capability)|bfloat16 is (?:only|not) supported|"
                                   r"doesn't support bf16|fp8.{0,40}(?:not supported|compute capability|requires)|flash ?attention.{0,30}(?:only supports|ampere|not supported)|"
-                                  r"(?:不支持|not support\w*|no longer supports?|doesn'?t support|unsupported|supports?)\s*(?:the\s+)?(?:bf16|bfloat16|fp8)|(?:bf16|bfloat16|fp8)\s*(?:不支持|is not supported|unsupported)|"
+                                  r"(?:不支持|not support\w*|no longer supports?|doesn'?t support|unsupported|supports?)\s*(?:the\s+)?(?:bf16|bfloat16|fp8)|(?:bf16|bfloat16|fp8)\s*(?:不支持|is not supported|unsupported)|type (?:fp16|bf16|float16|bfloat16) is not supported|cublas_status_not_supported|"
                                   r"use float16 instead|--dtype[= ]half|data ?type error|dtype error")),
     ("weights_oom", _rx(r"not enough memory.{0,40}(?:weights|model)|cannot load model.{0,40}memory")),
-    ("load_oom", _rx(r"(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|\boom\b|爆显存|显存不足)|(?:out of memory|\boom\b|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)")),
-    ("oom", _rx(r"out[- ]of[- ]memory|outofmemoryerror|显存.{0,4}(?:不足|不够|溢出|超)|爆显存|\boom\b|insufficient (?:gpu |cuda )?memory|"
+    ("load_oom", _rx(r"(?:cannot|can't|can not|unable to|fails? to|failed to) (?:load|run|start|fit)\b.{0,60}\d+(?:\.\d+)?\s*(?:gb|gib|g)\b|(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|(?<![a-z])oom(?![a-z])|爆显存|显存不足)|(?:out of memory|(?<![a-z])oom(?![a-z])|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)")),
+    ("oom", _rx(r"out[- ]of[- ]memory|outofmemoryerror|显存.{0,4}(?:不足|不够|溢出|超)|爆显存|(?<![a-z])oom(?![a-z])|insufficient (?:gpu |cuda )?memory|"
                 r"memory (?:is )?exceeded|exceeds? (?:the )?(?:gpu )?memory|not enough (?:gpu |cuda )?memory|high (?:peak )?(?:gpu |cuda )?memory|"
                 r"(?:more|too much|a lot of) (?:gpu |cuda )?memory")),
 )  # fmt: skip
@@ -76,12 +77,22 @@ SYMPTOMS = (
     ("multi_gpu_slower", _rx(r"(?:双卡|多卡|两张卡|两卡|[2-8]\s*卡|多\s*gpu|多个\s*gpu).{0,30}(?:反而|比单卡|更慢|慢了|慢出|没有?.{0,4}(?:快|提升|加速))|"
                              r"slower (?:with|on|using) (?:\d+|two|multiple|more|several) gpus|(?:ddp|multi-?gpu|two gpus|2 gpus|multiple gpus|more gpus).{0,60}(?:slower|same speed|no speed ?up|not faster)|"
                              r"same speed.{0,30}(?:one|single|1) gpu|no speed ?up|(?:speed|速度).{0,20}same as.{0,12}(?:1|one|single)|(?:和|跟|与)单卡.{0,4}(?:一样|差不多)")),
+    ("cpu_fallback", _rx(r"(?:does ?n[o']t|not|never|isn't|is not) (?:use|using|utili[sz]\w*|running on) (?:the |my |any |nvidia |amd )*gpu|gpu (?:is )?not (?:being )?used|"
+                         r"(?:runs?|running|only) (?:on|off) (?:the )?cpu|instead of (?:the )?gpu|only (?:uses? )?(?:the )?cpu|"
+                         r"(?:跑在|运行在|用的是|只用)\s*cpu|(?:没有?|不)(?:用|使用|调用)\s*(?:gpu|显卡)")),
+    ("one_gpu_used", _rx(r"(?:只|仅)(?:用|使用|占用)了?\s*(?:一|1|其中一)张|另一张.{0,10}(?:没|未|不)|(?:都|全部|所有卡?)用起来|"
+                         r"only (?:one|1|a single|the first) gpu (?:is )?(?:used|utili[sz]ed|working)|other gpus? (?:are |is )?(?:not used|idle|unused|empty)|use all (?:\d+ |the |my )?gpus")),
+    ("concurrency", _rx(r"concurren\w*|并发|(?:many|multiple|parallel|simultaneous) requests|同时(?:请求|访问|调用)|压测|(?:stress|load) test")),
     ("low_gpu_util", _rx(r"(?:gpu|显卡|cuda).{0,20}(?:util\w*|利用率|使用率|占用率|usage).{0,20}(?:low|低|only|只有|很低|不高|上不去|\b[0-4]?\d\s*%)|low gpu (?:util|usage)")),
-    ("engine_memory", _rx(r"(?:vllm|sglang).{0,80}(?:占用|占了|用了|吃掉|uses?|using|takes?|occup\w*|requires?|allocat\w*|eat\w*|consum\w*).{0,40}\d+(?:\.\d+)?\s*(?:g|gb|gib)\b|"
-                          r"\d+(?:\.\d+)?\s*(?:g|gb|gib)\b.{0,40}(?:of )?(?:vram|显存).{0,40}(?:vllm|sglang)|why does .{0,40}vllm.{0,40}(?:so much|require)|"
+    ("engine_memory", _rx(r"(?:vllm|sglang).{0,80}(?:占用|占了|占到|用了|吃掉|uses?|using|takes?|occup\w*|requires?|allocat\w*|eat\w*|consum\w*).{0,40}\d+(?:\.\d+)?\s*(?:g|gb|gib)(?![a-z])|"
+                          r"\d+(?:\.\d+)?\s*(?:g|gb|gib)(?![a-z]).{0,40}(?:of )?(?:vram|显存).{0,40}(?:vllm|sglang)|why does .{0,40}vllm.{0,40}(?:so much|require)|"
                           r"(?:vllm|sglang).{0,60}(?:high|much|more) (?:gpu |cuda )?memory")),
-    ("other_process", _rx(r"other process|another process|其他进程|别的进程|另一个进程|被(?:其他|别的)?(?:程序|进程)占用|already in use")),
+    ("other_process", _rx(r"other process|another process|其他进程|别的进程|另一个进程|被(?:其他|别的)?(?:程序|进程)占用|already in use|"
+                         r"(?:其他|别的|另一个)(?:程序|模型|任务)|已经?被.{0,6}占用|(?:显存|显卡).{0,6}(?:不释放|没有?释放|未释放)|(?:不会|没有?)释放显存|僵尸进程|zombie|"
+                         r"other (?:vram|gpu|cuda) (?:consumers?|users?|processes|applications?|programs?)|(?:gpu memory|vram) (?:is )?(?:not|never) (?:being )?(?:released|freed)")),
     ("logits", _rx(r"(?:vocab\w*|logits?|lm_head|cross[- ]?entropy).{0,80}(?:memory|显存|\boom\b)|(?:memory|显存|\boom\b).{0,80}(?:vocab\w*|logits?|lm_head|cross[- ]?entropy)")),
+    ("silent_exit", _rx(r"silently (?:fails?|exits?|crash\w*|dies|stops?)|(?:exits?|quits?|crash\w*|dies|stops?) (?:silently|without (?:any )?(?:error|message|traceback))|"
+                        r"没有?(?:任何)?报错(?:就|直接)?(?:退出|结束|没了)|闪退|直接退出")),
     ("hang", _rx(r"\bhangs?\b|\bhung\b|\bstuck\b|卡住|卡死|没有反应|no progress")),
     ("slow", _rx(r"很慢|太慢|速度慢|慢得|\bslow\b|\bslowly\b|tokens?/s.{0,10}(?:low|only)|速度.{0,6}(?:不理想|不够快|上不去|很低|太低)")),
 )  # fmt: skip
@@ -96,6 +107,10 @@ _LAYER_SPLIT = _rx(
 _VISION = _rx(
     r"max_pixels|image_max_pixels|\bpixels?\b|\bimages?\b|\bvideos?\b|图片|图像|视频|分辨率|多模态|multimodal|\bvl\b|-vl-"
 )
+#: free memory that differs this much between two loads of the same model was taken by something else meanwhile
+VARYING_FREE_GIB = 1.0
+_LAYERS = _rx(r"offloaded\s+(\d+)\s*/\s*(\d+)\s+layers to gpu|layers\.model=(\d+)\s+layers\.offload=(\d+)")
+_OLLAMA_NEED = _rx(r'memory\.available="\[' + _NUM + _UNIT + r'\]".{0,200}?memory\.required\.full="' + _NUM + _UNIT)
 _LOG_GPU = _rx(r"your\s+(.{3,40}?)\s+gpu has compute capability")
 _FREE_STARTUP = _rx(r"free memory on device \(" + _NUM + r"/" + _NUM + r"\s*GiB\) on startup is less than desired gpu memory utilization \(" + _NUM)  # fmt: skip
 _THROUGHPUT = _rx(r"(?:avg\s+)?(?:generation|decode|output|prompt)?\s*throughput:?\s*" + _NUM + r"\s*tokens?\s*/\s*s|"
@@ -145,8 +160,22 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
     procs = {m.group(1): _gib(m.group(2), m.group(3)) for m in _PROCESS.finditer(text)}
     if len(procs) == 1:
         ev.setdefault("process_gib", next(iter(procs.values())))
-    elif len(procs) > 1 and "process_gib" in ev:
+    elif len(procs) > 1:  # several processes on the card: the one that failed holds what PyTorch reserved
+        if "process_gib" not in ev:
+            mine = ev.get("reserved_gib") or ev.get("allocated_gib")
+            own = min(procs.values(), key=lambda v: abs(v - mine)) if mine else max(procs.values())
+            ev["process_gib"] = own
         ev["other_process_gib"] = round(sum(procs.values()) - ev["process_gib"], 4)
+    if m := _LAYERS.search(text):  # llama.cpp / Ollama: how many layers went to the GPU
+        on, total = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        ev["layers_on_gpu"], ev["layers_total"] = int(on), int(total)
+    loads = [(_gib(m.group(1), m.group(2)), _gib(m.group(3), m.group(4))) for m in _OLLAMA_NEED.finditer(text)]
+    if loads:  # the first load's free memory and need; the free memory changing between loads is someone else's
+        ev.setdefault("free_gib", loads[0][0])
+        ev["required_gib"] = loads[0][1]
+        free = [f for f, _ in loads]
+        if max(free) - min(free) >= VARYING_FREE_GIB:
+            ev.setdefault("other_process_gib", round(max(free) - min(free), 4))
     if m := _GPU_INDEX.search(text):
         ev["gpu_index"] = int(m.group(1))
     if ev.get("error_kind") == "no_cache_memory" and "free memory on device" in text.lower():
@@ -185,4 +214,11 @@ def smi_table(text: str) -> dict[str, Any]:
     procs = _SMI_PROC.findall(text)
     if len({p[1] for p in procs}) > 1:
         out["smi_processes"] = len({p[1] for p in procs})
+        per_gpu: dict[str, list[int]] = {}
+        for gpu, _pid, _name, mib in procs:
+            per_gpu.setdefault(gpu, []).append(int(mib))
+        # on one card, every process but the largest (taken to be the job asked about) holds memory it cannot use
+        others = max(sum(m) - max(m) for m in per_gpu.values())
+        if others >= 1024:
+            out["other_process_gib"] = round(others / 1024, 2)
     return out

@@ -11,10 +11,26 @@ from bot.offline.understand.paste import Paste
 from bot.offline.understand.request.model import Request
 from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
+from tools.memory.capacity import capacity_bytes
 from tools.schemas.diagnose import DiagnoseInput
+from tools.units import GiB
 
 _FIELDS = frozenset(DiagnoseInput.model_fields)
-_FRAMEWORKS = ("vllm", "sglang", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate")
+_FRAMEWORKS = (
+    "vllm",
+    "sglang",
+    "tgi",
+    "lmdeploy",
+    "deepspeed",
+    "pytorch",
+    "llamafactory",
+    "transformers",
+    "accelerate",
+)
+#: runtimes that serve a model on one machine, spilling layers to the CPU when the GPU is too small
+_LOCAL = ("ollama", "llama.cpp")
+#: a GGUF quantisation tag (Q4_K_M, q8_0) says the weights' precision
+_GGUF = re.compile(r"\bq([2-8])_(?:k|[01])", re.IGNORECASE)
 _SUFFIX = re.compile(r"[-_](?:instruct|chat|hf|base|it|awq|gptq|int4|int8|fp8|bnb-4bit)$", re.IGNORECASE)
 
 
@@ -42,6 +58,15 @@ def gpu_id(name: str | None) -> str | None:
     return None
 
 
+#: a card whose capacity differs from the log's by more than this share is not the card that ran
+CAPACITY_MISMATCH = 0.2
+
+
+def _disagrees(gpu: str, capacity_gib: float) -> bool:
+    held = capacity_bytes(get_gpu(gpu)) / GiB
+    return abs(held - capacity_gib) > CAPACITY_MISMATCH * held
+
+
 def question_model(request: Request) -> str | None:
     """The first model the question names (a known stand-in for a name the catalog lacks), as a catalog id."""
     p = request.parsed
@@ -66,13 +91,24 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if model:
         args["model"] = model
     gpu = gpu_id(ev.get("smi_gpu")) or (p.gpus[0] if p.gpus else None)
+    if gpu and not ev.get("smi_gpu") and ev.get("capacity_gib") and _disagrees(gpu, ev["capacity_gib"]):
+        gpu = None  # the log's "total capacity" is what ran: a card read from the question's words that holds
+        # a different amount ("我有40G显存" over four 10 GB cards) is not that card
     if gpu:
         args["gpu"] = gpu
     quant = s.pop("method_quant", None)
     framework = paste.framework if paste.framework in _FRAMEWORKS else None
     if framework:
         args["framework"] = framework
-    serving = framework in ("vllm", "sglang") or ev.get("error_kind") in ("kv_too_small", "heads_not_divisible")
+    elif paste.framework in _LOCAL:
+        args["framework"], args["workload"] = "other", "infer"
+    if paste.framework in _LOCAL or framework is None:
+        if m := _GGUF.search(" ".join(str(v) for v in (written or "", request.text or ""))):
+            s.setdefault("precision", "int4" if int(m.group(1)) <= 5 else "int8")
+    serving = framework in ("vllm", "sglang", "tgi", "lmdeploy") or ev.get("error_kind") in (
+        "kv_too_small",
+        "heads_not_divisible",
+    )
     if quant:
         if serving or framework == "transformers":
             s.setdefault("precision", "nf4")
@@ -93,8 +129,10 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     workload = slots_of(p).get("workload")
     if not framework and workload in ("train", "infer"):
         args["workload"] = workload
-    elif not framework and (
-        p.method or args.get("zero_stage") is not None or ev.get("error_kind") in ("oom", "load_oom")
+    elif (
+        not framework
+        and ev.get("symptom") != "concurrency"
+        and (p.method or args.get("zero_stage") is not None or ev.get("error_kind") in ("oom", "load_oom"))
     ):
         args["workload"] = "train"  # an OOM report without an engine is a training question, as the planner reads it
     if not serving and p.method and "method" not in args:
