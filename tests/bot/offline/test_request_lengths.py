@@ -118,3 +118,12 @@ def test_a_budget_with_thousands_separators_is_the_whole_amount(text, amount, cu
 
 def test_a_list_of_counts_is_not_one_number():
     assert read("8,16 张卡哪个快").parsed.n_gpus == 16
+
+
+def test_requests_in_flight_with_a_speed_asked_are_a_sizing_question_not_a_trouble(advisor):
+    t = advisor.ask(
+        "I would like to know the concurrent request capacity of an NVIDIA A100 80 GB GPU with Llama-2-13b, with low "
+        "latency and maximum throughput. How much GPUs are required to serve 100 requests concurrently?"
+    )
+    assert not calls(t, "diagnose") and "Cause:" not in t.answer
+    assert calls(t, "plan_serving")
