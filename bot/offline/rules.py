@@ -21,7 +21,7 @@ from bot.offline.compose.verdict import verdict
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count
 from bot.offline.say.wording import carried_items, changed_items, defaults_note, error_text
-from bot.offline.understand.decide import STAND_IN_FOR, assumed_workload, decide, lengths, parts, variants
+from bot.offline.understand.decide import STAND_IN_FOR, VARIANT_SEP, assumed_workload, decide, lengths, parts, variants
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
 from bot.offline.understand.parse import ParsedQuestion
@@ -111,7 +111,8 @@ class RulesPlanner:
             for k in (*f.needs, *sorted(unknown & set(f.defaults)))
             if slots.get(k) in (None, []) and not (k == "budget_cny" and slots.get("budget_usd"))
         ]
-        if missing == ["model"] and (cards := _cards_alone(p, request.cued)):
+        traffic = ["capacity"] if any(m.role in ("concurrency", "qps", "daily_users") for m in request.mentions) else []
+        if missing == ["model"] and (cards := _cards_alone(p, [*request.cued, *traffic])):
             # "A100 比 4090 慢，正常吗？", "V100 不支持 bf16？": what the cards themselves say answers it; the model
             # is asked for in one line, not instead of the answer
             intent, missing = cards, []
@@ -226,10 +227,13 @@ class RulesPlanner:
     def _answer(self, intent: str, slots: dict[str, Any], p: ParsedQuestion, run, out: Out, offered: dict) -> None:
         for label, change in variants(intent, p) or [(None, {})]:
             if label:
-                name = say(label, out.lang).strip() if label.startswith(("method_", "workload_")) else _name(label)
-                out.add(say("part_header", out.lang, label=name))
-            try:
-                answers.compose(intent, {**slots, **change}, p, run, out)
+                names = [
+                    say(part, out.lang).strip() if part.startswith(("method_", "workload_")) else _name(part)
+                    for part in label.split(VARIANT_SEP)
+                ]
+                out.add(say("part_header", out.lang, label=" · ".join(names)))
+            try:  # a length is a context for a serving part and a sequence for a training one, part by part
+                answers.compose(intent, lengths(intent, {**slots, **change}), p, run, out)
             except AdvisorError as err:
                 message = error_text(err, slots, out.lang)
                 out.add(message)

@@ -66,7 +66,11 @@ def pasted(text: str, request: Request) -> Paste | None:
         return paste
     if ev.get("error_kind") or ev.get("symptom") in _DESCRIBED:  # the error or the trouble, in the user's words
         return paste
-    if ("diagnose" in request.asks or "speed" in request.asks) and ev.get("symptom"):
+    # a speed asked beside a described trouble; requests in flight alone ("100 requests concurrently, at low latency")
+    # are the load a sizing question states, no trouble, unless the question asks why
+    if ("diagnose" in request.asks or "speed" in request.asks) and ev.get("symptom") not in (None, "concurrency"):
+        return paste
+    if "diagnose" in request.asks and ev.get("symptom") == "concurrency":
         return paste
     return None
 

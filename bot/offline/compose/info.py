@@ -9,7 +9,7 @@ from bot.core.toolbox import ToolRun
 from bot.offline.compose import relevance
 from bot.offline.compose.money import _PRICE_WORDS, price_ranges
 from bot.offline.compose.serving import fewest_that_hold
-from bot.offline.compose.shortlist import pick_gpu, pick_time, picks, sourcing_args, spec_distance
+from bot.offline.compose.shortlist import pick_gpu, pick_time, picks, sourcing_args, spec_distance, without_excluded
 from bot.offline.compose.toolargs import assumed, budget_args, is_inference, n_of, serving_args
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
@@ -292,11 +292,11 @@ def recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> N
         if s.get(key):
             args[key] = s[key]
     args.update(budget_args(s))
-    r = run("recommend_gpus", {**args, **sourcing_args(s)})
+    r = without_excluded(run("recommend_gpus", {**args, **sourcing_args(s)}), s)
     chosen = picks(r, out)
     if not chosen:
         return
-    best = chosen[-1][1]
+    best = r.get("best_value") or r.get("cheapest") or chosen[-1][1]
     out.add(say("recommend_intro", lang, n=best["n_gpus"], gpu=best["gpu"], workload=workload, model=args["model"]))
     lines = []
     for label, o in chosen:

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from bot.core.toolbox import ToolRun
-from bot.offline.compose.shortlist import pick_gpu, pick_time, picks, sourcing_args, spec_distance
+from bot.offline.compose.shortlist import pick_gpu, pick_time, picks, sourcing_args, spec_distance, without_excluded
 from bot.offline.compose.systems import usage
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, n_of, short_source
 from bot.offline.compose.train import time
@@ -154,11 +154,11 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
             args["method"] = s["method"]
     else:
         args.update({k: s[k] for k in ("batch", "context_len") if s.get(k)})
-    r = run("recommend_gpus", {**args, **sourcing_args(s)})
+    r = without_excluded(run("recommend_gpus", {**args, **sourcing_args(s)}), s)
     chosen = picks(r, out)
     if not chosen:
         return
-    best = chosen[-1][1]
+    best = r.get("best_value") or r.get("cheapest") or chosen[-1][1]
     out.add(
         say(
             "budget_intro",

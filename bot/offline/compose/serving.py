@@ -6,7 +6,7 @@ from typing import Any
 
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.evidence import against_measured, measured_speed, oom_but_serves
-from bot.offline.compose.shortlist import pick_gpu, picks, sourcing_args
+from bot.offline.compose.shortlist import pick_gpu, picks, sourcing_args, without_excluded
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, serving_args
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
@@ -161,6 +161,8 @@ def capacity(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> No
             total=f"{top['total_tokens_per_s']:,.0f}",
         )
     )
+    kv = f["kv_cache_gb_per_sequence"]
+    out.add(say("capacity_batching", lang, kv=f"{kv:.2f}" if kv < 1 else f"{kv:.1f}", ctx=f"{f['context_len']:,}"))
     users = s.get("batch")
     if users and users > 1:
         if users <= f["max_batch"]:
@@ -192,11 +194,11 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     buying = bool(budget_args(s)) and (bool(BUY.search(p.text)) or not RENT.search(p.text))
     if buying:
         args["pricing"] = "buy"
-    r = run("recommend_gpus", {**args, **sourcing_args(s)})
+    r = without_excluded(run("recommend_gpus", {**args, **sourcing_args(s)}), s)
     chosen = picks(r, out)
     if not chosen:
         return
-    best = chosen[-1][1]
+    best = r.get("best_value") or r.get("cheapest") or chosen[-1][1]
     batch = next((a["value"] for a in r["assumptions"] if a["key"] == "batch"), s.get("batch") or 1)
     ctx = next((a["value"] for a in r["assumptions"] if a["key"] == "context_len"), s.get("context_len") or 4096)
     out.add(

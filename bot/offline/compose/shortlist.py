@@ -8,6 +8,8 @@ from typing import Any
 
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, duration
+from tools.catalog.lookup import get_gpu
+from tools.errors import AdvisorError
 
 LABELS = {
     "zh": {"cheapest": "最省钱", "fastest": "最快", "best_value": "性价比"},
@@ -22,6 +24,8 @@ def sourcing_args(s: dict[str, Any]) -> dict[str, Any]:
         args["china_available"] = True
     if s.get("domestic_only"):
         args["domestic"] = True
+    if s.get("excluded"):  # ruled-out cards are taken off afterwards (`without_excluded`): rank more to keep five
+        args["top_k"] = 10
     return args
 
 
@@ -55,3 +59,45 @@ def pick_time(o: dict[str, Any], lang: str) -> str:
     if o.get("tokens_per_s"):
         return f"{o['tokens_per_s']:,.0f} token/s"
     return say("no_speed", lang)
+
+
+def excluded(s: dict[str, Any], gpu: str) -> bool:
+    """Whether the question ruled this card out ("不用 H100", "not NVIDIA"): by catalog id, name or vendor."""
+    out = s.get("excluded") or []
+    if not out:
+        return False
+    try:
+        g = get_gpu(gpu)
+    except AdvisorError:
+        return gpu in out
+    return g.id in out or g.name in out or gpu in out or g.vendor in out
+
+
+def allowed(s: dict[str, Any], gpus: list[str] | tuple[str, ...]) -> list[str]:
+    """The candidate cards less those the question ruled out."""
+    return [g for g in gpus if not excluded(s, g)]
+
+
+def without_excluded(r: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
+    """A recommend_gpus output with the ruled-out cards taken off its options and picks: a pick on such a card is
+    replaced by the next option of the same kind among those left (cheapest first; fastest by time or speed)."""
+    if not s.get("excluded"):
+        return r
+    options = [o for o in r["options"] if not excluded(s, o["gpu_id"])]
+    r = {**r, "options": options}
+    for key in ("cheapest", "fastest", "best_value"):
+        if r.get(key) and excluded(s, r[key]["gpu_id"]):
+            r[key] = None
+    if r.get("cheapest") is None and options:
+        r["cheapest"] = next((o for o in options if o.get("total_cny") is not None), None)
+    if r.get("fastest") is None and options:
+        timed = [o for o in options if o.get("hours")]
+        fast = [o for o in options if o.get("tokens_per_s")]
+        r["fastest"] = (
+            min(timed, key=lambda o: o["hours"])
+            if timed
+            else max(fast, key=lambda o: o["tokens_per_s"])
+            if fast
+            else None
+        )
+    return r

@@ -100,7 +100,27 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         and re.search(r"最多|最大|max|how many|多少路|多少人|几路", p.text, re.I)
     ):
         return "serving_capacity"  # "8B 在 L40S 上最多撑多少并发": the capacity, not one user's speed
+    if intent in ("speed", "fit") and slots.get("model") and not p.gpus and WHICH_CARDS.search(p.text):
+        return (
+            "recommend_serving"  # "72B 在哪些 GPU 上跑得起来、速度怎么样": the cards that run it, each with its speed
+        )
+    if intent in ("knowledge", "out_of_scope") and not slots.get("model") and SIZING.search(p.text):
+        # "what hardware is necessary?", "需要什么配置": a sizing request, whose model is asked for (never assumed)
+        return "recommend_serving" if _SERVING.search(p.text) else "min_gpus"
     return intent
+
+
+_SERVING = re.compile(r"推理|部署|serv(?:e|ing)|inference|deploy|users?\b|用户|并发|concurren", re.IGNORECASE)
+#: words that ask which cards (plural: a shortlist, not one card's figure)
+WHICH_CARDS = re.compile(r"哪些\s*(?:gpu|显卡|卡|芯片|型号)|which (?:gpus|cards)\b|what gpus\b", re.IGNORECASE)
+#: words that ask what hardware a job needs, whatever else the question says (no model named: it is asked for)
+SIZING = re.compile(
+    r"hardware (?:requirements?|specs?|needed|necessary|will be necessary)|how many (?:graphics cards|gpus|cards)|"
+    r"which (?:gpu|hardware|server)|what (?:sort of |kind of )?(?:config|hardware|gpus?|server)\b|"
+    r"buy (?:a )?(?:server|gpu|machine)|server with (?:a )?gpu|硬件(?:要求|配置|需求)|需要什么(?:显卡|卡|配置|硬件)|"
+    r"什么(?:样的)?配置|多少(?:张|块)?(?:显卡|卡)|最低(?:显卡)?配置",
+    re.IGNORECASE,
+)
 
 
 _ACCEPT = re.compile(ACCEPT_DEFAULT, re.IGNORECASE)
@@ -214,14 +234,17 @@ _BOTH_JOBS = re.compile(
     re.IGNORECASE,
 )
 #: the intents one answer per alternative suits (a memory fit, a count, a time)
-_PER_VARIANT = ("fit", "min_gpus", "time", "train_memory", "zero_states", "speed", "weights")
+_PER_VARIANT = ("fit", "min_gpus", "time", "train_memory", "zero_states", "speed", "weights", "recommend")
 
 
 def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]:
     """Alternatives in one question, one answer each: methods ("LoRA 行吗？QLoRA 呢？"), both jobs ("推理和微调需要
-    多少卡"), several models ("what about 7B and 13B"). A label is a template key ("method_lora") or a name."""
+    多少卡"), several models ("what about 7B and 13B"), and every combination of those asked together ("GPU RAM
+    to fine-tune and to run the 70B and the 13B": four answers). A label is a template key ("method_lora") or a
+    name; a combination's labels are joined by `VARIANT_SEP`."""
     if intent not in _PER_VARIANT:
         return []
+    axes: list[list[tuple[str, dict[str, Any]]]] = []
     found = []
     for span in p.mentions.get("method", []):
         low = span.lower()
@@ -237,16 +260,23 @@ def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]
         if method not in found:
             found.append(method)
     if len(found) >= 2 and intent != "speed":
-        return [(f"method_{m}", {"method": m}) for m in found]
-    if intent in ("fit", "min_gpus") and _BOTH_JOBS.search(p.text or ""):
-        return [("workload_infer", {"workload": "infer"}), ("workload_finetune", {"workload": "finetune"})]
+        axes.append([(f"method_{m}", {"method": m}) for m in found])
+    elif intent in ("fit", "min_gpus") and _BOTH_JOBS.search(p.text or ""):
+        axes.append([("workload_infer", {"workload": "infer"}), ("workload_finetune", {"workload": "finetune"})])
     models = list(dict.fromkeys(p.models))
     if 2 <= len(models) <= 4 and not p.gpus[1:]:
-        return [(m, {"model": m}) for m in models]
+        axes.append([(m, {"model": m}) for m in models])
     gpus = list(dict.fromkeys(p.gpus))
-    if 2 <= len(gpus) <= 4 and (intent in ("speed", "time") or (intent == "fit" and p.n_gpus is None)):
-        return [(g, {"gpu": g}) for g in gpus]  # "A10 的推理速度比 3090 慢一倍": each card's own figure
-    return []
+    if not axes and 2 <= len(gpus) <= 4 and (intent in ("speed", "time") or (intent == "fit" and p.n_gpus is None)):
+        axes.append([(g, {"gpu": g}) for g in gpus])  # "A10 的推理速度比 3090 慢一倍": each card's own figure
+    out: list[tuple[str, dict[str, Any]]] = [("", {})]
+    for axis in axes[:2]:  # at most two axes (methods or jobs, then models): eight answers at the very most
+        out = [(f"{a}{VARIANT_SEP}{b}" if a else b, {**x, **y}) for a, x in out for b, y in axis]
+    return [] if out == [("", {})] else out
+
+
+#: what joins the labels of a combination of alternatives ("workload_infer|llama-2-70b")
+VARIANT_SEP = "|"
 
 
 def parts(intent: str, p: ParsedQuestion, asks: Iterable[str] = ()) -> list[str]:

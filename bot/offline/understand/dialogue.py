@@ -122,6 +122,7 @@ def slots_of(p: ParsedQuestion) -> dict[str, Any]:
         "model": p.models[0] if p.models else None,
         "gpu": p.gpus[0] if p.gpus else None,
         "gpus": list(p.gpus) or None,
+        "excluded": [*p.excluded_gpus, *p.excluded_vendors] or None,
         "n_gpus": p.n_gpus,
         "method": p.method,
         "workload": p.workload,

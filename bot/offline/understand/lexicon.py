@@ -26,8 +26,11 @@ EN_NUMBERS = {
 }  # fmt: skip
 
 #: one number: "8", "1.5万", "2万亿", "八", "两", "十六", "一百二十"
-#: (a number starts where a run of digits or numerals starts: "123个月" is 123, never 23)
-NUM = rf"(?:(?<![\d.])\d+(?:\.\d+)?(?:\s?(?:{'|'.join(MAGNITUDES)}))?|(?<![{_ZH_NUMERALS}])[{_ZH_NUMERALS}]+)"
+#: (a number starts where a run of digits or numerals starts: "123个月" is 123, never 23; "100,000" is one number)
+NUM = (
+    rf"(?:(?<![\d.,])\d{{1,3}}(?:,\d{{3}})+(?![\d,])(?:\.\d+)?(?:\s?(?:{'|'.join(MAGNITUDES)}))?|"  # "100,000 USD"
+    rf"(?<![\d.])\d+(?:\.\d+)?(?:\s?(?:{'|'.join(MAGNITUDES)}))?|(?<![{_ZH_NUMERALS}])[{_ZH_NUMERALS}]+)"
+)
 #: a number or a range "8到16", "30-50万", "3~5"
 NUM_RANGE = rf"(?:{NUM}(?:\s*(?:到|至|~|-|–|—)\s*{NUM})?)"
 EN_NUM = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen|thirty-two|a single|single|dual)"

@@ -215,7 +215,7 @@ def _sibling_sizes(w: Any, names: _Names) -> None:
     spans = w.slots["mentions"].get("gpus") or []
     if not spans:
         return
-    base = _MEMORY_SUFFIX.sub("", spans[0].lower()).strip()
+    base = _GPU_WORD_AFTER.sub("", _MEMORY_SUFFIX.sub("", spans[0].lower()).strip()).strip()  # "A100 GPUs (40GB)"
     first_end = next((end for slot, _, end in w.spans if slot == "gpus"), None)
     for m in _BARE_MEMORY.finditer(w.t):
         hit = names.lookup(_norm(f"{base} {m.group(1)}g")) or names.lookup(_norm(f"{base} {m.group(1)}gb"))

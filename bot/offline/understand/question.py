@@ -39,6 +39,9 @@ class ParsedQuestion(BaseModel):
     gpus: list[str] = Field(default_factory=list)
     unknown_gpus: list[str] = Field(default_factory=list)
     unknown_models: list[str] = Field(default_factory=list)
+    #: cards (catalog ids, else as typed) and vendors the question rules out ("不用 H100", "not NVIDIA")
+    excluded_gpus: list[str] = Field(default_factory=list)
+    excluded_vendors: list[str] = Field(default_factory=list)
     #: unknown model name -> what it is computed on: the family's nearest catalog model, or a size ("72B")
     stand_ins: dict[str, str] = Field(default_factory=dict)
     #: no card named, only its memory ("一张48G的显卡", a log's "total capacity"): the catalog card used for it

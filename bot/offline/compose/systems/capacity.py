@@ -12,9 +12,12 @@ import re
 from typing import Any
 
 from bot.core.toolbox import ToolRun
+from bot.offline.compose.shortlist import allowed
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, money_span, num, pct
+from bot.offline.understand.request.figures import RANGE_GAP
 from bot.offline.understand.request.model import Request
+from bot.offline.understand.request.reader import normalised
 from tools.catalog.lookup import get_gpu, gpus
 from tools.catalog.prices import prices_for
 from tools.errors import AdvisorError
@@ -26,9 +29,42 @@ TRAFFIC_ROLES = ("concurrency", "qps", "daily_users")
 def traffic(request: Request) -> dict[str, float]:
     """The traffic figures the question gives, by plan_serving's field names (the first of each role)."""
     out: dict[str, float] = {}
+    ends: dict[str, int] = {}
+    norm = normalised(request.text)
     for m in request.mentions:
-        if m.role in TRAFFIC_ROLES and m.role not in out and isinstance(m.value, int | float):
-            out[m.role] = int(m.value) if m.role != "qps" else float(m.value)
+        if m.role not in TRAFFIC_ROLES or not isinstance(m.value, int | float):
+            continue
+        value = int(m.value) if m.role != "qps" else float(m.value)
+        if m.role not in out:
+            out[m.role] = value
+        elif re.fullmatch(RANGE_GAP, norm[ends[m.role] : m.start]):  # "300–500 QPS": sized for the peak end
+            out[m.role] = max(out[m.role], value)
+        ends[m.role] = m.end
+    return out
+
+
+#: plan_serving's defaults for a request's lengths (tools/schemas/plan.py), used when only a window is given
+DEFAULT_OUTPUT = 300
+
+
+def lengths(request: Request) -> dict[str, int]:
+    """The request lengths the question states, by plan_serving's field names: a prompt and an output length as
+    given; a context window ("128k context", "32k") alone is the prompt plus the output, so the prompt is the
+    window less the output (the default output when none is given) and the KV cache is sized for the window."""
+    first: dict[str, int] = {}
+    for m in request.mentions:
+        if m.role in ("prompt_len", "output_len", "context_len", "seq_len") and isinstance(m.value, int | float):
+            if m.value >= 1:
+                first.setdefault(m.role, int(m.value))
+    out: dict[str, int] = {}
+    if "output_len" in first:
+        out["output_tokens"] = min(first["output_len"], 100_000)
+    window = first.get("context_len") or first.get("seq_len")
+    if "prompt_len" in first:
+        out["prompt_tokens"] = min(first["prompt_len"], 1_000_000)
+    elif window:
+        output = out.get("output_tokens", DEFAULT_OUTPUT)
+        out["prompt_tokens"] = min(max(window - output, 1), 1_000_000)
     return out
 
 
@@ -59,12 +95,17 @@ def _gpus(s: dict[str, Any]) -> list[str]:
     if s.get("domestic_only"):  # 国产化: Chinese-made accelerators only (priced ones first)
         named = [g for g in named if get_gpu(g).domestic]
         if not named:
-            ranked = sorted(
-                (g for g in gpus() if g.domestic and g.bandwidth_gb_s and g.segment == "datacenter"),
-                key=lambda g: (prices_for(g) is None, -(g.bandwidth_gb_s or 0)),
-            )
-            named = [g.id for g in ranked[:DOMESTIC_CANDIDATES]]
-    return named or list(DEFAULT_SERVING_GPUS)
+            named = allowed(s, [g.id for g in _domestic()])
+    return named or allowed(s, DEFAULT_SERVING_GPUS) or list(DEFAULT_SERVING_GPUS)
+
+
+def _domestic() -> list[Any]:
+    """Chinese-made datacenter accelerators with a bandwidth figure, priced ones first, then the fastest."""
+    ranked = sorted(
+        (g for g in gpus() if g.domestic and g.bandwidth_gb_s and g.segment == "datacenter"),
+        key=lambda g: (prices_for(g) is None, -(g.bandwidth_gb_s or 0)),
+    )
+    return ranked[:DOMESTIC_CANDIDATES]
 
 
 def _cell(x: float | None, digits: int = 2) -> str:
@@ -76,7 +117,9 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
     given = traffic(request)
     gpus = _gpus(s)
     wanted, said = targets(request)
-    args: dict[str, Any] = {"model": s["model"], "gpus": gpus, **given, **wanted}
+    args: dict[str, Any] = {"model": s["model"], "gpus": gpus, **given, **wanted, **lengths(request)}
+    if s.get("hours_per_day"):  # owned cards' cost at the hours a day they will be busy, as the user said
+        args["hours_per_day"] = min(float(s["hours_per_day"]), 24.0)
     if s.get("precision") in ("bf16", "fp16", "fp8", "int8", "int4"):
         args["precision"] = s["precision"]
     if lang == "zh" or s.get("china_only"):  # a mainland purchase: the pick is a card that can be bought there
@@ -157,7 +200,7 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
     if restricted:
         out.add(say("restricted_note", lang, gpus="、".join(restricted) if lang == "zh" else ", ".join(restricted)))
     if pick is not None:
-        _machines(s, {**given, **wanted}, pick, run, out)
+        _machines(s, {**given, **wanted, **lengths(request)}, pick, run, out)
     out.add(say("serving_assumptions", lang, hours=num(24)))
 
 

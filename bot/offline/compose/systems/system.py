@@ -13,11 +13,13 @@ import re
 from typing import Any
 
 from bot.core.toolbox import ToolRun
-from bot.offline.compose.systems.capacity import traffic
+from bot.offline.compose.shortlist import excluded
+from bot.offline.compose.systems.capacity import lengths, traffic
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, count, duration, method_label, money, money_span, num
 from bot.offline.understand.request.model import Request
 from tools.catalog.lookup import get_model
+from tools.catalog.servers import platforms
 from tools.errors import AdvisorError
 
 #: the words that ask for machines rather than for cards or rented hours ("怎么配", "搭一台", "买服务器")
@@ -64,9 +66,12 @@ def route(intent: str, s: dict[str, Any], request: Request, text: str):
     count_for_traffic = "min_count" in request.asks and bool(traffic(request))  # "how many GPUs for 100 users"
     if not s.get("model") or intent not in SYSTEM_INTENTS or (s.get("n_gpus") and not count_for_traffic):
         return None
-    if intent not in PLAN_INTENTS and not PLAN_ASKS & set(request.asks):
-        return None
     given = traffic(request)
+    # a cluster's traffic (QPS, daily users) with no cards of the user's own asks what serves it, whatever words
+    # carry the question ("QPS：300–500，不用 H100，成本尽量低")
+    sized = bool({"qps", "daily_users"} & set(given)) and not s.get("n_gpus")
+    if intent not in PLAN_INTENTS and not PLAN_ASKS & set(request.asks) and not sized:
+        return None
     training = s.get("workload") in ("train", "finetune") or bool(s.get("method"))
     budgeted = bool(s.get("budget_cny") or s.get("deadline_hours"))
     if given and not training:
@@ -115,12 +120,15 @@ def system_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) -> 
         args["domestic"] = True
     if s.get("gpus") or s.get("gpu"):
         args["platforms"] = list(dict.fromkeys(s.get("gpus") or [s["gpu"]]))
+    elif s.get("excluded"):  # "不用 H100": every platform but those of the ruled-out cards (the tool takes 12)
+        args["platforms"] = [p.id for p in platforms() if not excluded(s, p.gpu)][:12]
     nodes = [m.value for m in request.mentions if m.role == "nodes" and isinstance(m.value, int | float)]
     if nodes:  # "搭一台": the machines are at most that many servers
         args["max_nodes"] = int(nodes[0])
     defaulted_traffic = False
     if job == "serve":
         args.update(traffic(request))
+        args.update(lengths(request))
         if not any(k in args for k in ("concurrency", "qps", "daily_users")):
             args["concurrency"], defaulted_traffic = DEFAULT_CONCURRENCY, True
     r = run("plan_system", args)

@@ -31,7 +31,7 @@ CUES = {
     "compare": r"对比|比较|区别|差距|差多少|差别|\bvs\.?\b|versus|compared? (?:to|with)|difference between|相比|比.{1,12}(?:快|慢|强|好)",
     "choose": r"选哪|选什么|选谁|哪个好|哪个更|哪款|哪张|哪种|哪一个|哪家|推荐|建议(?:买|选|用|配)|值不值|值得|划算|性价比|"
     r"which (?:one|gpu|card|is better|should)|should (?:i|we) (?:buy|pick|choose|get|go|use)|worth|recommend|"
-    r"better (?:choice|option|deal)|怎么选|如何选|选型|怎么配|如何配",
+    r"better (?:choice|option|deal)|怎么选|如何选|选型|怎么配|如何配|哪些\s*(?:gpu|显卡|卡|芯片|型号)|which (?:gpus|cards)\b",
     "availability": r"能买到|买得到|能(?:不能)?采购|禁运|出口管制|\bexport\b|禁售|available in china|供货|交期|有货|还能买",
     "power": r"功耗|耗电|电费|用电|多少度电|机柜|power draw|electricity|\bkw\b|千瓦|散热",
     "config": r"怎么设置|参数怎么|哪个参数|怎么配置|如何配置|how (?:do i|to|should i) (?:set|configure)|which (?:flag|setting|option)|"

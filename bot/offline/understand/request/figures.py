@@ -51,7 +51,9 @@ _KEYS = [(C(rf"(?:{rx})"), role) for rx, role in KEY_ROLES]
 _SETTING = C(r"(--?[a-z][\w.-]*|[a-z][\w.]*)\s*(?:[:=]|\s)\s*[\"']?$")
 
 #: a number, with what follows it (a unit word, at most a few characters)
-_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:[.,]\d+)*)(\s*(?:%|[a-zA-Z/]+(?:/s)?|[\u4e00-\u9fff]{1,2})?)")
+_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9_.])(\d{1,3}(?:[ \u202f\u2009]\d{3})+(?![\w.,])|\d+(?:[.,]\d+)*)(\s*(?:%|[a-zA-Z/]+(?:/s)?|[\u4e00-\u9fff]{1,2})?)"
+)
 #: roles read from the words around a figure: (pattern on the text before, pattern on the unit after, role)
 CONTEXT = (
     # serving targets a buyer states ("首字 500ms 以内", "TTFT under 1 ms", "每用户 30 token/s")
@@ -62,6 +64,12 @@ CONTEXT = (
     (r"(?:每(?:个)?用户|每人|per user|each user|for each user)"
      r"(?:(?!只有|才|only|实测|measured|现在|目前)[^\d\n]){0,8}$",
      r"^\s*(?:tokens?/s|tok/s|t/s|token/秒|tokens? per second)", "speed_target"),
+    # a request's lengths ("每次输入 8k token，输出 1000 token", "prompt length 2000"), never a speed ("输出 30 token/s")
+    (r"(?:输入|提示词?|prompt|input)\s*(?:长度|length|tokens?|token 数|of)?\s*(?:是|为|约|about|around|[:：=~])?\s*$",
+     r"^(?!\s*k?\s*(?:tokens?|tok|t|字)\s*/\s*(?:s|秒))", "prompt_len"),
+    (r"(?:输出|生成|回复|回答|output|generat\w*|reply|answer)\s*(?:长度|length|tokens?|token 数|of)?\s*"
+     r"(?:是|为|约|about|around|[:：=~])?\s*$",
+     r"^(?!\s*k?\s*(?:tokens?|tok|t|字)\s*/\s*(?:s|秒))\s*(?:k\b|tokens?|字)", "output_len"),
     (r"", r"^\s*(?:核|cores?|vcpus?|c(?=\b)|线程|threads?)", "cpu_cores"),
     (r"(?:cpu|处理器)[^\d\n]{0,6}$", r"", "cpu_cores"),
     (r"(?:内存|主机内存|系统内存|\bram\b|system memory|host memory|ddr\d?)[^\d\n]{0,6}$", r"^\s*(?:g|gb|t|tb|gib)?\b", "ram_gb"),
@@ -112,6 +120,8 @@ def _line_at(text: str, i: int) -> str:
 
 #: a count of requests said with its rate or its simultaneity ("5000 requests per second", "100 requests concurrently")
 _RATE_AFTER = (
+    (C(r"^[\d,.]+\s*k?\s*(?:input|prompt)\s+tokens?"), "prompt_len"),
+    (C(r"^[\d,.]+\s*k?\s*(?:output|generated|new)\s+tokens?"), "output_len"),
     (C(r"^[\d,.]+\s*(?:requests?|reqs?|queries|calls)\s*(?:/\s*s\b|per\s+sec(?:ond)?|a\s+second|每秒)"), "qps"),
     (
         C(
@@ -143,6 +153,11 @@ def role_of(text: str, start: int, unit: str) -> tuple[str, int]:
     return "other", 0
 
 
+#: what stands between the two ends of a range ("300–500", "100 到 200")
+RANGE_GAP = r"\s*(?:-|–|—|~|～|到|至|to)\s*"
+_RANGE_GAP = re.compile(RANGE_GAP)
+
+
 def loose_figures(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
     """Every number outside the recognised spans, with a role from its context; numbers that are part of a
     stack trace's frames (file, line, address) or of an identifier are not things the user said."""
@@ -157,7 +172,12 @@ def loose_figures(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
         if _DEVICE.search(text[max(0, start - 8) : start]):
             continue  # "GPU 0;", "cuda:1", "rank 3": which device, not a figure of the question
         role, unit_len = ("version", 0) if m.group(1).count(".") >= 2 else role_of(text, start, unit)
-        value = float(m.group(1).replace(",", "")) if m.group(1).count(".") <= 1 else m.group(1)
+        if role == "other" and found and _RANGE_GAP.fullmatch(text, found[-1].end, start):
+            role = found[-1].role  # "QPS：300–500": the upper end of a range has the role of its lower end
+        digits = re.sub(r"[,\s\u202f\u2009]", "", m.group(1))  # "10 000 users", "1,000": thousands separators
+        value = float(digits) if m.group(1).count(".") <= 1 else m.group(1)
+        if role in ("prompt_len", "output_len") and isinstance(value, float) and unit.strip().lower()[:1] == "k":
+            value *= 1024  # "8k token": kibi-tokens, as the parser reads context windows
         span_end = end + len(unit[:unit_len].rstrip())
         found.append(Mention(text=text[start:span_end].strip(), role=role, value=value, start=start, end=span_end))
     return found

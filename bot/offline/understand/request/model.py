@@ -23,7 +23,7 @@ ROLES = (
     "months", "deadline", "budget", "price_user", "electricity_tariff", "pue", "servers_per_rack", "power_kw",
     "occupancy", "utilisation", "gpu_hours", "wall_clock", "zero_stage", "offload", "tp_size", "pp_size",
     "checkpointing", "log_memory", "throughput_measured", "version", "hyperparameter", "claim", "network",
-    "ttft_target", "speed_target", "other",
+    "ttft_target", "speed_target", "excluded", "other",
 )  # fmt: skip
 
 

@@ -35,9 +35,10 @@ SLOT_ROLE = {
     "electricity_cny_per_kwh": "electricity_tariff", "pue": "pue", "servers_per_rack": "servers_per_rack",
     "rack_limit_kw": "power_kw", "user_figures": "claim", "params_b": "model_size", "input_len": "prompt_len",
     "output_len": "output_len", "epochs": "epochs", "samples": "samples", "gpu_memory": "gpu_memory_gb",
+    "excluded_gpus": "excluded", "excluded_vendors": "excluded",
 }  # fmt: skip
 #: slots whose mention's value is the span itself (a name); every other slot's is the parser's field of that name
-_NAME_SLOTS = frozenset({"models", "unknown_models", "gpus", "unknown_gpus"})
+_NAME_SLOTS = frozenset({"models", "unknown_models", "gpus", "unknown_gpus", "excluded_gpus", "excluded_vendors"})
 
 
 _CONFIRM = re.compile(CONFIRM, re.IGNORECASE)
@@ -92,7 +93,7 @@ def read(text: str) -> Request:
             if number:
                 role = role_of(norm, start + number.start(), norm[start + number.end() : end + 12])[0]
                 value = float(number.group(0))
-        if role in ("gpu", "model") and (known := canonical(span)):
+        if role in ("gpu", "model", "excluded") and (known := canonical(span)):
             value = known  # the catalog id, which is what a tool call takes
         mentions.append(
             Mention(
