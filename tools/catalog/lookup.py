@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
+from tools.catalog import user_models
 from tools.catalog.generic import GENERIC_NEAR, shaped_model
 from tools.catalog.records import GpuSpec, ModelSpec
 from tools.errors import UnknownGpu, UnknownModel
@@ -106,8 +107,37 @@ def gpus() -> tuple[GpuSpec, ...]:
 
 
 @functools.cache
-def models() -> tuple[ModelSpec, ...]:
+def shipped_models() -> tuple[ModelSpec, ...]:
+    """The models of tools/data/models.yaml, the catalog the package ships."""
     return tuple(ModelSpec.model_validate(row) for row in _load_yaml("models.yaml"))
+
+
+def models() -> tuple[ModelSpec, ...]:
+    """The shipped models, then those a user added (`user_models`) whose names clash with none of them."""
+    user_models.refresh()
+    return _all_models()
+
+
+@functools.cache
+def _all_models() -> tuple[ModelSpec, ...]:
+    shipped = shipped_models()
+    taken = {k for m in shipped for k in _keys(m)}
+    added = []
+    for m in user_models.load():
+        keys = _keys(m)
+        if not keys & taken:
+            added.append(m)
+            taken |= keys
+    return (*shipped, *added)
+
+
+def clashes(spec: ModelSpec) -> ModelSpec | None:
+    """The catalog model (shipped or added) one of `spec`'s names already belongs to, if any."""
+    index = _model_index()
+    for key in _keys(spec):
+        if key in index:
+            return index[key]
+    return None
 
 
 def _keys(record: GpuSpec | ModelSpec) -> set[str]:
@@ -122,6 +152,10 @@ def _gpu_index() -> dict[str, GpuSpec]:
 @functools.cache
 def _model_index() -> dict[str, ModelSpec]:
     return _build_index(models())
+
+
+for _cache in ("_all_models", "_model_index", "_word_index", "_model_named", "family_anchor"):
+    user_models.on_change(lambda name=_cache: globals()[name].cache_clear())
 
 
 def _build_index(records):
@@ -236,6 +270,7 @@ def get_model(name: str | ModelSpec) -> ModelSpec:
     """A catalog model, or a generic dense model when the name only carries a size."""
     if isinstance(name, ModelSpec):
         return name
+    user_models.refresh()
     return _model_named(name)
 
 
