@@ -18,7 +18,7 @@ from pathlib import Path
 from rapidfuzz import fuzz, process
 
 from tools.catalog import user_models
-from tools.catalog.generic import GENERIC_NEAR, shaped_model
+from tools.catalog.generic import GENERIC_NEAR, shaped_model, shaped_moe
 from tools.catalog.records import GpuSpec, ModelSpec
 from tools.errors import UnknownGpu, UnknownModel
 from tools.units import plain
@@ -299,6 +299,11 @@ def _model_named(name: str) -> ModelSpec:
                 f"{plain(size / 1e9)}B 参数的模型超出了可估算范围（0.01B 到 100,000B）。",
             ),
         )
+    active = parse_active_count(name)
+    if active is not None:
+        total = max(size, *(float(v) * _EN_MAGNITUDE[u.lower()] for v, u in _SIZE_EN.findall(name)))
+        if MIN_PARAMS <= active < total:  # "400B-A20B", "400B total, 20B active": a generic MoE of those sizes
+            return shaped_moe(round(total / 1e9, 6), round(active / 1e9, 6), typed=name)
     return generic_model(round(size / 1e9, 6), typed=name)
 
 
@@ -326,6 +331,24 @@ def parse_param_count(text: str) -> float | None:
     m = _SIZE_EN.search(text)
     if m:
         return float(m.group(1)) * _EN_MAGNITUDE[m.group(2).lower()]
+    return None
+
+
+_ACTIVE = (
+    re.compile(r"(?<![a-z])a(\d+(?:\.\d+)?)b(?![a-z])", re.IGNORECASE),  # "400B-A20B" (Qwen's naming)
+    re.compile(r"(\d+(?:\.\d+)?)\s*b\s*(?:active|activated)\b", re.IGNORECASE),  # "20B active"
+    re.compile(
+        r"(?:active|activated|激活|活跃)(?:参数量?)?\s*[:：]?\s*(\d+(?:\.\d+)?)\s*b", re.IGNORECASE
+    ),  # "激活 20B"
+)
+
+
+def parse_active_count(text: str) -> float | None:
+    """The activated parameter count a MoE's name or phrase states ("A20B", "20B active", "激活 20B"), else None."""
+    for rx in _ACTIVE:
+        m = rx.search(text)
+        if m:
+            return float(m.group(1)) * 1e9
     return None
 
 

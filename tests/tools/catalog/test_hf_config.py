@@ -130,3 +130,22 @@ def test_a_shipped_name_is_refused_and_a_second_add_needs_replace(data_dir):
         add_from_config(LLAMA_31_8B, name="acme-8b")
     add_from_config({**LLAMA_31_8B, "num_hidden_layers": 40}, name="acme-8b", replace=True)
     assert lookup.get_model("acme-8b").n_layers == 40
+
+
+@pytest.mark.parametrize(
+    "typed", ["400B-A20B", "400B total, 20B active MoE", "总参 400B、激活 20B 的 MoE", "a MoE with 20B active of 400B"]
+)
+def test_a_moe_given_by_total_and_active_is_a_generic_moe_of_those_sizes(typed):
+    from tools.catalog.architecture import param_count
+    from tools.registry import call
+
+    m = lookup.get_model(typed)
+    assert m.generic and m.is_moe and m.name == "generic MoE 400B-A20B" and "generic MoE" in m.notes
+    count = param_count(m)
+    assert count.total / 1e9 == pytest.approx(400, rel=0.005) and count.active / 1e9 == pytest.approx(20, rel=0.03)
+    mem = call("model_memory", {"model": typed})
+    dense = call("model_memory", {"model": "400B"})
+    assert mem["weights_gb"] == pytest.approx(dense["weights_gb"], rel=0.01)  # weights on the total
+    fast = call("inference_speed", {"model": typed, "gpu": "H200", "n_gpus": 8})
+    slow = call("inference_speed", {"model": "400B", "gpu": "H200", "n_gpus": 8})
+    assert fast["bytes_per_step_gb"] < 0.1 * slow["bytes_per_step_gb"]  # each decode step reads the active 20B
