@@ -4,13 +4,15 @@ The file is `<data dir>/models.yaml`, the same schema as the shipped `tools/data
 the one the bot's settings name (`GPU_ADVISOR_DATA_DIR`, default `~/.local/share/gpu-advisor`); an edge that
 reads its settings elsewhere sets it with `use_data_dir`. The catalog loader merges these records with the
 shipped ones; when the file changes (another process added a model), every cache built on the catalog is
-cleared on the next lookup (`refresh`), so every surface knows the model at once.
+cleared on the next lookup (`refresh`, which looks at the file at most once a second), so every surface
+knows the model at once.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +26,9 @@ FILENAME = "models.yaml"
 
 _dir: Path | None = None
 _seen: tuple[int, int] | None = None
+_checked = -1.0
+#: the file is looked at most once this often (seconds): a lookup runs thousands of times in a plan search
+CHECK_EVERY_S = 1.0
 _clearers: list[Callable[[], None]] = []
 _lock = threading.Lock()
 
@@ -58,7 +63,11 @@ def _stamp() -> tuple[int, int]:
 
 def refresh(force: bool = False) -> None:
     """Clear every registered catalog cache when the file changed since it was last read."""
-    global _seen
+    global _seen, _checked
+    now = time.monotonic()
+    if not force and now - _checked < CHECK_EVERY_S:
+        return
+    _checked = now
     stamp = _stamp()
     if stamp == _seen and not force:
         return
