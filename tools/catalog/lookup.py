@@ -336,7 +336,7 @@ def parse_param_count(text: str) -> float | None:
 
 _ACTIVE = (
     re.compile(r"(?<![a-z])a(\d+(?:\.\d+)?)b(?![a-z])", re.IGNORECASE),  # "400B-A20B" (Qwen's naming)
-    re.compile(r"(\d+(?:\.\d+)?)\s*b\s*(?:active|activated)\b", re.IGNORECASE),  # "20B active"
+    re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*b\s*(?:active|activated)\b", re.IGNORECASE),  # "20B active"
     re.compile(
         r"(?:active|activated|激活|活跃)(?:参数量?)?\s*[:：]?\s*(\d+(?:\.\d+)?)\s*b", re.IGNORECASE
     ),  # "激活 20B"
