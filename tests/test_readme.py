@@ -140,7 +140,13 @@ def test_both_readmes_link_each_other_and_the_chinese_operator_docs():
 #: commands that serve until stopped, or need a platform's secrets: `--help` shows they exist and parse
 SERVE_FOREVER = {("serve",), ("wecom", "connect"), ("slack", "socket"), ("mcp",), ("chat",)}
 #: placeholders in the command table, and what stands in for them
-PLACEHOLDERS = {'"…"': '"H20 显存多大？"', "NAME": "readme-check", "ID": "0"}
+PLACEHOLDERS = {
+    '"…"': '"H20 显存多大？"',
+    "NAME": "readme-check",
+    "ID": "0",
+    # `models add --config config.json`: Qwen3-30B-A3B's fields (tests/tools/catalog/test_hf_config.py)
+    "config.json": str(Path(__file__).parent / "tools" / "catalog" / "qwen3-30b-a3b.config.json"),
+}
 
 
 def shown_commands() -> list[tuple[str, str]]:

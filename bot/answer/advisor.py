@@ -28,6 +28,7 @@ from bot.core.store import LOCAL_OWNER, Store
 from bot.core.toolbox import Toolbox
 from bot.core.trace import AnswerTrace, NumberRef, Ungrounded, Unused
 from bot.offline.understand.request.reader import read
+from tools.catalog import user_models
 
 __all__ = ["MAX_QUESTION_CHARS", "Advisor", "QuestionError"]
 
@@ -59,6 +60,7 @@ class Advisor:
         from knowledge.retrieval import Retriever, set_default_retriever
 
         settings = settings or Settings()
+        user_models.use_data_dir(settings.data_dir)  # models added with `gpu-advisor models add` live there
         retriever = Retriever.from_config(settings.knowledge())
         set_default_retriever(retriever)
         llm = None

@@ -41,6 +41,7 @@ from bot.api.routes import ask as ask_routes
 from bot.api.routes import channels as channel_routes
 from bot.api.routes import conversations as conversation_routes
 from bot.api.routes import docs as docs_pages
+from bot.api.routes import models as model_routes
 from bot.api.routes import openai as api_openai
 from bot.api.routes import ops as ops_routes
 from bot.api.routes import proposals as proposal_routes
@@ -162,6 +163,7 @@ def create_app(
     v1.include_router(catalog_routes())
     v1.include_router(tool_routes())
     v1.include_router(proposal_routes.router())
+    v1.include_router(model_routes.router())
     v1.include_router(api_openai.router)
     app.include_router(v1)
     app.include_router(ops_routes.router())

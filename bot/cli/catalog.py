@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from bot.cli.output import JsonOpt, calculate, console, fmt, lang_of, print_json, table, user_errors
+from bot.core.settings import Settings
+from tools.catalog import user_models
 from tools.catalog.architecture import kv_bytes_per_token, param_count
+from tools.catalog.hf_config import add_from_config
 from tools.catalog.lookup import get_model, gpus, models
+from tools.errors import InvalidInput
 
 gpus_app = typer.Typer(
     help="The GPU catalog: dense TFLOPS, memory, bandwidth, interconnect, sources.", no_args_is_help=True
@@ -181,3 +187,53 @@ def models_show(
         console.print(f"[bold]Notes:[/] {m.notes}")
     for s in m.sources:
         console.print(f"[dim]source:[/] {s.title} — {s.url} ({s.as_of})")
+
+
+@models_app.command("add")
+def models_add(
+    config: Annotated[Path, typer.Option("--config", help="The model's Hugging Face config.json.")],
+    name: Annotated[str | None, typer.Option(help="The name to know it by (else the config's _name_or_path).")] = None,
+    source: Annotated[
+        str | None, typer.Option(help="Where the config comes from (its URL), kept as its source.")
+    ] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Overwrite a model added before under this name.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add a model from its config.json: stored in the data folder, known at once to fit, time, speed, recommend.
+
+    Example: gpu-advisor models add --config config.json --name acme/Shenzhen-MoE-30B
+    """
+    lang = lang_of(name or "")
+    with user_errors(lang):
+        cfg = read_config(config)
+        user_models.use_data_dir(Settings().data_dir)
+        m = add_from_config(cfg, name=name, source_url=source, replace=replace)
+    if as_json:
+        print_json(m.model_dump(mode="json"))
+        return
+    active = (
+        f", {m.active_params_b}B active ({m.n_experts} experts, {m.experts_per_token} per token)" if m.is_moe else ""
+    )
+    console.print(
+        f"Added [bold]{m.name}[/] (id {m.id}): {m.params_b}B parameters{active}, {m.n_layers} layers, "
+        f"{m.attention}, context {m.max_context:,}; counts computed from the config's shape.\n"
+        f"Stored in {user_models.path()}. Try: gpu-advisor fit infer --model {m.id} --gpu H100",
+        highlight=False,
+    )
+
+
+def read_config(path: Path) -> object:
+    """The parsed config.json, or a message saying why it cannot be read."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InvalidInput(
+            f"Cannot read {path}: {err.strerror or err}.", f"无法读取 {path}：{err.strerror or err}。"
+        ) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InvalidInput(
+            f"{path} is not JSON (line {err.lineno}, column {err.colno}: {err.msg}).",
+            f"{path} 不是有效的 JSON（第 {err.lineno} 行第 {err.colno} 列：{err.msg}）。",
+        ) from None

@@ -130,3 +130,72 @@ def _ladder_shape(n: float, table_params: float) -> tuple[int, int]:
 def _kv_heads(heads: int) -> int:
     """8 KV heads, or the largest divisor of the head count below 8."""
     return max(k for k in range(1, min(GENERIC_KV_HEADS, heads) + 1) if heads % k == 0)
+
+
+#: a generic MoE routes each token to 8 experts (Qwen3-235B-A22B, DeepSeek-V3 and Kimi-K2 all pick 8)
+GENERIC_TOP_K = 8
+
+_GENERIC_MOE_SOURCE = Source(
+    title="Generic MoE decoder (Qwen3-MoE proportions: every layer MoE, 8 routed experts per token, GQA with 8 KV "
+    "heads of 128, SwiGLU experts, 128,256-token vocabulary)",
+    url="https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json",
+    as_of=dt.date(2025, 4, 29),
+    fields=(*_GENERIC_SOURCE.fields, "active_params_b", "n_experts", "experts_per_token"),
+    verified=False,
+    note="shape chosen by gpu-advisor to match the stated total and active parameter counts: depth and width those "
+    "of a dense model of the active size, the expert count and width solved for both counts; not a published model",
+)
+
+
+@functools.cache
+def shaped_moe(total_b: float, active_b: float, typed: str | None = None) -> ModelSpec:
+    """A MoE of `total_b` billion parameters with `active_b` billion activated per token.
+
+    Depth and width are those of a dense model of the active size (the ladder of `shaped_model`); every layer is
+    MoE with 8 routed experts per token. With `base` the embeddings and attention, the expert count E solves
+    (total − base) / (active − base) = E / 8, then the expert width makes the total exact (the active count
+    lands within a few percent: E is a whole number). Weights are counted on the total, FLOPs and decode
+    bandwidth on the active parameters, as for any catalog MoE.
+    """
+    total, active = total_b * 1e9, active_b * 1e9
+    vocab = GENERIC_VOCAB
+    h, layers = _ladder_shape(active, 2 * vocab)
+    heads = max(1, h // 128)
+    kv = _kv_heads(heads)
+    attn = 2 * h * h + 2 * h * kv * 128
+    base = 2 * vocab * h + layers * attn
+    if active <= base:  # an active size below the embeddings and attention: a smaller shape
+        h, layers, heads, kv = 512, 1, 4, 4
+        attn = 2 * h * h + 2 * h * kv * 128
+        base = 2 * vocab * h + layers * attn
+    experts = max(GENERIC_TOP_K + 1, round(GENERIC_TOP_K * (total - base) / max(active - base, 1.0)))
+    width = max(1, round((total - base - layers * h * experts) / (3 * h * layers * experts)))
+    label = f"{plain(total_b)}B-A{plain(active_b)}B"
+    return ModelSpec(
+        id=f"generic-moe-{label.lower()}",
+        name=f"generic MoE {label}",
+        family="generic",
+        org="gpu-advisor",
+        n_layers=layers,
+        hidden_size=h,
+        n_heads=heads,
+        n_kv_heads=kv,
+        head_dim=h // heads,
+        ffn_size=width,
+        vocab_size=vocab,
+        params_b=total_b,
+        active_params_b=active_b,
+        n_experts=experts,
+        n_shared_experts=0,
+        experts_per_token=GENERIC_TOP_K,
+        moe_ffn_size=width,
+        n_dense_layers=0,
+        attention="GQA" if kv < heads else "MHA",
+        max_context=131072,
+        sources=(_GENERIC_MOE_SOURCE,),
+        generic=True,
+        notes=(f"{typed!r} is not in the catalog; " if typed else "")
+        + f"treated as a generic MoE of {plain(total_b)}B total, {plain(active_b)}B active ({layers} layers, hidden "
+        f"{h}, {experts} experts of width {width}, {GENERIC_TOP_K} per token, GQA with {kv} KV heads): weights on the "
+        "total, compute and decode bandwidth on the active parameters; name the model for its exact shape.",
+    )

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
-from tools.catalog.generic import GENERIC_NEAR, shaped_model
+from tools.catalog import user_models
+from tools.catalog.generic import GENERIC_NEAR, shaped_model, shaped_moe
 from tools.catalog.records import GpuSpec, ModelSpec
 from tools.errors import UnknownGpu, UnknownModel
 from tools.units import plain
@@ -106,8 +107,37 @@ def gpus() -> tuple[GpuSpec, ...]:
 
 
 @functools.cache
-def models() -> tuple[ModelSpec, ...]:
+def shipped_models() -> tuple[ModelSpec, ...]:
+    """The models of tools/data/models.yaml, the catalog the package ships."""
     return tuple(ModelSpec.model_validate(row) for row in _load_yaml("models.yaml"))
+
+
+def models() -> tuple[ModelSpec, ...]:
+    """The shipped models, then those a user added (`user_models`) whose names clash with none of them."""
+    user_models.refresh()
+    return _all_models()
+
+
+@functools.cache
+def _all_models() -> tuple[ModelSpec, ...]:
+    shipped = shipped_models()
+    taken = {k for m in shipped for k in _keys(m)}
+    added = []
+    for m in user_models.load():
+        keys = _keys(m)
+        if not keys & taken:
+            added.append(m)
+            taken |= keys
+    return (*shipped, *added)
+
+
+def clashes(spec: ModelSpec) -> ModelSpec | None:
+    """The catalog model (shipped or added) one of `spec`'s names already belongs to, if any."""
+    index = _model_index()
+    for key in _keys(spec):
+        if key in index:
+            return index[key]
+    return None
 
 
 def _keys(record: GpuSpec | ModelSpec) -> set[str]:
@@ -122,6 +152,10 @@ def _gpu_index() -> dict[str, GpuSpec]:
 @functools.cache
 def _model_index() -> dict[str, ModelSpec]:
     return _build_index(models())
+
+
+for _cache in ("_all_models", "_model_index", "_word_index", "_model_named", "family_anchor"):
+    user_models.on_change(lambda name=_cache: globals()[name].cache_clear())
 
 
 def _build_index(records):
@@ -236,6 +270,7 @@ def get_model(name: str | ModelSpec) -> ModelSpec:
     """A catalog model, or a generic dense model when the name only carries a size."""
     if isinstance(name, ModelSpec):
         return name
+    user_models.refresh()
     return _model_named(name)
 
 
@@ -264,6 +299,11 @@ def _model_named(name: str) -> ModelSpec:
                 f"{plain(size / 1e9)}B 参数的模型超出了可估算范围（0.01B 到 100,000B）。",
             ),
         )
+    active = parse_active_count(name)
+    if active is not None:
+        total = max(size, *(float(v) * _EN_MAGNITUDE[u.lower()] for v, u in _SIZE_EN.findall(name)))
+        if MIN_PARAMS <= active < total:  # "400B-A20B", "400B total, 20B active": a generic MoE of those sizes
+            return shaped_moe(round(total / 1e9, 6), round(active / 1e9, 6), typed=name)
     return generic_model(round(size / 1e9, 6), typed=name)
 
 
@@ -291,6 +331,24 @@ def parse_param_count(text: str) -> float | None:
     m = _SIZE_EN.search(text)
     if m:
         return float(m.group(1)) * _EN_MAGNITUDE[m.group(2).lower()]
+    return None
+
+
+_ACTIVE = (
+    re.compile(r"(?<![a-z])a(\d+(?:\.\d+)?)b(?![a-z])", re.IGNORECASE),  # "400B-A20B" (Qwen's naming)
+    re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*b\s*(?:active|activated)\b", re.IGNORECASE),  # "20B active"
+    re.compile(
+        r"(?:active|activated|激活|活跃)(?:参数量?)?\s*[:：]?\s*(\d+(?:\.\d+)?)\s*b", re.IGNORECASE
+    ),  # "激活 20B"
+)
+
+
+def parse_active_count(text: str) -> float | None:
+    """The activated parameter count a MoE's name or phrase states ("A20B", "20B active", "激活 20B"), else None."""
+    for rx in _ACTIVE:
+        m = rx.search(text)
+        if m:
+            return float(m.group(1)) * 1e9
     return None
 
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from tools.catalog import lookup
+from tools.catalog import lookup, user_models
 from tools.catalog.model_spec import ModelSpec
 
 #: how far (relative) a catalog model's size may be from the typed size to stand in for it
@@ -90,8 +90,13 @@ def keys(parts: NameParts) -> list[str]:
     )
 
 
-@functools.cache
 def _index() -> dict[str, ModelSpec]:
+    user_models.refresh()  # a model added since: the index is rebuilt
+    return _index_cached()
+
+
+@functools.cache
+def _index_cached() -> dict[str, ModelSpec]:
     return {lookup.normalize(n): m for m in lookup.models() for n in (m.id, m.name, *m.aliases)}
 
 
@@ -153,3 +158,6 @@ def same_line(name: str) -> ModelSpec | None:
     if not best or len({m.params_b for m in best}) != 1:
         return None
     return max(best, key=lambda m: int((m.release or "0").replace("-", "")))
+
+
+user_models.on_change(_index_cached.cache_clear)

@@ -42,6 +42,11 @@ def compose(intent: str, s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out
         if value in used and typed in p.unknown_models:
             out.blocks.insert(at, stand_in_line(typed, value, out.lang))
             at += 1
+    for value in p.models:  # "400B total, 20B active, MoE" with no name: which shape the figures are for
+        if _MOE_LABEL.fullmatch(value) and value in used and value not in p.stand_ins.values():
+            total, active = value.split("-A")
+            out.blocks.insert(at, say("generic_moe_shape", out.lang, total=total, active=active))
+            at += 1
 
 
 def unknown_names(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -97,9 +102,16 @@ def _against_memory(p: ParsedQuestion, memory_gb: float, run: ToolRun, lang: str
     return say(verdict, lang, model=r["model"], need=gb(r["serving_gb"]), weights=gb(r["weights_gb"]))
 
 
+#: a generic MoE given by its total and active sizes, as parse writes it ("400B-A20B")
+_MOE_LABEL = re.compile(r"\d+(?:\.\d+)?B-A\d+(?:\.\d+)?B")
+
+
 def stand_in_line(name: str, value: str, lang: str) -> str:
     """ "“qwen72b”不在目录里，下面按…Qwen2.5-72B 估算": which model an unknown name is computed on, and why that one."""
     parts = read_name(name)
+    if _MOE_LABEL.fullmatch(value):  # "GLM-5.2，总参 355B、激活 32B": a generic MoE of those sizes
+        total, active = value.split("-A")
+        return say("stand_in_generic_moe_shape", lang, name=name, total=total, active=active)
     if not re.fullmatch(r"\d+(?:\.\d+)?B", value):
         model = get_model(value)
         if parts and parts.experts and model.is_moe:

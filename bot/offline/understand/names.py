@@ -143,6 +143,9 @@ def _names() -> _Names:
     return _Names()
 
 
+catalog.user_models.on_change(_names.cache_clear)
+
+
 @functools.lru_cache(maxsize=4096)
 def _norm(span: str) -> str:
     return catalog.normalize(span)
@@ -159,7 +162,7 @@ def _add(w: Any, slot: str, value: str) -> None:
 
 def names_in(w: Any) -> None:
     """Find GPU and model names in `w` (parse's working text), record them in its slots and mask them."""
-    names = _names()
+    names = catalog.user_models.refresh() or _names()  # a model added since (`gpu-advisor models add`) is read at once
     for m in _URL.finditer(w.t):  # "…/assets/eba8985c-fe1b-48b3-b705-…": no card or model in an address
         w.mask(*m.span())
     for m in _SOFTWARE.finditer(w.t):

@@ -27,7 +27,16 @@ from bot.offline.understand.facility import facility
 from bot.offline.understand.intent_model import model
 from bot.offline.understand.money import claims, money, sample_tokens, tokens
 from bot.offline.understand.names import _C, GPU_MARK, MODEL_MARK, names_in
-from bot.offline.understand.quantities import card_memory, counts, durations, gpu_hours, grids, hours, lengths
+from bot.offline.understand.quantities import (
+    card_memory,
+    counts,
+    durations,
+    gpu_hours,
+    grids,
+    hours,
+    lengths,
+    moe_sizes,
+)
 from bot.offline.understand.question import INTENTS, Intent, ParsedQuestion, UserFigure
 from bot.offline.understand.request.exclude import excluded
 from bot.offline.understand.words import words
@@ -102,6 +111,7 @@ def _slots(text: str) -> Work:
     tokens(w)
     names_in(w)
     excluded(w)
+    moe_sizes(w)
     grids(w)
     card_memory(w)
     sample_tokens(w)

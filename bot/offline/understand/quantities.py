@@ -343,3 +343,26 @@ def card_memory(w: Work) -> None:
             w.slots["gpus"].append(gpu)
             w.slots["gpu_from_memory"] = {"memory_gib": reported, "gpu": gpu}
             w.note("gpu_memory", *m.span())
+
+
+_BARE_B = re.compile(r"\d+(?:\.\d+)?B")
+
+
+def moe_sizes(w: Work) -> None:
+    """ "400B total, 20B active, MoE" / "总参 400B、激活 20B 的 MoE": the two sizes are one MoE, "400B-A20B" (sized on a
+    generic MoE shape: weights on the total, compute and decode bandwidth on the active), not two dense models."""
+    active = catalog.parse_active_count(w.src)
+    sizes = [m for m in w.slots["models"] if _BARE_B.fullmatch(m)]
+    if active is None or len(sizes) < 2:
+        return
+    active_label = next((m for m in sizes if abs(float(m[:-1]) * 1e9 - active) < 1e6), None)
+    total = max(sizes, key=lambda m: float(m[:-1]))
+    if active_label is None or float(total[:-1]) * 1e9 <= active:
+        return
+    label = f"{total}-A{active_label}"
+    models = w.slots["models"]
+    models[models.index(total)] = label
+    models.remove(active_label)
+    for typed, value in w.slots["stand_ins"].items():
+        if value == total:  # "GLM-5.2，总参 355B、激活 32B": the named model stands on that MoE
+            w.slots["stand_ins"][typed] = label
