@@ -127,14 +127,16 @@ def served(shared_advisor, fake_wecom, monkeypatch, env, fit_7b_h800, app_maker)
 
 
 def test_sqlite_store_paused_mid_answer_delays_the_answers(served, env):
-    """Another connection holds SQLite's write lock for 3 s while the answers wait to store their turns."""
-    s = served("sqlite store paused 3 s")
+    """Another connection holds SQLite's write lock for 6 s while the answers wait to store their turns (each answer
+    is held 3 s first, so the lock is surely taken before any answer is ready to be stored, however busy the
+    machine: with a 1 s hold a full-suite run once saw an answer stored before the lock)."""
+    s = served("sqlite store paused 6 s", CHANNEL_FAULT_DELAY_S="3")
     for user in s.users:
         s.send(user)
     s.claimed()
     lock = sqlite3.connect(env / "store.sqlite3", timeout=10, isolation_level=None)
     lock.execute("BEGIN IMMEDIATE")  # the write lock: every writer waits (busy timeout) until it is let go
-    time.sleep(3)
+    time.sleep(6)
     assert not any(s.fake.markdown_to(u) for u in s.users)  # nothing could be stored, so nothing went out yet
     lock.execute("COMMIT")
     lock.close()
