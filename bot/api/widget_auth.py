@@ -41,13 +41,14 @@ class WidgetAccess:
         return self.ring.required()
 
 
-#: this server while no public origin is configured: the panel opened on this machine
-_LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+#: this server while no public origin is configured: the panel opened on this machine, on the port it listens on
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
 def own_origin(request: Request, origin: str) -> bool:
     """Whether `origin` is this server itself (the panel's iframe calling home): GPU_ADVISOR_PUBLIC_ORIGIN when it is
-    set, else a loopback origin only. Never the request's `Host`: a name any DNS record can point here."""
+    set, else a loopback origin on the port this server's socket listens on (another loopback port is another site,
+    the shop page beside it). Never the request's `Host`: a name any DNS record can point here."""
     from bot.api.hosts import origin_allowed as matches
 
     configured = request.app.state.api_settings.public_origin
@@ -56,7 +57,12 @@ def own_origin(request: Request, origin: str) -> bool:
             return normalize_origin(origin) == normalize_origin(configured)
         except ValueError:
             return False
-    return matches(origin, _LOOPBACK_ORIGINS)
+    server = request.scope.get("server") or (None, None)
+    if not server[1]:
+        return False
+    port = str(server[1])
+    netlocs = [f"{name}:{port}" for name in _LOOPBACK_NAMES] + (list(_LOOPBACK_NAMES) if port == "80" else [])
+    return matches(origin, [f"http://{netloc}" for netloc in netlocs])
 
 
 def _msg(request: Request, zh: str, en: str) -> str:
