@@ -29,12 +29,40 @@ def sourcing_args(s: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return (a.get("gpu_id"), a.get("n_gpus"), a.get("precision")) == (
+        b.get("gpu_id"),
+        b.get("n_gpus"),
+        b.get("precision"),
+    )
+
+
 def picks(r: dict[str, Any], out: Out) -> list[tuple[str, dict[str, Any]]]:
-    """(label, option) for the cheapest, fastest and best-value picks; none: says why (the first drop reasons)."""
-    found = [(LABELS[out.lang][k], r[k]) for k in ("cheapest", "fastest", "best_value") if r.get(k)]
-    if not found:
-        reason = "; ".join(d[f"reason_{out.lang}"] for d in r.get("dropped", [])[:3]) or "—"
-        out.add(say("recommend_none", out.lang, reason=reason))
+    """(label, option) for the cheapest, fastest and best-value picks, one line per distinct option: picks that land
+    on the same option share one label ("最省钱、性价比"), and when all three coincide the label says why (the only
+    option left, or the cheapest that is also the fastest); none: says why (the first drop reasons)."""
+    lang = out.lang
+    groups: list[tuple[list[str], dict[str, Any]]] = []
+    for k in ("cheapest", "fastest", "best_value"):
+        if not r.get(k):
+            continue
+        twin = next((g for g in groups if _same(g[1], r[k])), None)
+        if twin is not None:
+            twin[0].append(k)
+        else:
+            groups.append(([k], r[k]))
+    if not groups:
+        reason = "; ".join(d[f"reason_{lang}"] for d in r.get("dropped", [])[:3]) or "—"
+        out.add(say("recommend_none", lang, reason=reason))
+    found = []
+    for keys, option in groups:
+        names = [LABELS[lang][k] if i == 0 or lang == "zh" else LABELS[lang][k].lower() for i, k in enumerate(keys)]
+        label = "、".join(names) if lang == "zh" else " and ".join(names) if len(names) == 2 else ", ".join(names)
+        if len(keys) == 3:  # the same option three times: one line that says why
+            alone = sum(1 for o in r.get("options") or [] if o.get("fits", True)) <= 1
+            why = say("picks_coincide_only" if alone else "picks_coincide_both", lang).strip()
+            label = say("picks_coincide_label", lang, labels=label, why=why).strip()
+        found.append((label, option))
     return found
 
 

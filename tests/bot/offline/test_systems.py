@@ -122,3 +122,28 @@ def test_how_many_cards_a_traffic_needs_beside_what_the_users_own_card_holds(adv
     assert plan.input["concurrency"] == 100 and plan.input["gpus"] == ["a100-sxm4-80gb"]
     assert "**Pick NVIDIA A100 SXM4 80GB" in t.answer  # the count for 100 requests
     assert calls(t, "fit_inference") and "hold about" in t.answer  # and what one A100 holds
+
+
+def test_which_card_for_a_concurrency_compares_the_cards_and_keeps_the_plan(advisor, clean):
+    """ "部署 Llama-3.1-8B 50 并发推荐什么卡" is a choice of card: the shortlist of cards side by side (its best value's
+    count shown) beside the serving plan and its pick, not the plan alone."""
+    t = clean(advisor.ask("部署 Llama-3.1-8B 50 并发推荐什么卡"))
+    shortlist = calls(t, "recommend_gpus")[0]
+    assert shortlist.input["workload"] == "infer" and shortlist.input["batch"] == 50
+    best = shortlist.output["best_value"]
+    assert f"{best['n_gpus']} 张 {best['gpu']}" in t.answer
+    plan = calls(t, "plan_serving")[0].output
+    pick = next(c for c in plan["candidates"] if f"{c['gpu']} {c['precision']}" == plan["pick"])
+    assert t.answer.startswith(f"**选 {pick['gpu']}（{pick['precision']}）：共 {pick['n_gpus']} 张卡")
+    assert "显存只是下限" in t.answer or "受限于显存" in t.answer  # how the floor and the plan's count relate
+
+
+def test_a_pick_that_is_cheapest_fastest_and_best_value_is_said_once_with_why(advisor, clean):
+    t = clean(advisor.ask("想给公司搭个 Qwen2.5-72B LoRA 微调环境，预算100万以内，推荐什么配置"))
+    system = calls(t, "plan_system")[0].output
+    assert system["cheapest"] == system["fastest"] == system["best_value"]
+    lines = [line for line in t.answer.splitlines() if system["best_value"] in line and line.startswith("- **")]
+    assert len(lines) == 1 and "最省钱、最快、性价比都是" in lines[0] and "（只有这一个方案满足要求）" in lines[0]
+    cards = calls(t, "recommend_gpus")[0]  # the cards alone, at their purchase price, mainland-buyable
+    assert cards.input["pricing"] == "buy" and cards.input["china_available"] is True
+    assert cards.output["best_value"]["price_cny"] and "**只算卡" in t.answer

@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.shortlist import allowed
+from bot.offline.compose.systems.cards import serving_cards
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, money_span, num, pct
 from bot.offline.understand.request.figures import RANGE_GAP
@@ -195,6 +196,8 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
             )
         )
     out.add("\n".join(rows))
+    stated = bool(lengths(request))  # the floor at the question's lengths, else at the shortlist's stated window
+    serving_cards(s, r["concurrency"], r["prompt_tokens"] + r["output_tokens"] if stated else None, run, out, pick)
     _traffic_lines(r, given, args, run, out)
     restricted = sorted({c["gpu"] for c in cands if c["export_restricted"]})
     if restricted:

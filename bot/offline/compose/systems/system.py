@@ -15,12 +15,14 @@ from typing import Any
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.shortlist import excluded
 from bot.offline.compose.systems.capacity import lengths, traffic
+from bot.offline.compose.systems.cards import serving_cards, training_cards
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, count, duration, method_label, money, money_span, num
 from bot.offline.understand.request.model import Request
 from tools.catalog.lookup import get_model
 from tools.catalog.servers import platforms
 from tools.errors import AdvisorError
+from tools.schemas.plan import PlanSystemInput
 
 #: the words that ask for machines rather than for cards or rented hours ("怎么配", "搭一台", "买服务器")
 MACHINE_CUES = re.compile(
@@ -137,6 +139,16 @@ def system_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) -> 
         out.add(say("serve_default_traffic", lang, concurrency=DEFAULT_CONCURRENCY))
     _table(r, args, lang, out)
     _picks(r, lang, out)
+    if job == "serve":  # the cards side by side at the traffic planned for (the plan's lengths)
+        flight = args.get("concurrency") or next(
+            (o["capacity"]["concurrency"] for o in r["options"] if (o["capacity"] or {}).get("concurrency")), None
+        )
+        stated = "prompt_tokens" in args or "output_tokens" in args
+        if flight:
+            context = _length("prompt_tokens", args) + _length("output_tokens", args) if stated else None
+            serving_cards(s, flight, context, run, out)
+    else:
+        training_cards(s, args, run, out)
     best = next((o for o in r["options"] if o["label"] == (r["best_value"] or r["cheapest"])), None)
     if best is not None:
         _bom(best, lang, out)
@@ -148,6 +160,11 @@ def system_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) -> 
     share = _host_share(r)
     if host is not None and share is not None:
         out.add(say("system_assumptions", lang, host=money(share, lang), rack_kw=num(rack_kw)))
+
+
+def _length(key: str, args: dict) -> int:
+    """A request length of the plan: the question's, else plan_system's default."""
+    return int(args.get(key) or PlanSystemInput.model_fields[key].default)
 
 
 def _host_share(r: dict) -> float | None:
@@ -257,11 +274,24 @@ def _picks(r: dict, lang: str, out: Out) -> None:
         )
         out.add(say("system_none", lang, unmet=reasons or "—", nearest=nearest))
         return
+    best = by[r["best_value"]]
+    if r["cheapest"] == r["fastest"] == r["best_value"]:  # one option three times: one line that says why
+        reason = "coincide_only" if "only_one_option_meets" in r["coincide"] else "coincide_both"
+        out.add(
+            say(
+                "pick_all_same",
+                lang,
+                label=r["best_value"],
+                price=_price(best, lang),
+                what=_what(best, lang),
+                why=say(reason, lang).strip(),
+            )
+        )
+        return
     lines = [
         say("pick_cheapest", lang, label=r["cheapest"], price=_price(by[r["cheapest"]], lang)),
         say("pick_fastest", lang, label=r["fastest"], what=_what(by[r["fastest"]], lang)),
     ]
-    best = by[r["best_value"]]
     if r["job"] == "serve" and (best["capacity"] or {}).get("cny_per_million_tokens_own") is not None:
         why = say("why_best_serve", lang, cost=f"{best['capacity']['cny_per_million_tokens_own']:,.2f}")
     elif r["job"] == "serve":
