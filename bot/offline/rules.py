@@ -118,6 +118,11 @@ class RulesPlanner:
             intent, missing = cards, []
             slots = {**slots, "gpus": list(dict.fromkeys(p.gpus)) if cards == "compare" else None}
             out.add(say("no_model_cards", lang))
+        if missing == ["model"] and system.plans_without_model(intent, slots, request):
+            # traffic and a sizing ask with no model ("deploy for 10 000 users, which hardware"): planned on the
+            # default model, said in the defaults note, rather than asked back first
+            slots["model"] = defaulted["model"] = ASK_DEFAULTS["model"]
+            missing = []
         shown = len(out.blocks)
         if missing and (p.unknown_gpus or p.unknown_models):
             answers.unknown_names(p, run, out)  # say which names we do not know, with the closest ones

@@ -49,7 +49,6 @@ def test_a_context_window_alone_sizes_the_prompt_as_the_window_less_the_output(a
 @pytest.mark.parametrize(
     "text",
     [
-        "Let's imagine i want to deploy for 10 000 users on 8 A100 GPUs, which hardware will be necessary ?",
         "Are there any guidelines to estimate the hardware requirements? How many graphics cards would be appropriate?",
         "推理硬件要求是什么？需要什么配置？",
     ],
@@ -127,3 +126,21 @@ def test_requests_in_flight_with_a_speed_asked_are_a_sizing_question_not_a_troub
     )
     assert not calls(t, "diagnose") and "Cause:" not in t.answer
     assert calls(t, "plan_serving")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Let's imagine i want to deploy for 10 000 users on 8 A100 GPUs, which hardware will be necessary ?",
+        "要上线一个客服机器人，日活 2000，需要多少张卡？",
+    ],
+)
+def test_traffic_without_a_model_is_planned_on_the_stated_default_model(advisor, text):
+    """Traffic asks what serves it: planned on the default model (said, with how to change it) rather than asked
+    back first; the answer says how more GPUs raise the requests in flight it holds."""
+    t = advisor.ask(text)
+    plan = calls(t, "plan_serving")[0]
+    assert plan.input["model"] == "7B" and plan.input["daily_users"] in (10_000, 2000)
+    assert "7B" in t.answer.split("\n")[0]  # the assumed model said up front
+    assert "More GPUs hold more concurrent requests" in t.answer or "卡越多，并发越高" in t.answer
+    assert t.ungrounded == [] and t.unused == []

@@ -198,6 +198,17 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
     out.add("\n".join(rows))
     stated = bool(lengths(request))  # the floor at the question's lengths, else at the shortlist's stated window
     serving_cards(s, r["concurrency"], r["prompt_tokens"] + r["output_tokens"] if stated else None, run, out, pick)
+    if pick is not None and pick["max_batch_per_replica"]:
+        out.add(
+            say(
+                "scale_line",
+                lang,
+                tp=pick["gpus_per_replica"],
+                gpu=pick["gpu"],
+                mem=f"{pick['max_batch_per_replica']:,}",
+                load=f"{pick['batch_per_replica']:,}",
+            )
+        )
     _traffic_lines(r, given, args, run, out)
     restricted = sorted({c["gpu"] for c in cands if c["export_restricted"]})
     if restricted:

@@ -65,13 +65,13 @@ def route(intent: str, s: dict[str, Any], request: Request, text: str):
     A count of cards the user has ("用 2 张 H20 放得下吗", "一张 L20 上并发 64 呢") is a check of that setup and
     stays with its frame, unless the question asks how many cards its traffic needs; so do questions that ask
     neither for a count, a choice nor a configuration."""
-    count_for_traffic = "min_count" in request.asks and bool(traffic(request))  # "how many GPUs for 100 users"
+    given = traffic(request)
+    # a population's traffic (QPS, daily users) asks what serves it, whatever words carry the question ("QPS：
+    # 300–500，不用 H100，成本尽量低"), even beside cards of the user's own ("with 8 A100 … for 10 000 users")
+    sized = bool({"qps", "daily_users"} & set(given))
+    count_for_traffic = bool(given) and ("min_count" in request.asks or sized)  # "how many GPUs for 100 users"
     if not s.get("model") or intent not in SYSTEM_INTENTS or (s.get("n_gpus") and not count_for_traffic):
         return None
-    given = traffic(request)
-    # a cluster's traffic (QPS, daily users) with no cards of the user's own asks what serves it, whatever words
-    # carry the question ("QPS：300–500，不用 H100，成本尽量低")
-    sized = bool({"qps", "daily_users"} & set(given)) and not s.get("n_gpus")
     if intent not in PLAN_INTENTS and not PLAN_ASKS & set(request.asks) and not sized:
         return None
     training = s.get("workload") in ("train", "finetune") or bool(s.get("method"))
@@ -85,6 +85,19 @@ def route(intent: str, s: dict[str, Any], request: Request, text: str):
     if budgeted and wants_machines(text):
         return system_plan
     return None
+
+
+def plans_without_model(intent: str, s: dict[str, Any], request: Request) -> bool:
+    """Whether a question that names no model is still planned (on the default model, said): it gives traffic
+    (concurrency, QPS, daily users) and asks what serves it, with no cards of its own and no model name we do not
+    know. The model changes the count, so the answer says which one it assumed and how to change it."""
+    given = traffic(request)
+    own = s.get("n_gpus") and not {"qps", "daily_users"} & set(given)  # a concurrency on the user's cards: a check
+    if own or request.parsed.unknown_models or request.parsed.models:
+        return False
+    training = s.get("workload") in ("train", "finetune") or bool(s.get("method"))
+    asks = PLAN_INTENTS | {"serving_capacity"}
+    return bool(given) and not training and (intent in asks or bool(PLAN_ASKS & set(request.asks)))
 
 
 def follow_ups(planned, lang: str) -> list[str]:
