@@ -147,3 +147,19 @@ def test_a_pick_that_is_cheapest_fastest_and_best_value_is_said_once_with_why(ad
     cards = calls(t, "recommend_gpus")[0]  # the cards alone, at their purchase price, mainland-buyable
     assert cards.input["pricing"] == "buy" and cards.input["china_available"] is True
     assert cards.output["best_value"]["price_cny"] and "**只算卡" in t.answer
+
+
+def test_a_count_set_by_the_default_first_token_target_shows_a_looser_target(advisor, clean):
+    """100 concurrent 8K prompts on a 72B: at the default 2 s first token each H20 replica takes about one request,
+    so the answer says the default sets the count and plans the same card at a looser target; rows that miss a
+    target say so."""
+    t = clean(advisor.ask("客户要私有化部署 Qwen2.5-72B，100 并发，8K 上下文，推荐什么配置"))
+    first, *others = calls(t, "plan_serving")
+    pick = next(c for c in first.output["candidates"] if f"{c['gpu']} {c['precision']}" == first.output["pick"])
+    assert pick["limited_by"] == "latency"
+    loose = next(c for c in others if c.input.get("ttft_s", 0) > first.output["ttft_s"])
+    fewer = next(c for c in loose.output["candidates"] if c["meets_targets"])
+    assert fewer["n_gpus"] < pick["n_gpus"] and f"只要 {fewer['n_gpus']} 张" in t.answer
+    assert "达不到：首字时延" in t.answer  # a card that misses the target at any count is not shown as meeting it
+    given = clean(advisor.ask("客户要私有化部署 Qwen2.5-72B，100 并发，8K 上下文，首字 3 秒以内，推荐什么配置"))
+    assert [c.input["ttft_s"] for c in calls(given, "plan_serving")] == [3.0]  # the user's target: not second-guessed

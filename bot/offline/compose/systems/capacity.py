@@ -173,6 +173,8 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
             out.add(say("serving_why_pick", lang, basis=say(f"basis_{kind}", lang).strip(), cost=_cell(cost)))
         else:
             out.add(say("serving_why_fewest", lang))
+    if pick is not None:  # the default latency target that sets the count, next to the count
+        _relaxed(r, pick, wanted, args, run, out)
     rows = [say("serving_table_header", lang)]
     for c in cands:
         if c["gpus_per_replica"] is None:
@@ -188,7 +190,7 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
                 batch=c["batch_per_replica"],
                 replicas=c["replicas"],
                 n=c["n_gpus"],
-                limited=say(f"limited_{c['limited_by']}", lang).strip(),
+                limited=_limited(c, lang),
                 ttft=_cell(c["ttft_s"]),
                 tps=_cell(c["tokens_per_s_per_user"], 1),
                 rent=_cell(c["cny_per_million_tokens"]["rent"]),
@@ -216,6 +218,47 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
     if pick is not None:
         _machines(s, {**given, **wanted, **lengths(request)}, pick, run, out)
     out.add(say("serving_assumptions", lang, hours=num(24)))
+
+
+def _limited(c: dict, lang: str) -> str:
+    """What limits a candidate; one that misses a target says which (its count is the nearest it gets)."""
+    if c["unmet"]:
+        sep = "、" if lang == "zh" else ", "
+        return say("row_unmet", lang, unmet=sep.join(say(f"unmet_{u}", lang).strip() for u in c["unmet"])).strip()
+    return say(f"limited_{c['limited_by']}", lang).strip()
+
+
+#: the first-token target tried when the default one (not the user's) is what sets the pick's count
+RELAXED_TTFT_S = 5.0
+
+
+def _relaxed(r: dict, pick: dict, wanted: dict, args: dict, run: ToolRun, out: Out) -> None:
+    """The pick's count is set by the default first-token target (long prompts on a card with little compute): the
+    same card planned at a looser target the user may accept, so the answer shows what the default costs."""
+    if "ttft_s" in wanted or pick["limited_by"] != "latency" or r["ttft_s"] >= RELAXED_TTFT_S:
+        return
+    try:
+        loose = run(
+            "plan_serving", {**args, "gpus": [pick["gpu"]], "precision": pick["precision"], "ttft_s": RELAXED_TTFT_S}
+        )
+    except AdvisorError:
+        return
+    c = next((c for c in loose["candidates"] if c["meets_targets"]), None)
+    if c is None or c["n_gpus"] >= pick["n_gpus"]:
+        return
+    out.add(
+        say(
+            "ttft_relaxed",
+            out.lang,
+            ttft=num(r["ttft_s"]),
+            gpu=pick["gpu"],
+            precision=pick["precision"],
+            n=pick["n_gpus"],
+            loose=num(loose["ttft_s"]),
+            loose_n=c["n_gpus"],
+            loose_ttft=_cell(c["ttft_s"]),
+        )
+    )
 
 
 def _traffic_lines(r: dict, given: dict, args: dict, run: ToolRun, out: Out) -> None:
