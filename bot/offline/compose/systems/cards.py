@@ -36,11 +36,17 @@ def _any_pick(r: dict[str, Any]) -> bool:
 
 
 def serving_cards(
-    s: dict[str, Any], concurrency: float, context: int | None, run: ToolRun, out: Out, plan_pick: dict | None = None
+    s: dict[str, Any],
+    concurrency: float,
+    context: int | None,
+    run: ToolRun,
+    out: Out,
+    plan_pick: dict | None = None,
+    plan_length: int | None = None,
 ) -> dict | None:
     """The memory floor per card for `concurrency` requests of `context` tokens (None: the question gave no length,
     and the floor is taken at recommend_gpus' default window, said in the header), and how it relates to the plan's
-    pick (`plan_pick`, a plan_serving candidate). Returns the recommend_gpus output, or None when it refused."""
+    pick (`plan_pick`, a plan_serving candidate, planned for requests of `plan_length` tokens). Returns the recommend_gpus output, or None when it refused."""
     lang = out.lang
     batch = max(1, min(math.ceil(concurrency - 1e-9), MAX_BATCH))
     args: dict[str, Any] = {"model": s["model"], "workload": "infer", "batch": batch}
@@ -81,15 +87,20 @@ def serving_cards(
         )
     out.add("\n".join(lines))
     if plan_pick is not None:
-        memory = plan_pick["limited_by"] == "memory"
+        if window and plan_length and window > plan_length:  # the shortlist's full window against the plan's requests
+            key = "cards_infer_bridge_window"
+        else:
+            key = "cards_infer_bridge_memory" if plan_pick["limited_by"] == "memory" else "cards_infer_bridge"
         out.add(
             say(
-                "cards_infer_bridge_memory" if memory else "cards_infer_bridge",
+                key,
                 lang,
                 gpu=plan_pick["gpu"],
                 precision=plan_pick["precision"],
                 n=plan_pick["n_gpus"],
                 limited=say(f"limited_{plan_pick['limited_by']}", lang).strip(),
+                window=f"{window or 0:,}",
+                length=f"{plan_length or 0:,}",
             )
         )
     return r
