@@ -163,3 +163,10 @@ def test_a_count_set_by_the_default_first_token_target_shows_a_looser_target(adv
     assert "达不到：首字时延" in t.answer  # a card that misses the target at any count is not shown as meeting it
     given = clean(advisor.ask("客户要私有化部署 Qwen2.5-72B，100 并发，8K 上下文，首字 3 秒以内，推荐什么配置"))
     assert [c.input["ttft_s"] for c in calls(given, "plan_serving")] == [3.0]  # the user's target: not second-guessed
+
+
+def test_a_token_count_of_no_stated_unit_beside_traffic_is_said_to_be_unclear_not_dropped(advisor, clean):
+    t = clean(advisor.ask("We serve Qwen2.5-7B at 200 requests per second, about 2M tokens. Which GPUs and how many?"))
+    plan = calls(t, "plan_serving")[0]
+    assert "prompt_tokens" not in plan.input  # not guessed into a request length
+    assert "“2M tokens” does not say whether it is per request, per second or per day" in t.answer

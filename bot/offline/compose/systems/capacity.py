@@ -175,6 +175,18 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
             out.add(say("serving_why_fewest", lang))
     if pick is not None:  # the default latency target that sets the count, next to the count
         _relaxed(r, pick, wanted, args, run, out)
+    vague = [m.text for m in request.mentions if m.role == "tokens"]
+    if vague and not lengths(request):  # "passing 3000k tokens": per request, per second or per day is not said
+        sep = "、" if lang == "zh" else ", "
+        out.add(
+            say(
+                "tokens_ambiguous",
+                lang,
+                said=sep.join(f"“{t}”" for t in dict.fromkeys(vague)),
+                prompt=f"{r['prompt_tokens']:,}",
+                output=f"{r['output_tokens']:,}",
+            )
+        )
     rows = [say("serving_table_header", lang)]
     for c in cands:
         if c["gpus_per_replica"] is None:
