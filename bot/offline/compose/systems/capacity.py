@@ -211,8 +211,8 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
         )
     out.add("\n".join(rows))
     stated = bool(lengths(request))  # the floor at the question's lengths, else at the shortlist's stated window
-    length = r["prompt_tokens"] + r["output_tokens"]
-    serving_cards(s, r["concurrency"], length if stated else None, run, out, pick, length)
+    length = (r["prompt_tokens"], r["output_tokens"])
+    serving_cards(s, r["concurrency"], sum(length) if stated else None, run, out, pick, length)
     if pick is not None and pick["max_batch_per_replica"]:
         out.add(
             say(

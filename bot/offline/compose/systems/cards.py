@@ -42,11 +42,11 @@ def serving_cards(
     run: ToolRun,
     out: Out,
     plan_pick: dict | None = None,
-    plan_length: int | None = None,
+    plan_length: tuple[int, int] | None = None,
 ) -> dict | None:
     """The memory floor per card for `concurrency` requests of `context` tokens (None: the question gave no length,
     and the floor is taken at recommend_gpus' default window, said in the header), and how it relates to the plan's
-    pick (`plan_pick`, a plan_serving candidate, planned for requests of `plan_length` tokens). Returns the recommend_gpus output, or None when it refused."""
+    pick (`plan_pick`, a plan_serving candidate, planned for requests of `plan_length` (prompt, output) tokens). Returns the recommend_gpus output, or None when it refused."""
     lang = out.lang
     batch = max(1, min(math.ceil(concurrency - 1e-9), MAX_BATCH))
     args: dict[str, Any] = {"model": s["model"], "workload": "infer", "batch": batch}
@@ -87,7 +87,9 @@ def serving_cards(
         )
     out.add("\n".join(lines))
     if plan_pick is not None:
-        if window and plan_length and window > plan_length:  # the shortlist's full window against the plan's requests
+        if (
+            window and plan_length and window > sum(plan_length)
+        ):  # the shortlist's full window against the plan's requests
             key = "cards_infer_bridge_window"
         else:
             key = "cards_infer_bridge_memory" if plan_pick["limited_by"] == "memory" else "cards_infer_bridge"
@@ -100,7 +102,8 @@ def serving_cards(
                 n=plan_pick["n_gpus"],
                 limited=say(f"limited_{plan_pick['limited_by']}", lang).strip(),
                 window=f"{window or 0:,}",
-                length=f"{plan_length or 0:,}",
+                prompt=f"{plan_length[0]:,}" if plan_length else "—",
+                output=f"{plan_length[1]:,}" if plan_length else "—",
             )
         )
     return r
