@@ -1,9 +1,9 @@
 """The cards side by side beneath a capacity or system plan (issue 26): "上线一个 Qwen2.5-32B 的客服，100 并发，选什么卡"
 is a choice of card before it is a plan, so the plan's answer also shows `recommend_gpus`' shortlist: for serving,
-the fewest cards of each kind that hold the weights and the KV cache of the requests in flight (the memory floor
-the plan's throughput and latency counts build on); for a training or fine-tuning budget, the cards alone (their
-purchase price, before servers and network). The cheapest, fastest and best-value picks share one line where they
-are the same option (`shortlist.picks`). Every figure is a tool output.
+how many of each card hold the weights and the KV cache of the requests in flight (at the question's lengths, else
+at the shortlist's full default window, and said so beside the plan's own count); for a budget for machines, the
+cards alone at their purchase price (before servers and network). The cheapest, fastest and best-value picks share
+one line where they are the same option (`shortlist.picks`). Every figure is a tool output.
 """
 
 from __future__ import annotations
@@ -44,9 +44,10 @@ def serving_cards(
     plan_pick: dict | None = None,
     plan_length: tuple[int, int] | None = None,
 ) -> dict | None:
-    """The memory floor per card for `concurrency` requests of `context` tokens (None: the question gave no length,
-    and the floor is taken at recommend_gpus' default window, said in the header), and how it relates to the plan's
-    pick (`plan_pick`, a plan_serving candidate, planned for requests of `plan_length` (prompt, output) tokens). Returns the recommend_gpus output, or None when it refused."""
+    """How many of each card hold `concurrency` requests of `context` tokens (None: the question gave no length, and
+    the shortlist's default window is used, said in the header), and how that relates to the plan's pick
+    (`plan_pick`, a plan_serving candidate sized for `plan_length` = (prompt, output) tokens per request).
+    Returns the recommend_gpus output, or None when it refused."""
     lang = out.lang
     batch = max(1, min(math.ceil(concurrency - 1e-9), MAX_BATCH))
     args: dict[str, Any] = {"model": s["model"], "workload": "infer", "batch": batch}
