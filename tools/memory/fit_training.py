@@ -186,7 +186,7 @@ def _input_assumptions(inp: FitTrainingInput, c: Train) -> list[Assumption]:
         if inp.precision == "fp32"
         else "mixed precision with an fp32 master copy"
         if keeps_master(c) or inp.method in ("lora", "qlora")
-        else "bf16 weights updated in place, no fp32 master copy (the Hugging Face Trainer on a bf16 model, no ZeRO)",
+        else "bf16 weights updated in place, no fp32 master copy (the Hugging Face Trainer on a bf16 model, one GPU, no ZeRO)",
         "grad_checkpointing": _checkpointing_note(inp.method, c.grad_checkpointing, inp.grad_checkpointing is None),
     }
     assumptions = [  # positional: the cache key is built faster than from keywords

@@ -43,7 +43,7 @@ LOGIT_BYTES = {"fused": 6.0, "fp32_upcast": 10.0, "chunked": 6.0 / 8}
 #: the loss implementation each stack uses by default (auto, hf, deepspeed, llm-foundry: fused)
 LOSS_BY_FRAMEWORK = {"unsloth": "chunked", "torchtitan": "fp32_upcast"}
 
-#: stacks that train a full model in the dtype it was loaded in when no ZeRO optimizer wraps it: the Hugging Face
+#: stacks that train a full model in the dtype it was loaded in on one GPU with no ZeRO optimizer: the Hugging Face
 #: Trainer (and axolotl, LLaMA-Factory, TRL on top of it) with bf16 on a bf16-loaded model lets the optimizer update
 #: the bf16 weights in place, with no fp32 master copy; DeepSpeed's ZeRO optimizers and fp16 (loss scaling) keep one
 NO_MASTER_BF16_FRAMEWORKS = frozenset({"hf", "unsloth"})
@@ -199,7 +199,9 @@ def keeps_master(c: Train) -> bool:
     """Whether a full or freeze run keeps an fp32 master copy of its trainable weights (adapters never do)."""
     if c.precision == "fp32" or c.method in ("lora", "qlora"):
         return False
-    return not (c.framework in NO_MASTER_BF16_FRAMEWORKS and c.precision == "bf16" and c.zero_stage == 0)
+    # one GPU, no ZeRO: with several, a ZeRO stage may be chosen later (DeepSpeed's optimizer keeps the copy)
+    alone = c.n_gpus == 1 and c.zero_stage == 0
+    return not (alone and c.framework in NO_MASTER_BF16_FRAMEWORKS and c.precision == "bf16")
 
 
 def base(c: Train) -> dict[str, float]:
