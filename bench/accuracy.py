@@ -5,7 +5,8 @@
 Reads tests/golden/published.yaml, runs every row through the calculator its `kind` names, and prints, for the
 held-out fifth (sha256(id) % 5 == 0) and the development rows separately: the share within tolerance (memory
 ±15%, time and speed ±25%) and the median relative error per kind, and how many published verdicts (fits, OOM,
-refused tensor-parallel sizes) come out right. `--rows` lists every row with our figure and the error.
+refused tensor-parallel sizes) come out right. `--rows` lists every row with our figure and the error. Then, when
+llm-analysis is installed (the `bench` extra), the same held-out rows through it beside ours (`--no-peer` skips it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import statistics
 import sys
 from pathlib import Path
@@ -144,10 +146,220 @@ def summary(results: list[dict]) -> dict:
     return out
 
 
+# --- the peer: llm-analysis (github.com/cli99/llm-analysis, PyPI `llm-analysis`, the `bench` extra) -------------
+# Run on the rows it can express, on the same model shapes and GPU datasheets as ours (built from our catalog
+# records, so the two differ in their formulas, not their inputs), twice: with its own defaults (flops and memory
+# efficiency 1) and with the efficiencies its README suggests (flops 0.5 training / 0.7 inference, memory 0.9).
+PEER_RUNS = {"default": {"train": None, "infer": None, "hbm": None}, "tuned": {"train": 0.5, "infer": 0.7, "hbm": 0.9}}
+_PEER_BITS = {"fp8": 8, "int8": 8, "int4": 4}
+
+
+def _peer_unexpressible(row: dict, spec) -> str | None:
+    """Why llm-analysis cannot state this row (None when it can)."""
+    if row["kind"] == "refused":
+        return "no tensor-parallel divisibility check"
+    if row["input"].get("method", "full") != "full":
+        return "fine-tuning methods other than full (its README: PEFT not yet supported)"
+    if spec.attention == "MLA" or spec.n_shared_experts or spec.n_dense_layers:
+        return "MLA attention, shared experts or dense layers beside experts"
+    if row["input"].get("offload", "none") != "none" or row["input"].get("optimizer", "adamw") != "adamw":
+        return "optimizer offload or 8-bit/paged optimizers"
+    return None
+
+
+def _peer_analysis(row: dict, spec, gpu, effs: dict, training: bool):
+    from llm_analysis.analysis import LLMAnalysis
+    from llm_analysis.config import DtypeConfig, GPUConfig, ModelConfig, ParallelismConfig
+
+    inp = row["input"]
+    ffn = (spec.moe_ffn_size or spec.ffn_size) if spec.n_experts else spec.ffn_size
+    # its own Llama-2 config writes a gated MLP as two matrices of 1.5 x the intermediate size (same parameters)
+    ffn = ffn * 3 // 2 if spec.mlp == "swiglu" else ffn
+    model = ModelConfig(
+        name=spec.id,
+        num_layers=spec.n_layers,
+        n_head=spec.n_heads,
+        hidden_dim=spec.hidden_size,
+        vocab_size=spec.vocab_size,
+        max_seq_len=max(spec.max_context or 0, 10_000_000),
+        num_key_value_heads=spec.n_kv_heads,
+        ffn_embed_dim=ffn,
+        expansion_ratio=ffn / spec.hidden_size,
+        moe_num_experts=spec.n_experts or 1,
+        moe_top_k=spec.experts_per_token or 1,
+    )
+    low = gpu.fp8_tflops or gpu.int8_tops or 2 * gpu.bf16_tflops
+    card = GPUConfig(
+        name=gpu.id,
+        mem_per_GPU_in_GB=gpu.memory_gb,
+        hbm_bandwidth_in_GB_per_sec=gpu.bandwidth_gb_s,
+        intra_node_bandwidth_in_GB_per_sec=(gpu.interconnect_gb_s or 64) / 2,
+        intra_node_min_message_latency=8e-6,
+        peak_fp16_TFLOPS=gpu.bf16_tflops or gpu.fp16_tflops,
+        peak_i8_TFLOPS=low,
+        peak_i4_TFLOPS=2 * low,
+    )
+    wbits = _PEER_BITS.get(inp.get("precision") or "bf16", 16)
+    abits = 8 if inp.get("precision") == "fp8" else 16
+    n, tp, pp = inp.get("n_gpus", 1), inp.get("tp", 1), inp.get("pp", 1)
+    par = ParallelismConfig(tp_size=tp, pp_size=pp, dp_size=n // (tp * pp)) if training else ParallelismConfig(n)
+    flops = effs["train"] if training else effs["infer"]
+    return LLMAnalysis(
+        model, card, DtypeConfig(weight_bits=wbits, activation_bits=abits), par, None, None, flops, effs["hbm"]
+    )
+
+
+def _peer_train(row: dict, la) -> tuple[float, float, float]:
+    from llm_analysis.analysis import ActivationRecomputation, DSZeRO
+
+    inp = row["input"]
+    n, seq = inp.get("n_gpus", 1), inp["seq_len"]
+    dp = la.parallelism_config.dp_size
+    mb = inp.get("micro_batch") or max(1, inp.get("global_batch_tokens", seq * dp) // (seq * dp))
+    recompute = ActivationRecomputation.FULL if inp.get("grad_checkpointing", True) else ActivationRecomputation.NONE
+    zero = DSZeRO(inp.get("zero_stage", 3 if n > 1 and la.parallelism_config.tp_size == 1 else 0))
+    out = la.training(
+        batch_size_per_gpu=mb,
+        gradient_accumulation_steps=1,
+        seq_len=seq,
+        total_num_tokens=int(float(inp.get("tokens", 1e9))),
+        activation_recomputation=recompute,
+        ds_zero=zero,
+        mlp_gated_linear_units=True,
+    )
+    gb = out["(weight+op_state+grad+act)_memory_per_gpu"] / GB
+    tps = mb * seq / out["latency_per_iter"] / (n // dp)
+    # MFU as it defines it: model FLOPs (forward + backward, no recompute) over step time x its fp16 peak
+    model_flops = la.get_num_flops_fwd_total(mb, seq) + la.get_num_flops_bwd_total(mb, seq)
+    mp = la.parallelism_config.tp_size * la.parallelism_config.pp_size
+    return gb, tps, model_flops / (out["latency_per_iter"] * mp * la.gpu_config.peak_fp16_TFLOPS * 1e12)
+
+
+def _peer_infer(row: dict, la) -> dict:
+    inp = row["input"]
+    kind = row["kind"]
+    seq = inp.get("prompt_len") or inp.get("context_len", 4096)
+    gen = inp.get("output_len", 1)
+    kv = 1 if inp.get("kv_precision") == "fp8" else 2
+    return la.inference(
+        batch_size_per_gpu=inp.get("batch", 1),
+        seq_len=seq if kind != "tpot_ms" else inp["context_len"],
+        num_tokens_to_generate=gen,
+        kv_cache_dtype_bytes=kv,
+    )
+
+
+def peer_predict(row: dict, effs: dict):
+    """llm-analysis's figure for a row, or the reason it cannot state it (a str)."""
+    from tools.catalog.lookup import get_gpu, get_model
+
+    spec, gpu = get_model(row["input"]["model"]), get_gpu(row["input"]["gpu"])
+    why = _peer_unexpressible(row, spec)
+    if why:
+        return why
+    kind, training = (
+        row["kind"],
+        row.get("tool", "training_time") == "fit_training" or row["kind"] in ("mfu", "train_tps_gpu"),
+    )
+    la = _peer_analysis(row, spec, gpu, effs, training)
+    if training:
+        try:
+            gb, tps, mfu = _peer_train(row, la)
+        except AssertionError:  # its way of saying the batch does not fit
+            return False if kind == "verdict" else "no batch fits"
+        if kind == "verdict":
+            return (gb <= gpu.memory_gb) is bool(row["fits"])
+        if kind == "memory_gb":
+            return gb * (row["input"].get("n_gpus", 1) if row.get("per_gpu") is False else 1)
+        return tps if kind == "train_tps_gpu" else mfu
+    out = _peer_infer(row, la)
+    if kind == "ttft_ms":
+        return out["prefill_latency"] * 1e3
+    if kind == "tpot_ms":
+        return out["decode_latency"] * 1e3
+    if kind == "batch_out_tps":
+        inp = row["input"]
+        seconds = out["prefill_latency"] + out["decode_latency"] * inp["output_len"]
+        return inp["batch"] * inp["output_len"] / seconds / (inp["n_gpus"] if row.get("per_gpu") else 1)
+    act = max(out["prefill_activation_memory_per_gpu"], out["decode_activation_memory_per_gpu"])
+    gb = (out["weight_memory_per_gpu"] + out["kv_cache_memory_per_gpu"] + act) / GB
+    if kind == "verdict":
+        return (gb <= gpu.memory_gb) is bool(row["fits"])
+    return gb
+
+
+def _peer_or_reason(row: dict, effs: dict):
+    try:
+        return peer_predict(row, effs)
+    except (AssertionError, ValueError, ZeroDivisionError) as exc:  # its own checks on a setup it refuses
+        return f"llm-analysis refused it: {str(exc).splitlines()[0][:80]}"
+
+
+def peer_compare(results: list[dict], held_only: bool = True) -> dict | str:
+    """Per kind: ours and the peer (each run) within tolerance and median error on the rows it can express."""
+    try:
+        import llm_analysis  # noqa: F401
+    except ImportError:
+        return "llm-analysis is not installed (pip install -e '.[bench]' --no-deps llm-analysis fire): no peer column"
+    logging.getLogger("__name__").setLevel(logging.ERROR)  # the name its logger is registered under
+    rows = {r["id"]: r for r in load()}
+    table, skipped = {}, {}
+    for res in results:
+        if held_only and not res["held_out"]:
+            continue
+        row = rows[res["id"]]
+        peers = {name: _peer_or_reason(row, effs) for name, effs in PEER_RUNS.items()}
+        if isinstance(peers["default"], str):
+            skipped[res["id"]] = peers["default"]
+            continue
+        entry = table.setdefault(res["kind"], [])
+        if res["kind"] in ("verdict", "refused"):
+            entry.append({"ours": res["ok"], **{n: bool(v) for n, v in peers.items()}, "tol": None, "pub": None})
+        else:
+            entry.append({"ours": res.get("ours"), **peers, "tol": row["tolerance"], "pub": res.get("published")})
+    return {"by_kind": table, "skipped": skipped}
+
+
+def _score(entries: list[dict], who: str) -> tuple[int, float | None]:
+    if entries[0]["pub"] is None:
+        return sum(bool(e[who]) for e in entries), None
+    errs = [abs(e[who] - e["pub"]) / e["pub"] if isinstance(e[who], float) else None for e in entries]
+    within = sum(err is not None and err <= e["tol"] for err, e in zip(errs, entries))
+    known = [x for x in errs if x is not None]
+    return within, (statistics.median(known) if known else None)
+
+
+def print_peer(cmp: dict | str) -> None:
+    if isinstance(cmp, str):
+        print(cmp)
+        return
+    print("held-out, side by side with llm-analysis (same shapes and datasheets; default = its efficiency 1,")
+    print("tuned = its README's 0.5 training / 0.7 inference flops, 0.9 memory), on the rows it can express:")
+    closer = total = 0
+    for kind, entries in cmp["by_kind"].items():
+        cols = []
+        for who in ("ours", "default", "tuned"):
+            within, med = _score(entries, who)
+            cols.append(f"{who} {within}/{len(entries)}" + (f" med {med:.1%}" if med is not None else " right"))
+        print(f"    {kind:14} " + " | ".join(cols))
+        for e in entries:
+            total += 1
+            if e["pub"] is None:
+                closer += bool(e["ours"]) and not e["tuned"]
+            elif isinstance(e["tuned"], float) and isinstance(e["ours"], float):
+                closer += abs(e["ours"] - e["pub"]) < abs(e["tuned"] - e["pub"])
+            else:
+                closer += isinstance(e["ours"], float)
+    print(f"  closer than the tuned peer on {closer} of {total} held-out rows it can express")
+    for rid, why in sorted(cmp["skipped"].items()):
+        print(f"  not expressible in llm-analysis: {rid} ({why})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", action="store_true", help="list every row")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ap.add_argument("--no-peer", action="store_true", help="leave out the llm-analysis comparison")
     args = ap.parse_args()
     results = evaluate()
     s = summary(results)
@@ -177,6 +389,8 @@ def main() -> None:
         for k, v in part["by_kind"].items():
             med = f"{v['median_error']:.1%}" if v["median_error"] is not None else "n/a"
             print(f"    {k:14} {v['within']}/{v['n']} within, median error {med}")
+    if not args.no_peer:
+        print_peer(peer_compare(results))
 
 
 if __name__ == "__main__":

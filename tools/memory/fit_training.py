@@ -33,6 +33,7 @@ from tools.memory.train_breakdown import (
     Train,
     base,
     default_checkpointing,
+    keeps_master,
     loss_impl,
     trainable,
 )
@@ -181,7 +182,11 @@ def _input_assumptions(inp: FitTrainingInput, c: Train) -> list[Assumption]:
     notes = _NOTES_BY_METHOD[inp.method]
     computed = {
         "method": _METHOD_NOTES[inp.method],
-        "precision": "mixed precision with an fp32 master copy" if inp.precision != "fp32" else "pure fp32",
+        "precision": "pure fp32"
+        if inp.precision == "fp32"
+        else "mixed precision with an fp32 master copy"
+        if keeps_master(c) or inp.method in ("lora", "qlora")
+        else "bf16 weights updated in place, no fp32 master copy (the Hugging Face Trainer on a bf16 model, one GPU, no ZeRO)",
         "grad_checkpointing": _checkpointing_note(inp.method, c.grad_checkpointing, inp.grad_checkpointing is None),
     }
     assumptions = [  # positional: the cache key is built faster than from keywords
@@ -219,11 +224,14 @@ def _checkpointing_note(method: str, on: bool, defaulted: bool) -> str:
 def _assumption_states(c: Train) -> Assumption:
     """Bytes per trainable parameter for weight + gradient + optimizer, with the convention used."""
     adapters = c.method in ("lora", "qlora")
-    return _states_assumption(adapters, c.adapter_precision if adapters else "", c.precision, c.optimizer)
+    master = keeps_master(c) or adapters or c.precision == "fp32"
+    return _states_assumption(adapters, c.adapter_precision if adapters else "", c.precision, c.optimizer, master)
 
 
 @functools.lru_cache(maxsize=64)
-def _states_assumption(adapters: bool, adapter_precision: str, precision: str, optimizer: str) -> Assumption:
+def _states_assumption(
+    adapters: bool, adapter_precision: str, precision: str, optimizer: str, master: bool = True
+) -> Assumption:
     states = OPTIMIZER_STATE_BYTES[optimizer]
     if adapters:
         w = 4 if adapter_precision == "fp32" else 2
@@ -235,6 +243,13 @@ def _states_assumption(adapters: bool, adapter_precision: str, precision: str, o
             value=8 + states,
             unit="B/param",
             note=f"fp32 weight 4 + gradient 4 + optimizer states {states:g}",
+        )
+    if not master:
+        return assume(
+            "bytes_per_trainable_param",
+            value=2 + 2 + states,
+            unit="B/param",
+            note=f"bf16 weight 2 + bf16 gradient 2 + optimizer states {states:g}, no fp32 master copy",
         )
     note = (
         "bf16 weight 2 + bf16 gradient 2 + fp32 master 4 + optimizer states "
@@ -271,12 +286,14 @@ def _solve(c: Train, gpu: GpuSpec, inp: FitTrainingInput) -> _Solved:
     parts, host = breakdown(c, unsharded)
     per_gpu = sum(parts.values())
     min_n, min_stage = min_gpus(c, usable, unsharded)
-    if c.optimizer.startswith("paged") and per_gpu > usable and per_gpu - parts["optimizer"] < usable:
-        # paged optimizers keep their states in unified memory: what does not fit is evicted to CPU RAM at the
-        # peak instead of failing (QLoRA paper, section 3), so the run fits with part of the states on the host
-        resident = usable - (per_gpu - parts["optimizer"])
-        host += parts["optimizer"] - resident
-        parts = {**parts, "optimizer": resident}
+    # paged optimizers keep their states in unified memory: what does not fit is evicted to CPU RAM at the peak
+    # instead of failing (QLoRA paper, section 3); an fp32 master copy, where one is kept, is not theirs to page
+    states = OPTIMIZER_STATE_BYTES[c.optimizer]
+    pageable = parts["optimizer"] * states / (states + (4.0 if keeps_master(c) else 0.0)) if states else 0.0
+    if c.optimizer.startswith("paged") and per_gpu > usable and per_gpu - pageable < usable:
+        resident = usable - (per_gpu - pageable)
+        host += pageable - resident
+        parts = {**parts, "optimizer": parts["optimizer"] - pageable + resident}
         per_gpu = sum(parts.values())
         min_n, min_stage = (c.n_gpus, c.zero_stage) if min_n is None or min_n > c.n_gpus else (min_n, min_stage)
     return _Solved(c, capacity, usable, unsharded, parts, host, per_gpu, per_gpu <= usable, min_n, min_stage)

@@ -43,6 +43,11 @@ LOGIT_BYTES = {"fused": 6.0, "fp32_upcast": 10.0, "chunked": 6.0 / 8}
 #: the loss implementation each stack uses by default (auto, hf, deepspeed, llm-foundry: fused)
 LOSS_BY_FRAMEWORK = {"unsloth": "chunked", "torchtitan": "fp32_upcast"}
 
+#: stacks that train a full model in the dtype it was loaded in on one GPU with no ZeRO optimizer: the Hugging Face
+#: Trainer (and axolotl, LLaMA-Factory, TRL on top of it) with bf16 on a bf16-loaded model lets the optimizer update
+#: the bf16 weights in place, with no fp32 master copy; DeepSpeed's ZeRO optimizers and fp16 (loss scaling) keep one
+NO_MASTER_BF16_FRAMEWORKS = frozenset({"hf", "unsloth"})
+
 
 def loss_impl(framework: str, asked: str) -> str:
     """The loss implementation in use: as asked, else the stack's default."""
@@ -190,6 +195,15 @@ def gathered_bytes(c: Train) -> float:
     return 4.0 if c.precision == "fp32" else 2.0
 
 
+def keeps_master(c: Train) -> bool:
+    """Whether a full or freeze run keeps an fp32 master copy of its trainable weights (adapters never do)."""
+    if c.precision == "fp32" or c.method in ("lora", "qlora"):
+        return False
+    # one GPU, no ZeRO: with several, a ZeRO stage may be chosen later (DeepSpeed's optimizer keeps the copy)
+    alone = c.n_gpus == 1 and c.zero_stage == 0
+    return not (alone and c.framework in NO_MASTER_BF16_FRAMEWORKS and c.precision == "bf16")
+
+
 def base(c: Train) -> dict[str, float]:
     """Per-GPU bytes before ZeRO sharding and offload (model states split by tp × pp only)."""
     sh = shape_of(c.model)
@@ -197,11 +211,10 @@ def base(c: Train) -> dict[str, float]:
     n_train, frozen = trainable(c)
     fp32 = c.precision == "fp32"
     compute_bytes = grad_bytes = 4.0 if fp32 else 2.0
-    master = 0.0 if fp32 else 4.0
+    master = 4.0 if keeps_master(c) else 0.0
     if c.method in ("lora", "qlora"):
         # adapters are kept in their own dtype and updated directly: no separate master copy
         compute_bytes = grad_bytes = 4.0 if c.adapter_precision == "fp32" else 2.0
-        master = 0.0
     # weights: trainable in the compute precision (+ an fp8 copy for fp8 training), frozen as stored
     w_train = n_train * (compute_bytes + (1.0 if c.precision == "fp8" else 0.0))
     if c.method == "qlora":

@@ -167,3 +167,28 @@ def test_a_paged_optimizer_never_needs_more_gpu_memory_and_fits_whenever_the_pla
     paged = fit_training(FitTrainingInput(optimizer="paged_adamw", **kw))
     assert paged.per_gpu_gb <= plain.per_gpu_gb + 0.01
     assert paged.fits or not plain.fits
+
+
+@settings(max_examples=40, deadline=None)
+@given(size=sizes, method=st.sampled_from(["full", "freeze"]), s=seq, b=batch, stage=st.sampled_from([1, 2, 3]))
+def test_the_hf_trainer_without_zero_keeps_no_master_copy(size, method, s, b, stage):
+    """A bf16 model under the Hugging Face Trainer (axolotl, LLaMA-Factory) on one GPU is updated in place: never
+    more memory than a stack with an fp32 master copy, and 4 B per trainable parameter less; on several GPUs, where
+    a ZeRO optimizer may hold the states (DeepSpeed keeps the master copy), the two are the same."""
+    m = generic_model(round(size, 1))
+    kw = {"method": method, "seq_len": s, "micro_batch": b, "loss_impl": "fused"}
+    hf, auto = (fit_training(FitTrainingInput(model=m.name, gpu="H100", framework=f, **kw)) for f in ("hf", "auto"))
+    assert hf.per_gpu_gb <= auto.per_gpu_gb
+    if method == "full":
+        assert auto.breakdown_gb["optimizer"] - hf.breakdown_gb["optimizer"] > 3.9 * m.params_b
+    for zero in ({**kw, "n_gpus": 8, "zero_stage": stage}, {**kw, "n_gpus": 8}):
+        hf8, auto8 = (_train(m, framework=f, **zero) for f in ("hf", "auto"))
+        assert hf8 == auto8
+
+
+def test_the_axolotl_full_fine_tune_fits_one_48gb_card():
+    """axolotl examples/llama-3: the 8B full fine-tune (fft-8b.yaml: paged 8-bit AdamW, bf16, checkpointing at 8192)
+    runs on a single 48 GB GPU; with an fp32 master copy it would need far more."""
+    kw = {"model": "Llama-3-8B", "gpu": "A40", "optimizer": "paged_adamw8bit", "seq_len": 8192}
+    assert fit_training(FitTrainingInput(framework="hf", grad_checkpointing=True, **kw)).verdict != "does not fit"
+    assert fit_training(FitTrainingInput(framework="auto", grad_checkpointing=True, **kw)).verdict == "does not fit"
