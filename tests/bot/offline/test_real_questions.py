@@ -71,3 +71,59 @@ def test_an_oom_is_never_answered_with_a_bare_fits(advisor):
 def test_a_measured_speed_gets_a_verdict(advisor):
     trace = advisor.ask(row("gh-sglang-3656"))  # "推理速度只有19tokens/s … 这正常吗"
     assert "您实测的“19tokens/s”" in trace.answer, trace.answer
+
+
+@pytest.mark.parametrize(
+    "row_id",
+    [
+        "gh-qwen-1224",  # "基于怎样的配置可以在一台4090上训练起来？"
+        "gh-qwen-927",  # "…1卡的显存继续往上加爆掉了，这个如何调整？"
+        "gh-internlm-332",  # "可以将模型切分在多张GPU上吗，如何实现？"
+        "gh-metallama-594",  # "How to load llama2-70b-chat with only 4 GPUs … Is there any way to reshard…"
+        "gh-accelerate-608",  # "Is there a way for accelerate to take a target batch size parameter…"
+        "gh-fastchat-543",  # "How can I train with a Gpu 3090?"
+    ],
+)
+def test_how_to_set_it_up_is_a_config_ask(row_id):
+    # people ask for settings as "如何调整 / 如何实现 / is there a way / how can I", seldom as "how to set"
+    assert "config" in read(row(row_id)).asks
+
+
+def test_a_way_said_missing_is_no_config_ask():
+    # "lmdeploy 似乎没有办法": a statement about the engine, not a question for settings
+    assert "config" not in read(row("gh-lmdeploy-2049")).asks
+
+
+@pytest.mark.parametrize(
+    ("row_id", "n_gpus"),
+    [
+        ("gh-deepseekv3-733", 8),  # "显卡：A800(80GB) X8 服务器": the memory between the card and its count
+        ("gh-lmdeploy-905", 2),  # "A800（80G）× 2"
+    ],
+)
+def test_cards_counted_after_their_memory(row_id, n_gpus):
+    assert read(row(row_id)).parsed.n_gpus == n_gpus
+
+
+def test_servers_named_by_platform_count_their_cards():
+    p = read(row("gh-glm-130b-75")).parsed  # "a cluster of 96 NVIDIA DGX-A100 (8X40G)": 96 servers of 8
+    assert (p.n_gpus, p.n_nodes) == (768, 96)
+
+
+@pytest.mark.parametrize(
+    ("row_id", "span", "role"),
+    [
+        ("gh-metallama-594", "8", "tp_size"),  # "sharded into 8 pths with MP=8" (the MP=8)
+        ("gh-vllm-414", "3", "tp_size"),  # "must be divisible by tensor parallel size (3)"
+        ("gh-mini-qwen-11", "25h", "wall_clock"),
+        ("gh-llamacpp-1786", "309.15", "throughput_measured"),  # "309.15 ms per token"
+        ("gh-trtllm-577", "128", "prompt_len"),  # "--max_input_len 128"
+        ("gh-trtllm-577", "256", "output_len"),  # "--max_output_len 256"
+        ("gh-chatglm6b-1081", "2", "gpus_total"),  # "load_model_on_gpus(…, num_gpus=2)"
+        ("gh-hfblog-2245", "405B", "model_size"),  # a size with no name
+    ],
+)
+def test_a_figure_of_a_real_question_gets_its_role(row_id, span, role):
+    roles = {m.role for m in read(row(row_id)).mentions if m.text == span}
+    assert role in roles, roles
+

@@ -34,8 +34,18 @@ CUES = {
     r"better (?:choice|option|deal)|怎么选|如何选|选型|怎么配|如何配|哪些\s*(?:gpu|显卡|卡|芯片|型号)|which (?:gpus|cards)\b",
     "availability": r"能买到|买得到|能(?:不能)?采购|禁运|出口管制|\bexport\b|禁售|available in china|供货|交期|有货|还能买",
     "power": r"功耗|耗电|电费|用电|多少度电|机柜|power draw|electricity|\bkw\b|千瓦|散热",
-    "config": r"怎么设置|参数怎么|哪个参数|怎么配置|如何配置|how (?:do i|to|should i) (?:set|configure)|which (?:flag|setting|option)|"
-    r"what (?:value|setting)|设多少|设置多少",
+    # how to make it work: the settings, the method or the setup ("如何调整", "有什么办法", "is there a way to",
+    # "how can I load it on 4 GPUs", "what should max_batch_size be"), not only the words "set" and "configure"
+    "config": r"怎么设置|如何设置|参数怎么|哪个参数|哪些参数|怎么配置|如何配置|怎样的配置|什么(?:样的)?配置|推荐的?配置|配置建议|"
+    r"设多少|设置多少|如何调|怎么调|调整参数|改什么参数|有(?:没有)?什么.{0,8}(?:方法|办法|方案|思路)|有没有办法|有办法[^。\n]{0,16}(?:吗|[?？])|"
+    r"如何实现|怎么实现|怎么指定|如何指定|如何才能|怎么才能|怎样才能|如何(?:使用|部署|加载|切分|分配|启动|多卡)|"
+    r"怎么(?:部署|加载|切分|分配|启动|弄|搞|多卡)|要踩的坑|"
+    r"how (?:do i|to|should i) (?:set|configure)|which (?:flag|setting|option|parameter)s?|what (?:value|setting)|"
+    r"is there (?:a|any)(?: other)? (?:way|method|option|setting|flag|config\w*|workaround)|any way to|"
+    r"how (?:can|could|do|should) (?:i|we|one)\b|how to (?:load|run|deploy|serve|fine-?tune|tune|train|set|configure|"
+    r"split|shard|use|make|solve|enable|distribute|divide|speed up|reduce|avoid|get)|what should (?:be|i|we|the)\b|"
+    r"should (?:i|we) (?:incr\w*|decr\w*|set|change|reduce|adjust|enable|turn)|(?:guidance|examples?|recipes?) (?:on|for)|"
+    r"recommended .{0,24}(?:config\w*|settings?|setup)|what (?:gpu |hardware )?configurations?",
     "knowledge": r"是什么|什么是|什么意思|原理|what is|what are|what does .{1,30} mean|explain|区别是",
 }
 _CUES = {ask: C(rx) for ask, rx in CUES.items()}
