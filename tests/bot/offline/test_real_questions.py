@@ -127,3 +127,14 @@ def test_a_figure_of_a_real_question_gets_its_role(row_id, span, role):
     roles = {m.role for m in read(row(row_id)).mentions if m.text == span}
     assert role in roles, roles
 
+
+def test_a_fit_on_several_cards_says_how_to_split_and_when_one_card_holds_it(advisor):
+    trace = advisor.ask(row("gh-paddleserving-1946"))  # "可以多卡部署chatglm6b … 目前有4张12g的显存卡"
+    assert "--tensor-parallel-size 4" in trace.answer  # the split the calculator sized
+    # ChatGLM-6B in bf16 is over one 12 GB card, in int8 under it: one copy per card is the other way
+    one = [c for c in trace.tool_calls if c.tool == "fit_inference" and c.input.get("n_gpus") == 1]
+    assert [c.input["precision"] for c in one if c.output["fits"]] == ["int8"]
+    assert "int8" in trace.answer and "4 个副本" in trace.answer
+    last = [c for c in trace.tool_calls if c.tool == "fit_inference"][-1]
+    assert last.input["n_gpus"] == 4  # the fit as asked stays the answer's last fit
+    assert not trace.ungrounded and not trace.unused
