@@ -138,3 +138,18 @@ def test_a_fit_on_several_cards_says_how_to_split_and_when_one_card_holds_it(adv
     last = [c for c in trace.tool_calls if c.tool == "fit_inference"][-1]
     assert last.input["n_gpus"] == 4  # the fit as asked stays the answer's last fit
     assert not trace.ungrounded and not trace.unused
+
+
+@pytest.mark.parametrize(
+    "row_id",
+    [
+        "gh-deepseekv3-577",  # "如果要部署deepseek-v3,需要多少的gpu？"
+        "gh-qwen-755",  # "全量微调 72B 需要多少资源呢"
+        "gh-ms-swift-3043",  # "DeepSeek-V3 Lora微调所需卡数和最大训练长度"
+        "gh-yi-55",  # "单卡3090或4090能跑吗？还是需要多卡？"
+        "gh-metallama-574",  # "What are the pc requirement to run Llama-70B-chat-hf model locally?"
+        "gh-airoboros-14",  # "How much resource it took … (the number of A100 80Gs, number of hours)"
+    ],
+)
+def test_resources_and_requirements_ask_for_a_count(row_id):
+    assert "min_count" in read(row(row_id)).asks

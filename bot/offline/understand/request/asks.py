@@ -15,7 +15,13 @@ CUES = {
     r"traceback|runtimeerror|\berror\b|\bfailed\b|killed|\bhangs?\b|卡住|\bnan\b|doesn'?t work|not working",
     "min_count": r"几张|几块|几卡|几台|多少张|多少块|多少卡|多少台|多少个(?:gpu|节点|卡)|最少.{0,4}(?:几|多少)|至少.{0,4}(?:几|多少)|"
     r"how (?:many|much) (?:gpus?|cards?|nodes?|servers?|machines?|a100s?|h100s?|h800s?|h20s?|4090s?)|"
-    r"min(?:imum)? (?:number of )?(?:gpus?|cards?|nodes?)|最低配置",
+    r"min(?:imum)? (?:number of )?(?:gpus?|cards?|nodes?)|最低配置|"
+    # the count asked as resources or requirements ("需要多少资源", "所需卡数", "还是需要多卡", "GPU requirements")
+    r"多少的?\s*(?:gpu|显卡)|所需卡数|卡数|(?:多少|什么)(?:的)?(?:硬件|gpu)?资源|硬件资源|需要多卡|最低(?:部署|运行|硬件)?要求|"
+    r"至少需要(?:什么|哪些|多少)|需要(?:什么|哪些)(?:显卡|gpu|卡|硬件)|(?:gpu|hardware|pc|system) requirements?|"
+    r"requirements? (?:to|for) (?:run|serve|train|fine-?tune|deploy)|how much (?:resources?|hardware|compute)|"
+    r"(?:the )?number of (?:gpus?|cards?|a100s?|h100s?|a800s?|h800s?|nodes?)|"
+    r"what (?:hardware|gpus?) (?:do|would|will) (?:i|we|you) need",
     "fits": r"能(?:不能|否)?跑|可以跑|跑得(?:动|了|起来)|装得下|放得下|塞得下|能装下|能放下|够不够|够吗|够用吗|够不|能(?:不能)?训|"
     r"能(?:不能)?微调|能(?:不能)?部署|扛得住|行不行|行吗|可行吗|\bfits?\b|run (?:it |this )?on|enough (?:vram|memory)|"
     r"can (?:i|we|it|you) (?:run|train|fine-?tune|serve|load|deploy)|is it possible|possible to (?:run|train)|"
