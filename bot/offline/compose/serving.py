@@ -78,7 +78,7 @@ def _how_to_split(args: dict[str, Any], r: dict[str, Any], precision: str, run: 
     lines = [say(key, lang, n=r["n_gpus"], tp=r["tp"], pp=r["pp"])]
     for option in (precision, *_LOWER_PRECISIONS.get(precision, ())):
         one = run("fit_inference", {**args, "n_gpus": 1, "precision": option})
-        if one["fits"]:
+        if one["verdict"] == "fits":  # a "tight" fit leaves no room for a batch: no copy per card
             key = "replica_one" if option == precision else "replica_quant"
             lines.append(say(key, lang, n=r["n_gpus"], need=gb(one["per_gpu_gb"]), precision=option))
             break

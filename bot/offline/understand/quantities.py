@@ -16,7 +16,12 @@ from tools.catalog import lookup as catalog
 _N = rf"(?:{lx.NUM_RANGE}|{lx.EN_NUM})"
 _NODES_AND_CARDS = _C(
     rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:台|机(?![器房])|个?节点|nodes?|servers?|machines?|boxes)\s*(?:{G})?\s*(?:服务器|机器|主机|servers?)?\s*(?:[,，、]?\s*(?:每台|每机|每个节点|each with|of|with|x|×|\*)?\s*)"
-    rf"({lx.NUM})\s*(?:张|块|片)?\s*(?:卡|显卡|gpus?|cards?|{G})"
+    rf"({lx.NUM})\s*(?:张|块|片)?\s*(?:[x×*]\s*)?(?:卡|显卡|gpus?|cards?|{G})"
+)
+#: "2台 H100*8", "3 nodes of A800 x8": servers, then the card and how many each holds
+_NODES_THEN_CARDS = _C(
+    rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:台|机(?![器房])|个?节点|nodes?(?: of)?|servers?(?: of)?|machines?(?: of)?)\s*"
+    rf"{G}\s*(?:\(\s*{G}\s*\)\s*)?[x×*]\s*(\d+)(?![\d.])"
 )
 _GRID = _C(rf"(?<![\d.a-z])(\d+)\s*[x×*]\s*(\d+)\s*(?:张|卡|gpus?)?\s*[x×*]?\s*{G}")
 #: "96 DGX-A100 (8x40G)", "2 台 HGX H100（8×80GB）": servers named by their platform, with the GPUs each holds
@@ -129,6 +134,12 @@ def counts(w: Work) -> None:
         total = cards if (not explicit_each and cards > 8 and nodes and cards % nodes == 0) else nodes * cards
         w.slots.setdefault("n_nodes", int(nodes))
         w.put("n_gpus", int(total), m)
+    for m in _NODES_THEN_CARDS.finditer(w.t):
+        nodes = to_number(m.group(1))
+        if nodes is None:
+            continue
+        w.slots.setdefault("n_nodes", int(nodes))
+        w.put("n_gpus", int(nodes) * int(m.group(2)), m, 0, mark=GPU_MARK)
     for m in _PLATFORM_NODES.finditer(w.t):
         w.slots.setdefault("n_nodes", int(m.group(1)))
         w.put("n_gpus", int(m.group(1)) * int(m.group(2)), m, 0, mark=GPU_MARK)

@@ -31,6 +31,7 @@ def row(row_id: str) -> str:
         ("gh-qwen-755", "a800-sxm4-80gb", 32),  # "4台 A800 机器 … 4* 8 *A800"
         ("gh-glm4-785", "rtx-4090", 4),  # "4张24GB显存的4090lora微调": the card glued to the method
         ("gh-llama-973", "h100-sxm5-80gb", 1),  # "On an H100"
+        ("gh-qwen3-201", "a100-sxm4-80gb", 16),  # "2台8xA100 80G": two servers of eight
     ],
 )
 def test_the_cards_and_their_count_are_the_askers(row_id, gpu, n_gpus):
