@@ -63,9 +63,27 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False) -> N
         todo.append(say("min_gpus_infer", lang, n=r["min_gpus"], gpu=r["gpu"]))
     elif r["fits"]:
         todo.append(say("max_batch_line", lang, n=r["n_gpus"], ctx=f"{r['context_len']:,}", max_batch=r["max_batch"]))
+    if r["fits"] and r["n_gpus"] > 1:
+        todo += _how_to_split(args, r, precision, run, lang)
     if todo:
         out.add(say("todo_header", lang) + "\n" + "\n".join(todo))
     out.add(assumptions_block(r["assumptions"], lang))
+
+
+def _how_to_split(args: dict[str, Any], r: dict[str, Any], precision: str, run: ToolRun, lang: str) -> list[str]:
+    """A fit on several cards says how to set them up ("多卡怎么部署" is what such a question asks): the split the
+    calculator sized (tensor parallel, or pipeline when the heads do not divide), and one copy per card when one
+    card holds the model, as it is or quantized."""
+    key = "split_tp" if r["pp"] == 1 else "split_pp"
+    lines = [say(key, lang, n=r["n_gpus"], tp=r["tp"], pp=r["pp"])]
+    for option in (precision, *_LOWER_PRECISIONS.get(precision, ())):
+        one = run("fit_inference", {**args, "n_gpus": 1, "precision": option})
+        if one["verdict"] == "fits":  # a "tight" fit leaves no room for a batch: no copy per card
+            key = "replica_one" if option == precision else "replica_quant"
+            lines.append(say(key, lang, n=r["n_gpus"], need=gb(one["per_gpu_gb"]), precision=option))
+            break
+    run("fit_inference", args)  # the fit as asked stays the last call: the one the verdict and a reader take
+    return lines
 
 
 #: what to try when the weights do not fit: the next smaller formats, in order

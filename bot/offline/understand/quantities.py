@@ -16,9 +16,19 @@ from tools.catalog import lookup as catalog
 _N = rf"(?:{lx.NUM_RANGE}|{lx.EN_NUM})"
 _NODES_AND_CARDS = _C(
     rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:台|机(?![器房])|个?节点|nodes?|servers?|machines?|boxes)\s*(?:{G})?\s*(?:服务器|机器|主机|servers?)?\s*(?:[,，、]?\s*(?:每台|每机|每个节点|each with|of|with|x|×|\*)?\s*)"
-    rf"({lx.NUM})\s*(?:张|块|片)?\s*(?:卡|显卡|gpus?|cards?|{G})"
+    rf"({lx.NUM})\s*(?:张|块|片)?\s*(?:[x×*]\s*)?(?:卡|显卡|gpus?|cards?|{G})"
+)
+#: "2台 H100*8", "3 nodes of A800 x8": servers, then the card and how many each holds
+_NODES_THEN_CARDS = _C(
+    rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:台|机(?![器房])|个?节点|nodes?(?: of)?|servers?(?: of)?|machines?(?: of)?)\s*"
+    rf"{G}\s*(?:\(\s*{G}\s*\)\s*)?[x×*]\s*(\d+)(?![\d.])"
 )
 _GRID = _C(rf"(?<![\d.a-z])(\d+)\s*[x×*]\s*(\d+)\s*(?:张|卡|gpus?)?\s*[x×*]?\s*{G}")
+#: "96 DGX-A100 (8x40G)", "2 台 HGX H100（8×80GB）": servers named by their platform, with the GPUs each holds
+_PLATFORM_NODES = _C(
+    rf"(?<![\d.])(\d+)\s*(?:台|个|nodes? of|servers? of|[x×*])?\s*(?:nvidia\s+)?[dh]gx[-\s]?{G}\s*"
+    rf"\(\s*(\d+)\s*(?:张|块)?\s*[x×*][^()\n]{{1,12}}\)"  # the card's memory may be read already
+)
 #: "2*8*80G": nodes × GPUs per node × each card's memory
 _GRID_MEMORY = _C(r"(?<![\d.a-z])(\d+)\s*[x×*]\s*(\d+)\s*[x×*]\s*(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")
 _CARDS = (
@@ -26,7 +36,7 @@ _CARDS = (
         rf"(?<![\d.a-z])(-?{_N})\s*(?:张|块|片|个)?\s*(?:{G}\s*)?(?:卡|显卡|gpus?|cards?|accelerators?)(?!时|小时|·时)(?!\s*[:：])"
     ),
     _C(rf"(?<![\d.a-z])(-?{lx.NUM}|{lx.EN_NUM})\s*(?:[x×*]\s*|张\s*|块\s*|台\s*)?{G}"),
-    _C(rf"{G}\s*(?:[x×*]|\*)\s*(\d+)(?![\d.])"),
+    _C(rf"{G}\s*(?:\(\s*{G}\s*\)\s*)?(?:[x×*]|\*)\s*(\d+)(?![\d.])"),  # "A800(80GB) X8", "A100（40G）× 4"
     _C(rf"(?<![\d.a-z])(-?{lx.NUM})\s*(?:张|块)(?![钱元])(?!\s*{USED_MARK})"),
 )
 #: a card's index, not a count: "0卡的显存占用", "0号卡", a row of a pasted nvidia-smi table
@@ -124,6 +134,15 @@ def counts(w: Work) -> None:
         total = cards if (not explicit_each and cards > 8 and nodes and cards % nodes == 0) else nodes * cards
         w.slots.setdefault("n_nodes", int(nodes))
         w.put("n_gpus", int(total), m)
+    for m in _NODES_THEN_CARDS.finditer(w.t):
+        nodes = to_number(m.group(1))
+        if nodes is None:
+            continue
+        w.slots.setdefault("n_nodes", int(nodes))
+        w.put("n_gpus", int(nodes) * int(m.group(2)), m, 0, mark=GPU_MARK)
+    for m in _PLATFORM_NODES.finditer(w.t):
+        w.slots.setdefault("n_nodes", int(m.group(1)))
+        w.put("n_gpus", int(m.group(1)) * int(m.group(2)), m, 0, mark=GPU_MARK)
     for m in _GRID.finditer(w.t):
         w.slots.setdefault("n_nodes", int(m.group(1)))
         w.put("n_gpus", int(m.group(1)) * int(m.group(2)), m, 0, mark=GPU_MARK)

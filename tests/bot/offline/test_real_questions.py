@@ -31,6 +31,7 @@ def row(row_id: str) -> str:
         ("gh-qwen-755", "a800-sxm4-80gb", 32),  # "4台 A800 机器 … 4* 8 *A800"
         ("gh-glm4-785", "rtx-4090", 4),  # "4张24GB显存的4090lora微调": the card glued to the method
         ("gh-llama-973", "h100-sxm5-80gb", 1),  # "On an H100"
+        ("gh-qwen3-201", "a100-sxm4-80gb", 16),  # "2台8xA100 80G": two servers of eight
     ],
 )
 def test_the_cards_and_their_count_are_the_askers(row_id, gpu, n_gpus):
@@ -71,3 +72,85 @@ def test_an_oom_is_never_answered_with_a_bare_fits(advisor):
 def test_a_measured_speed_gets_a_verdict(advisor):
     trace = advisor.ask(row("gh-sglang-3656"))  # "推理速度只有19tokens/s … 这正常吗"
     assert "您实测的“19tokens/s”" in trace.answer, trace.answer
+
+
+@pytest.mark.parametrize(
+    "row_id",
+    [
+        "gh-qwen-1224",  # "基于怎样的配置可以在一台4090上训练起来？"
+        "gh-qwen-927",  # "…1卡的显存继续往上加爆掉了，这个如何调整？"
+        "gh-internlm-332",  # "可以将模型切分在多张GPU上吗，如何实现？"
+        "gh-metallama-594",  # "How to load llama2-70b-chat with only 4 GPUs … Is there any way to reshard…"
+        "gh-accelerate-608",  # "Is there a way for accelerate to take a target batch size parameter…"
+        "gh-fastchat-543",  # "How can I train with a Gpu 3090?"
+    ],
+)
+def test_how_to_set_it_up_is_a_config_ask(row_id):
+    # people ask for settings as "如何调整 / 如何实现 / is there a way / how can I", seldom as "how to set"
+    assert "config" in read(row(row_id)).asks
+
+
+def test_a_way_said_missing_is_no_config_ask():
+    # "lmdeploy 似乎没有办法": a statement about the engine, not a question for settings
+    assert "config" not in read(row("gh-lmdeploy-2049")).asks
+
+
+@pytest.mark.parametrize(
+    ("row_id", "n_gpus"),
+    [
+        ("gh-deepseekv3-733", 8),  # "显卡：A800(80GB) X8 服务器": the memory between the card and its count
+        ("gh-lmdeploy-905", 2),  # "A800（80G）× 2"
+    ],
+)
+def test_cards_counted_after_their_memory(row_id, n_gpus):
+    assert read(row(row_id)).parsed.n_gpus == n_gpus
+
+
+def test_servers_named_by_platform_count_their_cards():
+    p = read(row("gh-glm-130b-75")).parsed  # "a cluster of 96 NVIDIA DGX-A100 (8X40G)": 96 servers of 8
+    assert (p.n_gpus, p.n_nodes) == (768, 96)
+
+
+@pytest.mark.parametrize(
+    ("row_id", "span", "role"),
+    [
+        ("gh-metallama-594", "8", "tp_size"),  # "sharded into 8 pths with MP=8" (the MP=8)
+        ("gh-vllm-414", "3", "tp_size"),  # "must be divisible by tensor parallel size (3)"
+        ("gh-mini-qwen-11", "25h", "wall_clock"),
+        ("gh-llamacpp-1786", "309.15", "throughput_measured"),  # "309.15 ms per token"
+        ("gh-trtllm-577", "128", "prompt_len"),  # "--max_input_len 128"
+        ("gh-trtllm-577", "256", "output_len"),  # "--max_output_len 256"
+        ("gh-chatglm6b-1081", "2", "gpus_total"),  # "load_model_on_gpus(…, num_gpus=2)"
+        ("gh-hfblog-2245", "405B", "model_size"),  # a size with no name
+    ],
+)
+def test_a_figure_of_a_real_question_gets_its_role(row_id, span, role):
+    roles = {m.role for m in read(row(row_id)).mentions if m.text == span}
+    assert role in roles, roles
+
+
+def test_a_fit_on_several_cards_says_how_to_split_and_when_one_card_holds_it(advisor):
+    trace = advisor.ask(row("gh-paddleserving-1946"))  # "可以多卡部署chatglm6b … 目前有4张12g的显存卡"
+    assert "--tensor-parallel-size 4" in trace.answer  # the split the calculator sized
+    # ChatGLM-6B in bf16 is over one 12 GB card, in int8 under it: one copy per card is the other way
+    one = [c for c in trace.tool_calls if c.tool == "fit_inference" and c.input.get("n_gpus") == 1]
+    assert [c.input["precision"] for c in one if c.output["fits"]] == ["int8"]
+    assert "int8" in trace.answer and "4 个副本" in trace.answer
+    last = [c for c in trace.tool_calls if c.tool == "fit_inference"][-1]
+    assert last.input["n_gpus"] == 4  # the fit as asked stays the answer's last fit
+    assert not trace.ungrounded and not trace.unused
+
+
+@pytest.mark.parametrize(
+    "row_id",
+    [
+        "gh-deepseekv3-577",  # "如果要部署deepseek-v3,需要多少的gpu？"
+        "gh-qwen-755",  # "全量微调 72B 需要多少资源呢"
+        "gh-ms-swift-3043",  # "DeepSeek-V3 Lora微调所需卡数和最大训练长度"
+        "gh-yi-55",  # "单卡3090或4090能跑吗？还是需要多卡？"
+        "gh-metallama-574",  # "What are the pc requirement to run Llama-70B-chat-hf model locally?"
+        "gh-airoboros-14",  # "How much resource it took … (the number of A100 80Gs, number of hours)"
+    ],
+)
+def test_resources_and_requirements_ask_for_a_count(row_id):
+    assert "min_count" in read(row(row_id)).asks

@@ -15,7 +15,13 @@ CUES = {
     r"traceback|runtimeerror|\berror\b|\bfailed\b|killed|\bhangs?\b|卡住|\bnan\b|doesn'?t work|not working",
     "min_count": r"几张|几块|几卡|几台|多少张|多少块|多少卡|多少台|多少个(?:gpu|节点|卡)|最少.{0,4}(?:几|多少)|至少.{0,4}(?:几|多少)|"
     r"how (?:many|much) (?:gpus?|cards?|nodes?|servers?|machines?|a100s?|h100s?|h800s?|h20s?|4090s?)|"
-    r"min(?:imum)? (?:number of )?(?:gpus?|cards?|nodes?)|最低配置",
+    r"min(?:imum)? (?:number of )?(?:gpus?|cards?|nodes?)|最低配置|"
+    # the count asked as resources or requirements ("需要多少资源", "所需卡数", "还是需要多卡", "GPU requirements")
+    r"多少的?\s*(?:gpu|显卡)|所需卡数|卡数|(?:多少|什么)(?:的)?(?:硬件|gpu)?资源|硬件资源|需要多卡|最低(?:部署|运行|硬件)?要求|"
+    r"至少需要(?:什么|哪些|多少)|需要(?:什么|哪些)(?:显卡|gpu|卡|硬件)|(?:gpu|hardware|pc|system) requirements?|"
+    r"requirements? (?:to|for) (?:run|serve|train|fine-?tune|deploy)|how much (?:resources?|hardware|compute)|"
+    r"(?:the )?number of (?:gpus?|cards?|a100s?|h100s?|a800s?|h800s?|nodes?)|"
+    r"what (?:hardware|gpus?) (?:do|would|will) (?:i|we|you) need",
     "fits": r"能(?:不能|否)?跑|可以跑|跑得(?:动|了|起来)|装得下|放得下|塞得下|能装下|能放下|够不够|够吗|够用吗|够不|能(?:不能)?训|"
     r"能(?:不能)?微调|能(?:不能)?部署|扛得住|行不行|行吗|可行吗|\bfits?\b|run (?:it |this )?on|enough (?:vram|memory)|"
     r"can (?:i|we|it|you) (?:run|train|fine-?tune|serve|load|deploy)|is it possible|possible to (?:run|train)|"
@@ -34,8 +40,18 @@ CUES = {
     r"better (?:choice|option|deal)|怎么选|如何选|选型|怎么配|如何配|哪些\s*(?:gpu|显卡|卡|芯片|型号)|which (?:gpus|cards)\b",
     "availability": r"能买到|买得到|能(?:不能)?采购|禁运|出口管制|\bexport\b|禁售|available in china|供货|交期|有货|还能买",
     "power": r"功耗|耗电|电费|用电|多少度电|机柜|power draw|electricity|\bkw\b|千瓦|散热",
-    "config": r"怎么设置|参数怎么|哪个参数|怎么配置|如何配置|how (?:do i|to|should i) (?:set|configure)|which (?:flag|setting|option)|"
-    r"what (?:value|setting)|设多少|设置多少",
+    # how to make it work: the settings, the method or the setup ("如何调整", "有什么办法", "is there a way to",
+    # "how can I load it on 4 GPUs", "what should max_batch_size be"), not only the words "set" and "configure"
+    "config": r"怎么设置|如何设置|参数怎么|哪个参数|哪些参数|怎么配置|如何配置|怎样的配置|什么(?:样的)?配置|推荐的?配置|配置建议|"
+    r"设多少|设置多少|如何调|怎么调|调整参数|改什么参数|有(?:没有)?什么.{0,8}(?:方法|办法|方案|思路)|有没有办法|有办法[^。\n]{0,16}(?:吗|[?？])|"
+    r"如何实现|怎么实现|怎么指定|如何指定|如何才能|怎么才能|怎样才能|如何(?:使用|部署|加载|切分|分配|启动|多卡)|"
+    r"怎么(?:部署|加载|切分|分配|启动|弄|搞|多卡)|要踩的坑|"
+    r"how (?:do i|to|should i) (?:set|configure)|which (?:flag|setting|option|parameter)s?|what (?:value|setting)|"
+    r"is there (?:a|any)(?: other)? (?:way|method|option|setting|flag|config\w*|workaround)|any way to|"
+    r"how (?:can|could|do|should) (?:i|we|one)\b|how to (?:load|run|deploy|serve|fine-?tune|tune|train|set|configure|"
+    r"split|shard|use|make|solve|enable|distribute|divide|speed up|reduce|avoid|get)|what should (?:be|i|we|the)\b|"
+    r"should (?:i|we) (?:incr\w*|decr\w*|set|change|reduce|adjust|enable|turn)|(?:guidance|examples?|recipes?) (?:on|for)|"
+    r"recommended .{0,24}(?:config\w*|settings?|setup)|what (?:gpu |hardware )?configurations?",
     "knowledge": r"是什么|什么是|什么意思|原理|what is|what are|what does .{1,30} mean|explain|区别是",
 }
 _CUES = {ask: C(rx) for ask, rx in CUES.items()}

@@ -32,20 +32,24 @@ _FRAMEWORK = [(C(rf"(?<![\w.-])(?:{rx})(?![\w-])(?!\.[a-z_])"), name) for rx, na
 
 #: a pasted setting's key -> role ("per_device_train_batch_size: 4", "--max-model-len 8192")
 KEY_ROLES = (
+    (r"max[-_]batch[-_]size|max[-_]num[-_]seqs|max[-_]concurrency", "concurrency"),  # a server's, not a step's
+    (r"max[-_](?:input|prompt)[-_]len\w*|input[-_]len\w*", "prompt_len"),
+    (r"max[-_](?:output|new|completion)[-_](?:len\w*|tokens)|max[-_]tokens|output[-_]len\w*", "output_len"),
+    (r"tensor[-_]parallel[-_]size|model[-_]parallel(?:[-_]size)?|\btp\b|--tp|\bmp\b|tp[-_]size", "tp_size"),
+    (r"num[-_]gpus?|n[-_]gpus?|world[-_]size|nproc[-_]per[-_]node", "gpus_total"),
+    (r"nnodes|num[-_]nodes", "nodes"),
     (r"per_device_(?:train_)?batch_size|micro_batch(?:_size)?|train_micro_batch_size_per_gpu|batch_size", "micro_batch"),
     (r"gradient_accumulation(?:_steps)?|grad_accum\w*", "grad_accum"),
     (r"global_batch(?:_size)?|train_batch_size", "batch"),
     (r"cutoff_len|max_seq_len(?:gth)?|seq_len(?:gth)?|model_max_length|max_length|block_size", "seq_len"),
     (r"max[-_]model[-_]len|max[-_]num[-_]batched[-_]tokens|context[-_]length|max[-_]position\w*", "context_len"),
-    (r"max[-_]num[-_]seqs", "concurrency"),
-    (r"tensor[-_]parallel[-_]size|\btp\b|--tp", "tp_size"),
     (r"pipeline[-_]parallel[-_]size|\bpp\b", "pp_size"),
     (r"gpu[-_]memory[-_]utilization|mem_fraction_static", "utilisation"),
     (r"num_train_epochs|epochs?", "epochs"),
     (r"lora_(?:rank|r|alpha|dropout)|\brank\b|learning_rate|\blr\b|warmup\w*|weight_decay|seed|\w*_steps|"
      r"logging\w*|save\w*|eval\w*|preprocessing_num_workers|num_workers|dataloader\w*|ddp_timeout|max_grad_norm|"
-     r"top_[pk]|temperature|local_rank|master_port|port|nproc_per_node|nnodes|node_rank|image_resolution|"
-     r"max_new_tokens|repetition_penalty|beta\w*|\w*_size", "hyperparameter"),
+     r"top_[pk]|temperature|local_rank|master_port|port|node_rank|image_resolution|"
+     r"repetition_penalty|beta\w*|\w*_size", "hyperparameter"),
 )  # fmt: skip
 _KEYS = [(C(rf"(?:{rx})"), role) for rx, role in KEY_ROLES]
 _SETTING = C(r"(--?[a-z][\w.-]*|[a-z][\w.]*)\s*(?:[:=]|\s)\s*[\"']?$")
@@ -77,6 +81,11 @@ CONTEXT = (
     (r"", r"^\s*(?:轮|个?\s*epochs?|遍)", "epochs"),
     (r"(?:训|跑)\s*$", r"^\s*(?:轮|遍)", "epochs"),
     (r"", r"^\s*(?:tokens?/s|tok/s|t/s|it/s|s/it|samples?/s|tokens? per second|字/秒|token/秒)", "throughput_measured"),
+    # "tensor parallel size (3)", "MP=8": the split a setup or an error names
+    (r"(?:tensor[-_ ]parallel(?:ism)?|model[-_ ]parallel(?:ism)?)[-_ ]*(?:size|degree)?\s*(?:[:=(]|of|is|to|为|设为)?\s*$|"
+     r"\bmp\s*=\s*$", r"", "tp_size"),
+    # a duration the user measured or was told ("训练了 140 个小时", "36 hrs", "25h", "30秒", "150min")
+    (r"", r"^\s*(?:个)?\s*(?:小时|钟头|hours?|hrs?|h|分钟|mins?|minutes?|秒|seconds?|secs?|s)(?![a-z/])", "wall_clock"),
     (r"(?:allocate|capacity|allocated|reserved|free|used|占用|已用|显存占用)[^\d\n]{0,12}$", r"^\s*(?:gib|mib|gb|mb)\b", "log_memory"),
     (r"", r"^\s*(?:gib|mib)\b", "log_memory"),
     (r"", r"^\s*qps\b", "qps"),
@@ -123,6 +132,12 @@ _RATE_AFTER = (
     (C(r"^[\d,.]+\s*k?\s*(?:input|prompt)\s+tokens?"), "prompt_len"),
     (C(r"^[\d,.]+\s*k?\s*(?:output|generated|new)\s+tokens?"), "output_len"),
     (C(r"^[\d,.]+\s*(?:requests?|reqs?|queries|calls)\s*(?:/\s*s\b|per\s+sec(?:ond)?|a\s+second|每秒)"), "qps"),
+    # a latency or a rate the user measured ("309 ms per token", "1 steps per minute", "3.28 requests/s" measured)
+    (C(r"^[\d,.]+\s*ms\s*(?:per|/|每)\s*(?:token|tok|step|it)"), "throughput_measured"),
+    (
+        C(r"^[\d,.]+\s*(?:steps?|its?|iterations?)\s*(?:per|/|每)\s*(?:min\w*|sec\w*|s\b|分钟|秒)"),
+        "throughput_measured",
+    ),
     (
         C(
             r"^[\d,.]+\s*(?:requests?|users?|people|sessions?)\s*(?:concurrently|at\s+once|simultaneously|in\s+parallel)"

@@ -47,6 +47,7 @@ _STATED = re.compile(
     r"(?:\bhas|\bhave|\bis|\bare|\bcosts?|是|有|只有|只要|达到|高达|能到)\s*(?:about|around|约|大约)?\s*$",
     re.IGNORECASE,
 )
+_BARE_SIZE = re.compile(r"\d+(?:\.\d+)?\s*[bm]", re.IGNORECASE)
 _CONNECTOR = re.compile(
     r"^(?:or|and|vs\.?|versus|for|on|with|of|和|与|跟|还是|或者|或)\s+|^(?:和|与|跟|还是|或者|或|用|跑)\s*",
     re.IGNORECASE,
@@ -93,6 +94,8 @@ def read(text: str) -> Request:
             if number:
                 role = role_of(norm, start + number.start(), norm[start + number.end() : end + 12])[0]
                 value = float(number.group(0))
+        if role == "model" and _BARE_SIZE.fullmatch(span):
+            role = "model_size"  # "8B", "405B": a size with no name (sized on the generic shape), not a model's name
         if role in ("gpu", "model", "excluded") and (known := canonical(span)):
             value = known  # the catalog id, which is what a tool call takes
         mentions.append(
