@@ -135,3 +135,53 @@ def test_llama4_scout_fits_one_h100_in_int4_not_in_bf16():
 def test_maverick_fp8_fits_one_8x_h100_host():
     """Meta: the FP8 weights of Maverick fit on a single H100 DGX host (8 GPUs)."""
     assert fit_inference(FitInferenceInput(model="Llama 4 Maverick", gpu="H100", precision="fp8", n_gpus=8)).fits
+
+
+def test_an_architecture_object_sizes_a_hybrid_like_the_catalog_model():
+    """The tool input's `model` object carries the same kinds: gpt-oss and Qwen3-Next given by their shapes."""
+    import tools
+
+    oss = {
+        "name": "my gpt-oss",
+        "n_layers": 36,
+        "hidden_size": 2880,
+        "n_kv_heads": 8,
+        "heads_per_kv": 8,
+        "head_dim": 64,
+        "ffn_size": 2880,
+        "vocab_size": 201088,
+        "moe": {"n_experts": 128, "experts_per_token": 4, "expert_precision": "mxfp4"},
+        "windowed": {"n_layers": 18, "window": 128},
+    }
+    nxt = {
+        "name": "my next",
+        "n_layers": 48,
+        "hidden_size": 2048,
+        "n_kv_heads": 2,
+        "heads_per_kv": 8,
+        "head_dim": 256,
+        "ffn_size": 5120,
+        "vocab_size": 151936,
+        "attention_output_gate": True,
+        "moe": {"n_experts": 512, "experts_per_token": 10, "expert_ffn_size": 512, "n_shared_experts": 1},
+        "linear": {"n_layers": 36, "n_key_heads": 16, "n_value_heads": 32, "key_head_dim": 128, "value_head_dim": 128,
+                   "conv_kernel": 4},
+    }  # fmt: skip
+    for shape, name in ((oss, "gpt-oss-120b"), (nxt, "qwen3-next-80b-a3b")):
+        mine = tools.call("fit_inference", {"model": shape, "gpu": "H200", "context_len": 65_536})
+        catalog = tools.call("fit_inference", {"model": name, "gpu": "H200", "context_len": 65_536})
+        assert mine["per_gpu_gb"] == catalog["per_gpu_gb"] and mine["kv_cache_gb_per_sequence"] == pytest.approx(
+            catalog["kv_cache_gb_per_sequence"]
+        ), name
+
+
+def test_an_architecture_with_more_hybrid_layers_than_layers_is_resolved_and_stated():
+    import tools
+
+    odd = {
+        "n_layers": 4, "hidden_size": 512, "n_kv_heads": 2, "heads_per_kv": 4, "head_dim": 64, "ffn_size": 1024,
+        "vocab_size": 1000, "linear": {"n_layers": 3, "kind": "lightning"}, "windowed": {"n_layers": 9, "window": 64},
+    }  # fmt: skip
+    out = tools.call("fit_inference", {"model": odd, "gpu": "H200"})
+    notes = {a["key"]: a["value"] for a in out["assumptions"]}
+    assert notes["model.windowed.n_layers"] == 1
