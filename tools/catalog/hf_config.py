@@ -161,6 +161,9 @@ def _layer_kinds(cfg: dict, layers: int) -> list[str]:
         return [names.get(str(t), "full") for t in types]
     if isinstance(cfg.get("attn_type_list"), list) and len(cfg["attn_type_list"]) == layers:  # MiniMax: 1 = softmax
         return ["full" if t == 1 else "linear" for t in cfg["attn_type_list"]]
+    pattern = cfg.get("sliding_window_pattern")  # Gemma 3: every pattern-th layer global, the others windowed
+    if isinstance(pattern, int) and pattern > 1 and cfg.get("sliding_window"):
+        return ["full" if (i + 1) % pattern == 0 else "window" for i in range(layers)]
     interval = cfg.get("full_attention_interval")
     if isinstance(interval, int) and interval > 0:
         return ["full" if (i + 1) % interval == 0 else "linear" for i in range(layers)]
@@ -237,7 +240,8 @@ def spec_from_config(
         raise _bad("it is not a JSON object ({...}).", "它不是一个 JSON 对象（{...}）。")
     vision = _vision_fields(cfg)
     if "hidden_size" not in cfg and isinstance(cfg.get("text_config"), dict):  # a multimodal config's language model
-        outer = {k: cfg[k] for k in ("_name_or_path", "quantization_config", "torch_dtype") if k in cfg}
+        keep = ("_name_or_path", "quantization_config", "torch_dtype", "tie_word_embeddings")
+        outer = {k: cfg[k] for k in keep if k in cfg}
         cfg = {**outer, **cfg["text_config"]}
     name = (name or str(cfg.get("_name_or_path") or "")).strip()
     if not name:
@@ -276,7 +280,7 @@ def spec_from_config(
         "ffn_size": dense_ffn,
         "vocab_size": _int(cfg, "vocab_size"),
         "max_context": _int(cfg, "max_position_embeddings", required=False) or 4096,
-        "tie_embeddings": bool(cfg.get("tie_word_embeddings", False)),
+        "tie_embeddings": bool(cfg.get("tie_word_embeddings", str(cfg.get("model_type", "")).startswith("gemma"))),
         "attention": attention,
         "mlp": "gelu" if str(cfg.get("model_type", "")).lower() in _UNGATED else "swiglu",
         "native_precision": _precision(cfg),

@@ -40,3 +40,12 @@ def test_llama4_scout_on_one_h100_needs_int4(advisor):
     assert "Quantize the weights to int4" in trace.answer and "62.8 GB per GPU" in trace.answer
     int4 = advisor.ask("Llama 4 Scout in int4 on one H100?")
     assert "It fits" in int4.answer
+
+
+def test_gemma3_is_read_by_the_names_people_type():
+    for question in (
+        "Gemma 3 27B 用 4090 能跑吗",
+        "gemma3:27b on an RTX 5090?",
+        "google/gemma-3-27b-it 推理要几张 L40S",
+    ):
+        assert parse(question).models == ["gemma-3-27b"], question

@@ -1,6 +1,7 @@
 """`gpu-advisor models add --config` reads the 2025-2026 shapes: Llama 4's multimodal wrapper with interleaved dense
 layers and chunked attention, gpt-oss's MXFP4 experts and sliding-window layers, Qwen3-Next's Gated DeltaNet layers,
-MiniMax-M1's lightning attention, ERNIE-4.5's own MoE keys. Each config read gives the catalog record's sizes.
+MiniMax-M1's lightning attention, ERNIE-4.5's own MoE keys, Gemma 3's five local layers to one global (its
+embeddings tied unless the config says otherwise). Each config read gives the catalog record's sizes.
 
 Config values as the publishers' config.json files state them (the fields the sizes depend on), transcribed from the
 copies named in each catalog record's sources (tools/data/models.yaml).
@@ -111,7 +112,25 @@ ERNIE_300B = {
     "moe_layer_interval": 1,
     "tie_word_embeddings": True,
 }
+GEMMA3_27B = {
+    "model_type": "gemma3",
+    "text_config": {
+        "model_type": "gemma3_text",
+        "hidden_size": 5376,
+        "num_hidden_layers": 62,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 16,
+        "head_dim": 128,
+        "intermediate_size": 21504,
+        "vocab_size": 262208,
+        "sliding_window": 1024,
+        "sliding_window_pattern": 6,
+        "max_position_embeddings": 131072,
+    },
+    "vision_config": {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27},
+}
 CASES = [
+    (GEMMA3_27B, "gemma-3-27b"),
     (GPT_OSS_120B, "gpt-oss-120b"),
     (LLAMA4_MAVERICK, "llama-4-maverick"),
     (QWEN3_NEXT, "qwen3-next-80b-a3b"),

@@ -25,6 +25,9 @@ TOTALS = [
     ("llama-4-scout", 109, "Meta Llama 4 model card: 109B total (vision encoder included)"),
     ("llama-4-maverick", 400, "Meta Llama 4 model card: 400B total"),
     ("qwen3-next-80b-a3b", 80, "Qwen3-Next model card: 80B total"),
+    ("minimax-m1", 456, "MiniMax-M1 README: 456B total"),
+    ("ernie-4.5-300b-a47b", 300, "ERNIE 4.5 model card: 300B total"),
+    ("gemma-3-27b", 27.4, "Hugging Face safetensors size of google/gemma-3-27b-it (vision encoder included)"),
 ]
 
 
@@ -76,6 +79,20 @@ def test_kv_per_token_llama4_scout_by_hand():
     assert kv_bytes_per_sequence(m, 100_000, 2.0) == full * 100_000 + chunked * 8192 == 6_123_159_552
     mm = model_memory(ModelMemoryInput(model="llama-4-scout", context_len=100_000))
     assert mm.kv_cache_gb_per_request == pytest.approx(6.12, abs=0.01)
+
+
+def test_kv_per_token_gemma3_27b_by_hand():
+    """62 layers: 52 with a 1,024-token sliding window, 10 global; 16 KV heads × 128 dims, K and V, bf16."""
+    m = get_model("gemma-3-27b")
+    full, local = 10 * 2 * 16 * 128 * 2, 52 * 2 * 16 * 128 * 2  # 81,920 B and 425,984 B per token
+    assert kv_bytes_per_sequence(m, 32_768, 2.0) == full * 32_768 + local * 1024 == 3_120_562_176
+
+
+def test_kv_and_state_minimax_m1_by_hand():
+    """80 layers: 10 softmax (8 KV heads × 128), 70 lightning layers each holding a 128 × 128 state per head (64)."""
+    m = get_model("minimax-m1")
+    full, state = 10 * 2 * 8 * 128 * 2, 70 * 64 * 128 * 128 * 2  # 40,960 B per token; 146,800,640 B per sequence
+    assert kv_bytes_per_sequence(m, 100_000, 2.0) == full * 100_000 + state
 
 
 def test_kv_and_state_qwen3_next_by_hand():
