@@ -10,14 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tools.catalog.architecture import (
-    ParamCount,
-    expert_format_delta,
-    kv_layout,
-    linear_state_elements,
-    param_count,
-    published_expert_bytes,
-)
+from tools.catalog.architecture import ParamCount, expert_format_delta, kv_layout, param_count
 from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu, get_model
 from tools.catalog.model_spec import ModelSpec
@@ -30,10 +23,11 @@ from tools.memory.capacity import (
     capacity_bytes,
     round_count,
 )
+from tools.memory.layout_notes import expert_format_note, layout_assumptions
 from tools.memory.verdict import convention_assumption, judge
 from tools.schemas.common import assume
 from tools.schemas.memory import FitInferenceInput, FitInferenceOutput
-from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, MXFP4_BYTES, NF4_BYTES, plain
+from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES
 
 PREFILL_CHUNK_TOKENS = 8192  # tokens per scheduler step (vLLM chunked prefill budget)
 #: reserved / live bytes of a KV cache that grows a token at a time (transformers' DynamicCache concatenates each
@@ -59,40 +53,6 @@ def _uniform_weight_bytes(p: ParamCount, precision: str) -> float:
     if precision == "int8":
         return (p.total - p.embedding) * 1.0 + p.embedding * 2.0
     return p.total * BYTES_PER_PARAM[precision]
-
-
-def expert_format_note(model: ModelSpec, precision: str, lead: str) -> str | None:
-    """The precision note of a model whose routed experts keep their published format at this precision."""
-    if published_expert_bytes(model, precision) is None:
-        return None
-    bits = plain(MXFP4_BYTES * 8)
-    return f"{lead}; the routed experts stay in {model.expert_precision} as published ({bits} bits per weight)"
-
-
-def layout_assumptions(model: ModelSpec, kv_bytes: float) -> list:
-    """What a hybrid attention does to the KV cache, stated: windowed layers stop at their window, linear-attention
-    layers hold a fixed state instead (none for a model whose every layer attends to the whole context)."""
-    out = []
-    if model.n_window_layers:
-        out.append(
-            assume(
-                "kv_windowed_layers",
-                value=model.n_window_layers,
-                note=f"{model.window_kind or 'sliding'}-window attention layers of {model.n_layers}: their KV cache "
-                f"holds at most {model.attention_window:,} tokens",
-            )
-        )
-    if model.n_linear_layers:
-        state_mb = plain(round(linear_state_elements(model) * model.n_linear_layers * kv_bytes / 1e6, 1))
-        out.append(
-            assume(
-                "kv_linear_layers",
-                value=model.n_linear_layers,
-                note=f"linear-attention layers of {model.n_layers}: no KV cache, a fixed state of {state_mb} MB "
-                "per sequence",
-            )
-        )
-    return out
 
 
 def _split(model: ModelSpec, n: int) -> tuple[int, int]:

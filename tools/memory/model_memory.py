@@ -21,7 +21,7 @@ from tools.catalog.architecture import expert_format_delta, kv_bytes_per_sequenc
 from tools.catalog.lookup import get_model
 from tools.catalog.model_spec import ModelSpec
 from tools.memo import per_record
-from tools.memory.fit_inference import expert_format_note, layout_assumptions
+from tools.memory.layout_notes import expert_format_note, layout_assumptions
 from tools.memory.train_breakdown import lora_params
 from tools.schemas.common import assume
 from tools.schemas.memory import ModelMemoryInput, ModelMemoryOutput
