@@ -33,6 +33,8 @@ BYTES_PER_PARAM: dict[str, float] = {
 #: bytes per weight of the quantised storage formats, with their per-group constants
 NF4_BYTES = 0.5 + 0.127 / 8  # 4-bit weights + double-quantised constants (QLoRA paper, arXiv 2305.14314)
 INT4_GROUP_BYTES = 0.5 + 0.25 / 8  # AWQ/GPTQ group 128: fp16 scale + zero per 128 weights ≈ 0.25 bit
+#: OCP microscaling FP4: 4-bit E2M1 values in blocks of 32 sharing one 8-bit (E8M0) scale = 4.25 bits
+MXFP4_BYTES = 0.5 + 1 / 32
 
 
 def gb(n_bytes: float, ndigits: int = 2) -> float:

@@ -11,7 +11,7 @@ import typer
 from bot.cli.output import JsonOpt, calculate, console, fmt, lang_of, print_json, table, user_errors
 from bot.core.settings import Settings
 from tools.catalog import user_models
-from tools.catalog.architecture import kv_bytes_per_token, param_count
+from tools.catalog.architecture import kv_bytes_per_token, kv_layout, param_count
 from tools.catalog.hf_config import add_from_config
 from tools.catalog.lookup import get_model, gpus, models
 from tools.errors import InvalidInput
@@ -182,6 +182,20 @@ def models_show(
     ]
     rows = [(f, getattr(m, f)) for f in fields if getattr(m, f) is not None]
     rows += [("computed params B", round(p.total / 1e9, 2)), ("KV cache per token (bf16)", f"{fmt(kv)} B")]
+    layout = kv_layout(m)
+    if m.n_window_layers:  # the figure above holds within the window; beyond it only the full layers grow
+        rows += [
+            (
+                f"{m.window_kind or 'sliding'}-window layers",
+                f"{m.n_window_layers} of {m.n_layers} ({m.attention_window:,} tokens)",
+            ),
+            ("KV cache per token beyond the window (bf16)", f"{fmt(layout.full * 2.0)} B"),
+        ]
+    if m.n_linear_layers:
+        rows += [
+            ("linear-attention layers", f"{m.n_linear_layers} of {m.n_layers} (no KV cache)"),
+            ("linear-attention state per sequence (bf16)", f"{fmt(layout.state * 2.0)} B"),
+        ]
     console.print(table(m.name, ["field", "value"], rows))
     if m.notes:
         console.print(f"[bold]Notes:[/] {m.notes}")

@@ -11,6 +11,11 @@ Conventions checked against published totals (tests/tools/catalog/test_catalog_m
   (DeepSeek-V3 README_WEIGHTS: 36.6B "including 0.9B for the output head"), which is
   `active_excluding_input_embedding`; a model's `active_excludes_embedding` flag says which one
   its published figure uses.
+- hybrid attention: a linear-attention layer (Gated DeltaNet, lightning) has its own projections in place of the
+  softmax attention's; a gated attention adds one query-sized projection (h·a·d); a vision encoder counts in the
+  total, not in the active parameters.
+- KV cache per sequence: full-attention layers hold every token, windowed layers (sliding or chunked) at most
+  `attention_window` tokens, linear-attention layers a fixed state whatever the context.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import dataclass
 from tools.catalog.model_spec import ModelSpec
 from tools.errors import Unsupported
 from tools.memo import per_record
+from tools.units import BYTES_PER_PARAM, MXFP4_BYTES
 
 
 @dataclass(frozen=True)
@@ -35,22 +41,30 @@ class ParamCount:
     #: a MoE layer's MLP parameters gathered at once under ZeRO-3: shared experts + router + the top-k routed
     #: experts (each expert is its own module, gathered as it is used, not the whole layer's experts together)
     moe_gathered: int = 0
+    #: every layer's attention, when the layers differ (linear-attention layers beside softmax ones); 0: all alike
+    attention_all_layers: int = 0
+    vision: int = 0  # a vision encoder's parameters: in the total, never active
+    routed_experts: int = 0  # every routed expert of every MoE layer (what an expert-only format stores)
+
+    @property
+    def attention_total(self) -> int:
+        return self.attention_all_layers or (self.n_dense_layers + self.n_moe_layers) * self.attention_per_layer
 
     @property
     def layers_total(self) -> int:
-        return (self.n_dense_layers + self.n_moe_layers) * self.attention_per_layer + (
+        return self.attention_total + (
             self.n_dense_layers * self.mlp_per_layer_dense + self.n_moe_layers * self.mlp_per_layer_moe_total
         )
 
     @property
     def total(self) -> int:
-        return self.embedding + self.layers_total
+        return self.embedding + self.layers_total + self.vision
 
     @property
     def active(self) -> int:
         return (
             self.embedding
-            + (self.n_dense_layers + self.n_moe_layers) * self.attention_per_layer
+            + self.attention_total
             + self.n_dense_layers * self.mlp_per_layer_dense
             + self.n_moe_layers * self.mlp_per_layer_moe_active
         )
@@ -85,7 +99,48 @@ def attention_params(m: ModelSpec) -> int:
             q = h * a * (nope + rope)
         kv = h * (kv_rank + rope) + kv_rank * a * (nope + v)
         return q + kv + a * v * h
-    return h * a * d + 2 * h * k * d + a * d * h
+    gate = h * a * d if m.attention_output_gate else 0
+    return h * a * d + 2 * h * k * d + a * d * h + gate
+
+
+def linear_attention_params(m: ModelSpec) -> int:
+    """One linear-attention layer's projections (the per-head decay and norm vectors, a few hundred, left out).
+
+    Gated DeltaNet: in-projections to q, k (n_key_heads · key_head_dim each), v and the output gate
+    (n_value_heads · value_head_dim each) and the two per-value-head gates (β, decay); the causal convolution over
+    q, k, v; the out-projection. Lightning attention: q, k, v, an output gate and the out-projection, all at the
+    model's heads × head dim.
+    """
+    la, h = m.linear_attention, m.hidden_size
+    if la is None:
+        return 0
+    if la.kind == "lightning":
+        return 5 * h * m.n_heads * m.head_dim
+    keys = (la.n_key_heads or m.n_heads) * (la.key_head_dim or m.head_dim)
+    values = (la.n_value_heads or m.n_heads) * (la.value_head_dim or m.head_dim)
+    heads = la.n_value_heads or m.n_heads
+    return h * (2 * keys + 2 * values + 2 * heads) + la.conv_kernel * (2 * keys + values) + values * h
+
+
+def linear_state_elements(m: ModelSpec) -> int:
+    """Elements of one linear-attention layer's recurrent state for one sequence (fixed, whatever the context)."""
+    la = m.linear_attention
+    if la is None:
+        return 0
+    if la.kind == "lightning":
+        return m.n_heads * m.head_dim * m.head_dim
+    dk, dv = la.key_head_dim or m.head_dim, la.value_head_dim or m.head_dim
+    nk, nv = la.n_key_heads or m.n_heads, la.n_value_heads or m.n_heads
+    conv = max(0, la.conv_kernel - 1) * (2 * nk * dk + nv * dv)
+    return nv * dk * dv + conv
+
+
+def vision_params(m: ModelSpec) -> int:
+    """A ViT encoder: per layer attention 4·h² and a two-matrix MLP 2·h·f (patch embedding and projector left out)."""
+    if not m.vision_layers:
+        return 0
+    h, f = m.vision_hidden_size or 0, m.vision_ffn_size or 0
+    return m.vision_layers * (4 * h * h + 2 * h * f)
 
 
 def mlp_params(h: int, f: int, kind: str) -> int:
@@ -99,6 +154,11 @@ def param_count(m: ModelSpec) -> ParamCount:
     table = m.vocab_size * h
     embedding = table * (1 if m.tie_embeddings else 2)
     attn = attention_params(m)
+    extra: dict[str, int] = {"vision": vision_params(m)}
+    if m.n_linear_layers:  # a hybrid: the largest layer's attention for ZeRO-3, every layer's for the total
+        linear = linear_attention_params(m)
+        extra["attention_all_layers"] = m.n_linear_layers * linear + (m.n_layers - m.n_linear_layers) * attn
+        attn = max(attn, linear)
     dense = mlp_params(h, m.ffn_size, m.mlp)
     if m.is_moe:
         expert = mlp_params(h, m.moe_ffn_size or m.ffn_size, m.mlp)
@@ -117,23 +177,81 @@ def param_count(m: ModelSpec) -> ParamCount:
             m.n_layers - n_dense,
             table,
             moe_gathered=moe_active,
+            routed_experts=(m.n_layers - n_dense) * (m.n_experts or 0) * expert,
+            **extra,
         )
-    return ParamCount(embedding, attn, dense, 0, 0, m.n_layers, 0, table)
+    return ParamCount(embedding, attn, dense, 0, 0, m.n_layers, 0, table, **extra)
+
+
+def kv_elements_per_layer_token(m: ModelSpec) -> int:
+    """Elements one softmax-attention layer caches per token.
+
+    GQA/MHA/MQA: 2 · k · d (keys and values of the KV heads).
+    MLA: kv_lora_rank + qk_rope_head_dim (the compressed latent plus the decoupled RoPE key).
+    """
+    if m.attention == "MLA":
+        return (m.kv_lora_rank or 512) + (m.qk_rope_head_dim or 64)
+    return 2 * m.n_kv_heads * m.head_dim
 
 
 def kv_elements_per_token(m: ModelSpec) -> int:
-    """Elements cached per token across all layers.
+    """Elements cached per token by every layer that keeps a KV cache (full and windowed layers): exact while the
+    context is within the window; beyond it see `kv_elements_per_sequence`. Linear-attention layers keep none."""
+    return (m.n_layers - m.n_linear_layers) * kv_elements_per_layer_token(m)
 
-    GQA/MHA/MQA: 2 · L · k · d (keys and values of the KV heads).
-    MLA: L · (kv_lora_rank + qk_rope_head_dim) (the compressed latent plus the decoupled RoPE key).
-    """
-    if m.attention == "MLA":
-        return m.n_layers * ((m.kv_lora_rank or 512) + (m.qk_rope_head_dim or 64))
-    return 2 * m.n_layers * m.n_kv_heads * m.head_dim
+
+@dataclass(frozen=True)
+class KvLayout:
+    """What one sequence caches, in elements: `full` per token of the context (full-attention layers), `windowed`
+    per token up to `window` tokens (sliding or chunked layers), `state` once (linear-attention layers)."""
+
+    full: int
+    windowed: int
+    window: int
+    state: int
+
+    def elements(self, context: int) -> int:
+        return self.full * context + self.windowed * min(context, self.window) + self.state
+
+
+def kv_layout(m: ModelSpec) -> KvLayout:
+    per = kv_elements_per_layer_token(m)
+    return KvLayout(
+        full=m.n_full_attention_layers * per,
+        windowed=m.n_window_layers * per,
+        window=m.attention_window or 0,
+        state=m.n_linear_layers * linear_state_elements(m),
+    )
+
+
+def kv_elements_per_sequence(m: ModelSpec, context: int) -> int:
+    """Elements cached for one sequence of `context` tokens: full-attention layers hold every token, windowed layers
+    at most `attention_window`, linear-attention layers their fixed state."""
+    return kv_layout(m).elements(context)
 
 
 def kv_bytes_per_token(m: ModelSpec, bytes_per_element: float) -> float:
     return kv_elements_per_token(m) * bytes_per_element
+
+
+def kv_bytes_per_sequence(m: ModelSpec, context: int, bytes_per_element: float) -> float:
+    return kv_elements_per_sequence(m, context) * bytes_per_element
+
+
+def expert_format_delta(m: ModelSpec, p: ParamCount, precision: str) -> float:
+    """Bytes to add to the weights at `precision` (counted as if every weight were in it) for routed experts the
+    checkpoint stores in their own format (gpt-oss: MXFP4): applied when the weights are served at the precision the
+    rest is published in, which is how engines load such a checkpoint; 0 for every other model or precision."""
+    own = published_expert_bytes(m, precision)
+    return 0.0 if own is None else p.routed_experts * (own - BYTES_PER_PARAM[precision])
+
+
+def published_expert_bytes(m: ModelSpec, precision: str) -> float | None:
+    """Bytes per routed-expert weight where the checkpoint keeps the experts in their own format and the rest is
+    served at its published precision (`expert_format_delta`); None otherwise."""
+    if m.expert_precision is None or precision != (m.native_precision or "bf16"):
+        return None
+    return MXFP4_BYTES
 
 
 def tp_splits(m: ModelSpec, tp: int) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tools.catalog.architecture import ParamCount, kv_bytes_per_token, param_count
+from tools.catalog.architecture import ParamCount, expert_format_delta, kv_layout, param_count
 from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu, get_model
 from tools.catalog.model_spec import ModelSpec
@@ -23,6 +23,7 @@ from tools.memory.capacity import (
     capacity_bytes,
     round_count,
 )
+from tools.memory.layout_notes import expert_format_note, layout_assumptions
 from tools.memory.verdict import convention_assumption, judge
 from tools.schemas.common import assume
 from tools.schemas.memory import FitInferenceInput, FitInferenceOutput
@@ -39,7 +40,12 @@ DEFAULT_CONTEXT_GB = FitInferenceInput.model_fields["cuda_context_gb"].default
 
 
 def _weight_bytes(model: ModelSpec, p: ParamCount, precision: str) -> float:
-    """Weights at a precision; 4-bit formats keep embeddings and the head in 16-bit."""
+    """Weights at a precision; 4-bit formats keep embeddings and the head in 16-bit; routed experts published in
+    their own format (gpt-oss's MXFP4) stay in it at the published precision (`expert_format_delta`)."""
+    return _uniform_weight_bytes(p, precision) + expert_format_delta(model, p, precision)
+
+
+def _uniform_weight_bytes(p: ParamCount, precision: str) -> float:
     if precision == "nf4":
         return (p.total - p.embedding) * NF4_BYTES + p.embedding * 2.0
     if precision == "int4":
@@ -64,16 +70,23 @@ class _Serving:
 
     model: ModelSpec
     weights: float  # all weights, bytes
-    kv_tok: float  # KV bytes per token, all layers
+    kv_tok: float  # KV bytes per token of the full-attention layers (every token of the context)
     act_tok: float  # live activation bytes per token of one layer
     logit_seq: float  # fp32 logits bytes per sequence (one position)
     context: float
+    kv_win: float = 0.0  # KV bytes per token of the windowed layers, up to `window` tokens
+    window: int = 0
+    kv_state: float = 0.0  # linear-attention state bytes per sequence, whatever the context
+
+    def kv_seq(self, ctx: int) -> float:
+        """KV-cache bytes of one sequence of `ctx` tokens, all layers."""
+        return self.kv_tok * ctx + self.kv_win * min(ctx, self.window) + self.kv_state
 
     def parts(self, n: int, batch: int, ctx: int) -> dict[str, float]:
         tp = _split(self.model, n)[0]
         return {
             "weights": self.weights / n,
-            "kv_cache": self.kv_tok * batch * ctx / n,
+            "kv_cache": self.kv_seq(ctx) * batch / n,
             "activations": min(batch * ctx, PREFILL_CHUNK_TOKENS) * self.act_tok / tp,
             "logits": min(batch, PREFILL_CHUNK_TOKENS) * self.logit_seq / tp,
             "cuda_context": self.context,
@@ -87,15 +100,15 @@ class _Serving:
         """need(batch, ctx) on n GPUs as a closure with the constants folded (for the searches)."""
         tp = _split(self.model, n)[0]
         fixed = self.weights / n + self.context + (NCCL_BUFFERS_BYTES if n > 1 else 0.0)
-        kv, act, logit = self.kv_tok / n, self.act_tok / tp, self.logit_seq / tp
-        chunk = PREFILL_CHUNK_TOKENS
-        return lambda b, s: fixed + kv * b * s + act * min(b * s, chunk) + logit * min(b, chunk)
+        act, logit = self.act_tok / tp, self.logit_seq / tp
+        chunk, seq = PREFILL_CHUNK_TOKENS, self.kv_seq
+        return lambda b, s: fixed + seq(s) * b / n + act * min(b * s, chunk) + logit * min(b, chunk)
 
     def max_batch(self, n: int, ctx: int, usable: float, cap: int = 1 << 20) -> int:
         """The most sequences of `ctx` tokens that fit on n GPUs (0: not even one)."""
         need = self.need_on(n)
         tp = _split(self.model, n)[0]
-        kv, act, logit, chunk = self.kv_tok / n * ctx, self.act_tok / tp, self.logit_seq / tp, PREFILL_CHUNK_TOKENS
+        kv, act, logit, chunk = self.kv_seq(ctx) / n, self.act_tok / tp, self.logit_seq / tp, PREFILL_CHUNK_TOKENS
         # need(b) is a sum of min(linear, constant) terms: concave, so b* is the largest root over its four lines
         lines = (
             (0.0, kv + act * ctx + logit),
@@ -109,7 +122,7 @@ class _Serving:
         """The longest context at which `batch` sequences fit on n GPUs (0: not even one token)."""
         need = self.need_on(n)
         tp = _split(self.model, n)[0]
-        kv, act = self.kv_tok / n * batch, self.act_tok / tp
+        kv, act = (self.kv_tok + self.kv_win) / n * batch, self.act_tok / tp  # the slope below the window (a guess)
         lines = ((0.0, kv + act * batch), (act * PREFILL_CHUNK_TOKENS, kv))
         return _largest(lambda s: need(batch, s) <= usable, cap, _root(lines, usable - need(batch, 0)))
 
@@ -129,10 +142,14 @@ class _Serving:
 
 def _serving(model: ModelSpec, precision: str, kv_bytes: float, context_gb: float) -> _Serving:
     f = (model.moe_ffn_size or model.ffn_size) * ((model.experts_per_token or 1) if model.is_moe else 1)
+    kv = kv_layout(model)
     return _Serving(
         model=model,
         weights=_weight_bytes(model, param_count(model), precision),
-        kv_tok=kv_bytes_per_token(model, kv_bytes),
+        kv_tok=kv.full * kv_bytes,
+        kv_win=kv.windowed * kv_bytes,
+        window=kv.window,
+        kv_state=kv.state * kv_bytes,
         act_tok=(4 * model.hidden_size + 2 * f) * 2.0,  # live tensors of one layer, 16-bit
         logit_seq=model.vocab_size * 4.0,
         context=context_gb * GB,
@@ -179,8 +196,8 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     kv_prec = inp.kv_precision or ("fp16" if precision == "fp16" else "bf16")
     reserve = GROWING_KV_RESERVE if inp.engine == "hf" else 1.0
     serving = _serving(model, precision, BYTES_PER_PARAM[kv_prec] * reserve, inp.cuda_context_gb)
-    kv_tok = serving.kv_tok
     ctx = inp.context_len or min(model.max_context, 4096)
+    kv_tok = serving.kv_seq(ctx) / ctx  # bytes per token at this context (windowed layers hold at most their window)
     n = inp.n_gpus
     capacity = capacity_bytes(gpu)
     usable = capacity * inp.usable_fraction
@@ -195,9 +212,11 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
             "precision",
             value=precision,
             default=inp.precision is None,
-            note="weight precision" + (" (the model is published in FP8)" if model.native_precision == "fp8" else ""),
+            note=expert_format_note(model, precision, "weight precision")
+            or "weight precision" + (" (the model is published in FP8)" if model.native_precision == "fp8" else ""),
         ),
         assume("kv_precision", value=kv_prec, default=inp.kv_precision is None, note="KV-cache precision"),
+        *layout_assumptions(model, BYTES_PER_PARAM[kv_prec]),
         assume(
             "context_len",
             value=ctx,

@@ -5,7 +5,8 @@ rough training memory. No GPU is needed for any of them, so "Qwen3-14B 的 bf16 
 Conventions are those of `fit_training` / `fit_inference` (REFERENCE.md):
 - Weights: bytes per parameter of the precision; int8/int4/nf4 keep the embeddings and the output head
   in 16-bit; int4 adds group-128 scales, nf4 the double-quantised constants (QLoRA paper).
-- KV cache per token: 2 · layers · kv_heads · head_dim · bytes (GQA's kv_heads; MLA's latent).
+- KV cache per token: 2 · layers · kv_heads · head_dim · bytes (GQA's kv_heads; MLA's latent); windowed layers
+  (sliding or chunked) hold at most their window, linear-attention layers a fixed state per sequence.
 - Model states, mixed-precision AdamW: 16 B per trainable parameter (ZeRO paper, arXiv 1910.02054);
   ZeRO-1 shards the optimizer states, ZeRO-2 also the gradients, ZeRO-3 also the weights, over n GPUs.
 - LoRA/QLoRA: frozen base (16-bit or NF4) + adapters r·(in + out) per linear layer, in bf16 with their
@@ -16,10 +17,11 @@ Conventions are those of `fit_training` / `fit_inference` (REFERENCE.md):
 
 from __future__ import annotations
 
-from tools.catalog.architecture import kv_bytes_per_token, param_count
+from tools.catalog.architecture import expert_format_delta, kv_bytes_per_sequence, param_count
 from tools.catalog.lookup import get_model
 from tools.catalog.model_spec import ModelSpec
 from tools.memo import per_record
+from tools.memory.layout_notes import expert_format_note, layout_assumptions
 from tools.memory.train_breakdown import lora_params
 from tools.schemas.common import assume
 from tools.schemas.memory import ModelMemoryInput, ModelMemoryOutput
@@ -63,7 +65,7 @@ def _gb(x: float) -> float:
 def _by_precision(m: ModelSpec) -> dict[str, float]:
     """The weights at each precision (GB): a property of the model alone."""
     p = param_count(m)
-    return {q: _gb(weight_bytes(p.total, p.embedding, q)) for q in PRECISIONS}
+    return {q: _gb(weight_bytes(p.total, p.embedding, q) + expert_format_delta(m, p, q)) for q in PRECISIONS}
 
 
 def model_memory(inp: ModelMemoryInput) -> ModelMemoryOutput:
@@ -82,14 +84,17 @@ def model_memory(inp: ModelMemoryInput) -> ModelMemoryOutput:
             "precision",
             value=precision,
             default="precision" not in given,
-            note="the precision the weights are published in" if "precision" not in given else "weights",
+            note=expert_format_note(m, precision, "the precision the weights are published in")
+            or ("the precision the weights are published in" if "precision" not in given else "weights"),
         )
     )
+    a.extend(layout_assumptions(m, BYTES_PER_PARAM[inp.kv_precision]))
     total = p.total
-    weights = weight_bytes(total, p.embedding, precision)
+    weights = weight_bytes(total, p.embedding, precision) + expert_format_delta(m, p, precision)
 
-    kv_tok = kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision])
-    kv_req = kv_tok * inp.context_len
+    # windowed layers hold at most their window and linear-attention layers a fixed state: per token at this context
+    kv_req = kv_bytes_per_sequence(m, inp.context_len, BYTES_PER_PARAM[inp.kv_precision])
+    kv_tok = kv_req / inp.context_len
     for key, unit, note in (
         ("kv_precision", "", "KV-cache elements"),
         ("context_len", "tokens", "tokens per request"),

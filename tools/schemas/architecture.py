@@ -29,7 +29,12 @@ class MoeLayers(ToolInput):
         None, ge=1, le=1_048_576, description="One expert's FFN width; omitted: ffn_size [moe_intermediate_size]."
     )
     n_shared_experts: int = Field(0, ge=0, le=64, description="Experts every token uses.")
-    n_dense_layers: int = Field(0, ge=0, le=1024, description="Leading dense layers [first_k_dense_replace].")
+    n_dense_layers: int = Field(
+        0, ge=0, le=1024, description="Dense layers, leading or interleaved [first_k_dense_replace]."
+    )
+    expert_precision: Literal["mxfp4"] | None = Field(
+        None, description="The routed experts' published format when it is not the rest's (gpt-oss: mxfp4)."
+    )
 
 
 class MlaAttention(ToolInput):
@@ -40,6 +45,28 @@ class MlaAttention(ToolInput):
     qk_nope_head_dim: int | None = Field(None, ge=1, le=1024, description="Omitted: head_dim.")
     v_head_dim: int | None = Field(None, ge=1, le=1024, description="Omitted: head_dim.")
     q_lora_rank: int | None = Field(None, ge=1, le=65_536, description="Rank of the compressed query; omitted: none.")
+
+
+class WindowedLayers(ToolInput):
+    """Layers whose attention sees only a window of tokens: their KV cache stops growing there."""
+
+    n_layers: int = Field(ge=1, le=1024, description="Layers with windowed attention (the rest attend to everything).")
+    window: int = Field(ge=1, le=10_000_000, description="Tokens each keeps [sliding_window, attention_chunk_size].")
+    kind: Literal["sliding", "chunked"] = Field("sliding", description="Sliding window (gpt-oss) or chunks (Llama 4).")
+
+
+class LinearLayers(ToolInput):
+    """Linear-attention layers (no KV cache, a fixed state per sequence) in place of softmax attention."""
+
+    n_layers: int = Field(ge=1, le=1024, description="Layers with linear attention.")
+    kind: Literal["gated_deltanet", "lightning"] = Field(
+        "gated_deltanet", description="Gated DeltaNet (Qwen3-Next; the head fields below) or lightning (MiniMax)."
+    )
+    n_key_heads: int | None = Field(None, ge=1, le=1024, description="[linear_num_key_heads]; omitted: heads.")
+    n_value_heads: int | None = Field(None, ge=1, le=1024, description="[linear_num_value_heads]; omitted: heads.")
+    key_head_dim: int | None = Field(None, ge=1, le=1024, description="[linear_key_head_dim]; omitted: head_dim.")
+    value_head_dim: int | None = Field(None, ge=1, le=1024, description="[linear_value_head_dim]; omitted: head_dim.")
+    conv_kernel: int = Field(0, ge=0, le=64, description="Causal convolution taps [linear_conv_kernel_dim].")
 
 
 class Architecture(ToolInput):
@@ -61,6 +88,9 @@ class Architecture(ToolInput):
     native_precision: Literal["bf16", "fp16", "fp8"] | None = Field(None, description="Published weight precision.")
     moe: MoeLayers | None = Field(None, description="Mixture-of-experts layers; omitted: dense.")
     mla: MlaAttention | None = Field(None, description="Multi-head latent attention; omitted: MHA/GQA/MQA.")
+    windowed: WindowedLayers | None = Field(None, description="Sliding-window or chunked layers; omitted: none.")
+    linear: LinearLayers | None = Field(None, description="Linear-attention layers; omitted: none.")
+    attention_output_gate: bool = Field(False, description="A sigmoid output gate on attention (Qwen3-Next).")
 
     @model_validator(mode="after")
     def _resolve(self) -> Architecture:
@@ -79,6 +109,20 @@ class Architecture(ToolInput):
                 note=f"{moe.n_dense_layers} dense layers of {self.n_layers}: every layer is dense, none has experts",
             )
             moe.resolve(n_dense_layers=self.n_layers)
+        linear = self.linear.n_layers if self.linear else 0
+        if self.linear is not None and linear > self.n_layers:
+            self.note("linear.n_layers", self.n_layers, note=f"{linear} linear layers of {self.n_layers}: every layer")
+            self.linear.resolve(n_layers=self.n_layers)
+            linear = self.n_layers
+        if self.windowed is not None and self.windowed.n_layers > self.n_layers - linear:
+            left = self.n_layers - linear
+            self.note(
+                "windowed.n_layers", left, note=f"{self.windowed.n_layers} windowed layers of the {left} with attention"
+            )
+            if left:
+                self.windowed.resolve(n_layers=left)
+            else:
+                self.resolve(windowed=None)
         return self
 
     def spec(self) -> ModelSpec:
@@ -108,6 +152,13 @@ class Architecture(ToolInput):
         )
         if self.mla:
             fields.update(self.mla.model_dump())
+        if self.windowed:
+            w = self.windowed
+            fields.update(n_window_layers=w.n_layers, attention_window=w.window, window_kind=w.kind)
+        if self.linear:
+            la = self.linear.model_dump()
+            fields.update(n_linear_layers=la.pop("n_layers"), linear_attention=la)
+        fields["attention_output_gate"] = self.attention_output_gate
         if self.moe:
             m = self.moe
             fields.update(
@@ -116,6 +167,7 @@ class Architecture(ToolInput):
                 moe_ffn_size=m.expert_ffn_size,
                 n_shared_experts=m.n_shared_experts,
                 n_dense_layers=m.n_dense_layers,
+                expert_precision=m.expert_precision,
                 active_params_b=1.0,
             )
         counts = param_count(ModelSpec(**fields))

@@ -10,7 +10,14 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
-from tools.catalog.architecture import check_parallel, kv_bytes_per_token, mlp_params, param_count
+from tools.catalog.architecture import (
+    check_parallel,
+    kv_bytes_per_sequence,
+    kv_bytes_per_token,
+    mlp_params,
+    param_count,
+    published_expert_bytes,
+)
 from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu, get_model
 from tools.catalog.model_spec import ModelSpec
@@ -59,11 +66,15 @@ def _decode_weight_bytes(m: ModelSpec, s: Shape, precision: str, batch: int) -> 
     """
     p = param_count(m)
     body = s.n_matmul - s.n_head
+    own = published_expert_bytes(m, precision)
     if m.is_moe:
         e, k = m.n_experts or 1, m.experts_per_token or 1
         expert = mlp_params(m.hidden_size, m.moe_ffn_size or m.ffn_size, m.mlp)
         touched = e * (1 - (1 - k / e) ** batch)
         body += p.n_moe_layers * (touched - k) * expert
+        if own is not None:  # the experts are read in the format they are published in (gpt-oss: MXFP4)
+            routed = p.n_moe_layers * touched * expert
+            return (body - routed + s.n_head) * BYTES_PER_PARAM[precision] + routed * own, s.n_matmul
     if precision in QUANT_BYTES:
         return body * QUANT_BYTES[precision] + s.n_head * 2.0, s.n_matmul
     return (body + s.n_head) * BYTES_PER_PARAM[precision], s.n_matmul
@@ -141,7 +152,7 @@ def _speed(inp: InferenceSpeedInput) -> _Speed:
     b = min(inp.batch, fits) if fits >= 1 else inp.batch
 
     w_bytes, n_active = _decode_weight_bytes(m, s, precision, b)
-    kv = kv_bytes_per_token(m, BYTES_PER_PARAM[inp.kv_precision]) * b * ctx
+    kv = kv_bytes_per_sequence(m, ctx, BYTES_PER_PARAM[inp.kv_precision]) * b  # windowed layers read their window
     step_bytes = (w_bytes + kv) / tp
     t_mem = step_bytes / bw
     attn_flops = 2 * s.layers * ctx * (s.qk_dim + s.v_dim)  # per token: QKᵀ and A·V over the context
