@@ -96,8 +96,9 @@ def read_setup(inp: DiagnoseInput) -> Setup:
 
 
 def runs(inp: DiagnoseInput) -> bool:
-    """It ran (a speed was measured) and nothing reports memory: memory causes do not apply."""
-    return bool(inp.measured_tokens_per_s) and inp.error_kind is None
+    """It ran (a speed was measured, or the engine started and holds more memory than the user expected) and
+    nothing reports an error: memory causes do not apply."""
+    return inp.error_kind is None and (bool(inp.measured_tokens_per_s) or inp.symptom == "engine_memory")
 
 
 def gib(n_bytes: float) -> str:

@@ -56,6 +56,8 @@ def _matches(c: Candidate) -> bool:
 
 def _out(c: Candidate) -> CauseOut:
     w = cause_words(c.cause)
+    if c.extra.get("words"):  # the cause said for what established it (a runtime's own estimate, a merge)
+        w = {**w, **words()["cause_variants"][c.extra["words"]]}
     if c.flag in words()["flag_costs"]:
         w = {**w, **{f"cost_{k}": v for k, v in words()["flag_costs"][c.flag].items()}}
     if c.extra.get("cost"):

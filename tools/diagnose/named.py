@@ -4,8 +4,8 @@ when they are)."""
 
 from __future__ import annotations
 
-from tools.diagnose.context import Candidate, Setup, gib
-from tools.diagnose.facts import say, value
+from tools.diagnose.context import ENGINES, Candidate, Setup, count, gib
+from tools.diagnose.facts import fact, say, value
 from tools.diagnose.serve import MAX_UTILIZATION, utilization
 
 #: a kind of error or symptom -> the causes it names, most likely first (with their prior)
@@ -53,6 +53,9 @@ def named_causes(s: Setup) -> list[Candidate]:
         fix = ("--tensor-parallel-size", 1) if s.workload == "infer" else ("gradient_accumulation_steps", 4)
         out.append(Candidate(first, what, *fix, named=True, prior=0.7))
         out.append(Candidate(second, what, *fix, prior=_SLOW_SECOND))
+        if not i.layer_split and _parallelism_unknown(s):  # one process over several GPUs: often layers in turn
+            out.append(Candidate("compute_or_config_slow", say("layers_in_turn_maybe", n=i.n_gpus), "device_map",
+                                 "one GPU per process (torchrun / accelerate launch)", prior=_SLOW_SECOND + 0.05))  # fmt: skip
     if symptom == "low_gpu_util":
         out.append(Candidate("dataloader_bound", say("named", what="low GPU utilisation"), "dataloader_num_workers", 8,
                              named=True, prior=0.7))  # fmt: skip
@@ -80,20 +83,48 @@ def named_causes(s: Setup) -> list[Candidate]:
                              True, prior=0.6))  # fmt: skip
         out.append(Candidate("load_time_peak", say("named", what="the process ends without an error"),
                              "low_cpu_mem_usage", True, prior=0.4))  # fmt: skip
+    if symptom == "merge_export":
+        out += _merge(s)
     if symptom == "engine_memory":
         util = utilization(s)
         if s.capacity:
             arith = say("engine_reserve", util=f"{util:g}", cap=gib(s.capacity), reserve=gib(s.capacity * util))
         else:
             arith = say("engine_reserve_share", util=f"{util:g}")
-        out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", 0.5, named=True,
-                             prior=0.75))  # fmt: skip
+        out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", 0.5,
+                             named=s.framework in ENGINES, prior=0.75))  # fmt: skip
     if symptom == "other_process":
         out.append(Candidate("other_process_memory", say("named", what="another process on the GPU"),
                              "CUDA_VISIBLE_DEVICES", "a GPU with nothing else on it", named=True, prior=0.75))  # fmt: skip
     if symptom == "hang" and i.n_gpus > 1:
         out.append(Candidate("nccl_timeout_or_env", say("named", what="hang"), "NCCL_P2P_DISABLE", 1, prior=0.6))
     return out
+
+
+def _merge(s: Setup) -> list[Candidate]:
+    """Merging adapters into the base model and exporting it (frameworks.yaml `transformers.merge_16bit`): the
+    whole model is materialised in 16-bit in CPU RAM (a 4-bit base dequantised first) before it is written."""
+    bytes_ = value("transformers", "merge_16bit")["bytes_per_param"]
+    if s.params is not None:
+        need = bytes_ * s.params.total
+        arith = say("merge_ram", fig=gib(need), bytes=bytes_, params=count(s.params.total))
+        fix = f"≥ {gib(need * MERGE_HEADROOM)} GiB free, or swap"
+    else:
+        arith, fix = say("merge_ram_share", bytes=bytes_), "more RAM or swap"
+    return [Candidate("host_ram", arith, "host RAM", fix, prior=0.6),
+            Candidate("load_time_peak", arith, "low_cpu_mem_usage", True, prior=0.35)]  # fmt: skip
+
+
+#: host RAM a merge wants beyond the 16-bit model itself (the loaded copy, the shard being written)
+MERGE_HEADROOM = 1.5
+#: frameworks whose launch says nothing of how the GPUs share the work (a script on Hugging Face or plain PyTorch)
+_PLAIN = frozenset({None, "pytorch", "transformers", "other"})
+
+
+def _parallelism_unknown(s: Setup) -> bool:
+    """Nothing says how the GPUs split the work: no engine's tensor parallel, no launcher, no ZeRO stage."""
+    i = s.inp
+    return s.framework in _PLAIN and i.tp is None and i.zero_stage is None and i.n_gpus > 1
 
 
 #: what a local runtime's GPU is too small for: fewer layers on it, the rest computed on the CPU
@@ -117,7 +148,9 @@ def _spilled(s: Setup) -> list[Candidate]:
         )
         near = short and i.required_gib <= NEAR_FIT * i.free_gib  # a shorter context frees the little that is missing
         fix = ("num_ctx", 2048) if near else ("model", _SMALLER)
-        out.append(Candidate("weights_exceed_memory", arith, *fix, named=True, prior=0.8))
+        if partial and s.oom:  # the runtime chose the split from its own estimate, and still ran out: it under-counted
+            out.append(_estimate_short(i.layers_on_gpu, i.layers_total))
+        out.append(Candidate("weights_exceed_memory", arith, *fix, named=not (partial and s.oom), prior=0.8))
         out.append(Candidate("compute_or_config_slow", arith, *fix, prior=0.55))
     elif i.symptom == "cpu_fallback":
         what = say("named", what="the model runs on the CPU")
@@ -127,3 +160,13 @@ def _spilled(s: Setup) -> list[Candidate]:
         what = say("named", what="one GPU holds the whole model")
         out.append(Candidate("weights_exceed_memory", what, "device_map", "auto", prior=0.6))
     return out
+
+
+def _estimate_short(on: int, total: int) -> Candidate:
+    """A local runtime sized the GPU's share itself (how many layers, frameworks.yaml `ollama.layer_split`) and
+    then ran out of GPU memory: what it allocated beside the layers (compute graph, image encoder, KV cache) was
+    more than its estimate counted. Fewer layers on the GPU (`num_gpu`) or a release with a better estimate."""
+    arith = say("runtime_estimate", on=on, total=total)
+    flag = fact("ollama", "layer_split")["flag"]
+    return Candidate("version_or_bug", arith, flag, max(0, on - max(1, on // 4)), named=True, prior=0.7,
+                     extra={"words": "runtime_estimate"})  # fmt: skip

@@ -158,3 +158,34 @@ def test_a_one_megabyte_log_file_is_cut_with_a_note_by_the_cli(tmp_path):
     assert "粘贴内容很长，只读了开头和结尾" in shown and "CUDA OOM 报错" in shown
     missing = CliRunner().invoke(cli.app, ["diagnose", "--log", str(tmp_path / "nope.log")])
     assert missing.exit_code == 2 and "Cannot read the file" in missing.output and "Traceback" not in missing.output
+
+
+LLAMA_CPP_LOG = """llm_load_tensors: offloading 6 repeating layers to GPU
+llm_load_tensors: offloaded 6/33 layers to GPU
+llm_load_tensors:        CPU buffer size =  3917.87 MiB
+llm_load_tensors:      CUDA0 buffer size =   702.19 MiB
+llama_new_context_with_model: n_ctx      = 2048
+llama_new_context_with_model: KV self size  =  256.00 MiB, K (f16):  128.00 MiB, V (f16):  128.00 MiB
+CUDA error: out of memory"""
+
+
+def test_a_runtime_log_is_read_as_a_log_not_reported_as_a_broken_config():
+    p = read_paste(LLAMA_CPP_LOG)
+    assert p.evidence["layers_on_gpu"] == 6 and p.evidence["layers_total"] == 33 and p.evidence["error_kind"] == "oom"
+    assert "bad_yaml" not in p.notes and "yaml" not in p.read  # its "prefix: …" lines are not a config's keys
+    args, _ = diagnose_args(
+        p, read("Ollama: CUDA error: out of memory with llava when providing an image\n" + LLAMA_CPP_LOG)
+    )
+    assert args["workload"] == "infer"  # a local runtime serves, whatever the question's words
+    assert "bad_yaml" in read_paste("stage: sft\ncutoff_len: [4096\nper_device_train_batch_size: 2\nbf16: true\n").notes
+
+
+def test_a_failed_merge_and_an_engine_holding_more_than_the_model_are_read_as_troubles():
+    for text in ("[Bug] Unable to export 4bit or 16bit merged safetensors", "LoRA 合并导出失败，进程直接没了",
+                 "model.save_pretrained_merged(...) crashes with no error"):  # fmt: skip
+        assert read_paste(text).evidence.get("symptom") == "merge_export", text
+    assert read_paste("saving the checkpoint every 500 steps, loss is fine").evidence.get("symptom") is None
+    said = ("It is supposed that when i load the model it will take around 40GB total (model size), but when I load it, "
+            "the GPU usage is more than that. Why?")  # fmt: skip
+    assert read_paste(said).evidence.get("symptom") == "engine_memory"
+    assert read_paste("GPU memory usage grows during training").evidence.get("symptom") is None
