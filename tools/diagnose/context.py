@@ -20,6 +20,8 @@ SERVING = frozenset({"vllm", "sglang"})
 #: serving engines that pre-allocate memory and batch requests: vLLM and SGLang, whose start-up arithmetic the tool
 #: reproduces (serve.py), and engines it only knows the usual causes of
 ENGINES = SERVING | {"tgi", "lmdeploy"}
+#: runtimes on one machine that choose for themselves how many layers go on the GPU (the rest run on the CPU)
+LOCAL = frozenset({"ollama", "llama.cpp"})
 #: errors that mean "out of GPU memory" in one form or another
 OOM_KINDS = frozenset({"oom", "kv_too_small", "no_cache_memory", "weights_oom", "load_oom", "too_many_tokens"})
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tools.diagnose import evidence, named, serve, slow, train
-from tools.diagnose.context import ENGINES, SERVING, Candidate, Setup, flag_values, read_setup, runs
+from tools.diagnose.context import ENGINES, LOCAL, SERVING, Candidate, Setup, flag_values, read_setup, runs
 from tools.diagnose.facts import cause_words, say, words
 from tools.schemas.common import assume
 from tools.schemas.diagnose import CauseOut, DiagnoseInput, DiagnoseOutput, Fix
@@ -78,7 +78,7 @@ def _candidates(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
     est: dict[str, Any] = {}
     if s.model is not None:
         out += slow.speed_causes(s)
-        if s.workload == "infer" and s.framework not in ENGINES - SERVING:
+        if s.workload == "infer" and s.framework not in (ENGINES - SERVING) | LOCAL:
             out += serve.tp_causes(s)
             if not any(c.cause == "tp_not_divisible" for c in out) and not runs(s.inp):
                 out += serve.memory_causes(s)

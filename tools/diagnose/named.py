@@ -4,7 +4,7 @@ when they are)."""
 
 from __future__ import annotations
 
-from tools.diagnose.context import ENGINES, Candidate, Setup, count, gib
+from tools.diagnose.context import ENGINES, LOCAL, Candidate, Setup, count, flag_values, gib
 from tools.diagnose.facts import fact, say, value
 from tools.diagnose.serve import MAX_UTILIZATION, utilization
 
@@ -149,24 +149,33 @@ def _spilled(s: Setup) -> list[Candidate]:
         near = short and i.required_gib <= NEAR_FIT * i.free_gib  # a shorter context frees the little that is missing
         fix = ("num_ctx", 2048) if near else ("model", _SMALLER)
         if partial and s.oom:  # the runtime chose the split from its own estimate, and still ran out: it under-counted
-            out.append(_estimate_short(i.layers_on_gpu, i.layers_total))
+            out.append(_estimate_short(s))
         out.append(Candidate("weights_exceed_memory", arith, *fix, named=not (partial and s.oom), prior=0.8))
         out.append(Candidate("compute_or_config_slow", arith, *fix, prior=0.55))
+    elif s.oom and s.framework in LOCAL and "num_gpu" not in flag_values(i):  # its own split, not the user's
+        out.append(_estimate_short(s))
     elif i.symptom == "cpu_fallback":
         what = say("named", what="the model runs on the CPU")
         out.append(Candidate("weights_exceed_memory", what, "model", _SMALLER, prior=0.6))
         out.append(Candidate("compute_or_config_slow", what, "model", _SMALLER, prior=0.5))
+        if s.framework in LOCAL:  # the runtime decided that from its estimate, which can count more than is needed
+            out.append(Candidate("version_or_bug", say("runtime_estimate_over"), fact("ollama", "layer_split")["flag"],
+                                 "the model's layer count (all on the GPU)", prior=0.55,
+                                 extra={"words": "runtime_estimate_over"}))  # fmt: skip
     if i.symptom == "one_gpu_used" and i.n_gpus > 1:
         what = say("named", what="one GPU holds the whole model")
         out.append(Candidate("weights_exceed_memory", what, "device_map", "auto", prior=0.6))
     return out
 
 
-def _estimate_short(on: int, total: int) -> Candidate:
+def _estimate_short(s: Setup) -> Candidate:
     """A local runtime sized the GPU's share itself (how many layers, frameworks.yaml `ollama.layer_split`) and
     then ran out of GPU memory: what it allocated beside the layers (compute graph, image encoder, KV cache) was
     more than its estimate counted. Fewer layers on the GPU (`num_gpu`) or a release with a better estimate."""
-    arith = say("runtime_estimate", on=on, total=total)
-    flag = fact("ollama", "layer_split")["flag"]
-    return Candidate("version_or_bug", arith, flag, max(0, on - max(1, on // 4)), named=True, prior=0.7,
+    on, total, flag = s.inp.layers_on_gpu, s.inp.layers_total, fact("ollama", "layer_split")["flag"]
+    if on is not None and total is not None:
+        arith, fewer = say("runtime_estimate", on=on, total=total), max(0, on - max(1, on // 4))
+    else:  # no layer line pasted: the runtime still chose the split, so fewer than it chose is the fix
+        arith, fewer = say("runtime_estimate_unseen"), "fewer layers than the log's 'offloaded N/M layers to GPU'"
+    return Candidate("version_or_bug", arith, flag, fewer, named=True, prior=0.7,
                      extra={"words": "runtime_estimate"})  # fmt: skip

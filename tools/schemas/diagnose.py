@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from tools.schemas.common import ToolInput, ToolOutput
 
 Framework = Literal[
-    "vllm", "sglang", "tgi", "lmdeploy", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate", "other"
+    "vllm", "sglang", "tgi", "lmdeploy", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate", "ollama",
+    "llama.cpp", "other",
 ]  # fmt: skip
 ErrorKind = Literal[
     "oom", "kv_too_small", "no_cache_memory", "heads_not_divisible", "weights_oom", "load_oom", "host_oom",

@@ -189,3 +189,13 @@ def test_a_failed_merge_and_an_engine_holding_more_than_the_model_are_read_as_tr
             "the GPU usage is more than that. Why?")  # fmt: skip
     assert read_paste(said).evidence.get("symptom") == "engine_memory"
     assert read_paste("GPU memory usage grows during training").evidence.get("symptom") is None
+
+
+def test_the_framework_named_first_is_the_one_asked_about():
+    text = "cannot load the model with gpu_memory_utilization=1; I'd rather use vllm than llama.cpp"
+    assert read_paste(text).framework == "vllm"
+    assert read_paste("llama.cpp prints this, and vllm is not installed").framework == "llama.cpp"
+
+
+def test_a_runtime_falling_back_to_the_cpu_is_read_in_chinese_too():
+    assert read_paste("看起来还有几个G的显卡内存，但是ollama会启用cpu推理").evidence.get("symptom") == "cpu_fallback"

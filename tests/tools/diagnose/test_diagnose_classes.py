@@ -26,16 +26,23 @@ def test_weights_that_fill_most_of_the_card_are_the_cause_when_even_lora_does_no
 
 
 def test_a_local_runtime_that_split_the_layers_itself_and_still_ran_out_under_counted():
-    out = tools.call("diagnose", {"model": "7B", "framework": "other", "workload": "infer", "error_kind": "oom",
+    out = tools.call("diagnose", {"model": "7B", "framework": "ollama", "workload": "infer", "error_kind": "oom",
                                   "layers_on_gpu": 6, "layers_total": 33})  # fmt: skip
     first = out["causes"][0]
     assert first["cause"] == "version_or_bug" and first["fix"]["flag"] == "num_gpu" and first["fix"]["value"] < 6
     assert "6 of 33 layers" in first["arithmetic"] and "estimate" in first["explanation"]
     assert CJK.search(first["explanation_zh"]) and not first["explanation"].startswith("Nothing in the arithmetic")
     # the same split without an OOM is a slow run: the layers on the CPU are why, as before
-    slow = tools.call("diagnose", {"model": "7B", "framework": "other", "workload": "infer", "symptom": "slow",
+    slow = tools.call("diagnose", {"model": "7B", "framework": "ollama", "workload": "infer", "symptom": "slow",
                                    "layers_on_gpu": 6, "layers_total": 33})  # fmt: skip
     assert slow["causes"][0]["cause"] == "weights_exceed_memory"
+    # no layer line pasted: Ollama still chose the split itself, so its estimate is the first suspect
+    bare = tools.call("diagnose", {"model": "7B", "framework": "ollama", "workload": "infer", "error_kind": "oom"})
+    assert bare["causes"][0]["cause"] == "version_or_bug" and bare["causes"][0]["fix"]["flag"] == "num_gpu"
+    # the user set num_gpu: the split is theirs, not the runtime's estimate
+    theirs = tools.call("diagnose", {"model": "7B", "framework": "ollama", "workload": "infer", "error_kind": "oom",
+                                     "flags": "num_gpu=99"})  # fmt: skip
+    assert not any("runtime chose" in c["arithmetic"] or c["fix"]["flag"] == "num_gpu" for c in theirs["causes"])
 
 
 def test_a_failed_merge_or_export_is_host_ram_with_the_16_bit_model_as_its_figure():
@@ -58,3 +65,22 @@ def test_an_engine_that_started_and_holds_more_than_the_model_is_its_memory_frac
     named = tools.call("diagnose", {"model": "Llama-2-70B", "gpu": "V100 32GB", "framework": "vllm", "tp": 8,
                                     "precision": "int4", "symptom": "engine_memory"})  # fmt: skip
     assert named["causes"][0]["matches_evidence"] and not out["causes"][0]["matches_evidence"]
+
+
+def test_reserved_memory_that_covers_the_request_is_fragmentation_when_nothing_else_can_be_computed():
+    # PyTorch 2.x figures (kaito issue 976): 736.86 MiB reserved but unallocated, 546 MiB asked, no model named
+    log = {"framework": "pytorch", "error_kind": "oom", "failed_alloc_gib": 0.533, "capacity_gib": 15.77,
+           "allocated_gib": 13.73, "reserved_gib": 13.73 + 0.7196}  # fmt: skip
+    first = tools.call("diagnose", log)["causes"][0]
+    assert first["cause"] == "fragmentation" and "0.72 GiB reserved but unallocated" in first["arithmetic"]
+    short = tools.call("diagnose", {**log, "reserved_gib": 13.73 + 0.2})  # less loose than asked: not the cause
+    assert short["causes"][0]["cause"] != "fragmentation"
+
+
+def test_a_local_runtime_on_the_cpu_may_be_its_own_estimate_over_counting():
+    out = tools.call("diagnose", {"framework": "ollama", "workload": "infer", "symptom": "cpu_fallback"})
+    causes = [c["cause"] for c in out["causes"]]
+    assert causes[:2] == ["weights_exceed_memory", "version_or_bug"]
+    assert out["causes"][1]["fix"]["flag"] == "num_gpu" and "estimate" in out["causes"][1]["explanation"]
+    other = tools.call("diagnose", {"framework": "transformers", "workload": "infer", "symptom": "cpu_fallback"})
+    assert "version_or_bug" not in [c["cause"] for c in other["causes"]][:2]

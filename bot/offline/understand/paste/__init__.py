@@ -103,6 +103,7 @@ _NAMED = (
 
 def _framework_of(text: str) -> str | None:
     low = text.lower()
+    found: list[tuple[int, str]] = []
     for rx, fw in _NAMED[:2]:
         if rx.search(text):
             return fw
@@ -110,7 +111,9 @@ def _framework_of(text: str) -> str | None:
                      ("llm_load_tensors", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("gguf", "llama.cpp"), ("vllm", "vllm"), ("sglang", "sglang"), ("deepspeed", "deepspeed"), ("llamafactory", "llamafactory"),
                      ("llama-factory", "llamafactory")):  # fmt: skip
         if word in low:
-            return fw
+            found.append((low.index(word), fw))
+    if found:  # the one named first ("I'd use vLLM instead of llama.cpp" is about vLLM)
+        return min(found)[1]
     if _NAMED[2][0].search(text):
         return _NAMED[2][1]
     for word, fw in (("torch.", "pytorch"), ("cuda out of memory", "pytorch")):

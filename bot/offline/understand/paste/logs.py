@@ -79,7 +79,7 @@ SYMPTOMS = (
                              r"same speed.{0,30}(?:one|single|1) gpu|no speed ?up|(?:speed|速度).{0,20}same as.{0,12}(?:1|one|single)|(?:和|跟|与)单卡.{0,4}(?:一样|差不多)")),
     ("cpu_fallback", _rx(r"(?:does ?n[o']t|not|never|isn't|is not) (?:use|using|utili[sz]\w*|running on) (?:the |my |any |nvidia |amd )*gpu|gpu (?:is )?not (?:being )?used|"
                          r"(?:runs?|running|only) (?:on|off) (?:the )?cpu|instead of (?:the )?gpu|only (?:uses? )?(?:the )?cpu|"
-                         r"(?:跑在|运行在|用的是|只用)\s*cpu|(?:没有?|不)(?:用|使用|调用)\s*(?:gpu|显卡)")),
+                         r"(?:跑在|运行在|用的是|只用)\s*cpu|(?:启用|改用|走|用)\s*cpu\s*(?:推理|运行|计算|跑)|(?:没有?|不)(?:用|使用|调用)\s*(?:gpu|显卡)")),
     ("one_gpu_used", _rx(r"(?:只|仅)(?:用|使用|占用)了?\s*(?:一|1|其中一)张|另一张.{0,10}(?:没|未|不)|(?:都|全部|所有卡?)用起来|"
                          r"only (?:one|1|a single|the first) gpu (?:is )?(?:used|utili[sz]ed|working)|other gpus? (?:are |is )?(?:not used|idle|unused|empty)|use all (?:\d+ |the |my )?gpus")),
     ("merge_export", _rx(r"(?:unable to|can(?:no|')t|could ?n[o']t|fail(?:s|ed)? to|errors? (?:when|while)|crash\w* (?:when|while)) (?:export|merg|sav|push|convert)\w*[^.\n]{0,60}(?:merged|16 ?bit|4 ?bit|safetensors|gguf|adapter|lora)|"

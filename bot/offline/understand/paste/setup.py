@@ -101,7 +101,7 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if framework:
         args["framework"] = framework
     elif paste.framework in _LOCAL:
-        args["framework"], args["workload"] = "other", "infer"
+        args["framework"], args["workload"] = paste.framework, "infer"
     if paste.framework in _LOCAL or framework is None:
         if m := _GGUF.search(" ".join(str(v) for v in (written or "", request.text or ""))):
             s.setdefault("precision", "int4" if int(m.group(1)) <= 5 else "int8")
