@@ -86,7 +86,7 @@ def _candidates(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
         elif s.workload == "train" and s.gpu is not None:
             if s.inp.failed_alloc_gib:
                 out += train.allocation_causes(s)
-            if s.oom or s.inp.error_kind is None:
+            if s.oom or (s.inp.error_kind is None and not runs(s.inp)):  # it ran: memory is not why it is slow
                 more, est = train.memory_causes(s)
                 out += more
     if est.get("per_gpu_gb") and est["per_gpu_gb"] > OVERRUN * est["usable_gb"]:

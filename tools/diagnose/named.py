@@ -43,7 +43,7 @@ def named_causes(s: Setup) -> list[Candidate]:
         what = say("named", what="layers split across GPUs (device_map / model parallel)")
         out.append(Candidate("compute_or_config_slow", what, "device_map", "one GPU per replica (data parallel)",
                              named=True, prior=0.75))  # fmt: skip
-    if symptom == "multi_gpu_slower":
+    if symptom == "multi_gpu_slower" and not _compared(s):  # measured on one and on several: slow.py decides
         consumer = s.gpu is not None and s.gpu.segment == "consumer"
         p2p = i.p2p if i.p2p is not None else not consumer
         first, second = (
@@ -117,6 +117,13 @@ def _merge(s: Setup) -> list[Candidate]:
 
 #: host RAM a merge wants beyond the 16-bit model itself (the loaded copy, the shard being written)
 MERGE_HEADROOM = 1.5
+
+
+def _compared(s: Setup) -> bool:
+    i = s.inp
+    return bool(s.model and s.gpu and i.single_gpu_tokens_per_s and i.measured_tokens_per_s and i.n_gpus > 1)
+
+
 #: frameworks whose launch says nothing of how the GPUs share the work (a script on Hugging Face or plain PyTorch)
 _PLAIN = frozenset({None, "pytorch", "transformers", "other"})
 

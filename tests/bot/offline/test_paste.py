@@ -199,3 +199,10 @@ def test_the_framework_named_first_is_the_one_asked_about():
 
 def test_a_runtime_falling_back_to_the_cpu_is_read_in_chinese_too():
     assert read_paste("看起来还有几个G的显卡内存，但是ollama会启用cpu推理").evidence.get("symptom") == "cpu_fallback"
+
+
+def test_a_speed_on_one_gpu_and_on_several_is_read_as_the_comparison_the_user_made():
+    ev = read_paste("两张 4090，单卡 3000 tokens/s，双卡只有 2500 tokens/s").evidence
+    assert (ev["single_gpu_tokens_per_s"], ev["measured_tokens_per_s"]) == (3000, 2500)
+    p = read_paste("one GPU gives 3000 tokens/s, 4 GPUs only 2500 tokens/s")
+    assert p.evidence["single_gpu_tokens_per_s"] == 3000 and p.setup["n_gpus"] == 4

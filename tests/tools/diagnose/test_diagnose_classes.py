@@ -84,3 +84,17 @@ def test_a_local_runtime_on_the_cpu_may_be_its_own_estimate_over_counting():
     assert out["causes"][1]["fix"]["flag"] == "num_gpu" and "estimate" in out["causes"][1]["explanation"]
     other = tools.call("diagnose", {"framework": "transformers", "workload": "infer", "symptom": "cpu_fallback"})
     assert "version_or_bug" not in [c["cause"] for c in other["causes"]][:2]
+
+
+def test_several_gpus_slower_than_one_names_the_term_that_dominates_with_its_figures():
+    setup = {"model": "Qwen2.5-1.5B", "n_gpus": 2, "framework": "pytorch", "measured_tokens_per_s": 2500,
+             "single_gpu_tokens_per_s": 3000}  # fmt: skip
+    pcie = tools.call("diagnose", {**setup, "gpu": "4090"})["causes"][0]  # GeForce: no P2P, 3 GB per step over PCIe
+    assert pcie["cause"] == "p2p_or_interconnect" and "communication is the term that dominates" in pcie["arithmetic"]
+    comm, compute = map(float, re.search(r"all-reduce ([\d.]+) s per step .* vs ([\d.]+) s of compute", pcie["arithmetic"]).groups())  # fmt: skip
+    assert comm > 0.5 * compute and pcie["fix"]["flag"] == "gradient_accumulation_steps"
+    nvlink = tools.call("diagnose", {**setup, "gpu": "A100 80GB"})["causes"][0]  # NVLink: the all-reduce is small
+    assert nvlink["cause"] == "compute_or_config_slow" and "compute dominates" in nvlink["arithmetic"]
+    comm, compute = map(float, re.search(r"all-reduce ([\d.]+) s per step .* vs ([\d.]+) s of compute", nvlink["arithmetic"]).groups())  # fmt: skip
+    assert comm < 0.5 * compute and nvlink["fix"]["flag"] == "device_map"
+    assert "0.83×" in nvlink["arithmetic"] and CJK.search(nvlink["arithmetic_zh"])

@@ -65,7 +65,7 @@ def read_paste(text: str) -> Paste:
     inline_settings(text, setup)
     ev, seen = read_log(text)
     out.read += seen
-    for key in ("max_model_len", "tp", "gpu_memory_utilization"):  # the log's own figures of the setup
+    for key in ("max_model_len", "tp", "gpu_memory_utilization", "n_gpus"):  # the log's own figures of the setup
         if key in ev:
             setup.setdefault(key, ev.pop(key))
     out.framework = next((f for f in frameworks if f), None) or setup.pop("framework", None) or _framework_of(text)

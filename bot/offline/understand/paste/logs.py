@@ -193,9 +193,14 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
         ev.setdefault("error_kind", "no_cache_memory")
         seen.append("free_memory_on_startup")
     speeds = [float(a or b) for a, b in _THROUGHPUT.findall(text)]
+    single, multi, count = _single_and_multi(text)
+    if single is not None and multi is not None:  # "单卡 3000 tokens/s，双卡 2500": the comparison the user made
+        ev["single_gpu_tokens_per_s"], ev["measured_tokens_per_s"] = single, multi
+        if count:
+            ev["n_gpus"] = count
     if speeds:
         generation = [float(x) for x in _GENERATION.findall(text)]
-        ev["measured_tokens_per_s"] = (generation or speeds)[0]  # the decode figure; else the first one said
+        ev.setdefault("measured_tokens_per_s", (generation or speeds)[0])  # the decode figure; else the first one
         ev["throughputs_read"] = speeds
         seen.append("throughput")
     smi = smi_table(text)
@@ -203,6 +208,28 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
         ev.update({k: v for k, v in smi.items() if k not in ev})
         seen.append("nvidia_smi")
     return ev, seen
+
+
+_ONE_GPU = _rx(r"(?:单卡|一张卡|一卡|1\s*卡|1\s*张卡|one gpu|single gpu|1 gpu|a single card|one card)[^\d\n]{0,16}$")
+_MANY_GPUS = _rx(
+    r"(双卡|两卡|两张卡|多卡|[2-8]\s*张?卡|(?:two|[2-8]|several|multiple) gpus|(?:two|[2-8]) cards)[^\d\n]{0,16}$"
+)
+_COUNT = {"双": 2, "两": 2, "two": 2}
+
+
+def _single_and_multi(text: str) -> tuple[float | None, float | None, int | None]:
+    """The throughput said right after "one GPU", the one said right after "two / several GPUs", and how many."""
+    single = multi = count = None
+    for m in _THROUGHPUT.finditer(text):
+        before = text[max(0, m.start() - 40) : m.start()]
+        value = float(m.group(1) or m.group(2))
+        if single is None and _ONE_GPU.search(before):
+            single = value
+        elif multi is None and (many := _MANY_GPUS.search(before)):
+            multi, said = value, many.group(1).lower()
+            digit = re.search(r"[2-8]", said)
+            count = int(digit.group(0)) if digit else next((n for w, n in _COUNT.items() if said.startswith(w)), None)
+    return single, multi, count
 
 
 def smi_table(text: str) -> dict[str, Any]:
