@@ -206,3 +206,16 @@ def test_a_speed_on_one_gpu_and_on_several_is_read_as_the_comparison_the_user_ma
     assert (ev["single_gpu_tokens_per_s"], ev["measured_tokens_per_s"]) == (3000, 2500)
     p = read_paste("one GPU gives 3000 tokens/s, 4 GPUs only 2500 tokens/s")
     assert p.evidence["single_gpu_tokens_per_s"] == 3000 and p.setup["n_gpus"] == 4
+
+
+def test_a_truncated_error_and_a_toml_config_say_what_was_read_in_the_users_language(advisor):
+    cut = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total capac"
+    p = read_paste(cut)
+    assert p.evidence["failed_alloc_gib"] == 2.0 and "cut_log" in p.notes
+    assert "cut_log" not in read_paste(OOM_1X).notes and "cut_log" not in read_paste(OOM_2X).notes
+    en = advisor.ask("why OOM? " + cut)
+    assert "stops partway" in en.answer and "only the size it tried to allocate was read" in en.answer
+    toml = '为什么 OOM？\n[training]\nbatch = 4\nlr = "1e-5"\n[model]\nname = "llama"\n'
+    assert "not_yaml_json" in read_paste(toml).notes and "not_yaml_json" not in read_paste(LF_YAML).notes
+    zh = advisor.ask(toml)
+    assert "TOML 或 INI" in zh.answer and "Traceback" not in zh.answer and zh.ungrounded == []
