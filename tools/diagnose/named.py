@@ -108,13 +108,15 @@ def _merge(s: Setup) -> list[Candidate]:
     if s.params is not None:
         need = bytes_ * s.params.total
         arith = say("merge_ram", fig=gib(need), bytes=bytes_, params=count(s.params.total))
-        fix = f"≥ {gib(need * MERGE_HEADROOM)} GiB free, or swap"
+        fix = f"≥ {gib(need * MERGE_HEADROOM)} GiB"
     else:
-        arith, fix = say("merge_ram_share", bytes=bytes_), "more RAM or swap"
-    return [Candidate("host_ram", arith, "host RAM", fix, prior=0.6),
+        arith, fix = say("merge_ram_share", bytes=bytes_), f"≥ {MERGE_HEADROOM:g} × {bytes_} B × params"
+    return [Candidate("host_ram", arith, "RAM + swap", fix, prior=0.6),
             Candidate("load_time_peak", arith, "low_cpu_mem_usage", True, prior=0.35)]  # fmt: skip
 
 
+#: a layer count above any model's: Ollama's num_gpu at this puts every layer on the GPU
+ALL_LAYERS = 999
 #: host RAM a merge wants beyond the 16-bit model itself (the loaded copy, the shard being written)
 MERGE_HEADROOM = 1.5
 
@@ -167,7 +169,7 @@ def _spilled(s: Setup) -> list[Candidate]:
         out.append(Candidate("compute_or_config_slow", what, "model", _SMALLER, prior=0.5))
         if s.framework in LOCAL:  # the runtime decided that from its estimate, which can count more than is needed
             out.append(Candidate("version_or_bug", say("runtime_estimate_over"), fact("ollama", "layer_split")["flag"],
-                                 "the model's layer count (all on the GPU)", prior=0.55,
+                                 ALL_LAYERS, prior=0.55,
                                  extra={"words": "runtime_estimate_over"}))  # fmt: skip
     if i.symptom == "one_gpu_used" and i.n_gpus > 1:
         what = say("named", what="one GPU holds the whole model")
@@ -183,6 +185,6 @@ def _estimate_short(s: Setup) -> Candidate:
     if on is not None and total is not None:
         arith, fewer = say("runtime_estimate", on=on, total=total), max(0, on - max(1, on // 4))
     else:  # no layer line pasted: the runtime still chose the split, so fewer than it chose is the fix
-        arith, fewer = say("runtime_estimate_unseen"), "fewer layers than the log's 'offloaded N/M layers to GPU'"
+        arith, fewer = say("runtime_estimate_unseen"), "N − 4 (N/M: 'offloaded N/M layers to GPU')"
     return Candidate("version_or_bug", arith, flag, fewer, named=True, prior=0.7,
                      extra={"words": "runtime_estimate"})  # fmt: skip

@@ -80,8 +80,8 @@ def pasted(text: str, request: Request) -> Paste | None:
 
 def exclusive(paste: Paste) -> bool:
     """An error the memory or speed estimate of the question cannot speak to (the engine refused the setup, NCCL,
-    host RAM, precision): the diagnosis is the whole answer."""
-    return paste.evidence.get("error_kind") in _SPECIFIC
+    host RAM, precision, a failed merge or export): the diagnosis is the whole answer."""
+    return paste.evidence.get("error_kind") in _SPECIFIC or paste.evidence.get("symptom") == "merge_export"
 
 
 def plan(text: str, paste: Paste, request: Request, run, lang: str) -> PlanResult:
