@@ -20,6 +20,8 @@ SERVING = frozenset({"vllm", "sglang"})
 #: serving engines that pre-allocate memory and batch requests: vLLM and SGLang, whose start-up arithmetic the tool
 #: reproduces (serve.py), and engines it only knows the usual causes of
 ENGINES = SERVING | {"tgi", "lmdeploy"}
+#: runtimes on one machine that choose for themselves how many layers go on the GPU (the rest run on the CPU)
+LOCAL = frozenset({"ollama", "llama.cpp"})
 #: errors that mean "out of GPU memory" in one form or another
 OOM_KINDS = frozenset({"oom", "kv_too_small", "no_cache_memory", "weights_oom", "load_oom", "too_many_tokens"})
 
@@ -96,8 +98,9 @@ def read_setup(inp: DiagnoseInput) -> Setup:
 
 
 def runs(inp: DiagnoseInput) -> bool:
-    """It ran (a speed was measured) and nothing reports memory: memory causes do not apply."""
-    return bool(inp.measured_tokens_per_s) and inp.error_kind is None
+    """It ran (a speed was measured, or the engine started and holds more memory than the user expected) and
+    nothing reports an error: memory causes do not apply."""
+    return inp.error_kind is None and (bool(inp.measured_tokens_per_s) or inp.symptom == "engine_memory")
 
 
 def gib(n_bytes: float) -> str:

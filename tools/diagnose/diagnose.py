@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tools.diagnose import evidence, named, serve, slow, train
-from tools.diagnose.context import ENGINES, SERVING, Candidate, Setup, flag_values, read_setup, runs
+from tools.diagnose.context import ENGINES, LOCAL, SERVING, Candidate, Setup, flag_values, read_setup, runs
 from tools.diagnose.facts import cause_words, say, words
 from tools.schemas.common import assume
 from tools.schemas.diagnose import CauseOut, DiagnoseInput, DiagnoseOutput, Fix
@@ -56,6 +56,8 @@ def _matches(c: Candidate) -> bool:
 
 def _out(c: Candidate) -> CauseOut:
     w = cause_words(c.cause)
+    if c.extra.get("words"):  # the cause said for what established it (a runtime's own estimate, a merge)
+        w = {**w, **words()["cause_variants"][c.extra["words"]]}
     if c.flag in words()["flag_costs"]:
         w = {**w, **{f"cost_{k}": v for k, v in words()["flag_costs"][c.flag].items()}}
     if c.extra.get("cost"):
@@ -76,7 +78,7 @@ def _candidates(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
     est: dict[str, Any] = {}
     if s.model is not None:
         out += slow.speed_causes(s)
-        if s.workload == "infer" and s.framework not in ENGINES - SERVING:
+        if s.workload == "infer" and s.framework not in (ENGINES - SERVING) | LOCAL:
             out += serve.tp_causes(s)
             if not any(c.cause == "tp_not_divisible" for c in out) and not runs(s.inp):
                 out += serve.memory_causes(s)
@@ -84,7 +86,7 @@ def _candidates(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
         elif s.workload == "train" and s.gpu is not None:
             if s.inp.failed_alloc_gib:
                 out += train.allocation_causes(s)
-            if s.oom or s.inp.error_kind is None:
+            if s.oom or (s.inp.error_kind is None and not runs(s.inp)):  # it ran: memory is not why it is slow
                 more, est = train.memory_causes(s)
                 out += more
     if est.get("per_gpu_gb") and est["per_gpu_gb"] > OVERRUN * est["usable_gb"]:

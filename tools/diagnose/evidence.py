@@ -25,7 +25,7 @@ def log_causes(s: Setup) -> list[Candidate]:
         arith = say("fragmentation" if enough or x is None else "fragmentation_short", fig=gib(loose), reserved=f"{i.reserved_gib:.2f}", allocated=f"{i.allocated_gib:.2f}",
                     ask=f"{i.failed_alloc_gib or 0:.2f}")  # fmt: skip
         out.append(Candidate("fragmentation", arith, "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
-                             named=enough and large, prior=0.5 if enough and large else 0.2 if enough else 0.02,
+                             named=enough and large, prior=_fragmentation_prior(s, enough, large),
                              after=lambda: {"tool": "diagnose", "change": "expandable_segments:True",
                                             "reclaimable_gib": round(loose / GiB, 2),
                                             "covers_request": enough}))  # fmt: skip
@@ -51,6 +51,17 @@ def log_causes(s: Setup) -> list[Candidate]:
     if s.oom and (s.model is None or (s.workload == "train" and s.gpu is None) or s.framework in ("tgi", "lmdeploy")):
         out += _usual_suspects(s)  # nothing to compute with: the usual suspects of that kind of run
     return out
+
+
+def _fragmentation_prior(s: Setup, enough: bool, large: bool) -> float:
+    """How likely fragmentation is: the loose memory covers the request and is a large share of the card (PyTorch's
+    own hint); it covers the request and there is no model to compute the other terms with (the request would
+    have fit in memory the allocator already holds: the only figure that matches); it covers it; it does not."""
+    if enough and large:
+        return 0.5
+    if enough and s.model is None:
+        return 0.4  # above the usual suspects, which are said as likely, never matched
+    return 0.2 if enough else 0.02
 
 
 def _usual_suspects(s: Setup) -> list[Candidate]:

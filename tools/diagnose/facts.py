@@ -37,9 +37,12 @@ def words() -> dict[str, Any]:
 
 
 def say(template: str, **fields: Any) -> tuple[str, str]:
-    """An arithmetic sentence in English and Chinese with its figures filled in."""
+    """An arithmetic sentence in English and Chinese with its figures filled in; a field that names what the log
+    shows in words (words.yaml `what`) is said in each language."""
     t = words()["arithmetic"][template]
-    return t["en"].format(**fields), t["zh"].format(**fields)
+    said = words()["what"]
+    zh = {k: said[v] if isinstance(v, str) and v in said else v for k, v in fields.items()}
+    return t["en"].format(**fields), t["zh"].format(**zh)
 
 
 def cause_words(cause: str) -> dict[str, str]:

@@ -4,8 +4,8 @@ when they are)."""
 
 from __future__ import annotations
 
-from tools.diagnose.context import Candidate, Setup, gib
-from tools.diagnose.facts import say, value
+from tools.diagnose.context import ENGINES, LOCAL, Candidate, Setup, count, flag_values, gib
+from tools.diagnose.facts import fact, say, value
 from tools.diagnose.serve import MAX_UTILIZATION, utilization
 
 #: a kind of error or symptom -> the causes it names, most likely first (with their prior)
@@ -43,7 +43,7 @@ def named_causes(s: Setup) -> list[Candidate]:
         what = say("named", what="layers split across GPUs (device_map / model parallel)")
         out.append(Candidate("compute_or_config_slow", what, "device_map", "one GPU per replica (data parallel)",
                              named=True, prior=0.75))  # fmt: skip
-    if symptom == "multi_gpu_slower":
+    if symptom == "multi_gpu_slower" and not _compared(s):  # measured on one and on several: slow.py decides
         consumer = s.gpu is not None and s.gpu.segment == "consumer"
         p2p = i.p2p if i.p2p is not None else not consumer
         first, second = (
@@ -53,6 +53,9 @@ def named_causes(s: Setup) -> list[Candidate]:
         fix = ("--tensor-parallel-size", 1) if s.workload == "infer" else ("gradient_accumulation_steps", 4)
         out.append(Candidate(first, what, *fix, named=True, prior=0.7))
         out.append(Candidate(second, what, *fix, prior=_SLOW_SECOND))
+        if not i.layer_split and _parallelism_unknown(s):  # one process over several GPUs: often layers in turn
+            out.append(Candidate("compute_or_config_slow", say("layers_in_turn_maybe", n=i.n_gpus), "device_map",
+                                 "one GPU per process (torchrun / accelerate launch)", prior=_SLOW_SECOND + 0.05))  # fmt: skip
     if symptom == "low_gpu_util":
         out.append(Candidate("dataloader_bound", say("named", what="low GPU utilisation"), "dataloader_num_workers", 8,
                              named=True, prior=0.7))  # fmt: skip
@@ -80,20 +83,57 @@ def named_causes(s: Setup) -> list[Candidate]:
                              True, prior=0.6))  # fmt: skip
         out.append(Candidate("load_time_peak", say("named", what="the process ends without an error"),
                              "low_cpu_mem_usage", True, prior=0.4))  # fmt: skip
+    if symptom == "merge_export":
+        out += _merge(s)
     if symptom == "engine_memory":
         util = utilization(s)
         if s.capacity:
             arith = say("engine_reserve", util=f"{util:g}", cap=gib(s.capacity), reserve=gib(s.capacity * util))
         else:
             arith = say("engine_reserve_share", util=f"{util:g}")
-        out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", 0.5, named=True,
-                             prior=0.75))  # fmt: skip
+        out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", 0.5,
+                             named=s.framework in ENGINES, prior=0.75))  # fmt: skip
     if symptom == "other_process":
         out.append(Candidate("other_process_memory", say("named", what="another process on the GPU"),
                              "CUDA_VISIBLE_DEVICES", "a GPU with nothing else on it", named=True, prior=0.75))  # fmt: skip
     if symptom == "hang" and i.n_gpus > 1:
         out.append(Candidate("nccl_timeout_or_env", say("named", what="hang"), "NCCL_P2P_DISABLE", 1, prior=0.6))
     return out
+
+
+def _merge(s: Setup) -> list[Candidate]:
+    """Merging adapters into the base model and exporting it (frameworks.yaml `transformers.merge_16bit`): the
+    whole model is materialised in 16-bit in CPU RAM (a 4-bit base dequantised first) before it is written."""
+    bytes_ = value("transformers", "merge_16bit")["bytes_per_param"]
+    if s.params is not None:
+        need = bytes_ * s.params.total
+        arith = say("merge_ram", fig=gib(need), bytes=bytes_, params=count(s.params.total))
+        fix = f"≥ {gib(need * MERGE_HEADROOM)} GiB"
+    else:
+        arith, fix = say("merge_ram_share", bytes=bytes_), f"≥ {MERGE_HEADROOM:g} × {bytes_} B × params"
+    return [Candidate("host_ram", arith, "RAM + swap", fix, prior=0.6),
+            Candidate("load_time_peak", arith, "low_cpu_mem_usage", True, prior=0.35)]  # fmt: skip
+
+
+#: a layer count above any model's: Ollama's num_gpu at this puts every layer on the GPU
+ALL_LAYERS = 999
+#: host RAM a merge wants beyond the 16-bit model itself (the loaded copy, the shard being written)
+MERGE_HEADROOM = 1.5
+
+
+def _compared(s: Setup) -> bool:
+    i = s.inp
+    return bool(s.model and s.gpu and i.single_gpu_tokens_per_s and i.measured_tokens_per_s and i.n_gpus > 1)
+
+
+#: frameworks whose launch says nothing of how the GPUs share the work (a script on Hugging Face or plain PyTorch)
+_PLAIN = frozenset({None, "pytorch", "transformers", "other"})
+
+
+def _parallelism_unknown(s: Setup) -> bool:
+    """Nothing says how the GPUs split the work: no engine's tensor parallel, no launcher, no ZeRO stage."""
+    i = s.inp
+    return s.framework in _PLAIN and i.tp is None and i.zero_stage is None and i.n_gpus > 1
 
 
 #: what a local runtime's GPU is too small for: fewer layers on it, the rest computed on the CPU
@@ -117,13 +157,34 @@ def _spilled(s: Setup) -> list[Candidate]:
         )
         near = short and i.required_gib <= NEAR_FIT * i.free_gib  # a shorter context frees the little that is missing
         fix = ("num_ctx", 2048) if near else ("model", _SMALLER)
-        out.append(Candidate("weights_exceed_memory", arith, *fix, named=True, prior=0.8))
+        if partial and s.oom:  # the runtime chose the split from its own estimate, and still ran out: it under-counted
+            out.append(_estimate_short(s))
+        out.append(Candidate("weights_exceed_memory", arith, *fix, named=not (partial and s.oom), prior=0.8))
         out.append(Candidate("compute_or_config_slow", arith, *fix, prior=0.55))
+    elif s.oom and s.framework in LOCAL and "num_gpu" not in flag_values(i):  # its own split, not the user's
+        out.append(_estimate_short(s))
     elif i.symptom == "cpu_fallback":
         what = say("named", what="the model runs on the CPU")
         out.append(Candidate("weights_exceed_memory", what, "model", _SMALLER, prior=0.6))
         out.append(Candidate("compute_or_config_slow", what, "model", _SMALLER, prior=0.5))
+        if s.framework in LOCAL:  # the runtime decided that from its estimate, which can count more than is needed
+            out.append(Candidate("version_or_bug", say("runtime_estimate_over"), fact("ollama", "layer_split")["flag"],
+                                 ALL_LAYERS, prior=0.55,
+                                 extra={"words": "runtime_estimate_over"}))  # fmt: skip
     if i.symptom == "one_gpu_used" and i.n_gpus > 1:
         what = say("named", what="one GPU holds the whole model")
         out.append(Candidate("weights_exceed_memory", what, "device_map", "auto", prior=0.6))
     return out
+
+
+def _estimate_short(s: Setup) -> Candidate:
+    """A local runtime sized the GPU's share itself (how many layers, frameworks.yaml `ollama.layer_split`) and
+    then ran out of GPU memory: what it allocated beside the layers (compute graph, image encoder, KV cache) was
+    more than its estimate counted. Fewer layers on the GPU (`num_gpu`) or a release with a better estimate."""
+    on, total, flag = s.inp.layers_on_gpu, s.inp.layers_total, fact("ollama", "layer_split")["flag"]
+    if on is not None and total is not None:
+        arith, fewer = say("runtime_estimate", on=on, total=total), max(0, on - max(1, on // 4))
+    else:  # no layer line pasted: the runtime still chose the split, so fewer than it chose is the fix
+        arith, fewer = say("runtime_estimate_unseen"), "N − 4 (N/M: 'offloaded N/M layers to GPU')"
+    return Candidate("version_or_bug", arith, flag, fewer, named=True, prior=0.7,
+                     extra={"words": "runtime_estimate"})  # fmt: skip

@@ -22,6 +22,8 @@ from tools.speed.training_time import training_time
 SLOW_RATIO = 0.6
 #: communication over this share of the compute time is a term that matters
 COMM_SHARE = 0.3
+#: the gradient all-reduce over this share of a step's compute dominates it (training overlaps part of it)
+TRAIN_COMM_SHARE = 0.5
 #: GPU-Util below this while slow points at the input pipeline
 LOW_UTIL = 50.0
 
@@ -42,21 +44,41 @@ def speed_causes(s: Setup) -> list[Candidate]:
                              "dataloader_num_workers", 8, named=True, prior=0.7))  # fmt: skip
     if not i.measured_tokens_per_s:
         return out
-    if s.workload == "infer":
-        out += _decode(s)
-    else:
-        out += _train(s)
+    terms: list[Terms] = []
+    out += _decode(s, terms) if s.workload == "infer" else _train(s, terms)
     if i.single_gpu_tokens_per_s and i.n_gpus > 1 and i.measured_tokens_per_s <= i.single_gpu_tokens_per_s * 1.1:
-        ratio = i.measured_tokens_per_s / i.single_gpu_tokens_per_s
-        arith = say("slower_multi", n=i.n_gpus, measured=f"{i.measured_tokens_per_s:g}",
-                    single=f"{i.single_gpu_tokens_per_s:g}", ratio=f"{ratio:.2f}")  # fmt: skip
-        cause = "p2p_or_interconnect" if not _p2p(s) else "communication_bound"
-        flag, val = ("--tensor-parallel-size", 1) if s.workload == "infer" else ("gradient_accumulation_steps", 4)
-        out.append(Candidate(cause, arith, flag, val, named=True, prior=0.8))
+        out.append(_slower_multi(s, terms[0] if terms else None))
     return out
 
 
-def _decode(s: Setup) -> list[Candidate]:
+#: the communication and compute times the model gives for one step (training) or one token (decode), the line
+#: that shows them, and whether communication dominates
+Terms = tuple[float, float, tuple[str, str], bool]
+
+
+def _slower_multi(s: Setup, terms: Terms | None) -> Candidate:
+    """Several GPUs measured slower than one: the term that dominates says why (the all-reduce over the link, or
+    compute, in which case the GPUs wait on each other for another reason: layers in turn, a single process)."""
+    i = s.inp
+    ratio = i.measured_tokens_per_s / i.single_gpu_tokens_per_s
+    en, zh = say("slower_multi", n=i.n_gpus, measured=f"{i.measured_tokens_per_s:g}",
+                 single=f"{i.single_gpu_tokens_per_s:g}", ratio=f"{ratio:.2f}")  # fmt: skip
+    infer = s.workload == "infer"
+    flag, val = ("--tensor-parallel-size", 1) if infer else ("gradient_accumulation_steps", max(4, i.grad_accum * 4))
+    cause = "p2p_or_interconnect" if not _p2p(s) else "communication_bound"
+    if terms is not None:
+        comm, compute, (t_en, t_zh), dominant = terms
+        share = f"{comm / compute * 100:.0f}" if compute else "∞"
+        verdict = say("comm_dominates" if dominant else "compute_dominates", share=share)
+        en, zh = f"{en}; {t_en}: {verdict[0]}", f"{zh}；{t_zh}：{verdict[1]}"
+        if not dominant:
+            cause = "compute_or_config_slow"
+            flag, val = ("--data-parallel-size", i.n_gpus) if infer else (
+                "device_map", "one GPU per process (torchrun / accelerate launch)")  # fmt: skip
+    return Candidate(cause, (en, zh), flag, val, named=True, prior=0.8)
+
+
+def _decode(s: Setup, terms: list[Terms]) -> list[Candidate]:
     i, m = s.inp, s.model
     tp = s.tp
     batch = i.max_num_seqs if i.max_num_seqs and i.max_num_seqs <= 64 else 1
@@ -85,6 +107,7 @@ def _decode(s: Setup) -> list[Candidate]:
         arith = say("decode_p2p", allreduce=f"{comm:.2f}", bytes=f"{m.hidden_size * batch * 2 / 1024:g}",
                     n_allreduce=2 * m.n_layers, bw=f"{bw:g}", compute=f"{compute:.2f}",
                     measured=f"{i.measured_tokens_per_s:g}", expected=f"{expected:.1f}")  # fmt: skip
+        terms.append((comm, compute, arith, comm > COMM_SHARE * compute))
         if not _p2p(s):
             dominant = comm > COMM_SHARE * compute
             out.append(Candidate("p2p_or_interconnect", arith, "--tensor-parallel-size", 1 if _fits_one(s) else tp,
@@ -112,7 +135,7 @@ def _fits_one(s: Setup) -> bool:
     return s.capacity is not None and weights_bytes(s) < 0.8 * s.capacity
 
 
-def _train(s: Setup) -> list[Candidate]:
+def _train(s: Setup, terms: list[Terms]) -> list[Candidate]:
     i, m = s.inp, s.model
     seq = i.seq_len or 2048
     try:
@@ -132,7 +155,8 @@ def _train(s: Setup) -> list[Candidate]:
         compute = step_tokens / expected
         arith = say("train_comm", comm=f"{comm:.2f}", grad=f"{grad / 1e9:.1f}", n=i.n_gpus, bw=f"{bw:g}",
                     compute=f"{compute:.2f}")  # fmt: skip
-        if comm > 0.5 * compute:
+        terms.append((comm, compute, arith, comm > TRAIN_COMM_SHARE * compute))
+        if comm > TRAIN_COMM_SHARE * compute:
             cause = "p2p_or_interconnect" if not _p2p(s) else "communication_bound"
             out.append(Candidate(cause, arith, "gradient_accumulation_steps", max(4, i.grad_accum * 4),
                                  prior=0.7 if ratio < SLOW_RATIO else 0.3))  # fmt: skip

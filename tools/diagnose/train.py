@@ -194,6 +194,13 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
     if weights_alone:
         out.append(Candidate("weights_exceed_memory", arith, "finetuning_type", "qlora", prior=0.8,
                              after=_after(s, "QLoRA", method="qlora")))  # fmt: skip
+    elif over and i.method != "qlora" and b["weights"] * 1e9 >= WEIGHTS_SHARE * cap:
+        lora = fit(s, method="lora") if i.method != "lora" else r
+        if lora is not None and not lora["fits"]:  # even adapters alone do not fit beside these weights
+            w = say("weights_share", weights=gib(b["weights"] * 1e9), cap=gib(cap),
+                    share=f"{b['weights'] * 1e9 / cap * 100:.0f}", lora=gib(lora["per_gpu_gb"] * 1e9))  # fmt: skip
+            out.append(Candidate("weights_exceed_memory", w, "finetuning_type", "qlora", prior=0.65,
+                                 after=_after(s, "QLoRA", method="qlora")))  # fmt: skip
     zero = stage(s) if stage(s) is not None else r["zero_stage"]
     if over and states >= tail:
         if zero < 2 and i.n_gpus > 1 and i.method == "full":
@@ -227,6 +234,9 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
     return out, est
 
 
+#: 16-bit weights at least this share of the card leave too little for any training beside them when even LoRA
+#: does not fit: the weights are the cause, and 4-bit base weights (QLoRA) the fix
+WEIGHTS_SHARE = 0.5
 #: a term at least this share of the per-GPU estimate is large enough to be why a fitting estimate still OOMs
 LARGE_TERM = 0.15
 #: the estimate above this share of the usable memory leaves little headroom: under ZeRO-3 offload is next

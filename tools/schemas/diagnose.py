@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from tools.schemas.common import ToolInput, ToolOutput
 
 Framework = Literal[
-    "vllm", "sglang", "tgi", "lmdeploy", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate", "other"
+    "vllm", "sglang", "tgi", "lmdeploy", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate", "ollama",
+    "llama.cpp", "other",
 ]  # fmt: skip
 ErrorKind = Literal[
     "oom", "kv_too_small", "no_cache_memory", "heads_not_divisible", "weights_oom", "load_oom", "host_oom",
@@ -22,7 +23,7 @@ ErrorKind = Literal[
 ]  # fmt: skip
 Symptom = Literal[
     "multi_gpu_slower", "low_gpu_util", "slow", "engine_memory", "other_process", "hang", "logits", "cpu_fallback",
-    "one_gpu_used", "silent_exit", "concurrency",
+    "one_gpu_used", "silent_exit", "concurrency", "merge_export",
 ]  # fmt: skip
 CAUSES = (
     "weights_exceed_memory", "kv_pool_too_small", "memory_utilization_setting", "other_process_memory",

@@ -23,6 +23,8 @@ from tools.yaml_data import load_yaml
 TEMPLATES = Path(__file__).resolve().parent.parent / "say" / "templates" / "diagnose.yaml"
 #: other causes listed after the first
 OTHERS = 3
+#: the fix `diagnose` gives a framework bug or version mismatch: the version, not a flag
+VERSION_FIX = "the framework version"
 #: errors a paste carries that are more than the word "OOM": the diagnosis is the answer
 _SPECIFIC = frozenset({"kv_too_small", "no_cache_memory", "heads_not_divisible", "nccl_timeout", "nccl_error",
                        "host_oom", "unsupported_precision", "weights_oom", "too_many_tokens"})  # fmt: skip
@@ -37,6 +39,7 @@ _DESCRIBED = frozenset(
         "cpu_fallback",
         "one_gpu_used",
         "silent_exit",
+        "merge_export",
     }
 )  # fmt: skip  (concurrency alone is a sizing question)
 _FIGURES = ("failed_alloc_gib", "capacity_gib", "kv_tokens_reported", "measured_tokens_per_s", "free_gib")
@@ -77,8 +80,8 @@ def pasted(text: str, request: Request) -> Paste | None:
 
 def exclusive(paste: Paste) -> bool:
     """An error the memory or speed estimate of the question cannot speak to (the engine refused the setup, NCCL,
-    host RAM, precision): the diagnosis is the whole answer."""
-    return paste.evidence.get("error_kind") in _SPECIFIC
+    host RAM, precision, a failed merge or export): the diagnosis is the whole answer."""
+    return paste.evidence.get("error_kind") in _SPECIFIC or paste.evidence.get("symptom") == "merge_export"
 
 
 def plan(text: str, paste: Paste, request: Request, run, lang: str) -> PlanResult:
@@ -174,7 +177,7 @@ def _answer(out: dict[str, Any], lang: str, paste: Paste) -> list[str]:
         key = "contradicts" if first["matches_evidence"] else "contradicts_unmatched"
         blocks.append(line(key, lang, need=f"{est['per_gpu_gb']:g}", usable=f"{est['usable_gb']:g}"))
     fix = first["fix"]
-    if first["cause"] == "version_or_bug":  # no flag to set: the version is what to change
+    if _version_only(first):  # no flag to set: the version is what to change
         blocks.append(line("fix_version", lang))
     else:
         cost = first["cost_zh" if zh else "cost"]
@@ -185,13 +188,18 @@ def _answer(out: dict[str, Any], lang: str, paste: Paste) -> list[str]:
     rest = causes[1 : 1 + OTHERS]
     if rest:
         items = [
-            line("other_version" if c["cause"] == "version_or_bug" else "other_line", lang,
+            line("other_version" if _version_only(c) else "other_line", lang,
                  explanation=c["explanation_zh" if zh else "explanation"],
                  arithmetic=c["arithmetic_zh" if zh else "arithmetic"], flag=c["fix"]["flag"], value=_value(c["fix"]["value"]))
             for c in rest
         ]  # fmt: skip
         blocks.append(line("others_header", lang) + "\n" + "\n".join(items))
     return blocks
+
+
+def _version_only(cause: dict[str, Any]) -> bool:
+    """A framework bug or version with nothing to set but the version (a runtime's short estimate has a flag)."""
+    return cause["cause"] == "version_or_bug" and cause["fix"]["flag"] == VERSION_FIX
 
 
 def _value(v: Any) -> str:

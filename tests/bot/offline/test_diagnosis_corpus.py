@@ -1,6 +1,6 @@
 """The offline advisor on the diagnose corpus (tests/corpus/diagnose/, issue 24), scored as the bench scores it:
 never "it fits" to a reported OOM, and the thread's solution among the first two causes at least as often as
-last measured (133 threads: held-out 16 of 23, development 100 of 110; the first 103 threads alone: held-out 11
+last measured (137 threads: held-out 16 of 23, development 109 of 114; the first 103 threads alone: held-out 11
 of 16, development 78 of 87). The issue's target is 80 % on the held-out fifth; these floors keep what is reached
 from slipping back, they are not the target."""
 
@@ -27,4 +27,4 @@ def test_the_diagnosis_meets_its_floors_on_real_threads(advisor, caplog):
     held = [v for v in verdicts if v["split"] == "held-out"]
     dev = [v for v in verdicts if v["split"] == "dev"]
     assert sum(v["top2"] for v in held) >= 16, scored["held-out"]
-    assert sum(v["top2"] for v in dev) >= 100, [(v["id"], v["want"], v["got"]) for v in dev if not v["top2"]]
+    assert sum(v["top2"] for v in dev) >= 109, [(v["id"], v["want"], v["got"]) for v in dev if not v["top2"]]

@@ -158,3 +158,64 @@ def test_a_one_megabyte_log_file_is_cut_with_a_note_by_the_cli(tmp_path):
     assert "粘贴内容很长，只读了开头和结尾" in shown and "CUDA OOM 报错" in shown
     missing = CliRunner().invoke(cli.app, ["diagnose", "--log", str(tmp_path / "nope.log")])
     assert missing.exit_code == 2 and "Cannot read the file" in missing.output and "Traceback" not in missing.output
+
+
+LLAMA_CPP_LOG = """llm_load_tensors: offloading 6 repeating layers to GPU
+llm_load_tensors: offloaded 6/33 layers to GPU
+llm_load_tensors:        CPU buffer size =  3917.87 MiB
+llm_load_tensors:      CUDA0 buffer size =   702.19 MiB
+llama_new_context_with_model: n_ctx      = 2048
+llama_new_context_with_model: KV self size  =  256.00 MiB, K (f16):  128.00 MiB, V (f16):  128.00 MiB
+CUDA error: out of memory"""
+
+
+def test_a_runtime_log_is_read_as_a_log_not_reported_as_a_broken_config():
+    p = read_paste(LLAMA_CPP_LOG)
+    assert p.evidence["layers_on_gpu"] == 6 and p.evidence["layers_total"] == 33 and p.evidence["error_kind"] == "oom"
+    assert "bad_yaml" not in p.notes and "yaml" not in p.read  # its "prefix: …" lines are not a config's keys
+    args, _ = diagnose_args(
+        p, read("Ollama: CUDA error: out of memory with llava when providing an image\n" + LLAMA_CPP_LOG)
+    )
+    assert args["workload"] == "infer"  # a local runtime serves, whatever the question's words
+    assert "bad_yaml" in read_paste("stage: sft\ncutoff_len: [4096\nper_device_train_batch_size: 2\nbf16: true\n").notes
+
+
+def test_a_failed_merge_and_an_engine_holding_more_than_the_model_are_read_as_troubles():
+    for text in ("[Bug] Unable to export 4bit or 16bit merged safetensors", "LoRA 合并导出失败，进程直接没了",
+                 "model.save_pretrained_merged(...) crashes with no error"):  # fmt: skip
+        assert read_paste(text).evidence.get("symptom") == "merge_export", text
+    assert read_paste("saving the checkpoint every 500 steps, loss is fine").evidence.get("symptom") is None
+    said = ("It is supposed that when i load the model it will take around 40GB total (model size), but when I load it, "
+            "the GPU usage is more than that. Why?")  # fmt: skip
+    assert read_paste(said).evidence.get("symptom") == "engine_memory"
+    assert read_paste("GPU memory usage grows during training").evidence.get("symptom") is None
+
+
+def test_the_framework_named_first_is_the_one_asked_about():
+    text = "cannot load the model with gpu_memory_utilization=1; I'd rather use vllm than llama.cpp"
+    assert read_paste(text).framework == "vllm"
+    assert read_paste("llama.cpp prints this, and vllm is not installed").framework == "llama.cpp"
+
+
+def test_a_runtime_falling_back_to_the_cpu_is_read_in_chinese_too():
+    assert read_paste("看起来还有几个G的显卡内存，但是ollama会启用cpu推理").evidence.get("symptom") == "cpu_fallback"
+
+
+def test_a_speed_on_one_gpu_and_on_several_is_read_as_the_comparison_the_user_made():
+    ev = read_paste("两张 4090，单卡 3000 tokens/s，双卡只有 2500 tokens/s").evidence
+    assert (ev["single_gpu_tokens_per_s"], ev["measured_tokens_per_s"]) == (3000, 2500)
+    p = read_paste("one GPU gives 3000 tokens/s, 4 GPUs only 2500 tokens/s")
+    assert p.evidence["single_gpu_tokens_per_s"] == 3000 and p.setup["n_gpus"] == 4
+
+
+def test_a_truncated_error_and_a_toml_config_say_what_was_read_in_the_users_language(advisor):
+    cut = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total capac"
+    p = read_paste(cut)
+    assert p.evidence["failed_alloc_gib"] == 2.0 and "cut_log" in p.notes
+    assert "cut_log" not in read_paste(OOM_1X).notes and "cut_log" not in read_paste(OOM_2X).notes
+    en = advisor.ask("why OOM? " + cut)
+    assert "stops partway" in en.answer and "only the size it tried to allocate was read" in en.answer
+    toml = '为什么 OOM？\n[training]\nbatch = 4\nlr = "1e-5"\n[model]\nname = "llama"\n'
+    assert "not_yaml_json" in read_paste(toml).notes and "not_yaml_json" not in read_paste(LF_YAML).notes
+    zh = advisor.ask(toml)
+    assert "TOML 或 INI" in zh.answer and "Traceback" not in zh.answer and zh.ungrounded == []

@@ -64,8 +64,16 @@ def test_inter_node_tensor_parallel_is_named_as_the_slow_term():
 
 
 def test_more_gpus_slower_on_geforce_is_the_missing_peer_to_peer_first():
-    out = tools.call("diagnose", {"model": "ChatGLM-6B", "gpu": "3090", "n_gpus": 2, "symptom": "multi_gpu_slower"})
+    launched = {"model": "ChatGLM-6B", "gpu": "3090", "n_gpus": 2, "symptom": "multi_gpu_slower"}
+    out = tools.call("diagnose", {**launched, "framework": "deepspeed"})  # data parallel: the gradients cross PCIe
     assert [c["cause"] for c in out["causes"][:2]] == ["p2p_or_interconnect", "communication_bound"]
+    # nothing says how the GPUs share the work: a script that splits the layers runs one GPU at a time
+    out = tools.call("diagnose", launched)
+    assert [c["cause"] for c in out["causes"][:3]] == ["p2p_or_interconnect", "compute_or_config_slow",
+                                                        "communication_bound"]  # fmt: skip
+    assert "device_map='auto'" in out["causes"][1]["arithmetic"] and out["causes"][1]["fix"]["flag"] == "device_map"
+    split = tools.call("diagnose", {**launched, "layer_split": True})  # the paste says so: it is the cause
+    assert split["causes"][0]["cause"] == "compute_or_config_slow" and split["causes"][0]["matches_evidence"]
 
 
 @settings(max_examples=25, deadline=None)

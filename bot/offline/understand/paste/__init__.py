@@ -24,6 +24,11 @@ MAX_PASTE_CHARS = 100_000
 #: text that is a paste rather than prose: a fenced block, or several lines that look like code or a log
 _CODE = re.compile(r"```|(?:^[^\n]*[=:{}\[\]<>|$#!@/\\][^\n]*(?:\n|$)){4,}", re.M)
 HEAD_CHARS = 20_000
+#: a PyTorch OOM message that opened its figures ("(GPU 0;" in 1.x, "GPU 0 has" in 2.x)
+_OOM_OPENED = re.compile(r"tried to allocate[^\n]{0,40}(?:\(GPU\s*\d+|GPU\s+\d+\s+has)", re.I)
+#: a TOML or INI config: a [table] line and key = value lines
+_TOML_TABLE = re.compile(r"^\s*\[[A-Za-z_][\w.-]*\]\s*$", re.M)
+_TOML_KEY = re.compile(r"^\s*[A-Za-z_][\w.-]*\s*=\s*\S", re.M)
 
 
 class Paste(BaseModel):
@@ -65,12 +70,21 @@ def read_paste(text: str) -> Paste:
     inline_settings(text, setup)
     ev, seen = read_log(text)
     out.read += seen
-    for key in ("max_model_len", "tp", "gpu_memory_utilization"):  # the log's own figures of the setup
+    for key in ("max_model_len", "tp", "gpu_memory_utilization", "n_gpus"):  # the log's own figures of the setup
         if key in ev:
             setup.setdefault(key, ev.pop(key))
     out.framework = next((f for f in frameworks if f), None) or setup.pop("framework", None) or _framework_of(text)
     setup.pop("framework", None)
     out.setup, out.evidence = setup, ev
+    if "failed_alloc_gib" in ev and "capacity_gib" not in ev and _OOM_OPENED.search(text):
+        out.notes.append("cut_log")  # the OOM message stops before its memory figures: only the request was read
+    if (
+        "yaml" not in out.read
+        and "deepspeed_json" not in out.read
+        and _TOML_TABLE.search(text)
+        and _TOML_KEY.search(text)
+    ):
+        out.notes.append("not_yaml_json")  # a TOML / INI config: its settings are not read
     if not out.read and not out.notes and _CODE.search(text):
         out.notes.append("unparsed")  # code or a log was pasted, but nothing in it reads
     return out
@@ -103,6 +117,7 @@ _NAMED = (
 
 def _framework_of(text: str) -> str | None:
     low = text.lower()
+    found: list[tuple[int, str]] = []
     for rx, fw in _NAMED[:2]:
         if rx.search(text):
             return fw
@@ -110,7 +125,9 @@ def _framework_of(text: str) -> str | None:
                      ("llm_load_tensors", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("gguf", "llama.cpp"), ("vllm", "vllm"), ("sglang", "sglang"), ("deepspeed", "deepspeed"), ("llamafactory", "llamafactory"),
                      ("llama-factory", "llamafactory")):  # fmt: skip
         if word in low:
-            return fw
+            found.append((low.index(word), fw))
+    if found:  # the one named first ("I'd use vLLM instead of llama.cpp" is about vLLM)
+        return min(found)[1]
     if _NAMED[2][0].search(text):
         return _NAMED[2][1]
     for word, fw in (("torch.", "pytorch"), ("cuda out of memory", "pytorch")):

@@ -17,6 +17,8 @@ from bot.offline.understand.paste.keys import apply
 MAX_CONFIG_CHARS = 50_000
 _JSON_BLOCK = re.compile(r"\{[^{}]*(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}[^{}]*)*\}", re.S)
 _DS_KEY = re.compile(r'"(?:zero_optimization|train_micro_batch_size_per_gpu|offload_optimizer)"')
+#: keyed lines whose keys are this share distinct or fewer are a log's prefixes, not a config's keys
+LOG_PREFIX_SHARE = 0.6
 _YAML_LINE = re.compile(r"^\s*[A-Za-z_][\w.-]*\s*:\s*\S", re.M)
 _FROM_PRETRAINED = re.compile(r"\w+\.from_pretrained\((?:[^()]|\([^()]*\))*\)", re.S)
 
@@ -67,6 +69,9 @@ def read_yaml(text: str, setup: dict[str, Any], flags: dict[str, str], notes: li
     keyed = [ln for ln in lines if _YAML_LINE.match(ln)]
     if len(keyed) < 3:
         return False
+    keys = [ln.split(":", 1)[0].strip() for ln in keyed]
+    if len(set(keys)) < LOG_PREFIX_SHARE * len(keys):  # a log repeats its source prefix ("llm_load_tensors: …")
+        return False  # on line after line; a config names each key once
     block = "\n".join(lines)[:MAX_CONFIG_CHARS]
     try:
         cfg = yaml.safe_load(block)

@@ -79,14 +79,18 @@ SYMPTOMS = (
                              r"same speed.{0,30}(?:one|single|1) gpu|no speed ?up|(?:speed|速度).{0,20}same as.{0,12}(?:1|one|single)|(?:和|跟|与)单卡.{0,4}(?:一样|差不多)")),
     ("cpu_fallback", _rx(r"(?:does ?n[o']t|not|never|isn't|is not) (?:use|using|utili[sz]\w*|running on) (?:the |my |any |nvidia |amd )*gpu|gpu (?:is )?not (?:being )?used|"
                          r"(?:runs?|running|only) (?:on|off) (?:the )?cpu|instead of (?:the )?gpu|only (?:uses? )?(?:the )?cpu|"
-                         r"(?:跑在|运行在|用的是|只用)\s*cpu|(?:没有?|不)(?:用|使用|调用)\s*(?:gpu|显卡)")),
+                         r"(?:跑在|运行在|用的是|只用)\s*cpu|(?:启用|改用|走|用)\s*cpu\s*(?:推理|运行|计算|跑)|(?:没有?|不)(?:用|使用|调用)\s*(?:gpu|显卡)")),
     ("one_gpu_used", _rx(r"(?:只|仅)(?:用|使用|占用)了?\s*(?:一|1|其中一)张|另一张.{0,10}(?:没|未|不)|(?:都|全部|所有卡?)用起来|"
                          r"only (?:one|1|a single|the first) gpu (?:is )?(?:used|utili[sz]ed|working)|other gpus? (?:are |is )?(?:not used|idle|unused|empty)|use all (?:\d+ |the |my )?gpus")),
+    ("merge_export", _rx(r"(?:unable to|can(?:no|')t|could ?n[o']t|fail(?:s|ed)? to|errors? (?:when|while)|crash\w* (?:when|while)) (?:export|merg|sav|push|convert)\w*[^.\n]{0,60}(?:merged|16 ?bit|4 ?bit|safetensors|gguf|adapter|lora)|"
+                         r"(?:merge_and_unload|save_pretrained_merged|push_to_hub_merged|save_pretrained_gguf)\b[^\n]{0,80}(?:fail|crash|killed|error|hang)|(?:合并|导出).{0,12}(?:失败|报错|崩溃|被杀|卡住|出错)")),
     ("concurrency", _rx(r"concurren\w*|并发|(?:many|multiple|parallel|simultaneous) requests|同时(?:请求|访问|调用)|压测|(?:stress|load) test")),
     ("low_gpu_util", _rx(r"(?:gpu|显卡|cuda).{0,20}(?:util\w*|利用率|使用率|占用率|usage).{0,20}(?:low|低|only|只有|很低|不高|上不去|\b[0-4]?\d\s*%)|low gpu (?:util|usage)")),
     ("engine_memory", _rx(r"(?:vllm|sglang).{0,80}(?:占用|占了|占到|用了|吃掉|uses?|using|takes?|occup\w*|requires?|allocat\w*|eat\w*|consum\w*).{0,40}\d+(?:\.\d+)?\s*(?:g|gb|gib)(?![a-z])|"
                           r"\d+(?:\.\d+)?\s*(?:g|gb|gib)(?![a-z]).{0,40}(?:of )?(?:vram|显存).{0,40}(?:vllm|sglang)|why does .{0,40}vllm.{0,40}(?:so much|require)|"
-                          r"(?:vllm|sglang).{0,60}(?:high|much|more) (?:gpu |cuda )?memory")),
+                          r"(?:vllm|sglang).{0,60}(?:high|much|more) (?:gpu |cuda )?memory|"
+                          r"(?:when|after|once) (?:i |we )?load(?:ed|ing)? (?:it|the model)[^.\n]{0,40}(?:gpu|vram|memory) usage (?:is )?(?:much |far |way )?(?:more|higher|larger|bigger) than|"
+                          r"(?:gpu|vram|memory) usage[^.\n]{0,40}(?:more|higher|larger) than (?:the )?model(?:'s)? size|加载.{0,20}显存占用.{0,10}(?:远?超过|比.{0,10}(?:大|多))")),
     ("other_process", _rx(r"other process|another process|其他进程|别的进程|另一个进程|被(?:其他|别的)?(?:程序|进程)占用|already in use|"
                          r"(?:其他|别的|另一个)(?:程序|模型|任务)|已经?被.{0,6}占用|(?:显存|显卡).{0,6}(?:不释放|没有?释放|未释放)|(?:不会|没有?)释放显存|僵尸进程|zombie|"
                          r"other (?:vram|gpu|cuda) (?:consumers?|users?|processes|applications?|programs?)|(?:gpu memory|vram) (?:is )?(?:not|never) (?:being )?(?:released|freed)")),
@@ -189,9 +193,14 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
         ev.setdefault("error_kind", "no_cache_memory")
         seen.append("free_memory_on_startup")
     speeds = [float(a or b) for a, b in _THROUGHPUT.findall(text)]
+    single, multi, count = _single_and_multi(text)
+    if single is not None and multi is not None:  # "单卡 3000 tokens/s，双卡 2500": the comparison the user made
+        ev["single_gpu_tokens_per_s"], ev["measured_tokens_per_s"] = single, multi
+        if count:
+            ev["n_gpus"] = count
     if speeds:
         generation = [float(x) for x in _GENERATION.findall(text)]
-        ev["measured_tokens_per_s"] = (generation or speeds)[0]  # the decode figure; else the first one said
+        ev.setdefault("measured_tokens_per_s", (generation or speeds)[0])  # the decode figure; else the first one
         ev["throughputs_read"] = speeds
         seen.append("throughput")
     smi = smi_table(text)
@@ -199,6 +208,28 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
         ev.update({k: v for k, v in smi.items() if k not in ev})
         seen.append("nvidia_smi")
     return ev, seen
+
+
+_ONE_GPU = _rx(r"(?:单卡|一张卡|一卡|1\s*卡|1\s*张卡|one gpu|single gpu|1 gpu|a single card|one card)[^\d\n]{0,16}$")
+_MANY_GPUS = _rx(
+    r"(双卡|两卡|两张卡|多卡|[2-8]\s*张?卡|(?:two|[2-8]|several|multiple) gpus|(?:two|[2-8]) cards)[^\d\n]{0,16}$"
+)
+_COUNT = {"双": 2, "两": 2, "two": 2}
+
+
+def _single_and_multi(text: str) -> tuple[float | None, float | None, int | None]:
+    """The throughput said right after "one GPU", the one said right after "two / several GPUs", and how many."""
+    single = multi = count = None
+    for m in _THROUGHPUT.finditer(text):
+        before = text[max(0, m.start() - 40) : m.start()]
+        value = float(m.group(1) or m.group(2))
+        if single is None and _ONE_GPU.search(before):
+            single = value
+        elif multi is None and (many := _MANY_GPUS.search(before)):
+            multi, said = value, many.group(1).lower()
+            digit = re.search(r"[2-8]", said)
+            count = int(digit.group(0)) if digit else next((n for w, n in _COUNT.items() if said.startswith(w)), None)
+    return single, multi, count
 
 
 def smi_table(text: str) -> dict[str, Any]:

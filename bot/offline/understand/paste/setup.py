@@ -101,7 +101,7 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if framework:
         args["framework"] = framework
     elif paste.framework in _LOCAL:
-        args["framework"], args["workload"] = "other", "infer"
+        args["framework"], args["workload"] = paste.framework, "infer"
     if paste.framework in _LOCAL or framework is None:
         if m := _GGUF.search(" ".join(str(v) for v in (written or "", request.text or ""))):
             s.setdefault("precision", "int4" if int(m.group(1)) <= 5 else "int8")
@@ -127,7 +127,9 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         if key in _FIELDS and key not in args and val is not None:
             args[key] = val
     workload = slots_of(p).get("workload")
-    if not framework and workload in ("train", "infer"):
+    if paste.framework in _LOCAL:
+        pass  # a local runtime serves: the question's words ("image", "fine-tuned model") do not make it training
+    elif not framework and workload in ("train", "infer"):
         args["workload"] = workload
     elif (
         not framework
