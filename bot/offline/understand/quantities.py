@@ -247,9 +247,32 @@ def gpu_hours(w: Work) -> None:
         )
 
 
+#: a period the cards are used for, in days or weeks, after a verb of use ("租两周", "训 10 天", "for two weeks");
+#: "两周内" / "within 2 weeks" is a deadline (`durations`, which runs first and masks it)
+_PERIOD = (
+    _C(
+        rf"(?<!每周)(?<!每月)(?<!一周)(?<!星期)(?:租|训|跑|用|训练|使用|占用|包)\s*(?:了|上)?\s*(?:约|大概|大约)?\s*"
+        rf"(({lx.NUM}|{lx.EN_NUM})\s*(?:个)?\s*(天|周|星期|礼拜))(?!\s*(?:之内|以内|内|左右内))"
+    ),
+    _C(rf"(?<![a-z])for\s+(?:about\s+|around\s+)?(({lx.NUM}|{lx.EN_NUM}|a|an)\s*(days?|weeks?))(?![a-z])"),
+)
+_PERIOD_DAYS = {"天": 1, "周": 7, "星期": 7, "礼拜": 7, "day": 1, "week": 7}
+
+
 def hours(w: Work) -> None:
+    """Wall-clock time the cards run: "跑 1000 小时", or a period of use in days or weeks ("租 16 张训两周")."""
     for m in _HOURS.finditer(w.t):
         set_number(w, "hours", m.group(1), m, 0)
+    if "hours" in w.slots:
+        return
+    for rx in _PERIOD:
+        if m := rx.search(w.t):
+            num = m.group(2)
+            value = 1.0 if num in ("a", "an") else to_number(num)
+            days = _PERIOD_DAYS.get(m.group(3).rstrip("s"))
+            if value and days:
+                w.put("hours", value * days * 24, m, 1)
+                return
 
 
 def _k_value(text: str) -> int:
