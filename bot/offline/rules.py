@@ -164,6 +164,9 @@ class RulesPlanner:
                 slots["model"] = user_slots["model"] = system.largest_model(slots, p.models)
         if intent == "time" and slots.get("deadline_hours") and p.n_gpus is None:
             defaulted.pop("n_gpus", None)  # the count is worked out from the deadline, not assumed
+        if intent == "rent_vs_buy" and slots.get("gpu_hours") and "n_gpus" in defaulted:
+            defaulted.pop("n_gpus")
+            slots["n_gpus"] = None  # "每月 200 卡时": the cards come from the use (compose/money.py)
         if defaulted and intent not in ("knowledge", "out_of_scope", "greeting"):
             note = defaults_note(defaulted, slots, intent, lang)
             if note:

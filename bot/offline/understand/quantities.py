@@ -71,6 +71,8 @@ _DEADLINE = (
 _UNIT_DAYS = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30, "小时": 1 / 24, "h": 1 / 24}
 #: "一年电费", "每月用电", "a year in electricity": a period a bill is quoted for, not how long the cards are used
 _RATE_AFTER = r"(?!\s*(?:的)?(?:电费|电量|用电|耗电|能耗|电|的电|租金|房租|托管费))"
+#: GPU-hours right after "一个月" / "1 month": the month is the rate's period ("一个月大概 200 卡时")
+_RATE_OF_USE = _C(rf"\s*(?:大概|大约|约|差不多|用|跑|要|共)?\s*(?:{lx.NUM})\s*(?:个)?\s*(?:卡时|卡小时|gpu[- ]?hours?)")
 _MONTHS = (
     _C(rf"(?<![每/])({lx.NUM_RANGE}|半)\s*(个月|年)(半)?{_RATE_AFTER}"),
     _C(rf"({lx.NUM_RANGE}|{lx.EN_NUM}|half a)\s*(months?|years?|yrs?)(?![a-z])(?!\s*(?:of|in) (?:electricity|power))"),
@@ -213,6 +215,8 @@ def durations(w: Work) -> None:
     for rx in _MONTHS:
         for m in rx.finditer(w.t):
             num, unit = m.group(1), m.group(2).lower()
+            if _RATE_OF_USE.match(w.src, m.end()) and to_number(num) == 1:
+                continue  # "一个月大概 200 卡时": the period of a rate of use, not how many months
             rng = (0.5, 0.5) if num in ("半", "half a") else num_range(num)
             if rng is None:
                 continue

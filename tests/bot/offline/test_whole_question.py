@@ -50,3 +50,22 @@ def test_asking_for_gpu_hours_is_not_asking_for_a_card_count():
     r = read("8 张 H20 跑 5 天，一共多少卡时？")
     assert "min_count" not in r.asks and r.parsed.hours == 120
 
+
+# --- GPU-hours a month are how the cards are used (class 2: the use dropped, 8 cards at 24 h assumed) -----------
+
+
+def test_gpu_hours_a_month_set_the_hours_a_day_of_a_rent_or_buy(advisor, caplog):
+    (t,) = ask(advisor, caplog, "每个月差不多 1000 卡时的 A100，用三年，自己买还是租？")
+    (r,) = calls(t, "rent_vs_buy")
+    # 1,000 GPU-hours a month need two cards (one gives at most 730), each busy ~16.4 h a day, over 36 months
+    assert r.input["n_gpus"] == 2 and abs(r.input["hours_per_day"] - 16.44) < 0.01 and r.input["months"] == 36
+    assert "按8 卡" not in t.answer and "1000 卡时" in t.answer
+
+
+def test_rent_or_buy_without_a_purchase_price_still_prices_the_rent(advisor, caplog):
+    rent_only = next(g for g in gpus() if (pr := prices_for(g)) and pr.default("rental") and not pr.default("purchase"))
+    (t,) = ask(advisor, caplog, f"{rent_only.name} 一个月大概用 300 卡时，租还是买？")
+    (cost,) = calls(t, "run_cost")
+    assert cost.output["gpu_hours"] == 300
+    assert "租" in t.answer and "采购" in t.answer and f"{cost.output['total_cny']:,.0f}"[:2] in t.answer
+
