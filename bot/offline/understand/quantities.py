@@ -57,7 +57,7 @@ _ONE_NODE = _C(r"单机|单台|单节点|one node|single node|a single (?:node|s
 _HOURS_PER_DAY = (
     _C(r"24\s*/\s*7|7\s*[x×*]\s*24|全天候?|24\s*小时(?:不停|运行|开机|在线|满载|跑)|around the clock|全年无休|不停机"),
     _C(
-        rf"(?:每天|一天|每日|日均|天天|per day|a day)\s*(?:只|就|大约)?\s*(?:跑|用|开|运行|工作|训练|使用|只)?\s*(?:约|大概)?\s*({lx.NUM_RANGE})\s*(?:个)?\s*(?:小时|钟头|h|hours?|hrs?)(?![a-z])"
+        rf"(?:每天|一天|每日|日均|天天|平均每天|per day|a day)\s*(?:只|就|大约|大概|约|差不多|平均)?\s*(?:跑|用|开|运行|工作|训练|使用|只)?\s*(?:约|大概)?\s*({lx.NUM_RANGE})\s*(?:个)?\s*(?:小时|钟头|h|hours?|hrs?)(?![a-z])"
     ),
     _C(rf"({lx.NUM_RANGE})\s*(?:个)?\s*(?:小时|h|hours?|hrs?)\s*(?:a|per|/|每|一)\s*(?:day|天)"),
 )

@@ -69,3 +69,16 @@ def test_rent_or_buy_without_a_purchase_price_still_prices_the_rent(advisor, cap
     assert cost.output["gpu_hours"] == 300
     assert "租" in t.answer and "采购" in t.answer and f"{cost.output['total_cny']:,.0f}"[:2] in t.answer
 
+
+# --- a follow-up keeps what the dialogue said and asks what it asks (class 5) ---------------------------------
+
+
+def test_a_follow_up_about_buying_gets_the_purchase_price(advisor, caplog):
+    _, t = ask(advisor, caplog, "H800 租一卡时多少钱", "那要是采购呢？")
+    (specs,) = calls(t, "gpu_specs")
+    assert specs.output["purchase_low_cny"] and "采购" in t.answer
+
+
+def test_hours_a_day_said_with_an_approximation_are_read():
+    assert read("每天大概用 10 小时，用两年，买 4 张 H20 还是租").parsed.hours_per_day == 10
+
