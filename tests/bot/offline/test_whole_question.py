@@ -82,3 +82,14 @@ def test_a_follow_up_about_buying_gets_the_purchase_price(advisor, caplog):
 def test_hours_a_day_said_with_an_approximation_are_read():
     assert read("每天大概用 10 小时，用两年，买 4 张 H20 还是租").parsed.hours_per_day == 10
 
+
+# --- a comparison for serving ends with speeds and a pick (classes 3 and 4) -----------------------------------
+
+
+def test_a_serving_comparison_without_a_model_shows_speeds_on_a_stated_example(advisor, caplog):
+    (t,) = ask(advisor, caplog, "H20 和 L40S 做推理，哪个性价比高？")
+    speeds = calls(t, "inference_speed")
+    assert {c.input["gpu"] for c in speeds} == {"h20", "l40s"}
+    assert "token/s" in t.answer and speeds[0].output["model"] in t.answer.replace("通用稠密", "generic dense")
+    assert t.answer.startswith("**选 ")
+
