@@ -93,3 +93,23 @@ def test_a_serving_comparison_without_a_model_shows_speeds_on_a_stated_example(a
     assert "token/s" in t.answer and speeds[0].output["model"] in t.answer.replace("通用稠密", "generic dense")
     assert t.answer.startswith("**选 ")
 
+
+# --- a card the catalog lacks is said, with what the job needs whatever the card (class 6) ---------------------
+
+
+@pytest.mark.parametrize(
+    "q, name",
+    [("一张 Q7700 显卡能 LoRA 微调 Qwen2.5-14B 吗", "Q7700"), ("Can a ZX5000 GPU serve Qwen2.5-7B?", "ZX5000")],
+)
+def test_an_unknown_card_is_named_never_replaced(advisor, caplog, q, name):
+    (t,) = ask(advisor, caplog, q)
+    assert name in t.answer and "A100 80GB" not in t.answer  # no stand-in card, no defaults note
+    assert not calls(t, "fit_training") and not calls(t, "fit_inference")
+    (need,) = calls(t, "model_memory")
+    figure = need.output["training_total_gb" if "微调" in q else "serving_gb"]
+    assert f"{figure:.1f}".rstrip("0").rstrip(".") in t.answer
+
+
+def test_a_count_of_gpus_is_not_a_card_name():
+    r = read("we have 4000 GPUs and 5000 GPU-hours")
+    assert r.parsed.unknown_gpus == [] and r.parsed.n_gpus == 4000 and r.parsed.gpu_hours == 5000
