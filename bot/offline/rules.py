@@ -21,7 +21,16 @@ from bot.offline.compose.verdict import verdict
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count
 from bot.offline.say.wording import carried_items, changed_items, defaults_note, error_text
-from bot.offline.understand.decide import STAND_IN_FOR, VARIANT_SEP, assumed_workload, decide, lengths, parts, variants
+from bot.offline.understand.decide import (
+    SIZING,
+    STAND_IN_FOR,
+    VARIANT_SEP,
+    assumed_workload,
+    decide,
+    lengths,
+    parts,
+    variants,
+)
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
 from bot.offline.understand.parse import ParsedQuestion
@@ -132,6 +141,9 @@ class RulesPlanner:
                     say(ASK_KEY.get(key, "ask_model"), lang, default=label, example=example[lang] if example else "")
                 )
                 state["pending"] = {"intent": intent, "missing": key, "slots": _clean(user_slots)}
+                if key == "model" and p.gpus and not (p.unknown_gpus or p.invalid or traffic or SIZING.search(text)):
+                    # "MLU370 能训大模型吗": what the card gives (not for a sizing request, which needs the model)
+                    answers.compose("specs", {"gpu": p.gpus[0], "gpus": list(dict.fromkeys(p.gpus))}, p, run, out)
                 offered = {
                     "planner_defaults": {key: ASK_DEFAULTS.get(key)},
                     **({"ask_example": {key: example["value"]}} if example else {}),

@@ -113,3 +113,28 @@ def test_an_unknown_card_is_named_never_replaced(advisor, caplog, q, name):
 def test_a_count_of_gpus_is_not_a_card_name():
     r = read("we have 4000 GPUs and 5000 GPU-hours")
     assert r.parsed.unknown_gpus == [] and r.parsed.n_gpus == 4000 and r.parsed.gpu_hours == 5000
+
+
+# --- a question back names what decides, and never replaces what can be said now (class 7) -------------------
+
+
+@pytest.mark.parametrize("q", ["？？", "…"])
+def test_a_message_with_nothing_in_it_gets_what_decides_in_both_languages(advisor, caplog, q):
+    (t,) = ask(advisor, caplog, q)
+    assert not t.tool_calls
+    for words in ("训练还是推理", "预算", "显卡", "training or serving", "budget"):
+        assert words in t.answer
+
+
+def test_a_card_named_without_a_model_gets_its_figures_beside_the_model_question(advisor, caplog):
+    (t,) = ask(advisor, caplog, "昇腾 910B 能不能微调大模型？")
+    (specs,) = calls(t, "gpu_specs")
+    assert "哪个模型" in t.answer and f"{specs.output['memory_gb']:g} GB" in t.answer
+
+
+def test_serving_on_several_cards_states_the_weights_they_split(advisor, caplog):
+    (t,) = ask(advisor, caplog, "Llama-3.1-70B 用 bf16 部署要几张 A100 80GB？")
+    (fit,) = [c for c in calls(t, "fit_inference") if c.output["fits"]][:1]
+    (whole,) = calls(t, "model_memory")
+    assert fit.output["n_gpus"] > 1 and f"{whole.output['weights_gb']:.0f}" in t.answer
+
