@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
-from bot.offline.compose import answers, diagnosis
+from bot.offline.compose import answers, diagnosis, network
 from bot.offline.compose.systems import system
 from bot.offline.compose.verdict import verdict
 from bot.offline.say.phrases import localize_name, say
@@ -102,6 +102,7 @@ class RulesPlanner:
                 say("gpu_from_memory", lang, memory=f"{memory:g} {unit}", gpu=get_gpu(p.gpu_from_memory["gpu"]).name)
             )
         f = frame(intent)
+        fabric = intent in _NETWORK_INTENTS and bool(user_slots.get("gpu")) and network.applies(text, p)
         slots = lengths(intent, dict(user_slots))
         unknown = {"gpu"} if p.unknown_gpus else set()
         unknown |= {"model"} if p.unknown_models and not p.models else set()
@@ -118,7 +119,9 @@ class RulesPlanner:
         missing = [
             k
             for k in (*f.needs, *sorted(unknown & set(f.defaults)))
-            if slots.get(k) in (None, []) and not (k == "budget_cny" and slots.get("budget_usd"))
+            if slots.get(k) in (None, [])
+            and not (k == "budget_cny" and slots.get("budget_usd"))
+            and not (fabric and k == "model")  # the network comparison states its example model
         ]
         traffic = ["capacity"] if any(m.role in ("concurrency", "qps", "daily_users") for m in request.mentions) else []
         if missing == ["model"] and (cards := _cards_alone(p, [*request.cued, *traffic])):
@@ -213,6 +216,12 @@ class RulesPlanner:
                 out.add(error_text(err, slots, lang))
             if slots.get("n_gpus") and planned is not system.system_plan:  # and what the user's own cards hold
                 self._answer(intent, slots, p, run, out, offered)
+        elif fabric:
+            try:  # "2 台 8 卡 H800 要不要上 IB": the cluster's run timed on each fabric named
+                network.network(slots, p, run, out)
+            except AdvisorError as err:
+                out.add(error_text(err, slots, lang))
+            intent = "time"  # cited and carried as the training run it is
         else:
             self._answer(intent, slots, p, run, out, offered)
         for extra in () if planned else parts(intent, p, request.cued):
@@ -268,6 +277,8 @@ def _carried(p: ParsedQuestion, slots: dict[str, Any], changed: list, state: dic
     }
 
 
+#: intents a question about the network between nodes is read as (words, cards): it is answered by compose/network
+_NETWORK_INTENTS = frozenset({"knowledge", "compare", "specs", "out_of_scope", "fit", "min_gpus", "time", "speed"})
 #: asks whose answer needs the model's size (a memory fit, a count, a run's time or money)
 _NEEDS_MODEL = frozenset({"fits", "min_count", "time", "cost", "capacity", "rent_vs_buy", "choose"})
 

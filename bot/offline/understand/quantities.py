@@ -16,7 +16,7 @@ from tools.catalog import lookup as catalog
 _N = rf"(?:{lx.NUM_RANGE}|{lx.EN_NUM})"
 _NODES_AND_CARDS = _C(
     rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:台|机(?![器房])|个?节点|nodes?|servers?|machines?|boxes)\s*(?:{G})?\s*(?:服务器|机器|主机|servers?)?\s*(?:[,，、]?\s*(?:每台|每机|每个节点|each with|of|with|x|×|\*)?\s*)"
-    rf"({lx.NUM})\s*(?:张|块|片)?\s*(?:卡|显卡|gpus?|cards?|{G})"
+    rf"({lx.NUM})\s*(?:[x×*]\s*)?(?:张|块|片)?\s*(?:卡|显卡|gpus?|cards?|{G})"
 )
 _GRID = _C(rf"(?<![\d.a-z])(\d+)\s*[x×*]\s*(\d+)\s*(?:张|卡|gpus?)?\s*[x×*]?\s*{G}")
 #: "2*8*80G": nodes × GPUs per node × each card's memory

@@ -138,3 +138,22 @@ def test_serving_on_several_cards_states_the_weights_they_split(advisor, caplog)
     (whole,) = calls(t, "model_memory")
     assert fit.output["n_gpus"] > 1 and f"{whole.output['weights_gb']:.0f}" in t.answer
 
+
+def test_nodes_of_cards_written_with_a_times_sign_are_all_the_gpus():
+    assert read("3 servers of 8x H20, is RoCE enough?").parsed.n_gpus == 24
+
+
+# --- the network between nodes, asked about by name, is answered on the cluster's run (class 3) ---------------
+
+
+@pytest.mark.parametrize(
+    "q, fabrics", [("3 台 8 卡 H20 做训练，用 RoCE 行不行？", {"roce", "ib-ndr"}),
+                   ("Is 100G ethernet fine for 4 nodes of 8 A800, or do we need InfiniBand?", {"ethernet-100g", "ib-ndr"})]
+)  # fmt: skip
+def test_a_question_about_the_network_times_the_run_on_each_fabric(advisor, caplog, q, fabrics):
+    (t,) = ask(advisor, caplog, q)
+    runs = calls(t, "training_time")
+    assert {c.input["nodes_fabric"] for c in runs} == fabrics and {c.input["n_gpus"] for c in runs} in ({24}, {32})
+    assert "哪个模型" not in t.answer and "which model" not in t.answer
+    for c in runs:
+        assert f"{c.output['comm_share'] * 100:.0f}%" in t.answer
