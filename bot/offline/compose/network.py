@@ -39,14 +39,22 @@ def named(text: str) -> list[str]:
     return list(dict.fromkeys(fid for _, fid in sorted(found)))
 
 
+#: the link between the cards, asked about in words ("没有 NVLink", "PCIe 够吗", "通信会不会成瓶颈")
+_LINK = re.compile(r"nvlink|pcie|卡间|通信|互联|interconnect|communication", re.IGNORECASE)
+#: exposed communication above this share of a step makes the link the bottleneck (a rule of thumb, not shown)
+BOTTLENECK = 0.15
+
+
 def applies(text: str, p: ParsedQuestion) -> bool:
-    """A multi-node cluster (more than one node's 8 cards, or nodes said) and a fabric named."""
-    return bool(named(text)) and ((p.n_gpus or 0) > 8 or (p.n_nodes or 0) >= 2)
+    """A multi-node cluster (more than one node's 8 cards, or nodes said) and a fabric named; or several cards and
+    their link asked about."""
+    nodes = (p.n_gpus or 0) > 8 or (p.n_nodes or 0) >= 2
+    return (bool(named(text)) and nodes) or ((p.n_gpus or 0) > 1 and bool(_LINK.search(text or "")))
 
 
 def network(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
-    ids = named(p.text)
+    ids = named(p.text) if (p.n_gpus or 0) > 8 or (p.n_nodes or 0) >= 2 else []
     if len(ids) == 1 and ids[0] != REFERENCE:
         ids.append(REFERENCE)
     model = s.get("model") or ASK_DEFAULTS["model"]
@@ -55,6 +63,13 @@ def network(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> Non
     base = {"model": model, "gpu": s["gpu"], "n_gpus": s["n_gpus"], "tokens": int(s.get("tokens") or 1_000_000_000)}
     if s.get("method") in ("full", "lora", "qlora", "freeze"):
         base["method"] = s["method"]
+    if not ids:  # the cards' own link: what it is, and the share of a step it leaves the run waiting
+        g, t = run("gpu_specs", {"gpu": s["gpu"]}), run("training_time", base)
+        kind = g["interconnect_kind_zh"] if lang == "zh" else g["interconnect_kind"]
+        line = "link_bottleneck" if t["comm_share"] > BOTTLENECK else "link_fine"
+        out.add(say(line, lang, n=t["n_gpus"], gpu=t["gpu"], kind=kind, comm=pct(t["comm_share"]),
+                    time=duration(t["hours"], lang)))  # fmt: skip
+        return
     runs = [(fid, run("training_time", {**base, "nodes_fabric": fid})) for fid in ids]
     fastest = min(t["hours"] for _, t in runs)
     names = {f.id: f.name for f in fabrics()}

@@ -157,3 +157,14 @@ def test_a_question_about_the_network_times_the_run_on_each_fabric(advisor, capl
     assert "哪个模型" not in t.answer and "which model" not in t.answer
     for c in runs:
         assert f"{c.output['comm_share'] * 100:.0f}%" in t.answer
+
+
+@pytest.mark.parametrize(
+    "q", ["4 张 L40S 没有 NVLink，训练时卡间通信够吗？", "Will PCIe be a bottleneck training on 8 RTX 4090s?"]
+)
+def test_a_question_about_the_cards_link_names_it_and_times_the_wait(advisor, caplog, q):
+    (t,) = ask(advisor, caplog, q)
+    (specs,) = calls(t, "gpu_specs")
+    (run,) = calls(t, "training_time")
+    kind = specs.output["interconnect_kind_zh" if "训练" in q else "interconnect_kind"]
+    assert kind in t.answer and f"{run.output['comm_share'] * 100:.0f}%" in t.answer
