@@ -15,13 +15,22 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
-from bot.offline.compose import answers, diagnosis
+from bot.offline.compose import answers, diagnosis, network
 from bot.offline.compose.systems import system
 from bot.offline.compose.verdict import verdict
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count
 from bot.offline.say.wording import carried_items, changed_items, defaults_note, error_text
-from bot.offline.understand.decide import STAND_IN_FOR, VARIANT_SEP, assumed_workload, decide, lengths, parts, variants
+from bot.offline.understand.decide import (
+    SIZING,
+    STAND_IN_FOR,
+    VARIANT_SEP,
+    assumed_workload,
+    decide,
+    lengths,
+    parts,
+    variants,
+)
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
 from bot.offline.understand.parse import ParsedQuestion
@@ -93,6 +102,7 @@ class RulesPlanner:
                 say("gpu_from_memory", lang, memory=f"{memory:g} {unit}", gpu=get_gpu(p.gpu_from_memory["gpu"]).name)
             )
         f = frame(intent)
+        fabric = intent in _NETWORK_INTENTS and bool(user_slots.get("gpu")) and network.applies(text, p)
         slots = lengths(intent, dict(user_slots))
         unknown = {"gpu"} if p.unknown_gpus else set()
         unknown |= {"model"} if p.unknown_models and not p.models else set()
@@ -109,7 +119,9 @@ class RulesPlanner:
         missing = [
             k
             for k in (*f.needs, *sorted(unknown & set(f.defaults)))
-            if slots.get(k) in (None, []) and not (k == "budget_cny" and slots.get("budget_usd"))
+            if slots.get(k) in (None, [])
+            and not (k == "budget_cny" and slots.get("budget_usd"))
+            and not (fabric and k == "model")  # the network comparison states its example model
         ]
         traffic = ["capacity"] if any(m.role in ("concurrency", "qps", "daily_users") for m in request.mentions) else []
         if missing == ["model"] and (cards := _cards_alone(p, [*request.cued, *traffic])):
@@ -137,6 +149,9 @@ class RulesPlanner:
                     say(ASK_KEY.get(key, "ask_model"), lang, default=label, example=example[lang] if example else "")
                 )
                 state["pending"] = {"intent": intent, "missing": key, "slots": _clean(user_slots)}
+                if key == "model" and p.gpus and not (p.unknown_gpus or p.invalid or traffic or SIZING.search(text)):
+                    # "MLU370 能训大模型吗": what the card gives (not for a sizing request, which needs the model)
+                    answers.compose("specs", {"gpu": p.gpus[0], "gpus": list(dict.fromkeys(p.gpus))}, p, run, out)
                 offered = {
                     "planner_defaults": {key: ASK_DEFAULTS.get(key)},
                     **({"ask_example": {key: example["value"]}} if example else {}),
@@ -169,6 +184,9 @@ class RulesPlanner:
                 slots["model"] = user_slots["model"] = system.largest_model(slots, p.models)
         if intent == "time" and slots.get("deadline_hours") and p.n_gpus is None:
             defaulted.pop("n_gpus", None)  # the count is worked out from the deadline, not assumed
+        if intent == "rent_vs_buy" and slots.get("gpu_hours") and "n_gpus" in defaulted:
+            defaulted.pop("n_gpus")
+            slots["n_gpus"] = None  # "每月 200 卡时": the cards come from the use (compose/money.py)
         if defaulted and intent not in ("knowledge", "out_of_scope", "greeting"):
             note = defaults_note(defaulted, slots, intent, lang)
             if note:
@@ -203,6 +221,12 @@ class RulesPlanner:
                 out.add(error_text(err, slots, lang))
             if slots.get("n_gpus") and planned is not system.system_plan:  # and what the user's own cards hold
                 self._answer(intent, slots, p, run, out, offered)
+        elif fabric:
+            try:  # "2 台 8 卡 H800 要不要上 IB": the cluster's run timed on each fabric named
+                network.network(slots, p, run, out)
+            except AdvisorError as err:
+                out.add(error_text(err, slots, lang))
+            intent = "time"  # cited and carried as the training run it is
         else:
             self._answer(intent, slots, p, run, out, offered)
         for extra in () if planned else parts(intent, p, request.cued):
@@ -258,6 +282,8 @@ def _carried(p: ParsedQuestion, slots: dict[str, Any], changed: list, state: dic
     }
 
 
+#: intents a question about the network between nodes is read as (words, cards): it is answered by compose/network
+_NETWORK_INTENTS = frozenset({"knowledge", "compare", "specs", "out_of_scope", "fit", "min_gpus", "time", "speed"})
 #: asks whose answer needs the model's size (a memory fit, a count, a run's time or money)
 _NEEDS_MODEL = frozenset({"fits", "min_count", "time", "cost", "capacity", "rent_vs_buy", "choose"})
 

@@ -15,7 +15,7 @@ from typing import Any
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.support import supports
 from bot.offline.say.phrases import say
-from bot.offline.say.render import Out, gb
+from bot.offline.say.render import Out, gb, method_label
 from bot.offline.understand.frames import frame
 from bot.offline.understand.parse import ParsedQuestion
 from tools.catalog.lookup import get_model
@@ -64,6 +64,7 @@ def unknown_names(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
             run("gpu_specs", {"gpu": name})
         except AdvisorError as err:
             out.add(say("unknown_name", out.lang, message=err.message(out.lang)))
+            out.add(_job_needs(p, name, run, out.lang))  # what the job needs, whatever the card: and its memory?
     asked = False
     for name in p.unknown_models:
         if name in p.stand_ins:
@@ -100,6 +101,27 @@ def _against_memory(p: ParsedQuestion, memory_gb: float, run: ToolRun, lang: str
     have = (p.n_gpus or 1) * memory_gb * SERVING_SHARE
     verdict = "memory_card_fits" if r["serving_gb"] <= have else "memory_card_short"
     return say(verdict, lang, model=r["model"], need=gb(r["serving_gb"]), weights=gb(r["weights_gb"]))
+
+
+def _job_needs(p: ParsedQuestion, card: str, run: ToolRun, lang: str) -> str:
+    """A card the catalog lacks, for a model it has: the memory the job needs on one card (training: model states
+    and activations, unsharded; serving: weights and KV cache), from `model_memory`, and one question for the
+    card's memory, which decides it."""
+    if not p.models:
+        return ""
+    training = p.workload in ("train", "finetune", "pretrain") or p.method is not None
+    method = p.method if p.method in ("full", "lora", "qlora") else "full"
+    try:
+        r = run("model_memory", {"model": p.models[0], **({"method": method} if training else {})})
+    except AdvisorError:
+        return ""
+    if training:
+        return say(
+            "unknown_card_train_needs", lang, card=card, model=r["model"], method=method_label(method, lang),
+            need=gb(r["training_total_gb"]), states=gb(r["model_states_gb"]),
+        )  # fmt: skip
+    return say("unknown_card_serve_needs", lang, card=card, model=r["model"], need=gb(r["serving_gb"]),
+               weights=gb(r["weights_gb"]))  # fmt: skip
 
 
 #: a generic MoE given by its total and active sizes, as parse writes it ("400B-A20B")

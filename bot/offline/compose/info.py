@@ -12,11 +12,11 @@ from bot.offline.compose.serving import fewest_that_hold
 from bot.offline.compose.shortlist import pick_gpu, pick_time, picks, sourcing_args, spec_distance, without_excluded
 from bot.offline.compose.toolargs import assumed, budget_args, is_inference, n_of, serving_args
 from bot.offline.say.assumptions import assumptions_block
-from bot.offline.say.phrases import say
+from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count, duration, excerpt, gb, method_label, money
-from bot.offline.understand.frames import DEFAULT_GPU
+from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU
 from bot.offline.understand.parse import ParsedQuestion
-from tools.catalog.lookup import get_gpu, gpus
+from tools.catalog.lookup import get_gpu, get_model, gpus
 from tools.errors import AdvisorError
 
 
@@ -33,23 +33,19 @@ def compare(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> Non
     out.add(say("compare_intro", lang, names=" / ".join(row["name"] for row in r["rows"])))
     out.add(_spec_table(r["rows"], lang))
     first = r["rows"][0]["name"]
-    lines = []
-    for row, ratio in zip(r["rows"][1:], r["ratios_to_first"][1:]):
-        lines.append(
-            say(
-                "compare_ratio",
-                lang,
-                gpu=row["name"],
-                first=first,
-                mem=_x(ratio["memory"]),
-                bw=_x(ratio["bandwidth"]),
-                bf16=_x(ratio["bf16"]),
-            )
-        )
+    lines = [
+        say("compare_ratio", lang, gpu=row["name"], first=first, mem=_x(x["memory"]), bw=_x(x["bandwidth"]),
+            bf16=_x(x["bf16"]))
+        for row, x in zip(r["rows"][1:], r["ratios_to_first"][1:])
+    ]  # fmt: skip
     out.add("\n".join(lines))
+    example = not s.get("model") and not (p.unknown_models or p.unknown_gpus) and is_inference(s)
+    if example:  # "L20 和 4090 做推理哪个划算": serving figures need a model, so one is taken as the example, said
+        s = {**s, "model": ASK_DEFAULTS["model"]}
+        out.add(say("compare_serving_example", lang, model=localize_name(get_model(s["model"]).name, lang)))
     if s.get("model"):
         for name in names[:3]:
-            if _SPEED_WORDS.search(p.text):  # "训练 70B 速度差多少": the job itself timed on each card
+            if example or _SPEED_WORDS.search(p.text):  # "训练 70B 速度差多少": the job itself timed on each card
                 job_line(s, name, run, out)
             else:
                 fit_line(s, name, run, out)
@@ -391,7 +387,8 @@ def ref_number(run: ToolRun, doc_id: str) -> int:
 
 
 def out_of_scope(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
-    out.add(say("out_of_scope", out.lang))
+    empty = not re.search(r"[^\W_]", p.text or "")  # "？", "…": nothing asked yet, in no language: ask in both
+    out.add(say("ask_what", "zh") + "\n\n" + say("ask_what", "en") if empty else say("out_of_scope", out.lang))
 
 
 def greeting(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:

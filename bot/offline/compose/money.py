@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -16,6 +17,7 @@ from bot.offline.say.render import Out, money, money_span, months_label, num, ra
 from bot.offline.understand.parse import ParsedQuestion
 from tools.catalog.lookup import gpus
 from tools.catalog.prices import prices_for
+from tools.errors import AdvisorError
 from tools.units import HOURS_PER_MONTH
 
 _PRICE_WORDS = re.compile(r"价格|多少钱|价钱|贵|便宜|报价|price|cost|cheaper|expensive", re.IGNORECASE)
@@ -248,19 +250,47 @@ def power(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     )
 
 
+#: GPU-hours said as a monthly rate ("每月 200 卡时", "200 GPU-hours a month")
+_PER_MONTH = re.compile(r"每月|每个月|一个月|月均|/\s*月|per month|a month|monthly|/\s*mo(?:nth)?\b", re.IGNORECASE)
+
+
+def _use_rate(s: dict[str, Any], p: ParsedQuestion, args: dict[str, Any]) -> float | None:
+    """ "一个月大概 200 卡时": GPU-hours over a period are how much the cards are used, so they set the hours a day
+    on the cards named (else on the fewest cards that can give them), over the horizon the user gave, or the
+    tool's; a one-month period is the rate's, not a horizon (nobody buys cards for one month)."""
+    months = s.get("months")
+    monthly = months == 1 or _PER_MONTH.search(p.text)
+    if not monthly and not months:
+        return None
+    per_month = s["gpu_hours"] if monthly else s["gpu_hours"] / months
+    n = s.get("n_gpus") or max(1, math.ceil(per_month / HOURS_PER_MONTH))
+    args["n_gpus"] = n
+    args["hours_per_day"] = round(min(24.0, per_month / n / HOURS_PER_MONTH * 24), 2)
+    if months == 1:
+        args.pop("months", None)
+    return per_month
+
+
 def rent_vs_buy(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
     args: dict[str, Any] = {"gpu": s["gpu"], "n_gpus": n_of(s, 8)}
     for key in ("hours_per_day", "months", "electricity_cny_per_kwh", "pue"):
         if s.get(key):
             args[key] = s[key]
+    per_month = _use_rate(s, p, args) if s.get("gpu_hours") and not s.get("hours_per_day") else None
     if s.get("price_cny_per_hour"):
         args["rent_cny_per_hour"] = s["price_cny_per_hour"]
     if s.get("purchase_price_cny"):
         args["purchase_cny"] = s["purchase_price_cny"]
     if usage.rent_or_buy_as_used(s, p, args, run, out):  # an IDC renting out, or buying for one job
         return
-    r = run("rent_vs_buy", args)
+    try:
+        r = run("rent_vs_buy", args)
+    except AdvisorError as err:
+        if err.field != "purchase_cny":
+            raise
+        _rent_side(args, per_month, run, out)  # no purchase price on file: what renting costs as used
+        return
     hpd = f"{num(r['hours_per_day'])} 小时" if lang == "zh" else f"{num(r['hours_per_day'])} h"
     common = {
         "n": r["n_gpus"],
@@ -285,6 +315,10 @@ def rent_vs_buy(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) ->
             own_monthly=money(r["own_monthly_cny"], lang),
         )
     )
+    if per_month:
+        hpd_rate = f"{num(r['hours_per_day'])} 小时" if lang == "zh" else f"{num(r['hours_per_day'])} h"
+        said = next(iter(p.mentions.get("gpu_hours", [])), f"{per_month:,.0f}")  # as the user wrote it
+        out.add(say("rvb_use_rate", lang, use=said, n=r["n_gpus"], hpd=hpd_rate))
     if r.get("breakeven_hours_per_day"):
         bhpd = f"{num(r['breakeven_hours_per_day'])} 小时" if lang == "zh" else f"{num(r['breakeven_hours_per_day'])} h"
         out.add(say("rvb_breakeven_util", lang, bhpd=bhpd))
@@ -303,5 +337,32 @@ def rent_vs_buy(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) ->
                 "rent_cny_per_hour",
                 "purchase_cny",
             ),
+        )
+    )
+
+
+def _rent_side(args: dict[str, Any], per_month: float | None, run: ToolRun, out: Out) -> None:
+    """Rent or buy with no purchase price on file: the rental bill a month at the use asked about, the buy side
+    named as the gap (the user's quote fills it)."""
+    lang = out.lang
+    hours = HOURS_PER_MONTH * args.get("hours_per_day", 24) / 24
+    cost_args: dict[str, Any] = {"gpu": args["gpu"]}
+    n = args["n_gpus"]
+    cost_args.update(n_gpus=n, hours=round(per_month / n if per_month else hours, 1))
+    if args.get("rent_cny_per_hour"):
+        cost_args["price_cny_per_hour"] = args["rent_cny_per_hour"]
+    c = run("run_cost", cost_args)
+    low, high = money_span(c["low_cny"], c["high_cny"], lang)
+    out.add(
+        say(
+            "rvb_rent_only",
+            lang,
+            gpu=c["gpu"],
+            n=args["n_gpus"],
+            gpu_hours=f"{c['gpu_hours']:,.0f}",
+            price=rate(c["price_cny_per_hour"], lang),
+            total=money(c["total_cny"], lang),
+            span=say("money_span", lang, low=low, high=high) if c["low_cny"] != c["high_cny"] else "",
+            source=short_source(c["price_source"]),
         )
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from bot.core.toolbox import ToolRun
 from bot.offline.say.phrases import say
-from bot.offline.say.render import Out, money, num
+from bot.offline.say.render import Out, money, num, rate
 from tools.errors import AdvisorError
 
 FIT_TOOLS = ("fit_inference", "fit_training")
@@ -115,6 +115,14 @@ def verdict(asks: list[str], run: ToolRun, out: Out, at: int, china: bool = Fals
             if n in feasible
         ]
         reasons.append(say("verdict_rent", lang, cost=money(card["rent"], lang), others=sep.join(rents)))
+    elif any(c.get("rent") is not None for c in feasible.values()):  # the prices on file, and the gap named
+        known = [
+            say("verdict_rent_other", lang, gpu=n, cost=rate(c["rent"], lang))
+            for n, c in feasible.items()
+            if c.get("rent") is not None
+        ]
+        missing = [n for n, c in feasible.items() if c.get("rent") is None]
+        reasons.append(say("verdict_rent_partial", lang, known=sep.join(known), missing=" / ".join(missing)))
     restricted = [n for n, c in cards.items() if (c.get("row") or {}).get("china_available") is False]
     if restricted and china:
         verb = "are" if len(restricted) > 1 else "is"

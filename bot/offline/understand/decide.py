@@ -78,6 +78,13 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         return "time"  # "8 卡 H800 训 100B tokens 要花多少": a token count is billed through a training run's time
     if (
         intent == "cost"
+        and BUY.search(p.text)
+        and not RENT.search(p.text)
+        and not (p.tokens or p.gpu_hours or p.hours or p.months)
+    ):
+        return "price"  # "那买一张呢？" after a rental's cost: the purchase price, not the hours carried over
+    if (
+        intent == "cost"
         and (slots.get("hours") or 0) <= 1
         and not (p.tokens or p.gpu_hours or p.n_gpus or p.months or slots.get("model"))
         and RENT.search(p.text)

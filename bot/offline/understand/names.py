@@ -36,6 +36,9 @@ _VERSION_WORD = _C(
     r"^(?:a\d+(?:\.\d+)?b|v\d.*|r\d.*|\d.*|chat|instruct|base|coder|moe|turbo|pro|max|mini|flash|o|vl|math|hf|it)$"
 )
 _GPU_NUMBER = _C(r"^[a-z]{0,3}\d{2,5}[a-z]{0,4}$")
+_UNLISTED_CARD = _C(  # "Z9000 显卡": a card by the word after it, though the catalog lacks it
+    r"[a-z]{1,3}\d{3,5}[a-z]?\s*(?:显卡|加速卡|计算卡|gpus?\b(?![- ]?h)|graphics cards?)|\d{4}[a-z]?\s*显卡"
+)
 _SOFTWARE = _C(lx.SOFTWARE)
 _URL = _C(r"https?://[^\s\"'<>）)]{1,500}")
 _O_AS_ZERO = re.compile(r"(?<=\d)o|o(?=\d)")
@@ -341,10 +344,7 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
         return i + 1
     if not _NOT_NAME.match(tok) and _GPU_NUMBER.match(tok):
         letters = re.match(r"[a-z]*", tok).group(0)
-        near = w.t[end : end + 4]
-        if (letters and letters in names.gpu_letters) or (
-            re.fullmatch(r"\d{4}[a-z]?", tok) and re.match(r"\s*显卡", near)
-        ):
+        if (letters and letters in names.gpu_letters) or _UNLISTED_CARD.match(w.t, start, end + 16):
             _add(w, "unknown_gpus", w.span(start, end))
             w.note("unknown_gpus", start, end)
             w.mask(start, end, GPU_MARK)

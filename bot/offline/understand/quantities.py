@@ -16,7 +16,7 @@ from tools.catalog import lookup as catalog
 _N = rf"(?:{lx.NUM_RANGE}|{lx.EN_NUM})"
 _NODES_AND_CARDS = _C(
     rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:台|机(?![器房])|个?节点|nodes?|servers?|machines?|boxes)\s*(?:{G})?\s*(?:服务器|机器|主机|servers?)?\s*(?:[,，、]?\s*(?:每台|每机|每个节点|each with|of|with|x|×|\*)?\s*)"
-    rf"({lx.NUM})\s*(?:张|块|片)?\s*(?:[x×*]\s*)?(?:卡|显卡|gpus?|cards?|{G})"
+    rf"({lx.NUM})\s*(?:[x×*]\s*)?(?:张|块|片)?\s*(?:[x×*]\s*)?(?:卡|显卡|gpus?|cards?|{G})"
 )
 #: "2台 H100*8", "3 nodes of A800 x8": servers, then the card and how many each holds
 _NODES_THEN_CARDS = _C(
@@ -67,7 +67,7 @@ _ONE_NODE = _C(r"单机|单台|单节点|one node|single node|a single (?:node|s
 _HOURS_PER_DAY = (
     _C(r"24\s*/\s*7|7\s*[x×*]\s*24|全天候?|24\s*小时(?:不停|运行|开机|在线|满载|跑)|around the clock|全年无休|不停机"),
     _C(
-        rf"(?:每天|一天|每日|日均|天天|per day|a day)\s*(?:只|就|大约)?\s*(?:跑|用|开|运行|工作|训练|使用|只)?\s*(?:约|大概)?\s*({lx.NUM_RANGE})\s*(?:个)?\s*(?:小时|钟头|h|hours?|hrs?)(?![a-z])"
+        rf"(?:每天|一天|每日|日均|天天|平均每天|per day|a day)\s*(?:只|就|大约|大概|约|差不多|平均)?\s*(?:跑|用|开|运行|工作|训练|使用|只)?\s*(?:约|大概)?\s*({lx.NUM_RANGE})\s*(?:个)?\s*(?:小时|钟头|h|hours?|hrs?)(?![a-z])"
     ),
     _C(rf"({lx.NUM_RANGE})\s*(?:个)?\s*(?:小时|h|hours?|hrs?)\s*(?:a|per|/|每|一)\s*(?:day|天)"),
 )
@@ -81,6 +81,8 @@ _DEADLINE = (
 _UNIT_DAYS = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30, "小时": 1 / 24, "h": 1 / 24}
 #: "一年电费", "每月用电", "a year in electricity": a period a bill is quoted for, not how long the cards are used
 _RATE_AFTER = r"(?!\s*(?:的)?(?:电费|电量|用电|耗电|能耗|电|的电|租金|房租|托管费))"
+#: GPU-hours right after "一个月" / "1 month": the month is the rate's period ("一个月大概 200 卡时")
+_RATE_OF_USE = _C(rf"\s*(?:大概|大约|约|差不多|用|跑|要|共)?\s*(?:{lx.NUM})\s*(?:个)?\s*(?:卡时|卡小时|gpu[- ]?hours?)")
 _MONTHS = (
     _C(rf"(?<![每/])({lx.NUM_RANGE}|半)\s*(个月|年)(半)?{_RATE_AFTER}"),
     _C(rf"({lx.NUM_RANGE}|{lx.EN_NUM}|half a)\s*(months?|years?|yrs?)(?![a-z])(?!\s*(?:of|in) (?:electricity|power))"),
@@ -232,6 +234,8 @@ def durations(w: Work) -> None:
     for rx in _MONTHS:
         for m in rx.finditer(w.t):
             num, unit = m.group(1), m.group(2).lower()
+            if _RATE_OF_USE.match(w.src, m.end()) and to_number(num) == 1:
+                continue  # "一个月大概 200 卡时": the period of a rate of use, not how many months
             rng = (0.5, 0.5) if num in ("半", "half a") else num_range(num)
             if rng is None:
                 continue
@@ -266,9 +270,32 @@ def gpu_hours(w: Work) -> None:
         )
 
 
+#: a period the cards are used for, in days or weeks, after a verb of use ("租两周", "训 10 天", "for two weeks");
+#: "两周内" / "within 2 weeks" is a deadline (`durations`, which runs first and masks it)
+_PERIOD = (
+    _C(
+        rf"(?<!每周)(?<!每月)(?<!一周)(?<!星期)(?:租|训|跑|用|训练|使用|占用|包)\s*(?:了|上)?\s*(?:约|大概|大约)?\s*"
+        rf"(({lx.NUM}|{lx.EN_NUM})\s*(?:个)?\s*(天|周|星期|礼拜))(?!\s*(?:之内|以内|内|左右内))"
+    ),
+    _C(rf"(?<![a-z])for\s+(?:about\s+|around\s+)?(({lx.NUM}|{lx.EN_NUM}|a|an)\s*(days?|weeks?))(?![a-z])"),
+)
+_PERIOD_DAYS = {"天": 1, "周": 7, "星期": 7, "礼拜": 7, "day": 1, "week": 7}
+
+
 def hours(w: Work) -> None:
+    """Wall-clock time the cards run: "跑 1000 小时", or a period of use in days or weeks ("租 16 张训两周")."""
     for m in _HOURS.finditer(w.t):
         set_number(w, "hours", m.group(1), m, 0)
+    if "hours" in w.slots:
+        return
+    for rx in _PERIOD:
+        if m := rx.search(w.t):
+            num = m.group(2)
+            value = 1.0 if num in ("a", "an") else to_number(num)
+            days = _PERIOD_DAYS.get(m.group(3).rstrip("s"))
+            if value and days:
+                w.put("hours", value * days * 24, m, 1)
+                return
 
 
 def _k_value(text: str) -> int:

@@ -13,7 +13,7 @@ CUES = {
     "diagnose": r"tried to allocate|outofmemoryerror|为什么|为啥|怎么回事|咋回事|报错|\boom\b|out of memory|爆显存|显存(?:不够|不足|溢出|爆了|炸了)|"
     r"怎么解决|如何解决|怎么办|解决方法|跑不起来|启动(?:就)?(?:挂|失败|报错)|\bwhy\b|slower than|变慢|很慢|慢了|太慢|"
     r"traceback|runtimeerror|\berror\b|\bfailed\b|killed|\bhangs?\b|卡住|\bnan\b|doesn'?t work|not working",
-    "min_count": r"几张|几块|几卡|几台|多少张|多少块|多少卡|多少台|多少个(?:gpu|节点|卡)|最少.{0,4}(?:几|多少)|至少.{0,4}(?:几|多少)|"
+    "min_count": r"几张|几块|几卡(?!时)|几台|多少张|多少块|多少卡(?!时|小时|·时)|多少台|多少个(?:gpu|节点|卡)|最少.{0,4}(?:几|多少)|至少.{0,4}(?:几|多少)|"
     r"how (?:many|much) (?:gpus?|cards?|nodes?|servers?|machines?|a100s?|h100s?|h800s?|h20s?|4090s?)|"
     r"min(?:imum)? (?:number of )?(?:gpus?|cards?|nodes?)|最低配置|"
     # the count asked as resources or requirements ("需要多少资源", "所需卡数", "还是需要多卡", "GPU requirements")
