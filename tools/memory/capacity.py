@@ -31,6 +31,18 @@ def capacity_bytes(gpu: GpuSpec) -> float:
     return gpu.memory_gb * GB
 
 
+def binary_size(gpu: GpuSpec) -> bool:
+    """Whether the card's advertised size is in GiB (NVIDIA's): its usable memory is then also said in GiB, so
+    "25.8 GB usable" on a "24 GB" card reads as the same 24. Other vendors' sizes are decimal (a driver figure
+    below the label is less memory, not another unit)."""
+    return gpu.vendor == "nvidia"
+
+
+def usable_gib(gpu: GpuSpec, usable: float) -> float | None:
+    """The usable bytes in GiB where the card is sold in GiB (see `binary_size`), else None."""
+    return round(usable / GiB, 1) if binary_size(gpu) else None
+
+
 @per_record
 def capacity_assumption(gpu: GpuSpec) -> Assumption:
     """The capacity the verdict compares with, as the driver reports it (`fit_training` and `fit_inference`)."""

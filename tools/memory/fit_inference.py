@@ -22,6 +22,7 @@ from tools.memory.capacity import (
     capacity_assumption,
     capacity_bytes,
     round_count,
+    usable_gib,
 )
 from tools.memory.layout_notes import expert_format_note, layout_assumptions
 from tools.memory.verdict import convention_assumption, judge
@@ -276,6 +277,7 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
         per_gpu_gb=round(per_gpu / GB, 2),
         capacity_gb=round(capacity / GB, 2),
         usable_gb=round(usable / GB, 2),
+        usable_gib=usable_gib(gpu, usable),
         shortfall_gb=round(max(0.0, per_gpu - usable) / GB, 2),
         headroom_gb=round((usable - per_gpu) / GB, 2),
         breakdown_gb={k: round(v / GB, 3) for k, v in parts.items()},

@@ -23,6 +23,7 @@ from tools.memory.capacity import (
     capacity_assumption,
     capacity_bytes,
     next_count,
+    usable_gib,
 )
 from tools.memory.train_advice import flip_note, suggest
 from tools.memory.train_breakdown import (
@@ -373,6 +374,7 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
         per_gpu_gb=round(per_gpu / GB, 2),
         capacity_gb=round(capacity / GB, 2),
         usable_gb=round(usable / GB, 2),
+        usable_gib=usable_gib(gpu, usable),
         shortfall_gb=round(max(0.0, per_gpu - usable) / GB, 2),
         headroom_gb=round((usable - per_gpu) / GB, 2),
         breakdown_gb={k: round(v / GB, 2) for k, v in parts.items()},

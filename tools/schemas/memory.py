@@ -159,6 +159,8 @@ class FitTrainingOutput(VerdictFields, ToolOutput):
     per_gpu_gb: float
     capacity_gb: float
     usable_gb: float
+    #: the same usable memory in GiB where the card's advertised size is binary (NVIDIA's "24 GB" = 24 GiB), else None
+    usable_gib: float | None = None
     shortfall_gb: float  # 0 when it fits
     headroom_gb: float  # usable − per_gpu (negative when it does not fit)
     breakdown_gb: dict[str, float]
@@ -227,6 +229,8 @@ class FitInferenceOutput(VerdictFields, ToolOutput):
     per_gpu_gb: float
     capacity_gb: float
     usable_gb: float
+    #: as in FitTrainingOutput
+    usable_gib: float | None = None
     shortfall_gb: float
     headroom_gb: float
     breakdown_gb: dict[str, float]

@@ -13,7 +13,7 @@ from typing import Any
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.toolargs import training_args
 from bot.offline.say.phrases import say
-from bot.offline.say.render import Out, gb
+from bot.offline.say.render import Out, gb, usable
 from bot.offline.understand.lexicon import CUE_GROUPS
 from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.request.reader import read
@@ -48,7 +48,7 @@ def oom_but_fits(s: dict[str, Any], r: dict[str, Any], run: ToolRun, out: Out) -
     """The estimate (`r`, fit_training on the user's setup) fits, but the user reports an OOM."""
     lang = out.lang
     key = "oom_but_fits_z3" if r["zero_stage"] == 3 else "oom_but_fits"
-    out.add(say(key, lang, need=gb(r["per_gpu_gb"]), usable=gb(r["usable_gb"]), headroom=gb(r["headroom_gb"])))
+    out.add(say(key, lang, need=gb(r["per_gpu_gb"]), usable=usable(r, lang), headroom=gb(r["headroom_gb"])))
     lines = []
     if r["zero_stage"] == 3:  # ZeRO-3 shards after loading: a rank that loads the whole model first runs out at load
         try:
@@ -56,7 +56,7 @@ def oom_but_fits(s: dict[str, Any], r: dict[str, Any], run: ToolRun, out: Out) -
         except AdvisorError:
             whole = None
         if whole and whole["weights_gb"] > r["usable_gb"]:
-            lines.append(say("oom_at_load", lang, weights=gb(whole["weights_gb"]), usable=gb(r["usable_gb"])))
+            lines.append(say("oom_at_load", lang, weights=gb(whole["weights_gb"]), usable=usable(r, lang)))
     for key, change in _changes(s, r):
         try:
             v = run("fit_training", {**training_args(s), **change})
@@ -84,9 +84,7 @@ def _serving_changes(args: dict[str, Any], r: dict[str, Any]) -> list[tuple[str,
 def oom_but_serves(args: dict[str, Any], r: dict[str, Any], run: ToolRun, out: Out) -> None:
     """The estimate (`r`, fit_inference on the user's setup) fits, but the user reports an OOM."""
     lang = out.lang
-    out.add(
-        say("oom_but_serves", lang, need=gb(r["per_gpu_gb"]), usable=gb(r["usable_gb"]), ctx=f"{r['context_len']:,}")
-    )
+    out.add(say("oom_but_serves", lang, need=gb(r["per_gpu_gb"]), usable=usable(r, lang), ctx=f"{r['context_len']:,}"))
     lines = []
     for key, change in _serving_changes(args, r):
         try:

@@ -13,7 +13,7 @@ from bot.offline.compose.shortlist import pick_gpu, pick_time, picks, sourcing_a
 from bot.offline.compose.toolargs import assumed, budget_args, is_inference, n_of, serving_args
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import localize_name, say
-from bot.offline.say.render import Out, count, duration, excerpt, gb, method_label, money
+from bot.offline.say.render import Out, count, duration, excerpt, gb, method_label, money, usable
 from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU
 from bot.offline.understand.parse import ParsedQuestion
 from tools.catalog.lookup import get_gpu, get_model, gpus
@@ -138,7 +138,7 @@ def fit_line(s: dict[str, Any], gpu: str, run: ToolRun, out: Out) -> None:
             gpu=f["gpu"],
             verdict=say("yes_fits" if f["fits"] else "no_fits", lang),
             need=gb(f["per_gpu_gb"]),
-            usable=gb(f["usable_gb"]),
+            usable=usable(f, lang),
         )
     )
 
@@ -156,7 +156,7 @@ def _served_line(f: dict[str, Any], out: Out) -> None:
             gpu=f["gpu"],
             verdict=say("yes_fits" if f["fits"] else "no_fits", lang),
             need=gb(f["per_gpu_gb"]),
-            usable=gb(f["usable_gb"]),
+            usable=usable(f, lang),
         )
     )
 

@@ -10,7 +10,7 @@ from bot.offline.compose.shortlist import pick_gpu, picks, sourcing_args, withou
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, serving_args
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
-from bot.offline.say.render import Out, breakdown_table, gb, money
+from bot.offline.say.render import Out, breakdown_table, gb, money, usable
 from bot.offline.understand.decide import BUY, RENT
 from bot.offline.understand.parse import ParsedQuestion
 
@@ -34,7 +34,7 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False) -> N
         "batch": r["batch"],
         "ctx": f"{r['context_len']:,}",
         "need": gb(r["per_gpu_gb"]),
-        "usable": gb(r["usable_gb"]),
+        "usable": usable(r, lang),
     }
     if r["fits"]:
         out.add(say("fit_infer_yes", lang, **common))
@@ -165,7 +165,7 @@ def capacity(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> No
                 gpu=f["gpu"],
                 ctx=f"{f['context_len']:,}",
                 need=gb(f["per_gpu_gb"]),
-                usable=gb(f["usable_gb"]),
+                usable=usable(f, lang),
                 min_n=f["min_gpus"] or "—",
             )
         )

@@ -23,6 +23,7 @@ from bot.offline.say.render import (
     num,
     pct,
     rate,
+    usable,
 )
 from bot.offline.understand.parse import ParsedQuestion
 from tools.catalog.lookup import get_gpu
@@ -45,7 +46,7 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         "gpu": r["gpu"],
         "zero": r["zero_stage"],
         "need": gb(r["per_gpu_gb"]),
-        "usable": gb(r["usable_gb"]),
+        "usable": usable(r, lang),
     }
     if r["fits"] and reported_oom(p):  # the user has seen it fail: the log wins over the estimate
         oom_but_fits(s, r, run, out)
@@ -179,11 +180,7 @@ def time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     if not fit["fits"]:
         out.add(
             say(
-                "time_not_fit",
-                lang,
-                need=gb(fit["per_gpu_gb"]),
-                usable=gb(fit["usable_gb"]),
-                min_n=fit["min_gpus"] or "—",
+                "time_not_fit", lang, need=gb(fit["per_gpu_gb"]), usable=usable(fit, lang), min_n=fit["min_gpus"] or "—"
             )
         )
     cost_of(t["gpu_hours"], s, run, out)

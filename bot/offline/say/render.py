@@ -63,6 +63,16 @@ def gb(x: float) -> str:
     return f"{num(x)} GB"
 
 
+def usable(fit: dict, lang: str) -> str:
+    """A fit's usable memory per GPU, with its GiB figure where the card is sold in GiB ("25.8 GB（24 GiB）"): the
+    card's own label then reads in the answer, not a larger GB figure that looks like another card."""
+    text = gb(fit["usable_gb"])
+    gib = fit.get("usable_gib")
+    if not gib:
+        return text
+    return f"{text}（{num(gib)} GiB）" if lang == "zh" else f"{text} ({num(gib)} GiB)"
+
+
 def money(x: float, lang: str) -> str:
     if lang == "zh" and abs(x) >= 10_000:
         return f"{x / 10_000:,.1f} 万元"
