@@ -7,6 +7,7 @@
     GET  /v1/catalog/gpus[/{name}]  the GPU catalog; names and aliases resolve, unknown -> 404 with suggestions
     GET  /v1/catalog/models
     POST /v1/proposals              a dated proposal: Markdown, bom.xlsx and its charts (routes/proposals.py)
+    GET  /v1/proposals/files/{token}/{name}   the files a chat's "生成方案" handed over (signed, expiring links)
     POST /v1/prices, GET /v1/prices the sales team's price book (routes/prices.py)
     POST /v1/tools/{name}           each calculator and search_knowledge, with its own schema in /openapi.json
     GET  /v1/models, POST /v1/chat/completions   OpenAI-compatible (routes/openai.py)
@@ -170,6 +171,7 @@ def create_app(
     v1.include_router(price_routes.router())
     v1.include_router(api_openai.router)
     app.include_router(v1)
+    app.include_router(proposal_routes.files_router())  # signed links to a chat's proposal files
     app.include_router(ops_routes.router())
     app.include_router(widget_routes.router())  # /widget.js, /widget, /chat (bot/channels/widget)
     app.include_router(channel_routes.router())
