@@ -86,6 +86,8 @@ def document(
 def _charts(data: dict, pngs: dict, lang: str) -> list[str]:
     """The charts section: each chart linked with one line of what it shows, or why it is missing."""
     out = [_w("charts", lang)]
+    if data.get("why", {}).get("tco") == "no_option":
+        return [*out, _w("chart_no_option", lang)]
     t = data.get("tco")
     if t and "tco.png" in pngs:
         be = t["breakeven_months"]

@@ -110,3 +110,11 @@ def test_a_finetuning_proposal_charts_hours_against_cards_and_says_why_a_chart_i
 
 def _ft_args() -> list[str]:
     return ["proposal", "--job", "finetune", "--model", "Qwen2.5-14B", "--budget-cny", "2000000"]
+
+
+def test_with_no_option_to_chart_the_proposal_says_so_and_draws_nothing(tmp_path):
+    args = ["proposal", "--job", "serve", "--model", "Qwen3-32B", "--concurrency", "1000000000", "--lang", "en"]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path)])
+    assert result.exit_code == 0 and "Traceback" not in result.output
+    assert "No option to chart" in (tmp_path / "proposal.md").read_text(encoding="utf-8")
+    assert not list(tmp_path.glob("*.png"))
