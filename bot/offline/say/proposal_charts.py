@@ -47,9 +47,8 @@ def _call() -> Call:
 
 
 def recommended(r: dict) -> dict | None:
-    """The option the proposal recommends (best value, else the cheapest), or None when none meets the ask."""
-    label = r.get("best_value") or r.get("cheapest")
-    return next((o for o in r["options"] if o["label"] == label), None)
+    """The option the proposal recommends (the best value, as the document does), or None when none meets the ask."""
+    return next((o for o in r["options"] if o["label"] == r.get("best_value")), None)
 
 
 def series(r: dict, args: dict, call: Call | None = None) -> dict:
