@@ -183,8 +183,13 @@ def book_cny(row: price_book.BookRow) -> float:
 def book_quote(book: price_book.Book, row: price_book.BookRow, today: dt.date) -> PriceQuote:
     """The quote a price book row makes: one price (low = high), named by the book's label (date, vendor, flag)."""
     cny = book_cny(row)
-    fx = f" (${row.price:g} × {cny / row.price:g} 元/$)" if row.currency == "USD" else ""
-    valid = f", valid until {row.valid_until}" if row.valid_until else ""
+    fx = f" Converted: ${row.price:g} × {cny / row.price:g} 元/$." if row.currency == "USD" else ""
+    valid = f" Valid until {row.valid_until}." if row.valid_until else ""
+    flag = {
+        "ok": "",
+        "stale": f" Stale: over {book.max_age_days} days old.",
+        "expired": f" Expired: valid until {row.valid_until}.",
+    }[book.status(row, today)]
     return PriceQuote(
         kind=row.kind,
         low_cny=cny,
@@ -198,7 +203,7 @@ def book_quote(book: price_book.Book, row: price_book.BookRow, today: dt.date) -
             as_of=book.imported,
         ),
         verified=True,
-        note=f"The deployment's own price book: {row.vendor}, quoted {row.date}{valid}{fx}.",
+        note=f"The deployment's own price book: {row.vendor}, quoted {row.date}.{flag}{valid}{fx}",
     )
 
 

@@ -55,6 +55,10 @@ def test_an_imported_book_overrides_the_catalog_and_answers_name_it(book, env):
     rented = runner.invoke(app, ["ask", "租 A100 80GB 跑 1000 卡时要多少钱？"])
     text = " ".join(rented.output.split())
     assert "9,500 元" in text and f"price book {OLD}, CloudCo ⚠ stale" in text
+    rvb = " ".join(runner.invoke(app, ["ask", "8 张 A100 80GB 租还是买？每天 24 小时用 3 年"]).output.split())
+    assert f"本部署价格表的报价：CloudCo，{OLD}；⚠ 已超过 90 天" in rvb  # the assumptions name the quote, flagged
+    rvb_en = " ".join(runner.invoke(app, ["ask", "Rent or buy 8 H20 for 3 years at 24 h a day?"]).output.split())
+    assert f"this deployment's price book: Acme Distribution, {FRESH}" in rvb_en
     shown = runner.invoke(app, ["prices", "show", "--json"])
     assert shown.exit_code == 0 and '"stale_rows": [\n    4\n  ]' in shown.output
     assert runner.invoke(app, ["prices", "clear"]).exit_code == 0
