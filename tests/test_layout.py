@@ -56,6 +56,7 @@ WINGS: dict[str, tuple[tuple[int, str], ...]] = {
     "bot.api.routes": ((6, "api"), (1, "routes")),
     "bot.api.app": ((6, "api"), (2, "app")),  # the factory and lifespan: mounts every route
     "bot.cli": ((7, "cli"),),
+    "bot.cli.sales": ((7, "cli"),),  # the sales team's commands: its price book
     "bot": ((8, "package"),),  # bot/__init__.py alone: the lazy `from bot import Advisor`
 }
 #: folders that hold their __init__ and nothing else (so that they cannot become a catch-all)

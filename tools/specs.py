@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+from tools.catalog import price_book
 from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu
 from tools.catalog.prices import prices_for
@@ -71,6 +72,9 @@ def _row(g: GpuSpec) -> GpuSpecsOutput:
         notes=g.notes,
         assumptions=assumptions,
     )
+
+
+price_book.on_change(_row.cache_clear)  # a price book imported since: the rows show its prices
 
 
 def gpu_specs(inp: GpuSpecsInput) -> GpuSpecsOutput:

@@ -10,6 +10,7 @@ Streaming is `streaming.py`.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
 import uuid
@@ -22,11 +23,14 @@ from bot.answer.grounded import grounded
 from bot.answer.llm_turn import LlmTurn, fallback_note, llm_turn
 from bot.answer.question import MAX_QUESTION_CHARS, QuestionError, clean_question
 from bot.answer.streaming import stream_events
+from bot.core import attachments
 from bot.core.planner import Context, Emit, Planner, PlannerError, _ignore
 from bot.core.settings import Settings
 from bot.core.store import LOCAL_OWNER, Store
 from bot.core.toolbox import Toolbox
 from bot.core.trace import AnswerTrace, NumberRef, Ungrounded, Unused
+from bot.offline.compose.proposal import asked as proposal_asked
+from bot.offline.say.proposal_words import w as proposal_words
 from bot.offline.understand.request.reader import read
 from tools.catalog import user_models
 
@@ -49,6 +53,9 @@ class Advisor:
     #: at a time keeps the event loop of a server (and its health checks) responsive and answers
     #: first-come first-served; an LLM answer mostly waits on the network, so many may run together.
     gate: threading.Semaphore | None = None
+    #: what links to files an answer hands over start with (Settings.public_url; "": paths on this server)
+    link_base: str = ""
+    link_days: int = attachments.LINK_DAYS
 
     def __post_init__(self) -> None:
         if self.gate is None:
@@ -71,7 +78,14 @@ class Advisor:
                 llm = AgentPlanner.from_settings(settings)
             except PlannerError as err:  # e.g. a hosted endpoint without a key: answer offline, say why in the log
                 log.warning("LLM endpoint not usable, running offline: %s", err)
-        return cls(store=Store(settings.store_url), toolbox=Toolbox(retriever), offline=RulesPlanner(), llm=llm)
+        return cls(
+            store=Store(settings.store_url),
+            toolbox=Toolbox(retriever),
+            offline=RulesPlanner(),
+            llm=llm,
+            link_base=settings.public_url,
+            link_days=settings.link_days,
+        )
 
     @property
     def mode(self) -> str:
@@ -131,7 +145,7 @@ class Advisor:
         """store -> planner (the LLM turn, else or on its failure the offline planner) -> cover -> ground -> trace."""
         ctx = self._context(cid, lang, fresh)
         turn = LlmTurn(None, self.offline.mode)
-        if self.llm is not None:
+        if self.llm is not None and not proposal_asked(text):  # "生成方案" is made from the state, in code
             turn = llm_turn(self.llm, self.toolbox, text, ctx, emit)
         mode = "llm-fallback" if turn.fallback is not None else turn.mode
         result = turn.result
@@ -139,6 +153,8 @@ class Advisor:
             result = self.offline.plan(text, ctx, self.toolbox.run, emit)
             if turn.fallback is not None:
                 result.answer = fallback_note(turn.fallback[0], result.language) + "\n\n" + result.answer
+        if result.attachments:  # the files the answer hands over ("生成方案"), linked under it
+            result.answer += "\n\n" + self._links(cid, result)
         mentions, unused = gate(read(text), result)  # nothing the user said is dropped without a word
         grounding = grounded(text, result, mode)
         trace = AnswerTrace(
@@ -157,3 +173,14 @@ class Advisor:
             gate=turn.reasons,
         )
         return trace, result.state
+
+    def _links(self, cid: str, result) -> str:
+        """Keep the answer's files for the conversation; one line of signed, dated links to them."""
+        token, expires = attachments.save(cid, result.attachments, days=self.link_days)
+        secret = self.store.secret(attachments.SECRET_NAME)
+        links = " · ".join(
+            f"[{name}]({attachments.link(secret, token, cid, expires, name, self.link_base)})"
+            for name in result.attachments
+        )
+        until = dt.datetime.fromtimestamp(expires, dt.UTC).date().isoformat()
+        return proposal_words("chat_files", result.language, links=links, until=until)

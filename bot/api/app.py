@@ -6,6 +6,9 @@
     POST /v1/feedback               {conversation_id, turn, rating: -1 | 1, comment?}
     GET  /v1/catalog/gpus[/{name}]  the GPU catalog; names and aliases resolve, unknown -> 404 with suggestions
     GET  /v1/catalog/models
+    POST /v1/proposals              a dated proposal: Markdown, bom.xlsx and its charts (routes/proposals.py)
+    GET  /v1/proposals/files/{token}/{name}   the files a chat's "生成方案" handed over (signed, expiring links)
+    POST /v1/prices, GET /v1/prices the sales team's price book (routes/prices.py)
     POST /v1/tools/{name}           each calculator and search_knowledge, with its own schema in /openapi.json
     GET  /v1/models, POST /v1/chat/completions   OpenAI-compatible (routes/openai.py)
     GET  /healthz, /readyz, /metrics
@@ -44,6 +47,7 @@ from bot.api.routes import docs as docs_pages
 from bot.api.routes import models as model_routes
 from bot.api.routes import openai as api_openai
 from bot.api.routes import ops as ops_routes
+from bot.api.routes import prices as price_routes
 from bot.api.routes import proposals as proposal_routes
 from bot.api.routes.mcp import HEADERS as MCP_HEADERS
 from bot.api.routes.mcp import PATH as MCP_PATH
@@ -164,8 +168,10 @@ def create_app(
     v1.include_router(tool_routes())
     v1.include_router(proposal_routes.router())
     v1.include_router(model_routes.router())
+    v1.include_router(price_routes.router())
     v1.include_router(api_openai.router)
     app.include_router(v1)
+    app.include_router(proposal_routes.files_router())  # signed links to a chat's proposal files
     app.include_router(ops_routes.router())
     app.include_router(widget_routes.router())  # /widget.js, /widget, /chat (bot/channels/widget)
     app.include_router(channel_routes.router())

@@ -327,6 +327,10 @@ class FailureCounter:
                 self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < 300}
 
 
+#: paths whose signed links (`?expires=…&sig=…`, bot/core/attachments.py) open without a key: a proposal's files
+SIGNED_PREFIX = "/v1/proposals/files/"
+
+
 class AuthGate:
     """ASGI middleware: authenticate every /v1 and /mcp request from its headers before its body is read.
 
@@ -341,6 +345,9 @@ class AuthGate:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] == "OPTIONS" or not scope["path"].startswith(self.prefixes):
             await self.app(scope, receive, send)
+            return
+        if scope["path"].startswith(SIGNED_PREFIX) and b"sig=" in scope.get("query_string", b""):
+            await self.app(scope, receive, send)  # a signed link is its own credential: the route checks it
             return
         import anyio.to_thread
         from sqlalchemy.exc import DBAPIError, SQLAlchemyError

@@ -70,6 +70,7 @@ _SUBCOMMANDS = [
     ("bot.cli.calculators", "tools_app", "tools", ("tools",)),
     ("bot.cli.calculators", "register_aliases", None, _TOOL_NAMES),
     ("bot.cli.settings_table", "register", None, ("settings",)),
+    ("bot.cli.sales.prices", "prices_app", "prices", ("prices",)),
 ]
 _registered: set[tuple[str, str]] = set()
 

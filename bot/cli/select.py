@@ -18,7 +18,7 @@ import typer
 from rich.panel import Panel
 
 from bot.cli.output import JsonOpt, assumptions_table, calculate, console, fmt, lang_of, option_from, table
-from bot.offline.say.proposal import document, workbook
+from bot.offline.say.proposal import files
 from tools.schemas.plan import PlanSystemInput as Sys
 from tools.schemas.recommend import RecommendInput as Rec
 
@@ -153,9 +153,18 @@ def proposal(
     daily_users: int | None = option_from(Sys, "daily_users"),
     domestic: bool = option_from(Sys, "domestic"),
     lang: Annotated[str, typer.Option("--lang", help="zh or en.")] = "zh",
-    out: Annotated[Path, typer.Option("--out", help="Folder for proposal.md and bom.xlsx.")] = Path("proposal"),
+    hours_per_day: Annotated[
+        float, typer.Option("--hours-per-day", min=0.1, max=24, help="The cost chart: hours a day the cards are busy.")
+    ] = 24,
+    months: Annotated[
+        int, typer.Option("--months", min=1, max=120, help="The cost chart: the horizon in months.")
+    ] = 36,
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for proposal.md, bom.xlsx, tco.png and capacity.png.")
+    ] = Path("proposal"),
 ) -> None:
-    """Write a dated proposal (proposal.md) and its bill of materials (bom.xlsx) for a job and a budget or deadline."""
+    """Write a dated proposal (proposal.md), its bill of materials (bom.xlsx) and its charts (tco.png: rent vs own by
+    month; capacity.png: cards vs peak load, or hours vs cards) for a job and a budget or deadline."""
     args = {
         "job": job,
         "model": model,
@@ -171,10 +180,11 @@ def proposal(
     r = calculate("plan_system", {k: v for k, v in args.items() if v not in (None, False)}, lang)
     if r is None:
         return
+    made = files(r, {**args, "hours_per_day": hours_per_day, "months": months}, lang, dt.date.today())
     out.mkdir(parents=True, exist_ok=True)
-    (out / "proposal.md").write_text(document(r, args, lang, dt.date.today()), encoding="utf-8")
-    (out / "bom.xlsx").write_bytes(workbook(r))
-    console.print(f"{out / 'proposal.md'}\n{out / 'bom.xlsx'}")
+    for name, content in made.items():
+        (out / name).write_bytes(content)
+    console.print("\n".join(str(out / name) for name in made))
 
 
 def register(app: typer.Typer) -> None:

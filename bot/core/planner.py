@@ -48,6 +48,9 @@ class PlanResult:
     #: figures the planner itself offers (the defaults it proposes when it asks a question), by source id;
     #: grounding accepts them under that id, so they are traced like tool outputs
     offered: dict[str, Any] = field(default_factory=dict)
+    #: files the answer hands over ("生成方案": proposal.md, bom.xlsx, the charts), by file name: the advisor keeps
+    #: them for the conversation and links them under the answer (`bot/core/attachments.py`)
+    attachments: dict[str, bytes] = field(default_factory=dict)
 
 
 class Planner(Protocol):

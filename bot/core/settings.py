@@ -117,6 +117,20 @@ class Settings(BaseSettings):
         description="What every Redis key and channel name starts with, so several deployments (or test runs) can share one Redis.",
     )
 
+    public_url: str = Field(
+        "",
+        max_length=500,
+        validation_alias=AliasChoices("GPU_ADVISOR_PUBLIC_URL", "public_url"),
+        description='The address links in answers start with (`https://advisor.example.com`): the proposal files a chat\'s "生成方案" hands over. Unset: links are paths on this server, which the API and the widget open; Slack and WeCom need it set to make them clickable.',
+    )
+    link_days: int = Field(
+        7,
+        ge=1,
+        le=365,
+        validation_alias=AliasChoices("GPU_ADVISOR_LINK_DAYS", "link_days"),
+        description="Days a proposal link in a chat answer opens its files.",
+    )
+
     @field_validator("llm_base_url", "llm_model", "database_url", "redis_url", mode="before")
     @classmethod
     def _blank_is_unset(cls, v):

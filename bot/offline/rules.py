@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
-from bot.offline.compose import answers, diagnosis, network
+from bot.offline.compose import answers, diagnosis, network, proposal
 from bot.offline.compose.systems import system
 from bot.offline.compose.verdict import verdict
 from bot.offline.say.phrases import localize_name, say
@@ -60,6 +60,8 @@ class RulesPlanner:
         run = tools(emit)
         request = read(text)  # mentions (with their roles) and asks: the one reader
         lang = ctx.language or request.parsed.language
+        if proposal.asked(text):  # "生成方案": the proposal of what the conversation planned, as files
+            return proposal.plan(ctx.state, run, lang)
         lead = None
         if (paste := diagnosis.pasted(text, request)) is not None:  # a log, command or config: why it broke
             lead = diagnosis.plan(text, paste, request, run, lang)
@@ -242,7 +244,9 @@ class RulesPlanner:
         answers.cite(text, intent, run, out)
         if run.errors:  # a limit a calculator states in its refusal ("0.01B to 100,000B") is that calculator's figure
             offered.setdefault("tool_error", {"messages": []})["messages"].extend(run.errors)
-        state_out = {"frame": {"intent": intent, "slots": _clean(user_slots)}}
+        state_out: dict[str, Any] = {"frame": {"intent": intent, "slots": _clean(user_slots)}}
+        if system_call := next((c for c in reversed(run.calls) if c.tool == "plan_system"), None):
+            state_out[proposal.SYSTEM_STATE] = system_call.input  # the requirement a "生成方案" turns into files
         return PlanResult(
             answer=out.text(),
             language=lang,

@@ -14,13 +14,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tools.catalog import price_book
 from tools.catalog.gpu_spec import GpuSpec
 from tools.yaml_data import load_yaml
 
 DATA_DIR = Path(__file__).parents[1] / "data"
 
 Kind = Literal["purchase", "rental"]
-Channel = Literal["official-distributor", "grey-market", "cloud-rental", "used"]
+Channel = Literal["official-distributor", "grey-market", "cloud-rental", "used", "price-book"]
 
 
 class _Frozen(BaseModel):
@@ -143,10 +144,70 @@ def _load(filename: str) -> dict:
         return load_yaml(fh) or {}
 
 
-@functools.cache
 def price_table() -> dict[str, GpuPrices]:
+    """The catalog's quotes, with the deployment's price book (`price_book`) laid over them: a GPU the book
+    prices takes the book's quote as its default of that kind, the catalog's kept as alternatives."""
+    return _price_table(price_book.current(), dt.date.today())
+
+
+@functools.cache
+def shipped_price_table() -> dict[str, GpuPrices]:
     raw = _load("prices.yaml").get("gpus", {})
     return {gpu_id: GpuPrices(gpu=gpu_id, quotes=tuple(quotes)) for gpu_id, quotes in raw.items()}
+
+
+@functools.cache
+def _price_table(book: price_book.Book | None, today: dt.date) -> dict[str, GpuPrices]:
+    table = shipped_price_table()
+    if book is None:
+        return table
+    out = dict(table)
+    for gpu_id in {r.item for r in book.rows if r.target == "gpu"}:
+        shipped = table[gpu_id].quotes if gpu_id in table else ()
+        quotes = list(shipped)
+        for kind in ("purchase", "rental"):
+            row = book.for_gpu(gpu_id, kind)
+            if row is None:
+                continue
+            quotes = [q.model_copy(update={"default": False}) if q.kind == kind else q for q in quotes]
+            quotes.insert(0, book_quote(book, row, today))
+        out[gpu_id] = GpuPrices(gpu=gpu_id, quotes=tuple(quotes))
+    return out
+
+
+def book_cny(row: price_book.BookRow) -> float:
+    """A price book row's price in CNY (USD at tco.yaml's fx_cny_per_usd)."""
+    return row.price * (tco_params()["fx_cny_per_usd"].default if row.currency == "USD" else 1)
+
+
+def book_quote(book: price_book.Book, row: price_book.BookRow, today: dt.date) -> PriceQuote:
+    """The quote a price book row makes: one price (low = high), named by the book's label (date, vendor, flag)."""
+    cny = book_cny(row)
+    fx = f" Converted: ${row.price:g} × {cny / row.price:g} 元/$." if row.currency == "USD" else ""
+    valid = f" Valid until {row.valid_until}." if row.valid_until else ""
+    flag = {
+        "ok": "",
+        "stale": f" Stale: over {book.max_age_days} days old.",
+        "expired": f" Expired: valid until {row.valid_until}.",
+    }[book.status(row, today)]
+    return PriceQuote(
+        kind=row.kind,
+        low_cny=cny,
+        high_cny=cny,
+        channel="price-book",
+        default=True,
+        source=PriceSource(
+            title=book.label(row, today),
+            url=f"{book.file} row {row.row}",
+            published=row.date.isoformat(),
+            as_of=book.imported,
+        ),
+        verified=True,
+        note=f"The deployment's own price book: {row.vendor}, quoted {row.date}.{flag}{valid}{fx}",
+    )
+
+
+price_book.on_change(_price_table.cache_clear)
 
 
 def prices_for(gpu: GpuSpec) -> GpuPrices | None:

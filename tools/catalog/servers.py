@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.catalog.prices import DATA_DIR
 from tools.yaml_data import load_yaml
+
+DATA_DIR = Path(__file__).parents[1] / "data"
 
 
 class _Frozen(BaseModel):

@@ -12,10 +12,12 @@ servers, and the racks at a power limit.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 
+from tools.catalog import price_book
 from tools.catalog.lookup import get_gpu
-from tools.catalog.prices import prices_for, tco_params
+from tools.catalog.prices import book_cny, prices_for, tco_params
 from tools.catalog.servers import Platform, network_parts
 from tools.schemas.plan import BomLine, Network
 
@@ -27,6 +29,10 @@ FABRIC_GBPS = 200
 def card_quote(p: Platform) -> tuple[float, float, str] | None:
     """(low, high, source) per card: the platform's own card price, else the purchase quote of its GPU (or of the
     GPU it names as a stand-in)."""
+    own = prices_for(get_gpu(p.gpu))
+    booked = own.default("purchase") if own else None
+    if booked is not None and booked.channel == "price-book":  # the deployment's own quote for the card wins
+        return booked.low_cny, booked.high_cny, f"{booked.note} {booked.cite()}"
     if p.card_price is not None:
         return p.card_price.low_cny, p.card_price.high_cny, f"{p.card_price.note}; {p.card_price.source.cite()}"
     gpu = get_gpu(p.price.card_price_from or p.gpu)
@@ -36,6 +42,15 @@ def card_quote(p: Platform) -> tuple[float, float, str] | None:
         return None
     stand_in = f" (stand-in for {p.gpu}: {p.price.note})" if p.price.card_price_from else ""
     return quote.low_cny, quote.high_cny, f"{quote.note}{stand_in} {quote.cite()}"
+
+
+def server_quote(p: Platform) -> tuple[float, str] | None:
+    """(元 per server, source) from the deployment's price book, when it prices this platform as a whole server."""
+    book = price_book.current()
+    row = book.for_server(p.id) if book else None
+    if row is None:
+        return None
+    return book_cny(row), f"{book.label(row, dt.date.today())}; {book.file} row {row.row} ({row.currency})"
 
 
 def host_share() -> tuple[float, str]:
@@ -65,8 +80,19 @@ def bill(p: Platform, nodes: int, fabric: bool = True) -> tuple[list[BomLine], b
     n_gpus = nodes * p.gpus_per_node
     lines: list[BomLine] = []
     priced = True
+    server = server_quote(p)
     quote = card_quote(p) if p.price.basis != "none" else None
-    if quote is None:
+    if server is not None:  # the price book quotes the whole server: one line, cards and host included
+        lines.append(
+            BomLine(
+                item=f"{p.name} (whole server)",
+                qty=nodes,
+                low_cny=server[0] * nodes,
+                high_cny=server[0] * nodes,
+                source=server[1],
+            )
+        )
+    elif quote is None:
         priced = False
         lines.append(
             BomLine(item=f"{p.name} (whole server)", qty=nodes, low_cny=None, high_cny=None, source=p.price.note)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import math
 
+from tools.catalog import price_book
 from tools.catalog.lookup import get_gpu, get_model
 from tools.catalog.prices import prices_for
 from tools.catalog.servers import platforms
@@ -106,6 +107,9 @@ def _prices(gpu_name: str, hours_per_day: float) -> tuple[float | None, float | 
     except (Unsupported, InvalidInput):
         owned, source = None, ""
     return rent, owned, source
+
+
+price_book.on_change(_prices.cache_clear)  # a price book imported since: its prices
 
 
 def _plan_tp(inp: PlanServingInput, model: str, gpu: str, precision: str, tp: int, c: float) -> dict | None:

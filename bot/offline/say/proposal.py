@@ -6,31 +6,31 @@ words are in `templates/proposal.yaml`. Used by `gpu-advisor proposal` and `POST
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import io
-from pathlib import Path
 
-from tools.yaml_data import load_yaml
+from bot.offline.say import proposal_charts
+from bot.offline.say.proposal_words import w as _w
 
-TEMPLATES = Path(__file__).parent / "templates" / "proposal.yaml"
 VALID_DAYS = 30  # how long the prices in a proposal are offered for
-
-
-@functools.cache
-def _words() -> dict:
-    return load_yaml(TEMPLATES.read_text(encoding="utf-8"))
-
-
-def _w(key: str, lang: str, **values) -> str:
-    return _words()[key][lang].format(**values)
 
 
 def _yuan(x: float | None) -> str:
     return "—" if x is None else f"{x:,.0f}"
 
 
-def document(r: dict, args: dict, lang: str, today: dt.date) -> str:
-    """The proposal as Markdown, from one plan_system output."""
+def files(r: dict, args: dict, lang: str, today: dt.date, call=None) -> dict[str, bytes]:
+    """Everything a proposal is: proposal.md, bom.xlsx and the charts there are figures for (tco.png, capacity.png).
+    `call` runs the chart's calculators (default `tools.call`; a planner passes its toolbox)."""
+    data = proposal_charts.series(r, args, call)
+    pngs = proposal_charts.render(data, lang)
+    return {"proposal.md": document(r, args, lang, today, data, pngs).encode("utf-8"), "bom.xlsx": workbook(r), **pngs}
+
+
+def document(
+    r: dict, args: dict, lang: str, today: dt.date, charts: dict | None = None, pngs: dict | None = None
+) -> str:
+    """The proposal as Markdown, from one plan_system output (and the chart figures, linked as tco.png and
+    capacity.png beside it)."""
     lines = [
         f"# {_w('title', lang)}",
         _w("dated", lang, date=today.isoformat(), valid=(today + dt.timedelta(days=VALID_DAYS)).isoformat()),
@@ -73,12 +73,52 @@ def document(r: dict, args: dict, lang: str, today: dt.date) -> str:
                 f"| {b['item']} | {b['qty']} | {_yuan(b['low_cny'])} | {_yuan(b['high_cny'])} | {b['source']} |"
             )
         lines.append("\n".join(rows))
+    if charts is not None:
+        lines += _charts(charts, pngs or {}, lang)
     lines.append(_w("assumptions", lang))
     lines.append("\n".join(f"- {x['key']}: {x['value']} {x['unit']} {x['note']}".rstrip() for x in r["assumptions"]))
     if r["skipped"]:
         lines.append(_w("excluded", lang))
         lines.append("\n".join(f"- {s}" for s in r["skipped"]))
     return "\n\n".join(lines) + "\n"
+
+
+def _charts(data: dict, pngs: dict, lang: str) -> list[str]:
+    """The charts section: each chart linked with one line of what it shows, or why it is missing."""
+    out = [_w("charts", lang)]
+    if data.get("why", {}).get("tco") == "no_option":
+        return [*out, _w("chart_no_option", lang)]
+    t = data.get("tco")
+    if t and "tco.png" in pngs:
+        be = t["breakeven_months"]
+        said = (
+            _w("chart_tco_breakeven", lang, months=f"{be:.1f}")
+            if be is not None and be <= t["months"]
+            else _w("chart_tco_never", lang, months=t["months"])
+        )
+        out.append(
+            _w(
+                "chart_tco_link",
+                lang,
+                n=t["n_gpus"],
+                gpu=t["gpu"],
+                hours=f"{t['hours_per_day']:g}",
+                months=t["months"],
+                breakeven=said,
+            )
+        )
+    else:
+        out.append(_w("chart_no_tco", lang))
+    c = data.get("capacity")
+    if c and "capacity.png" in pngs:
+        key = "chart_capacity_serve_link" if c["kind"] == "serve" else "chart_capacity_train_link"
+        y = c["asked"]["y"] if c["kind"] == "serve" else f"{c['asked']['y']:,.1f}"
+        out.append(_w(key, lang, gpu=c["gpu"], x=f"{c['asked']['x']:g}", y=y))
+    else:
+        out.append(_w("chart_no_capacity", lang))
+    if pngs and lang == "zh" and proposal_charts.chart_lang(lang) != "zh":
+        out.append(_w("chart_font_note", lang))
+    return out
 
 
 def workbook(r: dict) -> bytes:

@@ -11,9 +11,16 @@ function el(tag, cls, text) {
   return node;
 }
 
+// A proposal's files ("生成方案") are linked as paths on this server when no public URL is configured: the
+// panel is served from this server, so they open against its own origin; every other relative link is dropped.
+const OWN_FILES = "/v1/proposals/files/";
+const OWN_ORIGIN =
+  typeof location !== "undefined" && /^https?:$/.test(location.protocol) ? `${location.origin}/` : null;
+
 export function safeHref(href) {
   try {
-    const url = new URL(href, "https://invalid.example/");
+    const base = OWN_ORIGIN && href.startsWith(OWN_FILES) ? OWN_ORIGIN : "https://invalid.example/";
+    const url = new URL(href, base);
     if (!SAFE.has(url.protocol) || url.host === "invalid.example") return null;
     return url.href;
   } catch {

@@ -1,0 +1,1 @@
+"""What a sales team runs: its own price book (`gpu-advisor prices …`)."""
