@@ -41,6 +41,7 @@ WINGS: dict[str, tuple[tuple[int, str], ...]] = {
     "bot.offline.understand": ((3, "offline"), (0, "understand")),
     "bot.offline.understand.request": ((3, "offline"), (0, "understand")),
     "bot.offline.understand.paste": ((3, "offline"), (0, "understand")),  # pasted logs, commands, configs
+    "bot.offline.understand.cards": ((3, "offline"), (0, "understand")),  # what is said about the cards beyond names
     "bot.offline.say": ((3, "offline"), (1, "say")),
     "bot.offline.compose": ((3, "offline"), (2, "compose")),
     "bot.offline.compose.systems": ((3, "offline"), (2, "compose")),  # capacity, machines, rent or buy as used

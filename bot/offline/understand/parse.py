@@ -21,22 +21,14 @@ import re
 
 from bot.core.language import detect_language
 from bot.offline.understand import lexicon as lx
+from bot.offline.understand.cards.memory import card_memory
 from bot.offline.understand.decide import refine
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.facility import facility
 from bot.offline.understand.intent_model import model
 from bot.offline.understand.money import claims, money, sample_tokens, tokens
 from bot.offline.understand.names import _C, GPU_MARK, MODEL_MARK, names_in
-from bot.offline.understand.quantities import (
-    card_memory,
-    counts,
-    durations,
-    gpu_hours,
-    grids,
-    hours,
-    lengths,
-    moe_sizes,
-)
+from bot.offline.understand.quantities import counts, durations, gpu_hours, grids, hours, lengths, moe_sizes
 from bot.offline.understand.question import INTENTS, Intent, ParsedQuestion, UserFigure
 from bot.offline.understand.request.exclude import excluded
 from bot.offline.understand.words import words

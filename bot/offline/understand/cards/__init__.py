@@ -1,0 +1,1 @@
+"""What the question says about the cards beyond their names."""

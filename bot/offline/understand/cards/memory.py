@@ -1,0 +1,70 @@
+"""A card named only by its memory ("一张48G的显卡", "4张12g的显存卡", "24GB VRAM", a log's "15.74 GiB total
+capacity"): the catalog card with that memory, or an unknown card said with the memory the user gave."""
+
+from __future__ import annotations
+
+from bot.offline.understand.names import _C, GPU_MARK
+from bot.offline.understand.work import Work
+from tools.catalog import lookup as catalog
+
+#: "一张48G的显卡", "4张12g的显存卡", "24GB VRAM", and a log's "15.74 GiB total capacity"
+_MEMORY_CARD = (
+    _C(r"(?<![\d.])(\d{1,3})\s*(?:g|gb)\s*(?:的)?\s*(?:显存的?卡|显卡|卡|gpu|graphics card|vram card)(?![a-z])"),
+    _C(r"(?:显存|vram|gpu memory)\s*(?:是|为|有|:|：)\s*(\d{1,3})\s*(?:g|gb)(?![a-z\d])"),
+    _C(r"(?:有|只有|一张|单张|\d\s*张)\s*(\d{1,3})\s*(?:g|gb)\s*(?:的)?\s*(?:显存|vram)"),
+    _C(r"(?<![\d.])(\d{1,3})\s*(?:g|gb)\s*(?:of\s+)?vram\b"),
+    _C(r"(?<![\d.a-z])(\d{1,2})\s*[x×*]\s*(\d{1,3})\s*(?:g|gb)(?![a-z\d])"),  # "8x24G": count × each card's memory
+)
+#: a memory size asked about as a requirement ("需要140G显存吗", "need 140GB VRAM"), not the card's own
+_NEEDED_BEFORE = _C(r"(?:需要|要|need|needs|require|requires|at least|至少|占|占用|吃)\s*(?:about|约|大约)?\s*$")
+_LOG_CAPACITY = _C(r"(\d{1,3}(?:\.\d+)?)\s*gib\s*total capacity|total capacity of\s*(\d{1,3}(?:\.\d+)?)\s*gib")
+
+
+def card_by_memory(memory_gb: float | None = None, reported_gib: float | None = None) -> str | None:
+    """The catalog card with this much memory (a log's GiB figure: the smallest nominal size at or above it):
+    one that can be bought in mainland China first, then the newest. None when no card has that memory."""
+    cards = [
+        g
+        for g in catalog.gpus()
+        if (memory_gb is not None and g.memory_gb == memory_gb)
+        # the memory PyTorch reports is a little under the nominal size (GiB and reserved memory): 15.74 -> 16
+        or (reported_gib is not None and reported_gib <= g.memory_gb <= reported_gib / 0.9)
+    ]
+    if not cards and memory_gb is not None:  # "49G": the nearest size below, when it is that size less a little
+        below = [g for g in catalog.gpus() if 0.9 * memory_gb <= g.memory_gb < memory_gb]
+        top = max((g.memory_gb for g in below), default=None)
+        cards = [g for g in below if g.memory_gb == top]
+    if not cards:
+        return None
+    # the smallest size that holds it; buyable in mainland China; NVIDIA (the usual card of a size); the longest on
+    # the market (the largest installed base)
+    return min(
+        cards, key=lambda g: (g.memory_gb, not g.china.available, g.vendor != "nvidia", g.launch_year or 9999, g.id)
+    ).id
+
+
+def card_memory(w: Work) -> None:
+    """No card named, but its memory is: the answer is computed on a catalog card with that memory, and says so; a
+    size no catalog card has is said as an unknown card (never an A100 in its place)."""
+    if w.slots["gpus"] or w.slots["unknown_gpus"]:
+        return
+    for rx in _MEMORY_CARD:
+        if (m := rx.search(w.t)) and not _NEEDED_BEFORE.search(w.t[max(0, m.start() - 12) : m.start()]):
+            memory = float(m.group(rx.groups))
+            if rx.groups == 2:  # "8x24G": the count comes with the size
+                w.slots.setdefault("n_gpus", int(m.group(1)))
+            w.note("gpu_memory", *m.span(rx.groups))
+            if gpu := card_by_memory(memory_gb=memory):
+                w.slots["gpus"].append(gpu)
+                w.slots["gpu_from_memory"] = {"memory_gb": memory, "gpu": gpu}
+                w.mask(*m.span(rx.groups), GPU_MARK)  # "4张12g的显存卡" -> "4张<card>的显存卡": its count reads on
+            else:  # said as a card the catalog lacks, with the memory the user gave
+                w.slots["unknown_gpus"].append(w.span(*m.span()))
+                w.slots["gpu_from_memory"] = {"memory_gb": memory, "gpu": None}
+            return
+    if m := _LOG_CAPACITY.search(w.t):
+        reported = float(m.group(1) or m.group(2))
+        if gpu := card_by_memory(reported_gib=reported):
+            w.slots["gpus"].append(gpu)
+            w.slots["gpu_from_memory"] = {"memory_gib": reported, "gpu": gpu}
+            w.note("gpu_memory", *m.span())
