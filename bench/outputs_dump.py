@@ -8,7 +8,10 @@ The inputs: every `input`/`args` mapping in tests/golden/*.yaml, the contract te
 (tests/tools/test_contract.py TRUSTED) and bench/calculators.py's inputs, each run through every registered tool
 (a tool the input does not fit answers with its bilingual error, which is dumped too). Each line is the output
 of `tools.call` (validation, the calculator, the notes, the JSON dump) or the error's class and message, so what
-the API, the LLM and the planner receive is compared whole. It only reads and writes FILE.
+the API, the LLM and the planner receive is compared whole. Then a sweep over the catalog (`sweep`) through the
+tools whose searches the planners run (plan_serving, plan_system, inference_speed, training_time): every catalog
+model on a spread of cards, traffic shapes, batches and jobs, since the fixed inputs above reach the planners only a
+few times. It only reads and writes FILE.
 """
 
 from __future__ import annotations
@@ -66,6 +69,34 @@ def inputs() -> list[tuple[str, dict]]:
     return unique
 
 
+def sweep() -> list[tuple[str, dict]]:
+    """(tool, input) over every catalog model: serving plans on three card sets and three traffic shapes, system
+    plans for the three jobs, inference_speed over batches and contexts, training_time over GPU counts."""
+    from tools.catalog.lookup import gpus, models
+
+    cards = [g.id for g in gpus()]
+    sets = [["H20", "4090"], cards[0:3], ["H200 SXM", "910B", "L40S"]]
+    traffic = [{"concurrency": 64}, {"qps": 10, "output_tokens": 500}, {"daily_users": 20000, "prompt_tokens": 4000}]
+    jobs = [
+        {"job": "serve", "concurrency": 200},
+        {"job": "finetune", "budget_cny": 2_000_000},
+        {"job": "train", "tokens": "100B", "deadline_hours": 336},
+    ]
+    out: list[tuple[str, dict]] = []
+    for i, m in enumerate(models()):
+        for j, t in enumerate(traffic):
+            out.append(("plan_serving", {"model": m.id, "gpus": sets[(i + j) % len(sets)], **t}))
+        out += [("plan_system", {"model": m.id, **job}) for job in jobs]
+        for k, batch in enumerate((1, 7, 64, 1000)):
+            gpu = cards[(i * 4 + k) % len(cards)]
+            out.append(("inference_speed", {"model": m.id, "gpu": gpu, "batch": batch, "context_len": 512 << k}))
+        out += [
+            ("training_time", {"model": m.id, "gpu": cards[(i + n) % len(cards)], "n_gpus": n, "tokens": "10B"})
+            for n in (8, 64)
+        ]
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("file", type=Path)
@@ -83,6 +114,13 @@ def main() -> int:
                 result = {"error": type(err).__name__, "message": str(err), **vars(err)}
             line = {"src": src, "tool": name, "input": m, "output": result}
             lines.append(json.dumps(line, ensure_ascii=False, default=str))
+    for name, m in sweep():
+        try:
+            result = registry.call(name, dict(m))
+            answered += 1
+        except AdvisorError as err:
+            result = {"error": type(err).__name__, "message": str(err), **vars(err)}
+        lines.append(json.dumps({"src": "sweep", "tool": name, "input": m, "output": result}, ensure_ascii=False))
     args.file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{len(lines)} calls ({answered} answered) written to {args.file}")
     return 0

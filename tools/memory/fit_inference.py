@@ -176,6 +176,31 @@ def max_batch_that_fits(
 _MAX_BATCH: dict[tuple, int] = {}
 
 
+def min_gpus_that_fit(model: ModelSpec, gpu: GpuSpec, precision: str, context_len: int) -> int | None:
+    """fit_inference's min_gpus for one sequence of `context_len` tokens with its defaults (None: not on any count;
+    memoised per shape like `max_batch_that_fits`: a serving plan asks it per card and precision)."""
+    _check_fp8(gpu, precision)
+    key = (model.id, model.n_layers, gpu.id, precision, context_len)
+    if key not in _MIN_GPUS:
+        if len(_MIN_GPUS) > 8192:
+            _MIN_GPUS.clear()
+        serving = _serving(model, precision, BYTES_PER_PARAM[default_kv_precision(precision)], DEFAULT_CONTEXT_GB)
+        _MIN_GPUS[key] = serving.min_gpus(1, context_len, capacity_bytes(gpu) * DEFAULT_USABLE_FRACTION)
+    return _MIN_GPUS[key]
+
+
+_MIN_GPUS: dict[tuple, int | None] = {}
+
+
+def _check_fp8(gpu: GpuSpec, precision: str) -> None:
+    if precision == "fp8" and not gpu.fp8_tflops:
+        raise Unsupported(
+            f"{gpu.name} has no FP8 support; choose bf16, int8 or int4.",
+            f"{gpu.name} 不支持 FP8，请改用 bf16、int8 或 int4。",
+            field="precision",
+        )
+
+
 def default_weight_precision(model: ModelSpec, gpu: GpuSpec) -> str:
     """The model's published precision where the GPU computes in it (FP8 needs FP8 tensor cores), else bf16."""
     if model.native_precision == "fp8" and gpu.fp8_tflops:
@@ -183,18 +208,18 @@ def default_weight_precision(model: ModelSpec, gpu: GpuSpec) -> str:
     return model.native_precision if model.native_precision in ("bf16", "fp16") else "bf16"
 
 
+def default_kv_precision(precision: str) -> str:
+    """The KV cache's precision when none is given: fp16 beside fp16 weights, else bf16."""
+    return "fp16" if precision == "fp16" else "bf16"
+
+
 def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     """Per-GPU memory to serve a model: weights, KV cache, activations; min GPUs and max batch."""
     model = get_model(inp.model)
     gpu = get_gpu(inp.gpu)
     precision = inp.precision or default_weight_precision(model, gpu)
-    if precision == "fp8" and not gpu.fp8_tflops:
-        raise Unsupported(
-            f"{gpu.name} has no FP8 support; choose bf16, int8 or int4.",
-            f"{gpu.name} 不支持 FP8，请改用 bf16、int8 或 int4。",
-            field="precision",
-        )
-    kv_prec = inp.kv_precision or ("fp16" if precision == "fp16" else "bf16")
+    _check_fp8(gpu, precision)
+    kv_prec = inp.kv_precision or default_kv_precision(precision)
     reserve = GROWING_KV_RESERVE if inp.engine == "hf" else 1.0
     serving = _serving(model, precision, BYTES_PER_PARAM[kv_prec] * reserve, inp.cuda_context_gb)
     ctx = inp.context_len or min(model.max_context, 4096)

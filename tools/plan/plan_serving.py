@@ -44,6 +44,7 @@ from tools.plan.replica import (
 from tools.schemas.common import Assumption, assume
 from tools.schemas.money import RentVsBuyInput
 from tools.schemas.plan import PlanServingInput, PlanServingOutput, ServingCandidate
+from tools.speed.inference_speed import step_times
 
 SECONDS_PER_DAY = 86_400
 #: a replica stays inside one node (tensor parallelism over NVLink/PCIe); larger models are not planned here
@@ -119,11 +120,11 @@ def _plan_tp(inp: PlanServingInput, model: str, gpu: str, precision: str, tp: in
     if mem_b < 1:
         return None
     peaks: dict[int, Peak] = {}
-    base = speed_input(model, gpu, tp, precision, inp.prompt_tokens, inp.output_tokens)
+    steps = step_times(speed_input(model, gpu, tp, precision, inp.prompt_tokens, inp.output_tokens))
 
     def peak(b: int) -> Peak:
         if b not in peaks:
-            peaks[b] = at_peak(base, b, inp.output_tokens)
+            peaks[b] = at_peak(steps, b, inp.output_tokens)
         return peaks[b]
 
     def ok(b: int) -> bool:

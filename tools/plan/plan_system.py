@@ -15,6 +15,7 @@ Ranking among the options that meet the ask and are priced (middle of each range
 
 from __future__ import annotations
 
+import functools
 import math
 
 from tools.catalog.lookup import get_gpu
@@ -27,7 +28,7 @@ from tools.schemas.common import Assumption, assume
 from tools.schemas.memory import FitTrainingInput
 from tools.schemas.plan import PlanServingInput, PlanSystemInput, PlanSystemOutput, ServerLine, SystemOption
 from tools.schemas.speed import TrainingTimeInput
-from tools.speed.training_time import training_time
+from tools.speed.training_time import run_hours
 
 
 def _chosen(inp: PlanSystemInput, skipped: list[str]) -> list[Platform]:
@@ -97,13 +98,13 @@ def _train(inp: PlanSystemInput, p: Platform, method: str) -> SystemOption:
         )
     first = max(1, math.ceil(fit.min_gpus / p.gpus_per_node))
 
+    @functools.cache  # the deadline search asks the same node count again; only the run's hours are read
     def hours(nodes: int) -> float:
-        t = training_time(
+        return run_hours(
             TrainingTimeInput(
                 model=inp.model, gpu=gpu.name, n_gpus=nodes * p.gpus_per_node, tokens=inp.tokens, method=method
             )
         )
-        return t.hours
 
     def high(nodes: int) -> float | None:
         return bom.totals(*bom.bill(p, nodes))[1]

@@ -18,14 +18,14 @@ at prompt + output tokens per sequence.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from annotated_types import Le
 
-from tools.memory.fit_inference import fit_inference
-from tools.schemas.memory import FitInferenceInput
+from tools.catalog.lookup import get_gpu, get_model
+from tools.memory.fit_inference import default_kv_precision, max_batch_that_fits, min_gpus_that_fit
 from tools.schemas.speed import InferenceSpeedInput
-from tools.speed.inference_speed import step_times
 
 #: the largest batch inference_speed models (its input's limit): a replica's batch is searched up to it
 SPEED_BATCH_CAP = next(m.le for m in InferenceSpeedInput.model_fields["batch"].metadata if isinstance(m, Le))
@@ -44,24 +44,21 @@ class Peak:
 
 
 def max_batch(model: str, gpu: str, tp: int, precision: str, context: int) -> int:
-    """The most sequences of `context` tokens whose KV cache fits on `tp` GPUs beside the weights (0: none)."""
-    fit = fit_inference(
-        FitInferenceInput(model=model, gpu=gpu, n_gpus=tp, precision=precision, batch=1, context_len=context)
-    )
-    return fit.max_batch
+    """The most sequences of `context` tokens whose KV cache fits on `tp` GPUs beside the weights (0: none):
+    fit_inference's max_batch at its defaults (its KV precision for `precision`), memoised per replica shape."""
+    kv = default_kv_precision(precision)
+    return max_batch_that_fits(get_model(model), get_gpu(gpu), precision, kv, tp, context)
 
 
 def min_gpus(model: str, gpu: str, precision: str, context: int) -> int | None:
-    """The fewest GPUs one replica needs for one sequence of `context` tokens (None: not on any count)."""
-    fit = fit_inference(
-        FitInferenceInput(model=model, gpu=gpu, n_gpus=1, precision=precision, batch=1, context_len=context)
-    )
-    return fit.min_gpus
+    """The fewest GPUs one replica needs for one sequence of `context` tokens (None: not on any count): fit_inference's
+    min_gpus at its defaults."""
+    return min_gpus_that_fit(get_model(model), get_gpu(gpu), precision, context)
 
 
 def speed_input(model: str, gpu: str, tp: int, precision: str, prompt: int, output: int) -> InferenceSpeedInput:
     """inference_speed's input for one replica of `tp` GPUs (the KV read per step is prompt + half the output),
-    validated once per replica shape; `at_peak` sets the batch on it."""
+    validated once per replica shape; `step_times` on it works out what does not depend on the batch once."""
     return InferenceSpeedInput(
         model=model,
         gpu=gpu,
@@ -73,10 +70,10 @@ def speed_input(model: str, gpu: str, tp: int, precision: str, prompt: int, outp
     )
 
 
-def at_peak(base: InferenceSpeedInput, batch: int, output: int) -> Peak:
-    """One replica of `base`'s shape running `batch` sequences (1 ≤ batch ≤ SPEED_BATCH_CAP, inside the input's
-    limits, so the copy needs no second validation; inference_speed reads no field derived from the batch)."""
-    tpot_ms, ttft_s = step_times(base.model_copy(update={"batch": batch}))
+def at_peak(steps: Callable[[int], tuple[float, float]], batch: int, output: int) -> Peak:
+    """One replica running `batch` sequences; `steps` is `step_times` on the replica's shape (1 ≤ batch ≤
+    SPEED_BATCH_CAP, inside the input's limits; inference_speed reads no field derived from the batch)."""
+    tpot_ms, ttft_s = steps(batch)
     tpot = tpot_ms / 1e3
     prefill = max(ttft_s - tpot, 0.0)  # inference_speed's TTFT is the prefill plus one decode step
     return share(batch, tpot, prefill, output)

@@ -8,6 +8,7 @@ parallelism, two all-reduces per layer. Prefill is compute-bound.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import NamedTuple
 
 from tools.catalog.architecture import (
@@ -120,14 +121,49 @@ class _Speed(NamedTuple):
     ttft: float
 
 
-def step_times(inp: InferenceSpeedInput) -> tuple[float, float]:
-    """(tpot_ms, ttft_s) exactly as `inference_speed` reports them, without building its output: for planners
-    that search a replica's batch and read only these two figures."""
-    sp = _speed(inp)
-    return sp.t_step * 1e3, sp.ttft
+class _Fixed(NamedTuple):
+    """What one inference_speed input gives before its batch: the same for every batch a planner tries."""
+
+    m: ModelSpec
+    gpu: GpuSpec
+    s: Shape
+    tp: int
+    precision: str
+    compute_precision: str
+    kernel: str
+    eff: float
+    bw: float
+    prompt: int
+    ctx: int
+    fits: int
+    kv_per_sequence: float
+    flops_per_token: float  # 2·N_active + attention over the context, per decoded token
+    compute_s: float  # peak × compute efficiency
+    up: float
+    t_moe: float
+    prefill_tps: float
+    prefill_eff: float
+    prefill_s: float  # prompt / prefill rate + the prefill's tensor-parallel all-reduces
+
+
+def step_times(inp: InferenceSpeedInput) -> Callable[[int], tuple[float, float]]:
+    """batch -> (tpot_ms, ttft_s) exactly as `inference_speed` reports them for `inp` at that batch, without
+    building its output: for planners that search a replica's batch and read only these two figures (what does
+    not depend on the batch is worked out once)."""
+    fixed = _fixed(inp)
+
+    def at(batch: int) -> tuple[float, float]:
+        sp = _at(fixed, batch)
+        return sp.t_step * 1e3, sp.ttft
+
+    return at
 
 
 def _speed(inp: InferenceSpeedInput) -> _Speed:
+    return _at(_fixed(inp), inp.batch)
+
+
+def _fixed(inp: InferenceSpeedInput) -> _Fixed:
     m, gpu = get_model(inp.model), get_gpu(inp.gpu)
     tp = inp.n_gpus
     check_parallel(m, tp, 1)
@@ -148,23 +184,11 @@ def _speed(inp: InferenceSpeedInput) -> _Speed:
     ctx = inp.context_len
     kv_prec = inp.kv_precision
     fits = max_batch_that_fits(m, gpu, precision, kv_prec, tp, ctx)
-    # a batch that does not fit in memory is never decoded at once: the engine runs the batch that fits
-    b = min(inp.batch, fits) if fits >= 1 else inp.batch
-
-    w_bytes, n_active = _decode_weight_bytes(m, s, precision, b)
-    kv = kv_bytes_per_sequence(m, ctx, BYTES_PER_PARAM[inp.kv_precision]) * b  # windowed layers read their window
-    step_bytes = (w_bytes + kv) / tp
-    t_mem = step_bytes / bw
+    kv_seq = kv_bytes_per_sequence(m, ctx, BYTES_PER_PARAM[inp.kv_precision])  # windowed layers read their window
     attn_flops = 2 * s.layers * ctx * (s.qk_dim + s.v_dim)  # per token: QKᵀ and A·V over the context
-    t_flops = b * (2 * n_active + attn_flops) / tp / (peak * inp.compute_efficiency)
     up, _ = scale_up_gb_s(gpu)
-    t_tp = 0.0
-    if tp > 1:  # two all-reduces of b × hidden activations per layer
-        t_tp = 2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(b * s.hidden * 2, tp, up))
     t_moe = _moe_step_s(m)
-    t_step = max(t_mem, t_flops) + STEP_OVERHEAD_S + t_tp + t_moe
-    bound = "memory" if t_mem >= t_flops else "compute"
-
+    n_active = s.n_matmul  # the matmul parameters a token uses (_decode_weight_bytes)
     prefill_flops = 2 * n_active + 2 * s.layers * (prompt / 2) * (s.qk_dim + s.v_dim)  # causal: half the context
     given = inp.model_fields_set
     if inp.prefill_efficiency is not None:
@@ -177,9 +201,29 @@ def _speed(inp: InferenceSpeedInput) -> _Speed:
     t_prefill_tp = (
         2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(prompt * s.hidden * 2, tp, up)) if tp > 1 else 0
     )
-    ttft = prompt / prefill_tps + t_prefill_tp + t_step
-    return _Speed(m, gpu, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, b, step_bytes, t_step,
-                  t_moe, bound, prefill_tps, prefill_eff, ttft)  # fmt: skip
+    return _Fixed(m, gpu, s, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, kv_seq,
+                  2 * n_active + attn_flops, peak * inp.compute_efficiency, up, t_moe, prefill_tps, prefill_eff,
+                  prompt / prefill_tps + t_prefill_tp)  # fmt: skip
+
+
+def _at(f: _Fixed, batch: int) -> _Speed:
+    """The decode step and first token at `batch` sequences."""
+    # a batch that does not fit in memory is never decoded at once: the engine runs the batch that fits
+    b = min(batch, f.fits) if f.fits >= 1 else batch
+    s, tp = f.s, f.tp
+    w_bytes, _ = _decode_weight_bytes(f.m, s, f.precision, b)
+    kv = f.kv_per_sequence * b
+    step_bytes = (w_bytes + kv) / tp
+    t_mem = step_bytes / f.bw
+    t_flops = b * f.flops_per_token / tp / f.compute_s
+    t_tp = 0.0
+    if tp > 1:  # two all-reduces of b × hidden activations per layer
+        t_tp = 2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(b * s.hidden * 2, tp, f.up))
+    t_step = max(t_mem, t_flops) + STEP_OVERHEAD_S + t_tp + f.t_moe
+    bound = "memory" if t_mem >= t_flops else "compute"
+    ttft = f.prefill_s + t_step
+    return _Speed(f.m, f.gpu, tp, f.precision, f.compute_precision, f.kernel, f.eff, f.bw, f.prompt, f.ctx, f.fits, b,
+                  step_bytes, t_step, f.t_moe, bound, f.prefill_tps, f.prefill_eff, ttft)  # fmt: skip
 
 
 @functools.lru_cache(maxsize=8192, typed=True)  # typed, as `assume`: 1, 1.0 and True stay different values

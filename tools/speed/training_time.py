@@ -124,6 +124,12 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
     )
 
 
+def run_hours(inp: TrainingTimeInput) -> float:
+    """The run's wall-clock hours exactly as `training_time` reports them, without building its output (for
+    planners that search a node count and read only the hours)."""
+    return _timing(inp).hours
+
+
 def _timing(inp: TrainingTimeInput) -> _Timing:
     """Step time at the calibrated utilisation and its low–high band, and the run's hours."""
     m, gpu = get_model(inp.model), get_gpu(inp.gpu)
