@@ -208,22 +208,22 @@ def _fixed(inp: InferenceSpeedInput) -> _Fixed:
 
 def _at(f: _Fixed, batch: int) -> _Speed:
     """The decode step and first token at `batch` sequences."""
+    m, gpu, s, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, kv_seq, flops_tok, compute_s, up, \
+        t_moe, prefill_tps, prefill_eff, prefill_s = f  # fmt: skip
     # a batch that does not fit in memory is never decoded at once: the engine runs the batch that fits
-    b = min(batch, f.fits) if f.fits >= 1 else batch
-    s, tp = f.s, f.tp
-    w_bytes, _ = _decode_weight_bytes(f.m, s, f.precision, b)
-    kv = f.kv_per_sequence * b
+    b = min(batch, fits) if fits >= 1 else batch
+    w_bytes, _ = _decode_weight_bytes(m, s, precision, b)
+    kv = kv_seq * b
     step_bytes = (w_bytes + kv) / tp
-    t_mem = step_bytes / f.bw
-    t_flops = b * f.flops_per_token / tp / f.compute_s
+    t_mem = step_bytes / bw
+    t_flops = b * flops_tok / tp / compute_s
     t_tp = 0.0
     if tp > 1:  # two all-reduces of b × hidden activations per layer
-        t_tp = 2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(b * s.hidden * 2, tp, f.up))
-    t_step = max(t_mem, t_flops) + STEP_OVERHEAD_S + t_tp + f.t_moe
+        t_tp = 2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(b * s.hidden * 2, tp, up))
+    t_step = max(t_mem, t_flops) + STEP_OVERHEAD_S + t_tp + t_moe
     bound = "memory" if t_mem >= t_flops else "compute"
-    ttft = f.prefill_s + t_step
-    return _Speed(f.m, f.gpu, tp, f.precision, f.compute_precision, f.kernel, f.eff, f.bw, f.prompt, f.ctx, f.fits, b,
-                  step_bytes, t_step, f.t_moe, bound, f.prefill_tps, f.prefill_eff, ttft)  # fmt: skip
+    return _Speed(m, gpu, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, b, step_bytes, t_step,
+                  t_moe, bound, prefill_tps, prefill_eff, prefill_s + t_step)  # fmt: skip
 
 
 @functools.lru_cache(maxsize=8192, typed=True)  # typed, as `assume`: 1, 1.0 and True stay different values
