@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from annotated_types import Le
 
@@ -31,9 +31,9 @@ from tools.schemas.speed import InferenceSpeedInput
 SPEED_BATCH_CAP = next(m.le for m in InferenceSpeedInput.model_fields["batch"].metadata if isinstance(m, Le))
 
 
-@dataclass(frozen=True)
-class Peak:
-    """What one replica does at the peak with `batch` sequences in flight."""
+class Peak(NamedTuple):
+    """What one replica does at the peak with `batch` sequences in flight (a tuple: the batch search builds
+    hundreds per plan)."""
 
     batch: int
     ttft_s: float

@@ -144,6 +144,7 @@ class _Fixed(NamedTuple):
     prefill_tps: float
     prefill_eff: float
     prefill_s: float  # prompt / prefill rate + the prefill's tensor-parallel all-reduces
+    dense_bytes: float | None  # a dense model's weight bytes per step (None for MoE: they grow with the batch)
 
 
 def step_times(inp: InferenceSpeedInput) -> Callable[[int], tuple[float, float]]:
@@ -201,18 +202,19 @@ def _fixed(inp: InferenceSpeedInput) -> _Fixed:
     t_prefill_tp = (
         2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(prompt * s.hidden * 2, tp, up)) if tp > 1 else 0
     )
+    dense = None if m.is_moe else _decode_weight_bytes(m, s, precision, 1)[0]
     return _Fixed(m, gpu, s, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, kv_seq,
                   2 * n_active + attn_flops, peak * inp.compute_efficiency, up, t_moe, prefill_tps, prefill_eff,
-                  prompt / prefill_tps + t_prefill_tp)  # fmt: skip
+                  prompt / prefill_tps + t_prefill_tp, dense)  # fmt: skip
 
 
 def _at(f: _Fixed, batch: int) -> _Speed:
     """The decode step and first token at `batch` sequences."""
     m, gpu, s, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, kv_seq, flops_tok, compute_s, up, \
-        t_moe, prefill_tps, prefill_eff, prefill_s = f  # fmt: skip
+        t_moe, prefill_tps, prefill_eff, prefill_s, dense = f  # fmt: skip
     # a batch that does not fit in memory is never decoded at once: the engine runs the batch that fits
     b = min(batch, fits) if fits >= 1 else batch
-    w_bytes, _ = _decode_weight_bytes(m, s, precision, b)
+    w_bytes = dense if dense is not None else _decode_weight_bytes(m, s, precision, b)[0]
     kv = kv_seq * b
     step_bytes = (w_bytes + kv) / tp
     t_mem = step_bytes / bw
