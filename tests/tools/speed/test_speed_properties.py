@@ -157,3 +157,42 @@ def test_a_moe_with_more_experts_never_decodes_faster(extra, batch, model):
     base = speed.inference_speed(args).tpot_ms
     with mock.patch.object(speed, "get_model", lambda name: wider):
         assert speed.inference_speed(args).tpot_ms >= base * (1 - REL)
+
+
+@SETTINGS
+@given(
+    model=model_st,
+    gpu=st.sampled_from(INFER_GPUS),
+    tp=st.sampled_from([1, 2, 4, 8]),
+    context=st.integers(64, 65536),
+    batches=st.lists(st.integers(1, 100_000), min_size=1, max_size=6),
+)
+def test_the_planners_step_times_are_inference_speeds_figures(model, gpu, tp, context, batches):
+    """plan_serving reads (tpot, TTFT) per batch from `step_times`, which works out what does not depend on the
+    batch once per replica shape: at every batch they are exactly the figures inference_speed answers."""
+    from tools.errors import AdvisorError
+    from tools.speed.inference_speed import step_times
+
+    try:
+        base = InferenceSpeedInput(model=model, gpu=gpu, n_gpus=tp, context_len=context, prompt_len=context // 2 + 1)
+        steps = step_times(base)
+    except AdvisorError:  # heads not divisible by tp, or a card without the figures: no plan on it either
+        return
+    for b in batches:
+        out = inference_speed(base.model_copy(update={"batch": b}))
+        assert steps(b) == (out.tpot_ms, out.ttft_s)
+
+
+@SETTINGS
+@given(model=model_st, gpu=st.sampled_from(TRAIN_GPUS), method=method_st, n=st.sampled_from([1, 8, 64, 512]))
+def test_the_planners_run_hours_are_training_times_hours(model, gpu, method, n):
+    """plan_system's node search reads `run_hours`: the hours training_time answers, to the bit."""
+    from tools.errors import AdvisorError
+    from tools.speed.training_time import run_hours
+
+    try:
+        inp = TrainingTimeInput(model=model, gpu=gpu, n_gpus=n, tokens=10**10, method=method)
+        hours = run_hours(inp)
+    except AdvisorError:
+        return
+    assert hours == training_time(inp).hours
