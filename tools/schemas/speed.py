@@ -174,6 +174,14 @@ class InferenceSpeedInput(ToolInput):
     prompt_len: int | None = Field(
         None, ge=1, le=10_000_000, description="Prompt tokens for TTFT; omitted: context_len."
     )
+    output_len: int | None = Field(
+        None,
+        ge=1,
+        le=10_000_000,
+        description="Tokens each request generates under continuous batching: with batch > 1, every other request's "
+        "prefill (one prompt per output_len steps) is scheduled among the decode steps and lengthens the mean time "
+        "per output token; omitted: decode steps alone.",
+    )
     kernel: Literal["auto", "marlin", "torch"] = Field(
         "auto",
         description="Weight-only int4/int8 kernel family: marlin (vLLM's AWQ/GPTQ kernels), torch (gpt-fast, "

@@ -46,12 +46,17 @@ PREFILL_EFFICIENCY = {"16-bit": 0.72, "fp8": 0.5}
 #: fixed time per decode step beyond weight/KV reads (kernel launches, norms, sampling), seconds
 STEP_OVERHEAD_S = 1.2e-3
 #: extra time per mixture-of-experts layer per decode step (router, top-k, token permutation and the grouped expert
-#: kernels, which pad and walk every expert): a fixed part plus a part per expert. Set on the development rows of
-#: tests/golden/published.yaml: DeepSeek-V3/R1 (256 experts, 58 MoE layers) decode at 27-34 tokens/s at batch 1 on
-#: 8 GPUs in SGLang 0.4.1 and vLLM (about 0.45-0.55 ms per MoE layer beyond reading the weights), Mixtral 8x7B
-#: (8 experts, 32 layers) at 81 tokens/s in TensorRT-LLM int8 on one A100 (about 0.08 ms).
-MOE_LAYER_S = 70e-6
-MOE_PER_EXPERT_S = 1.6e-6
+#: kernels). Set on the development rows of tests/golden/published.yaml with grouped-query attention: Mixtral 8x7B
+#: (8 experts, TensorRT-LLM int8, one A100) and Qwen3-235B-A22B / 30B-A3B (128 experts, SGLang 0.4.6, H20) need
+#: 40-85 µs per MoE layer beyond reading the weights, with no trend in the expert count (8 or 128), so the term is
+#: per layer, not per expert.
+MOE_LAYER_S = 60e-6
+#: extra time per multi-head latent attention (MLA) layer per decode step: the absorbed path runs the latent down and
+#: up projections, the rope split, the absorbed per-head batched matmuls and the latent attention kernel, many small
+#: kernels a layer. Set on the DeepSeek-V3/R1/V3.2 development rows (SGLang 0.4.1 fp8 on H200, vLLM AWQ on H100 and
+#: A100, vLLM 0.13 on H20): 0.3-0.5 ms per layer at batch 1 beyond weights, MoE and all-reduces, on every card alike
+#: (latency, not bytes); the former per-expert term gave Qwen3's 128-expert models 3x their published decode time.
+MLA_LAYER_S = 390e-6
 #: latency of one small all-reduce inside a node (NCCL, NVLink), seconds
 ALLREDUCE_LATENCY_S = 15e-6
 #: a weight-only quantised format leaves embeddings and the LM head in 16-bit
@@ -81,10 +86,10 @@ def _decode_weight_bytes(m: ModelSpec, s: Shape, precision: str, batch: int) -> 
 
 
 def _moe_step_s(m: ModelSpec) -> float:
-    """Router, dispatch and grouped-expert kernels of every MoE layer in one decode step (0 for a dense model)."""
-    if not m.is_moe:
-        return 0.0
-    return param_count(m).n_moe_layers * (MOE_LAYER_S + MOE_PER_EXPERT_S * (m.n_experts or 1))
+    """Router and grouped-expert kernels of every MoE layer, and the latent-attention kernels of every MLA layer, in
+    one decode step (0 for a dense model with standard attention)."""
+    moe = param_count(m).n_moe_layers * MOE_LAYER_S if m.is_moe else 0.0
+    return moe + (m.n_layers * MLA_LAYER_S if m.attention == "MLA" else 0.0)
 
 
 def _kernel(asked: str, precision: str, gpu: GpuSpec) -> str:
@@ -141,7 +146,8 @@ def _speed(inp: InferenceSpeedInput) -> _Speed:
     s = shape(m)
     kernel = _kernel(inp.kernel, precision, gpu)
     eff = inp.bandwidth_efficiency or (
-        MARLIN_EFFICIENCY[precision] if kernel == "marlin" else BANDWIDTH_EFFICIENCY[precision]
+        (MARLIN_EFFICIENCY[precision] if kernel == "marlin" else BANDWIDTH_EFFICIENCY[precision])
+        * (gpu.decode_bandwidth_factor or 1.0)
     )
     bw = gpu.bandwidth_gb_s * GB * eff
     prompt = inp.prompt_len or inp.context_len
@@ -178,6 +184,10 @@ def _speed(inp: InferenceSpeedInput) -> _Speed:
         2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(prompt * s.hidden * 2, tp, up)) if tp > 1 else 0
     )
     ttft = prompt / prefill_tps + t_prefill_tp + t_step
+    if inp.output_len and b > 1:
+        # continuous batching: in the output_len steps of one request, each of the b - 1 others is replaced once, and
+        # its prompt's prefill runs between (or chunked into) the decode steps every running request waits on
+        t_step += (b - 1) * (prompt / prefill_tps + t_prefill_tp) / inp.output_len
     return _Speed(m, gpu, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, b, step_bytes, t_step,
                   t_moe, bound, prefill_tps, prefill_eff, ttft)  # fmt: skip
 
@@ -261,14 +271,20 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
                 m.is_moe)
     )  # fmt: skip
     if t_moe:
+        parts = []
+        if m.is_moe:
+            parts.append(
+                f"{param_count(m).n_moe_layers} MoE layers × {MOE_LAYER_S * 1e6:.0f} µs (router, dispatch, experts)"
+            )
+        if m.attention == "MLA":
+            parts.append(f"{m.n_layers} MLA layers × {MLA_LAYER_S * 1e6:.0f} µs (latent projections and attention)")
         assumptions.append(
             assume(
                 key="moe_step_ms",
                 value=round(t_moe * 1e3, 2),
                 unit="ms",
-                note=f"{param_count(m).n_moe_layers} MoE layers × ({MOE_LAYER_S * 1e6:.0f} µs + "
-                f"{MOE_PER_EXPERT_S * 1e6:.1f} µs × {m.n_experts} experts) per decode step: router, token dispatch "
-                "and grouped expert kernels, set on published DeepSeek-V3/R1 and Mixtral decode speeds.",
+                note="; ".join(parts) + " per decode step, set on published DeepSeek, Qwen3 MoE and Mixtral decode "
+                "speeds.",
             )
         )
     if b < inp.batch:
@@ -299,6 +315,16 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
                 value=tp,
                 note=f"weights and KV split {tp} ways; two all-reduces per layer per step "
                 f"({ALLREDUCE_LATENCY_S * 1e6:.0f} µs latency each + bytes at the NVLink/PCIe rate).",
+            )
+        )
+    if inp.output_len and b > 1:
+        assumptions.append(
+            assume(
+                key="output_len",
+                value=inp.output_len,
+                unit="tokens",
+                note=f"continuous batching: the other {b - 1} requests' {prompt}-token prefills, one each per "
+                f"{inp.output_len} output tokens, run among the decode steps and are counted in the time per token.",
             )
         )
     if m.generic:
