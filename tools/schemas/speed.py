@@ -174,6 +174,12 @@ class InferenceSpeedInput(ToolInput):
     prompt_len: int | None = Field(
         None, ge=1, le=10_000_000, description="Prompt tokens for TTFT; omitted: context_len."
     )
+    attention_kernel: Literal["grouped", "per-head"] = Field(
+        "grouped",
+        description="Decode attention kernel: grouped reads each KV head once for its group of query heads "
+        "(FlashAttention/FlashInfer decode, TensorRT-LLM XQA from v0.8); per-head loads it again for every query head "
+        "of the group (TensorRT-LLM's masked multi-head attention before XQA), so GQA models read more KV per step.",
+    )
     output_len: int | None = Field(
         None,
         ge=1,

@@ -57,6 +57,11 @@ MOE_LAYER_S = 60e-6
 #: A100, vLLM 0.13 on H20): 0.3-0.5 ms per layer at batch 1 beyond weights, MoE and all-reduces, on every card alike
 #: (latency, not bytes); the former per-expert term gave Qwen3's 128-expert models 3x their published decode time.
 MLA_LAYER_S = 390e-6
+#: share of the repeated KV loads that reach HBM with a per-head decode kernel on a grouped-query model (each query
+#: head loads its group's KV head again; L2 serves the rest). TensorRT-LLM's XQA blog: the grouped kernel gives 2.4x
+#: Llama-70B throughput at 128 in / 2,048 out on one H200. Set on the development Llama-2-70B rows of the TensorRT-LLM
+#: v0.6.1 throughput tables (before XQA): 0.5 puts 6 of 7 within 25% (every re-read reaching HBM: 4 of 7, too slow).
+PER_HEAD_KV_REREAD = 0.5
 #: latency of one small all-reduce inside a node (NCCL, NVLink), seconds
 ALLREDUCE_LATENCY_S = 15e-6
 #: a weight-only quantised format leaves embeddings and the LM head in 16-bit
@@ -159,6 +164,8 @@ def _speed(inp: InferenceSpeedInput) -> _Speed:
 
     w_bytes, n_active = _decode_weight_bytes(m, s, precision, b)
     kv = kv_bytes_per_sequence(m, ctx, BYTES_PER_PARAM[inp.kv_precision]) * b  # windowed layers read their window
+    if inp.attention_kernel == "per-head" and m.attention in ("GQA", "MQA"):
+        kv *= 1 + (m.n_heads / m.n_kv_heads - 1) * PER_HEAD_KV_REREAD
     step_bytes = (w_bytes + kv) / tp
     t_mem = step_bytes / bw
     attn_flops = 2 * s.layers * ctx * (s.qk_dim + s.v_dim)  # per token: QKᵀ and A·V over the context
@@ -315,6 +322,18 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
                 value=tp,
                 note=f"weights and KV split {tp} ways; two all-reduces per layer per step "
                 f"({ALLREDUCE_LATENCY_S * 1e6:.0f} µs latency each + bytes at the NVLink/PCIe rate).",
+            )
+        )
+    if inp.attention_kernel == "per-head" and m.attention in ("GQA", "MQA"):
+        group = m.n_heads // m.n_kv_heads
+        assumptions.append(
+            assume(
+                key="attention_kernel",
+                value="per-head",
+                default=False,
+                note=f"each of the {group} query heads of a group loads its KV head again; with "
+                f"{PER_HEAD_KV_REREAD:.0%} of those loads reaching HBM the KV read per step is "
+                f"{1 + (group - 1) * PER_HEAD_KV_REREAD:g}x that of a grouped kernel.",
             )
         )
     if inp.output_len and b > 1:

@@ -331,3 +331,21 @@ def test_continuous_batching_counts_the_other_requests_prefills():
     plain = inference_speed(InferenceSpeedInput(batch=25, **args))
     assert plain.tpot_ms < 0.75 * 38.75 < c25.tpot_ms
     assert any(a.key == "output_len" and "24 requests" in a.note for a in c25.assumptions)
+
+
+def test_a_per_head_decode_kernel_reads_grouped_kv_again_and_leaves_mha_alone():
+    """TensorRT-LLM v0.6.1 (before XQA), Llama-2-70B fp8 on 2 x H100, batch 64, 2,048 in / 2,048 out: 547 output
+    tokens/s per GPU; the grouped kernel would be far faster, and Llama-2-7B (one KV head per query head) is unchanged."""
+    args = {"model": "Llama-2-70B", "gpu": "H100 SXM", "n_gpus": 2, "precision": "fp8", "kv_precision": "fp8",
+            "batch": 64, "context_len": 3072}  # fmt: skip
+    per_head = inference_speed(InferenceSpeedInput(attention_kernel="per-head", **args))
+    grouped = inference_speed(InferenceSpeedInput(**args))
+    assert per_head.tpot_ms > 1.5 * grouped.tpot_ms
+    # a static batch: 64 prefills of 2,048 tokens, then 2,048 steps at the mean context
+    seconds = 64 * 2048 / per_head.prefill_tokens_per_s + 2048 * per_head.tpot_ms / 1e3
+    assert 64 * 2048 / seconds / 2 == pytest.approx(547, rel=0.25)
+    assert any(a.key == "attention_kernel" for a in per_head.assumptions)
+    mha = {"model": "Llama-2-7B", "gpu": "H100 SXM", "batch": 32, "context_len": 4096}
+    assert inference_speed(InferenceSpeedInput(attention_kernel="per-head", **mha)).tpot_ms == pytest.approx(
+        inference_speed(InferenceSpeedInput(**mha)).tpot_ms
+    )
