@@ -195,3 +195,11 @@ def test_glm_45_air_is_its_own_shape_not_the_355b_model():
         assert m.id == "glm-4.5-air" and m.n_experts == 128 and m.n_layers == 46
         assert param_count(m).total / 1e9 == pytest.approx(106, rel=0.03)
     assert get_model("GLM-4.6").id == "glm-4.5"
+
+
+def test_qwen3_coder_30b_is_sized_on_its_config_not_a_generic_shape():
+    """Qwen/Qwen3-Coder-30B-A3B-Instruct was sized on the generic 30B-A3B MoE; its config.json gives 48 layers of
+    128 experts (8 active) and a native 262,144-token window."""
+    m = get_model("Qwen/Qwen3-Coder-30B-A3B-Instruct")
+    assert m.id == "qwen3-coder-30b-a3b" and not m.generic and m.max_context == 262144
+    assert param_count(m).total / 1e9 == pytest.approx(30.5, rel=0.03)
