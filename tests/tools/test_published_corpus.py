@@ -54,15 +54,17 @@ def test_serving_engines_refuse_what_we_refuse(results):
 
 def test_held_out_figures_do_not_get_worse(results):
     """Frozen: 7/15 within tolerance, median error 19.3%; after the issue-25 fixes 12/17 (two MoE rows added later),
-    median error 10.6%."""
+    median error 10.6%; with the 23 Qwen speed-benchmark rows (4 held out, added before any rule they inform) 13/21,
+    median error 15.4%; after the per-card decode bandwidth (H20), the per-layer MoE and MLA terms and continuous
+    batching's prefills 16/21, median error 9.2%."""
     s = accuracy.summary(results)["held_out"]
-    assert s["within"] >= 12, s
-    assert s["median_error"] <= 0.12, s
+    assert s["within"] >= 16, s
+    assert s["median_error"] <= 0.10, s
 
 
 def test_development_figures_do_not_get_worse(results):
     s = accuracy.summary(results)["dev"]
-    assert s["within"] >= 67 and s["verdicts_right"] >= 14, s
+    assert s["within"] >= 90 and s["verdicts_right"] >= 14, s
 
 
 def test_the_peer_is_handed_the_same_shapes_we_use():

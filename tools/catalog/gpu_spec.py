@@ -53,6 +53,9 @@ class GpuSpec(Frozen):
     #: how many devices the driver exposes per package (MI250X: 2 GCDs of 64 GB each); memory_gb is the package total
     devices_per_package: int = Field(default=1, ge=1, le=8)
     interconnect_gb_s: float | None = Field(default=None, gt=0)
+    #: achieved decode bandwidth relative to the calibrated default efficiencies, where published serving runs on
+    #: this card reach less of its datasheet bandwidth than the reference cards (None: 1, no such runs found)
+    decode_bandwidth_factor: float | None = Field(default=None, gt=0, le=1)
     pcie_gen: int | None = Field(default=None, ge=3, le=6)
     tdp_w: float | None = Field(default=None, gt=0)
     form_factor: str  # "SXM4", "PCIe", "OAM", "PCIe dual-slot", ...

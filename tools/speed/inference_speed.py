@@ -47,12 +47,22 @@ PREFILL_EFFICIENCY = {"16-bit": 0.72, "fp8": 0.5}
 #: fixed time per decode step beyond weight/KV reads (kernel launches, norms, sampling), seconds
 STEP_OVERHEAD_S = 1.2e-3
 #: extra time per mixture-of-experts layer per decode step (router, top-k, token permutation and the grouped expert
-#: kernels, which pad and walk every expert): a fixed part plus a part per expert. Set on the development rows of
-#: tests/golden/published.yaml: DeepSeek-V3/R1 (256 experts, 58 MoE layers) decode at 27-34 tokens/s at batch 1 on
-#: 8 GPUs in SGLang 0.4.1 and vLLM (about 0.45-0.55 ms per MoE layer beyond reading the weights), Mixtral 8x7B
-#: (8 experts, 32 layers) at 81 tokens/s in TensorRT-LLM int8 on one A100 (about 0.08 ms).
-MOE_LAYER_S = 70e-6
-MOE_PER_EXPERT_S = 1.6e-6
+#: kernels). Set on the development rows of tests/golden/published.yaml with grouped-query attention: Mixtral 8x7B
+#: (8 experts, TensorRT-LLM int8, one A100) and Qwen3-235B-A22B / 30B-A3B (128 experts, SGLang 0.4.6, H20) need
+#: 40-85 µs per MoE layer beyond reading the weights, with no trend in the expert count (8 or 128), so the term is
+#: per layer, not per expert.
+MOE_LAYER_S = 60e-6
+#: extra time per multi-head latent attention (MLA) layer per decode step: the absorbed path runs the latent down and
+#: up projections, the rope split, the absorbed per-head batched matmuls and the latent attention kernel, many small
+#: kernels a layer. Set on the DeepSeek-V3/R1/V3.2 development rows (SGLang 0.4.1 fp8 on H200, vLLM AWQ on H100 and
+#: A100, vLLM 0.13 on H20): 0.3-0.5 ms per layer at batch 1 beyond weights, MoE and all-reduces, on every card alike
+#: (latency, not bytes); the former per-expert term gave Qwen3's 128-expert models 3x their published decode time.
+MLA_LAYER_S = 390e-6
+#: share of the repeated KV loads that reach HBM with a per-head decode kernel on a grouped-query model (each query
+#: head loads its group's KV head again; L2 serves the rest). TensorRT-LLM's XQA blog: the grouped kernel gives 2.4x
+#: Llama-70B throughput at 128 in / 2,048 out on one H200. Set on the development Llama-2-70B rows of the TensorRT-LLM
+#: v0.6.1 throughput tables (before XQA): 0.5 puts 6 of 7 within 25% (every re-read reaching HBM: 4 of 7, too slow).
+PER_HEAD_KV_REREAD = 0.5
 #: latency of one small all-reduce inside a node (NCCL, NVLink), seconds
 ALLREDUCE_LATENCY_S = 15e-6
 #: a weight-only quantised format leaves embeddings and the LM head in 16-bit
@@ -82,10 +92,10 @@ def _decode_weight_bytes(m: ModelSpec, s: Shape, precision: str, batch: int) -> 
 
 
 def _moe_step_s(m: ModelSpec) -> float:
-    """Router, dispatch and grouped-expert kernels of every MoE layer in one decode step (0 for a dense model)."""
-    if not m.is_moe:
-        return 0.0
-    return param_count(m).n_moe_layers * (MOE_LAYER_S + MOE_PER_EXPERT_S * (m.n_experts or 1))
+    """Router and grouped-expert kernels of every MoE layer, and the latent-attention kernels of every MLA layer, in
+    one decode step (0 for a dense model with standard attention)."""
+    moe = param_count(m).n_moe_layers * MOE_LAYER_S if m.is_moe else 0.0
+    return moe + (m.n_layers * MLA_LAYER_S if m.attention == "MLA" else 0.0)
 
 
 def _kernel(asked: str, precision: str, gpu: GpuSpec) -> str:
@@ -145,6 +155,7 @@ class _Fixed(NamedTuple):
     prefill_eff: float
     prefill_s: float  # prompt / prefill rate + the prefill's tensor-parallel all-reduces
     dense_bytes: float | None  # a dense model's weight bytes per step (None for MoE: they grow with the batch)
+    output_len: int | None  # continuous batching: other requests' prefills counted in the time per token
 
 
 def step_times(inp: InferenceSpeedInput) -> Callable[[int], tuple[float, float]]:
@@ -178,7 +189,8 @@ def _fixed(inp: InferenceSpeedInput) -> _Fixed:
     s = shape(m)
     kernel = _kernel(inp.kernel, precision, gpu)
     eff = inp.bandwidth_efficiency or (
-        MARLIN_EFFICIENCY[precision] if kernel == "marlin" else BANDWIDTH_EFFICIENCY[precision]
+        (MARLIN_EFFICIENCY[precision] if kernel == "marlin" else BANDWIDTH_EFFICIENCY[precision])
+        * (gpu.decode_bandwidth_factor or 1.0)
     )
     bw = gpu.bandwidth_gb_s * GB * eff
     prompt = inp.prompt_len or inp.context_len
@@ -186,6 +198,8 @@ def _fixed(inp: InferenceSpeedInput) -> _Fixed:
     kv_prec = inp.kv_precision
     fits = max_batch_that_fits(m, gpu, precision, kv_prec, tp, ctx)
     kv_seq = kv_bytes_per_sequence(m, ctx, BYTES_PER_PARAM[inp.kv_precision])  # windowed layers read their window
+    if inp.attention_kernel == "per-head" and m.attention in ("GQA", "MQA"):
+        kv_seq *= 1 + (m.n_heads / m.n_kv_heads - 1) * PER_HEAD_KV_REREAD
     attn_flops = 2 * s.layers * ctx * (s.qk_dim + s.v_dim)  # per token: QKᵀ and A·V over the context
     up, _ = scale_up_gb_s(gpu)
     t_moe = _moe_step_s(m)
@@ -205,13 +219,13 @@ def _fixed(inp: InferenceSpeedInput) -> _Fixed:
     dense = None if m.is_moe else _decode_weight_bytes(m, s, precision, 1)[0]
     return _Fixed(m, gpu, s, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, kv_seq,
                   2 * n_active + attn_flops, peak * inp.compute_efficiency, up, t_moe, prefill_tps, prefill_eff,
-                  prompt / prefill_tps + t_prefill_tp, dense)  # fmt: skip
+                  prompt / prefill_tps + t_prefill_tp, dense, inp.output_len)  # fmt: skip
 
 
 def _at(f: _Fixed, batch: int) -> _Speed:
     """The decode step and first token at `batch` sequences."""
     m, gpu, s, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, kv_seq, flops_tok, compute_s, up, \
-        t_moe, prefill_tps, prefill_eff, prefill_s, dense = f  # fmt: skip
+        t_moe, prefill_tps, prefill_eff, prefill_s, dense, output_len = f  # fmt: skip
     # a batch that does not fit in memory is never decoded at once: the engine runs the batch that fits
     b = min(batch, fits) if fits >= 1 else batch
     w_bytes = dense if dense is not None else _decode_weight_bytes(m, s, precision, b)[0]
@@ -224,8 +238,13 @@ def _at(f: _Fixed, batch: int) -> _Speed:
         t_tp = 2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(b * s.hidden * 2, tp, up))
     t_step = max(t_mem, t_flops) + STEP_OVERHEAD_S + t_tp + t_moe
     bound = "memory" if t_mem >= t_flops else "compute"
+    ttft = prefill_s + t_step
+    if output_len and b > 1:
+        # continuous batching: in the output_len steps of one request, each of the b - 1 others is replaced once, and
+        # its prompt's prefill runs between (or chunked into) the decode steps every running request waits on
+        t_step += (b - 1) * prefill_s / output_len
     return _Speed(m, gpu, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, b, step_bytes, t_step,
-                  t_moe, bound, prefill_tps, prefill_eff, prefill_s + t_step)  # fmt: skip
+                  t_moe, bound, prefill_tps, prefill_eff, ttft)  # fmt: skip
 
 
 @functools.lru_cache(maxsize=8192, typed=True)  # typed, as `assume`: 1, 1.0 and True stay different values
@@ -307,14 +326,20 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
                 m.is_moe)
     )  # fmt: skip
     if t_moe:
+        parts = []
+        if m.is_moe:
+            parts.append(
+                f"{param_count(m).n_moe_layers} MoE layers × {MOE_LAYER_S * 1e6:.0f} µs (router, dispatch, experts)"
+            )
+        if m.attention == "MLA":
+            parts.append(f"{m.n_layers} MLA layers × {MLA_LAYER_S * 1e6:.0f} µs (latent projections and attention)")
         assumptions.append(
             assume(
                 key="moe_step_ms",
                 value=round(t_moe * 1e3, 2),
                 unit="ms",
-                note=f"{param_count(m).n_moe_layers} MoE layers × ({MOE_LAYER_S * 1e6:.0f} µs + "
-                f"{MOE_PER_EXPERT_S * 1e6:.1f} µs × {m.n_experts} experts) per decode step: router, token dispatch "
-                "and grouped expert kernels, set on published DeepSeek-V3/R1 and Mixtral decode speeds.",
+                note="; ".join(parts) + " per decode step, set on published DeepSeek, Qwen3 MoE and Mixtral decode "
+                "speeds.",
             )
         )
     if b < inp.batch:
@@ -345,6 +370,28 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
                 value=tp,
                 note=f"weights and KV split {tp} ways; two all-reduces per layer per step "
                 f"({ALLREDUCE_LATENCY_S * 1e6:.0f} µs latency each + bytes at the NVLink/PCIe rate).",
+            )
+        )
+    if inp.attention_kernel == "per-head" and m.attention in ("GQA", "MQA"):
+        group = m.n_heads // m.n_kv_heads
+        assumptions.append(
+            assume(
+                key="attention_kernel",
+                value="per-head",
+                default=False,
+                note=f"each of the {group} query heads of a group loads its KV head again; with "
+                f"{PER_HEAD_KV_REREAD:.0%} of those loads reaching HBM the KV read per step is "
+                f"{1 + (group - 1) * PER_HEAD_KV_REREAD:g}x that of a grouped kernel.",
+            )
+        )
+    if inp.output_len and b > 1:
+        assumptions.append(
+            assume(
+                key="output_len",
+                value=inp.output_len,
+                unit="tokens",
+                note=f"continuous batching: the other {b - 1} requests' {prompt}-token prefills, one each per "
+                f"{inp.output_len} output tokens, run among the decode steps and are counted in the time per token.",
             )
         )
     if m.generic:

@@ -295,3 +295,57 @@ def test_int4_batch1_decode_is_two_to_three_times_bf16_with_the_default_kernel(g
         InferenceSpeedInput(model="Llama-3.1-8B", gpu=gpu, precision="int4", context_len=512, kernel="torch")
     )
     assert torch_int4.decode_tokens_per_s < int4.decode_tokens_per_s
+
+
+def test_h20_decode_reads_at_its_published_rate_and_h100_is_unchanged():
+    """Qwen3 Speed Benchmark (SGLang, batch 1, BF16): Qwen3-8B 81.73 tokens/s on one H20 (12.2 ms per token), about
+    1.4 TB/s of its 4.0 TB/s; the H100 has no such factor and keeps the calibrated 0.75 of its datasheet."""
+    h20 = inference_speed(InferenceSpeedInput(model="Qwen3-8B", gpu="H20", precision="bf16", context_len=1024))
+    assert h20.tpot_ms == pytest.approx(1000 * 2049 / 2048 / 81.73, rel=0.1)
+    assert 1200 < h20.achieved_bandwidth_gb_s < 1600
+    h100 = inference_speed(InferenceSpeedInput(model="Qwen3-8B", gpu="H100 SXM", precision="bf16", context_len=1024))
+    assert h100.achieved_bandwidth_gb_s == pytest.approx(0.75 * 3350, rel=0.01)
+
+
+def test_moe_decode_overhead_is_per_layer_not_per_expert_and_mla_pays_its_kernels():
+    """Qwen3-235B-A22B (128 experts, GQA) decodes at 74.5 tokens/s at batch 1 on 8 H20 in SGLang (13.4 ms); the
+    DeepSeek-V3 run (256 experts, MLA) on 8 H200 in SGLang 0.4.1 at 30.3 tokens/s (33 ms): the MLA layers carry the
+    difference, not the expert count."""
+    q = inference_speed(InferenceSpeedInput(model="Qwen3-235B-A22B", gpu="H20", n_gpus=8, precision="bf16",
+                                            context_len=1024))  # fmt: skip
+    assert q.tpot_ms == pytest.approx(13.43, rel=0.25)
+    d = inference_speed(InferenceSpeedInput(model="DeepSeek-V3", gpu="H200 SXM", n_gpus=8, precision="fp8",
+                                            context_len=256))  # fmt: skip
+    assert d.tpot_ms == pytest.approx(33.0, rel=0.25)
+    notes = {a.key: a.note for a in d.assumptions}
+    assert "MLA layers" in notes["moe_step_ms"] and "MoE layers" in notes["moe_step_ms"]
+
+
+def test_continuous_batching_counts_the_other_requests_prefills():
+    """NVIDIA NIM, Llama-3.3-70B fp8 on 2 x H100, 5,000 in / 500 out: ITL 21.8 ms at concurrency 5 and 38.8 ms at 25,
+    against 18.6 ms alone: the other requests' 5,000-token prefills run among the decode steps."""
+    args = {"model": "Llama-3.3-70B", "gpu": "H100 SXM", "n_gpus": 2, "precision": "fp8", "kv_precision": "fp8",
+            "context_len": 5250, "prompt_len": 5000}  # fmt: skip
+    c25 = inference_speed(InferenceSpeedInput(batch=25, output_len=500, **args))
+    assert c25.tpot_ms == pytest.approx(38.75, rel=0.25)
+    plain = inference_speed(InferenceSpeedInput(batch=25, **args))
+    assert plain.tpot_ms < 0.75 * 38.75 < c25.tpot_ms
+    assert any(a.key == "output_len" and "24 requests" in a.note for a in c25.assumptions)
+
+
+def test_a_per_head_decode_kernel_reads_grouped_kv_again_and_leaves_mha_alone():
+    """TensorRT-LLM v0.6.1 (before XQA), Llama-2-70B fp8 on 2 x H100, batch 64, 2,048 in / 2,048 out: 547 output
+    tokens/s per GPU; the grouped kernel would be far faster, and Llama-2-7B (one KV head per query head) is unchanged."""
+    args = {"model": "Llama-2-70B", "gpu": "H100 SXM", "n_gpus": 2, "precision": "fp8", "kv_precision": "fp8",
+            "batch": 64, "context_len": 3072}  # fmt: skip
+    per_head = inference_speed(InferenceSpeedInput(attention_kernel="per-head", **args))
+    grouped = inference_speed(InferenceSpeedInput(**args))
+    assert per_head.tpot_ms > 1.5 * grouped.tpot_ms
+    # a static batch: 64 prefills of 2,048 tokens, then 2,048 steps at the mean context
+    seconds = 64 * 2048 / per_head.prefill_tokens_per_s + 2048 * per_head.tpot_ms / 1e3
+    assert 64 * 2048 / seconds / 2 == pytest.approx(547, rel=0.25)
+    assert any(a.key == "attention_kernel" for a in per_head.assumptions)
+    mha = {"model": "Llama-2-7B", "gpu": "H100 SXM", "batch": 32, "context_len": 4096}
+    assert inference_speed(InferenceSpeedInput(attention_kernel="per-head", **mha)).tpot_ms == pytest.approx(
+        inference_speed(InferenceSpeedInput(**mha)).tpot_ms
+    )

@@ -196,3 +196,25 @@ def test_the_planners_run_hours_are_training_times_hours(model, gpu, method, n):
     except AdvisorError:
         return
     assert hours == training_time(inp).hours
+
+
+@SETTINGS
+@given(
+    model=st.sampled_from(["Llama-3.1-8B", "Qwen2.5-14B", "Llama-3.3-70B", "Mixtral-8x7B"]),
+    gpu=st.sampled_from(["H100 SXM", "A100 80GB", "H20", "L40S"]),
+    batches=st.tuples(st.integers(1, 64), st.integers(1, 64)),
+    prompts=st.tuples(st.integers(16, 8000), st.integers(16, 8000)),
+    outputs=st.tuples(st.integers(16, 4000), st.integers(16, 4000)),
+)
+def test_continuous_batching_prefills_only_ever_lengthen_the_token_time(model, gpu, batches, prompts, outputs):
+    """Other requests' prefills among the decode steps (output_len given): more of them (a larger batch, a longer
+    prompt, a shorter output) never shorten the time per output token, and alone (batch 1) there are none."""
+    (b1, b2), (p1, p2), (o1, o2) = sorted(batches), sorted(prompts), sorted(outputs)
+    args = {"model": model, "gpu": gpu, "context_len": 4096, "n_gpus": 2 if "70B" in model else 1}
+    plain = _infer(batch=b2, prompt_len=p2, **args).tpot_ms
+    assert _infer(batch=b2, prompt_len=p2, output_len=o1, **args).tpot_ms >= plain * (1 - REL)
+    assert _infer(batch=1, prompt_len=p2, output_len=o1, **args).tpot_ms == _infer(batch=1, **args).tpot_ms
+    small = _infer(batch=b1, prompt_len=p1, output_len=o2, **args)
+    large = _infer(batch=b2, prompt_len=p2, output_len=o1, **args)
+    if small.batch == b1 and large.batch == b2:  # neither capped at the batch that fits
+        assert large.tpot_ms >= small.tpot_ms * (1 - REL)
