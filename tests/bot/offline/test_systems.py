@@ -170,3 +170,33 @@ def test_a_token_count_of_no_stated_unit_beside_traffic_is_said_to_be_unclear_no
     plan = calls(t, "plan_serving")[0]
     assert "prompt_tokens" not in plan.input  # not guessed into a request length
     assert "“2M tokens” does not say whether it is per request, per second or per day" in t.answer
+
+
+def test_a_billion_daily_users_said_in_yi_is_planned_as_a_billion(advisor, clean):
+    """ "日活 10 亿" is 10^9 users (it was read as 10): the plan sizes that traffic and says the card count; a card
+    whose count runs past the planner's limit is marked as not meeting it, never an exception."""
+    t = clean(advisor.ask("Qwen2.5-7B 客服，日活 10 亿用户，要几张卡？"))
+    plan = calls(t, "plan_serving")[0]
+    assert plan.input["daily_users"] == 1_000_000_000 and "budget_cny" not in plan.input
+    assert t.answer.startswith("**选 ") and "按高峰 5,902,778 个并发请求" in t.answer
+
+
+def test_daily_users_in_wan_are_users_not_a_budget(advisor, clean):
+    t = clean(advisor.ask("Qwen2.5-7B 客服，日活 5 万，要几张卡？"))
+    assert calls(t, "plan_serving")[0].input["daily_users"] == 50_000
+    assert not any("budget_cny" in c.input for c in t.tool_calls)
+
+
+def test_a_peak_concurrency_said_with_its_estimate_is_read(advisor, clean):
+    t = clean(
+        advisor.ask("公司内部知识库，员工约200人，并发峰值估计100人次，使用INT-4模型，应该选购何种规格的云服务器？")
+    )
+    assert calls(t, "plan_serving")[0].input["concurrency"] == 100
+
+
+def test_tensor_times_pipeline_parallel_degrees_are_the_gpus_of_the_run(advisor):
+    t = advisor.ask(
+        "To train a model(7B) with megatron-deepspeed,\ntensor_parallelism=2\npipeline_parallelism=8\n\nhow many GPUS do i need?"
+    )
+    assert calls(t, "fit_training")[0].input["n_gpus"] == 16
+    assert "**Across servers:** 16 GPUs" in t.answer and "take 2 servers" in t.answer
