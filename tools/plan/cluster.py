@@ -46,6 +46,7 @@ def plan_cluster(inp: PlanClusterInput) -> PlanClusterOutput:
         return PlanClusterOutput.trusted(
             gpu=gpu.name, n_gpus=inp.n_gpus, platform=p.id, platform_name=p.name, platform_name_zh=p.name_zh,
             gpus_per_node=p.gpus_per_node, nodes=nodes, network=bom.network(p, nodes), nic_kind=p.nics.kind,
+            switch_ports=bom.SWITCH_PORTS,
             node_kw=p.node_kw.value, power_kw=round(nodes * p.node_kw.value, 2), racks=n_racks,
             servers_per_rack=per_rack, bom=lines, total_low_cny=low, total_high_cny=high,
             assumptions=[rack_kw, assume("node_kw", p.node_kw.value, "kW", note=p.node_kw.note)],
@@ -56,7 +57,8 @@ def plan_cluster(inp: PlanClusterInput) -> PlanClusterOutput:
     per_rack = max(1, math.floor(inp.rack_kw / node_kw)) if node_kw else None
     return PlanClusterOutput.trusted(
         gpu=gpu.name, n_gpus=inp.n_gpus, platform=None, platform_name=None, platform_name_zh=None,
-        gpus_per_node=DEFAULT_PER_NODE, nodes=nodes, network=None, nic_kind=None, node_kw=node_kw,
+        gpus_per_node=DEFAULT_PER_NODE, nodes=nodes, network=None, nic_kind=None, switch_ports=bom.SWITCH_PORTS,
+        node_kw=node_kw,
         power_kw=round(nodes * node_kw, 2) if node_kw else None,
         racks=math.ceil(nodes / per_rack) if per_rack else None, servers_per_rack=per_rack, bom=[],
         total_low_cny=None, total_high_cny=None,

@@ -261,6 +261,7 @@ class PlanClusterOutput(ToolOutput):
     nodes: int
     network: Network | None  # None: one node, or no platform to size the fabric from
     nic_kind: str | None
+    switch_ports: int  # ports per fabric switch the count of switches assumes
     node_kw: float | None  # maximum input of one server
     power_kw: float | None
     racks: int | None

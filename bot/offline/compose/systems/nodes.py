@@ -50,7 +50,7 @@ def across(run: ToolRun, out: Out) -> None:
     if net:
         tier = say("nodes_two_tier", lang) if net["tiers"] == 2 else ""
         text += say("nodes_fabric", lang, ports=net["ports"], gbps=num(net["gbps"]), kind=c["nic_kind"],
-                    switches=net["switches"], tier=tier)  # fmt: skip
+                    switches=net["switches"], tier=tier, port=c["switch_ports"])  # fmt: skip
     else:
         text += say("nodes_fabric_unsized", lang)
     if c["power_kw"]:
