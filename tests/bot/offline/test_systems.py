@@ -200,3 +200,15 @@ def test_tensor_times_pipeline_parallel_degrees_are_the_gpus_of_the_run(advisor)
     )
     assert calls(t, "fit_training")[0].input["n_gpus"] == 16
     assert "**Across servers:** 16 GPUs" in t.answer and "take 2 servers" in t.answer
+
+
+def test_an_fp8_model_on_a_card_without_fp8_is_sized_in_bf16_throughout(advisor, clean):
+    """DeepSeek-V3 is published in FP8; an A800 has no FP8, so the fit runs it in BF16 — and the weights' total the
+    answer quotes is the BF16 one it split (it quoted the published 671 GB of FP8 beside 24 cards of BF16)."""
+    t = clean(advisor.ask("Hello, how many GPU (A800 80G) to deploy DeepSeek-V3 model with vllm?"))
+    fit = next(c for c in calls(t, "fit_inference") if c.output["fits"]).output
+    weights = next(c for c in calls(t, "model_memory")).output
+    assert weights["precision"] == "bf16" and fit["n_gpus"] == 24
+    assert f"The weights (bf16) take about {weights['weights_gb']:,.0f} GB in all, split over 24 GPUs" in t.answer
+    assert "**Across servers:** 24 GPUs (NVIDIA A800 SXM4 80GB) take 3 servers" in t.answer
+

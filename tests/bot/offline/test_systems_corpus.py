@@ -33,9 +33,8 @@ def test_the_held_out_part_is_the_frozen_one_and_at_least_a_fifth():
     assert held == HELD and len(HELD) >= max(12, len(ROWS) // 5)
 
 
-def test_every_development_row_has_a_judgement_of_a_specific_answer():
-    """Held-out rows are judged only when measured at the end; a judgement names a row of the corpus."""
-    assert set(JUDGED) <= {r["id"] for r in ROWS}
-    assert {r["id"] for r in ROWS[:FIRST]} <= set(JUDGED)
+def test_every_row_has_a_judgement_of_a_specific_answer():
+    """Held-out rows are judged only when measured at the end (they were, on systems4); every row has one."""
+    assert set(JUDGED) == {r["id"] for r in ROWS}
     for j in JUDGED.values():
         assert isinstance(j["right"], bool) and j["why"] and len(j["digest"]) == 16

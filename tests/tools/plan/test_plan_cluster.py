@@ -1,12 +1,12 @@
 """`plan_cluster` (issue 26): a GPU count beyond one server, worked by hand from tools/data/servers.yaml.
 
-    144 × H800 on HGX H800 (8 per node, 8 × 400G NICs, 10.2 kW):  nodes 144/8 = 18; ports 18 × 8 = 144;
-        144 > 64 ports: leaves ⌈144 / 32⌉ = 5, spines ⌈5 / 2⌉ = 3 -> 8 switches, two tiers;
-        power 18 × 10.2 = 183.6 kW; ⌊15 / 10.2⌋ = 1 server per 15 kW rack -> 18 racks
-    24 × A100 80GB on HGX A100 (8 per node, 8 × 200G HDR, 6.5 kW):  3 nodes, 24 ports, 1 switch;
-        19.5 kW; ⌊15 / 6.5⌋ = 2 per rack -> ⌈3 / 2⌉ = 2 racks
-    40 × V100 (no platform in the catalog): 8 per server assumed -> 5 servers, fabric not sized;
-        server 1.8 × 8 × 300 W = 4.32 kW -> 21.6 kW; ⌊15 / 4.32⌋ = 3 per rack -> 2 racks
+144 × H800 on HGX H800 (8 per node, 8 × 400G NICs, 10.2 kW):  nodes 144/8 = 18; ports 18 × 8 = 144;
+    144 > 64 ports: leaves ⌈144 / 32⌉ = 5, spines ⌈5 / 2⌉ = 3 -> 8 switches, two tiers;
+    power 18 × 10.2 = 183.6 kW; ⌊15 / 10.2⌋ = 1 server per 15 kW rack -> 18 racks
+24 × A100 80GB on HGX A100 (8 per node, 8 × 200G HDR, 6.5 kW):  3 nodes, 24 ports, 1 switch;
+    19.5 kW; ⌊15 / 6.5⌋ = 2 per rack -> ⌈3 / 2⌉ = 2 racks
+40 × V100 (no platform in the catalog): 8 per server assumed -> 5 servers, fabric not sized;
+    server 1.8 × 8 × 300 W = 4.32 kW -> 21.6 kW; ⌊15 / 4.32⌋ = 3 per rack -> 2 racks
 """
 
 from __future__ import annotations
