@@ -212,3 +212,14 @@ def test_an_fp8_model_on_a_card_without_fp8_is_sized_in_bf16_throughout(advisor,
     assert f"The weights (bf16) take about {weights['weights_gb']:,.0f} GB in all, split over 24 GPUs" in t.answer
     assert "**Across servers:** 24 GPUs (NVIDIA A800 SXM4 80GB) take 3 servers" in t.answer
 
+
+def test_a_budget_below_one_card_names_the_nearest_options_once_each(advisor, clean):
+    """$500 for a 70B: nothing fits the budget; the answer says so and names the nearest priced options first (the
+    cheapest over-budget one leading), each once — not the same "no price on file" sentence three times."""
+    t = clean(advisor.ask("I have a budget of $500, which GPU should I buy to serve Llama-3.1-70B?"))
+    r = calls(t, "recommend_gpus")[0].output
+    assert not r["options"] or r["cheapest"] is None
+    nearest = min((d for d in r["dropped"] if d.get("total_cny")), key=lambda d: d["total_cny"])
+    assert t.answer.startswith(f"**No option meets the conditions.** {nearest['gpu']}: Over budget by")
+    head = t.answer.split("\n")[0]
+    assert head.count("No purchase price on file") <= 1 and ".;" not in head
