@@ -37,6 +37,7 @@ _TOOLS: dict[str, str] = {
     "diagnose": "tools.diagnose.diagnose:diagnose",
     "plan_serving": "tools.plan.plan_serving:plan_serving",
     "plan_system": "tools.plan.plan_system:plan_system",
+    "plan_cluster": "tools.plan.cluster:plan_cluster",
 }
 
 

@@ -50,6 +50,7 @@ _TOOL_NAMES = (
     "diagnose",
     "plan_serving",
     "plan_system",
+    "plan_cluster",
 )
 
 #: (module, attribute, command-group name or None for top-level commands, the command names it adds)

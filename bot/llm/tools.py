@@ -47,6 +47,7 @@ WHEN: dict[str, str] = {
     "diagnose": "For a pasted error, command or config.",
     "plan_serving": "How many cards for N users.",
     "plan_system": "What machines to buy.",
+    "plan_cluster": "Network, racks, BOM.",
     SEARCH: "Background, policy, China availability, channels, prices, checking a claim. Cite passages as [ref].",
 }
 #: the inputs the model is shown (DESIGN.md's "main inputs"); the calculator still accepts every field of its
@@ -86,6 +87,7 @@ MAIN_INPUTS: dict[str, tuple[str, ...]] = {
     "diagnose": ("model", "gpu", "n_gpus", "error_kind", "failed_alloc_gib"),
     "plan_serving": ("model", "gpus", "concurrency"),
     "plan_system": ("job", "model"),
+    "plan_cluster": ("gpu", "n_gpus"),
     SEARCH: ("query",),
 }
 DESCRIPTION_CHARS = 36  # a field's description: its first clause or the head of it, at most this long

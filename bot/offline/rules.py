@@ -16,7 +16,7 @@ from typing import Any
 
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers, diagnosis, network, proposal
-from bot.offline.compose.systems import system
+from bot.offline.compose.systems import nodes, system
 from bot.offline.compose.verdict import verdict
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count
@@ -239,6 +239,8 @@ class RulesPlanner:
                 self._answer(extra, eslots, p, run, out, offered)
         china = lang == "zh" or p.china_only
         verdict(request.cued, run, out, at=answered_at, china=china)  # a choice ends in a pick, put first
+        if not planned and not fabric:
+            nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
         if len(out.blocks) == shown:
             out.add(say("knowledge_none", lang))  # never an empty answer: say what we can do
         answers.cite(text, intent, run, out)

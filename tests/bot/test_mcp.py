@@ -36,6 +36,7 @@ VALID = {
     "diagnose": {"model": "Qwen2.5-7B", "gpu": "4090", "n_gpus": 3, "framework": "vllm", "tp": 3},
     "plan_serving": {"model": "Qwen3-32B", "gpus": ["H20"], "concurrency": 200},
     "plan_system": {"job": "finetune", "model": "Qwen2.5-14B", "budget_cny": 2000000},
+    "plan_cluster": {"gpu": "H800", "n_gpus": 32},
 }
 FIT = VALID["fit_training"]
 #: a mistake a model makes -> what the tool error must name

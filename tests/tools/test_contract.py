@@ -125,6 +125,10 @@ ADDED = {
         {"job", "model", "budget_cny", "deadline_hours", "china_purchasable", "rack_kw"},
         {"options", "cheapest", "fastest", "best_value", "assumptions"},
     ),
+    "plan_cluster": (
+        {"gpu", "n_gpus", "rack_kw"},
+        {"nodes", "gpus_per_node", "network", "node_kw", "power_kw", "racks", "bom", "total_low_cny", "assumptions"},
+    ),
 }
 
 
@@ -177,6 +181,7 @@ TRUSTED = {
     ],
     "plan_serving": [{"model": "Qwen3-32B", "gpus": ["H20", "4090"], "daily_users": 5000}],
     "plan_system": [{"job": "train", "model": "7B", "tokens": "100B", "deadline_hours": 336}],
+    "plan_cluster": [{"gpu": "H800", "n_gpus": 144}, {"gpu": "V100", "n_gpus": 40}, {"gpu": "A800", "n_gpus": 8}],
 }
 
 

@@ -241,3 +241,35 @@ class PlanSystemOutput(ToolOutput):
     @classmethod
     def _nested(cls):
         return {"options": SystemOption}
+
+
+class PlanClusterInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str = Field(..., description="GPU name, e.g. 'H800'.")
+    n_gpus: int = Field(..., ge=1, le=100_000, description="GPUs the job needs.")
+    rack_kw: float = Field(15, gt=0, le=200, description="kW per rack.")
+
+
+class PlanClusterOutput(ToolOutput):
+    gpu: str
+    n_gpus: int
+    platform: str | None  # the card's server platform id; None: none in the catalog (8 per server assumed)
+    platform_name: str | None
+    platform_name_zh: str | None
+    gpus_per_node: int
+    nodes: int
+    network: Network | None  # None: one node, or no platform to size the fabric from
+    nic_kind: str | None
+    switch_ports: int  # ports per fabric switch the count of switches assumes
+    node_kw: float | None  # maximum input of one server
+    power_kw: float | None
+    racks: int | None
+    servers_per_rack: int | None
+    bom: list[BomLine]
+    total_low_cny: float | None  # None: no public price for part of the BOM
+    total_high_cny: float | None
+
+    @classmethod
+    def _nested(cls):
+        return {"bom": BomLine}

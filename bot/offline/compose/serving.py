@@ -41,10 +41,9 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False) -> N
     else:
         out.add(say("fit_infer_no", lang, short=gb(r["shortfall_gb"]), **common))
     if r["n_gpus"] > 1:  # the whole the cards split: the figure people check first (as training's model states)
-        m = run(
-            "model_memory",
-            {"model": args["model"], **({"precision": args["precision"]} if "precision" in args else {})},
-        )
+        # the precision the fit used (a card without FP8 runs an FP8-published model in BF16), not the published one
+        used = next((a["value"] for a in r.get("assumptions", []) if a["key"] == "precision"), args.get("precision"))
+        m = run("model_memory", {"model": args["model"], **({"precision": used} if used else {})})
         out.add(say("weights_total", lang, weights=gb(m["weights_gb"]), precision=m["precision"], n=r["n_gpus"]))
     out.add(breakdown_table(r, lang))
     out.add(

@@ -52,7 +52,17 @@ def picks(r: dict[str, Any], out: Out) -> list[tuple[str, dict[str, Any]]]:
         else:
             groups.append(([k], r[k]))
     if not groups:
-        reason = "; ".join(d[f"reason_{lang}"] for d in r.get("dropped", [])[:3]) or "—"
+        # the distinct reasons, the priced ones first (an over-budget option is the nearest one; "no price on
+        # file" repeated for every unpriced card says nothing more)
+        dropped = sorted(
+            r.get("dropped", []), key=lambda d: (d.get("reason") == "no_price", d.get("total_cny") or float("inf"))
+        )
+        sep = "：" if lang == "zh" else ": "
+        reasons = list(dict.fromkeys(
+            d[f"reason_{lang}"] if d.get("reason") == "no_price" else f"{d['gpu']}{sep}{d[f'reason_{lang}']}"
+            for d in dropped
+        ))[:3]  # fmt: skip
+        reason = ("" if lang == "zh" else " ").join(reasons) or "—"
         out.add(say("recommend_none", lang, reason=reason))
     found = []
     for keys, option in groups:

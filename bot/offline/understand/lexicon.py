@@ -129,8 +129,8 @@ PRECISIONS = (
     ("fp16", r"\bfp16\b|float16|半精度|half[- ]precision"),
     ("fp8", r"\bfp8\b|float8"),
     ("nf4", r"\bnf4\b"),
-    ("int8", r"\bint8\b|8[- ]?bit|8位量化|8比特|\bw8a8\b|\bw8a16\b"),
-    ("int4", r"\bint4\b|4[- ]?bit|4位量化|4比特|\bgptq\b|\bawq\b|\bq4(?:_k_m|_0)?\b|\bw4a16\b"),
+    ("int8", r"\bint-?8\b|8[- ]?bit|8位量化|8比特|\bw8a8\b|\bw8a16\b"),
+    ("int4", r"\bint-?4\b|4[- ]?bit|4位量化|4比特|\bgptq\b|\bawq\b|\bq4(?:_k_m|_0)?\b|\bw4a16\b"),
 )
 MIXED_PRECISION = r"混合精度|mixed[- ]precision|\bamp\b"
 

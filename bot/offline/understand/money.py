@@ -110,6 +110,10 @@ _MONEY = _C(
     rf"(?:\s*{_CUR}(?![a-z]))?"  # "300k CNY", "2万 RMB": the currency after a magnitude
 )
 _NOT_MONEY_AFTER = _C(r"^\s*(?:条|个|人|用户|样本|次|行|字|token|张|卡|台|年|月|天|小时|参数)")
+#: a traffic said in 万 ("日活 5 万", "并发 1 万"): a count of users or requests, not money
+_NOT_MONEY_BEFORE = _C(
+    r"(?:日活|月活|dau|mau|用户数?|并发(?:数|量)?|访问量|请求数?|qps|调用量)\s*(?:约|大概|有|是|为|达到|:|：)?\s*$"
+)
 _BUDGET_BEFORE = _C(
     r"预算|budget|手头|只有|最多|不超过|不能超过|控制在|under|within|up to|max(?:imum)?|资金|经费|投入|花得起|花\s*$"
 )
@@ -149,6 +153,8 @@ def money(w: Work) -> None:
         big = re.search(r"[万亿]", num)
         k_or_m = unit in ("k", "m") and not (symbol or named)  # "32k" alone is a length; "300k CNY" is money
         if not (symbol or unit or big) or k_or_m or _NOT_MONEY_AFTER.match(w.t[m.end() : m.end() + 16]):
+            continue
+        if not symbol and _NOT_MONEY_BEFORE.search(w.t[max(0, m.start() - 12) : m.start()]):
             continue
         if unit == "w" and not re.search(r"预算|budget|买|租|花", w.t):
             continue

@@ -49,6 +49,15 @@ _LAUNCH = (
     _C(r"--nproc[-_]per[-_]node[=\s]+(\d+)|nproc_per_node\s*[=:]\s*(\d+)"),
 )
 _NNODES = _C(r"--nnodes[=\s]+(\d+)")
+#: the parallel degrees a run is set to ("tensor_parallelism=2, pipeline_parallelism=8"): their product is its GPUs
+_DEGREE = {
+    kind: _C(rf"(?<![a-z])(?:--)?(?:{words})(?:[-_\s]size)?(?:[-_\s]degree)?\s*[=:\s]\s*(\d+)")
+    for kind, words in (
+        ("tp", r"tensor[-_\s]?parallel(?:ism)?|tp"),
+        ("pp", r"pipeline[-_\s]?parallel(?:ism)?|pp"),
+        ("dp", r"data[-_\s]?parallel(?:ism)?|dp"),
+    )
+}
 #: "on an H100", "one 4090": one card ("an H800 run", "an H100 cluster" are not counts)
 _AN = _C(
     rf"(?<![a-z])(?:an?|one)\s+{G}(?!\s*[x×*]?\s*\d)(?!\s*(?:run|job|cluster|server|node|instance|box|machine|setup|pod|rental|fleet|farm|system)s?\b)"
@@ -112,7 +121,7 @@ _BATCH = (
 )
 _CONCURRENCY = (
     _C(
-        rf"(?:并发(?:数|量)?|concurrency(?: of)?|同时在线|同时)\s*(?:=|:|是|为|要|达到|大概|约|有|支持|{lx.CHANGE_TO})?\s*({lx.NUM})\s*(?:个|路|人|用户|请求)?"
+        rf"(?:并发(?:数|量)?(?:峰值|高峰)?|concurrency(?: of)?|同时在线|同时)\s*(?:估计|预计|预估)?\s*(?:=|:|是|为|要|达到|大概|约|有|支持|{lx.CHANGE_TO})?\s*({lx.NUM})\s*(?:个|路|人|用户|请求)?"
     ),
     _C(
         rf"(?<![\d.])({lx.NUM})\s*(?:个|路)?\s*(?:人|用户|请求)?\s*(?:并发|concurrent|simultaneous|人同时|个?用户同时|同时在线|路并发)"
@@ -203,7 +212,15 @@ def grids(w: Work) -> None:
 
 
 def _launch_counts(w: Work) -> None:
-    """The GPUs of a pasted launch command: tensor-parallel size, or processes per node × nodes."""
+    """The GPUs of a pasted launch command: tensor × pipeline (× data) parallel degrees when both of the first two
+    are set, else tensor-parallel size, or processes per node × nodes."""
+    found = {k: m for k, rx in _DEGREE.items() if (m := rx.search(w.t))}
+    if "tp" in found and "pp" in found:
+        total = 1
+        for m in found.values():
+            total *= int(m.group(1))
+        w.put("n_gpus", total, found["tp"])
+        return
     for rx in _LAUNCH:
         if m := rx.search(w.t):
             per_node = int(m.group(1) or m.group(2))

@@ -170,3 +170,56 @@ def test_a_token_count_of_no_stated_unit_beside_traffic_is_said_to_be_unclear_no
     plan = calls(t, "plan_serving")[0]
     assert "prompt_tokens" not in plan.input  # not guessed into a request length
     assert "“2M tokens” does not say whether it is per request, per second or per day" in t.answer
+
+
+def test_a_billion_daily_users_said_in_yi_is_planned_as_a_billion(advisor, clean):
+    """ "日活 10 亿" is 10^9 users (it was read as 10): the plan sizes that traffic and says the card count; a card
+    whose count runs past the planner's limit is marked as not meeting it, never an exception."""
+    t = clean(advisor.ask("Qwen2.5-7B 客服，日活 10 亿用户，要几张卡？"))
+    plan = calls(t, "plan_serving")[0]
+    assert plan.input["daily_users"] == 1_000_000_000 and "budget_cny" not in plan.input
+    assert t.answer.startswith("**选 ") and "按高峰 5,902,778 个并发请求" in t.answer
+
+
+def test_daily_users_in_wan_are_users_not_a_budget(advisor, clean):
+    t = clean(advisor.ask("Qwen2.5-7B 客服，日活 5 万，要几张卡？"))
+    assert calls(t, "plan_serving")[0].input["daily_users"] == 50_000
+    assert not any("budget_cny" in c.input for c in t.tool_calls)
+
+
+def test_a_peak_concurrency_said_with_its_estimate_is_read(advisor, clean):
+    t = clean(
+        advisor.ask("公司内部知识库，员工约200人，并发峰值估计100人次，使用INT-4模型，应该选购何种规格的云服务器？")
+    )
+    assert calls(t, "plan_serving")[0].input["concurrency"] == 100
+
+
+def test_tensor_times_pipeline_parallel_degrees_are_the_gpus_of_the_run(advisor):
+    t = advisor.ask(
+        "To train a model(7B) with megatron-deepspeed,\ntensor_parallelism=2\npipeline_parallelism=8\n\nhow many GPUS do i need?"
+    )
+    assert calls(t, "fit_training")[0].input["n_gpus"] == 16
+    assert "**Across servers:** 16 GPUs" in t.answer and "take 2 servers" in t.answer
+
+
+def test_an_fp8_model_on_a_card_without_fp8_is_sized_in_bf16_throughout(advisor, clean):
+    """DeepSeek-V3 is published in FP8; an A800 has no FP8, so the fit runs it in BF16 — and the weights' total the
+    answer quotes is the BF16 one it split (it quoted the published 671 GB of FP8 beside 24 cards of BF16)."""
+    t = clean(advisor.ask("Hello, how many GPU (A800 80G) to deploy DeepSeek-V3 model with vllm?"))
+    fit = next(c for c in calls(t, "fit_inference") if c.output["fits"]).output
+    weights = next(c for c in calls(t, "model_memory")).output
+    assert weights["precision"] == "bf16" and fit["n_gpus"] == 24
+    assert f"The weights (bf16) take about {weights['weights_gb']:,.0f} GB in all, split over 24 GPUs" in t.answer
+    assert "**Across servers:** 24 GPUs (NVIDIA A800 SXM4 80GB) take 3 servers" in t.answer
+
+
+def test_a_budget_below_one_card_names_the_nearest_options_once_each(advisor, clean):
+    """$500 for a 70B: nothing fits the budget; the answer says so and names the nearest priced options first (the
+    cheapest over-budget one leading), each once — not the same "no price on file" sentence three times."""
+    t = clean(advisor.ask("I have a budget of $500, which GPU should I buy to serve Llama-3.1-70B?"))
+    r = calls(t, "recommend_gpus")[0].output
+    assert not r["options"] or r["cheapest"] is None
+    nearest = min((d for d in r["dropped"] if d.get("total_cny")), key=lambda d: d["total_cny"])
+    assert t.answer.startswith(f"**No option meets the conditions.** {nearest['gpu']}: Over budget by")
+    head = t.answer.split("\n")[0]
+    assert head.count("No purchase price on file") <= 1 and ".;" not in head

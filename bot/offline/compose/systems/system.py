@@ -97,7 +97,8 @@ def plans_without_model(intent: str, s: dict[str, Any], request: Request) -> boo
         return False
     training = s.get("workload") in ("train", "finetune") or bool(s.get("method"))
     asks = PLAN_INTENTS | {"serving_capacity"}
-    return bool(given) and not training and (intent in asks or bool(PLAN_ASKS & set(request.asks)))
+    machines = intent in SYSTEM_INTENTS and wants_machines(request.text)  # "200 人并发 100，选购什么规格的服务器"
+    return bool(given) and not training and (intent in asks or bool(PLAN_ASKS & set(request.asks)) or machines)
 
 
 def follow_ups(planned, lang: str) -> list[str]:

@@ -173,6 +173,11 @@ RANGE_GAP = r"\s*(?:-|–|—|~|～|到|至|to)\s*"
 _RANGE_GAP = re.compile(RANGE_GAP)
 
 
+#: traffic figures read with their Chinese or k multiplier
+TRAFFIC = ("daily_users", "concurrency", "qps")
+_MULTIPLIER = {"万": 1e4, "亿": 1e8, "k": 1e3, "K": 1e3}
+
+
 def loose_figures(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
     """Every number outside the recognised spans, with a role from its context; numbers that are part of a
     stack trace's frames (file, line, address) or of an identifier are not things the user said."""
@@ -193,6 +198,9 @@ def loose_figures(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
         value = float(digits) if m.group(1).count(".") <= 1 else m.group(1)
         if role in ("prompt_len", "output_len") and isinstance(value, float) and unit.strip().lower()[:1] == "k":
             value *= 1024  # "8k token": kibi-tokens, as the parser reads context windows
+        if role in TRAFFIC and isinstance(value, float) and (mult := _MULTIPLIER.get(unit.strip()[:1])):
+            value *= mult  # "日活 10 亿用户": a traffic said in 万/亿 (or 5k users) is that many
+            unit_len = max(unit_len, unit.index(unit.strip()[:1]) + 1)
         span_end = end + len(unit[:unit_len].rstrip())
         found.append(Mention(text=text[start:span_end].strip(), role=role, value=value, start=start, end=span_end))
     return found

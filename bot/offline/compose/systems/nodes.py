@@ -1,0 +1,63 @@
+"""A job that needs more cards than one server holds, answered as a fit ("how many A800 for DeepSeek-V3", "full
+training of 70B"): the servers it takes, the network between them, power and racks, and the bill of materials —
+`plan_cluster` on the count the fit calculator gave, so a buyer sees the machines and not only a card count.
+
+Shown once per answer, for the largest such count (the first card when several need as many), only where the
+answer made no system or capacity plan of its own (those already size nodes and fabric). Every figure is a tool
+output."""
+
+from __future__ import annotations
+
+from bot.core.toolbox import ToolRun
+from bot.offline.say.phrases import say
+from bot.offline.say.render import Out, money_span, num
+from tools.errors import AdvisorError
+
+FIT_TOOLS = ("fit_inference", "fit_training")
+#: answers that size servers themselves
+PLANS = ("plan_system", "plan_serving", "plan_cluster")
+
+
+def _largest(run: ToolRun) -> tuple[str, int] | None:
+    best: tuple[str, int] | None = None
+    for call in run.calls:
+        if call.tool not in FIT_TOOLS:
+            continue
+        o = call.output
+        need = o.get("n_gpus") if o.get("fits") else o.get("min_gpus")
+        if need and (best is None or need > best[1]):
+            best = (call.input.get("gpu") or o.get("gpu"), int(need))
+    return best
+
+
+def across(run: ToolRun, out: Out) -> None:
+    """Append the servers for the largest GPU count the answer's fits need, when one server cannot hold it."""
+    if any(c.tool in PLANS for c in run.calls):
+        return
+    found = _largest(run)
+    if not found or found[1] <= 8:
+        return
+    try:
+        c = run("plan_cluster", {"gpu": found[0], "n_gpus": found[1]})
+    except AdvisorError:
+        return
+    if c["nodes"] <= 1:
+        return
+    lang = out.lang
+    name = (c["platform_name_zh"] if lang == "zh" else c["platform_name"]) or say("nodes_generic", lang)
+    text = say("nodes_head", lang, n=c["n_gpus"], gpu=c["gpu"], nodes=c["nodes"], server=name, per=c["gpus_per_node"])
+    net = c["network"]
+    if net:
+        tier = say("nodes_two_tier", lang) if net["tiers"] == 2 else ""
+        text += say("nodes_fabric", lang, ports=net["ports"], gbps=num(net["gbps"]), kind=c["nic_kind"],
+                    switches=net["switches"], tier=tier, port=c["switch_ports"])  # fmt: skip
+    else:
+        text += say("nodes_fabric_unsized", lang)
+    if c["power_kw"]:
+        rack_kw = next(a["value"] for a in c["assumptions"] if a["key"] == "rack_kw")
+        text += say("nodes_power", lang, kw=num(c["power_kw"]), node_kw=num(c["node_kw"]), racks=c["racks"],
+                    rack_kw=num(rack_kw))  # fmt: skip
+    if c["total_low_cny"] is not None and c["total_high_cny"] is not None:
+        low, high = money_span(c["total_low_cny"], c["total_high_cny"], lang)
+        text += say("nodes_bom", lang, low=low, high=high)
+    out.add(text)
