@@ -71,8 +71,13 @@ def named_causes(s: Setup) -> list[Candidate]:
         out.append(Candidate("compute_or_config_slow", say("named", what=f"{i.measured_tokens_per_s:g} tokens/s"),
                              "--enforce-eager", False, prior=0.4))  # fmt: skip
     if symptom == "slow" and not i.measured_tokens_per_s:  # an OOM beside "slow": the OOM is the question
-        out.append(Candidate("compute_or_config_slow", say("named", what="slow"), "--enforce-eager", False,
-                             prior=0.2 if s.oom else 0.5))  # fmt: skip
+        prior = 0.2 if s.oom else 0.5
+        if s.workload == "train":  # a trainer has no eager mode to leave: a tiny micro-batch is its usual setting
+            out.append(Candidate("compute_or_config_slow", say("told", what="slow"), "per_device_train_batch_size",
+                                 max(2, i.micro_batch * 2), prior=prior, extra={"cost": "larger_micro_batch"}))  # fmt: skip
+        else:
+            out.append(Candidate("compute_or_config_slow", say("told", what="slow"), "--enforce-eager", False,
+                                 prior=prior))  # fmt: skip
     out += _spilled(s)
     if symptom == "concurrency":  # it breaks when many requests arrive together: the batch the engine schedules
         what = say("named", what="many requests at once")

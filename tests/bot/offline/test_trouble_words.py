@@ -1,0 +1,102 @@
+"""Troubles told in words alone, with no log (issue 24, third batch): a run that fails ("跑不起来", "部署出错"),
+one that is slow ("非常慢", "慢一倍", "very slow"), a figure asked "is this normal?" — each makes the question a
+diagnosis; a forecast ("会不会很慢"), an A-not-A fit question ("跑得动跑不动") and a plain "why" about cards do
+not. Also what a log says in other words: host RAM, vLLM's benchmark summaries, and a speed the user wants
+rather than one measured."""
+
+import pytest
+
+from bot.offline.understand.paste import read_paste
+from bot.offline.understand.paste.setup import diagnose_args
+from bot.offline.understand.request.reader import read
+
+
+def _diagnose_call(trace):
+    return next((c for c in trace.tool_calls if c.tool == "diagnose"), None)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "目前 8 卡 A800 上 LoRA 微调 Qwen2.5-72B 跑不起来",
+        "Qwen2.5-7B 在 4090 上用 vllm 部署出错，报资源不足",
+        "Qwen2.5-7B LoRA 微调在一张 A100 上非常慢，正常吗？",
+        "Qwen2.5-7B 在 A10 上的推理速度比 3090 慢一倍",
+        "Fine-tuning Llama-3-8B on one RTX 3090 takes 88 hours, is this normal?",
+        "very slow inference of Qwen2.5-7B on an A100, 3 tokens/s",
+    ],
+)
+def test_a_trouble_told_in_words_is_diagnosed(advisor, question):
+    assert "diagnose" in read(question).asks
+    trace = advisor.ask(question)
+    call = _diagnose_call(trace)
+    assert call is not None, [c.tool for c in trace.tool_calls]
+    assert ("**原因：" in trace.answer or "**Cause:" in trace.answer) and trace.ungrounded == []
+    assert "Nothing in this paste" not in trace.answer and "这段粘贴里没有读到" not in trace.answer
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "4090 跑 Qwen2.5-7B 推理会不会很慢？",
+        "Qwen2.5-72B 在 4 张 4090 上跑得动跑不动？",
+        "为什么 H100 比 A100 快",
+        "Qwen2.5-7B 推理要达到 50 token/s 需要什么卡？",
+    ],
+)
+def test_a_forecast_a_fit_question_or_a_why_about_cards_is_no_diagnosis(advisor, question):
+    trace = advisor.ask(question)
+    assert _diagnose_call(trace) is None, trace.answer[:200]
+
+
+def test_told_without_a_log_the_answer_says_no_log_was_pasted(advisor):
+    zh = advisor.ask("Qwen2.5-7B 全参微调在 8 张 A100 上部署出错，为什么")
+    assert "没有贴出报错或日志" in zh.answer and "读到了配置" not in zh.answer
+
+
+def test_a_slow_training_run_is_not_given_a_serving_engines_flag(advisor):
+    trace = advisor.ask("Qwen2.5-7B LoRA 微调在一张 A100 上非常慢，正常吗？")
+    call = _diagnose_call(trace)
+    first = call.output["causes"][0]
+    assert first["cause"] == "compute_or_config_slow" and first["fix"]["flag"] == "per_device_train_batch_size"
+    assert "enforce-eager" not in trace.answer and "您描述的情况：速度慢" in trace.answer
+
+
+def test_a_speed_asked_is_normal_is_a_slow_run_and_memory_on_an_engine_is_its_reservation():
+    assert read_paste("LoRA 训练 7B 一共要 260 分钟，这个时间是正常的吗").evidence["symptom"] == "slow"
+    assert read_paste("The output 36 t/s, is this a normal generation rate?").evidence["symptom"] == "slow"
+    held = read_paste("用 lmdeploy 部署 20b-int4 要 22gb 左右，是否正常，感觉比预期的大很多")
+    assert held.evidence["symptom"] == "engine_memory"
+    assert read_paste("每张卡只占用了13G内存。这正常吗？").evidence.get("symptom") is None  # no engine named
+
+
+def test_host_ram_in_other_words():
+    for text in (
+        "the RAM is not enough to load the checkpoint",
+        "CPU memory is insufficient when merging the adapter",
+        "8卡A800，400G内存，应该是内存爆掉了",
+        "How to build an engine with limited RAM?",
+    ):
+        assert read_paste(text).evidence.get("error_kind") == "host_oom", text
+    assert read_paste("显存爆掉了").evidence["error_kind"] == "oom"  # the GPU's memory, not the host's
+
+
+def test_vllm_benchmark_summaries_give_the_output_tokens_per_second():
+    serving = "Request throughput (req/s): 3.10\nOutput token throughput (tok/s):  1234.56\nTotal Token throughput (tok/s): 2345.10"
+    assert read_paste(serving).evidence["measured_tokens_per_s"] == 1234.56
+    offline = "Throughput: 5.13 requests/s, 2000.00 total tokens/s, 1000.50 output tokens/s"
+    assert read_paste(offline).evidence["measured_tokens_per_s"] == 1000.5
+
+
+def test_a_target_speed_is_not_a_measured_one():
+    assert "measured_tokens_per_s" not in read_paste("Qwen2.5-7B 推理要达到 5 token/s 需要什么卡").evidence
+    assert read_paste("we need at least 30 tok/s but only get 12 tok/s").evidence["measured_tokens_per_s"] == 12
+
+
+def test_an_oom_with_no_engine_named_is_served_when_the_words_say_serving():
+    text = "用 transformers 推理 Qwen2.5-7B，一张 4090，CUDA out of memory"
+    args, _ = diagnose_args(read_paste(text), read(text))
+    assert args["workload"] == "infer"
+    trained = "用 transformers LoRA 微调 Qwen2.5-7B，一张 4090，CUDA out of memory"
+    args, _ = diagnose_args(read_paste(trained), read(trained))
+    assert args.get("workload", "train") == "train"
