@@ -36,6 +36,9 @@ def named_causes(s: Setup) -> list[Candidate]:
         out.append(Candidate("batch_or_concurrency_too_high", say("named", what="too many batched tokens"),
                              "--max-num-seqs" if s.framework in ("vllm", None) else "--max-batch-total-tokens",
                              max(1, seqs // 2), named=True, prior=0.75))  # fmt: skip
+    if kind == "crash":  # a fault inside a kernel or the runtime: no memory term reproduces it, the version does
+        out.append(Candidate("version_or_bug", say("named", what="a crash inside the framework or the driver"),
+                             "the framework version", "upgrade or pin", named=True, prior=0.7))  # fmt: skip
     if kind == "load_oom":
         out.append(Candidate("load_time_peak", say("named", what="out of memory while loading"), "torch_dtype",
                              "bfloat16", named=True, prior=0.6))  # fmt: skip

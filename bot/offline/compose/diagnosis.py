@@ -27,7 +27,7 @@ OTHERS = 3
 VERSION_FIX = "the framework version"
 #: errors a paste carries that are more than the word "OOM": the diagnosis is the answer
 _SPECIFIC = frozenset({"kv_too_small", "no_cache_memory", "heads_not_divisible", "nccl_timeout", "nccl_error",
-                       "host_oom", "unsupported_precision", "weights_oom", "too_many_tokens"})  # fmt: skip
+                       "host_oom", "unsupported_precision", "weights_oom", "too_many_tokens", "crash"})  # fmt: skip
 #: troubles described in words that are a diagnosis question by themselves ("多卡反而更慢", "GPU-Util 很低")
 _DESCRIBED = frozenset(
     {
@@ -136,8 +136,8 @@ def render(
 def _estimate(args: dict[str, Any], out: dict[str, Any], run) -> None:
     """The calculator the diagnosis compared the evidence with, called in the open so the answer's trace shows it:
     fit_training for a training setup, inference_speed for a measured speed, fit_inference for serving memory."""
-    if not (args.get("model") and args.get("gpu")):
-        return
+    if not (args.get("model") and args.get("gpu")) or args.get("error_kind") == "crash":
+        return  # (a crash inside a kernel is no memory or speed question)
     base = {"model": args["model"], "gpu": args["gpu"]}
     if out.get("workload") == "train":
         keys = ("n_gpus", "method", "zero_stage", "offload", "seq_len", "micro_batch", "grad_checkpointing", "pp")

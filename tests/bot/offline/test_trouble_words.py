@@ -100,3 +100,34 @@ def test_an_oom_with_no_engine_named_is_served_when_the_words_say_serving():
     trained = "用 transformers LoRA 微调 Qwen2.5-7B，一张 4090，CUDA out of memory"
     args, _ = diagnose_args(read_paste(trained), read(trained))
     assert args.get("workload", "train") == "train"
+
+
+def test_other_wordings_of_the_same_evidence():
+    assert (
+        read_paste("sglang with Qwen2.5-7B OOMs under load when 200 requests come in").evidence["error_kind"] == "oom"
+    )
+    assert read_paste("it OOMed at step 10").evidence["error_kind"] == "oom"
+    assert read_paste("进程直接被系统杀掉了，机器只有 32G 内存").evidence["error_kind"] == "host_oom"
+    assert read_paste("RAM usage goes to 100% and then the process dies").evidence["error_kind"] == "host_oom"
+    other = read_paste("CUDA out of memory, and nvidia-smi shows another python process using 30GB")
+    assert other.evidence["symptom"] == "other_process"
+    slower = read_paste("两张 4090 用 tensor-parallel-size 2 跑 Qwen2.5-7B 反而比一张慢")
+    assert slower.evidence["symptom"] == "multi_gpu_slower"
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "Segmentation fault (core dumped)",
+        "RuntimeError: CUDA error: device-side assert triggered",
+    ],
+)
+def test_a_crash_is_a_version_or_bug_not_a_memory_estimate(advisor, log):
+    question = f"vllm serve Qwen2.5-7B on one RTX 4090 fails at startup:\n{log}"
+    assert read_paste(question).evidence["error_kind"] == "crash"
+    trace = advisor.ask(question)
+    call = _diagnose_call(trace)
+    assert call.output["causes"][0]["cause"] == "version_or_bug"
+    assert "fit_inference" not in [c.tool for c in trace.tool_calls]  # a crash is not a memory question
+    assert "a crash (illegal memory access, segfault)" in trace.answer

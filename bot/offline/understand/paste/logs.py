@@ -59,7 +59,9 @@ KINDS = (
     ("heads_not_divisible", _rx(r"(?:key.?value|kv) heads.{0,30}(?:divisible|divide)|(?:heads?|头).{0,30}(?:不整除|不能整除|无法整除|not divisible|indivisible)")),
     ("nccl_timeout", _rx(r"watchdog caught collective operation timeout|nccl.{0,40}timeout|timed out.{0,40}nccl|ProcessGroupNCCL.{0,80}Timeout")),
     ("nccl_error", _rx(r"ncclInternalError|ncclSystemError|ncclUnhandledCudaError|nccl error|NCCL WARN")),
-    ("host_oom", _rx(r"(?<![a-z])killed(?![a-z])|被\s*kill|cpu out of memory|can't allocate memory|cannot allocate memory|sigkill|signal 9|exit ?code\s*:?\s*-9|dmesg.{0,40}oom|oom[- ]?killer|"
+    ("host_oom", _rx(r"(?<![a-z])killed(?![a-z])|被\s*kill|被(?:系统|os|内核|kernel)?\s*(?:杀掉|杀死|杀了|干掉)|进程被杀|"
+                     r"(?:\bram\b|cpu memory|host memory|system memory|内存)(?: usage)?\s*(?:goes|went|climbs?|hits?|reach\w*|grows?|涨到|升到|到了?|占满)\s*(?:up )?(?:to )?100\s*%|"
+                     r"process (?:dies|died|gets killed|got killed|was killed|is killed)|cpu out of memory|can't allocate memory|cannot allocate memory|sigkill|signal 9|exit ?code\s*:?\s*-9|dmesg.{0,40}oom|oom[- ]?killer|"
                      r"(?:cpu|host|system|系统|主机)\s*(?:内存|ram|memory)\s*(?:不足|不够|爆|耗尽|满|exhausted|full|ran out)|out of (?:cpu|host|system) memory|\bram\b.{0,20}(?:full|exhausted|ran out|不足|不够|爆)|"
                      r"(?:out of|running out of|ran out of|not enough|insufficient|limited|low) (?:system |host |cpu )?ram\b|(?<!显)内存\s*(?:oom|不足|不够|满了|爆了|爆掉|炸了|溢出|耗尽)|爆内存|内存被?(?:撑爆|吃满|占满)|"
                      r"(?:\bram\b|(?:cpu|host|system) memory) (?:is |was )?(?:not enough|insufficient|too small|too low|exhausted|full)|(?:not enough|insufficient) (?:cpu|host|system) memory")),
@@ -68,15 +70,19 @@ KINDS = (
                                   r"(?:不支持|not support\w*|no longer supports?|doesn'?t support|unsupported|supports?)\s*(?:the\s+)?(?:bf16|bfloat16|fp8)|(?:bf16|bfloat16|fp8)\s*(?:不支持|is not supported|unsupported)|type (?:fp16|bf16|float16|bfloat16) is not supported|cublas_status_not_supported|"
                                   r"use float16 instead|--dtype[= ]half|data ?type error|dtype error")),
     ("weights_oom", _rx(r"not enough memory.{0,40}(?:weights|model)|cannot load model.{0,40}memory")),
-    ("load_oom", _rx(r"(?:cannot|can't|can not|unable to|fails? to|failed to) (?:load|run|start|fit)\b.{0,60}\d+(?:\.\d+)?\s*(?:gb|gib|g)\b|(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|(?<![a-z])oom(?![a-z])|爆显存|显存不足)|(?:out of memory|(?<![a-z])oom(?![a-z])|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)")),
-    ("oom", _rx(r"out[- ]of[- ]memory|outofmemoryerror|显存.{0,6}(?:不足|不够|溢出|超|爆|炸)|爆显存|(?<![a-z])oom(?![a-z])|insufficient (?:gpu |cuda )?memory|"
+    ("load_oom", _rx(r"(?:cannot|can't|can not|unable to|fails? to|failed to) (?:load|run|start|fit)\b.{0,60}\d+(?:\.\d+)?\s*(?:gb|gib|g)\b|(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存|显存不足)|(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)")),
+    ("oom", _rx(r"out[- ]of[- ]memory|outofmemoryerror|显存.{0,6}(?:不足|不够|溢出|超|爆|炸)|爆显存|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|insufficient (?:gpu |cuda )?memory|"
                 r"(?<!得动)(?<!得起)(?<!起来)(?<!会)跑不(?:起来|起|动)(?![^，,。.\n]{0,2}[吗么?？])|(?:没有?|无)(?:办法|法)跑(?:起来)?|(?:gpu|显卡|计算)?资源不足|"
                 r"memory (?:is )?exceeded|exceeds? (?:the )?(?:gpu )?memory|not enough (?:gpu |cuda )?memory|high (?:peak )?(?:gpu |cuda )?memory|"
                 r"(?:more|too much|a lot of) (?:gpu |cuda )?memory")),
+    ("crash", _rx(r"illegal memory access|segmentation fault|segfault|core dumped|device-side assert|unspecified launch failure|"
+                  r"cublas_status_(?:execution_failed|internal_error|alloc_failed)|cudnn_status_(?:internal_error|execution_failed)|"
+                  r"illegal instruction|非法内存访问|段错误")),
 )  # fmt: skip
 #: what the user describes without a figure (evidence key `symptom`)
 SYMPTOMS = (
     ("multi_gpu_slower", _rx(r"(?:双卡|多卡|两张卡|两卡|[2-8]\s*卡|多\s*gpu|多个\s*gpu).{0,30}(?:反而|比单卡|更慢|慢了|慢出|没有?.{0,4}(?:快|提升|加速))|"
+                             r"(?:双|两|[2-8])\s*(?:张|块|个)\s*\S{2,12}?.{0,40}(?:反而.{0,12}慢|比(?:单|一|1)\s*(?:张|块|卡|个)[^，,。.\n]{0,8}(?:还|更)?慢)|"
                              r"slower (?:with|on|using) (?:\d+|two|multiple|more|several) gpus|(?:ddp|multi-?gpu|two gpus|2 gpus|multiple gpus|more gpus).{0,60}(?:slower|same speed|no speed ?up|not faster)|"
                              r"same speed.{0,30}(?:one|single|1) gpu|no speed ?up|(?:speed|速度).{0,20}same as.{0,12}(?:1|one|single)|(?:和|跟|与)单卡.{0,4}(?:一样|差不多)")),
     ("cpu_fallback", _rx(r"(?:does ?n[o']t|not|never|isn't|is not) (?:use|using|utili[sz]\w*|running on) (?:the |my |any |nvidia |amd )*gpu|gpu (?:is )?not (?:being )?used|"
@@ -93,7 +99,7 @@ SYMPTOMS = (
                           r"(?:vllm|sglang).{0,60}(?:high|much|more) (?:gpu |cuda )?memory|"
                           r"(?:when|after|once) (?:i |we )?load(?:ed|ing)? (?:it|the model)[^.\n]{0,40}(?:gpu|vram|memory) usage (?:is )?(?:much |far |way )?(?:more|higher|larger|bigger) than|"
                           r"(?:gpu|vram|memory) usage[^.\n]{0,40}(?:more|higher|larger) than (?:the )?model(?:'s)? size|加载.{0,20}显存占用.{0,10}(?:远?超过|比.{0,10}(?:大|多))")),
-    ("other_process", _rx(r"other process|another process|其他进程|别的进程|另一个进程|被(?:其他|别的)?(?:程序|进程)占用|already in use|"
+    ("other_process", _rx(r"(?:other|another) (?:\w+ )?process(?:es)?\b(?! group)|其他进程|别的进程|另一个进程|被(?:其他|别的)?(?:程序|进程)占用|already in use|"
                          r"(?:其他|别的|另一个)(?:程序|模型|任务)|已经?被.{0,6}占用|(?:显存|显卡).{0,6}(?:不释放|没有?释放|未释放)|(?:不会|没有?)释放显存|僵尸进程|zombie|"
                          r"other (?:vram|gpu|cuda) (?:consumers?|users?|processes|applications?|programs?)|(?:gpu memory|vram) (?:is )?(?:not|never) (?:being )?(?:released|freed)")),
     ("logits", _rx(r"(?:vocab\w*|logits?|lm_head|cross[- ]?entropy).{0,80}(?:memory|显存|\boom\b)|(?:memory|显存|\boom\b).{0,80}(?:vocab\w*|logits?|lm_head|cross[- ]?entropy)")),
