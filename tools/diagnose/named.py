@@ -81,6 +81,11 @@ def named_causes(s: Setup) -> list[Candidate]:
         else:
             out.append(Candidate("compute_or_config_slow", say("told", what="slow"), "--enforce-eager", False,
                                  prior=prior))  # fmt: skip
+        if i.n_gpus > 1 and not s.oom:  # slow on several GPUs: what they exchange, over the link they have
+            consumer = s.gpu is not None and s.gpu.segment == "consumer"
+            fix = ("--tensor-parallel-size", 1) if s.workload == "infer" else ("gradient_accumulation_steps", 4)
+            cause = "p2p_or_interconnect" if consumer and i.p2p is not True else "communication_bound"
+            out.append(Candidate(cause, say("told", what="slow"), *fix, prior=0.45))
     out += _spilled(s)
     if symptom == "concurrency":  # it breaks when many requests arrive together: the batch the engine schedules
         what = say("named", what="many requests at once")

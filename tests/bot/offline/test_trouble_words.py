@@ -131,3 +131,15 @@ def test_a_crash_is_a_version_or_bug_not_a_memory_estimate(advisor, log):
     assert call.output["causes"][0]["cause"] == "version_or_bug"
     assert "fit_inference" not in [c.tool for c in trace.tool_calls]  # a crash is not a memory question
     assert "a crash (illegal memory access, segfault)" in trace.answer
+
+
+def test_slower_than_another_setup_is_slow_and_on_several_consumer_cards_the_link_is_suspect(advisor):
+    assert read_paste("8 张 4090 训练 Qwen2.5-7B，速度比 2 张 A100 还慢").evidence["symptom"] == "slow"
+    assert read_paste("4090 比 A100 更慢吗？").evidence.get("symptom") is None  # a question, not a complaint
+    call = _diagnose_call(advisor.ask("8 张 4090 训练 Qwen2.5-7B zero3，速度比 2 张 A100 还慢"))
+    assert "p2p_or_interconnect" in [c["cause"] for c in call.output["causes"][:2]]
+
+
+def test_a_half_precision_kernel_missing_is_a_precision_error():
+    text = "RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half' when running Qwen2.5-7B"
+    assert read_paste(text).evidence["error_kind"] == "unsupported_precision"

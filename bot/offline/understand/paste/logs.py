@@ -68,7 +68,7 @@ KINDS = (
     ("unsupported_precision", _rx(r"bf16.{0,60}(?:only supported|not supported|requires|ampere|compute capability)|bfloat16 is (?:only|not) supported|"
                                   r"doesn't support bf16|fp8.{0,40}(?:not supported|compute capability|requires)|flash ?attention.{0,30}(?:only supports|ampere|not supported)|"
                                   r"(?:不支持|not support\w*|no longer supports?|doesn'?t support|unsupported|supports?)\s*(?:the\s+)?(?:bf16|bfloat16|fp8)|(?:bf16|bfloat16|fp8)\s*(?:不支持|is not supported|unsupported)|type (?:fp16|bf16|float16|bfloat16) is not supported|cublas_status_not_supported|"
-                                  r"use float16 instead|--dtype[= ]half|data ?type error|dtype error")),
+                                  r"use float16 instead|--dtype[= ]half|data ?type error|dtype error|not implemented for '(?:half|bfloat16)'")),
     ("weights_oom", _rx(r"not enough memory.{0,40}(?:weights|model)|cannot load model.{0,40}memory")),
     ("load_oom", _rx(r"(?:cannot|can't|can not|unable to|fails? to|failed to) (?:load|run|start|fit)\b.{0,60}\d+(?:\.\d+)?\s*(?:gb|gib|g)\b|(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存|显存不足)|(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)")),
     ("oom", _rx(r"out[- ]of[- ]memory|outofmemoryerror|显存.{0,6}(?:不足|不够|溢出|超|爆|炸)|爆显存|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|insufficient (?:gpu |cuda )?memory|"
@@ -109,7 +109,7 @@ SYMPTOMS = (
     ("slow", _rx(r"(?:很|太|非常|极|极其|特别|超级|超|巨|贼|好|有点|比较|相当)慢|速度慢|慢得|就是慢|"
                  r"慢了?\s*(?:一倍|[\d一二两三四五六七八九十几]+\s*倍|很多|太多|得多|不少|一半)|(?:明显|显著|远)(?:低于|慢于)|"
                  r"(?:速度|效率|性能|吞吐|利用率)(?:[^，,。.\n]{0,6})(?:不理想|不够快|上不去|很低|太低|偏低|低|差(?![距别异多]))|耗时.{0,6}(?:明显|显著|远)?(?:高于|长于|太长|很长)|"
-                 r"\bslow\b|\bslowly\b|tokens?/s.{0,10}(?:low|only)|\blow (?:throughput|speed|tflops|mfu|tokens?/s|generation rate|output)|"
+                 r"比[^，,。.\n]{1,24}(?:还|更|要)慢(?![^，,。.\n]{0,3}[吗么?？])|\bslow\b|\bslowly\b|tokens?/s.{0,10}(?:low|only)|\blow (?:throughput|speed|tflops|mfu|tokens?/s|generation rate|output)|"
                  r"only (?:achiev|get|reach|gives?|hit)\w* [^.\n]{0,30}(?:tflops|tokens?/s|tok/s|it/s|mfu)")),
 )  # fmt: skip
 #: a trouble said in words, beside a log or instead of one: it makes the message a diagnosis even where it names no
