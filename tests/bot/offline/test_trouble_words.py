@@ -143,3 +143,10 @@ def test_slower_than_another_setup_is_slow_and_on_several_consumer_cards_the_lin
 def test_a_half_precision_kernel_missing_is_a_precision_error():
     text = "RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half' when running Qwen2.5-7B"
     assert read_paste(text).evidence["error_kind"] == "unsupported_precision"
+
+
+def test_settings_said_in_a_sentence_are_read_with_their_values():
+    assert read_paste("vllm 的 gpu_memory_utilization 设 0.95 后启动 OOM").setup["gpu_memory_utilization"] == 0.95
+    assert read_paste("cutoff_len 设成 16384 以后 OOM").setup["seq_len"] == 16384
+    assert read_paste("max_model_len set to 32768 and it fails").setup["max_model_len"] == 32768
+    assert read_paste("the temperature is set to 0.7").setup == {}  # a key the table does not know is no setting

@@ -117,11 +117,15 @@ def described(text: str, out: Paste) -> None:
         ev["symptom"] = "engine_memory"
 
 
-_INLINE = re.compile(r"(?<![\w.-])([a-z][a-z0-9_]{2,40})\s*[=:]\s*['\"]?([\w.\-/]+)", re.I)
+_INLINE = re.compile(
+    r"(?<![\w.-])([a-z][a-z0-9_]{2,40})\s*(?:[=:]|设(?:置)?(?:为|成|到)?|改(?:为|成)|调(?:到|成)|(?:is )?set (?:to|at))\s*['\"]?([\w.\-/]+)",
+    re.I,
+)  # "gpu_memory_utilization=0.95", "gpu_memory_utilization 设 0.95", "cutoff_len set to 16384"
 
 
 def inline_settings(text: str, setup: dict[str, Any]) -> None:
-    """Settings written in a sentence ("deepspeed zero2, offload_optimizer=cpu, per_device_train_batch_size=1"):
+    """Settings written in a sentence ("deepspeed zero2, offload_optimizer=cpu, per_device_train_batch_size=1",
+    "cutoff_len 设成 16384"):
     only keys the table knows are taken (a sentence's other "a=b" are not flags the user passed)."""
     for m in _INLINE.finditer(text[:HEAD_CHARS]):
         key, val = norm(m.group(1)), m.group(2)
