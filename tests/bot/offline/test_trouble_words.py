@@ -150,3 +150,10 @@ def test_settings_said_in_a_sentence_are_read_with_their_values():
     assert read_paste("cutoff_len 设成 16384 以后 OOM").setup["seq_len"] == 16384
     assert read_paste("max_model_len set to 32768 and it fails").setup["max_model_len"] == 32768
     assert read_paste("the temperature is set to 0.7").setup == {}  # a key the table does not know is no setting
+
+
+def test_an_oom_before_anything_runs_is_a_load_time_oom():
+    text = "from_pretrained Qwen2.5-72B with device_map auto on 4 A100s, OOM on GPU 0 before anything runs"
+    assert read_paste(text).evidence["error_kind"] == "load_oom"
+    assert read_paste("Qwen2.5-72B 一加载就爆显存").evidence["error_kind"] == "load_oom"
+    assert read_paste("OOM at step 300 of training").evidence["error_kind"] == "oom"

@@ -70,7 +70,8 @@ KINDS = (
                                   r"(?:不支持|not support\w*|no longer supports?|doesn'?t support|unsupported|supports?)\s*(?:the\s+)?(?:bf16|bfloat16|fp8)|(?:bf16|bfloat16|fp8)\s*(?:不支持|is not supported|unsupported)|type (?:fp16|bf16|float16|bfloat16) is not supported|cublas_status_not_supported|"
                                   r"use float16 instead|--dtype[= ]half|data ?type error|dtype error|not implemented for '(?:half|bfloat16)'")),
     ("weights_oom", _rx(r"not enough memory.{0,40}(?:weights|model)|cannot load model.{0,40}memory")),
-    ("load_oom", _rx(r"(?:cannot|can't|can not|unable to|fails? to|failed to) (?:load|run|start|fit)\b.{0,60}\d+(?:\.\d+)?\s*(?:gb|gib|g)\b|(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存|显存不足)|(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)")),
+    ("load_oom", _rx(r"(?:cannot|can't|can not|unable to|fails? to|failed to) (?:load|run|start|fit)\b.{0,60}\d+(?:\.\d+)?\s*(?:gb|gib|g)\b|(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存|显存不足)|(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)|"
+                     r"(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])).{0,40}before (?:anything|training|the first step|it starts)|(?:一加载|刚加载)[^，,。.\n]{0,10}(?:就)?(?:oom|爆显存|显存不足)")),
     ("oom", _rx(r"out[- ]of[- ]memory|outofmemoryerror|显存.{0,6}(?:不足|不够|溢出|超|爆|炸)|爆显存|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|insufficient (?:gpu |cuda )?memory|"
                 r"(?<!得动)(?<!得起)(?<!起来)(?<!会)跑不(?:起来|起|动)(?![^，,。.\n]{0,2}[吗么?？])|(?:没有?|无)(?:办法|法)跑(?:起来)?|(?:gpu|显卡|计算)?资源不足|"
                 r"memory (?:is )?exceeded|exceeds? (?:the )?(?:gpu )?memory|not enough (?:gpu |cuda )?memory|high (?:peak )?(?:gpu |cuda )?memory|"
