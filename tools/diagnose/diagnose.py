@@ -80,7 +80,7 @@ def _candidates(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
         out += slow.speed_causes(s)
         if s.workload == "infer" and s.framework not in (ENGINES - SERVING) | LOCAL:
             out += serve.tp_causes(s)
-            if not any(c.cause == "tp_not_divisible" for c in out) and not runs(s.inp):
+            if not any(c.cause == "tp_not_divisible" for c in out) and not runs(s.inp) and s.inp.error_kind != "crash":
                 out += serve.memory_causes(s)
                 est = serve.estimate(s)
         elif s.workload == "train" and s.gpu is not None:

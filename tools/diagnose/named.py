@@ -36,6 +36,9 @@ def named_causes(s: Setup) -> list[Candidate]:
         out.append(Candidate("batch_or_concurrency_too_high", say("named", what="too many batched tokens"),
                              "--max-num-seqs" if s.framework in ("vllm", None) else "--max-batch-total-tokens",
                              max(1, seqs // 2), named=True, prior=0.75))  # fmt: skip
+    if kind == "crash":  # a fault inside a kernel or the runtime: no memory term reproduces it, the version does
+        out.append(Candidate("version_or_bug", say("named", what="a crash inside the framework or the driver"),
+                             "the framework version", "upgrade or pin", named=True, prior=0.7))  # fmt: skip
     if kind == "load_oom":
         out.append(Candidate("load_time_peak", say("named", what="out of memory while loading"), "torch_dtype",
                              "bfloat16", named=True, prior=0.6))  # fmt: skip
@@ -71,8 +74,18 @@ def named_causes(s: Setup) -> list[Candidate]:
         out.append(Candidate("compute_or_config_slow", say("named", what=f"{i.measured_tokens_per_s:g} tokens/s"),
                              "--enforce-eager", False, prior=0.4))  # fmt: skip
     if symptom == "slow" and not i.measured_tokens_per_s:  # an OOM beside "slow": the OOM is the question
-        out.append(Candidate("compute_or_config_slow", say("named", what="slow"), "--enforce-eager", False,
-                             prior=0.2 if s.oom else 0.5))  # fmt: skip
+        prior = 0.2 if s.oom else 0.5
+        if s.workload == "train":  # a trainer has no eager mode to leave: a tiny micro-batch is its usual setting
+            out.append(Candidate("compute_or_config_slow", say("told", what="slow"), "per_device_train_batch_size",
+                                 max(2, i.micro_batch * 2), prior=prior, extra={"cost": "larger_micro_batch"}))  # fmt: skip
+        else:
+            out.append(Candidate("compute_or_config_slow", say("told", what="slow"), "--enforce-eager", False,
+                                 prior=prior))  # fmt: skip
+        if i.n_gpus > 1 and not s.oom:  # slow on several GPUs: what they exchange, over the link they have
+            consumer = s.gpu is not None and s.gpu.segment == "consumer"
+            fix = ("--tensor-parallel-size", 1) if s.workload == "infer" else ("gradient_accumulation_steps", 4)
+            cause = "p2p_or_interconnect" if consumer and i.p2p is not True else "communication_bound"
+            out.append(Candidate(cause, say("told", what="slow"), *fix, prior=0.45))
     out += _spilled(s)
     if symptom == "concurrency":  # it breaks when many requests arrive together: the batch the engine schedules
         what = say("named", what="many requests at once")

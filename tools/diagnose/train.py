@@ -194,7 +194,8 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
     if weights_alone:
         out.append(Candidate("weights_exceed_memory", arith, "finetuning_type", "qlora", prior=0.8,
                              after=_after(s, "QLoRA", method="qlora")))  # fmt: skip
-    elif over and i.method != "qlora" and b["weights"] * 1e9 >= WEIGHTS_SHARE * cap:
+    elif over and i.method != "qlora" and b["weights"] * 1e9 >= WEIGHTS_SHARE * cap and b["weights"] >= tail:
+        # (activations and logits larger than the weights are the overrun: a shorter batch is the fix, not 4-bit)
         lora = fit(s, method="lora") if i.method != "lora" else r
         if lora is not None and not lora["fits"]:  # even adapters alone do not fit beside these weights
             w = say("weights_share", weights=gib(b["weights"] * 1e9), cap=gib(cap),
@@ -229,6 +230,13 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
             seq = i.seq_len or value("llamafactory", "cutoff_len")
             flag, val, after = "cutoff_len", seq // 2, _after(s, f"cutoff_len {seq // 2}", seq_len=seq // 2)
         out.append(Candidate(cause, arith, flag, val, prior=0.6, after=after))
+        other, term = (
+            ("activations_too_large", b["activations"])
+            if cause == "logits_memory"
+            else ("logits_memory", b.get("logits", 0))
+        )
+        if term >= LARGE_TERM * r["per_gpu_gb"]:  # the other per-token term is large too: the same fix shrinks both
+            out.append(Candidate(other, arith, flag, val, prior=0.45, after=after))
     if r["fits"] and s.oom:
         out += _margin_causes(s, arith, cap, zero, r)
     return out, est

@@ -19,7 +19,7 @@ Framework = Literal[
 ]  # fmt: skip
 ErrorKind = Literal[
     "oom", "kv_too_small", "no_cache_memory", "heads_not_divisible", "weights_oom", "load_oom", "host_oom",
-    "nccl_timeout", "nccl_error", "unsupported_precision", "too_many_tokens", "slow", "other",
+    "nccl_timeout", "nccl_error", "unsupported_precision", "too_many_tokens", "crash", "slow", "other",
 ]  # fmt: skip
 Symptom = Literal[
     "multi_gpu_slower", "low_gpu_util", "slow", "engine_memory", "other_process", "hang", "logits", "cpu_fallback",

@@ -15,7 +15,7 @@ from typing import Any
 from bot.core.planner import PlanResult
 from bot.offline.compose.answers import stand_in_line
 from bot.offline.understand.paste import Paste, read_paste
-from bot.offline.understand.paste.setup import diagnose_args
+from bot.offline.understand.paste.setup import diagnose_args, question_model
 from bot.offline.understand.request.model import Request
 from tools.errors import AdvisorError
 from tools.yaml_data import load_yaml
@@ -27,7 +27,7 @@ OTHERS = 3
 VERSION_FIX = "the framework version"
 #: errors a paste carries that are more than the word "OOM": the diagnosis is the answer
 _SPECIFIC = frozenset({"kv_too_small", "no_cache_memory", "heads_not_divisible", "nccl_timeout", "nccl_error",
-                       "host_oom", "unsupported_precision", "weights_oom", "too_many_tokens"})  # fmt: skip
+                       "host_oom", "unsupported_precision", "weights_oom", "too_many_tokens", "crash"})  # fmt: skip
 #: troubles described in words that are a diagnosis question by themselves ("多卡反而更慢", "GPU-Util 很低")
 _DESCRIBED = frozenset(
     {
@@ -40,6 +40,7 @@ _DESCRIBED = frozenset(
         "one_gpu_used",
         "silent_exit",
         "merge_export",
+        "slow",
     }
 )  # fmt: skip  (concurrency alone is a sizing question)
 _FIGURES = ("failed_alloc_gib", "capacity_gib", "kv_tokens_reported", "measured_tokens_per_s", "free_gib")
@@ -75,6 +76,9 @@ def pasted(text: str, request: Request) -> Paste | None:
         return paste
     if "diagnose" in request.asks and ev.get("symptom") == "concurrency":
         return paste
+    # a trouble told in words alone ("8 卡 A800 上 LoRA 72B 跑不起来"): the setup they name is diagnosed
+    if paste.trouble and (question_model(request) or paste.setup.get("model")):
+        return paste
     return None
 
 
@@ -89,7 +93,7 @@ def plan(text: str, paste: Paste, request: Request, run, lang: str) -> PlanResul
     args, unknown = diagnose_args(paste, request)
     offered: dict[str, Any] = {"pasted": {**paste.setup, **paste.evidence}}
     out = None
-    if paste.anything or paste.evidence:
+    if paste.anything or paste.evidence or paste.trouble:  # a trouble told in words: the setup the question states
         try:
             out = run("diagnose", args)
         except AdvisorError:
@@ -132,8 +136,8 @@ def render(
 def _estimate(args: dict[str, Any], out: dict[str, Any], run) -> None:
     """The calculator the diagnosis compared the evidence with, called in the open so the answer's trace shows it:
     fit_training for a training setup, inference_speed for a measured speed, fit_inference for serving memory."""
-    if not (args.get("model") and args.get("gpu")):
-        return
+    if not (args.get("model") and args.get("gpu")) or args.get("error_kind") == "crash":
+        return  # (a crash inside a kernel is no memory or speed question)
     base = {"model": args["model"], "gpu": args["gpu"]}
     if out.get("workload") == "train":
         keys = ("n_gpus", "method", "zero_stage", "offload", "seq_len", "micro_batch", "grad_checkpointing", "pp")
@@ -167,7 +171,7 @@ def _answer(out: dict[str, Any], lang: str, paste: Paste) -> list[str]:
     blocks = []
     ev = paste.evidence
     if not (ev.get("error_kind") or ev.get("measured_tokens_per_s") or ev.get("symptom") or ev.get("layers_total")):
-        blocks.append(line("no_error", lang))
+        blocks.append(line("told_only" if paste.trouble and not paste.anything else "no_error", lang))
     arith = first["arithmetic_zh" if zh else "arithmetic"]
     blocks.append(
         line("cause_first", lang, arithmetic=arith, explanation=first["explanation_zh" if zh else "explanation"])

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from bot.offline.understand.paste.commands import command_lines, read_command
 from bot.offline.understand.paste.configs import read_from_pretrained, read_json, read_yaml
 from bot.offline.understand.paste.keys import KEYS, apply, norm
-from bot.offline.understand.paste.logs import read_log
+from bot.offline.understand.paste.logs import forecast, read_log, subject, trouble
 
 #: a paste longer than this is cut: its head (commands and configs come first) and its tail (the error is last)
 MAX_PASTE_CHARS = 100_000
@@ -41,6 +41,7 @@ class Paste(BaseModel):
     read: list[str] = Field(default_factory=list)  # what kinds of text were read: oom, command, deepspeed_json, …
     notes: list[str] = Field(default_factory=list)  # cut, bad_json, bad_yaml
     chars: int = 0  # the paste's length, before any cut
+    trouble: str | None = None  # the trouble said in words: failed, memory_higher, abnormal (logs.TROUBLES)
 
     @property
     def has_evidence(self) -> bool:
@@ -76,6 +77,7 @@ def read_paste(text: str) -> Paste:
     out.framework = next((f for f in frameworks if f), None) or setup.pop("framework", None) or _framework_of(text)
     setup.pop("framework", None)
     out.setup, out.evidence = setup, ev
+    described(text, out)
     if "failed_alloc_gib" in ev and "capacity_gib" not in ev and _OOM_OPENED.search(text):
         out.notes.append("cut_log")  # the OOM message stops before its memory figures: only the request was read
     if (
@@ -90,11 +92,40 @@ def read_paste(text: str) -> Paste:
     return out
 
 
-_INLINE = re.compile(r"(?<![\w.-])([a-z][a-z0-9_]{2,40})\s*[=:]\s*['\"]?([\w.\-/]+)", re.I)
+#: engines that reserve their memory up front: more memory than the model's is their setting, not a leak
+_RESERVING = ("vllm", "sglang", "lmdeploy", "tgi")
+
+
+def described(text: str, out: Paste) -> None:
+    """The trouble the words tell, and what it is about: a speed or a duration asked "is this normal?" is a slow
+    run; more memory than expected on an engine that reserves it is the engine's setting. A forecast ("会不会很慢")
+    is no trouble."""
+    ev = out.evidence
+    if ev.get("symptom") == "slow" and forecast(text):
+        del ev["symptom"]
+        out.read.remove("slow")
+    found = trouble(text)
+    if found is None:
+        return
+    out.trouble, at = found
+    if out.trouble == "failed" or "symptom" in ev:
+        return
+    about = "memory" if out.trouble == "memory_higher" else subject(text, at)
+    if about == "speed":
+        ev["symptom"] = "slow"
+    elif about == "memory" and out.framework in _RESERVING and not ev.get("error_kind"):
+        ev["symptom"] = "engine_memory"
+
+
+_INLINE = re.compile(
+    r"(?<![\w.-])([a-z][a-z0-9_]{2,40})\s*(?:[=:]|设(?:置)?(?:为|成|到)?|改(?:为|成)|调(?:到|成)|(?:is )?set (?:to|at))\s*['\"]?([\w.\-/]+)",
+    re.I,
+)  # "gpu_memory_utilization=0.95", "gpu_memory_utilization 设 0.95", "cutoff_len set to 16384"
 
 
 def inline_settings(text: str, setup: dict[str, Any]) -> None:
-    """Settings written in a sentence ("deepspeed zero2, offload_optimizer=cpu, per_device_train_batch_size=1"):
+    """Settings written in a sentence ("deepspeed zero2, offload_optimizer=cpu, per_device_train_batch_size=1",
+    "cutoff_len 设成 16384"):
     only keys the table knows are taken (a sentence's other "a=b" are not flags the user passed)."""
     for m in _INLINE.finditer(text[:HEAD_CHARS]):
         key, val = norm(m.group(1)), m.group(2)

@@ -59,22 +59,31 @@ KINDS = (
     ("heads_not_divisible", _rx(r"(?:key.?value|kv) heads.{0,30}(?:divisible|divide)|(?:heads?|头).{0,30}(?:不整除|不能整除|无法整除|not divisible|indivisible)")),
     ("nccl_timeout", _rx(r"watchdog caught collective operation timeout|nccl.{0,40}timeout|timed out.{0,40}nccl|ProcessGroupNCCL.{0,80}Timeout")),
     ("nccl_error", _rx(r"ncclInternalError|ncclSystemError|ncclUnhandledCudaError|nccl error|NCCL WARN")),
-    ("host_oom", _rx(r"(?<![a-z])killed(?![a-z])|被\s*kill|cpu out of memory|can't allocate memory|cannot allocate memory|sigkill|signal 9|exit ?code\s*:?\s*-9|dmesg.{0,40}oom|oom[- ]?killer|"
+    ("host_oom", _rx(r"(?<![a-z])killed(?![a-z])|被\s*kill|被(?:系统|os|内核|kernel)?\s*(?:杀掉|杀死|杀了|干掉)|进程被杀|"
+                     r"(?:\bram\b|cpu memory|host memory|system memory|内存)(?: usage)?\s*(?:goes|went|climbs?|hits?|reach\w*|grows?|涨到|升到|到了?|占满)\s*(?:up )?(?:to )?100\s*%|"
+                     r"process (?:dies|died|gets killed|got killed|was killed|is killed)|cpu out of memory|can't allocate memory|cannot allocate memory|sigkill|signal 9|exit ?code\s*:?\s*-9|dmesg.{0,40}oom|oom[- ]?killer|"
                      r"(?:cpu|host|system|系统|主机)\s*(?:内存|ram|memory)\s*(?:不足|不够|爆|耗尽|满|exhausted|full|ran out)|out of (?:cpu|host|system) memory|\bram\b.{0,20}(?:full|exhausted|ran out|不足|不够|爆)|"
-                     r"(?:out of|running out of|ran out of|not enough|insufficient) (?:system |host |cpu )?ram\b|(?<!显)内存\s*(?:oom|不足|不够|满了|爆了|溢出|耗尽)|爆内存|内存被?(?:撑爆|吃满|占满)")),
+                     r"(?:out of|running out of|ran out of|not enough|insufficient|limited|low) (?:system |host |cpu )?ram\b|(?<!显)内存\s*(?:oom|不足|不够|满了|爆了|爆掉|炸了|溢出|耗尽)|爆内存|内存被?(?:撑爆|吃满|占满)|"
+                     r"(?:\bram\b|(?:cpu|host|system) memory) (?:is |was )?(?:not enough|insufficient|too small|too low|exhausted|full)|(?:not enough|insufficient) (?:cpu|host|system) memory")),
     ("unsupported_precision", _rx(r"bf16.{0,60}(?:only supported|not supported|requires|ampere|compute capability)|bfloat16 is (?:only|not) supported|"
                                   r"doesn't support bf16|fp8.{0,40}(?:not supported|compute capability|requires)|flash ?attention.{0,30}(?:only supports|ampere|not supported)|"
                                   r"(?:不支持|not support\w*|no longer supports?|doesn'?t support|unsupported|supports?)\s*(?:the\s+)?(?:bf16|bfloat16|fp8)|(?:bf16|bfloat16|fp8)\s*(?:不支持|is not supported|unsupported)|type (?:fp16|bf16|float16|bfloat16) is not supported|cublas_status_not_supported|"
-                                  r"use float16 instead|--dtype[= ]half|data ?type error|dtype error")),
+                                  r"use float16 instead|--dtype[= ]half|data ?type error|dtype error|not implemented for '(?:half|bfloat16)'")),
     ("weights_oom", _rx(r"not enough memory.{0,40}(?:weights|model)|cannot load model.{0,40}memory")),
-    ("load_oom", _rx(r"(?:cannot|can't|can not|unable to|fails? to|failed to) (?:load|run|start|fit)\b.{0,60}\d+(?:\.\d+)?\s*(?:gb|gib|g)\b|(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|(?<![a-z])oom(?![a-z])|爆显存|显存不足)|(?:out of memory|(?<![a-z])oom(?![a-z])|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)")),
-    ("oom", _rx(r"out[- ]of[- ]memory|outofmemoryerror|显存.{0,4}(?:不足|不够|溢出|超)|爆显存|(?<![a-z])oom(?![a-z])|insufficient (?:gpu |cuda )?memory|"
+    ("load_oom", _rx(r"(?:cannot|can't|can not|unable to|fails? to|failed to) (?:load|run|start|fit)\b.{0,60}\d+(?:\.\d+)?\s*(?:gb|gib|g)\b|(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存|显存不足)|(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)|"
+                     r"(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])).{0,40}before (?:anything|training|the first step|it starts)|(?:一加载|刚加载)[^，,。.\n]{0,10}(?:就)?(?:oom|爆显存|显存不足)")),
+    ("oom", _rx(r"out[- ]of[- ]memory|outofmemoryerror|显存.{0,6}(?:不足|不够|溢出|超|爆|炸)|爆显存|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|insufficient (?:gpu |cuda )?memory|"
+                r"(?<!得动)(?<!得起)(?<!起来)(?<!会)跑不(?:起来|起|动)(?![^，,。.\n]{0,2}[吗么?？])|(?:没有?|无)(?:办法|法)跑(?:起来)?|(?:gpu|显卡|计算)?资源不足|"
                 r"memory (?:is )?exceeded|exceeds? (?:the )?(?:gpu )?memory|not enough (?:gpu |cuda )?memory|high (?:peak )?(?:gpu |cuda )?memory|"
                 r"(?:more|too much|a lot of) (?:gpu |cuda )?memory")),
+    ("crash", _rx(r"illegal memory access|segmentation fault|segfault|core dumped|device-side assert|unspecified launch failure|"
+                  r"cublas_status_(?:execution_failed|internal_error|alloc_failed)|cudnn_status_(?:internal_error|execution_failed)|"
+                  r"illegal instruction|非法内存访问|段错误")),
 )  # fmt: skip
 #: what the user describes without a figure (evidence key `symptom`)
 SYMPTOMS = (
     ("multi_gpu_slower", _rx(r"(?:双卡|多卡|两张卡|两卡|[2-8]\s*卡|多\s*gpu|多个\s*gpu).{0,30}(?:反而|比单卡|更慢|慢了|慢出|没有?.{0,4}(?:快|提升|加速))|"
+                             r"(?:双|两|[2-8])\s*(?:张|块|个)\s*\S{2,12}?.{0,40}(?:反而.{0,12}慢|比(?:单|一|1)\s*(?:张|块|卡|个)[^，,。.\n]{0,8}(?:还|更)?慢)|"
                              r"slower (?:with|on|using) (?:\d+|two|multiple|more|several) gpus|(?:ddp|multi-?gpu|two gpus|2 gpus|multiple gpus|more gpus).{0,60}(?:slower|same speed|no speed ?up|not faster)|"
                              r"same speed.{0,30}(?:one|single|1) gpu|no speed ?up|(?:speed|速度).{0,20}same as.{0,12}(?:1|one|single)|(?:和|跟|与)单卡.{0,4}(?:一样|差不多)")),
     ("cpu_fallback", _rx(r"(?:does ?n[o']t|not|never|isn't|is not) (?:use|using|utili[sz]\w*|running on) (?:the |my |any |nvidia |amd )*gpu|gpu (?:is )?not (?:being )?used|"
@@ -91,15 +100,87 @@ SYMPTOMS = (
                           r"(?:vllm|sglang).{0,60}(?:high|much|more) (?:gpu |cuda )?memory|"
                           r"(?:when|after|once) (?:i |we )?load(?:ed|ing)? (?:it|the model)[^.\n]{0,40}(?:gpu|vram|memory) usage (?:is )?(?:much |far |way )?(?:more|higher|larger|bigger) than|"
                           r"(?:gpu|vram|memory) usage[^.\n]{0,40}(?:more|higher|larger) than (?:the )?model(?:'s)? size|加载.{0,20}显存占用.{0,10}(?:远?超过|比.{0,10}(?:大|多))")),
-    ("other_process", _rx(r"other process|another process|其他进程|别的进程|另一个进程|被(?:其他|别的)?(?:程序|进程)占用|already in use|"
+    ("other_process", _rx(r"(?:other|another) (?:\w+ )?process(?:es)?\b(?! group)|其他进程|别的进程|另一个进程|被(?:其他|别的)?(?:程序|进程)占用|already in use|"
                          r"(?:其他|别的|另一个)(?:程序|模型|任务)|已经?被.{0,6}占用|(?:显存|显卡).{0,6}(?:不释放|没有?释放|未释放)|(?:不会|没有?)释放显存|僵尸进程|zombie|"
                          r"other (?:vram|gpu|cuda) (?:consumers?|users?|processes|applications?|programs?)|(?:gpu memory|vram) (?:is )?(?:not|never) (?:being )?(?:released|freed)")),
     ("logits", _rx(r"(?:vocab\w*|logits?|lm_head|cross[- ]?entropy).{0,80}(?:memory|显存|\boom\b)|(?:memory|显存|\boom\b).{0,80}(?:vocab\w*|logits?|lm_head|cross[- ]?entropy)")),
     ("silent_exit", _rx(r"silently (?:fails?|exits?|crash\w*|dies|stops?)|(?:exits?|quits?|crash\w*|dies|stops?) (?:silently|without (?:any )?(?:error|message|traceback))|"
                         r"没有?(?:任何)?报错(?:就|直接)?(?:退出|结束|没了)|闪退|直接退出")),
     ("hang", _rx(r"\bhangs?\b|\bhung\b|\bstuck\b|卡住|卡死|没有反应|no progress")),
-    ("slow", _rx(r"很慢|太慢|速度慢|慢得|\bslow\b|\bslowly\b|tokens?/s.{0,10}(?:low|only)|速度.{0,6}(?:不理想|不够快|上不去|很低|太低)")),
+    ("slow", _rx(r"(?:很|太|非常|极|极其|特别|超级|超|巨|贼|好|有点|比较|相当)慢|速度慢|慢得|就是慢|"
+                 r"慢了?\s*(?:一倍|[\d一二两三四五六七八九十几]+\s*倍|很多|太多|得多|不少|一半)|(?:明显|显著|远)(?:低于|慢于)|"
+                 r"(?:速度|效率|性能|吞吐|利用率)(?:[^，,。.\n]{0,6})(?:不理想|不够快|上不去|很低|太低|偏低|低|差(?![距别异多]))|耗时.{0,6}(?:明显|显著|远)?(?:高于|长于|太长|很长)|"
+                 r"比[^，,。.\n]{1,24}(?:还|更|要)慢(?![^，,。.\n]{0,3}[吗么?？])|\bslow\b|\bslowly\b|tokens?/s.{0,10}(?:low|only)|\blow (?:throughput|speed|tflops|mfu|tokens?/s|generation rate|output)|"
+                 r"only (?:achiev|get|reach|gives?|hit)\w* [^.\n]{0,30}(?:tflops|tokens?/s|tok/s|it/s|mfu)")),
 )  # fmt: skip
+#: a trouble said in words, beside a log or instead of one: it makes the message a diagnosis even where it names no
+#: error or symptom the tool reads. "failed": it breaks; "memory_higher": it takes more memory than the user expected;
+#: "abnormal": the user asks whether a figure is normal, or sets it against a claim ("理论上 75 小时，实际 130")
+TROUBLES = (
+    ("failed", _rx(r"出错|出现错误|报错|报.{0,6}(?:错|异常|不足)|失败|崩溃|崩了|挂了|挂掉|起不来|启动不了|(?<!得动)(?<!得起)(?<!起来)(?<!会)跑不(?:起|动|通|了)(?![^，,。.\n]{0,2}[吗么?？])|"
+                   r"(?:没有?|无)(?:办法|法)跑|资源不足|乱码|爆掉|"
+                   r"\berrors?\b|\bfail(?:s|ed|ing|ure)?\b|\bcrash\w*|can(?:no|')t (?:run|load|start|launch|serve)|"
+                   r"unable to (?:run|load|start|launch|serve)|won'?t (?:run|load|start)|does ?n[o']t (?:run|load|start|work)|"
+                   r"not working|garbage (?:output|text)|gibberish")),
+    ("memory_higher", _rx(r"(?:显存|内存)(?:占用|使用|消耗|需求)?[^，,。.\n]{0,8}(?:很多|很大|过高|太高|偏高|太大|过大|远超|超出|比[^，,。.\n]{0,10}(?:大|多|高))|"
+                          r"(?:vram|gpu memory|memory) (?:usage|use|consumption|footprint) (?:is )?(?:much |far |way |a lot )?(?:more|higher|larger|bigger|greater) than|"
+                          r"(?:takes?|uses?|needs?|requires?|consumes?) (?:much |far |way |a lot )?more (?:vram|gpu memory|memory) than|"
+                          r"(?:high|too much|a lot of|excessive) (?:vram|gpu memory) (?:usage|use|consumption)")),
+    ("abnormal", _rx(r"(?:是否|是不是)(?:为|是)?(?:正常|合理)|正常(?:吗|么|嘛)|正常的(?:吗|么)|合理(?:吗|么)|不(?:太|大)?合理|奇怪|"
+                     r"(?:比|超出|超过|高于|低于|不符合|不及|达不到)预期|与预期不符|(?:理论上|按理说|按道理)[\s\S]{0,80}(?:实际|实测|但|却|还是)|"
+                     r"(?:文档|官方|论文|readme)(?:里|中|上)?(?:说|写|给出|提到|声称)?[\s\S]{0,60}(?:实测|实际|但|却)|"
+                     r"is (?:this|that|it) (?:a |the )?(?:normal|expected|standard|reasonable|typical)|"
+                     r"(?:normal|expected|standard) (?:behaviou?r|rate|speed|throughput)\s*\?|than expected|"
+                     r"(?:did|does|do) ?n[o']t match|(?:unable|fail\w*|can(?:no|')t) to (?:re)?produce|"
+                     r"(?:claimed|reported|official|advertised) (?:results?|numbers?|throughput|speed|figures?)|(?:in|from) the paper")),
+)  # fmt: skip
+#: what a figure the user asks about is: a speed or a duration (its trouble is "slow"), else memory
+_SUBJECT = (
+    (
+        "speed",
+        _rx(
+            r"速度|耗时|时间|时长|小时|分钟|天|效率|吞吐|延迟|tokens?/s|tok/s|it/s|s/it|\brate\b|throughput|speed|"
+            r"latency|hours?|minutes?|\bdays?\b|steps?|\bsec\w*|tflops|mfu"
+        ),
+    ),
+    ("memory", _rx(r"显存|内存|vram|memory|\d\s*(?:g|gb|gib)\b|占用")),
+)
+#: a forecast, not a trouble seen ("会不会很慢", "would it be slow on a 4090")
+FORECAST = _rx(
+    r"会不会[^，,。.\n]{0,8}慢|会(?:很|太|比较)?慢(?:吗|么|嘛)|(?:would|will) (?:it|this|that|they) be (?:too |very )?slow"
+)
+
+
+def trouble(text: str) -> tuple[str, int] | None:
+    """The trouble the words tell ("failed", "memory_higher", "abnormal") and where, None when they tell none."""
+    return next(((name, m.start()) for name, rx in TROUBLES if (m := rx.search(text))), None)
+
+
+def subject(text: str, at: int) -> str | None:
+    """What the figure asked about at `at` is: the subject word said last before it (else first after it)."""
+    before = text[max(0, at - 160) : at]
+    found = [(m.end(), name) for name, rx in _SUBJECT for m in rx.finditer(before)]
+    if found:
+        return max(found)[1]
+    after = [(m.start(), name) for name, rx in _SUBJECT if (m := rx.search(text, at))]
+    return min(after)[1] if after else None
+
+
+def forecast(text: str) -> bool:
+    return bool(FORECAST.search(text))
+
+
+_SLOW = dict(SYMPTOMS)["slow"]
+
+
+def told(text: str) -> int | None:
+    """Where the words first tell a trouble (one of TROUBLES, or a slow run that is no forecast), None if nowhere."""
+    at = [m.start() for _, rx in TROUBLES if (m := rx.search(text))]
+    if (m := _SLOW.search(text)) and not forecast(text):
+        at.append(m.start())
+    return min(at) if at else None
+
+
 _UNSUPPORTED = (
     ("flash_attn", _rx(r"flash ?attention|flash_attn")),
     ("fp8", _rx(r"\bfp8\b")),
@@ -118,8 +199,14 @@ _OLLAMA_NEED = _rx(r'memory\.available="\[' + _NUM + _UNIT + r'\]".{0,200}?memor
 _LOG_GPU = _rx(r"your\s+(.{3,40}?)\s+gpu has compute capability")
 _FREE_STARTUP = _rx(r"free memory on device \(" + _NUM + r"/" + _NUM + r"\s*GiB\) on startup is less than desired gpu memory utilization \(" + _NUM)  # fmt: skip
 _THROUGHPUT = _rx(r"(?:avg\s+)?(?:generation|decode|output|prompt)?\s*throughput:?\s*" + _NUM + r"\s*tokens?\s*/\s*s|"
-                  + _NUM + r"\s*(?:tokens?\s*/\s*s(?:ec)?|tok/s|(?<![a-z])t/s|tokens? per sec\w*|token/秒|tokens?每秒)(?![a-z])")  # fmt: skip
-_GENERATION = _rx(r"generation throughput:?\s*" + _NUM)
+                  r"(?:output|total) token throughput \(tok/s\):?\s*" + _NUM + "|"  # vLLM's benchmark_serving summary
+                  + _NUM + r"\s*(?:(?:output |total )?tokens?\s*/\s*s(?:ec)?|tok/s|(?<![a-z])t/s|tokens? per sec\w*|token/秒|tokens?每秒)(?![a-z])")  # fmt: skip
+#: the decode figure, when the log prints several: vLLM's engine log, its benchmark summaries ("1000.5 output tokens/s")
+_GENERATION = _rx(r"generation throughput:?\s*" + _NUM + r"|output token throughput \(tok/s\):?\s*" + _NUM
+                  + "|" + _NUM + r"\s*output tokens?\s*/\s*s")  # fmt: skip
+#: a speed the user wants, not one measured ("要达到 5 token/s", "need at least 30 tok/s", "目标 100 tokens/s")
+_TARGET = _rx(r"(?:要|想|希望|需要|期望|目标|要求|至少|能否|能不能|可否)\s*(?:达到|到|做到|跑到|有|是)?\s*(?:每秒)?\s*$|"
+              r"(?:want|need|target|goal|aim|hope|expect(?:ed|ing)?|at least|reach|get to|require[sd]?)\s+(?:of\s+|to\s+(?:get|reach|hit)\s+|for\s+)?(?:about\s+|around\s+|~\s*)?$")  # fmt: skip
 _SMI_GPU = _rx(r"\|\s+(\d+)\s+(NVIDIA [^|]*?|Tesla [^|]*?)\s{2,}.*?\n\|.*?(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+)%")
 _SMI_PROC = _rx(r"\|\s+(\d+)\s+N/A\s+N/A\s+(\d+)\s+[CG]\s+(\S+)\s+(\d+)MiB")
 
@@ -192,14 +279,16 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
         )
         ev.setdefault("error_kind", "no_cache_memory")
         seen.append("free_memory_on_startup")
-    speeds = [float(a or b) for a, b in _THROUGHPUT.findall(text)]
+    speeds = [
+        _first(m) for m in _THROUGHPUT.finditer(text) if not _TARGET.search(text[max(0, m.start() - 24) : m.start()])
+    ]
     single, multi, count = _single_and_multi(text)
     if single is not None and multi is not None:  # "单卡 3000 tokens/s，双卡 2500": the comparison the user made
         ev["single_gpu_tokens_per_s"], ev["measured_tokens_per_s"] = single, multi
         if count:
             ev["n_gpus"] = count
     if speeds:
-        generation = [float(x) for x in _GENERATION.findall(text)]
+        generation = [_first(m) for m in _GENERATION.finditer(text)]
         ev.setdefault("measured_tokens_per_s", (generation or speeds)[0])  # the decode figure; else the first one
         ev["throughputs_read"] = speeds
         seen.append("throughput")
@@ -222,7 +311,7 @@ def _single_and_multi(text: str) -> tuple[float | None, float | None, int | None
     single = multi = count = None
     for m in _THROUGHPUT.finditer(text):
         before = text[max(0, m.start() - 40) : m.start()]
-        value = float(m.group(1) or m.group(2))
+        value = _first(m)
         if single is None and _ONE_GPU.search(before):
             single = value
         elif multi is None and (many := _MANY_GPUS.search(before)):
@@ -230,6 +319,11 @@ def _single_and_multi(text: str) -> tuple[float | None, float | None, int | None
             digit = re.search(r"[2-8]", said)
             count = int(digit.group(0)) if digit else next((n for w, n in _COUNT.items() if said.startswith(w)), None)
     return single, multi, count
+
+
+def _first(m: re.Match[str]) -> float:
+    """The figure of a speed match (its alternatives each hold one group)."""
+    return float(next(g for g in m.groups() if g is not None))
 
 
 def smi_table(text: str) -> dict[str, Any]:

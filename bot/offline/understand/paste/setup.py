@@ -27,6 +27,8 @@ _FRAMEWORKS = (
     "transformers",
     "accelerate",
 )
+#: frameworks that both train and serve (or none named): the question's words say which ran
+_GENERAL = (None, "pytorch", "transformers", "accelerate")
 #: runtimes that serve a model on one machine, spilling layers to the CPU when the GPU is too small
 _LOCAL = ("ollama", "llama.cpp")
 #: a GGUF quantisation tag (Q4_K_M, q8_0) says the weights' precision
@@ -129,8 +131,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     workload = slots_of(p).get("workload")
     if paste.framework in _LOCAL:
         pass  # a local runtime serves: the question's words ("image", "fine-tuned model") do not make it training
-    elif not framework and workload in ("train", "infer"):
-        args["workload"] = workload
+    elif framework in _GENERAL and workload in ("train", "infer"):
+        args["workload"] = workload  # what the words say ran ("推理", "serve", max_model_len) before any fallback
     elif (
         not framework
         and ev.get("symptom") != "concurrency"

@@ -4,13 +4,14 @@ intents the classifier settled, merged. An ask is answered by the planner's fram
 
 from __future__ import annotations
 
+from bot.offline.understand.paste.logs import FORECAST, told
 from bot.offline.understand.patterns import C
 from bot.offline.understand.question import ParsedQuestion
 
 CUES = {
     "rent_vs_buy": r"租还是买|买还是租|租.{0,6}还是.{0,6}买|买.{0,6}还是.{0,6}租|租.{0,4}划算还是.{0,4}买|自建还是|上云还是|"
     r"rent or buy|buy or rent|rent vs\.? buy|renting or buying|buying or renting|lease or buy",
-    "diagnose": r"tried to allocate|outofmemoryerror|为什么|为啥|怎么回事|咋回事|报错|\boom\b|out of memory|爆显存|显存(?:不够|不足|溢出|爆了|炸了)|"
+    "diagnose": r"tried to allocate|outofmemoryerror|为什么|为啥|为何|怎么会|怎么回事|咋回事|报错|\boom(?:s|ed|ing)?\b|out of memory|爆显存|显存(?:不够|不足|溢出|爆了|炸了)|"
     r"怎么解决|如何解决|怎么办|解决方法|跑不起来|启动(?:就)?(?:挂|失败|报错)|\bwhy\b|slower than|变慢|很慢|慢了|太慢|"
     r"traceback|runtimeerror|\berror\b|\bfailed\b|killed|\bhangs?\b|卡住|\bnan\b|doesn'?t work|not working",
     "min_count": r"几张|几块|几卡(?!时)|几台|多少张|多少块|多少卡(?!时|小时|·时)|多少台|多少个(?:gpu|节点|卡)|最少.{0,4}(?:几|多少)|至少.{0,4}(?:几|多少)|"
@@ -90,13 +91,16 @@ def asks(text: str, p: ParsedQuestion, classifier: bool = True) -> list[str]:
     evidence = _LOG.search(low)
     placed: list[tuple[int, str]] = [(evidence.start(), "diagnose")] if evidence else []
     low = _LOG.sub(lambda m: " " * len(m.group(0)), low)  # positions kept
+    low = FORECAST.sub(lambda m: " " * len(m.group(0)), low)  # "会不会很慢" asks for a forecast, not why
     for ask, rx in _CUES.items():
         if m := rx.search(low):
             placed.append((m.start(), ask))
+    if (at := told(low)) is not None:  # a trouble told in words (it fails, it is slow, "is this normal?") asks why
+        placed.append((at, "diagnose"))
     names = len(p.gpus) + len(p.unknown_gpus) + len(p.models) + len(p.unknown_models)
     if names >= 2 and (m := _OR.search(low)) and not any(a == "rent_vs_buy" for _, a in placed):
         placed.append((m.start(), "choose"))
-    found = [ask for _, ask in sorted(placed)]
+    found = list(dict.fromkeys(ask for _, ask in sorted(placed)))
     if "rent_vs_buy" in found:  # "租还是买" is its own verdict, not a choice of cards; its money words are its own
         found = [a for a in found if a not in ("choose", "cost", "price")]
     if "price" in found and "cost" in found:
