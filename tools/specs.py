@@ -83,7 +83,7 @@ def gpu_specs(inp: GpuSpecsInput) -> GpuSpecsOutput:
 
 
 def compare_gpus(inp: CompareGpusInput) -> CompareGpusOutput:
-    """Several GPUs side by side, with each figure's ratio to the first GPU's."""
+    """GPUs side by side, each figure as a ratio to the first."""
     rows = [_row(get_gpu(name)) for name in inp.gpus]
     first = rows[0]
     ratios = []

@@ -176,17 +176,15 @@ class InferenceSpeedInput(ToolInput):
     )
     attention_kernel: Literal["grouped", "per-head"] = Field(
         "grouped",
-        description="Decode attention kernel: grouped reads each KV head once for its group of query heads "
-        "(FlashAttention/FlashInfer decode, TensorRT-LLM XQA from v0.8); per-head loads it again for every query head "
-        "of the group (TensorRT-LLM's masked multi-head attention before XQA), so GQA models read more KV per step.",
+        description="Decode attention kernel: grouped reads each KV head once per query group (FlashAttention, "
+        "TensorRT-LLM XQA); per-head reads it again per query head (TensorRT-LLM before v0.8).",
     )
     output_len: int | None = Field(
         None,
         ge=1,
         le=10_000_000,
-        description="Tokens each request generates under continuous batching: with batch > 1, every other request's "
-        "prefill (one prompt per output_len steps) is scheduled among the decode steps and lengthens the mean time "
-        "per output token; omitted: decode steps alone.",
+        description="Tokens each request generates: with batch > 1 the other requests' prefills run among the decode "
+        "steps and lengthen the time per token; omitted: decode steps alone.",
     )
     kernel: Literal["auto", "marlin", "torch"] = Field(
         "auto",
