@@ -1,0 +1,85 @@
+"""Class 7 of issue 23: a question that needs a model's size but names none is answered on the stated default
+(7B), with the same answer for other sizes computed by the same calculator, and one question for the model; a
+reply that only names the model (or the card) answers that question again on it. From questions people asked in
+public (development rows of tests/corpus/real/; the row id is beside each)."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "corpus"))
+import real
+
+from bot.offline.say.render import duration, gb
+
+
+@functools.cache
+def row(row_id: str) -> str:
+    found = next(r for r in real.rows() if r["id"] == row_id)
+    assert not real.held_out(row_id), "rules are never written from the held-out fifth"
+    return found["text"]
+
+
+def ask(advisor, caplog, *questions):
+    caplog.set_level(logging.ERROR, logger="gpu_advisor.advisor")
+    cid, traces = None, []
+    for q in questions:
+        t = advisor.ask(q, conversation_id=cid)
+        cid = t.conversation_id
+        assert t.ungrounded == [] and t.unused == [], t.answer
+        traces.append(t)
+    return traces
+
+
+def calls(trace, tool):
+    return [c for c in trace.tool_calls if c.tool == tool]
+
+
+def test_a_run_time_with_no_model_is_timed_on_the_default_and_on_other_sizes(advisor, caplog):
+    (t,) = ask(advisor, caplog, row("gh-chatglm-finetune-lora-36"))  # "LoRA训练时间大概是多久呢？"
+    runs = {c.input["model"]: c for c in calls(t, "training_time")}
+    assert set(runs) == {"7B", "14B", "72B"} and {c.input["method"] for c in runs.values()} == {"lora"}
+    assert "按7B 模型" in t.answer and "哪个模型" in t.answer  # the default said, and one question, not only a question
+    line = next(b for b in t.answer.split("\n\n") if b.startswith("**换个规模**"))
+    for size, c in runs.items():  # each size with its own calculator's hours, the default's too
+        assert f"{size} 约 {duration(c.output['hours'], 'zh')}" in line
+    assert runs["72B"].output["hours"] > runs["14B"].output["hours"] > runs["7B"].output["hours"]
+
+
+def test_serving_memory_with_no_model_gives_each_size_its_memory_and_count(advisor, caplog):
+    (t,) = ask(
+        advisor, caplog, row("gh-minicpmv-69")
+    )  # "本地部署要多大的显存？ 在消费级的电脑上要多大的显存才能部署？"
+    fits = {c.input["model"]: c.output for c in calls(t, "fit_inference") if c.input["model"] in ("7B", "14B", "72B")}
+    assert set(fits) == {"7B", "14B", "72B"}
+    for size, out in fits.items():
+        assert f"{size} 每卡约 {gb(out['per_gpu_gb'])}" in t.answer
+    assert not fits["72B"]["fits"] and f"至少 {fits['72B']['min_gpus']} 张" in t.answer  # 72B needs more than one
+
+
+def test_an_english_question_with_no_model_is_answered_in_english_on_the_default(advisor, caplog):
+    # "…what hardware is necessary?": the sizing request is answered on the default, then the one question
+    (t,) = ask(advisor, caplog, "How many GPUs do I need to fine-tune a model with LoRA?")
+    assert "(Assuming a 7B model" in t.answer and "Which model is it?" in t.answer
+    assert {c.input["model"] for c in calls(t, "fit_training")} >= {"7B", "14B", "72B"}
+
+
+@pytest.mark.parametrize(
+    ("reply", "model", "gpu"), [("Qwen2.5-32B", "qwen2.5-32b", "rtx-4090"), ("用 H20", "7B", "h20")]
+)
+def test_a_reply_that_only_names_answers_the_question_again_on_it(advisor, caplog, reply, model, gpu):
+    first, again = ask(advisor, caplog, "微调需要几张 4090？", reply)
+    assert first.tool_calls and "哪个模型" in first.answer
+    fits = calls(again, "fit_training")
+    assert fits and {(c.input["model"], c.input["gpu"]) for c in fits[:1]} == {(model, gpu)}
+    assert "训练" in again.answer and "放得下" in again.answer  # in the conversation's language, the same question
+
+
+def test_a_bare_keyword_is_still_asked_back(advisor, caplog):
+    (t,) = ask(advisor, caplog, "显存")  # nothing asked in words: one question, nothing computed on a guess
+    assert "哪个模型" in t.answer and not [c for c in t.tool_calls if c.tool != "search_knowledge"]
