@@ -83,3 +83,40 @@ def test_a_reply_that_only_names_answers_the_question_again_on_it(advisor, caplo
 def test_a_bare_keyword_is_still_asked_back(advisor, caplog):
     (t,) = ask(advisor, caplog, "显存")  # nothing asked in words: one question, nothing computed on a guess
     assert "哪个模型" in t.answer and not [c for c in t.tool_calls if c.tool != "search_knowledge"]
+
+
+# --- class 6: a name the catalog lacks is said, and computed on the size its name gives -----------------------
+
+
+def test_an_unknown_moe_name_is_sized_as_a_moe_of_its_total_and_active_sizes(advisor, caplog):
+    (t,) = ask(advisor, caplog, row("gh-qwen3-552"))  # "Qwen2-57B-A14B-Instruct-GPTQ-Int4模型生成tokens很慢"
+    speeds = calls(t, "inference_speed")
+    assert speeds and speeds[0].input["model"] == "57B-A14B"  # not a dense 57B: decode reads the 14B active
+    assert "“Qwen2-57B-A14B-Instruct”不在目录里" in t.answer and "激活 14B" in t.answer
+
+
+@pytest.mark.parametrize(
+    ("row_id", "typed", "size"),
+    [
+        ("gh-open-llama-71", "OpenLLaMA-65B", "65B"),  # "Any plan for OpenLLaMA-65B？ … how many H100/H800 GPUs"
+        ("gh-internvl-386", "InternVL2-26B", "26B"),  # "InternVL2-26B / 40B AWQ 4bit至少需要多少VRAM？"
+    ],
+)
+def test_an_unknown_name_with_a_size_is_said_and_computed_on_that_size(advisor, caplog, row_id, typed, size):
+    (t,) = ask(advisor, caplog, row(row_id))
+    assert typed in t.answer and ("不在目录里" in t.answer or "is not in the catalog" in t.answer)
+    assert size in {c.input.get("model") for c in t.tool_calls}
+
+
+def test_the_second_size_after_an_unknown_name_is_a_second_model():
+    from bot.offline.understand.parse import parse
+
+    p = parse(row("gh-internvl-386"))  # "InternVL2-26B / 40B": two models, the second not swallowed into the name
+    assert sorted(p.models) == ["26B", "40B"] and p.stand_ins == {"InternVL2-26B": "26B"}
+
+
+@pytest.mark.parametrize("text", ["用 LoRA-7B 微调要几张卡", "python convert.py --save /path/config_671B.json"])
+def test_a_method_or_a_file_written_against_a_size_is_no_model_name(text):
+    from bot.offline.understand.parse import parse
+
+    assert parse(text).unknown_models == []
