@@ -150,6 +150,9 @@ class RulesPlanner:
         if scaled := scaled and scaling.applies(intent, text):
             defaulted = {"model": ASK_DEFAULTS["model"], **defaulted}
             slots["model"], missing = ASK_DEFAULTS["model"], []
+        # "按默认" to "“GLM-5.2”多大？": the default is no size of that model, so the other sizes are given beside it
+        unsized = stood[0] if stood and not stood[1] and scaling.applies(intent, text) else None
+        scaled = scaled or bool(unsized)
         shown = len(out.blocks)
         if missing and (p.unknown_gpus or p.unknown_models):
             answers.unknown_names(p, run, out)  # say which names we do not know, with the closest ones
@@ -254,7 +257,7 @@ class RulesPlanner:
             scaling.add(intent, slots["model"], run, calls_at, out)
             if p.gpus and not (traffic or SIZING.search(text)):  # "MLU370 能训大模型吗": and what the card gives
                 answers.compose("specs", {"gpu": p.gpus[0], "gpus": list(dict.fromkeys(p.gpus))}, p, run, out)
-            scaling.ask(out)
+            scaling.ask(out, unsized)
         china = lang == "zh" or p.china_only
         verdict(request.cued, run, out, at=answered_at, china=china)  # a choice ends in a pick, put first
         if len(out.blocks) == shown:
@@ -265,6 +268,8 @@ class RulesPlanner:
         state_out: dict[str, Any] = {"frame": {"intent": intent, "slots": _clean(user_slots)}}
         if scaled:  # a reply with the model ("Qwen2.5-32B") answers this question again, on it
             state_out["pending"] = {"intent": intent, "missing": "model", "slots": _clean(user_slots)}
+            if unsized:  # its size then stands on the family's catalog model of that size, when there is one
+                state_out["pending"]["unknown_model"] = unsized
         if system_call := next((c for c in reversed(run.calls) if c.tool == "plan_system"), None):
             state_out[proposal.SYSTEM_STATE] = system_call.input  # the requirement a "生成方案" turns into files
         return PlanResult(

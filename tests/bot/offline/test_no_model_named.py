@@ -120,3 +120,13 @@ def test_a_method_or_a_file_written_against_a_size_is_no_model_name(text):
     from bot.offline.understand.parse import parse
 
     assert parse(text).unknown_models == []
+
+
+def test_the_default_for_a_named_model_of_unknown_size_is_given_beside_other_sizes(advisor, caplog):
+    # gh-vllmascend-11793 (its first line): "按默认" never makes "GLM-5.2" a 7B model without a word
+    text = "[Usage]: 咨询 GLM-5.2-w8a8 支持 200K 上下文所需硬件配置，以及 A3/A2 文档描述是否有误"
+    first, default, sized = ask(advisor, caplog, text, "按默认", "355B")
+    assert "它有多大？" in first.answer and not [c for c in first.tool_calls if c.tool != "search_knowledge"]
+    assert "这不是“GLM-5.2”本身的结构" in default.answer and "**换个规模**" in default.answer
+    assert "“GLM-5.2”有多大？" in default.answer  # asked again, for its size
+    assert {c.input["model"] for c in sized.tool_calls if "model" in c.input} == {"355B"}  # then on its own size

@@ -46,9 +46,10 @@ def applies(intent: str, text: str) -> bool:
     return (intent in HEADLINE or intent == "recommend_serving") and not _SAVES.search(text)
 
 
-def ask(out: Out) -> None:
-    """The one question for the model, after the answer on the default."""
-    out.add(say("sizes_ask", out.lang))
+def ask(out: Out, name: str | None = None) -> None:
+    """The one question for the model, after the answer on the default (for the size of `name`, when the model
+    was named but its size is unknown)."""
+    out.add(say("sizes_ask_size", out.lang, name=name) if name else say("sizes_ask", out.lang))
 
 
 def add(intent: str, default: str, run: ToolRun, since: int, out: Out) -> None:
