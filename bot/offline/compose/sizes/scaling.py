@@ -91,6 +91,11 @@ def _item(size: str, field: str, output: dict[str, Any], lang: str) -> str:
         return say("sizes_value", lang, size=size, value=duration(value, lang))
     if field == "decode_tokens_per_s":
         return say("sizes_value", lang, size=size, value=f"{num(value)} token/s")
-    if field == "max_batch":
-        return say("sizes_batch", lang, size=size, value=f"{value:,.0f}")
+    if field == "max_batch":  # none at all: the weights alone do not fit on these cards
+        n = output.get("n_gpus") or 1
+        return (
+            say("sizes_batch", lang, size=size, value=f"{value:,.0f}")
+            if value
+            else say("sizes_none_batch", lang, size=size, n=n)
+        )
     return say("sizes_value", lang, size=size, value=gb(value))
