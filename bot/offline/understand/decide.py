@@ -230,8 +230,8 @@ _OWN_WORDS = frozenset({"knowledge", "out_of_scope", "greeting"})
 _NAME_SLOTS = frozenset({"models", "gpus", "unknown_models", "unknown_gpus"})
 #: what may stand around names in a reply that gives only names ("用 H20 呢", "Qwen2.5-32B 的", "and H100?")
 _FILLER = re.compile(
-    r"(?:[\s,，、。.!！?？:：;；()（）]|那么?|就|用|换|是|呢|吧|的|和|或|还有|模型|显卡|卡|"
-    r"\b(?:and|or|with|use|using|on|the|model|gpu|what about|how about)\b)*",
+    r"(?:[\s,，、。.!！?？:：;；()（）]|那么?|就|用|换|是|呢|吧|的|和|或|还有|模型|显卡|卡|请|麻烦|"
+    r"\b(?:and|or|with|use|using|on|the|model|gpu|what about|how about|please|pls|thanks)\b)*",
     re.IGNORECASE,
 )
 

@@ -130,3 +130,20 @@ def test_the_default_for_a_named_model_of_unknown_size_is_given_beside_other_siz
     assert "这不是“GLM-5.2”本身的结构" in default.answer and "**换个规模**" in default.answer
     assert "“GLM-5.2”有多大？" in default.answer  # asked again, for its size
     assert {c.input["model"] for c in sized.tool_calls if "model" in c.input} == {"355B"}  # then on its own size
+
+
+@pytest.mark.parametrize(
+    ("text", "only"),
+    [
+        ("Qwen2.5-32B", True),
+        ("用 H20 呢？", True),
+        ("32B please", True),
+        ("Qwen2.5-32B 能跑吗", False),
+        ("8 张 H20", False),
+    ],
+)
+def test_a_reply_of_names_alone_is_told_from_a_question(text, only):
+    from bot.offline.understand.decide import names_only
+    from bot.offline.understand.parse import parse
+
+    assert names_only(parse(text)) is only  # a figure or a question word makes it a question of its own
