@@ -147,3 +147,18 @@ def test_a_reply_of_names_alone_is_told_from_a_question(text, only):
     from bot.offline.understand.parse import parse
 
     assert names_only(parse(text)) is only  # a figure or a question word makes it a question of its own
+
+
+@pytest.mark.parametrize(
+    ("first", "reply", "model"),
+    [
+        ("Qwen2.5-7B 用 4090 能微调吗", "32B 呢", "qwen2.5-32b"),  # the family's own 32B, not a generic 32B
+        ("Llama-3.1-8B 推理多快", "70B 呢", "llama-3.1-70b"),
+        ("Qwen3-30B-A3B 部署要几张 4090", "235B 呢", "235B"),  # no Qwen3-235B-A3B: the size as said, not a guess
+    ],
+)
+def test_a_bare_size_after_a_named_model_is_that_models_sibling_when_the_catalog_has_it(
+    advisor, caplog, first, reply, model
+):
+    _, again = ask(advisor, caplog, first, reply)
+    assert model in {c.input.get("model") for c in again.tool_calls}
