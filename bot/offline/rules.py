@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.core.language import detect_language
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers, diagnosis, network, proposal
+from bot.offline.compose.sizes import scaling
 from bot.offline.compose.systems import nodes, system
 from bot.offline.compose.verdict import verdict
 from bot.offline.say.phrases import localize_name, say
@@ -30,6 +32,7 @@ from bot.offline.understand.decide import (
     lengths,
     parts,
     variants,
+    wordless,
 )
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
@@ -77,7 +80,7 @@ class RulesPlanner:
         p = request.parsed
         decided = decide(text, p, ctx.state)  # what the user asks: the one place it is decided
         intent, user_slots, changed = decided.intent, decided.slots, decided.changed
-        lang = ctx.language or p.language
+        lang = ctx.language or (_previous_language(ctx) if wordless(p) else None) or p.language
         out = Out(lang=lang)
         if stood := user_slots.pop(STAND_IN_FOR, None):  # a reply to "“X”多大？": which model X is computed on
             name, value = stood
@@ -126,7 +129,7 @@ class RulesPlanner:
             and not (fabric and k == "model")  # the network comparison states its example model
         ]
         traffic = ["capacity"] if any(m.role in ("concurrency", "qps", "daily_users") for m in request.mentions) else []
-        if missing == ["model"] and (cards := _cards_alone(p, [*request.cued, *traffic])):
+        if missing == ["model"] and not decided.again and (cards := _cards_alone(p, [*request.cued, *traffic])):
             # "A100 比 4090 慢，正常吗？", "V100 不支持 bf16？": what the cards themselves say answers it; the model
             # is asked for in one line, not instead of the answer
             intent, missing = cards, []
@@ -137,6 +140,19 @@ class RulesPlanner:
             # default model, said in the defaults note, rather than asked back first
             slots["model"] = defaulted["model"] = ASK_DEFAULTS["model"]
             missing = []
+        # no model named in a question that asks for figures ("微调需要几张 4090？"): answered on the stated default,
+        # with the same answer for other sizes and one question for the model after it (a bare "显存" is asked)
+        scaled = (
+            missing == ["model"]
+            and bool(request.cued or traffic or decided.again)
+            and not (p.unknown_models or p.unknown_gpus or p.invalid)
+        )
+        if scaled := scaled and scaling.applies(intent, text):
+            defaulted = {"model": ASK_DEFAULTS["model"], **defaulted}
+            slots["model"], missing = ASK_DEFAULTS["model"], []
+        # "按默认" to "“GLM-5.2”多大？": the default is no size of that model, so the other sizes are given beside it
+        unsized = stood[0] if stood and not stood[1] and scaling.applies(intent, text) else None
+        scaled = scaled or bool(unsized)
         shown = len(out.blocks)
         if missing and (p.unknown_gpus or p.unknown_models):
             answers.unknown_names(p, run, out)  # say which names we do not know, with the closest ones
@@ -215,7 +231,7 @@ class RulesPlanner:
                 )
             out.add(note)
             offered["question_tokens"] = {**given, "tokens": p.tokens}
-        answered_at = len(out.blocks)
+        answered_at, calls_at = len(out.blocks), len(run.calls)
         if planned:
             try:
                 planned(slots, request, run, out)
@@ -237,6 +253,11 @@ class RulesPlanner:
             eslots = {**slots, **{k: v for k, v in ef.defaults.items() if slots.get(k) in (None, [])}}
             if all(eslots.get(k) not in (None, []) for k in ef.needs):
                 self._answer(extra, eslots, p, run, out, offered)
+        if scaled:
+            scaling.add(intent, slots["model"], run, calls_at, out)
+            if p.gpus and not (traffic or SIZING.search(text)):  # "MLU370 能训大模型吗": and what the card gives
+                answers.compose("specs", {"gpu": p.gpus[0], "gpus": list(dict.fromkeys(p.gpus))}, p, run, out)
+            scaling.ask(out, unsized)
         china = lang == "zh" or p.china_only
         verdict(request.cued, run, out, at=answered_at, china=china)  # a choice ends in a pick, put first
         if not planned and not fabric:
@@ -247,6 +268,10 @@ class RulesPlanner:
         if run.errors:  # a limit a calculator states in its refusal ("0.01B to 100,000B") is that calculator's figure
             offered.setdefault("tool_error", {"messages": []})["messages"].extend(run.errors)
         state_out: dict[str, Any] = {"frame": {"intent": intent, "slots": _clean(user_slots)}}
+        if scaled:  # a reply with the model ("Qwen2.5-32B") answers this question again, on it
+            state_out["pending"] = {"intent": intent, "missing": "model", "slots": _clean(user_slots)}
+            if unsized:  # its size then stands on the family's catalog model of that size, when there is one
+                state_out["pending"]["unknown_model"] = unsized
         if system_call := next((c for c in reversed(run.calls) if c.tool == "plan_system"), None):
             state_out[proposal.SYSTEM_STATE] = system_call.input  # the requirement a "生成方案" turns into files
         return PlanResult(
@@ -300,6 +325,11 @@ def _cards_alone(p: ParsedQuestion, cued: list[str]) -> str | None:
     if not p.gpus or p.models or p.unknown_models or set(cued) & _NEEDS_MODEL:
         return None
     return "compare" if len(set(p.gpus)) >= 2 else "specs"
+
+
+def _previous_language(ctx: Context) -> str | None:
+    """The language of the conversation's last question, for a reply in none ("Qwen2.5-32B")."""
+    return detect_language(ctx.history[-1][0]) if ctx.history else None
 
 
 def _fp8_native(slots: dict[str, Any]) -> bool:

@@ -20,6 +20,7 @@ which second questions ("…要多久？多少钱？") still need their own answ
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -169,6 +170,9 @@ class Decision:
     slots: dict[str, Any]
     #: (slot, old, new) for every slot an edit of the previous frame changed (said in the answer)
     changed: list[tuple[str, Any, Any]] = field(default_factory=list)
+    #: the previous question asked again on names the reply gives ("Qwen2.5-32B", "用 H20"): its answer, not the
+    #: card's own figures
+    again: bool = False
 
 
 def decide(text: str, p: ParsedQuestion, state: dict[str, Any] | None) -> Decision:
@@ -177,6 +181,7 @@ def decide(text: str, p: ParsedQuestion, state: dict[str, Any] | None) -> Decisi
     state = state or {}
     previous, pending = state.get("frame"), state.get("pending")
     changed: list[tuple[str, Any, Any]] = []
+    again = False
     if pending and _ACCEPT.match(text):
         # "按默认" after "哪个模型？（默认 7B）": the question that was asked, with the offered default
         intent = pending["intent"]
@@ -186,7 +191,11 @@ def decide(text: str, p: ParsedQuestion, state: dict[str, Any] | None) -> Decisi
     elif (
         pending
         and dialogue.slots_of(p).get(pending["missing"]) not in (None, [])
-        and (p.confidence < dialogue.NEW_INTENT_CONFIDENCE or (pending.get("unknown_model") and _sizes_only(p)))
+        and (
+            p.confidence < dialogue.NEW_INTENT_CONFIDENCE
+            or (pending.get("unknown_model") and _sizes_only(p))
+            or names_only(p)
+        )
     ):
         # the reply gives what was asked for ("A800"), unless it is sure of a question of its own
         intent = pending["intent"]
@@ -197,6 +206,11 @@ def decide(text: str, p: ParsedQuestion, state: dict[str, Any] | None) -> Decisi
             model = parts and stand_in(parts, size_b=float(slots["model"][:-1]))
             slots["model"] = model.id if model else slots["model"]
             slots[STAND_IN_FOR] = (name, slots["model"])
+    elif previous and previous.get("intent") not in _OWN_WORDS and names_only(p):
+        # "Qwen2.5-32B", "用 H20" after an answer: the same question again, on the names just given
+        base = {"intent": pending["intent"], "slots": pending["slots"]} if pending else previous
+        intent, slots, again = base["intent"], dialogue.edit(p, base), True
+        changed = dialogue.changes(base["slots"], slots)
     elif dialogue.is_edit(p, previous):
         intent = previous["intent"] if dialogue.keeps_intent(p, previous) else p.intent
         slots = dialogue.edit(p, previous)
@@ -208,7 +222,45 @@ def decide(text: str, p: ParsedQuestion, state: dict[str, Any] | None) -> Decisi
         slots = dialogue.carry(p, previous)
     if p.injection and intent in ("out_of_scope", "knowledge") and not (p.gpus or p.models):
         intent = "out_of_scope"  # an instruction to the bot, with nothing of the domain named, is not a question
-    return Decision(refine(intent, slots, p), slots, changed)
+    return Decision(refine(intent, slots, p), slots, changed, again)
+
+
+#: intents whose answer is its words, not figures of a model or card: a bare name after one is a new question
+_OWN_WORDS = frozenset({"knowledge", "out_of_scope", "greeting"})
+_NAME_SLOTS = frozenset({"models", "gpus", "unknown_models", "unknown_gpus"})
+#: what may stand around names in a reply that gives only names ("用 H20 呢", "Qwen2.5-32B 的", "and H100?")
+_FILLER = re.compile(
+    r"(?:[\s,，、。.!！?？:：;；()（）]|那么?|就|用|换|是|呢|吧|的|和|或|还有|模型|显卡|卡|请|麻烦|"
+    r"\b(?:and|or|with|use|using|on|the|model|gpu|what about|how about|please|pls|thanks)\b)*",
+    re.IGNORECASE,
+)
+
+
+def names_only(p: ParsedQuestion) -> bool:
+    """ "Qwen2.5-32B", "用 H20": a message that gives model or card names and nothing else (no question words, no
+    figures): the answer to "哪个模型？", or the previous question asked again on these names."""
+    rest = _around_names(p)
+    return rest is not None and all(_FILLER.fullmatch(r) for r in rest)
+
+
+def wordless(p: ParsedQuestion) -> bool:
+    """ "Qwen2.5-32B": names alone, in no language of their own (the conversation's language answers it)."""
+    rest = _around_names(p)
+    return rest is not None and not re.search(r"[^\W\d_]", "".join(rest))
+
+
+def _around_names(p: ParsedQuestion) -> list[str] | None:
+    """The text between and around the names of models and cards; None when there are none."""
+    names = [(a, b) for slot, a, b in p.spans if slot in _NAME_SLOTS]
+    if not names or p.injection:
+        return None
+    text = unicodedata.normalize("NFKC", p.text or "").replace("\u3000", " ")
+    rest, at = [], 0
+    for a, b in sorted(names):
+        rest.append(text[at:a])
+        at = max(at, b)
+    rest.append(text[at:])
+    return rest
 
 
 def _sizes_only(p: ParsedQuestion) -> bool:

@@ -12,6 +12,8 @@ import re
 from typing import Any
 
 from bot.offline.understand.question import ParsedQuestion
+from tools.catalog.lookup import get_model
+from tools.errors import AdvisorError
 
 #: slots a question can give, in the planner's names (what a frame is made of)
 SLOTS = (
@@ -226,10 +228,30 @@ def edit(p: ParsedQuestion, previous: dict[str, Any]) -> dict[str, Any]:
     slots = dict(previous["slots"])
     if mine.get("gpu"):
         slots["gpus"] = None  # a new card replaces the old list
+    if mine.get("model") and (sibling := _sibling(previous["slots"].get("model"), mine["model"])):
+        mine["model"] = sibling  # "32B 呢" after Qwen2.5-7B: the same family's 32B, Qwen2.5-32B
     for key, value in mine.items():
         if value not in (None, []):
             slots[key] = value
     return drop_stale(slots, previous["slots"])
+
+
+_BARE = re.compile(r"(\d+(?:\.\d+)?)B")
+_SIZE_IN_NAME = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[Bb](?![a-z])")
+
+
+def _sibling(before: str | None, size: str) -> str | None:
+    """The catalog model named like the previous one at a bare size the follow-up gives ("32B" after Qwen2.5-7B:
+    Qwen2.5-32B); None when the size is not bare, the previous model is no catalog model or has no such sibling."""
+    if not _BARE.fullmatch(size or "") or not before or _BARE.fullmatch(before):
+        return None
+    try:
+        name = get_model(before).name
+        swapped = _SIZE_IN_NAME.sub(size, name, count=1)
+        hit = get_model(swapped) if swapped != name else None
+        return hit.id if hit and not hit.generic else None  # a catalog model, never a generic shape of that name
+    except AdvisorError:
+        return None
 
 
 #: what only one kind of job has: a switch to the other drops it (a LoRA method means nothing to serving)

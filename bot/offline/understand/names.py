@@ -17,8 +17,9 @@ from bot.core.language import HAN_CHARS
 from bot.offline.understand import lexicon as lx
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
+from bot.offline.understand.request.name_shapes import sized_name, stand_ins
 from tools.catalog import lookup as catalog
-from tools.catalog.stand_in import is_vision, read_name, resolve, same_line, stand_in
+from tools.catalog.stand_in import is_vision, read_name, resolve
 from tools.errors import AdvisorError
 from tools.units import plain
 
@@ -205,7 +206,7 @@ def names_in(w: Any) -> None:
         i = _unknown_name(w, toks, i, names)
     _sibling_sizes(w, names)
     _distilled(w)
-    _stand_ins(w)
+    stand_ins(w)
 
 
 _BARE_MEMORY = _C(r"(?<![\w.])(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")
@@ -309,10 +310,13 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
         if exact := parts and resolve(parts):  # "llama2_70b", "internlm2_5-7b": a catalog name, spelt otherwise
             _add(w, "models", exact.id)
             w.note("models", start, end)
-        else:  # said as not in the catalog; computed on a stand-in when it carries a size (`_stand_ins`)
+        else:  # said as not in the catalog; computed on a stand-in when it carries a size (`stand_ins`)
             _add(w, "unknown_models", typed)
             w.note("unknown_models", start, end)
         w.mask(start, end, MODEL_MARK)
+        return j
+    tail = lambda j: joined(j) and _VERSION_WORD.match(toks[j][2]) and not _is_gpu(toks[j][2], names)  # noqa: E731
+    if (j := sized_name(w, toks, i, tail, MODEL_MARK)) is not None:  # "Foo-13B", "FooMoE-30B-A3B": a name we lack
         return j
     if tok in lx.GPU_BRAND_WORDS or tok in lx.GPU_ZH_PREFIXES:  # "rtx 9090", "昇腾 920"
         nxt = toks[i + 1][2] if i + 1 < len(toks) else ""
@@ -368,33 +372,3 @@ def _own_size(w: Any, start: int, value_b: float) -> int | None:
     except AdvisorError:  # a name the catalog cannot give back is no size to compare with
         return None
     return before[-1][1] if abs(params - value_b) <= 0.1 * value_b else None
-
-
-def _stand_ins(w: Any) -> None:
-    """A model name the catalog lacks is computed on a stand-in when a size is in its name ("qwen72b",
-    "Qwen2-57B-A14B", "Gemini-8x7B") or beside it ("GLM-5.2，总参 355B"): the family's catalog model nearest in
-    size (`tools.catalog.stand_in`), else a generic model of that size. `stand_ins` maps the typed name to it,
-    so the answer says which; a name with no size anywhere has none (the planner asks for the size)."""
-    models, given = w.slots["models"], [m for m in w.slots["models"] if _BARE_SIZE.fullmatch(m)]
-    unknown = w.slots["unknown_models"]
-    keys = [_norm(n) for n in unknown]  # "Qwen2-VL" beside "Qwen2-VL-7B", "qwen1_5" beside "qwen1_5_chat": one name
-    unknown[:] = [n for n, k in zip(unknown, keys, strict=True) if not any(o != k and o.startswith(k) for o in keys)]
-    for typed in unknown:
-        parts = read_name(typed)
-        if parts is None:
-            continue
-        size = parts.size_b if parts.size_b is not None else float(given[0][:-1]) if given else None
-        if parts.experts and size is None:
-            n, each = parts.experts[:-1].split("x")
-            size = float(n) * float(each)  # no layout in the catalog: all experts counted as dense weights
-        model = stand_in(parts, size_b=size) or (same_line(typed) if size is None else None)
-        if model is None and size is None:
-            continue
-        value = model.id if model else _size_label(size)
-        label = given[0] if given and parts.size_b is None and not parts.experts else None
-        if label in models:  # the size given beside the name is this model's: its stand-in replaces it
-            models[models.index(label)] = value
-            given.remove(label)
-        else:
-            _add(w, "models", value)
-        w.slots["stand_ins"][typed] = value

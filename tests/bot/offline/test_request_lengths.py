@@ -53,10 +53,12 @@ def test_a_context_window_alone_sizes_the_prompt_as_the_window_less_the_output(a
         "推理硬件要求是什么？需要什么配置？",
     ],
 )
-def test_a_sizing_request_without_a_model_asks_for_it(advisor, text):
+def test_a_sizing_request_without_a_model_is_answered_on_the_stated_default_and_asks_for_it(advisor, text):
     t = advisor.ask(text)
     assert "Which model" in t.answer or "哪个模型" in t.answer
-    assert not [c for c in t.tool_calls if c.tool not in ("search_knowledge",)]  # nothing computed on a guess
+    assert "a 7B model" in t.answer or "7B 模型" in t.answer  # the default is said, never silent
+    computed = [c for c in t.tool_calls if c.tool != "search_knowledge"]
+    assert computed and {c.input["model"] for c in computed} <= {"7B", "14B", "72B"}  # the default and its sizes
 
 
 def test_both_jobs_for_two_models_are_four_answers_each_at_the_window_asked(advisor):

@@ -47,11 +47,11 @@ def test_an_expert_layout_stands_in_by_the_catalogs_model_of_that_layout(advisor
     assert "mixtral-8x7b" in _models(trace)
 
 
-def test_a_moe_with_no_catalog_neighbour_is_sized_on_its_total_and_said():
-    # gh-qwen3-552: never Qwen2.5-7B (same digits once the dots go), never the GPU "A14B"
+def test_a_moe_with_no_catalog_neighbour_is_sized_on_its_total_and_active_sizes_and_said():
+    # gh-qwen3-552: never Qwen2.5-7B (same digits once the dots go), never the GPU "A14B", never a dense 57B
     p = parse("Qwen2-57B-A14B-Instruct-GPTQ-Int4模型生成tokens很慢")
     assert p.unknown_gpus == [] and "qwen2.5-7b" not in p.models
-    assert p.stand_ins == {"Qwen2-57B-A14B-Instruct": "57B"} and p.models == ["57B"]
+    assert p.stand_ins == {"Qwen2-57B-A14B-Instruct": "57B-A14B"} and p.models == ["57B-A14B"]
 
 
 def test_a_name_with_no_size_gets_one_question_and_a_default_is_said(advisor):

@@ -126,10 +126,12 @@ def test_a_message_with_nothing_in_it_gets_what_decides_in_both_languages(adviso
         assert words in t.answer
 
 
-def test_a_card_named_without_a_model_gets_its_figures_beside_the_model_question(advisor, caplog):
+def test_a_card_named_without_a_model_is_sized_on_the_default_beside_the_model_question(advisor, caplog):
     (t,) = ask(advisor, caplog, "昇腾 910B 能不能微调大模型？")
-    (specs,) = calls(t, "gpu_specs")
-    assert "哪个模型" in t.answer and f"{specs.output['memory_gb']:g} GB" in t.answer
+    fits = calls(t, "fit_training")
+    assert fits and {c.input["gpu"] for c in fits} == {"ascend-910b"}  # the card named, not the default card
+    assert "哪个模型" in t.answer and "7B 模型" in t.answer
+    assert f"每卡可用约 {fits[0].output['usable_gb']:.1f} GB" in t.answer and "换个规模" in t.answer
 
 
 def test_serving_on_several_cards_states_the_weights_they_split(advisor, caplog):

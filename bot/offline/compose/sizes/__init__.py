@@ -1,0 +1,1 @@
+"""What an answer computed on a stated default model says about other sizes (`scaling`)."""

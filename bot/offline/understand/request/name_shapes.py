@@ -1,0 +1,100 @@
+"""A model name the catalog lacks, written against its size ("Foo-13B", "MyModel_7B", "xx-8x7B", "FooMoE-30B-A3B"):
+read as one unknown name, so that the answer says it is not in the catalog and computes on the size in its name
+(dense, or a MoE of its total and active sizes: `names._stand_ins`), never on a silent bare size.
+
+A family the catalog knows is read by `names` itself; this is the word it does not know, joined to the size by a
+hyphen or underscore (a space is not enough: "with 13B" is a bare size). Words that are not names (a method, a
+precision, "MoE", "total") are left to the bare-size reading.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from bot.offline.understand.patterns import C
+from tools.catalog.lookup import normalize
+from tools.catalog.stand_in import read_name, same_line, stand_in
+from tools.units import plain
+
+#: a word that can open a model's name: letters, digits after the first two letters allowed ("foomoe", "orion2")
+_NAME_WORD = C(r"[a-z][a-z\d]*[a-z][a-z\d]*")
+_SIZE_TAG = C(r"\d+(?:\.\d+)?b|\d+x\d+(?:\.\d+)?b")
+_HYPHEN = C(r"[\-_]")
+_BARE_SIZE = re.compile(r"\d+(?:\.\d+)?B")
+_INSIDE = re.compile(r"[\w\-./\\]$")
+_FILE_AFTER = re.compile(r"\.[a-z]{2,5}\b|/")
+#: words written against a size that are not a model's name ("LoRA-7B", "MoE-47B", "total-400B")
+NOT_MODEL_WORDS = frozenset(
+    "lora qlora dora full sft dpo ppo grpo rlhf moe dense model models llm llms total active params param size "
+    "int fp bf nf awq gptq gguf ggml base chat instruct".split()
+)
+
+
+def sized_name(w: Any, toks: list[tuple[int, int, str]], i: int, tail: Callable[[int], bool], mark: str) -> int | None:
+    """Read the unknown name that opens at token i and carries a size ("foo", "-", "13b"), its version words
+    included (`tail(j)`: token j still belongs to the name), into `w`'s unknown models; the index of the token after
+    it, or None when token i opens no such name."""
+    tok = toks[i][2]
+    if (
+        not _NAME_WORD.fullmatch(tok)
+        or tok in NOT_MODEL_WORDS
+        or i + 1 >= len(toks)
+        or _INSIDE.search(w.t, 0, toks[i][0])
+    ):
+        return None  # "…-pytorch-20b", "/path/config_671B": part of a longer name or a path, not a name of its own
+    if not (_SIZE_TAG.fullmatch(toks[i + 1][2]) and _HYPHEN.fullmatch(w.t, toks[i][1], toks[i + 1][0])):
+        return None
+    j = i + 2  # its version words, joined by a hyphen ("-A3B", "-Chat"); another size ("/ 40B") is another model
+    while j < len(toks) and j < i + 6 and tail(j) and _HYPHEN.fullmatch(w.t, toks[j - 1][1], toks[j][0]):
+        if _SIZE_TAG.fullmatch(toks[j][2]):
+            break
+        j += 1
+    if _FILE_AFTER.match(w.t, toks[j - 1][1]):
+        return None  # "config_671B.json": a file
+    start, end = toks[i][0], toks[j - 1][1]
+    _add(w, "unknown_models", w.span(start, end))
+    w.note("unknown_models", start, end)
+    w.mask(start, end, mark)
+    return j
+
+
+def stand_ins(w: Any) -> None:
+    """A model name the catalog lacks is computed on a stand-in when a size is in its name ("qwen72b",
+    "Qwen2-57B-A14B", "Gemini-8x7B") or beside it ("GLM-5.2，总参 355B"): the family's catalog model nearest in
+    size (`tools.catalog.stand_in`), else a generic model of that size (a generic MoE of its total and active sizes
+    when the name gives both: "FooMoE-30B-A3B" is "30B-A3B"). `stand_ins` maps the typed name to it, so the answer
+    says which; a name with no size anywhere has none (the planner asks for the size)."""
+    models, given = w.slots["models"], [m for m in w.slots["models"] if _BARE_SIZE.fullmatch(m)]
+    unknown = w.slots["unknown_models"]
+    keys = [normalize(n) for n in unknown]  # "Qwen2-VL" beside "Qwen2-VL-7B", "qwen1_5" beside "qwen1_5_chat": one
+    unknown[:] = [n for n, k in zip(unknown, keys, strict=True) if not any(o != k and o.startswith(k) for o in keys)]
+    for typed in unknown:
+        parts = read_name(typed)
+        if parts is None:
+            continue
+        size = parts.size_b if parts.size_b is not None else float(given[0][:-1]) if given else None
+        if parts.experts and size is None:
+            n, each = parts.experts[:-1].split("x")
+            size = float(n) * float(each)  # no layout in the catalog: all experts counted as dense weights
+        model = stand_in(parts, size_b=size) or (same_line(typed) if size is None else None)
+        if model is None and size is None:
+            continue
+        value = model.id if model else f"{plain(size)}B"
+        if model is None and parts.active_b and parts.active_b < size:
+            value = f"{value}-A{plain(parts.active_b)}B"  # a generic MoE: weights on the total, compute on the active
+        label = given[0] if given and parts.size_b is None and not parts.experts else None
+        if label is None and model and f"{plain(size)}B" in given:
+            label = f"{plain(size)}B"  # "7b-awq … qwen2VL-7b": the bare size elsewhere is this model's own
+        if label in models:  # the size given beside the name is this model's: its stand-in replaces it
+            models[models.index(label)] = value
+            given.remove(label)
+        else:
+            _add(w, "models", value)
+        w.slots["stand_ins"][typed] = value
+
+
+def _add(w: Any, slot: str, value: str) -> None:
+    if value not in w.slots[slot]:
+        w.slots[slot].append(value)
