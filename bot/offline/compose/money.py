@@ -67,7 +67,7 @@ def cost(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
             price=rate(c["price_cny_per_hour"], lang),
             price_low=rate(c["price_low_cny_per_hour"], lang),
             price_high=rate(c["price_high_cny_per_hour"], lang),
-            source=short_source(c["price_source"]),
+            source=short_source(c["price_source"], lang),
         )
     )
     if c.get("total_usd") is not None:
@@ -108,7 +108,7 @@ def price_ranges(gpu: str, run: ToolRun, out: Out, claim: str | None = None) -> 
         "gpu": r["name"],
         "buy": rng(r["purchase_low_cny"], r["purchase_high_cny"], money),
         "rent": rng(r["rent_low_cny_per_hour"], r["rent_high_cny_per_hour"], rate),
-        "source": short_source(r["price_source"] or "—"),
+        "source": short_source(r["price_source"] or "—", lang),
     }
     out.add(say("price_claim", lang, claim=claim, **values) if claim else say("price_ranges", lang, **values))
 
@@ -363,6 +363,6 @@ def _rent_side(args: dict[str, Any], per_month: float | None, run: ToolRun, out:
             price=rate(c["price_cny_per_hour"], lang),
             total=money(c["total_cny"], lang),
             span=say("money_span", lang, low=low, high=high) if c["low_cny"] != c["high_cny"] else "",
-            source=short_source(c["price_source"]),
+            source=short_source(c["price_source"], lang),
         )
     )

@@ -111,12 +111,25 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         return (
             "recommend_serving"  # "72B 在哪些 GPU 上跑得起来、速度怎么样": the cards that run it, each with its speed
         )
+    if (
+        intent in ("fit", "knowledge", "out_of_scope")
+        and p.hours
+        and NORMAL.search(p.text)
+        and any(slots.get(k) for k in TRAINING_SIGNS)
+        and slots.get("workload") != "infer"
+    ):
+        return "time"  # "One RTX 3090, 88 hours, is this normal?": their run's hours beside the estimate, not a fit
     if intent in ("knowledge", "out_of_scope") and not slots.get("model") and SIZING.search(p.text):
         # "what hardware is necessary?", "需要什么配置": a sizing request, whose model is asked for (never assumed)
         return "recommend_serving" if _SERVING.search(p.text) else "min_gpus"
     return intent
 
 
+#: "is this normal": a figure the user saw, asked about (its estimate beside it), not a question of fit
+NORMAL = re.compile(
+    r"正常吗|正不正常|是否正常|正常么|合理吗|是否合理|is (?:this|it|that) (?:normal|expected|reasonable|ok)|normal\?|expected\?",
+    re.IGNORECASE,
+)
 _SERVING = re.compile(r"推理|部署|serv(?:e|ing)|inference|deploy|users?\b|用户|并发|concurren", re.IGNORECASE)
 #: words that ask which cards (plural: a shortlist, not one card's figure)
 WHICH_CARDS = re.compile(r"哪些\s*(?:gpu|显卡|卡|芯片|型号)|which (?:gpus|cards)\b|what gpus\b", re.IGNORECASE)

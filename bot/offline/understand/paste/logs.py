@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bot.offline.understand.patterns import SPEED_TARGET_AFTER, SPEED_TARGET_BEFORE, C
+
 _NUM = r"(\d+(?:\.\d+)?)"
 _UNIT = r"\s*(GiB|MiB|KiB|GB|MB|bytes|B)\b"
 _SCALE = {
@@ -119,9 +121,15 @@ _LOG_GPU = _rx(r"your\s+(.{3,40}?)\s+gpu has compute capability")
 _FREE_STARTUP = _rx(r"free memory on device \(" + _NUM + r"/" + _NUM + r"\s*GiB\) on startup is less than desired gpu memory utilization \(" + _NUM)  # fmt: skip
 _THROUGHPUT = _rx(r"(?:avg\s+)?(?:generation|decode|output|prompt)?\s*throughput:?\s*" + _NUM + r"\s*tokens?\s*/\s*s|"
                   + _NUM + r"\s*(?:tokens?\s*/\s*s(?:ec)?|tok/s|(?<![a-z])t/s|tokens? per sec\w*|token/秒|tokens?每秒)(?![a-z])")  # fmt: skip
+_TARGET_BEFORE, _TARGET_AFTER = C(SPEED_TARGET_BEFORE), C(SPEED_TARGET_AFTER[1:])
 _GENERATION = _rx(r"generation throughput:?\s*" + _NUM)
 _SMI_GPU = _rx(r"\|\s+(\d+)\s+(NVIDIA [^|]*?|Tesla [^|]*?)\s{2,}.*?\n\|.*?(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+)%")
 _SMI_PROC = _rx(r"\|\s+(\d+)\s+N/A\s+N/A\s+(\d+)\s+[CG]\s+(\S+)\s+(\d+)MiB")
+
+
+def _target(text: str, m: re.Match[str]) -> bool:
+    """A speed the user needs ("need 30 tokens/s", "5 token/s minimal hardware"), not evidence of one they saw."""
+    return bool(_TARGET_BEFORE.search(text[max(0, m.start() - 30) : m.start()]) or _TARGET_AFTER.match(text, m.end()))
 
 
 def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
@@ -192,7 +200,7 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
         )
         ev.setdefault("error_kind", "no_cache_memory")
         seen.append("free_memory_on_startup")
-    speeds = [float(a or b) for a, b in _THROUGHPUT.findall(text)]
+    speeds = [float(m.group(1) or m.group(2)) for m in _THROUGHPUT.finditer(text) if not _target(text, m)]
     single, multi, count = _single_and_multi(text)
     if single is not None and multi is not None:  # "单卡 3000 tokens/s，双卡 2500": the comparison the user made
         ev["single_gpu_tokens_per_s"], ev["measured_tokens_per_s"] = single, multi
