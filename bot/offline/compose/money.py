@@ -70,6 +70,11 @@ def cost(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
             source=short_source(c["price_source"], lang),
         )
     )
+    if not s.get("gpu_hours") and not s.get("hours") and s.get("months"):  # the period said, and the hours it makes
+        said = next(iter(p.mentions.get("months", [])), None) or months_label(s["months"], lang)
+        daily = next(iter(p.mentions.get("hours_per_day", [])), None) if s.get("hours_per_day") else None
+        at = say("cost_period_daily", lang, daily=daily) if daily else say("cost_period_always", lang)
+        out.add(say("cost_period", lang, period=said, at=at, hours=f"{args['hours']:,.0f}"))
     if c.get("total_usd") is not None:
         out.add(
             say(

@@ -58,6 +58,10 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         and _REPLACE.search(p.text)
     ):
         return "compare"  # "910B 能替代 A100 做 7B 的 LoRA 吗": the comparison runs the fit on each card
+    if intent in ("fit", "min_gpus") and len(p.gpus) >= 2 and not slots.get("model") and not p.unknown_models:
+        # "the best GPUs for deep learning are RTX 3080 and RTX 3090 … which one we should go for": named cards and
+        # no model to size: the cards side by side (what a count or a fit would need a model for)
+        return "compare"
     stated = any(f.unit == "CNY" and f.kind == "price" for f in p.user_figures)
     # a card's price stated as fact is checked, unless the figure is a budget to spend ("买" words) or a rent
     hardware = intent in ("build_budget", "recommend") and BUY.search(p.text)

@@ -109,7 +109,11 @@ _MONEY = _C(
     rf"(?<![a-z\d.\-])([¥$])?\s*({lx.NUM_RANGE})\s*(万元|万块|w(?![a-z])|千元|k(?![a-z])|m(?![a-z])|{_CUR[1:-1]})?"
     rf"(?:\s*{_CUR}(?![a-z]))?"  # "300k CNY", "2万 RMB": the currency after a magnitude
 )
-_NOT_MONEY_AFTER = _C(r"^\s*(?:条|个|人|用户|样本|次|行|字|token|张|卡|台|年|月|天|小时|参数)")
+#: what makes an amount something other than a sum of money to spend: a count, a duration, or a rate per unit of
+#: electricity ("0.1 USD/kWh", "$0.12 per kWh": a tariff, not a budget)
+_NOT_MONEY_AFTER = _C(
+    r"^\s*(?:条|个|人|用户|样本|次|行|字|token|张|卡|台|年|月|天|小时|参数|(?:/|per|每|一|a)\s*(?:kwh|度|千瓦时))"
+)
 _BUDGET_BEFORE = _C(
     r"预算|budget|手头|只有|最多|不超过|不能超过|控制在|under|within|up to|max(?:imum)?|资金|经费|投入|花得起|花\s*$"
 )

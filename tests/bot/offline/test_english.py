@@ -89,3 +89,58 @@ def test_is_this_normal_about_a_runs_hours_is_a_time_question(advisor):
     )
     t = advisor.ask(q)
     assert "training_time" in {c.tool for c in t.tool_calls}, t.answer
+
+
+def test_an_electricity_price_in_dollars_is_neither_a_budget_nor_taken_as_yuan(advisor):
+    """ "0.1 USD/kWh" was read as a 0.1 USD budget, and "electricity is 0.1" then billed at 0.1 元/kWh."""
+    from bot.offline.understand.request.reader import read
+
+    for q in ("electricity is 0.1 USD/kWh, rent or buy 8 H100 for 3 years?", "power costs $0.12 per kWh, 8 H100"):
+        r = read(q)
+        assert r.parsed.budget_amount is None and r.parsed.electricity_cny_per_kwh is None, r.parsed
+        assert any(m.role == "tariff_foreign" for m in r.mentions), r.mentions
+    t = advisor.ask("electricity is 0.1 USD/kWh, rent or buy 8 H100 for 3 years?")
+    assert "“0.1 USD/kWh” is not in CNY" in t.answer and "0.1 CNY/kWh" not in t.answer, t.answer
+    assert t.ungrounded == [] and t.unused == [], t.answer
+
+
+def test_what_is_the_yearly_cost_is_a_cost_over_a_year(advisor):
+    """ "what is" asking for a figure is not a knowledge question, and "yearly" is a year of use (as "一年" is)."""
+    from bot.offline.understand.request.reader import read
+
+    q = "We have 4 servers of 8 H100 each, what is the yearly cost to run them?"
+    r = read(q)
+    assert r.asks == ["cost"] and r.parsed.months == 12, (r.asks, r.parsed.months)
+    t = advisor.ask(q)
+    (call,) = [c for c in t.tool_calls if c.tool == "run_cost"]
+    assert call.input["n_gpus"] == 32 and call.output["gpu_hours"] == 32 * 8760, call
+    assert "“yearly” around the clock is 8,760 h per GPU" in t.answer and t.unused == [], t.answer
+    assert read("What is tensor parallelism?").asks == ["knowledge"]
+
+
+def test_whats_a_term_is_a_knowledge_question(advisor):
+    """ "What's tensor parallelism?" was out of scope (the classifier unsure, its best guess out of scope)."""
+    t = advisor.ask("What's tensor parallelism?")
+    assert "Tensor parallelism (TP) splits each layer" in t.answer, t.answer
+    assert "outside what I do" in advisor.ask("what's the weather today").answer
+
+
+def test_two_named_cards_and_no_model_are_compared(advisor):
+    """forum-nvidia-166431 (real corpus, development rows): RTX 3080 was not in the catalog, and two named cards
+    with no model got "which model?"."""
+    q = (
+        "This article says that the best GPUs for deep learning are RTX 3080 and RTX 3090 and it says to avoid any "
+        "Quadro cards. Is this true? If anybody could help me with choosing the right GPU model for our cluster"
+    )
+    t = advisor.ask(q)
+    assert "compare_gpus" in {c.tool for c in t.tool_calls}, t.answer
+    assert "NVIDIA GeForce RTX 3080 | 10 GB | 760" in t.answer and "24 GB" in t.answer, t.answer
+
+
+def test_a_one_letter_word_supports_nothing():
+    """ "24 h a day" shared its "h" (and "8" its digit) with every note sentence holding one: a rent-or-buy answer
+    cited the CUDA-versions note."""
+    from bot.offline.compose.relevance import shared
+
+    assert shared({"h", "8"}, "Architecture: A100 is sm_80, H100/H800/H20 sm_90") == 0
+    assert shared({"h", "gpu"}, "8 GPUs at 24 h a day") == 2

@@ -151,11 +151,19 @@ _RATE_AFTER = (
 )
 
 
+_FOREIGN = r"(?:usd|us\$|dollars?|美元|美金|eur|€|euros?)"
+#: an electricity price ("0.1 USD/kWh", "$0.12 per kWh", "0.1 美元/度"), and the currency said after its figure
+_PER_KWH = C(rf"[\d,.]+\s*{_FOREIGN}?\s*(?:/|per|每|一|a)\s*(?:kwh|度|千瓦时)")
+_FOREIGN_AFTER = C(rf"[\d,.]+\s*{_FOREIGN}")
+
+
 def role_of(text: str, start: int, unit: str) -> tuple[str, int]:
     """The role of the figure at `start` from the words before it and its unit, and how much of `unit` is the
     unit ("5 轮要多久": "轮")."""
     before = text[max(0, text.rfind("\n", 0, start) + 1, start - 40) : start].lower()
     line = _line_at(text, start)
+    if _PER_KWH.match(text, start) and (before.rstrip().endswith(("$", "€")) or _FOREIGN_AFTER.match(text, start)):
+        return "tariff_foreign", len(unit) if _FOREIGN_AFTER.match(text, start) else 0  # not taken as 元/kWh
     for rx, role in _RATE_AFTER:
         if rx.search(text[start : start + 60]):
             return role, 0
