@@ -82,6 +82,15 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         return "time"  # "8 卡 H800 训 100B tokens 要花多少": a token count is billed through a training run's time
     if (
         intent == "cost"
+        and _TRAINING_RUN.search(p.text)
+        and not (
+            p.hours or p.months or p.gpu_hours or slots.get("hours") or slots.get("months") or slots.get("gpu_hours")
+        )
+        and not BUY.search(p.text)
+    ):
+        return "time"  # "training cost of deepseek-vl-1.3B", "how long to train? … the cost of 8 A100s": a run's time
+    if (
+        intent == "cost"
         and BUY.search(p.text)
         and not RENT.search(p.text)
         and not (p.tokens or p.gpu_hours or p.hours or p.months)
@@ -129,6 +138,8 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
     return intent
 
 
+#: a training run named as what costs ("训练成本", "training cost", "how long to train"): billed through its time
+_TRAINING_RUN = re.compile(r"训练|预训练|微调|\btrain(?:ing|ed)?\b|fine-?tun\w*|pre-?train\w*", re.IGNORECASE)
 #: "is this normal": a figure the user saw, asked about (its estimate beside it), not a question of fit
 NORMAL = re.compile(
     r"正常吗|正不正常|是否正常|正常么|合理吗|是否合理|is (?:this|it|that) (?:normal|expected|reasonable|ok)|normal\?|expected\?",

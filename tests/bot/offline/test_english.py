@@ -8,7 +8,7 @@ import pytest
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
-#: English money questions (the team corpus's English rows, and gh-dolly-6 of the real corpus), each answered with
+#: English money questions (the team corpus's English rows, and gh-deepseekvl-59's title), each answered with
 #: a price, a rent-or-buy split or an electricity bill
 MONEY = [
     "rent or buy 16 A100s for 3 years",
@@ -16,7 +16,7 @@ MONEY = [
     "electricity bill for 8 H100s running 24/7",
     "how much does renting 8 H100s for 100 hours cost",
     "what does an H800 cost to buy and to rent",
-    "How long does it take to train? Trying to estimate the cost of using 8 A100's :)",
+    "training cost of deepseek-vl-1.3B",
 ]
 
 
@@ -144,3 +144,29 @@ def test_a_one_letter_word_supports_nothing():
 
     assert shared({"h", "8"}, "Architecture: A100 is sm_80, H100/H800/H20 sm_90") == 0
     assert shared({"h", "gpu"}, "8 GPUs at 24 h a day") == 2
+
+
+def test_a_training_runs_cost_is_billed_through_its_time(advisor):
+    """gh-deepseekvl-59 (real corpus, development rows): "the training cost (e.g. training hours & training samples)"
+    got the price sheet; the run's time and its bill answer it, in both languages."""
+    q = "training cost of deepseek-vl-1.3B Hello, can you provide the training cost (e.g. training hours & training samples) of deepseek-vl-1.3B?"
+    for text in (q, "deepseek-vl-1.3B 的训练成本是多少"):
+        t = advisor.ask(text)
+        assert {"training_time", "run_cost"} <= {c.tool for c in t.tool_calls}, t.answer
+        assert t.ungrounded == [], t.answer
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "power cost of 4 servers with 8 H100",
+        "electricity: 4 servers x 8 H100, 0.8 yuan/kWh",
+        "电费 4 台 8 卡 H100 一年多少",
+    ],
+)
+def test_a_server_count_after_electricity_is_not_a_tariff(q):
+    """ "power cost of 4 servers with 8 H100" was billed at 4 元/kWh on 8 GPUs."""
+    from bot.offline.understand.request.reader import read
+
+    p = read(q).parsed
+    assert p.n_gpus == 32 and p.electricity_cny_per_kwh in (None, 0.8), (p.n_gpus, p.electricity_cny_per_kwh)
