@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from bot.offline.understand import dialogue
 from bot.offline.understand.frames import ACCEPT_DEFAULT, ASK_DEFAULTS, SERVING, TRAINING, TRAINING_SIGNS
 from bot.offline.understand.lexicon import BUY_WORDS, CUE_GROUPS, RENT_WORDS
-from bot.offline.understand.request.asks import ASK_INTENT
+from bot.offline.understand.request.asks import ASK_INTENT, TRAINING_RUN
 from tools.catalog.stand_in import read_name, stand_in
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         return "time"  # "8 卡 H800 训 100B tokens 要花多少": a token count is billed through a training run's time
     if (
         intent == "cost"
-        and _TRAINING_RUN.search(p.text)
+        and TRAINING_RUN.search(p.text)
         and not (
             p.hours or p.months or p.gpu_hours or slots.get("hours") or slots.get("months") or slots.get("gpu_hours")
         )
@@ -125,7 +125,16 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
             "recommend_serving"  # "72B 在哪些 GPU 上跑得起来、速度怎么样": the cards that run it, each with its speed
         )
     if (
-        intent in ("fit", "knowledge", "out_of_scope")
+        intent == "speed"
+        and slots.get("workload") != "infer"
+        and TRAINING_RUN.search(p.text)
+        and not _SERVING.search(p.text)
+    ):
+        return (
+            "time"  # "Training Llama3 70B on 8 x A100 only achieves 20 TFLOPS": a training run's speed (MFU, tokens/s)
+        )
+    if (
+        intent == "fit"
         and p.hours
         and NORMAL.search(p.text)
         and any(slots.get(k) for k in TRAINING_SIGNS)
@@ -138,8 +147,6 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
     return intent
 
 
-#: a training run named as what costs ("训练成本", "training cost", "how long to train"): billed through its time
-_TRAINING_RUN = re.compile(r"训练|预训练|微调|\btrain(?:ing|ed)?\b|fine-?tun\w*|pre-?train\w*", re.IGNORECASE)
 #: "is this normal": a figure the user saw, asked about (its estimate beside it), not a question of fit
 NORMAL = re.compile(
     r"正常吗|正不正常|是否正常|正常么|合理吗|是否合理|is (?:this|it|that) (?:normal|expected|reasonable|ok)|normal\?|expected\?",

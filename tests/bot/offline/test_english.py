@@ -170,3 +170,17 @@ def test_a_server_count_after_electricity_is_not_a_tariff(q):
 
     p = read(q).parsed
     assert p.n_gpus == 32 and p.electricity_cny_per_kwh in (None, 0.8), (p.n_gpus, p.electricity_cny_per_kwh)
+
+
+def test_a_training_runs_speed_is_its_time_not_a_decode_speed(advisor):
+    """gh-megatron-lm-1000 (real corpus, development rows): "Training Llama3 70B on 8 x A100 only achieves low
+    throughput of 20 TFLOPS" got a decode speed; a training run's speed is its tokens/s and MFU."""
+    from bot.offline.understand.request.reader import read
+
+    q = "[QUESTION] Training Llama3 70B on 8 x A100 only achieves low throughput of 20 TFLOPS"
+    assert read(q).asks == ["time"]
+    t = advisor.ask(q)
+    tools = {c.tool for c in t.tool_calls}
+    assert "training_time" in tools and "inference_speed" not in tools, t.answer
+    assert "MFU" in t.answer and t.ungrounded == [], t.answer
+    assert read("vllm 部署 7B，推理速度多少").asks == ["speed"]
