@@ -30,6 +30,8 @@ class _Frozen(BaseModel):
 
 class PriceSource(_Frozen):
     title: str
+    #: the title as an English answer names it, where `title` is in another language
+    title_en: str | None = None
     url: str
     #: publication date as precise as known: "2025", "2024-09", "2024-12-27"
     published: str = Field(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$")
@@ -208,6 +210,19 @@ def book_quote(book: price_book.Book, row: price_book.BookRow, today: dt.date) -
 
 
 price_book.on_change(_price_table.cache_clear)
+
+
+def source_title(cited: str, lang: str) -> str:
+    """The price source a quote's `cite()` names, as an answer in `lang` names it: its short title, in English
+    for an English answer where the catalog has an English title (never a Chinese title in an English line)."""
+    short = cited.split(" (")[0][:80]
+    if lang == "zh":
+        return short
+    for prices in shipped_price_table().values():
+        for q in prices.quotes:
+            if q.source.title_en and cited.startswith(q.source.title):
+                return q.source.title_en
+    return short
 
 
 def prices_for(gpu: GpuSpec) -> GpuPrices | None:

@@ -264,7 +264,7 @@ def _flip_points(
             current=rent_price,
             threshold=r(p_star),
             unit="元/卡时",
-            en=f"{other_en.capitalize()} wins if the rental price is {'below' if buy else 'above'} {txt(p_star, '元/card-hour')}.",
+            en=f"{other_en.capitalize()} wins if the rental price is {'below' if buy else 'above'} {txt(p_star, 'CNY per GPU-hour')}.",
             zh=f"租价{'低于' if buy else '高于'} {txt(p_star, '元/卡时')} 时改为{other_zh}更省。",
         ),
         dict(
@@ -304,7 +304,7 @@ def _flip_points(
             current=purchase,
             threshold=r(buy_price),
             unit="元/卡",
-            en=f"{other_en.capitalize()} wins if a card costs {'more' if buy else 'less'} than {txt(buy_price, '元')}.",
+            en=f"{other_en.capitalize()} wins if a card costs {'more' if buy else 'less'} than {txt(buy_price, 'CNY')}.",
             zh=f"单卡采购价{'高于' if buy else '低于'} {txt(buy_price, '元')} 时改为{other_zh}更省。",
         ),
         dict(
@@ -313,7 +313,7 @@ def _flip_points(
             threshold=r(elec_star, 3),
             unit="元/kWh",
             en=(
-                f"{other_en.capitalize()} wins if electricity costs {'more' if buy else 'less'} than {txt(elec_star, '元/kWh')}."
+                f"{other_en.capitalize()} wins if electricity costs {'more' if buy else 'less'} than {txt(elec_star, 'CNY/kWh')}."
                 if elec_star is not None
                 else "No electricity price flips the verdict."
             ),

@@ -126,6 +126,18 @@ def measured_speed(p: ParsedQuestion) -> tuple[str, float] | None:
     return _figure(p, "throughput_measured", r"tok|t/s|token|字")
 
 
+def target_speed(p: ParsedQuestion) -> tuple[str, float] | None:
+    """The decode speed the user needs ("need 30 tokens/s", "要达到 5 token/s"), as (their words, tokens/s)."""
+    return _figure(p, "speed_target", r"tok|t/s|token|字")
+
+
+def against_target(r: dict[str, Any], out: Out, target: tuple[str, float]) -> None:
+    """The speed the user needs beside the estimate (inference_speed output `r`): met or not, and what raises it."""
+    text, value = target
+    key = "speed_target_met" if r["decode_tokens_per_s"] >= value else "speed_target_missed"
+    out.add(say(key, out.lang, target=text, estimate=f"{r['decode_tokens_per_s']:,.1f}"))
+
+
 def against_measured(r: dict[str, Any], out: Out, measured: tuple[str, float]) -> None:
     """The user's measured decode speed beside the estimate (inference_speed output `r`): normal, low or high,
     and what usually explains a gap."""

@@ -67,9 +67,14 @@ def cost(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
             price=rate(c["price_cny_per_hour"], lang),
             price_low=rate(c["price_low_cny_per_hour"], lang),
             price_high=rate(c["price_high_cny_per_hour"], lang),
-            source=short_source(c["price_source"]),
+            source=short_source(c["price_source"], lang),
         )
     )
+    if not s.get("gpu_hours") and not s.get("hours") and s.get("months"):  # the period said, and the hours it makes
+        said = next(iter(p.mentions.get("months", [])), None) or months_label(s["months"], lang)
+        daily = next(iter(p.mentions.get("hours_per_day", [])), None) if s.get("hours_per_day") else None
+        at = say("cost_period_daily", lang, daily=daily) if daily else say("cost_period_always", lang)
+        out.add(say("cost_period", lang, period=said, at=at, hours=f"{args['hours']:,.0f}"))
     if c.get("total_usd") is not None:
         out.add(
             say(
@@ -108,7 +113,7 @@ def price_ranges(gpu: str, run: ToolRun, out: Out, claim: str | None = None) -> 
         "gpu": r["name"],
         "buy": rng(r["purchase_low_cny"], r["purchase_high_cny"], money),
         "rent": rng(r["rent_low_cny_per_hour"], r["rent_high_cny_per_hour"], rate),
-        "source": short_source(r["price_source"] or "—"),
+        "source": short_source(r["price_source"] or "—", lang),
     }
     out.add(say("price_claim", lang, claim=claim, **values) if claim else say("price_ranges", lang, **values))
 
@@ -363,6 +368,6 @@ def _rent_side(args: dict[str, Any], per_month: float | None, run: ToolRun, out:
             price=rate(c["price_cny_per_hour"], lang),
             total=money(c["total_cny"], lang),
             span=say("money_span", lang, low=low, high=high) if c["low_cny"] != c["high_cny"] else "",
-            source=short_source(c["price_source"]),
+            source=short_source(c["price_source"], lang),
         )
     )

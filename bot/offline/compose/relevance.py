@@ -44,8 +44,16 @@ def terms(text: str) -> frozenset[str]:
 
 
 def shared(query: set[str], text: str) -> int:
+    """How many of the query's words the text holds. A longer word counts inside a longer one ("gpu" in "gpus",
+    "parallel" in "parallelism"); a word of one or two Latin letters or digits only on its own ("h" of "24 h a
+    day" is not in every word with an h, "8" not in "80GB")."""
     low = text.lower()
-    return sum(1 for t in query if t in low)
+    return sum(1 for t in query if (t in low if len(t) > 2 or not t.isascii() else _alone(t).search(low)))
+
+
+@lru_cache(maxsize=4096)
+def _alone(term: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![a-z0-9]){re.escape(term)}(?![a-z0-9])")
 
 
 def relevant(query: set[str], passages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.toolbox import ToolRun
-from bot.offline.compose.evidence import against_measured, measured_speed, oom_but_serves
+from bot.offline.compose.evidence import against_measured, against_target, measured_speed, oom_but_serves, target_speed
 from bot.offline.compose.shortlist import pick_gpu, picks, sourcing_args, without_excluded
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, serving_args
 from bot.offline.say.assumptions import assumptions_block
@@ -143,6 +143,8 @@ def speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     )
     if measured := measured_speed(p):  # "只有 19 tokens/s，正常吗": their figure beside ours, with a verdict
         against_measured(r, out, measured)
+    elif target := target_speed(p):  # "need 30 tokens/s": met or not by this setup
+        against_target(r, out, target)
     out.add(
         assumptions_block(r["assumptions"], lang, ("bandwidth_efficiency", "context_len", "prompt_len", "precision"))
     )

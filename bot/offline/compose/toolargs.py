@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.offline.say.render import money
+from tools.catalog.prices import source_title
 
 
 def budget_args(s: dict[str, Any]) -> dict[str, Any]:
@@ -66,5 +67,6 @@ def assumed(r: dict[str, Any], key: str) -> Any:
     return next(a["value"] for a in r["assumptions"] if a["key"] == key)
 
 
-def short_source(text: str) -> str:
-    return text.split(" (")[0][:80]
+def short_source(text: str, lang: str) -> str:
+    """A price source as an answer in `lang` names it (tools/catalog/prices.source_title)."""
+    return source_title(text, lang)

@@ -261,7 +261,7 @@ def cost_of(gpu_hours: float, s: dict[str, Any], run: ToolRun, out: Out) -> None
                 total=money(c["total_cny"], lang),
                 low=money_span(c["low_cny"], c["high_cny"], lang)[0],
                 high=money_span(c["low_cny"], c["high_cny"], lang)[1],
-                source=short_source(c["price_source"]),
+                source=short_source(c["price_source"], lang),
             )
         )
 

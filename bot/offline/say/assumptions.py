@@ -71,7 +71,15 @@ def note_text(note: str, lang: str) -> str:
         m = pattern.match(note)
         if m:
             return template.format(**{k: v for k, v in m.groupdict().items() if v is not None})
-    return "" if lang == "zh" else short_note(note)
+    return "" if lang == "zh" else english_units(short_note(note))
+
+
+def english_units(text: str) -> str:
+    """An English note with the tools' Chinese money units ("35–50 元/卡时") in the units' English words: the
+    figures stay as they are, only the unit after them is said in the reader's language."""
+    units = sorted((u for u in _book()["units"] if "元" in u), key=len, reverse=True)
+    pattern = "|".join(re.escape(u) for u in units)
+    return re.sub(rf"\s?(?:{pattern})", lambda m: " " + _book()["units"][m.group(0).strip()]["en"], text)
 
 
 def short_note(note: str, limit: int = 140) -> str:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from bot.offline.understand import dialogue
 from bot.offline.understand.frames import ACCEPT_DEFAULT, ASK_DEFAULTS, SERVING, TRAINING, TRAINING_SIGNS
 from bot.offline.understand.lexicon import BUY_WORDS, CUE_GROUPS, RENT_WORDS
-from bot.offline.understand.request.asks import ASK_INTENT
+from bot.offline.understand.request.asks import ASK_INTENT, TRAINING_RUN
 from tools.catalog.stand_in import read_name, stand_in
 
 if TYPE_CHECKING:
@@ -59,6 +59,10 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         and _REPLACE.search(p.text)
     ):
         return "compare"  # "910B 能替代 A100 做 7B 的 LoRA 吗": the comparison runs the fit on each card
+    if intent in ("fit", "min_gpus") and len(p.gpus) >= 2 and not slots.get("model") and not p.unknown_models:
+        # "the best GPUs for deep learning are RTX 3080 and RTX 3090 … which one we should go for": named cards and
+        # no model to size: the cards side by side (what a count or a fit would need a model for)
+        return "compare"
     stated = any(f.unit == "CNY" and f.kind == "price" for f in p.user_figures)
     # a card's price stated as fact is checked, unless the figure is a budget to spend ("买" words) or a rent
     hardware = intent in ("build_budget", "recommend") and BUY.search(p.text)
@@ -77,6 +81,15 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         and not (slots.get("hours") or slots.get("months") or slots.get("gpu_hours"))
     ):
         return "time"  # "8 卡 H800 训 100B tokens 要花多少": a token count is billed through a training run's time
+    if (
+        intent == "cost"
+        and TRAINING_RUN.search(p.text)
+        and not (
+            p.hours or p.months or p.gpu_hours or slots.get("hours") or slots.get("months") or slots.get("gpu_hours")
+        )
+        and not BUY.search(p.text)
+    ):
+        return "time"  # "training cost of deepseek-vl-1.3B", "how long to train? … the cost of 8 A100s": a run's time
     if (
         intent == "cost"
         and BUY.search(p.text)
@@ -112,12 +125,34 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         return (
             "recommend_serving"  # "72B 在哪些 GPU 上跑得起来、速度怎么样": the cards that run it, each with its speed
         )
+    if (
+        intent == "speed"
+        and slots.get("workload") != "infer"
+        and TRAINING_RUN.search(p.text)
+        and not _SERVING.search(p.text)
+    ):
+        return (
+            "time"  # "Training Llama3 70B on 8 x A100 only achieves 20 TFLOPS": a training run's speed (MFU, tokens/s)
+        )
+    if (
+        intent == "fit"
+        and p.hours
+        and NORMAL.search(p.text)
+        and any(slots.get(k) for k in TRAINING_SIGNS)
+        and slots.get("workload") != "infer"
+    ):
+        return "time"  # "One RTX 3090, 88 hours, is this normal?": their run's hours beside the estimate, not a fit
     if intent in ("knowledge", "out_of_scope") and not slots.get("model") and SIZING.search(p.text):
         # "what hardware is necessary?", "需要什么配置": a sizing request, whose model is asked for (never assumed)
         return "recommend_serving" if _SERVING.search(p.text) else "min_gpus"
     return intent
 
 
+#: "is this normal": a figure the user saw, asked about (its estimate beside it), not a question of fit
+NORMAL = re.compile(
+    r"正常吗|正不正常|是否正常|正常么|合理吗|是否合理|is (?:this|it|that) (?:normal|expected|reasonable|ok)|normal\?|expected\?",
+    re.IGNORECASE,
+)
 _SERVING = re.compile(r"推理|部署|serv(?:e|ing)|inference|deploy|users?\b|用户|并发|concurren", re.IGNORECASE)
 #: words that ask which cards (plural: a shortlist, not one card's figure)
 WHICH_CARDS = re.compile(r"哪些\s*(?:gpu|显卡|卡|芯片|型号)|which (?:gpus|cards)\b|what gpus\b", re.IGNORECASE)

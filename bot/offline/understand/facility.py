@@ -1,6 +1,6 @@
 """Slots of the machine room a user states: the electricity price ("电费一度 0.6", "0.8 元/度", "6 毛一度",
 "0.65 CNY/kWh"), the PUE ("PUE 1.5"), the servers per rack ("一个机柜放 2 台") and a rack's power limit ("机柜 20kW"). They replace the TCO
-defaults in power_draw and rent_vs_buy. A price in another currency is left alone (the calculators take 元)."""
+defaults in power_draw and rent_vs_buy. A price in another currency is left alone (the calculators take 元): the reader names it as such."""
 
 from __future__ import annotations
 
@@ -11,13 +11,17 @@ from bot.offline.understand.work import Work
 _N = rf"(\d+(?:\.\d+)?|[{ZH_DIGIT_CHARS}十]+)"
 _KWH = r"(?:度电?|千瓦时|kwh|kw·h|kw h)"
 _YUAN = r"(元|块钱?|毛|角|cny|rmb|yuan)"
+#: a price in another currency ("0.1 USD/kWh", "$0.12 per kWh"): not taken as 元 (the calculators take 元/kWh)
+_FOREIGN = r"(?:usd|us\$|\$|dollars?|美元|美金|eur|€|euros?)"
+#: what a count counts ("power cost of 4 servers with 8 H100": 4 servers, not a price of 4 元/kWh)
+_COUNTED = r"(?:servers?|nodes?|machines?|boxes|gpus?|cards?|racks?|台|张|块|卡|个|节点|机柜|[x×*])"
 _ELECTRICITY = (
     # "0.8 元/度", "6 毛一度", "0.65 CNY/kWh", "0.6 元每度电"
     _C(rf"(?<![\d.$¥])\s*{_N}\s*{_YUAN}\s*(?:/|每|一|per|a)\s*{_KWH}"),
     # "电费一度 0.6", "电价 0.55 元", "电费按 0.7", "electricity at 0.6 CNY", "power costs 0.6 yuan per kwh"
     _C(
         rf"(?:电费|电价|工业电价|商业电价|电|electricity(?: price| cost| rate)?|power (?:price|cost|rate))\s*(?:是|为|按|算|约|大概|大约|只要|才|"
-        rf"每度|一度|1度|每千瓦时|per kwh|is|at|of|costs?|=|:|：|\s)*\s*{_N}(?!\s*度)\s*(?:{_YUAN})?(?!\s*(?:kw|千瓦|w\b|瓦|万|%|小时|h\b|年|月|天))"
+        rf"每度|一度|1度|每千瓦时|per kwh|is|at|of|costs?|=|:|：|\s)*\s*{_N}(?!\s*度)(?!\s*{_FOREIGN})(?!\s*{_COUNTED})\s*(?:{_YUAN})?(?!\s*(?:kw|千瓦|w\b|瓦|万|%|小时|h\b|年|月|天))"
     ),
 )
 _PUE = _C(r"\bpue\s*(?:是|为|按|算|约|大概|=|:|：|of|at|is|around|about|\s)*\s*(\d(?:\.\d+)?)")

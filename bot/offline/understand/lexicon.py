@@ -95,7 +95,7 @@ CUE_GROUPS: tuple[tuple[str, str], ...] = (
 GREETING_ONLY = r"^(?:你好|您好|hi|hello|hey|哈喽|嗨|在吗|在不在|早上好|下午好|晚上好|早|老师好|good (?:morning|afternoon|evening)|thanks?(?: you)?|谢谢|多谢|thx|ok|好的|收到)(?:呀|啊|哈|呢|老师|你|哈哈)?[\s!！。.,，~～？?]*$"
 
 #: words that make a message about this domain at all (else, with no cue and no name: out of scope)
-DOMAIN_WORDS = r"lora|qlora|\bzero\b|deepspeed|fp8|bf16|fp16|int4|int8|量化|显卡|gpu|显卡|卡|显存|训练|推理|模型|\bmodels?\b|微调|算力|服务器|集群|部署|\bcuda\b|nvidia|英伟达|华为|昇腾|token|\bllm|大模型|租|买|机器|节点|\bnode|vram|\btrain|inference|serving|fine-?tun|\brent|\bbuy|芯片|\bchip|加速"
+DOMAIN_WORDS = r"lora|qlora|\bzero\b|deepspeed|fp8|bf16|fp16|int4|int8|量化|显卡|gpu|显卡|卡|显存|训练|推理|模型|\bmodels?\b|微调|算力|服务器|集群|部署|\bcuda\b|nvidia|英伟达|华为|昇腾|token|\bllm|大模型|租|买|机器|节点|\bnode|vram|\btrain|inference|serving|fine-?tun|\brent|\bbuy|芯片|\bchip|加速|parallel|并行|nvlink|infiniband|\broce\b|checkpointing|重计算|kv ?cache|tensor cores?|\bhbm|\bsxm|\bpcie|quantiz|\bmfu\b|\bfsdp\b|flash ?attention|\bnccl\b|all-?reduce|显存带宽|memory bandwidth"
 
 # --- slot words ---------------------------------------------------------------------------
 

@@ -109,7 +109,11 @@ _MONEY = _C(
     rf"(?<![a-z\d.\-])([¥$])?\s*({lx.NUM_RANGE})\s*(万元|万块|w(?![a-z])|千元|k(?![a-z])|m(?![a-z])|{_CUR[1:-1]})?"
     rf"(?:\s*{_CUR}(?![a-z]))?"  # "300k CNY", "2万 RMB": the currency after a magnitude
 )
-_NOT_MONEY_AFTER = _C(r"^\s*(?:条|个|人|用户|样本|次|行|字|token|张|卡|台|年|月|天|小时|参数)")
+#: what makes an amount something other than a sum of money to spend: a count, a duration, or a rate per unit of
+#: electricity ("0.1 USD/kWh", "$0.12 per kWh": a tariff, not a budget)
+_NOT_MONEY_AFTER = _C(
+    r"^\s*(?:条|个|人|用户|样本|次|行|字|token|张|卡|台|年|月|天|小时|参数|(?:/|per|每|一|a)\s*(?:kwh|度|千瓦时))"
+)
 #: a traffic said in 万 ("日活 5 万", "并发 1 万"): a count of users or requests, not money
 _NOT_MONEY_BEFORE = _C(
     r"(?:日活|月活|dau|mau|用户数?|并发(?:数|量)?|访问量|请求数?|qps|调用量)\s*(?:约|大概|有|是|为|达到|:|：)?\s*$"

@@ -45,6 +45,8 @@ CONFIDENCE = 0.4
 PART_CONFIDENCE = 0.6
 _GREETING_ONLY = _C(lx.GREETING_ONLY)
 _DOMAIN = _C(lx.DOMAIN_WORDS)
+#: a request to explain a term ("what is", "what's", "explain", "是什么")
+_DEFINE = _C(r"是什么|什么是|什么意思|\bwhat(?:'s|’s| is| are)\b|\bexplain\b|\bdefine\b|\bmeaning of\b")
 _PARTS = re.compile(r"[?？。!！;；]+|(?<=[吗呢])[，,]")
 _RUNS = re.compile(f"({GPU_MARK}|{MODEL_MARK})\\1*")
 
@@ -138,7 +140,9 @@ def _intents(w: Work) -> tuple[str, list[str], float]:
         # unsure: slots the parser found (a model, a GPU, a method…) back the model's best guess; a domain word
         # alone makes it a knowledge question; nothing of the domain, or a best guess of "out of scope", is that
         if intent in ("out_of_scope", "greeting"):
-            return "out_of_scope", [], confidence
+            # "What's tensor parallelism?": a term of the domain asked to be explained is a knowledge question
+            domain_term = _DEFINE.search(s) and _DOMAIN.search(s) and intent != "greeting"
+            return ("knowledge", ["knowledge"], confidence) if domain_term else ("out_of_scope", [], confidence)
         if flags:
             return intent, [intent], confidence
         return ("knowledge" if _DOMAIN.search(s) else "out_of_scope"), [], confidence

@@ -37,3 +37,12 @@ def bounded(pattern: str, limit: int = MAX_RUN) -> str:
 def C(pattern: str, flags: int = re.IGNORECASE | re.ASCII) -> re.Pattern[str]:
     """Compile a parser pattern, bounded (ASCII: `\\b` falls between 中文 and Latin letters)."""
     return re.compile(bounded(pattern), flags)
+
+
+#: the words before a speed the user needs rather than one they measured ("need 30 tokens/s", "要达到 5 token/s",
+#: "at least 20 tok/s"; "只能达到 5 token/s" is measured), and the words after one ("5 token/s minimal hardware")
+SPEED_TARGET_BEFORE = (
+    r"(?:\bneeds?\b|\bneeded\b|\bwant(?:s|ed)?\b|\btarget\b|at least|\bminimum\b|\bgoal\b|aim(?:ing)? (?:for|at)|"
+    r"(?<!只能)(?<!只)(?<!才)要达到|需要达到|需要|要求|目标|希望|想要|至少|不低于|起码|保证)[^\d\n]{0,10}$"
+)
+SPEED_TARGET_AFTER = r"^\s*(?:minimal|minimum|at least|or (?:more|faster|better)|以上)"

@@ -96,6 +96,11 @@ _MONTHS = (
     _C(rf"(?<![每/])({lx.NUM_RANGE}|半)\s*(个月|年)(半)?{_RATE_AFTER}"),
     _C(rf"({lx.NUM_RANGE}|{lx.EN_NUM}|half a)\s*(months?|years?|yrs?)(?![a-z])(?!\s*(?:of|in) (?:electricity|power))"),
 )
+#: "for a year", "the yearly cost", "annual", "monthly": one year or one month said in words (as "一年" is)
+_MONTHS_WORD = _C(
+    r"(?<![\w-])(?:(?:a|one) (year|month)|(year|month)ly|(annual)(?:ly)?)(?![a-z])"
+    r"(?!\s*(?:of|in) (?:electricity|power))(?!\s*(?:electricity|power))"
+)
 
 _K = r"(\d+(?:\.\d+)?\s*k?)(?![a-z\d])(?!\s*(?:个|路|人|用户|张|卡|台|并发|users?|concurrent|requests?|gpus?))"
 _SEQ = (
@@ -262,6 +267,8 @@ def durations(w: Work) -> None:
             if lo != hi:
                 w.slots["ranges"].setdefault("months", [lo, hi])
             w.put("months", hi, m)
+    if "months" not in w.slots and (m := _MONTHS_WORD.search(w.t)):
+        w.put("months", 1.0 if "month" in (m.group(1) or m.group(2) or "") else 12.0, m)
 
 
 _GPU_HOURS = _C(

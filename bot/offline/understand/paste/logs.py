@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bot.offline.understand.patterns import SPEED_TARGET_AFTER, SPEED_TARGET_BEFORE, C
+
 _NUM = r"(\d+(?:\.\d+)?)"
 _UNIT = r"\s*(GiB|MiB|KiB|GB|MB|bytes|B)\b"
 _SCALE = {
@@ -204,11 +206,14 @@ _THROUGHPUT = _rx(r"(?:avg\s+)?(?:generation|decode|output|prompt)?\s*throughput
 #: the decode figure, when the log prints several: vLLM's engine log, its benchmark summaries ("1000.5 output tokens/s")
 _GENERATION = _rx(r"generation throughput:?\s*" + _NUM + r"|output token throughput \(tok/s\):?\s*" + _NUM
                   + "|" + _NUM + r"\s*output tokens?\s*/\s*s")  # fmt: skip
-#: a speed the user wants, not one measured ("要达到 5 token/s", "need at least 30 tok/s", "目标 100 tokens/s")
-_TARGET = _rx(r"(?:要|想|希望|需要|期望|目标|要求|至少|能否|能不能|可否)\s*(?:达到|到|做到|跑到|有|是)?\s*(?:每秒)?\s*$|"
-              r"(?:want|need|target|goal|aim|hope|expect(?:ed|ing)?|at least|reach|get to|require[sd]?)\s+(?:of\s+|to\s+(?:get|reach|hit)\s+|for\s+)?(?:about\s+|around\s+|~\s*)?$")  # fmt: skip
+_TARGET_BEFORE, _TARGET_AFTER = C(SPEED_TARGET_BEFORE), C(SPEED_TARGET_AFTER[1:])
 _SMI_GPU = _rx(r"\|\s+(\d+)\s+(NVIDIA [^|]*?|Tesla [^|]*?)\s{2,}.*?\n\|.*?(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+)%")
 _SMI_PROC = _rx(r"\|\s+(\d+)\s+N/A\s+N/A\s+(\d+)\s+[CG]\s+(\S+)\s+(\d+)MiB")
+
+
+def _target(text: str, m: re.Match[str]) -> bool:
+    """A speed the user needs ("need 30 tokens/s", "5 token/s minimal hardware"), not evidence of one they saw."""
+    return bool(_TARGET_BEFORE.search(text[max(0, m.start() - 30) : m.start()]) or _TARGET_AFTER.match(text, m.end()))
 
 
 def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
@@ -279,9 +284,7 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
         )
         ev.setdefault("error_kind", "no_cache_memory")
         seen.append("free_memory_on_startup")
-    speeds = [
-        _first(m) for m in _THROUGHPUT.finditer(text) if not _TARGET.search(text[max(0, m.start() - 24) : m.start()])
-    ]
+    speeds = [_first(m) for m in _THROUGHPUT.finditer(text) if not _target(text, m)]
     single, multi, count = _single_and_multi(text)
     if single is not None and multi is not None:  # "单卡 3000 tokens/s，双卡 2500": the comparison the user made
         ev["single_gpu_tokens_per_s"], ev["measured_tokens_per_s"] = single, multi

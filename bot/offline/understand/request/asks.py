@@ -53,8 +53,15 @@ CUES = {
     r"split|shard|use|make|solve|enable|distribute|divide|speed up|reduce|avoid|get)|what should (?:be|i|we|the)\b|"
     r"should (?:i|we) (?:incr\w*|decr\w*|set|change|reduce|adjust|enable|turn)|(?:guidance|examples?|recipes?) (?:on|for)|"
     r"recommended .{0,24}(?:config\w*|settings?|setup)|what (?:gpu |hardware )?configurations?",
-    "knowledge": r"是什么|什么是|什么意思|原理|what is|what are|what does .{1,30} mean|explain|区别是",
+    "knowledge": r"是什么|什么是|什么意思|原理|what(?:'s|’s| is| are)\b|what does .{1,30} mean|explain|区别是",
 }
+#: "what is the yearly cost", "what's the minimum number of GPUs": "what is" asking for a figure (the ask its
+#: quantity word cues), not for an explanation
+_QUANTITY_WHAT = C(
+    r"what(?:'s|’s| is| are| would be| will be)\s+(?:the |a |an |our |my |your |its |their |this |that )?"
+    r"(?:[\w-]+ ){0,3}?(?:costs?|price|prices|bill|time|speed|throughput|latency|memory|vram|number|count|budget|"
+    r"power|draw|size|minimum|maximum|total|amount|estimate|break-?even|payback|footprint|requirements?)\b"
+)
 _CUES = {ask: C(rx) for ask, rx in CUES.items()}
 #: the classifier's intents, as asks
 INTENT_ASK = {
@@ -70,6 +77,12 @@ ASK_INTENT = {
     "rent_vs_buy": "rent_vs_buy", "compare": "compare", "speed": "speed", "capacity": "serving_capacity",
     "availability": "availability", "power": "power",
 }  # fmt: skip
+#: a training run named ("训练成本", "training cost", "Training Llama3 70B … only 20 TFLOPS"): its cost is billed
+#: through its time, and its speed is the training run's (tokens/s, MFU), not a decode speed
+TRAINING_RUN = C(r"训练|预训练|微调|\btrain(?:ing|ed)?\b|fine-?tun\w*|pre-?train\w*")
+_SERVING_RUN = C(
+    r"推理|部署|serv(?:e|ing)|inference|deploy|decod\w*|generat\w*|users?\b|用户|并发|concurren|vllm|sglang"
+)
 #: a line of a pasted log: what it says is evidence, not a question (its error is the `diagnose` cue)
 _LOG = C(
     r"(?:tried to allocate|total capacity|already allocated|reserved in total|outofmemoryerror|traceback|"
@@ -101,15 +114,20 @@ def asks(text: str, p: ParsedQuestion, classifier: bool = True) -> list[str]:
     if names >= 2 and (m := _OR.search(low)) and not any(a == "rent_vs_buy" for _, a in placed):
         placed.append((m.start(), "choose"))
     found = list(dict.fromkeys(ask for _, ask in sorted(placed)))
+    quantity = bool(_QUANTITY_WHAT.search(low)) and any(a not in ("knowledge", "diagnose") for a in found)
+    if quantity:  # "what is the yearly cost": the cost is the ask; nothing is to be explained
+        found = [a for a in found if a != "knowledge"]
     if "rent_vs_buy" in found:  # "租还是买" is its own verdict, not a choice of cards; its money words are its own
         found = [a for a in found if a not in ("choose", "cost", "price")]
+    if "speed" in found and TRAINING_RUN.search(low) and not _SERVING_RUN.search(low):
+        found = list(dict.fromkeys("time" if a == "speed" else a for a in found))  # a training run's speed: its time
     if "price" in found and "cost" in found:
         found.remove("price" if p.intent != "price" else "cost")
     if not classifier:
         return found
     lead = INTENT_ASK.get(p.intent)
-    out = [lead] if lead and lead not in found else []
+    out = [lead] if lead and lead not in found and not (quantity and lead == "knowledge") else []
     for ask in [*found, *(INTENT_ASK.get(i) for i in p.intents)]:
-        if ask and ask not in out:
+        if ask and ask not in out and not (quantity and ask == "knowledge"):
             out.append(ask)
     return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from bot.offline.understand.patterns import C
+from bot.offline.understand.patterns import SPEED_TARGET_AFTER, SPEED_TARGET_BEFORE, C
 from bot.offline.understand.request.model import Mention
 
 #: frameworks and engines people name; the value is the name as we write it
@@ -80,6 +80,8 @@ CONTEXT = (
     (r"", r"^\s*(?:g|gb|t|tb)\s*(?:的)?(?:内存|\bram\b|ddr)", "ram_gb"),
     (r"", r"^\s*(?:轮|个?\s*epochs?|遍)", "epochs"),
     (r"(?:训|跑)\s*$", r"^\s*(?:轮|遍)", "epochs"),
+    # a speed the user needs, not one they measured ("need 30 tokens/s", "要达到 5 token/s", "at least 20 tok/s")
+    (SPEED_TARGET_BEFORE, r"^\s*(?:tokens?/s|tok/s|t/s|token/秒|tokens? per second|字/秒)", "speed_target"),
     (r"", r"^\s*(?:tokens?/s|tok/s|t/s|it/s|s/it|samples?/s|tokens? per second|字/秒|token/秒)", "throughput_measured"),
     # "tensor parallel size (3)", "MP=8": the split a setup or an error names
     (r"(?:tensor[-_ ]parallel(?:ism)?|model[-_ ]parallel(?:ism)?)[-_ ]*(?:size|degree)?\s*(?:[:=(]|of|is|to|为|设为)?\s*$|"
@@ -133,6 +135,8 @@ _RATE_AFTER = (
     (C(r"^[\d,.]+\s*k?\s*(?:output|generated|new)\s+tokens?"), "output_len"),
     (C(r"^[\d,.]+\s*(?:requests?|reqs?|queries|calls)\s*(?:/\s*s\b|per\s+sec(?:ond)?|a\s+second|每秒)"), "qps"),
     # a latency or a rate the user measured ("309 ms per token", "1 steps per minute", "3.28 requests/s" measured)
+    # a speed the hardware must reach ("5 token/s minimal hardware requirement", "20 tokens/s or more")
+    (C(r"^[\d,.]+\s*(?:tokens?/s|tok/s|t/s|token/秒|tokens? per second)" + SPEED_TARGET_AFTER[1:]), "speed_target"),
     (C(r"^[\d,.]+\s*ms\s*(?:per|/|每)\s*(?:token|tok|step|it)"), "throughput_measured"),
     (
         C(r"^[\d,.]+\s*(?:steps?|its?|iterations?)\s*(?:per|/|每)\s*(?:min\w*|sec\w*|s\b|分钟|秒)"),
@@ -147,11 +151,19 @@ _RATE_AFTER = (
 )
 
 
+_FOREIGN = r"(?:usd|us\$|dollars?|美元|美金|eur|€|euros?)"
+#: an electricity price ("0.1 USD/kWh", "$0.12 per kWh", "0.1 美元/度"), and the currency said after its figure
+_PER_KWH = C(rf"[\d,.]+\s*{_FOREIGN}?\s*(?:/|per|每|一|a)\s*(?:kwh|度|千瓦时)")
+_FOREIGN_AFTER = C(rf"[\d,.]+\s*{_FOREIGN}")
+
+
 def role_of(text: str, start: int, unit: str) -> tuple[str, int]:
     """The role of the figure at `start` from the words before it and its unit, and how much of `unit` is the
     unit ("5 轮要多久": "轮")."""
     before = text[max(0, text.rfind("\n", 0, start) + 1, start - 40) : start].lower()
     line = _line_at(text, start)
+    if _PER_KWH.match(text, start) and (before.rstrip().endswith(("$", "€")) or _FOREIGN_AFTER.match(text, start)):
+        return "tariff_foreign", len(unit) if _FOREIGN_AFTER.match(text, start) else 0  # not taken as 元/kWh
     for rx, role in _RATE_AFTER:
         if rx.search(text[start : start + 60]):
             return role, 0

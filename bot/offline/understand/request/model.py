@@ -20,7 +20,7 @@ ROLES = (
     "model", "gpu", "framework", "method", "precision", "gpus_total", "nodes", "cpu_cores", "ram_gb",
     "gpu_memory_gb", "model_size", "tokens", "samples", "epochs", "seq_len", "context_len", "prompt_len",
     "output_len", "batch", "micro_batch", "grad_accum", "concurrency", "qps", "daily_users", "hours_per_day",
-    "months", "deadline", "budget", "price_user", "electricity_tariff", "pue", "servers_per_rack", "power_kw",
+    "months", "deadline", "budget", "price_user", "electricity_tariff", "tariff_foreign", "pue", "servers_per_rack", "power_kw",
     "occupancy", "utilisation", "gpu_hours", "wall_clock", "zero_stage", "offload", "tp_size", "pp_size",
     "checkpointing", "log_memory", "throughput_measured", "version", "hyperparameter", "claim", "network",
     "ttft_target", "speed_target", "excluded", "other",
