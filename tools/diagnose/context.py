@@ -97,10 +97,15 @@ def read_setup(inp: DiagnoseInput) -> Setup:
     return Setup(inp, model, gpu, workload, capacity, param_count(model) if model else None)
 
 
+#: troubles that say the run is running (slowly, idly, or holding more memory than expected): it fits, whatever a
+#: default setup would need
+RUNNING = frozenset({"engine_memory", "slow", "low_gpu_util", "multi_gpu_slower"})
+
+
 def runs(inp: DiagnoseInput) -> bool:
-    """It ran (a speed was measured, or the engine started and holds more memory than the user expected) and
-    nothing reports an error: memory causes do not apply."""
-    return inp.error_kind is None and (bool(inp.measured_tokens_per_s) or inp.symptom == "engine_memory")
+    """It ran (a speed was measured, or the user says it runs slow or the engine holds more memory than expected) and
+    nothing reports an error: memory causes do not apply (the evidence beats a default setup that would not fit)."""
+    return inp.error_kind is None and (bool(inp.measured_tokens_per_s) or inp.symptom in RUNNING)
 
 
 def gib(n_bytes: float) -> str:

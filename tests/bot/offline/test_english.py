@@ -178,7 +178,8 @@ def test_a_training_runs_speed_is_its_time_not_a_decode_speed(advisor):
     from bot.offline.understand.request.reader import read
 
     q = "[QUESTION] Training Llama3 70B on 8 x A100 only achieves low throughput of 20 TFLOPS"
-    assert read(q).asks == ["time"]
+    asks = read(q).asks
+    assert "time" in asks and "speed" not in asks, asks  # and "why so low" is a diagnosis of a slow run (diag3)
     t = advisor.ask(q)
     tools = {c.tool for c in t.tool_calls}
     assert "training_time" in tools and "inference_speed" not in tools, t.answer

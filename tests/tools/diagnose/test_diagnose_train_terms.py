@@ -17,3 +17,14 @@ def test_weights_that_crowd_the_card_still_come_first_when_they_are_the_largest_
     out = diagnose(DiagnoseInput(model="qwen2.5-32b", gpu="RTX 4090", n_gpus=1, framework="llamafactory",
                                  method="lora", seq_len=1024, micro_batch=1, error_kind="oom"))  # fmt: skip
     assert out.causes[0].cause == "weights_exceed_memory"
+
+
+def test_a_run_told_slow_is_running_so_memory_is_not_why():
+    """A run the user says is slow is running: a default setup that would not fit (70B full training on 8 A100s,
+    no ZeRO) is contradicted by the evidence, so no memory cause leads a slowness diagnosis."""
+    from tools.registry import call
+
+    out = call("diagnose", {"model": "Llama-3.1-70B", "gpu": "A100 80GB", "n_gpus": 8, "workload": "train",
+                            "symptom": "slow"})  # fmt: skip
+    memory = {"weights_exceed_memory", "optimizer_states_unsharded", "needs_offload", "activations_too_large"}
+    assert out["causes"] and not memory & {c["cause"] for c in out["causes"]}, out["causes"]
