@@ -136,6 +136,11 @@ def _inputs() -> dict[str, list[dict]]:
             {"job": "train", "model": "7B", "tokens": "100B", "deadline_hours": 336},
             {"job": "serve", "model": "Qwen3-32B", "concurrency": 200, "platforms": ["H20"]},
         ],
+        "plan_cluster": [  # one server, a few, a fabric with several switches (tests/tools/plan/test_plan_cluster.py)
+            {"gpu": "H800", "n_gpus": 8},
+            {"gpu": "A800", "n_gpus": 24},
+            {"gpu": "H800", "n_gpus": 144, "rack_kw": 20},
+        ],
     }
 
 

@@ -72,7 +72,15 @@ def check_all(schema, mode: GenerationMode, examples: dict[str, int] | int, **va
 def test_every_schema_valid_request_is_answered(app):
     schema = schemathesis.openapi.from_asgi("/openapi.json", app, config=LIMITS)
     assert len(list(schema.get_all_operations())) >= 20
-    failures = check_all(schema, GenerationMode.POSITIVE, EXAMPLES)
+    # a full architecture in `model` reaches the calculators even with random names, and can rule the request out
+    # (tp not dividing its heads): the same one refusal as with catalog names below
+    failures = check_all(
+        schema,
+        GenerationMode.POSITIVE,
+        EXAMPLES,
+        excluded_checks=[positive_data_acceptance],
+        additional_checks=[accepted_unless_unsupported],
+    )
     assert not failures, "\n\n".join(failures)
 
 

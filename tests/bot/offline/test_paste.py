@@ -219,3 +219,16 @@ def test_a_truncated_error_and_a_toml_config_say_what_was_read_in_the_users_lang
     assert "not_yaml_json" in read_paste(toml).notes and "not_yaml_json" not in read_paste(LF_YAML).notes
     zh = advisor.ask(toml)
     assert "TOML 或 INI" in zh.answer and "Traceback" not in zh.answer and zh.ungrounded == []
+
+
+def test_a_kill_by_the_os_is_read_in_every_wording_launchers_print():
+    """DeepSpeed's launcher prints "exits with return code = -9" (deepspeed-3823, a development thread), Python's
+    subprocess "returned non-zero exit status -9", torchrun "exitcode: -9": the kernel's OOM killer, host RAM."""
+    for line in (
+        "[launch.py:315:sigkill_handler] Killing subprocess 1234\nexits with return code = -9",
+        "subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status -9.",
+        "torch.distributed.elastic.multiprocessing.api: failed (exitcode: -9) local_rank: 0",
+        "训练到一半 exit code -9 退出了",
+    ):
+        assert read_paste(line).evidence.get("error_kind") == "host_oom", line
+    assert read_paste("exit code -90 from the wrapper").evidence.get("error_kind") != "host_oom"

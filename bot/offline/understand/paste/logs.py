@@ -63,7 +63,7 @@ KINDS = (
     ("nccl_error", _rx(r"ncclInternalError|ncclSystemError|ncclUnhandledCudaError|nccl error|NCCL WARN")),
     ("host_oom", _rx(r"(?<![a-z])killed(?![a-z])|被\s*kill|被(?:系统|os|内核|kernel)?\s*(?:杀掉|杀死|杀了|干掉)|进程被杀|"
                      r"(?:\bram\b|cpu memory|host memory|system memory|内存)(?: usage)?\s*(?:goes|went|climbs?|hits?|reach\w*|grows?|涨到|升到|到了?|占满)\s*(?:up )?(?:to )?100\s*%|"
-                     r"process (?:dies|died|gets killed|got killed|was killed|is killed)|cpu out of memory|can't allocate memory|cannot allocate memory|sigkill|signal 9|exit ?code\s*:?\s*-9|dmesg.{0,40}oom|oom[- ]?killer|"
+                     r"process (?:dies|died|gets killed|got killed|was killed|is killed)|cpu out of memory|can't allocate memory|cannot allocate memory|sigkill|signal 9|(?:exit|return)[ _]?(?:code|status)\s*[:=]?\s*-9(?!\d)|exited with -9|dmesg.{0,40}oom|oom[- ]?killer|"
                      r"(?:cpu|host|system|系统|主机)\s*(?:内存|ram|memory)\s*(?:不足|不够|爆|耗尽|满|exhausted|full|ran out)|out of (?:cpu|host|system) memory|\bram\b.{0,20}(?:full|exhausted|ran out|不足|不够|爆)|"
                      r"(?:out of|running out of|ran out of|not enough|insufficient|limited|low) (?:system |host |cpu )?ram\b|(?<!显)内存\s*(?:oom|不足|不够|满了|爆了|爆掉|炸了|溢出|耗尽)|爆内存|内存被?(?:撑爆|吃满|占满)|"
                      r"(?:\bram\b|(?:cpu|host|system) memory) (?:is |was )?(?:not enough|insufficient|too small|too low|exhausted|full)|(?:not enough|insufficient) (?:cpu|host|system) memory")),

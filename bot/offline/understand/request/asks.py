@@ -80,7 +80,7 @@ ASK_INTENT = {
 #: a training run named ("训练成本", "training cost", "Training Llama3 70B … only 20 TFLOPS"): its cost is billed
 #: through its time, and its speed is the training run's (tokens/s, MFU), not a decode speed
 TRAINING_RUN = C(r"训练|预训练|微调|\btrain(?:ing|ed)?\b|fine-?tun\w*|pre-?train\w*")
-_SERVING_RUN = C(
+SERVING_RUN = C(
     r"推理|部署|serv(?:e|ing)|inference|deploy|decod\w*|generat\w*|users?\b|用户|并发|concurren|vllm|sglang"
 )
 #: a line of a pasted log: what it says is evidence, not a question (its error is the `diagnose` cue)
@@ -119,7 +119,7 @@ def asks(text: str, p: ParsedQuestion, classifier: bool = True) -> list[str]:
         found = [a for a in found if a != "knowledge"]
     if "rent_vs_buy" in found:  # "租还是买" is its own verdict, not a choice of cards; its money words are its own
         found = [a for a in found if a not in ("choose", "cost", "price")]
-    if "speed" in found and TRAINING_RUN.search(low) and not _SERVING_RUN.search(low):
+    if "speed" in found and TRAINING_RUN.search(low) and not SERVING_RUN.search(low):
         found = list(dict.fromkeys("time" if a == "speed" else a for a in found))  # a training run's speed: its time
     if "price" in found and "cost" in found:
         found.remove("price" if p.intent != "price" else "cost")
