@@ -108,10 +108,10 @@ def __getattr__(name: str) -> Any:
 @contextmanager
 def collector_paused(*, freeze: bool = False) -> Iterator[None]:
     """Python's cyclic garbage collector off while a command loads what it needs (and, for a one-shot command,
-    while it answers): a start creates hundreds of thousands of long-lived objects (modules, classes, schemas,
-    compiled patterns) and nothing to collect, yet the collector walks them again at every threshold, about a
-    sixth of a warm `gpu-advisor ask`. `freeze=True` then moves what was loaded out of later collections'
-    way (`gc.freeze`), for a command that stays up (`chat`)."""
+    while it answers): a start leaves ~120,000 tracked objects (modules, classes, schemas, compiled
+    patterns) and next to nothing to collect, yet the collector keeps examining them as they pile up: a sixth to a
+    third of a warm `gpu-advisor ask`'s CPU (bench/README.md). `freeze=True` (a process's start, `main`) then moves what was loaded out
+    of later collections' way (`gc.freeze`), for a command that stays up (`chat`, `serve`)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

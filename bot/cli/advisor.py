@@ -27,7 +27,7 @@ from tools.errors import InvalidInput
 def _advisor():
     from bot.cli import collector_paused
 
-    with collector_paused(freeze=True):
+    with collector_paused():
         from bot.answer.advisor import Advisor
 
         return Advisor.from_settings()
