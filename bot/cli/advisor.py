@@ -25,9 +25,12 @@ from tools.errors import InvalidInput
 
 
 def _advisor():
-    from bot.answer.advisor import Advisor
+    from bot.cli import collector_paused
 
-    return Advisor.from_settings()
+    with collector_paused():
+        from bot.answer.advisor import Advisor
+
+        return Advisor.from_settings()
 
 
 #: the most of one file read (a longer log is cut by the paste reader, with a note)
@@ -103,8 +106,10 @@ def register(app: typer.Typer) -> None:
 
         Example: gpu-advisor ask "70B 模型全参训练，单卡 A100 80GB 够吗？"
         """
+        from bot.cli import collector_paused
+
         lang = detect_language(text)
-        with user_errors(lang):
+        with user_errors(lang), collector_paused():  # one answer, then the process ends
             advisor = _advisor()
             trace = advisor.ask(text, conversation_id=conversation)
         if as_json:

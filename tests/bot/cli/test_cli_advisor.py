@@ -62,3 +62,16 @@ def test_empty_question_is_one_clean_line(env):
     result = CliRunner().invoke(app, ["ask", "  "])
     assert result.exit_code == 2
     assert "Traceback" not in result.output
+
+
+def test_the_collector_paused_for_a_start_runs_again_after_it(env):
+    # `ask` and `chat` pause Python's garbage collector while they load and answer: a process that goes on
+    # (a test run, an embedding program) must get it back, even when the answer failed
+    import gc
+
+    assert gc.isenabled()
+    result = CliRunner().invoke(app, ["ask", "H20 显存多大？"])
+    assert result.exit_code == 0 and "96 GB" in result.output
+    assert gc.isenabled()
+    CliRunner().invoke(app, ["ask", "   "])
+    assert gc.isenabled()
