@@ -90,4 +90,3 @@ def test_a_serving_shortlist_states_the_weights_that_decide_its_count(advisor):
     w = next(c for c in calls(t, "model_memory") if "precision" not in c.input).output["weights_by_precision_gb"]
     assert round(w["bf16"]) == 482  # 241B parameters × 2 bytes
     assert f"权重 BF16 约 {w['bf16']:.0f} GB，FP8 约 {w['fp8']:.0f} GB，INT4 约 {w['int4']:.0f} GB" in t.answer
-
