@@ -90,3 +90,14 @@ def test_a_serving_shortlist_states_the_weights_that_decide_its_count(advisor):
     w = next(c for c in calls(t, "model_memory") if "precision" not in c.input).output["weights_by_precision_gb"]
     assert round(w["bf16"]) == 482  # 241B parameters × 2 bytes
     assert f"权重 BF16 约 {w['bf16']:.0f} GB，FP8 约 {w['fp8']:.0f} GB，INT4 约 {w['int4']:.0f} GB" in t.answer
+
+
+def test_the_card_the_count_is_written_with_is_the_one_answered(advisor):
+    # dev row gh-ollama-16339: a 4090 is mentioned first, but the cluster asked about is "8x H100s"
+    t = advisor.ask(
+        "For a 4090 at full tilt (~350W inference load) I pay a little. For a small cluster (say 8x H100s running a "
+        "customer-facing app), what is the monthly power?"
+    )
+    power = calls(t, "power_draw")[-1]
+    assert (power.input["gpu"], power.input["n_gpus"]) == ("h100-sxm5-80gb", 8)
+    assert t.answer.startswith("**8 GPUs (NVIDIA H100 SXM5 80GB): about")
