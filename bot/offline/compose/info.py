@@ -11,6 +11,7 @@ from bot.offline.compose.money import _PRICE_WORDS, price_ranges
 from bot.offline.compose.serving import fewest_that_hold
 from bot.offline.compose.shortlist import pick_gpu, pick_time, picks, sourcing_args, spec_distance, without_excluded
 from bot.offline.compose.toolargs import assumed, budget_args, is_inference, n_of, serving_args
+from bot.offline.compose.train import by_method
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count, duration, excerpt, gb, method_label, money, usable
@@ -312,6 +313,8 @@ def recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> N
     dropped = [say("dropped_line", lang, gpu=d["gpu"], reason=d[f"reason_{lang}"]) for d in r.get("dropped", [])[:4]]
     if dropped:
         out.add("\n".join(dropped))
+    if workload == "finetune" and p.method is None and s.get("model"):  # each method's count on the pick's card
+        out.add(by_method({**s, "gpu": best["gpu"], "tokens": args["tokens"]}, run, lang))
     out.add(
         assumptions_block(
             r["assumptions"], lang, ("pricing", "method", "grad_checkpointing", "tokens", "fx_cny_per_usd")

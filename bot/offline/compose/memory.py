@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.toolbox import ToolRun
+from bot.offline.compose.train import by_method
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, count, gb, method_label
+from bot.offline.understand.frames import DEFAULT_GPU
 from bot.offline.understand.parse import ParsedQuestion
 
 
@@ -122,6 +124,9 @@ def zero_states(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) ->
 
 def train_memory(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
+    table = ""
+    if s.get("workload") == "finetune" and p.method is None:  # no method named: each method's count on a card
+        table = by_method({**s, "gpu": s.get("gpu") or DEFAULT_GPU}, run, lang)
     r = run("model_memory", _args(s))
     out.add(
         say(
@@ -138,7 +143,7 @@ def train_memory(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
     )
     z = r["zero_stages"]
     out.add(say("train_memory_zero", lang, n=z[0]["n_gpus"], z2=gb(z[2]["per_gpu_gb"]), z3=gb(z[3]["per_gpu_gb"])))
-    out.add(say("train_memory_note", lang))
+    out.add(table or say("train_memory_note", lang))
     out.add(
         assumptions_block(
             r["assumptions"],

@@ -10,7 +10,7 @@ from bot.offline.compose.shortlist import pick_gpu, picks, sourcing_args, withou
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, serving_args
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
-from bot.offline.say.render import Out, breakdown_table, gb, money, usable
+from bot.offline.say.render import Out, breakdown_table, count, gb, money, usable
 from bot.offline.understand.decide import BUY, RENT
 from bot.offline.understand.parse import ParsedQuestion
 
@@ -254,6 +254,10 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
             )
         )
     out.add("\n".join(dict.fromkeys(lines)))
+    w = run("model_memory", {"model": s["model"]})  # the figure a reader checks the count against
+    byp = w["weights_by_precision_gb"]
+    out.add(say("serving_weights_line", lang, model=w["model"], bf16=gb(byp["bf16"]), fp8=gb(byp["fp8"]),
+                int4=gb(byp["int4"]), params=count(w["params_b"] * 1e9)))  # fmt: skip
     if buying:
         out.add(say("budget_note", lang))
     out.add(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
 from bot.core.toolbox import ToolRun
@@ -26,13 +27,22 @@ from bot.offline.say.render import (
     usable,
 )
 from bot.offline.understand.parse import ParsedQuestion
+from bot.offline.understand.quantities import parallel_degrees
 from tools.catalog.lookup import get_gpu
 from tools.errors import AdvisorError
 
 MANY_GPUS = 64  # beyond this, "add GPUs" is not a useful suggestion next to a settings change
+#: the fine-tuning methods a buyer compares when the question names none ("多少卡微调 X")
+METHODS = ("full", "lora", "qlora")
 
 
-def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+def unnamed_finetune(s: dict[str, Any], p: ParsedQuestion) -> bool:
+    """A fine-tuning question that names no method: the answer owes full, LoRA and QLoRA side by side."""
+    return s.get("workload") == "finetune" and p.method is None and not is_inference(s)
+
+
+def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: str = "") -> None:
+    """Whether the run fits; `methods` (the by-method table a count question gets) follows the verdict."""
     if is_inference(s):
         fit_infer(s, run, out, oom=reported_oom(p))
         return
@@ -57,13 +67,17 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         out.add(say("fit_train_yes", lang, headroom=gb(r["headroom_gb"]), **common))
     else:
         out.add(say("fit_train_no", lang, short=gb(r["shortfall_gb"]), **common))
-    if r["method"] == "full" and r["n_gpus"] > 1:  # the whole that ZeRO splits: the figure people check first
+    if (
+        r["method"] == "full" and r["n_gpus"] > 1 and not s.get("pp")
+    ):  # the whole that ZeRO splits: the figure people check first
         total = run("model_memory", {"model": s["model"], "method": "full", "n_gpus": r["n_gpus"]})
         out.add(
             say(
                 "states_total", lang, states=gb(total["model_states_gb"]), bpp=f"{total['bytes_per_trainable_param']:g}"
             )
         )
+    if methods:
+        out.add(methods)
     if r.get("verdict") == "tight":  # within the estimate's own error: say so rather than a flat yes/no
         out.add(say("fit_tight", lang, gap=gb(abs(r["margin_gb"])), band=gb(r["uncertainty_gb"])))
     if r.get(f"default_note_{lang}"):  # a default (checkpointing) decided the verdict: say so in one line
@@ -109,15 +123,87 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     out.add(assumptions_block(r["assumptions"], lang))
 
 
+def by_method(s: dict[str, Any], run: ToolRun, lang: str) -> str:
+    """Full, LoRA and QLoRA on the question's card: each method's fewest GPUs (with its ZeRO stage), the memory
+    per GPU at that count against usable, and the unsharded total; with a token count, each run's time and rented
+    cost at that count. All from `fit_training`, `model_memory`, `training_time` and `run_cost`."""
+    tokens = s.get("tokens")
+    head = rule = ""
+    if tokens:
+        head, rule = say("methods_time_head", lang, tokens=count(int(tokens))), "---|---|"
+    rows = []
+    for method in METHODS:
+        base = {**training_args({**s, "method": method, "n_gpus": 1}), "grad_checkpointing": True}
+        base.pop("zero_stage", None)
+        probe = run("fit_training", base)
+        total = gb(run("model_memory", {"model": s["model"], "method": method})["training_total_gb"])
+        n = probe["min_gpus"]
+        cells = ""
+        if not n:
+            cells = " — | — |" if tokens else ""
+            rows.append(say("methods_row_none", lang, method=method_label(method, lang).strip(), many=MANY_GPUS * 16,
+                            total=total, time_cells=cells))  # fmt: skip
+            continue
+        stage = probe["min_gpus_zero_stage"] if n > 1 else None
+        r = probe if n == probe["n_gpus"] else run("fit_training", {**base, "n_gpus": n, "zero_stage": stage or 0})
+        if tokens:
+            cells = _method_time(s, method, n, run, lang)
+        zero = say("methods_zero", lang, stage=stage) if stage else say("methods_zero_none", lang)
+        rows.append(say("methods_row", lang, method=method_label(method, lang).strip(), n=n, zero=zero,
+                        need=gb(r["per_gpu_gb"]), usable=usable(r, lang), total=total, time_cells=cells))  # fmt: skip
+    gpu = get_gpu(s["gpu"]).name
+    return (
+        "\n".join([say("methods_header", lang, gpu=gpu, time_head=head, time_rule=rule), *rows])
+        + "\n\n"
+        + say("methods_note", lang)
+    )
+
+
+def _method_time(s: dict[str, Any], method: str, n: int, run: ToolRun, lang: str) -> str:
+    """One method's time and rented cost for the question's tokens on `n` GPUs, as two table cells."""
+    t = run("training_time", {**_run_args(s, method), "n_gpus": n})
+    try:
+        c = run(
+            "run_cost",
+            {
+                "gpu": s["gpu"],
+                "gpu_hours": t["gpu_hours"],
+                **({"price_cny_per_hour": s["price_cny_per_hour"]} if s.get("price_cny_per_hour") else {}),
+            },
+        )
+        cost = money(c["total_cny"], lang)
+    except AdvisorError:
+        cost = "—"
+    return f" {duration(t['hours'], lang)} | {cost} |"
+
+
 def min_gpus(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     """“How many GPUs?”: find the minimum (serving or training), then show the fit at that count."""
     infer = is_inference(s)
+    degrees = {} if infer else parallel_degrees(p.text)
+    if degrees and s.get("n_gpus") == prod(degrees.values()):  # the layout the user set decides the count
+        _parallel_headline(degrees, out)
+        fit({**s, "tp": degrees["tp"], "pp": degrees["pp"]}, p, run, out)
+        return
     probe = run("fit_inference", serving_args(s)) if infer else run("fit_training", training_args(s))
     if probe["min_gpus"] and probe["min_gpus"] != probe["n_gpus"]:
         s = {**s, "n_gpus": probe["min_gpus"]}
         if not infer:
             s["zero_stage"] = probe["min_gpus_zero_stage"]
-    fit(s, p, run, out)
+    # "多少卡微调 X": full, LoRA and QLoRA side by side, each with its own count (worked out first, so that the
+    # run answered is the last one called)
+    fit(s, p, run, out, methods=by_method(s, run, out.lang) if unnamed_finetune(s, p) else "")
+
+
+def _parallel_headline(degrees: dict[str, int], out: Out) -> None:
+    """ "tensor_parallelism=2 pipeline_parallelism=8, how many GPUs": TP × PP (× DP) is the count, said first;
+    whole 8-GPU servers for it."""
+    n, per_node = prod(degrees.values()), 8
+    values = {"n": n, "tp": degrees["tp"], "pp": degrees["pp"], "per_node": per_node, "nodes": -(-n // per_node)}
+    if "dp" in degrees:
+        out.add(say("parallel_count_dp_set", out.lang, dp=degrees["dp"], **values))
+    else:
+        out.add(say("parallel_count", out.lang, dp_text="", **values))
 
 
 def _run_args(s: dict[str, Any], method: str) -> dict[str, Any]:

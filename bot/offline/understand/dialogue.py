@@ -118,11 +118,24 @@ LABELS = {
 }
 
 
+def _counted_gpu(p: ParsedQuestion) -> str | None:
+    """The card the question is about: the one its GPU count is written with ("a 4090 … say 8x H100s": the
+    H100), else the first named."""
+    cards = [(start, end) for slot, start, end in p.spans if slot == "gpus"]
+    if len(p.gpus) > 1 and len(cards) == len(p.gpus):  # one span per card, in order
+        for slot, start, end in p.spans:
+            if slot == "n_gpus":
+                for i, (c_start, c_end) in enumerate(cards):
+                    if start <= c_start and c_end <= end:
+                        return p.gpus[i]
+    return p.gpus[0] if p.gpus else None
+
+
 def slots_of(p: ParsedQuestion) -> dict[str, Any]:
     """The planner's slots from one parsed question (None where the question is silent)."""
     return {
         "model": p.models[0] if p.models else None,
-        "gpu": p.gpus[0] if p.gpus else None,
+        "gpu": _counted_gpu(p),
         "gpus": list(p.gpus) or None,
         "excluded": [*p.excluded_gpus, *p.excluded_vendors] or None,
         "n_gpus": p.n_gpus,

@@ -216,6 +216,13 @@ def grids(w: Work) -> None:
         w.put("n_gpus", int(m.group(1)) * int(m.group(2)), m)
 
 
+def parallel_degrees(text: str) -> dict[str, int]:
+    """The tensor and pipeline (and data) parallel degrees a question sets ("tensor_parallelism=2
+    pipeline_parallelism=8"), when both of the first two are given; {} otherwise."""
+    found = {k: int(m.group(1)) for k, rx in _DEGREE.items() if (m := rx.search(text.lower()))}
+    return found if "tp" in found and "pp" in found else {}
+
+
 def _launch_counts(w: Work) -> None:
     """The GPUs of a pasted launch command: tensor × pipeline (× data) parallel degrees when both of the first two
     are set, else tensor-parallel size, or processes per node × nodes."""
@@ -225,6 +232,10 @@ def _launch_counts(w: Work) -> None:
         for m in found.values():
             total *= int(m.group(1))
         w.put("n_gpus", total, found["tp"])
+        for kind, m in found.items():  # every degree is a factor of that count: all of them used
+            if kind != "tp":
+                w.note("n_gpus", m.start(), m.end())
+                w.mask(m.start(), m.end())
         return
     for rx in _LAUNCH:
         if m := rx.search(w.t):
