@@ -259,9 +259,7 @@ class RulesPlanner:
                 answers.compose("specs", {"gpu": p.gpus[0], "gpus": list(dict.fromkeys(p.gpus))}, p, run, out)
             scaling.ask(out, unsized)
         china = lang == "zh" or p.china_only
-        verdict(
-            request.cued, run, out, at=answered_at, china=china, workload=p.workload
-        )  # a choice ends in a pick, put first
+        verdict(request.cued, run, out, answered_at, china, p.workload, p.gpus)  # a choice ends in a pick, first
         if not planned and not fabric:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
         if len(out.blocks) == shown:

@@ -24,12 +24,19 @@ from bot.offline.say.render import Out, money, num, rate
 from tools.errors import AdvisorError
 
 FIT_TOOLS = ("fit_inference", "fit_training")
+#: a fit's inputs that make it another job (what a variant changes), not another card or count
+JOB_KEYS = ("model", "precision", "method")
 
 
 def _candidates(run: ToolRun) -> dict[str, dict[str, Any]]:
     """Per GPU (by its catalog name): the count needed, and the specs row when a comparison ran."""
     cards: dict[str, dict[str, Any]] = {}
+    fits = [c for c in run.calls if c.tool in FIT_TOOLS and c.output.get("gpu")]
+    # the job as asked is the last fit (a variant at int4 or LoRA beside it is another job, not a cheaper count)
+    same = {k: fits[-1].input.get(k) for k in JOB_KEYS} if fits else {}
     for call in run.calls:
+        if call.tool in FIT_TOOLS and any(call.input.get(k) != v for k, v in same.items()):
+            continue
         if call.tool == "compare_gpus":
             for row in call.output.get("rows", []):
                 cards.setdefault(row["name"], {})["row"] = row
@@ -156,11 +163,38 @@ def _spec_verdict(run: ToolRun, out: Out, at: int, china: bool, workload: str | 
     out.blocks.insert(at, text)
 
 
-def verdict(asks: list[str], run: ToolRun, out: Out, at: int, china: bool = False, workload: str | None = None) -> None:
+def _assess_the_others(run: ToolRun, gpus: list[str]) -> None:
+    """ "8张4090 或者 6张v100 能运行吗": the answer sized the job on the first card named; the same job on each other
+    card named (one call each, the count left to the calculator) so that the choice weighs every card."""
+    fits = [c for c in run.calls if c.tool in FIT_TOOLS and c.output.get("gpu")]
+    if not fits or len(gpus) < 2:
+        return
+    asked = next((c for c in reversed(fits) if c.input.get("gpu") in gpus), fits[-1])
+    done = {c.input.get("gpu") for c in fits if c.tool == asked.tool}
+    for gpu in gpus:
+        if gpu not in done:
+            args = {k: v for k, v in asked.input.items() if k not in ("gpu", "n_gpus")}
+            try:
+                run(asked.tool, {**args, "gpu": gpu})
+            except AdvisorError:
+                continue
+
+
+def verdict(
+    asks: list[str],
+    run: ToolRun,
+    out: Out,
+    at: int,
+    china: bool = False,
+    workload: str | None = None,
+    gpus: list[str] | None = None,
+) -> None:
     """When the user asked to choose between cards that the answer assessed, put the pick first. `china`: the
-    buyer is in mainland China (asked in Chinese, or said so): a card that cannot be bought there ranks last."""
+    buyer is in mainland China (asked in Chinese, or said so): a card that cannot be bought there ranks last.
+    `gpus`: the catalog cards the user named, each assessed for the job before the pick."""
     if "choose" not in asks:
         return
+    _assess_the_others(run, list(dict.fromkeys(gpus or [])))
     cards = _candidates(run)
     if len(cards) < 2:  # no job sized on two cards: the spec rows decide, per use
         _spec_verdict(run, out, at, china, workload)
