@@ -172,7 +172,8 @@ def _assess_the_others(run: ToolRun, gpus: list[str]) -> None:
     asked = next((c for c in reversed(fits) if c.input.get("gpu") in gpus), fits[-1])
     done = {c.input.get("gpu") for c in fits if c.tool == asked.tool}
     for gpu in gpus:
-        if gpu not in done:
+        # "910B 系列 … 910B3": a family named beside one of its members names that member, not another card
+        if gpu not in done and not any(o != gpu and o.startswith(gpu) for o in gpus):
             args = {k: v for k, v in asked.input.items() if k not in ("gpu", "n_gpus")}
             try:
                 run(asked.tool, {**args, "gpu": gpu})
