@@ -107,8 +107,8 @@ def _spec_verdict(run: ToolRun, out: Out, at: int, china: bool, workload: str | 
     def view(name: str) -> tuple[str, str] | None:
         """(the card this use picks, the sentence with the figures that decide it); None when nothing tells."""
         have = {n: _field(r, name) for n, r in rows.items() if _field(r, name)}
-        if not have or (len(set(have.values())) == 1 and len(have) == len(rows)):
-            return None  # no figure, or the same on every card: this use does not decide
+        if len(have) < 2 or (len(set(have.values())) == 1 and len(have) == len(rows)):
+            return None  # a figure on one card only, or the same on every card: this use does not decide
         per_yuan = name != "memory" and all(rents[n] for n in have)
         best = max(have, key=lambda n: have[n] / rents[n] if per_yuan else have[n])
         buyable = [n for n in have if n not in barred]
