@@ -259,9 +259,10 @@ class RulesPlanner:
                 answers.compose("specs", {"gpu": p.gpus[0], "gpus": list(dict.fromkeys(p.gpus))}, p, run, out)
             scaling.ask(out, unsized)
         china = lang == "zh" or p.china_only
-        verdict(request.cued, run, out, at=answered_at, china=china)  # a choice ends in a pick, put first
         if not planned and not fabric:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
+        # a choice ends in a pick, put first (after the servers: the cards it sizes for the choice size nothing else)
+        verdict(request.cued, run, out, answered_at, china, p.workload, p.gpus)
         if len(out.blocks) == shown:
             out.add(say("knowledge_none", lang))  # never an empty answer: say what we can do
         answers.cite(text, intent, run, out)
