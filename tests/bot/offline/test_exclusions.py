@@ -4,12 +4,9 @@ answer kind, and the answer says they were left out as asked (the coverage gate'
 from __future__ import annotations
 
 import pytest
+from asking import calls
 
 from bot.offline.understand.request.reader import read
-
-
-def calls(trace, tool):
-    return [c for c in trace.tool_calls if c.tool == tool]
 
 
 @pytest.mark.parametrize(

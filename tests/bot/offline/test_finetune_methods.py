@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import re
 
-
-def calls(trace, tool):
-    return [c for c in trace.tool_calls if c.tool == tool]
+from asking import calls
 
 
 def rows(answer: str, header: str) -> list[list[str]]:

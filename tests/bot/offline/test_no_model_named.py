@@ -5,39 +5,10 @@ public (development rows of tests/corpus/real/; the row id is beside each)."""
 
 from __future__ import annotations
 
-import functools
-import logging
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "corpus"))
-import real
+from asking import ask, calls, row
 
 from bot.offline.say.render import duration, gb
-
-
-@functools.cache
-def row(row_id: str) -> str:
-    found = next(r for r in real.rows() if r["id"] == row_id)
-    assert not real.held_out(row_id), "rules are never written from the held-out fifth"
-    return found["text"]
-
-
-def ask(advisor, caplog, *questions):
-    caplog.set_level(logging.ERROR, logger="gpu_advisor.advisor")
-    cid, traces = None, []
-    for q in questions:
-        t = advisor.ask(q, conversation_id=cid)
-        cid = t.conversation_id
-        assert t.ungrounded == [] and t.unused == [], t.answer
-        traces.append(t)
-    return traces
-
-
-def calls(trace, tool):
-    return [c for c in trace.tool_calls if c.tool == tool]
 
 
 def test_a_run_time_with_no_model_is_timed_on_the_default_and_on_other_sizes(advisor, caplog):

@@ -3,23 +3,10 @@ row id is beside each). Asserted as the asker would see it: which cards, how man
 
 from __future__ import annotations
 
-import functools
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "corpus"))
-import real
+from asking import row
 
 from bot.offline.understand.request.reader import read
-
-
-@functools.cache
-def row(row_id: str) -> str:
-    found = next(r for r in real.rows() if r["id"] == row_id)
-    assert not real.held_out(row_id), "rules are never written from the held-out fifth"
-    return found["text"]
 
 
 @pytest.mark.parametrize(

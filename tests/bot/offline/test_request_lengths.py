@@ -4,12 +4,9 @@ its traffic written with a space between thousands; and a sizing request that na
 from __future__ import annotations
 
 import pytest
+from asking import calls
 
 from bot.offline.understand.request.reader import read
-
-
-def calls(trace, tool):
-    return [c for c in trace.tool_calls if c.tool == tool]
 
 
 @pytest.mark.parametrize(

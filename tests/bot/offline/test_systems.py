@@ -4,10 +4,7 @@ will be used. Every figure shown is a tool output (grounding), every figure the 
 from __future__ import annotations
 
 import pytest
-
-
-def calls(trace, tool):
-    return [c for c in trace.tool_calls if c.tool == tool]
+from asking import calls
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 import logging
 
 import pytest
+from asking import calls
 
 from bot.answer.advisor import Advisor
 from bot.core.language import detect_language
@@ -36,10 +37,6 @@ def ask(advisor, *questions):
         assert t.ungrounded == [], t.answer
         traces.append(t)
     return traces
-
-
-def calls(trace, tool):
-    return [c for c in trace.tool_calls if c.tool == tool]
 
 
 # --- 1. it answers without asking for what the answer does not need --------------------------------------

@@ -3,29 +3,12 @@ written here (not the outside set's): a period of use is billed, GPU-hours a mon
 a follow-up about buying gets the purchase price, a serving comparison gets speeds and a pick, and a card the
 catalog lacks is named with what the job needs."""
 
-import logging
-
 import pytest
+from asking import ask, calls
 
 from bot.offline.understand.request.reader import read
 from tools.catalog.lookup import gpus
 from tools.catalog.prices import prices_for
-
-
-def ask(advisor, caplog, *questions):
-    caplog.set_level(logging.ERROR, logger="gpu_advisor.advisor")
-    cid, traces = None, []
-    for q in questions:
-        t = advisor.ask(q, conversation_id=cid)
-        cid = t.conversation_id
-        assert t.ungrounded == [] and t.unused == [], t.answer
-        traces.append(t)
-    return traces
-
-
-def calls(trace, tool):
-    return [c for c in trace.tool_calls if c.tool == tool]
-
 
 # --- a period of use is wall-clock time on the cards (class 2: "32 卡跑两周" priced as one card-hour) ---------
 
