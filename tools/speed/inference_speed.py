@@ -38,30 +38,6 @@ from tools.speed.flops import Shape, peak_flops, shape
 from tools.units import BYTES_PER_PARAM, GB
 
 
-class _Speed(NamedTuple):
-    """The figures of one inference_speed call, before its output and assumptions are built."""
-
-    m: ModelSpec
-    gpu: GpuSpec
-    tp: int
-    precision: str
-    compute_precision: str
-    kernel: str
-    eff: float
-    bw: float
-    prompt: int
-    ctx: int
-    fits: int
-    b: int
-    step_bytes: float
-    t_step: float
-    t_moe: float
-    bound: str
-    prefill_tps: float
-    prefill_eff: float
-    ttft: float
-
-
 class _Fixed(NamedTuple):
     """What one inference_speed input gives before its batch: the same for every batch a planner tries."""
 
@@ -87,6 +63,18 @@ class _Fixed(NamedTuple):
     prefill_s: float  # prompt / prefill rate + the prefill's tensor-parallel all-reduces
     dense_bytes: float | None  # a dense model's weight bytes per step (None for MoE: they grow with the batch)
     output_len: int | None  # continuous batching: other requests' prefills counted in the time per token
+
+
+class _Speed(NamedTuple):
+    """The figures of one inference_speed call, before its output and assumptions are built: the input's fixed
+    figures and what its batch makes of them."""
+
+    fixed: _Fixed
+    b: int  # the batch decoded at once (capped at what fits)
+    step_bytes: float
+    t_step: float
+    bound: str
+    ttft: float
 
 
 def step_times(inp: InferenceSpeedInput) -> Callable[[int], tuple[float, float]]:
@@ -155,27 +143,25 @@ def _fixed(inp: InferenceSpeedInput) -> _Fixed:
 
 def _at(f: _Fixed, batch: int) -> _Speed:
     """The decode step and first token at `batch` sequences."""
-    m, gpu, s, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, kv_seq, flops_tok, compute_s, up, \
-        t_moe, prefill_tps, prefill_eff, prefill_s, dense, output_len = f  # fmt: skip
+    m, s, tp, precision, bw, fits, up, dense = f.m, f.s, f.tp, f.precision, f.bw, f.fits, f.up, f.dense_bytes
     # a batch that does not fit in memory is never decoded at once: the engine runs the batch that fits
     b = min(batch, fits) if fits >= 1 else batch
     w_bytes = dense if dense is not None else decode_weight_bytes(m, s, precision, b)[0]
-    kv = kv_seq * b
+    kv = f.kv_per_sequence * b
     step_bytes = (w_bytes + kv) / tp
     t_mem = step_bytes / bw
-    t_flops = b * flops_tok / tp / compute_s
+    t_flops = b * f.flops_per_token / tp / f.compute_s
     t_tp = 0.0
     if tp > 1:  # two all-reduces of b × hidden activations per layer
         t_tp = 2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(b * s.hidden * 2, tp, up))
-    t_step = max(t_mem, t_flops) + STEP_OVERHEAD_S + t_tp + t_moe
+    t_step = max(t_mem, t_flops) + STEP_OVERHEAD_S + t_tp + f.t_moe
     bound = "memory" if t_mem >= t_flops else "compute"
-    ttft = prefill_s + t_step
-    if output_len and b > 1:
+    ttft = f.prefill_s + t_step
+    if f.output_len and b > 1:
         # continuous batching: in the output_len steps of one request, each of the b - 1 others is replaced once, and
         # its prompt's prefill runs between (or chunked into) the decode steps every running request waits on
-        t_step += (b - 1) * prefill_s / output_len
-    return _Speed(m, gpu, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, b, step_bytes, t_step,
-                  t_moe, bound, prefill_tps, prefill_eff, ttft)  # fmt: skip
+        t_step += (b - 1) * f.prefill_s / f.output_len
+    return _Speed(f, b, step_bytes, t_step, bound, ttft)
 
 
 @functools.lru_cache(maxsize=8192, typed=True)  # typed, as `assume`: 1, 1.0 and True stay different values
@@ -246,8 +232,10 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
     Decode is memory-bound at small batch (weights + KV read per step at an achieved share of the
     spec bandwidth) and compute-bound at large batch (2·N_active FLOPs per token); prefill is compute-bound.
     """
-    m, gpu, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, b, step_bytes, t_step, t_moe, bound, \
-        prefill_tps, prefill_eff, ttft = _speed(inp)  # fmt: skip
+    f, b, step_bytes, t_step, bound, ttft = _speed(inp)
+    m, gpu, tp, precision, compute_precision, kernel, eff, bw = f.m, f.gpu, f.tp, f.precision, f.compute_precision, \
+        f.kernel, f.eff, f.bw  # fmt: skip
+    prompt, ctx, fits, t_moe, prefill_tps, prefill_eff = f.prompt, f.ctx, f.fits, f.t_moe, f.prefill_tps, f.prefill_eff
     given = inp.model_fields_set
     assumptions = list(
         _stated(gpu.bandwidth_gb_s, eff, "bandwidth_efficiency" not in given, kernel, inp.kernel == "auto",
