@@ -69,18 +69,24 @@ def check_all(schema, mode: GenerationMode, examples: dict[str, int] | int, **va
     return failures
 
 
+def accepted_unless_unsupported(ctx, response, case) -> None:
+    """`positive_data_acceptance`, allowing one refusal: the named GPU or model cannot serve the request."""
+    if response.status_code in (400, 422):
+        error = response.json()["error"]
+        assert error["code"] == "unsupported", f"schema-valid request refused: {response.status_code} {error}"
+
+
+#: schema-valid requests are answered; the one refusal allowed is `unsupported` (the named GPU or model, or a full
+#: architecture, rules the request out), checked in place of schemathesis' own acceptance check
+ACCEPTANCE = {"excluded_checks": [positive_data_acceptance], "additional_checks": [accepted_unless_unsupported]}
+
+
 def test_every_schema_valid_request_is_answered(app):
     schema = schemathesis.openapi.from_asgi("/openapi.json", app, config=LIMITS)
     assert len(list(schema.get_all_operations())) >= 20
     # a full architecture in `model` reaches the calculators even with random names, and can rule the request out
     # (tp not dividing its heads): the same one refusal as with catalog names below
-    failures = check_all(
-        schema,
-        GenerationMode.POSITIVE,
-        EXAMPLES,
-        excluded_checks=[positive_data_acceptance],
-        additional_checks=[accepted_unless_unsupported],
-    )
+    failures = check_all(schema, GenerationMode.POSITIVE, EXAMPLES, **ACCEPTANCE)
     assert not failures, "\n\n".join(failures)
 
 
@@ -117,23 +123,10 @@ def catalog_names(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
-def accepted_unless_unsupported(ctx, response, case) -> None:
-    """`positive_data_acceptance`, allowing one refusal: the named GPU or model cannot serve the request."""
-    if response.status_code in (400, 422):
-        error = response.json()["error"]
-        assert error["code"] == "unsupported", f"schema-valid request refused: {response.status_code} {error}"
-
-
 def test_catalog_names_reach_every_calculator_and_only_the_catalog_refuses(app):
     with TestClient(app, base_url="http://127.0.0.1") as client:
         raw = client.get("/openapi.json").json()
     schema = schemathesis.openapi.from_dict(catalog_names(raw))
     schema.app = app
-    failures = check_all(
-        schema,
-        GenerationMode.POSITIVE,
-        CATALOG_EXAMPLES,
-        excluded_checks=[positive_data_acceptance],
-        additional_checks=[accepted_unless_unsupported],
-    )
+    failures = check_all(schema, GenerationMode.POSITIVE, CATALOG_EXAMPLES, **ACCEPTANCE)
     assert not failures, "\n\n".join(failures)
