@@ -142,16 +142,17 @@ class RulesPlanner:
             missing = []
         # no model named in a question that asks for figures ("微调需要几张 4090？"): answered on the stated default,
         # with the same answer for other sizes and one question for the model after it (a bare "显存" is asked)
+        sized = scaling.applies(intent, text)
         scaled = (
             missing == ["model"]
             and bool(request.cued or traffic or decided.again)
             and not (p.unknown_models or p.unknown_gpus or p.invalid)
         )
-        if scaled := scaled and scaling.applies(intent, text):
+        if scaled := scaled and sized:
             defaulted = {"model": ASK_DEFAULTS["model"], **defaulted}
             slots["model"], missing = ASK_DEFAULTS["model"], []
         # "按默认" to "“GLM-5.2”多大？": the default is no size of that model, so the other sizes are given beside it
-        unsized = stood[0] if stood and not stood[1] and scaling.applies(intent, text) else None
+        unsized = stood[0] if stood and not stood[1] and sized else None
         scaled = scaled or bool(unsized)
         shown = len(out.blocks)
         if missing and (p.unknown_gpus or p.unknown_models):
