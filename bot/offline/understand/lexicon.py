@@ -122,6 +122,10 @@ WORKLOADS = (
     ),
     ("train", r"训练|\btrain(?:ing)?\b"),
 )
+TRAINING_RUN = (
+    r"训练|预训练|微调|全参|全量|\btrain(?:ing|ed)?\b|fine-?tun\w*|pre-?train\w*|\bsft\b|\brlhf\b|\bdpo\b|"
+    r"\bgrpo\b|\bppo\b|instruction tuning|指令调优|\bepochs?\b|轮次|optimizer|优化器|梯度|gradient"
+)
 PRECISIONS = (
     ("fp32", r"\bfp32\b|float32|单精度|全精度|full precision"),
     ("tf32", r"\btf32\b"),

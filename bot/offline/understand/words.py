@@ -20,6 +20,8 @@ _OFFLOAD = [
     (True, _C(lx.OFFLOAD_ANY)),
 ]
 _MIXED = _C(lx.MIXED_PRECISION)
+#: words of a training run itself, not of a method's name: "LoRA" alone is also what an adapter served is called
+_TRAINING_RUN = _C(lx.TRAINING_RUN)
 _DOMESTIC = _C(lx.CHINA_DOMESTIC)
 _AVAILABLE = _C(lx.CHINA_AVAILABLE)
 _FOLLOW_UP = _C(lx.FOLLOW_UP)
@@ -52,8 +54,11 @@ def words(w: Work) -> None:
         w.slots["workload"] = "pretrain"
     elif w.slots.get("method") or _WORKLOADS["finetune"].search(s):
         infer, ft = _WORKLOADS["infer"].search(s), _WORKLOADS["finetune"].search(s)
+        served = infer and not _TRAINING_RUN.search(s)  # "做推理…加载 lora 模型": an adapter served, nothing trained
         w.slots["workload"] = (
-            "infer" if infer and ft and infer.start() < ft.start() and not w.slots.get("method") else "finetune"
+            "infer"
+            if served or (infer and ft and infer.start() < ft.start() and not w.slots.get("method"))
+            else "finetune"
         )
     elif _WORKLOADS["infer"].search(s) or "concurrency" in w.slots:
         w.slots["workload"] = "infer"

@@ -8,7 +8,6 @@ from typing import Any
 
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.paste import Paste
-from bot.offline.understand.request.asks import SERVING_RUN, TRAINING_RUN
 from bot.offline.understand.request.model import Request
 from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
@@ -130,9 +129,6 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         if key in _FIELDS and key not in args and val is not None:
             args[key] = val
     workload = slots_of(p).get("workload")
-    said = (request.text or "").lower()
-    if workload == "finetune" and SERVING_RUN.search(said) and not TRAINING_RUN.search(said):
-        workload = "infer"  # "做推理…加载 lora 模型时 OOM": an adapter loaded to serve, no fine-tuning run
     if paste.framework in _LOCAL:
         pass  # a local runtime serves: the question's words ("image", "fine-tuned model") do not make it training
     elif (not framework or framework in _GENERAL) and workload in ("train", "infer"):
