@@ -330,3 +330,18 @@ def test_every_real_question_is_answered_in_the_language_its_asker_wrote():
     labelled = [row for row in labelled if row[1] in ("zh", "en")]
     assert len(labelled) >= 390
     assert [(i, lang) for i, lang, text in labelled if detect_language(text) != lang] == []
+
+
+@pytest.mark.parametrize(
+    "text, workload",
+    [
+        ("llama-13b 做推理，4 张 3080，加载 lora 模型时 OOM", "infer"),  # an adapter served: nothing is trained
+        ("Qwen2.5-7B 用 vLLM 部署，挂 3 个 LoRA，速度只有 5 tokens/s", "infer"),
+        ("Qwen2.5-7B LoRA 微调完想部署，4090 够吗", "finetune"),  # a training word: the run is the fine-tune
+        ("serving a LoRA adapter on Llama-3-8B with vllm, how much memory", "infer"),
+        ("LoRA fine-tuning Llama-3-8B for 3 epochs on one A100", "finetune"),
+        ("QLoRA 72B 要几张卡", "finetune"),  # a method alone, no serving word: fine-tuning, as before
+    ],
+)
+def test_a_method_named_with_serving_words_only_is_serving(text, workload):
+    assert parse(text).workload == workload
