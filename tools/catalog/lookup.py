@@ -361,10 +361,11 @@ def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
 @functools.cache
 def family_anchor(params_b: float) -> ModelSpec | None:
     """The catalog's dense SwiGLU model nearest in size (within GENERIC_NEAR), the first released of equal sizes
-    (an original family rather than a later distillation or fine-tune of its shape)."""
+    (an original family rather than a later distillation or fine-tune of its shape). A vision-language model lends
+    none: its total holds a vision tower, so its decoder's depth and width are those of a smaller model."""
     best = None
     for m in models():
-        if m.is_moe or m.generic or m.mlp != "swiglu" or m.params_b <= 0:
+        if m.is_moe or m.generic or m.mlp != "swiglu" or m.params_b <= 0 or m.vision_layers:
             continue
         ratio = max(m.params_b, params_b) / min(m.params_b, params_b)
         key = (abs(math.log(ratio)), m.release or "")

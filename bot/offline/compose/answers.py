@@ -43,7 +43,9 @@ def compose(intent: str, s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out
         if value in used and typed in p.unknown_models:
             out.blocks.insert(at, stand_in_line(typed, value, out.lang, p.stand_in_basis.get(typed)))
             at += 1
-    small_model(used, run, out)
+    tools = {c.tool for c in run.calls[calls:]}
+    if tools & {"fit_training", "fit_inference", "model_memory", "diagnose"} and not tools & _SPEED_TOOLS:
+        small_model(used, run, out)  # a memory answer: how small the model is, once
     for value in p.models:  # "400B total, 20B active, MoE" with no name: which shape the figures are for
         if _MOE_LABEL.fullmatch(value) and value in used and value not in p.stand_ins.values():
             total, active = value.split("-A")
@@ -55,6 +57,8 @@ def compose(intent: str, s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out
 SMALL_B = 1.0
 #: the common small card its inference is checked on
 SMALL_CARD = "t4"
+#: tools of a speed or time answer, where a small model's memory line is no answer to what was asked
+_SPEED_TOOLS = {"training_time", "inference_speed"}
 
 
 def small_model(used: set, run: ToolRun, out: Out) -> None:
@@ -70,10 +74,11 @@ def small_model(used: set, run: ToolRun, out: Out) -> None:
         sizes = run("model_memory", {"model": value})
         card = run("gpu_specs", {"gpu": SMALL_CARD})
         fit = run("fit_inference", {"model": value, "gpu": SMALL_CARD})
-        if fit["fits"]:
-            out.add(say("small_model", out.lang, model=spec.name, params=sizes["params_b"], weights=num(sizes["weights_gb"]),
+        line = say("small_model", out.lang, model=spec.name, params=sizes["params_b"], weights=num(sizes["weights_gb"]),
                         precision=sizes["precision"], card=card["name"], memory=plain(card["memory_gb"]),
-                        need=num(fit["per_gpu_gb"]), usable=num(fit["usable_gb"])))  # fmt: skip
+                        need=num(fit["per_gpu_gb"]), usable=num(fit["usable_gb"]))  # fmt: skip
+        if fit["fits"] and line not in out.blocks:
+            out.add(line)
         return
 
 

@@ -116,6 +116,7 @@ class _Names:
         candidates = self.by_digits.get(digits)
         if not candidates:
             return None
+        candidates = [c for c in candidates if c[:1] == key[:1]]  # a typo keeps the first letter: "mydeepseek2" no
         match = process.extractOne(key, candidates, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
         if match and is_vision(key) and not is_vision(match[0]):
             return None  # "GLM-4V-9B" is the vision model, not GLM-4-9B: said as not in the catalog, then stood in for

@@ -61,3 +61,9 @@ def test_an_embedding_model_gets_a_small_model_answer(advisor, caplog):
     assert "BGE-M3 is a small model" in t.answer and "NVIDIA T4 16GB" in t.answer and "a CPU runs it" in t.answer
     (t,) = ask(advisor, caplog, row("gh-flagembedding-196"))
     assert "BGE-base-zh-v1.5 是小模型" in t.answer
+
+
+def test_a_misspelling_keeps_its_first_letter():
+    """'/data-1/mydeepseek-2' (a folder in gh-ktransformers-446's command) is no DeepSeek-V2."""
+    assert "deepseek-v2" not in parse(row("gh-ktransformers-446")).models
+    assert parse("lamma-3-8b lora 微调").models == ["llama-3-8b"]

@@ -77,3 +77,11 @@ def test_a_weight_size_with_its_precision_implies_a_parameter_count(text, size_b
 @pytest.mark.parametrize("text", ["fp16 训练 8 卡", "v100-32G 显存", "batch 4 fp16"])
 def test_no_size_is_implied_without_a_weight_figure_next_to_a_precision(text):
     assert implied_size(text) is None
+
+
+def test_a_bare_size_never_takes_a_vision_models_shape():
+    """GLM-4V-9B is 13.9B with its vision tower; its decoder is a 9B's, so a bare '14B' is not shaped on it."""
+    from tools.catalog.lookup import family_anchor
+
+    anchor = family_anchor(14)
+    assert anchor is not None and not anchor.vision_layers
