@@ -18,6 +18,7 @@ from pathlib import Path
 from rapidfuzz import fuzz, process
 
 from tools.catalog import user_models
+from tools.catalog.architecture import vision_params
 from tools.catalog.generic import GENERIC_NEAR, shaped_model, shaped_moe
 from tools.catalog.records import GpuSpec, ModelSpec
 from tools.errors import UnknownGpu, UnknownModel
@@ -361,13 +362,14 @@ def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
 @functools.cache
 def family_anchor(params_b: float) -> ModelSpec | None:
     """The catalog's dense SwiGLU model nearest in size (within GENERIC_NEAR), the first released of equal sizes
-    (an original family rather than a later distillation or fine-tune of its shape). A vision-language model lends
-    none: its total holds a vision tower, so its decoder's depth and width are those of a smaller model."""
+    (an original family rather than a later distillation or fine-tune of its shape). A vision-language model is
+    measured by its decoder alone: GLM-4V-9B's 13.9B hold a 4.3B vision tower, so its depth and width are a 9B's."""
     best = None
     for m in models():
-        if m.is_moe or m.generic or m.mlp != "swiglu" or m.params_b <= 0 or m.vision_layers:
+        text_b = m.params_b - vision_params(m) / 1e9
+        if m.is_moe or m.generic or m.mlp != "swiglu" or text_b <= 0:
             continue
-        ratio = max(m.params_b, params_b) / min(m.params_b, params_b)
+        ratio = max(text_b, params_b) / min(text_b, params_b)
         key = (abs(math.log(ratio)), m.release or "")
         if ratio <= GENERIC_NEAR and (best is None or key < best[0]):
             best = (key, m)
