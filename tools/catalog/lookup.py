@@ -18,7 +18,7 @@ from pathlib import Path
 from rapidfuzz import fuzz, process
 
 from tools.catalog import user_models
-from tools.catalog.architecture import vision_params
+from tools.catalog.architecture import param_count, vision_params
 from tools.catalog.generic import GENERIC_NEAR, shaped_model, shaped_moe
 from tools.catalog.records import GpuSpec, ModelSpec
 from tools.errors import UnknownGpu, UnknownModel
@@ -366,7 +366,7 @@ def family_anchor(params_b: float) -> ModelSpec | None:
     measured by its decoder alone: GLM-4V-9B's 13.9B hold a 4.3B vision tower, so its depth and width are a 9B's."""
     best = None
     for m in models():
-        text_b = m.params_b - vision_params(m) / 1e9
+        text_b = (param_count(m).total - vision_params(m)) / 1e9 if m.vision_layers else m.params_b
         if m.is_moe or m.generic or m.mlp != "swiglu" or text_b <= 0:
             continue
         ratio = max(text_b, params_b) / min(text_b, params_b)
