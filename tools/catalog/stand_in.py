@@ -191,7 +191,7 @@ _UNIT = r"\s*(?:gb|gib|g)(?![a-z\d])"
 #: a weight size said with its precision: "fp16只用26G", "fp16 needs 26 GB", "26G (fp16)"
 _WEIGHTS_AT = re.compile(
     rf"(?P<p>{_PRECISION})[^\d\n]{{0,8}}?(?P<gb>\d+(?:\.\d+)?)(?:{_UNIT}|(?=\s*(?:吗|呢|[,，。?？!！)）]|$)))"
-    rf"|(?P<gb2>\d+(?:\.\d+)?){_UNIT}\s*[（(]?\s*(?:的)?\s*(?P<p2>{_PRECISION})"
+    rf"|(?<![\d.])(?P<gb2>\d+(?:\.\d+)?){_UNIT}\s*[（(]?\s*(?:的)?\s*(?P<p2>{_PRECISION})"
 )
 
 

@@ -74,7 +74,7 @@ def test_a_weight_size_with_its_precision_implies_a_parameter_count(text, size_b
     assert implied_size(text)[0] == pytest.approx(size_b)
 
 
-@pytest.mark.parametrize("text", ["fp16 训练 8 卡", "v100-32G 显存", "batch 4 fp16"])
+@pytest.mark.parametrize("text", ["fp16 训练 8 卡", "v100-32G 显存", "batch 4 fp16", "1234567890" * 400])
 def test_no_size_is_implied_without_a_weight_figure_next_to_a_precision(text):
     assert implied_size(text) is None
 
