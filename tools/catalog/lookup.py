@@ -18,6 +18,7 @@ from pathlib import Path
 from rapidfuzz import fuzz, process
 
 from tools.catalog import user_models
+from tools.catalog.architecture import param_count, vision_params
 from tools.catalog.generic import GENERIC_NEAR, shaped_model, shaped_moe
 from tools.catalog.records import GpuSpec, ModelSpec
 from tools.errors import UnknownGpu, UnknownModel
@@ -358,16 +359,24 @@ def generic_model(params_b: float, typed: str | None = None) -> ModelSpec:
     return shaped_model(params_b, typed, family_anchor(params_b))
 
 
+#: how much nearer (log of the size ratio, about 5%) a vision-language model's decoder must be than a text model to
+#: lend its shape: of two decoders of about the size said, the text model's is the shape a bare size means
+VISION_ANCHOR_PENALTY = 0.05
+
+
 @functools.cache
 def family_anchor(params_b: float) -> ModelSpec | None:
     """The catalog's dense SwiGLU model nearest in size (within GENERIC_NEAR), the first released of equal sizes
-    (an original family rather than a later distillation or fine-tune of its shape)."""
+    (an original family rather than a later distillation or fine-tune of its shape). A vision-language model is
+    measured by its decoder alone (GLM-4V-9B's 13.9B hold a 4.3B vision tower: its depth and width are a 9B's), and a
+    text model of about that size goes first (`VISION_ANCHOR_PENALTY`)."""
     best = None
     for m in models():
-        if m.is_moe or m.generic or m.mlp != "swiglu" or m.params_b <= 0:
+        text_b = (param_count(m).total - vision_params(m)) / 1e9 if m.vision_layers else m.params_b
+        if m.is_moe or m.generic or m.mlp != "swiglu" or text_b <= 0:
             continue
-        ratio = max(m.params_b, params_b) / min(m.params_b, params_b)
-        key = (abs(math.log(ratio)), m.release or "")
+        ratio = max(text_b, params_b) / min(text_b, params_b)
+        key = (abs(math.log(ratio)) + (VISION_ANCHOR_PENALTY if m.vision_layers else 0.0), m.release or "")
         if ratio <= GENERIC_NEAR and (best is None or key < best[0]):
             best = (key, m)
     return best[1] if best else None

@@ -90,6 +90,9 @@ class ModelSpec(Frozen):
     notes: str | None = None
     #: True for the generic dense architecture built for a bare size ("65B")
     generic: bool = False
+    #: a family's name written without a size that means this model ("ChatGLM" is ChatGLM-6B, "Mistral" is
+    #: Mistral-7B): the size the family is known for. Read only when the question names no size; the answer says so.
+    family_default: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelSpec:

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from rapidfuzz import fuzz
+
 from tools.catalog import lookup, user_models
 from tools.catalog.model_spec import ModelSpec
 
@@ -40,15 +42,26 @@ class NameParts:
     size_b: float | None = None
     active_b: float | None = None
     experts: str | None = None  # "8x7b": the catalog's MoE of that layout is the name for it
+    #: other name words after the family ("Qwen-Deepsee-32B": "deepsee"): a model named for two families
+    words: tuple[str, ...] = ()
 
     @property
     def moe(self) -> bool:
         return self.active_b is not None or self.experts is not None
 
 
+#: a size written before the family word it is glued to ("72Bqwen", "7b-llama"): read as "qwen 72b"
+_SIZE_FIRST = re.compile(r"^(\d+(?:\.\d+)?[bm])[\s\-_]*(?=[a-z\u4e00-\u9fff])")
+#: words in a name that say its flavour, not another model it is made from
+_FLAVOUR = frozenset("chat instruct base hf it sft dpo moe distill preview turbo pro max mini flash vl".split())
+
+
 def _spaced(name: str) -> str:
-    """Lower case, "1_5" -> "1.5" (a version written with an underscore), other separators -> spaces."""
+    """Lower case, "1_5" -> "1.5" (a version written with an underscore), other separators -> spaces; a size
+    written first moves after the family word ("72Bqwen" -> "qwen 72b")."""
     s = re.sub(r"(?<=\d)_(?=\d+(?:[^\d.bm]|$))", ".", name.strip().lower())
+    if m := _SIZE_FIRST.match(s):
+        s = f"{s[m.end() :]} {m.group(1)}"
     return re.sub(r"[\s\-_/·,，()（）]+", " ", s).strip()
 
 
@@ -63,8 +76,10 @@ def read_name(name: str) -> NameParts | None:
     family = _FAMILY.match(s)
     if not family:
         return None
-    version, size, active, experts = "", None, None, None
+    version, size, active, experts, words = "", None, None, None, []
     for m in _PIECE.finditer(s, family.end()):
+        if m.group(0).isalpha() and m.group(0) not in _FLAVOUR and len(m.group(0)) >= 3:
+            words.append(m.group(0))
         if m.group("experts"):
             experts = experts or m.group("experts")
         elif m.group("active"):
@@ -74,7 +89,7 @@ def read_name(name: str) -> NameParts | None:
             size = size or value
         elif m.group("number") and not version and size is None and m.start() <= family.end() + 1:
             version = m.group("number")  # "qwen1.5", "glm-5.2", "baichuan2": digits right after the family
-    return NameParts(name, family.group(0), version, size, active, experts)
+    return NameParts(name, family.group(0), version, size, active, experts, tuple(words))
 
 
 def keys(parts: NameParts) -> list[str]:
@@ -104,6 +119,8 @@ def resolve(parts: NameParts) -> ModelSpec | None:
     """The catalog model the name is, once glued sizes and separators are read ("llama2_70b"); else None. Exact
     names only: a near spelling of another size is another model."""
     vision = is_vision(parts.typed)
+    if parts.words:
+        return None  # "Qwen-Deepsee-32B" is not "Qwen-32B": a name with another family's word in it (`stand_in`)
     for key in keys(parts):
         if (hit := _index().get(lookup.normalize(key))) and not (vision and not is_vision(hit.name)):
             return hit  # "GLM-4V-9B" is not GLM-4-9B: a vision model is another model (stood in for, and said)
@@ -127,6 +144,8 @@ def stand_in(parts: NameParts, size_b: float | None = None, active_b: float | No
     if size is None or size <= 0:
         return None
     moe = parts.moe or active is not None
+    if parts.words and (both := _named_for_all(parts, size, moe)):
+        return both  # "Qwen-Deepsee-32B": the catalog's 32B model whose name has both words (R1-Distill-Qwen-32B)
     for version in (True, False) if parts.version else (False,):
         near = [
             m
@@ -138,6 +157,57 @@ def stand_in(parts: NameParts, size_b: float | None = None, active_b: float | No
         if near:  # the nearest size; of equal sizes the newest release
             return min(near, key=lambda m: (abs(m.params_b - size), -int((m.release or "0").replace("-", ""))))
     return None
+
+
+#: rapidfuzz partial ratio (0-100) a typed word needs to count as a word of a catalog name ("deepsee", "deepseek")
+WORD_CUTOFF = 85
+
+
+def _named_for_all(parts: NameParts, size: float, moe: bool) -> ModelSpec | None:
+    """The catalog model nearest in size (within `NEAR`) whose name holds the family word and every other word of
+    the typed name, each spelt closely enough; None when none does."""
+    want = [parts.family, *parts.words]
+
+    def holds(m: ModelSpec) -> bool:
+        names = [lookup.normalize(n) for n in (m.name, *m.aliases)]
+        return any(all(fuzz.partial_ratio(w, n) >= WORD_CUTOFF for w in want) for n in names)
+
+    near = [m for m in lookup.models() if m.is_moe == moe and abs(m.params_b - size) <= NEAR * size and holds(m)]
+    return min(near, key=lambda m: abs(m.params_b - size)) if near else None
+
+
+def family_default(name: str) -> ModelSpec | None:
+    """The model a family's name written without a size means (`ModelSpec.family_default`: "ChatGLM" is
+    ChatGLM-6B); None when the catalog marks none for it."""
+    key = lookup.normalize(name)
+    return next((m for m in lookup.models() if key in {lookup.normalize(n) for n in m.family_default}), None)
+
+
+#: bytes per weight of a precision word ("fp16 26G": 13B parameters)
+_WEIGHT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "float16": 2, "bfloat16": 2, "半精度": 2, "fp8": 1, "int8": 1,
+                 "8bit": 1, "int4": 0.5, "4bit": 0.5}  # fmt: skip
+_PRECISION = r"fp32|fp16|bf16|bfloat16|float16|半精度|fp8|int8|8[\- ]?bit|int4|4[\- ]?bit"
+_UNIT = r"\s*(?:gb|gib|g)(?![a-z\d])"
+#: a weight size said with its precision: "fp16只用26G", "fp16 needs 26 GB", "26G (fp16)"
+_WEIGHTS_AT = re.compile(
+    rf"(?P<p>{_PRECISION})[^\d\n]{{0,8}}?(?P<gb>\d+(?:\.\d+)?)(?:{_UNIT}|(?=\s*(?:吗|呢|[,，。?？!！)）]|$)))"
+    rf"|(?<![\d.])(?P<gb2>\d+(?:\.\d+)?){_UNIT}\s*[（(]?\s*(?:的)?\s*(?P<p2>{_PRECISION})"
+)
+
+
+def implied_size(text: str) -> tuple[float, str] | None:
+    """The parameter count (billions) a weight size said with its precision implies ("fp16只用26G" -> 13), and the
+    words that say it; None when the text says none."""
+    low = text.lower()
+    m = _WEIGHTS_AT.search(low)
+    if not m:
+        return None
+    said = (text if len(low) == len(text) else low)[m.start() : m.end()]
+    precision = re.sub(r"[\- ]", "", m.group("p") or m.group("p2"))
+    gb = float(m.group("gb") or m.group("gb2"))
+    if gb <= 0:
+        return None
+    return gb / _WEIGHT_BYTES[precision], said.strip(" \t(（")
 
 
 def same_line(name: str) -> ModelSpec | None:

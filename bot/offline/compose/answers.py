@@ -15,12 +15,13 @@ from typing import Any
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.support import supports
 from bot.offline.say.phrases import say
-from bot.offline.say.render import Out, gb, method_label
+from bot.offline.say.render import Out, gb, method_label, num
 from bot.offline.understand.frames import frame
 from bot.offline.understand.parse import ParsedQuestion
 from tools.catalog.lookup import get_model
 from tools.catalog.stand_in import is_vision, read_name
 from tools.errors import AdvisorError, UnknownModel
+from tools.units import plain
 
 
 def compose(intent: str, s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -40,13 +41,45 @@ def compose(intent: str, s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out
     used = {c.input.get("model") for c in run.calls[calls:] if isinstance(c.input, dict)}
     for typed, value in p.stand_ins.items():  # said before the figures, when they are computed on it
         if value in used and typed in p.unknown_models:
-            out.blocks.insert(at, stand_in_line(typed, value, out.lang))
+            out.blocks.insert(at, stand_in_line(typed, value, out.lang, p.stand_in_basis.get(typed)))
             at += 1
+    tools = {c.tool for c in run.calls[calls:]}
+    if tools & {"fit_training", "fit_inference", "model_memory", "diagnose"} and not tools & _SPEED_TOOLS:
+        small_model(used, run, out)  # a memory answer: how small the model is, once
     for value in p.models:  # "400B total, 20B active, MoE" with no name: which shape the figures are for
         if _MOE_LABEL.fullmatch(value) and value in used and value not in p.stand_ins.values():
             total, active = value.split("-A")
             out.blocks.insert(at, say("generic_moe_shape", out.lang, total=total, active=active))
             at += 1
+
+
+#: under this many parameters (billions) a model is small: a 16 GB card serves it and a CPU can run it
+SMALL_B = 1.0
+#: the common small card its inference is checked on
+SMALL_CARD = "t4"
+#: tools of a speed or time answer, where a small model's memory line is no answer to what was asked
+_SPEED_TOOLS = {"training_time", "inference_speed"}
+
+
+def small_model(used: set, run: ToolRun, out: Out) -> None:
+    """An embedding model or another model under `SMALL_B` ("bge-m3", "bge-base-zh-v1.5"): one line that says it is
+    small, with its weights, the fit on a 16 GB card and that a CPU runs it, whatever else the answer sized."""
+    for value in sorted(v for v in used if isinstance(v, str)):
+        try:
+            spec = get_model(value)
+        except AdvisorError:
+            continue
+        if spec.params_b >= SMALL_B:
+            continue
+        sizes = run("model_memory", {"model": value})
+        card = run("gpu_specs", {"gpu": SMALL_CARD})
+        fit = run("fit_inference", {"model": value, "gpu": SMALL_CARD})
+        line = say("small_model", out.lang, model=spec.name, params=sizes["params_b"], weights=num(sizes["weights_gb"]),
+                        precision=sizes["precision"], card=card["name"], memory=plain(card["memory_gb"]),
+                        need=num(fit["per_gpu_gb"]), usable=num(fit["usable_gb"]))  # fmt: skip
+        if fit["fits"] and line not in out.blocks:
+            out.add(line)
+        return
 
 
 def unknown_names(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
@@ -128,8 +161,13 @@ def _job_needs(p: ParsedQuestion, card: str, run: ToolRun, lang: str) -> str:
 _MOE_LABEL = re.compile(r"\d+(?:\.\d+)?B-A\d+(?:\.\d+)?B")
 
 
-def stand_in_line(name: str, value: str, lang: str) -> str:
-    """ "“qwen72b”不在目录里，下面按…Qwen2.5-72B 估算": which model an unknown name is computed on, and why that one."""
+def stand_in_line(name: str, value: str, lang: str, basis: str | None = None) -> str:
+    """ "“qwen72b”不在目录里，下面按…Qwen2.5-72B 估算": which model an unknown name is computed on, and why that one
+    (`basis`: "default" for the size a family is known for, else the figure that implies the size)."""
+    if basis == "default":  # "ChatGLM" is ChatGLM-6B: an assumption, said so that they can correct it
+        return say("stand_in_family_default", lang, name=name, model=get_model(value).name)
+    if basis:  # "Baichuan2 … fp16 26G": the size its weights at that precision imply
+        return say("stand_in_implied", lang, name=name, model=get_model(value).name, figure=basis)
     parts = read_name(name)
     if _MOE_LABEL.fullmatch(value):  # "GLM-5.2，总参 355B、激活 32B": a generic MoE of those sizes
         total, active = value.split("-A")

@@ -109,7 +109,7 @@ def plan(text: str, paste: Paste, request: Request, run, lang: str) -> PlanResul
     p = request.parsed
     for typed, value in p.stand_ins.items():  # which model an unknown name was computed on, said first
         if value == args.get("model") and typed in p.unknown_models:
-            blocks.insert(0, stand_in_line(typed, value, lang))
+            blocks.insert(0, stand_in_line(typed, value, lang, p.stand_in_basis.get(typed)))
     return PlanResult(answer="\n\n".join(b for b in blocks if b), language=lang, tool_calls=run.calls,
                       citations=run.citations, follow_ups=[], state={}, offered=offered)  # fmt: skip
 

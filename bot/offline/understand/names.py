@@ -17,9 +17,9 @@ from bot.core.language import HAN_CHARS
 from bot.offline.understand import lexicon as lx
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
-from bot.offline.understand.request.name_shapes import sized_name, stand_ins
+from bot.offline.understand.request.name_shapes import SIZE_FIRST, family_name, other_family, sized_name, stand_ins
 from tools.catalog import lookup as catalog
-from tools.catalog.stand_in import is_vision, read_name, resolve
+from tools.catalog.stand_in import family_default, is_vision
 from tools.errors import AdvisorError
 from tools.units import plain
 
@@ -116,9 +116,12 @@ class _Names:
         candidates = self.by_digits.get(digits)
         if not candidates:
             return None
+        candidates = [c for c in candidates if c[:1] == key[:1]]  # a typo keeps the first letter: "mydeepseek2" no
         match = process.extractOne(key, candidates, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
         if match and is_vision(key) and not is_vision(match[0]):
             return None  # "GLM-4V-9B" is the vision model, not GLM-4-9B: said as not in the catalog, then stood in for
+        if match and typed and (mine := numbers(typed)) not in self.numbers.get(match[0], {mine}):
+            return None  # "Deepsee-32B" is a 32B model, not DeepSeek-V3.2: the same digits, another number
         return self.lookup(match[0], typed) if match else None
 
     def is_family(self, token: str) -> bool:
@@ -206,7 +209,7 @@ def names_in(w: Any) -> None:
         i = _unknown_name(w, toks, i, names)
     _sibling_sizes(w, names)
     _distilled(w)
-    stand_ins(w)
+    stand_ins(w, MODEL_MARK)
 
 
 _BARE_MEMORY = _C(r"(?<![\w.])(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")
@@ -297,24 +300,20 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
                 w.mask(start, toks[j][1], GPU_MARK if kind == "gpu" else MODEL_MARK)
                 return j + 1
 
+    if (m := SIZE_FIRST.fullmatch(tok)) and names.is_family(m.group(2)):  # "72Bqwen": the size glued in front
+        return family_name(w, start, end, i + 1, MODEL_MARK)
     if names.is_family(tok):  # "gpt-7", "qwen3-235b-a22b", "llama 5 400b"
         j = i + 1
+        if other_family(w, toks, j, names.families) and joined(j + 1) and _SIZE.fullmatch(toks[j + 1][2]):
+            j += 1  # "Qwen-Deepsee-32B": a model named for two families, read whole (`stand_in._named_for_all`)
         while joined(j) and j < i + 5 and _VERSION_WORD.match(toks[j][2]) and not _is_gpu(toks[j][2], names):
             j += 1
         if j == i + 1 and not re.search(r"\d", tok):
             if not (joined(j) and re.match(r"^\d", toks[j][2])):
+                if family_default(w.span(start, end)):  # "Mistral", "ChatGLM": the size the family is known for,
+                    w.slots["family_words"] = [*w.slots.get("family_words", []), (start, end)]  # if nothing else
                 return i + 1  # a bare family word ("Qwen 做客服") names no model
-        end = toks[j - 1][1]
-        typed = w.span(start, end)
-        parts = read_name(typed)
-        if exact := parts and resolve(parts):  # "llama2_70b", "internlm2_5-7b": a catalog name, spelt otherwise
-            _add(w, "models", exact.id)
-            w.note("models", start, end)
-        else:  # said as not in the catalog; computed on a stand-in when it carries a size (`stand_ins`)
-            _add(w, "unknown_models", typed)
-            w.note("unknown_models", start, end)
-        w.mask(start, end, MODEL_MARK)
-        return j
+        return family_name(w, start, toks[j - 1][1], j, MODEL_MARK)
     tail = lambda j: joined(j) and _VERSION_WORD.match(toks[j][2]) and not _is_gpu(toks[j][2], names)  # noqa: E731
     if (j := sized_name(w, toks, i, tail, MODEL_MARK)) is not None:  # "Foo-13B", "FooMoE-30B-A3B": a name we lack
         return j

@@ -25,7 +25,7 @@ class Work:
         self.t = self.src
         self.slots: dict = {"text": text, "mentions": {}, "ranges": {}, "approximate": [], "invalid": [],
                             "user_figures": [], "models": [], "gpus": [], "unknown_gpus": [], "unknown_models": [],
-                            "stand_ins": {}}  # fmt: skip
+                            "stand_ins": {}, "stand_in_basis": {}}  # fmt: skip
         #: (slot, start, end) of every span a stage recognised, on `raw`: the request's mentions (request/reader.py)
         self.spans: list[tuple[str, int, int]] = []
 

@@ -13,9 +13,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from rapidfuzz import fuzz, process
+
 from bot.offline.understand.patterns import C
 from tools.catalog.lookup import normalize
-from tools.catalog.stand_in import read_name, same_line, stand_in
+from tools.catalog.stand_in import family_default, implied_size, read_name, resolve, same_line, stand_in
 from tools.units import plain
 
 #: a word that can open a model's name: letters, digits after the first two letters allowed ("foomoe", "orion2")
@@ -60,7 +62,39 @@ def sized_name(w: Any, toks: list[tuple[int, int, str]], i: int, tail: Callable[
     return j
 
 
-def stand_ins(w: Any) -> None:
+#: a size glued in front of a family word, as one token ("72bqwen")
+SIZE_FIRST = C(r"(\d+(?:\.\d+)?b)([a-z]+\d*(?:\.\d+)?)")
+#: rapidfuzz ratio a second word needs to count as another family's name ("deepsee" for "deepseek")
+_FAMILY_CUTOFF = 85
+
+
+def other_family(w: Any, toks: list, j: int, families: set[str]) -> bool:
+    """Token j, joined to the family word before it by a hyphen or underscore, is (a close spelling of) another
+    family's word: "Qwen-Deepsee-32B" is one name, not Qwen and then something else."""
+    if j >= len(toks) or not re.fullmatch(r"[\-_]", w.t[toks[j - 1][1] : toks[j][0]]):
+        return False
+    word = toks[j][2]
+    if len(word) < 4 or not word.isalpha():
+        return False
+    return bool(process.extractOne(word, sorted(families), scorer=fuzz.ratio, score_cutoff=_FAMILY_CUTOFF))
+
+
+def family_name(w: Any, start: int, end: int, nxt: int, mark: str) -> int:
+    """A model name that opens with a family word, read from start to end: the catalog model it spells, else an
+    unknown name (said as not in the catalog; computed on a stand-in when it carries a size: `stand_ins`)."""
+    typed = w.span(start, end)
+    parts = read_name(typed)
+    if exact := parts and resolve(parts):  # "llama2_70b", "internlm2_5-7b", "72Bqwen": a catalog name, spelt otherwise
+        _add(w, "models", exact.id)
+        w.note("models", start, end)
+    else:
+        _add(w, "unknown_models", typed)
+        w.note("unknown_models", start, end)
+    w.mask(start, end, mark)
+    return nxt
+
+
+def stand_ins(w: Any, mark: str) -> None:
     """A model name the catalog lacks is computed on a stand-in when a size is in its name ("qwen72b",
     "Qwen2-57B-A14B", "Gemini-8x7B") or beside it ("GLM-5.2，总参 355B"): the family's catalog model nearest in
     size (`tools.catalog.stand_in`), else a generic model of that size (a generic MoE of its total and active sizes
@@ -70,11 +104,22 @@ def stand_ins(w: Any) -> None:
     unknown = w.slots["unknown_models"]
     keys = [normalize(n) for n in unknown]  # "Qwen2-VL" beside "Qwen2-VL-7B", "qwen1_5" beside "qwen1_5_chat": one
     unknown[:] = [n for n, k in zip(unknown, keys, strict=True) if not any(o != k and o.startswith(k) for o in keys)]
+    _family_words(w, models, mark)
+    implied = implied_size(w.raw)
     for typed in unknown:
         parts = read_name(typed)
         if parts is None:
             continue
         size = parts.size_b if parts.size_b is not None else float(given[0][:-1]) if given else None
+        if size is None and (default := family_default(typed)) and not implied:  # "ChatGLM": ChatGLM-6B, said
+            _add(w, "models", default.id)
+            w.slots["stand_ins"][typed], w.slots["stand_in_basis"][typed] = default.id, "default"
+            continue
+        if size is None and implied and not parts.experts and not parts.moe:  # "Baichuan2 … fp16 26G": the 13B
+            if model := stand_in(parts, size_b=implied[0]):
+                _add(w, "models", model.id)
+                w.slots["stand_ins"][typed], w.slots["stand_in_basis"][typed] = model.id, implied[1]
+                continue
         if parts.experts and size is None:
             n, each = parts.experts[:-1].split("x")
             size = float(n) * float(each)  # no layout in the catalog: all experts counted as dense weights
@@ -93,6 +138,18 @@ def stand_ins(w: Any) -> None:
         else:
             _add(w, "models", value)
         w.slots["stand_ins"][typed] = value
+
+
+def _family_words(w: Any, models: list[str], mark: str) -> None:
+    """A family's name with no size and nothing else named ("Mistral on CPU", "ChatGLM 微调"): read as an unknown
+    name that stands on the size the family is known for (`ModelSpec.family_default`), said in the answer."""
+    spans = w.slots.pop("family_words", [])
+    if models or w.slots["unknown_models"] or not spans:
+        return
+    start, end = spans[0]
+    _add(w, "unknown_models", w.span(start, end))
+    w.note("unknown_models", start, end)
+    w.mask(start, end, mark)
 
 
 def _add(w: Any, slot: str, value: str) -> None:
