@@ -77,10 +77,11 @@ def named_causes(s: Setup) -> list[Candidate]:
         prior = 0.2 if s.oom else 0.5
         if s.workload == "train":  # a trainer has no eager mode to leave: a tiny micro-batch is its usual setting
             out.append(Candidate("compute_or_config_slow", say("told", what="slow"), "per_device_train_batch_size",
-                                 max(2, i.micro_batch * 2), prior=prior, extra={"cost": "larger_micro_batch"}))  # fmt: skip
+                                 max(2, i.micro_batch * 2), prior=prior,
+                                 extra={"cost": "larger_micro_batch", "words": "slow_told"}))  # fmt: skip
         else:
             out.append(Candidate("compute_or_config_slow", say("told", what="slow"), "--enforce-eager", False,
-                                 prior=prior))  # fmt: skip
+                                 prior=prior, extra={"words": "slow_told"}))  # fmt: skip
         if i.n_gpus > 1 and not s.oom:  # slow on several GPUs: what they exchange, over the link they have
             consumer = s.gpu is not None and s.gpu.segment == "consumer"
             fix = ("--tensor-parallel-size", 1) if s.workload == "infer" else ("gradient_accumulation_steps", 4)
