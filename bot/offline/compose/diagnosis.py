@@ -17,6 +17,7 @@ from bot.offline.compose.answers import stand_in_line
 from bot.offline.understand.paste import Paste, read_paste
 from bot.offline.understand.paste.setup import diagnose_args, question_model
 from bot.offline.understand.request.model import Request
+from tools.diagnose.context import OOM_KINDS
 from tools.errors import AdvisorError
 from tools.yaml_data import load_yaml
 
@@ -136,7 +137,13 @@ def render(
             "measured_tokens_per_s") else []  # fmt: skip
         head += _answer(out, causes, lang, paste)
         return head + _read_notes(paste, out, unknown, args, lang), []
-    return [], _to_check(out, causes, lang, paste) + _read_notes(paste, out, unknown, args, lang)
+    est = out.get("estimate") or {}
+    head = []
+    if out.get("contradicts_estimate") and est:  # an OOM the estimate does not reproduce: the log wins, said first
+        head.append(line("oom_unexplained", lang, need=f"{est['per_gpu_gb']:g}", usable=f"{est['usable_gb']:g}"))
+    elif paste.evidence.get("error_kind") in OOM_KINDS:  # an OOM and no figure to compare: still the log wins
+        head.append(line("oom_unpinned", lang))
+    return head, _to_check(out, causes, lang, paste) + _read_notes(paste, out, unknown, args, lang)
 
 
 #: causes a speed fix answers: listed only when the measured speed is below what the setup gives
