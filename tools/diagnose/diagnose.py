@@ -92,9 +92,8 @@ def _out(c: Candidate, s: Setup) -> CauseOut:
     w = cause_words(c.cause)
     if c.extra.get("words"):  # the cause said for what established it (a runtime's own estimate, a merge)
         w = {**w, **words()["cause_variants"][c.extra["words"]]}
-    cost_flag = c.extra.get("cost_flag", c.flag)  # a fix said in another framework's spelling costs the same
-    if cost_flag in words()["flag_costs"]:
-        w = {**w, **{f"cost_{k}": v for k, v in words()["flag_costs"][cost_flag].items()}}
+    if c.flag in words()["flag_costs"]:  # (a flag said in another framework's spelling: its own cost, or the cause's)
+        w = {**w, **{f"cost_{k}": v for k, v in words()["flag_costs"][c.flag].items()}}
     if c.extra.get("cost"):
         w = {**w, **{f"cost_{k}": v for k, v in words()["fix_costs"][c.extra["cost"]].items()}}
     err = c.error

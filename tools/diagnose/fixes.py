@@ -101,13 +101,11 @@ def fit(c: Candidate, s: Setup) -> Candidate | None:
     if current is None and "default" in entry and _same(entry["default"], proposed):
         return _unset(c)  # the framework's default: nothing to change
     if fw != spelled:
-        c.extra.setdefault("cost_flag", c.flag)
         c.flag, c.value = entry["flag"], proposed
     return c
 
 
 def _unset(c: Candidate) -> Candidate:
-    c.extra.setdefault("cost_flag", c.flag)
     c.flag, c.value, c.after = NO_FLAG, NO_FLAG, None
     return c
 

@@ -99,7 +99,9 @@ def named_causes(s: Setup) -> list[Candidate]:
                              "low_cpu_mem_usage", True, prior=0.4))  # fmt: skip
     if symptom == "merge_export":
         out += _merge(s)
-    if symptom == "engine_memory":
+    if symptom == "engine_memory" and s.framework == "lmdeploy":
+        out.append(_lmdeploy_reserve(s))
+    elif symptom == "engine_memory":
         util = utilization(s)
         if s.capacity:
             arith = say("engine_reserve", util=f"{util:g}", cap=gib(s.capacity), reserve=gib(s.capacity * util))
@@ -113,6 +115,28 @@ def named_causes(s: Setup) -> list[Candidate]:
     if symptom == "hang" and i.n_gpus > 1:
         out.append(Candidate("nccl_timeout_or_env", say("named", what="hang"), "NCCL_P2P_DISABLE", 1, prior=0.6))
     return out
+
+
+def _lmdeploy_reserve(s: Setup) -> Candidate:
+    """lmdeploy (TurboMind) gives its KV cache a share of the memory left after the weights (frameworks.yaml knobs
+    `kv_pool_fraction`: cache_max_entry_count), so it holds most of the card whatever the model's size."""
+    share = _knob_default("kv_pool_fraction", "lmdeploy")
+    if s.capacity and s.model:
+        from tools.diagnose.serve import weights_bytes
+
+        w = weights_bytes(s) / max(s.tp, 1)
+        kv = share * max(s.capacity - w, 0)
+        arith = say("lmdeploy_reserve", share=f"{share:g}", cap=gib(s.capacity), weights=gib(w), kv=gib(kv),
+                    total=gib(w + kv))  # fmt: skip
+    else:
+        arith = say("lmdeploy_reserve_share", share=f"{share:g}")
+    return Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", 0.5, named=True, prior=0.75)
+
+
+def _knob_default(knob: str, framework: str) -> float:
+    from tools.diagnose.facts import facts
+
+    return facts()["knobs"][knob]["flags"][framework]["default"]
 
 
 def _merge(s: Setup) -> list[Candidate]:

@@ -37,6 +37,8 @@ def test_an_engine_pool_fix_is_said_in_lmdeploys_own_knob():
                             "symptom": "engine_memory"})  # fmt: skip
     flags = [c["fix"]["flag"] for c in out["causes"]]
     assert "--cache-max-entry-count" in flags and "--gpu-memory-utilization" not in flags
+    # lmdeploy's own arithmetic: a share of what is left after the weights, not vLLM's 0.9 of the card
+    assert "lmdeploy gives its KV cache 0.8 of what is left after the weights" in out["causes"][0]["arithmetic"]
 
 
 def test_a_transformers_run_gets_no_engine_pool_cause():
