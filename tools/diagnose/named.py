@@ -120,17 +120,31 @@ def named_causes(s: Setup) -> list[Candidate]:
 def _lmdeploy_reserve(s: Setup) -> Candidate:
     """lmdeploy (TurboMind) gives its KV cache a share of the memory left after the weights (frameworks.yaml knobs
     `kv_pool_fraction`: cache_max_entry_count), so it holds most of the card whatever the model's size."""
-    share = _knob_default("kv_pool_fraction", "lmdeploy")
+    flags = flag_values(s.inp)
+    share = _number(flags.get("cache_max_entry_count")) or _knob_default("kv_pool_fraction", "lmdeploy")
     if s.capacity and s.model:
-        from tools.diagnose.serve import weights_bytes
+        from tools.diagnose.serve import _weights_gb, weights_bytes
+        from tools.units import GB
 
-        w = weights_bytes(s) / max(s.tp, 1)
+        four_bit = flags.get("model_format", "").lower() in ("awq", "gptq")  # lmdeploy's own word for 4-bit weights
+        w = (_weights_gb(s.model.id, "int4") * GB if four_bit else weights_bytes(s)) / max(s.tp, 1)
+        if w >= s.capacity:  # the weights alone exceed the card: no reserve is the reason
+            arith = say("weights_per_gpu", weights=gib(w), total=gib(w * max(s.tp, 1)), tp=max(s.tp, 1),
+                        usable=gib(s.capacity), cap=gib(s.capacity), util="1")  # fmt: skip
+            return Candidate("weights_exceed_memory", arith, "--tp", max(s.tp, 1) * 2, named=True, prior=0.8)
         kv = share * max(s.capacity - w, 0)
         arith = say("lmdeploy_reserve", share=f"{share:g}", cap=gib(s.capacity), weights=gib(w), kv=gib(kv),
                     total=gib(w + kv))  # fmt: skip
     else:
         arith = say("lmdeploy_reserve_share", share=f"{share:g}")
     return Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", 0.5, named=True, prior=0.75)
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
 
 
 def _knob_default(knob: str, framework: str) -> float:
