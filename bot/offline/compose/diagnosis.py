@@ -111,9 +111,12 @@ def plan(text: str, paste: Paste, request: Request, run, lang: str) -> tuple[Pla
     )  # the user's words for the figure the diagnosis compares
     head, below = render(out, paste, args, unknown, lang, measured)
     p = request.parsed
-    for typed, value in p.stand_ins.items():  # which model an unknown name was computed on, said first
+    # which model an unknown name was computed on, said first: above a cause that leads, or above the whole
+    # diagnosis when it is the answer (otherwise the estimate that opens the answer says it)
+    first = head if head or not exclusive(paste) else below
+    for typed, value in p.stand_ins.items():
         if value == args.get("model") and typed in p.unknown_models:
-            head.insert(0, stand_in_line(typed, value, lang))
+            first.insert(0, stand_in_line(typed, value, lang))
     result = PlanResult(answer="\n\n".join(b for b in head if b), language=lang, tool_calls=run.calls,
                         citations=run.citations, follow_ups=[], state={}, offered=offered)  # fmt: skip
     return result, "\n\n".join(b for b in below if b)
