@@ -113,8 +113,8 @@ def plan(text: str, paste: Paste, request: Request, run, lang: str) -> tuple[Pla
     p = request.parsed
     # which model an unknown name was computed on, said first: above a cause that leads, or above the whole
     # diagnosis when it is the answer (otherwise the estimate that opens the answer says it)
-    first = head if head or not exclusive(paste) else below
-    for typed, value in p.stand_ins.items():
+    first = head if head else below if exclusive(paste) else None
+    for typed, value in p.stand_ins.items() if first is not None else ():
         if value == args.get("model") and typed in p.unknown_models:
             first.insert(0, stand_in_line(typed, value, lang))
     result = PlanResult(answer="\n\n".join(b for b in head if b), language=lang, tool_calls=run.calls,
