@@ -89,7 +89,8 @@ def diagnose_cmd(
     if as_json:
         print_json({"input": args, "output": out, "read": paste.read, "notes": paste.notes})
         return
-    console.print(Markdown("\n\n".join(render(out, paste, args, unknown, lang))))
+    head, below = render(out, paste, args, unknown, lang)  # the diagnosis alone: what leads, then what to check
+    console.print(Markdown("\n\n".join(head + below)))
 
 
 def register(app: typer.Typer) -> None:

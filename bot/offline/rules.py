@@ -65,14 +65,17 @@ class RulesPlanner:
         lang = ctx.language or request.parsed.language
         if proposal.asked(text):  # "生成方案": the proposal of what the conversation planned, as files
             return proposal.plan(ctx.state, run, lang)
-        lead = None
+        lead, below = None, ""
         if (paste := diagnosis.pasted(text, request)) is not None:  # a log, command or config: why it broke
-            lead = diagnosis.plan(text, paste, request, run, lang)
+            lead, below = diagnosis.plan(text, paste, request, run, lang)
             if diagnosis.exclusive(paste):  # an error the estimate cannot speak to: the diagnosis is the answer
+                lead.answer = "\n\n".join(b for b in (lead.answer, below) if b)
                 return lead
         result = self._plan(text, ctx, run, request)
-        if lead is not None:  # the diagnosis first, then the estimate of the setup as asked
-            result.answer = lead.answer + "\n\n" + diagnosis.line("details_header", lang) + "\n\n" + result.answer
+        # a cause that earned the lead first, then the estimate of the setup as asked, then what to check
+        if lead is not None:
+            parts = [lead.answer, diagnosis.line("details_header", lang)] if lead.answer else []
+            result.answer = "\n\n".join(b for b in (*parts, result.answer, below) if b)
             result.offered = {**lead.offered, **result.offered}
         return result
 

@@ -59,6 +59,8 @@ class Setup:
     #: fit_training's output per distinct argument set, for this diagnosis only (the causes and the fixes ask
     #: the calculator the same question several times; it is a pure function of its arguments)
     fits: dict[tuple, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: the measured speed against the estimate (slow.py): measured, expected, ratio_pct, verdict, bound
+    speed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def framework(self) -> str | None:

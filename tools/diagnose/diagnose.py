@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.diagnose import evidence, named, serve, slow, train
+from tools.diagnose import evidence, fixes, named, serve, slow, train
 from tools.diagnose.context import ENGINES, LOCAL, SERVING, Candidate, Setup, flag_values, read_setup, runs
-from tools.diagnose.facts import cause_words, say, words
+from tools.diagnose.facts import WORDS_ONLY, cause_words, say, words
 from tools.schemas.common import assume
 from tools.schemas.diagnose import CauseOut, DiagnoseInput, DiagnoseOutput, Fix
 
@@ -54,11 +54,45 @@ def _matches(c: Candidate) -> bool:
     return c.named or (err is not None and err <= MATCH_TOLERANCE)
 
 
-def _out(c: Candidate) -> CauseOut:
+#: causes a speed fix answers: none of them is the cause when the measured speed is what the setup gives
+SPEED_CAUSES = frozenset({"compute_or_config_slow", "communication_bound", "p2p_or_interconnect"})
+#: troubles told in words that name their cause by themselves ("another process holds the GPU", "it runs on the CPU");
+#: "slow", "more GPUs are slower" or "low utilisation" name a symptom, not why
+NAMING_SYMPTOMS = frozenset(
+    {"other_process", "cpu_fallback", "merge_export", "engine_memory", "logits", "one_gpu_used"}
+)
+
+
+def _leads(c: Candidate, s: Setup) -> bool:
+    """A cause may open the answer as *the* cause only when the asker reports a failure or a slowness and the cause
+    is earned: its figure, computed from the asker's own setup, reproduces the log's; or the evidence names it (an
+    error message of that class, words that name the cause); or it is named with arithmetic from the setup. A speed
+    cause never leads a speed that is what the setup gives (tools/speed/measured.py decides that, once)."""
+    i = s.inp
+    if not (i.error_kind or i.symptom or i.measured_tokens_per_s):
+        return False
+    template = getattr(c.arith, "template", None)
+    if c.cause in SPEED_CAUSES and s.speed:  # a measured speed: below the band, the computed term leads
+        return s.speed["verdict"] in ("low", "very_low") and template not in WORDS_ONLY
+    if c.extra.get("shortfall") and s.oom:  # the setup as given needs more than the card: the failure's arithmetic
+        return True
+    err = c.error
+    if err is not None and err <= MATCH_TOLERANCE:
+        return True
+    if not c.named:
+        return False
+    if template in WORDS_ONLY - {"named"}:
+        return False
+    if template == "named":  # what the log or the words name, with no figure: the error's class, or words naming it
+        return i.error_kind is not None or i.symptom in NAMING_SYMPTOMS
+    return True
+
+
+def _out(c: Candidate, s: Setup) -> CauseOut:
     w = cause_words(c.cause)
     if c.extra.get("words"):  # the cause said for what established it (a runtime's own estimate, a merge)
         w = {**w, **words()["cause_variants"][c.extra["words"]]}
-    if c.flag in words()["flag_costs"]:
+    if c.flag in words()["flag_costs"]:  # (a flag said in another framework's spelling: its own cost, or the cause's)
         w = {**w, **{f"cost_{k}": v for k, v in words()["flag_costs"][c.flag].items()}}
     if c.extra.get("cost"):
         w = {**w, **{f"cost_{k}": v for k, v in words()["fix_costs"][c.extra["cost"]].items()}}
@@ -66,6 +100,7 @@ def _out(c: Candidate) -> CauseOut:
     figure = c.figure / 2**30 if c.figure is not None and c.cause != "kv_pool_too_small" else None
     return CauseOut(
         cause=c.cause, arithmetic=c.arith[0], arithmetic_zh=c.arith[1], matches_evidence=_matches(c),
+        leads=_leads(c, s),
         figure_gib=round(figure, 2) if figure is not None else None,
         error_pct=round(err * 100, 1) if err is not None else None,
         fix=Fix(flag=c.flag, value=c.value), cost=w["cost_en"], cost_zh=w["cost_zh"],
@@ -113,7 +148,7 @@ def diagnose(inp: DiagnoseInput) -> DiagnoseOutput:
     asks why something failed or is slow."""
     s = read_setup(inp)
     found, est = _candidates(s)
-    ranked = _rank(found)
+    ranked = _rank(fixes.fitted(found, s))
     if not ranked:
         w = say("unknown")
         ranked = [Candidate("version_or_bug", w, "the framework version", "upgrade or pin", prior=0.1)]
@@ -132,7 +167,7 @@ def diagnose(inp: DiagnoseInput) -> DiagnoseOutput:
     flags = flag_values(inp)
     unread = sorted(f for f in flags if f not in UNDERSTOOD)
     return DiagnoseOutput.trusted(
-        framework=inp.framework, workload=s.workload, causes=[_out(c) for c in ranked],
+        framework=inp.framework, workload=s.workload, causes=[_out(c, s) for c in ranked], speed=dict(s.speed),
         after_fix={k: v for k, v in after.items() if isinstance(v, str | int | float | bool) or v is None},
         contradicts_estimate=contradicts, estimate=est, unread=unread, assumptions=_assumptions(s),
     )  # fmt: skip

@@ -36,13 +36,26 @@ def words() -> dict[str, Any]:
     return load_yaml(_WORDS.read_text(encoding="utf-8"))
 
 
-def say(template: str, **fields: Any) -> tuple[str, str]:
+class Said(tuple):
+    """(English, Chinese) of one arithmetic sentence, and the template it was said from (`template`)."""
+
+    template: str | None = None
+
+
+#: templates that carry no figure of the asker's setup: what the log or the words name, the usual suspects, and
+#: "nothing reproduces the figures"; a cause said with one of these has not earned the lead on its arithmetic
+WORDS_ONLY = frozenset({"named", "told", "usual", "unknown"})
+
+
+def say(template: str, **fields: Any) -> Said:
     """An arithmetic sentence in English and Chinese with its figures filled in; a field that names what the log
     shows in words (words.yaml `what`) is said in each language."""
     t = words()["arithmetic"][template]
     said = words()["what"]
     zh = {k: said[v] if isinstance(v, str) and v in said else v for k, v in fields.items()}
-    return t["en"].format(**fields), t["zh"].format(**zh)
+    out = Said((t["en"].format(**fields), t["zh"].format(**zh)))
+    out.template = template
+    return out
 
 
 def cause_words(cause: str) -> dict[str, str]:

@@ -77,10 +77,11 @@ def named_causes(s: Setup) -> list[Candidate]:
         prior = 0.2 if s.oom else 0.5
         if s.workload == "train":  # a trainer has no eager mode to leave: a tiny micro-batch is its usual setting
             out.append(Candidate("compute_or_config_slow", say("told", what="slow"), "per_device_train_batch_size",
-                                 max(2, i.micro_batch * 2), prior=prior, extra={"cost": "larger_micro_batch"}))  # fmt: skip
+                                 max(2, i.micro_batch * 2), prior=prior,
+                                 extra={"cost": "larger_micro_batch", "words": "slow_told"}))  # fmt: skip
         else:
             out.append(Candidate("compute_or_config_slow", say("told", what="slow"), "--enforce-eager", False,
-                                 prior=prior))  # fmt: skip
+                                 prior=prior, extra={"words": "slow_told"}))  # fmt: skip
         if i.n_gpus > 1 and not s.oom:  # slow on several GPUs: what they exchange, over the link they have
             consumer = s.gpu is not None and s.gpu.segment == "consumer"
             fix = ("--tensor-parallel-size", 1) if s.workload == "infer" else ("gradient_accumulation_steps", 4)
@@ -98,7 +99,9 @@ def named_causes(s: Setup) -> list[Candidate]:
                              "low_cpu_mem_usage", True, prior=0.4))  # fmt: skip
     if symptom == "merge_export":
         out += _merge(s)
-    if symptom == "engine_memory":
+    if symptom == "engine_memory" and s.framework == "lmdeploy":
+        out.append(_lmdeploy_reserve(s))
+    elif symptom == "engine_memory":
         util = utilization(s)
         if s.capacity:
             arith = say("engine_reserve", util=f"{util:g}", cap=gib(s.capacity), reserve=gib(s.capacity * util))
@@ -112,6 +115,42 @@ def named_causes(s: Setup) -> list[Candidate]:
     if symptom == "hang" and i.n_gpus > 1:
         out.append(Candidate("nccl_timeout_or_env", say("named", what="hang"), "NCCL_P2P_DISABLE", 1, prior=0.6))
     return out
+
+
+def _lmdeploy_reserve(s: Setup) -> Candidate:
+    """lmdeploy (TurboMind) gives its KV cache a share of the memory left after the weights (frameworks.yaml knobs
+    `kv_pool_fraction`: cache_max_entry_count), so it holds most of the card whatever the model's size."""
+    flags = flag_values(s.inp)
+    share = _number(flags.get("cache_max_entry_count")) or _knob_default("kv_pool_fraction", "lmdeploy")
+    if s.capacity and s.model:
+        from tools.diagnose.serve import _weights_gb, weights_bytes
+        from tools.units import GB
+
+        four_bit = flags.get("model_format", "").lower() in ("awq", "gptq")  # lmdeploy's own word for 4-bit weights
+        w = (_weights_gb(s.model.id, "int4") * GB if four_bit else weights_bytes(s)) / max(s.tp, 1)
+        if w >= s.capacity:  # the weights alone exceed the card: no reserve is the reason
+            arith = say("weights_per_gpu", weights=gib(w), total=gib(w * max(s.tp, 1)), tp=max(s.tp, 1),
+                        usable=gib(s.capacity), cap=gib(s.capacity), util="1")  # fmt: skip
+            return Candidate("weights_exceed_memory", arith, "--tp", max(s.tp, 1) * 2, named=True, prior=0.8)
+        kv = share * max(s.capacity - w, 0)
+        arith = say("lmdeploy_reserve", share=f"{share:g}", cap=gib(s.capacity), weights=gib(w), kv=gib(kv),
+                    total=gib(w + kv))  # fmt: skip
+    else:
+        arith = say("lmdeploy_reserve_share", share=f"{share:g}")
+    return Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", 0.5, named=True, prior=0.75)
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
+
+
+def _knob_default(knob: str, framework: str) -> float:
+    from tools.diagnose.facts import facts
+
+    return facts()["knobs"][knob]["flags"][framework]["default"]
 
 
 def _merge(s: Setup) -> list[Candidate]:

@@ -16,10 +16,9 @@ from tools.memory.capacity import GPUS_PER_NODE
 from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput
 from tools.speed.comm import ring_allreduce_s, scale_up_gb_s
 from tools.speed.inference_speed import inference_speed
+from tools.speed.measured import below, verdict
 from tools.speed.training_time import training_time
 
-#: measured ÷ expected below this is "far below what the hardware gives"
-SLOW_RATIO = 0.6
 #: communication over this share of the compute time is a term that matters
 COMM_SHARE = 0.3
 #: the gradient all-reduce over this share of a step's compute dominates it (training overlaps part of it)
@@ -89,6 +88,8 @@ def _decode(s: Setup, terms: list[Terms]) -> list[Candidate]:
         return []
     expected = r.total_tokens_per_s
     ratio = i.measured_tokens_per_s / expected if expected else 1.0
+    slow = below(i.measured_tokens_per_s, expected)
+    _verdict(s, expected, r.bound)
     out = []
     if tp > GPUS_PER_NODE:
         nodes = -(-tp // GPUS_PER_NODE)
@@ -96,7 +97,7 @@ def _decode(s: Setup, terms: list[Terms]) -> list[Candidate]:
                     bytes=f"{m.hidden_size * batch * 2 / 1024:g}", measured=f"{i.measured_tokens_per_s:g}",
                     expected=f"{expected:.1f}")  # fmt: skip
         out.append(Candidate("communication_bound", arith, "tensor × pipeline parallel",
-                             f"tp {GPUS_PER_NODE}, pp {nodes}", prior=0.75 if ratio < SLOW_RATIO else 0.3,
+                             f"tp {GPUS_PER_NODE}, pp {nodes}", prior=0.75 if slow else 0.3,
                              extra={"cost": "pipeline_nodes"}))  # fmt: skip
     elif tp > 1:
         per_token = 2 * m.n_layers * batch * m.hidden_size * 2.0
@@ -111,7 +112,7 @@ def _decode(s: Setup, terms: list[Terms]) -> list[Candidate]:
         if not _p2p(s):
             dominant = comm > COMM_SHARE * compute
             out.append(Candidate("p2p_or_interconnect", arith, "--tensor-parallel-size", 1 if _fits_one(s) else tp,
-                                 prior=0.65 if ratio < SLOW_RATIO and dominant else 0.15,
+                                 prior=0.65 if slow and dominant else 0.15,
                                  extra={"cost": "single_gpu"} if _fits_one(s) else {}))  # fmt: skip
         elif comm > compute:
             out.append(Candidate("communication_bound", arith, "--tensor-parallel-size", max(1, tp // 2), prior=0.5))
@@ -124,9 +125,18 @@ def _decode(s: Setup, terms: list[Terms]) -> list[Candidate]:
         flag, val = "--disable-cuda-graph", False  # CUDA graphs on: eager decode is launch-bound
     else:
         flag, val = "--enforce-eager", False
-    out.append(Candidate("compute_or_config_slow", arith, flag, val, prior=0.6 if ratio < SLOW_RATIO else 0.1,
-                         named=i.enforce_eager and ratio < SLOW_RATIO, extra=extra))  # fmt: skip
+    out.append(Candidate("compute_or_config_slow", arith, flag, val, prior=0.6 if slow else 0.1,
+                         named=i.enforce_eager and slow, extra=extra))  # fmt: skip
     return out
+
+
+def _verdict(s: Setup, expected: float, bound: str) -> None:
+    """The measured speed against the estimate, decided once (tools/speed/measured.py) and kept with the setup:
+    the diagnosis's output carries it, and a speed cause leads only when the speed is below the band."""
+    m = s.inp.measured_tokens_per_s
+    s.speed.update({"measured_tokens_per_s": m, "expected_tokens_per_s": round(expected, 1),
+                    "ratio_pct": round(m / expected * 100) if expected else None, "verdict": verdict(m, expected),
+                    "bound": bound})  # fmt: skip
 
 
 def _fits_one(s: Setup) -> bool:
@@ -145,6 +155,8 @@ def _train(s: Setup, terms: list[Terms]) -> list[Candidate]:
         return []
     expected = r.tokens_per_s
     ratio = i.measured_tokens_per_s / expected if expected else 1.0
+    slow = below(i.measured_tokens_per_s, expected)
+    _verdict(s, expected, "compute")
     out = []
     if i.n_gpus > 1 and i.method == "full":  # adapters' gradients are too small to matter
         grad = 2.0 * s.params.total
@@ -159,10 +171,10 @@ def _train(s: Setup, terms: list[Terms]) -> list[Candidate]:
         if comm > TRAIN_COMM_SHARE * compute:
             cause = "p2p_or_interconnect" if not _p2p(s) else "communication_bound"
             out.append(Candidate(cause, arith, "gradient_accumulation_steps", max(4, i.grad_accum * 4),
-                                 prior=0.7 if ratio < SLOW_RATIO else 0.3))  # fmt: skip
+                                 prior=0.7 if slow else 0.3))  # fmt: skip
     arith = say("slow_measured", measured=f"{i.measured_tokens_per_s:g}", ratio=f"{ratio * 100:.0f}",
                 expected=f"{expected:.0f}", bound="compute")  # fmt: skip
     flag, val = ("zero_optimization.offload_optimizer.device", "none") if i.offload != "none" else (
         "per_device_train_batch_size", i.micro_batch * 2)  # fmt: skip
-    out.append(Candidate("compute_or_config_slow", arith, flag, val, prior=0.55 if ratio < SLOW_RATIO else 0.1))
+    out.append(Candidate("compute_or_config_slow", arith, flag, val, prior=0.55 if slow else 0.1))
     return out

@@ -237,6 +237,8 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
         )
         if term >= LARGE_TERM * r["per_gpu_gb"]:  # the other per-token term is large too: the same fix shrinks both
             out.append(Candidate(other, arith, flag, val, prior=0.45, after=after))
+    for c in out if over else ():  # the setup as given does not fit: each of these is its shortfall, computed
+        c.extra["shortfall"] = True
     if r["fits"] and s.oom:
         out += _margin_causes(s, arith, cap, zero, r)
     return out, est
@@ -266,6 +268,8 @@ def _margin_causes(s: Setup, arith: tuple[str, str], cap: float, zero: int, r: d
         fix = ("cutoff_len", seq // 2, _after(s, f"cutoff_len {seq // 2}", seq_len=seq // 2))
     out.append(Candidate("activations_too_large", arith, fix[0], fix[1], after=fix[2],
                          prior=0.35 if tail >= LARGE_TERM * need else 0.2))  # fmt: skip
+    if r["verdict"] == "tight" and tail >= LARGE_TERM * need:  # the estimate itself is at the card's edge, and the
+        out[-1].extra["shortfall"] = True  # per-token terms are a large part of it: the OOM's arithmetic
     if zero == 3 and i.offload == "none" and need >= THIN_HEADROOM * r["usable_gb"]:
         z3 = fit(s, zero_stage=3, offload="optimizer")
         if z3 and z3["fits"]:
@@ -286,5 +290,7 @@ def _margin_causes(s: Setup, arith: tuple[str, str], cap: float, zero: int, r: d
     whole = 2 * s.params.total
     if zero == 3 and whole > cap:
         load = say("whole_weights", fig=gib(whole), bytes=2, params=count(s.params.total))
-        out.append(Candidate("load_time_peak", load, "low_cpu_mem_usage", True, prior=0.4))
+        out.append(
+            Candidate("load_time_peak", load, "low_cpu_mem_usage", True, prior=0.4, extra={"shortfall": True})
+        )  # whole weights over one card: the failure's arithmetic
     return out

@@ -15,7 +15,7 @@ from tools.schemas.common import ToolInput, ToolOutput
 
 Framework = Literal[
     "vllm", "sglang", "tgi", "lmdeploy", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate", "ollama",
-    "llama.cpp", "other",
+    "llama.cpp", "torch_npu", "other",
 ]  # fmt: skip
 ErrorKind = Literal[
     "oom", "kv_too_small", "no_cache_memory", "heads_not_divisible", "weights_oom", "load_oom", "host_oom",
@@ -124,6 +124,9 @@ class CauseOut(BaseModel):
     arithmetic: str  # English, every figure computed here
     arithmetic_zh: str
     matches_evidence: bool  # its figure agrees with the log's (within MATCH_TOLERANCE) or the error names it
+    #: earned the answer's lead: a failure or slowness is reported and this cause's arithmetic from the asker's setup
+    #: reproduces it, or the evidence names it; otherwise it is a thing to check, not "the cause"
+    leads: bool = False
     figure_gib: float | None = None  # the size this cause predicts, GiB, where it has one
     error_pct: float | None = None  # |predicted − reported| ÷ reported × 100
     fix: Fix
@@ -143,6 +146,9 @@ class DiagnoseOutput(ToolOutput):
     contradicts_estimate: bool
     estimate: dict[str, str | int | float | bool | None]
     unread: list[str]  # flags read but not understood
+    #: a measured speed against the estimate for the setup (tools/speed/measured.py): measured_tokens_per_s,
+    #: expected_tokens_per_s, ratio_pct, verdict (high, normal, low, very_low), bound; empty when none was measured
+    speed: dict[str, str | int | float | None] = {}
 
     @classmethod
     def _nested(cls):

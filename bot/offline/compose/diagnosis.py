@@ -17,6 +17,7 @@ from bot.offline.compose.answers import stand_in_line
 from bot.offline.understand.paste import Paste, read_paste
 from bot.offline.understand.paste.setup import diagnose_args, question_model
 from bot.offline.understand.request.model import Request
+from tools.diagnose.context import OOM_KINDS
 from tools.errors import AdvisorError
 from tools.yaml_data import load_yaml
 
@@ -88,8 +89,11 @@ def exclusive(paste: Paste) -> bool:
     return paste.evidence.get("error_kind") in _SPECIFIC or paste.evidence.get("symptom") == "merge_export"
 
 
-def plan(text: str, paste: Paste, request: Request, run, lang: str) -> PlanResult:
-    blocks: list[str] = []
+def plan(text: str, paste: Paste, request: Request, run, lang: str) -> tuple[PlanResult, str]:
+    """The diagnosis, in two parts: what may open the answer (a cause it earned, with its fix and what to expect
+    after it) and what goes below the estimate (causes that are things to check, and what of the paste was read).
+    When no cause earned the lead, the first part holds at most the stand-in line and the answer opens with the
+    estimate or verdict for what was asked."""
     args, unknown = diagnose_args(paste, request)
     offered: dict[str, Any] = {"pasted": {**paste.setup, **paste.evidence}}
     out = None
@@ -105,13 +109,17 @@ def plan(text: str, paste: Paste, request: Request, run, lang: str) -> PlanResul
     measured = next(
         (m.text for m in request.mentions if m.role == "throughput_measured" and m.value == speed), None
     )  # the user's words for the figure the diagnosis compares
-    blocks += render(out, paste, args, unknown, lang, measured)
+    head, below = render(out, paste, args, unknown, lang, measured)
     p = request.parsed
-    for typed, value in p.stand_ins.items():  # which model an unknown name was computed on, said first
+    # which model an unknown name was computed on, said first: above a cause that leads, or above the whole
+    # diagnosis when it is the answer (otherwise the estimate that opens the answer says it)
+    first = head if head else below if exclusive(paste) else None
+    for typed, value in p.stand_ins.items() if first is not None else ():
         if value == args.get("model") and typed in p.unknown_models:
-            blocks.insert(0, stand_in_line(typed, value, lang, p.stand_in_basis.get(typed)))
-    return PlanResult(answer="\n\n".join(b for b in blocks if b), language=lang, tool_calls=run.calls,
-                      citations=run.citations, follow_ups=[], state={}, offered=offered)  # fmt: skip
+            first.insert(0, stand_in_line(typed, value, lang, p.stand_in_basis.get(typed)))
+    result = PlanResult(answer="\n\n".join(b for b in head if b), language=lang, tool_calls=run.calls,
+                        citations=run.citations, follow_ups=[], state={}, offered=offered)  # fmt: skip
+    return result, "\n\n".join(b for b in below if b)
 
 
 def render(
@@ -121,16 +129,39 @@ def render(
     unknown: dict[str, str],
     lang: str,
     measured: str | None = None,
-) -> list[str]:
-    """The answer's blocks from a diagnose output (None: nothing could be diagnosed) and the paste it read."""
-    blocks: list[str] = []
+) -> tuple[list[str], list[str]]:
+    """The answer's blocks from a diagnose output (None: nothing could be diagnosed) and the paste it read: those
+    that lead the answer, and those that go below the estimate."""
     if out is None:
-        blocks.append(line("nothing_read", lang))
-    else:
-        if measured and paste.evidence.get("measured_tokens_per_s"):
-            blocks.append(line("measured_lead", lang, measured=measured))
-        blocks += _answer(out, lang, paste)
-    return blocks + _read_notes(paste, out, unknown, args, lang)
+        return [line("nothing_read", lang)], _read_notes(paste, out, unknown, args, lang)
+    causes = shown(out)
+    if causes and causes[0]["leads"]:
+        head = [line("measured_lead", lang, measured=measured)] if measured and paste.evidence.get(
+            "measured_tokens_per_s") else []  # fmt: skip
+        head += _answer(out, causes, lang, paste)
+        return head + _read_notes(paste, out, unknown, args, lang), []
+    est = out.get("estimate") or {}
+    head = []
+    if out.get("contradicts_estimate") and est:  # an OOM the estimate does not reproduce: the log wins, said first
+        head.append(line("oom_unexplained", lang, need=f"{est['per_gpu_gb']:g}", usable=f"{est['usable_gb']:g}"))
+    elif paste.evidence.get("error_kind") in OOM_KINDS:  # an OOM and no figure to compare: still the log wins
+        head.append(line("oom_unpinned", lang))
+    return head, _to_check(out, causes, lang, paste) + _read_notes(paste, out, unknown, args, lang)
+
+
+#: causes a speed fix answers: listed only when the measured speed is below what the setup gives
+SPEED_CAUSES = frozenset({"compute_or_config_slow", "communication_bound", "p2p_or_interconnect"})
+
+
+def shown(out: dict[str, Any]) -> list[dict[str, Any]]:
+    """The causes the answer says: no speed fix where the measured speed is what the setup gives (the diagnosis
+    decided that, tools/speed/measured.py), and no "framework bug" where nothing failed."""
+    normal = (out.get("speed") or {}).get("verdict") in ("normal", "high")
+    failed = out["causes"][0]["leads"] or any(c["matches_evidence"] for c in out["causes"])
+    return [
+        c for c in out["causes"]
+        if not (normal and c["cause"] in SPEED_CAUSES) and not (_version_only(c) and not failed and not c["leads"])
+    ]  # fmt: skip
 
 
 def _estimate(args: dict[str, Any], out: dict[str, Any], run) -> None:
@@ -164,9 +195,9 @@ def _zh(lang: str) -> bool:
     return lang == "zh"
 
 
-def _answer(out: dict[str, Any], lang: str, paste: Paste) -> list[str]:
+def _answer(out: dict[str, Any], causes: list[dict[str, Any]], lang: str, paste: Paste) -> list[str]:
+    """The cause that earned the lead, its fix and what to expect after it, then the others."""
     zh = _zh(lang)
-    causes = out["causes"]
     first = causes[0]
     blocks = []
     ev = paste.evidence
@@ -183,7 +214,7 @@ def _answer(out: dict[str, Any], lang: str, paste: Paste) -> list[str]:
     fix = first["fix"]
     if _version_only(first):  # no flag to set: the version is what to change
         blocks.append(line("fix_version", lang))
-    else:
+    elif fix["flag"]:  # (none: what it would set is already so, or this framework has no such knob)
         cost = first["cost_zh" if zh else "cost"]
         blocks.append(line("fix", lang, flag=fix["flag"], value=_value(fix["value"]), cost=cost))
     after = _after(out.get("after_fix") or {}, lang)
@@ -191,14 +222,28 @@ def _answer(out: dict[str, Any], lang: str, paste: Paste) -> list[str]:
         blocks.append(after)
     rest = causes[1 : 1 + OTHERS]
     if rest:
-        items = [
-            line("other_version" if _version_only(c) else "other_line", lang,
-                 explanation=c["explanation_zh" if zh else "explanation"],
-                 arithmetic=c["arithmetic_zh" if zh else "arithmetic"], flag=c["fix"]["flag"], value=_value(c["fix"]["value"]))
-            for c in rest
-        ]  # fmt: skip
-        blocks.append(line("others_header", lang) + "\n" + "\n".join(items))
+        blocks.append(line("others_header", lang) + "\n" + "\n".join(_item(c, lang) for c in rest))
     return blocks
+
+
+def _item(c: dict[str, Any], lang: str) -> str:
+    zh = _zh(lang)
+    key = "other_version" if _version_only(c) else "other_line" if c["fix"]["flag"] else "other_noflag"
+    return line(key, lang, explanation=c["explanation_zh" if zh else "explanation"],
+                arithmetic=c["arithmetic_zh" if zh else "arithmetic"], flag=c["fix"]["flag"],
+                value=_value(c["fix"]["value"]))  # fmt: skip
+
+
+def _to_check(out: dict[str, Any], causes: list[dict[str, Any]], lang: str, paste: Paste) -> list[str]:
+    """No cause earned the lead: the likely causes of such a run, below the estimate, as things to check."""
+    if not causes:
+        return []
+    ev = paste.evidence
+    key = "to_check_failed" if ev.get("error_kind") else "to_check"
+    if not (ev.get("error_kind") or ev.get("measured_tokens_per_s") or ev.get("symptom") or ev.get("layers_total")):
+        key = "told_only" if paste.trouble and not paste.anything else "no_error"  # nothing failed in a log
+    items = [_item(c, lang) for c in causes[: 1 + OTHERS]]
+    return [line(key, lang) + "\n" + "\n".join(items)]
 
 
 def _version_only(cause: dict[str, Any]) -> bool:

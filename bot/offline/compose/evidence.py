@@ -18,6 +18,7 @@ from bot.offline.understand.lexicon import CUE_GROUPS
 from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.request.reader import read
 from tools.errors import AdvisorError
+from tools.speed.measured import verdict
 
 _OOM = re.compile(
     dict(CUE_GROUPS)["oom"] + r"|tried to allocate|outofmemoryerror|显存不足|cuda error: out of memory", re.I
@@ -101,10 +102,6 @@ def oom_but_serves(args: dict[str, Any], r: dict[str, Any], run: ToolRun, out: O
     out.add(say("oom_serving_causes", lang))
 
 
-#: measured / estimated decode speed: at or above LOW it is what the hardware gives; below VERY_LOW far off
-LOW, VERY_LOW, HIGH = 0.7, 0.4, 1.3
-
-
 def _figure(p: ParsedQuestion, role: str, words: str = "") -> tuple[str, float] | None:
     """The first figure of the question read in `role` (and written with `words`, when given): (their words, value)."""
     for m in read(p.text).mentions:
@@ -142,16 +139,7 @@ def against_measured(r: dict[str, Any], out: Out, measured: tuple[str, float]) -
     """The user's measured decode speed beside the estimate (inference_speed output `r`): normal, low or high,
     and what usually explains a gap."""
     text, value = measured
-    ratio = value / r["decode_tokens_per_s"] if r["decode_tokens_per_s"] else 0.0
-    key = (
-        "speed_high"
-        if ratio > HIGH
-        else "speed_normal"
-        if ratio >= LOW
-        else "speed_low"
-        if ratio >= VERY_LOW
-        else "speed_very_low"
-    )
-    out.add(say(key, out.lang, measured=text, estimate=f"{r['decode_tokens_per_s']:,.1f}"))
-    if ratio < LOW:
+    said = verdict(value, r["decode_tokens_per_s"]) if r["decode_tokens_per_s"] else "very_low"
+    out.add(say(f"speed_{said}", out.lang, measured=text, estimate=f"{r['decode_tokens_per_s']:,.1f}"))
+    if said in ("low", "very_low"):
         out.add(say("speed_low_causes", out.lang))

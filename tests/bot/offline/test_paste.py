@@ -142,7 +142,9 @@ def test_bad_pastes_get_a_clear_answer_in_the_users_language(advisor):
     )
     assert en.language == "en" and "is not JSON, YAML, a launch command or an error" in en.answer
     long = advisor.ask("why OOM?\n" + "INFO step loss 2.3\n" * 180 + OOM_2X)  # near the chat's 4,000 characters
-    assert long.answer.startswith("**Cause:") and long.ungrounded == [] and long.unused == []
+    # no model to compute with: the usual suspects are things to check below the estimate, never "the cause"
+    assert not long.answer.startswith("**Cause:") and "**Things to check**" in long.answer
+    assert long.ungrounded == [] and long.unused == []
 
 
 def test_a_one_megabyte_log_file_is_cut_with_a_note_by_the_cli(tmp_path):

@@ -153,7 +153,8 @@ def _framework_of(text: str) -> str | None:
         if rx.search(text):
             return fw
     for word, fw in (("ollama", "ollama"), ("memory.required.full", "ollama"), ("layers.offload", "ollama"), ("llama.cpp", "llama.cpp"), ("llama_model_load", "llama.cpp"),
-                     ("llm_load_tensors", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("gguf", "llama.cpp"), ("vllm", "vllm"), ("sglang", "sglang"), ("deepspeed", "deepspeed"), ("llamafactory", "llamafactory"),
+                     ("llm_load_tensors", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("gguf", "llama.cpp"), ("torch_npu", "torch_npu"),
+                     ("torch-npu", "torch_npu"), ("vllm", "vllm"), ("sglang", "sglang"), ("deepspeed", "deepspeed"), ("llamafactory", "llamafactory"),
                      ("llama-factory", "llamafactory")):  # fmt: skip
         if word in low:
             found.append((low.index(word), fw))

@@ -26,9 +26,10 @@ _FRAMEWORKS = (
     "llamafactory",
     "transformers",
     "accelerate",
+    "torch_npu",
 )
 #: frameworks that both train and serve (or none named): the question's words say which ran
-_GENERAL = (None, "pytorch", "transformers", "accelerate")
+_GENERAL = (None, "pytorch", "transformers", "accelerate", "torch_npu")
 #: runtimes that serve a model on one machine, spilling layers to the CPU when the GPU is too small
 _LOCAL = ("ollama", "llama.cpp")
 #: a GGUF quantisation tag (Q4_K_M, q8_0) says the weights' precision

@@ -1,0 +1,60 @@
+"""Issue 23/24 (lead): a diagnosis opens the answer only when it is earned, and its fixes fit the asker's framework
+and setup. Told-only troubles and usual suspects go below the estimate as things to check; a measured speed inside
+the calculators' band is said to be normal with no speed fix; a measured speed far below leads with its figure; a
+fix is said with the asker's framework's own flag, and never one already set or at the framework's default."""
+
+from tools import call
+
+
+def test_a_slowness_told_in_words_opens_with_the_estimate_not_a_cause(advisor):
+    a = advisor.ask("Qwen2.5-7B LoRA 微调在一张 A100 上非常慢，正常吗？").answer
+    assert not a.startswith("**原因：") and "**原因：" not in a
+    assert "可以检查的地方" in a or "最可能出问题的地方" in a
+    assert "enforce-eager" not in a  # a training run has no serving engine's eager mode
+
+
+def test_a_measured_speed_far_below_the_estimate_leads_with_its_figure(advisor):
+    a = advisor.ask("very slow inference of Qwen2.5-7B on an A100, 3 tokens/s").answer
+    assert a.index("**Cause:") < a.index("---") and "3 tokens/s is 3% of the" in a
+
+
+def test_a_measured_speed_inside_the_band_is_normal_and_gets_no_speed_fix(advisor):
+    a = advisor.ask("Qwen2.5-7B on one A100 with vLLM decodes 80 tokens/s for one request, is that normal?").answer
+    assert "**Cause:" not in a and "far below what the hardware gives" not in a
+    assert "enforce-eager" not in a and "is what this hardware gives" in a
+
+
+def test_the_default_is_not_offered_but_what_the_asker_set_is():
+    base = {"model": "Qwen2.5-7B", "gpu": "A100 80GB", "framework": "vllm", "measured_tokens_per_s": 10.0}
+    flags = [c["fix"]["flag"] for c in call("diagnose", base)["causes"]]
+    assert "--enforce-eager" not in flags  # already false by default in vLLM
+    eager = call("diagnose", {**base, "enforce_eager": True})["causes"][0]
+    assert eager["leads"] and eager["fix"] == {"flag": "--enforce-eager", "value": False}
+
+
+def test_an_engine_pool_fix_is_said_in_lmdeploys_own_knob():
+    out = call("diagnose", {"model": "Qwen2.5-7B", "gpu": "A100 80GB", "framework": "lmdeploy",
+                            "symptom": "engine_memory"})  # fmt: skip
+    flags = [c["fix"]["flag"] for c in out["causes"]]
+    assert "--cache-max-entry-count" in flags and "--gpu-memory-utilization" not in flags
+    # lmdeploy's own arithmetic: a share of what is left after the weights, not vLLM's 0.9 of the card
+    assert "lmdeploy gives its KV cache 0.8 of what is left after the weights" in out["causes"][0]["arithmetic"]
+
+
+def test_a_transformers_run_gets_no_engine_pool_cause():
+    out = call("diagnose", {"model": "Qwen2.5-7B", "gpu": "RTX 4090", "framework": "transformers",
+                            "workload": "infer", "error_kind": "oom"})  # fmt: skip
+    assert not any(c["fix"]["flag"] in ("--max-num-seqs", "--gpu-memory-utilization") for c in out["causes"])
+    assert not any(c["cause"] == "kv_pool_too_small" for c in out["causes"])
+
+
+def test_a_value_already_set_lower_is_not_offered_again():
+    out = call("diagnose", {"model": "Qwen2.5-7B", "gpu": "RTX 4090", "framework": "lmdeploy",
+                            "symptom": "engine_memory", "flags": "cache_max_entry_count=0.01"})  # fmt: skip
+    assert "--cache-max-entry-count" not in [c["fix"]["flag"] for c in out["causes"]]
+
+
+def test_a_trainers_setting_is_no_fix_for_a_model_that_only_serves():
+    out = call("diagnose", {"model": "Qwen2.5-7B", "gpu": "A100 80GB", "workload": "infer", "symptom": "low_gpu_util"})
+    flags = [c["fix"]["flag"] for c in out["causes"]]
+    assert "dataloader_num_workers" not in flags and "per_device_train_batch_size" not in flags

@@ -1,0 +1,114 @@
+"""A fix said in the asker's framework, or not at all (frameworks.yaml `knobs`).
+
+Each knob a fix turns (CUDA graphs, the engine's KV-pool fraction, the scheduled sequences, the longest sequence,
+tensor and data parallel, a trainer's settings) has its flag per framework. A cause whose fix turns a knob is
+kept with that framework's own flag; where the asker's framework is known and has no such knob (vLLM's
+`--max-num-seqs` for a transformers run, a trainer's batch for a model that only serves), the cause is not one
+this run can have and is dropped, when it is a serving engine's cause (`ENGINE_CAUSES`); a cause that any run
+can have (a slow setting, the all-reduce) keeps its place with no flag to set (`NO_FLAG`). A fix that proposes
+what is already set, or the framework's default where the asker set nothing, changes nothing: its cause, too,
+keeps its place with no flag.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from tools.diagnose.context import Candidate, Setup, flag_values
+from tools.diagnose.facts import facts
+
+#: the flag of a cause that stays with nothing to set in this framework (said as a thing to check, without a flag)
+NO_FLAG = ""
+#: causes that only a serving engine has (its pre-allocated KV pool, its start-up check of the heads): no such
+#: engine, no such cause
+ENGINE_CAUSES = frozenset(
+    {"kv_pool_too_small", "memory_utilization_setting", "batch_or_concurrency_too_high", "tp_not_divisible"}
+)
+
+#: frameworks whose knobs the table names: an asker on another known framework has none of the engine knobs
+KNOWN = frozenset(
+    {"vllm", "sglang", "tgi", "lmdeploy", "deepspeed", "pytorch", "llamafactory", "transformers", "accelerate",
+     "ollama", "llama.cpp", "torch_npu"}
+)  # fmt: skip
+
+
+@functools.cache
+def _by_flag() -> dict[str, tuple[dict[str, Any], str | None]]:
+    """Every flag a cause can carry as its fix -> (its knob, the framework it is spelled for; None: a trainer's
+    name). An entry that proposes its own value or translates only one value is a translation's target, never a
+    cause's own flag (`device_map` is many fixes besides fewer GPUs per replica)."""
+    out: dict[str, tuple[dict[str, Any], str | None]] = {}
+    for knob in facts()["knobs"].values():
+        for fw, entry in knob["flags"].items():
+            if "propose" not in entry and "when" not in entry:
+                out.setdefault(entry["flag"], (knob, fw))
+        for name in knob.get("names", ()):
+            out[name] = (knob, None)
+    return out
+
+
+def _current(s: Setup, entry: dict[str, Any]) -> Any:
+    """What the asker set for this knob (the launch command, the config), or None."""
+    if (field := entry.get("input")) and field in s.inp.model_fields_set:
+        return getattr(s.inp, field)
+    if key := entry.get("key"):
+        return flag_values(s.inp).get(key)
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return str(a).lower() == str(b).lower()
+    try:
+        return abs(float(a) - float(b)) < 1e-9
+    except (TypeError, ValueError):
+        return str(a).strip().lower() == str(b).strip().lower()
+
+
+def _past(current: Any, proposed: Any, direction: str) -> bool:
+    """The asker's setting is already at or beyond what the fix proposes."""
+    if _same(current, proposed):
+        return True
+    try:
+        c, p = float(current), float(proposed)
+    except (TypeError, ValueError):
+        return False
+    return (direction == "lower" and c <= p) or (direction == "higher" and c >= p)
+
+
+def fit(c: Candidate, s: Setup) -> Candidate | None:
+    """The candidate with its fix in the asker's framework, or None where it is no fix for this run."""
+    found = _by_flag().get(c.flag)
+    if found is None:
+        return c  # framework-neutral (or not a knob the table names)
+    knob, spelled = found
+    rules = knob["value"]
+    if rules.get("workload") and s.workload and s.workload != rules["workload"]:
+        return _unset(c)  # a trainer's setting for a model that only serves
+    if spelled is None:
+        return c
+    fw = s.framework if s.framework in KNOWN else spelled  # unknown framework: the flag as the cause wrote it
+    entry = knob["flags"].get(fw)
+    if entry is not None and "when" in entry and not _same(entry["when"], c.value):
+        entry = None  # this framework spells only another value of the knob
+    if entry is None:  # the asker's framework has no such knob
+        return None if c.cause in ENGINE_CAUSES else _unset(c)
+    proposed = entry.get("propose", c.value) if fw != spelled else c.value
+    current = _current(s, entry)
+    if current is not None and _past(current, proposed, rules["direction"]):
+        return _unset(c)  # already set so (or further)
+    if current is None and "default" in entry and _same(entry["default"], proposed):
+        return _unset(c)  # the framework's default: nothing to change
+    if fw != spelled:
+        c.flag, c.value = entry["flag"], proposed
+    return c
+
+
+def _unset(c: Candidate) -> Candidate:
+    c.flag, c.value, c.after = NO_FLAG, NO_FLAG, None
+    return c
+
+
+def fitted(found: list[Candidate], s: Setup) -> list[Candidate]:
+    return [f for c in found if (f := fit(c, s)) is not None]
