@@ -1,0 +1,54 @@
+"""The least memory a model needs to serve, by precision, and the smallest common card that holds it (issue 26):
+"部署一个 11B 的模型至少需要多大显存？" asks for the floor, not for one assumed card's fit.
+
+The ladder is the memory classes a buyer chooses between (16, 24, 48, 80, 96 GB); each precision's line is the
+weights (model_memory) and the first card of the ladder that holds the model with one sequence (fit_inference).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bot.core.toolbox import ToolRun
+from bot.offline.say.phrases import say
+from bot.offline.say.render import Out, gb
+
+#: the question asks for the floor ("至少", "最低", "minimum") rather than a fit on a card of its own
+MINIMUM = re.compile(r"至少|最低|最少|最小|起码|minimum|at least|least", re.IGNORECASE)
+#: one card per memory class, smallest first (catalog ids)
+LADDER = ("t4", "rtx-4090", "l20", "a100-sxm4-80gb", "h20")
+PRECISIONS = ("fp32", "bf16", "int8", "int4")
+
+
+def ladder(args: dict[str, Any], run: ToolRun, out: Out) -> None:
+    """Per precision: the weights and the smallest card of the ladder that serves the model at batch 1."""
+    lang = out.lang
+    w = run("model_memory", {"model": args["model"]})
+    byp = w["weights_by_precision_gb"]
+    lines = [say("minimum_header", lang, model=w["model"])]
+    for precision in PRECISIONS:
+        if precision not in byp:
+            continue
+        base = {**args, "n_gpus": 1, "batch": 1, "precision": precision}
+        held = None
+        for gpu in LADDER:
+            f = run("fit_inference", {**base, "gpu": gpu})
+            if f["verdict"] == "fits":
+                held = f
+                break
+        if held is None:
+            lines.append(say("minimum_none", lang, precision=precision, weights=gb(byp[precision])))
+            continue
+        lines.append(
+            say(
+                "minimum_row",
+                lang,
+                precision=precision,
+                weights=gb(byp[precision]),
+                gpu=held["gpu"],
+                need=gb(held["per_gpu_gb"]),
+                ctx=f"{held['context_len']:,}",
+            )
+        )
+    out.add("\n".join(lines))
