@@ -72,6 +72,16 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False, text
     elif r["fits"]:
         todo.append(say("max_batch_line", lang, n=r["n_gpus"], ctx=f"{r['context_len']:,}", max_batch=r["max_batch"]))
         if s.get("n_gpus") and r["max_batch"] and layouts.CONCURRENCY.search(text):
+            full = run("inference_speed", {**args, "batch": r["max_batch"]})  # the speed at that concurrency
+            todo.append(
+                say(
+                    "max_batch_speed",
+                    lang,
+                    max_batch=r["max_batch"],
+                    decode=f"{full['decode_tokens_per_s']:,.1f}",
+                    total=f"{full['total_tokens_per_s']:,.0f}",
+                )
+            )
             more = layouts.more_line(r["n_gpus"], r["gpu"], r["max_batch"], r["context_len"], lang)
             todo.append("- " + more)
     if r["fits"] and r["n_gpus"] > 1:

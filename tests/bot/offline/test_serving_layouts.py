@@ -40,6 +40,9 @@ def test_a_fit_that_speaks_of_concurrency_says_what_more_of_it_needs(advisor, cl
     fit = calls(t, "fit_inference")[0].output
     assert fit["fits"] and fit["n_gpus"] == 4
     assert f"再加一套同样的 4 张 {fit['gpu']}" in t.answer and f"每套多约 {fit['max_batch']:,} 路" in t.answer
+    full = calls(t, "inference_speed")[0]
+    assert full.input["batch"] == fit["max_batch"]  # the speed at the concurrency the cards hold
+    assert f"单路约 {full.output['decode_tokens_per_s']:,.1f} token/s" in t.answer
 
 
 def test_a_fit_without_concurrency_gets_no_scaling_line(advisor, clean):
