@@ -93,10 +93,9 @@ def layouts(args: dict[str, Any], total: int, run: ToolRun, out: Out) -> None:
             )
         )
     out.add("\n".join(lines))
-    most = max(rows, key=lambda r: (r[1] * r[4], r[1] * r[2]))
-    widest = max(rows, key=lambda r: r[0])
-    key = "layouts_verdict_wide" if most is widest else "layouts_verdict"
-    out.add(say(key, lang, replicas=most[1], tp=most[0], wide=widest[0], total=total))
+    fastest = max(rows, key=lambda r: r[1] * r[4])  # replicas x each replica's tokens/s
+    widest = max(rows, key=lambda r: r[1] * r[2])  # replicas x each replica's concurrency
+    out.add(say("layouts_verdict", lang, total=total, tr=fastest[1], tt=fastest[0], cr=widest[1], ct=widest[0]))
 
 
 def per_request_correction(s: dict[str, Any], claim: str, gpu: str, run: ToolRun, out: Out) -> None:
