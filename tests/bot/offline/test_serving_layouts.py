@@ -31,7 +31,9 @@ def test_eight_cards_in_pods_of_four_are_compared_with_one_replica_of_eight(advi
     assert f"| 2 × TP=4 | {four:,} |" in t.answer and f"| 1 × TP=8 | {eight:,} |" in t.answer
     speeds = {c.input["n_gpus"]: c.output["total_tokens_per_s"] for c in calls(t, "inference_speed")}
     best = max(speeds, key=lambda tp: (8 // tp) * speeds[tp])  # replicas x each replica's throughput
-    assert f"the most total throughput on the 8 GPUs is {8 // best} × TP={best}" in t.answer
+    assert f"the most total throughput on the 8 GPUs is {8 // best} × TP={best}" in t.answer or t.answer.count(
+        f"{8 // best} × TP={best} gives both the most total throughput"
+    )
     assert t.ungrounded == []
 
 

@@ -95,7 +95,8 @@ def layouts(args: dict[str, Any], total: int, run: ToolRun, out: Out) -> None:
     out.add("\n".join(lines))
     fastest = max(rows, key=lambda r: r[1] * r[4])  # replicas x each replica's tokens/s
     widest = max(rows, key=lambda r: r[1] * r[2])  # replicas x each replica's concurrency
-    out.add(say("layouts_verdict", lang, total=total, tr=fastest[1], tt=fastest[0], cr=widest[1], ct=widest[0]))
+    key = "layouts_verdict_same" if fastest is widest else "layouts_verdict"
+    out.add(say(key, lang, total=total, tr=fastest[1], tt=fastest[0], cr=widest[1], ct=widest[0]))
 
 
 def per_request_correction(s: dict[str, Any], claim: str, gpu: str, run: ToolRun, out: Out) -> None:
