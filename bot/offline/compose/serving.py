@@ -209,10 +209,10 @@ def capacity(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> No
     out.add(say("capacity_batching", lang, kv=f"{kv:.2f}" if kv < 1 else f"{kv:.1f}", ctx=f"{f['context_len']:,}"))
     if p.text and (claim := layouts.per_request_claim(read(p.text))):  # "单次推理需要 13G": weights once
         layouts.per_request_correction(s, claim, f["gpu"], run, out)
-    if s.get("n_gpus"):  # the user's own cards: how else they split, and what more concurrency needs
+    if s.get("n_gpus"):  # the user's own cards: how else they split
         counts = layouts.card_counts(read(p.text)) if p.text else []
         layouts.layouts(args, max([f["n_gpus"], *counts]), run, out)
-        out.add(layouts.more_line(f["n_gpus"], f["gpu"], f["max_batch"], f["context_len"], lang))
+    out.add(layouts.more_line(f["n_gpus"], f["gpu"], f["max_batch"], f["context_len"], lang))  # more concurrency
     users = s.get("batch")
     if users and users > 1:
         if users <= f["max_batch"]:

@@ -15,7 +15,7 @@ from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, gb
 
 #: the question asks for the floor ("至少", "最低", "minimum") rather than a fit on a card of its own
-MINIMUM = re.compile(r"至少|最低|最少|最小|起码|minimum|at least|least", re.IGNORECASE)
+MINIMUM = re.compile(r"至少|最低|最少|最小|起码|基本(?:需要|要求|配置)|minimum|at least|least", re.IGNORECASE)
 #: one card per memory class, smallest first (catalog ids)
 LADDER = ("t4", "rtx-4090", "l20", "a100-sxm4-80gb", "h20")
 PRECISIONS = ("fp32", "bf16", "int8", "int4")
