@@ -88,8 +88,9 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False, text
         todo += _how_to_split(args, r, precision, run, lang)
     if todo:
         out.add(say("todo_header", lang) + "\n" + "\n".join(todo))
-    if text and minimum.MINIMUM.search(text) and not read(text).parsed.gpus:  # "至少要多大显存": the floor
-        minimum.ladder(args, run, out)
+    if text and not read(text).parsed.gpus and (minimum.COUNT.search(text) or minimum.MINIMUM.search(text)):
+        # "how many GPUs for a 30B": the count per card type; "至少要多大显存": the floor by precision
+        (minimum.counts if minimum.COUNT.search(text) else minimum.ladder)(args, run, out)
         run("fit_inference", args)  # the fit as asked stays the last call: the one the verdict and a reader take
     out.add(assumptions_block(r["assumptions"], lang))
 

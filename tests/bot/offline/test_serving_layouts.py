@@ -72,3 +72,22 @@ def test_least_memory_is_given_per_precision_with_the_smallest_card(advisor, cle
         if c.input.get("precision") == "fp32" and c.output["verdict"] == "fits"
     )
     assert f"fp32：权重约 {memory['fp32']:g} GB，1 张 {fp32['gpu']} 放得下" in t.answer
+
+
+def test_how_many_gpus_with_no_card_named_gets_a_count_per_card_type(advisor, clean):
+    t = clean(advisor.ask("I want to run a 30B LLM for inference, how many GPUs are needed?"))
+    assert "How many of each card serve" in t.answer
+    for precision in ("bf16", "int4"):
+        fits = [
+            c.output
+            for c in calls(t, "fit_inference")
+            if c.input.get("precision") == precision and c.input.get("gpu") == "rtx-4090"
+        ]
+        assert fits, precision
+    bf16 = next(
+        c.output for c in calls(t, "fit_inference") if c.input.get("precision") == "bf16" and c.input.get("gpu") == "t4"
+    )
+    int4 = next(
+        c.output for c in calls(t, "fit_inference") if c.input.get("precision") == "int4" and c.input.get("gpu") == "t4"
+    )
+    assert not bf16["fits"] and f"| {bf16['gpu']} | {bf16['min_gpus']} | {int4['min_gpus'] or 1} |" in t.answer

@@ -3,6 +3,7 @@
 
 The ladder is the memory classes a buyer chooses between (16, 24, 48, 80, 96 GB); each precision's line is the
 weights (model_memory) and the first card of the ladder that holds the model with one sequence (fit_inference).
+"How many GPUs for a 30B?" with no card named gets the count per card class instead, in bf16 and int4.
 """
 
 from __future__ import annotations
@@ -52,3 +53,27 @@ def ladder(args: dict[str, Any], run: ToolRun, out: Out) -> None:
             )
         )
     out.add("\n".join(lines))
+
+
+#: the question asks for a card count ("how many GPUs", "几张卡", "多少张")
+COUNT = re.compile(r"how many (?:gpus?|cards?)|几张|几块|多少(?:张|块|个)?(?:卡|GPU|显卡)|多少张", re.IGNORECASE)
+#: the weight formats a count per card type is given in: as published, and the usual quantised one
+COUNT_PRECISIONS = ("bf16", "int4")
+
+
+def counts(args: dict[str, Any], run: ToolRun, out: Out) -> None:
+    """How many of each card class serve the model (one sequence at the fit's context), in bf16 and int4: the
+    count per card type a "how many GPUs" question owes when it names no card."""
+    lang = out.lang
+    rows = [say("counts_header", lang)]
+    model = None
+    for gpu in LADDER:
+        cells = []
+        name = None
+        for precision in COUNT_PRECISIONS:
+            f = run("fit_inference", {**args, "gpu": gpu, "n_gpus": 1, "batch": 1, "precision": precision})
+            model, name = f["model"], f["gpu"]
+            n = 1 if f["verdict"] == "fits" else f["min_gpus"]
+            cells.append(str(n) if n else "—")
+        rows.append(say("counts_row", lang, gpu=name, bf16=cells[0], int4=cells[1]))
+    out.add(say("counts_title", lang, model=model) + "\n\n" + "\n".join(rows))
