@@ -7,16 +7,19 @@ from typing import Any
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.evidence import against_measured, against_target, measured_speed, oom_but_serves, target_speed
 from bot.offline.compose.shortlist import pick_gpu, picks, sourcing_args, without_excluded
+from bot.offline.compose.systems import layouts, minimum
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, serving_args
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, breakdown_table, count, gb, money, usable
 from bot.offline.understand.decide import BUY, RENT
 from bot.offline.understand.parse import ParsedQuestion
+from bot.offline.understand.request.reader import read
 
 
-def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False) -> None:
-    """Serving memory; `oom`: the user reports an OOM on this setup (the log wins over a "fits")."""
+def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False, text: str = "") -> None:
+    """Serving memory; `oom`: the user reports an OOM on this setup (the log wins over a "fits"); `text`: the
+    question, which when it speaks of concurrency on the user's own cards gets what more concurrency needs."""
     lang = out.lang
     args = serving_args(s)
     r = run("fit_inference", args)
@@ -68,10 +71,27 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False) -> N
         todo.append(say("min_gpus_infer", lang, n=r["min_gpus"], gpu=r["gpu"]))
     elif r["fits"]:
         todo.append(say("max_batch_line", lang, n=r["n_gpus"], ctx=f"{r['context_len']:,}", max_batch=r["max_batch"]))
+        if s.get("n_gpus") and r["max_batch"] and layouts.CONCURRENCY.search(text):
+            full = run("inference_speed", {**args, "batch": r["max_batch"]})  # the speed at that concurrency
+            todo.append(
+                say(
+                    "max_batch_speed",
+                    lang,
+                    max_batch=r["max_batch"],
+                    decode=f"{full['decode_tokens_per_s']:,.1f}",
+                    total=f"{full['total_tokens_per_s']:,.0f}",
+                )
+            )
+            more = layouts.more_line(r["n_gpus"], r["gpu"], r["max_batch"], r["context_len"], lang)
+            todo.append("- " + more)
     if r["fits"] and r["n_gpus"] > 1:
         todo += _how_to_split(args, r, precision, run, lang)
     if todo:
         out.add(say("todo_header", lang) + "\n" + "\n".join(todo))
+    if text and not read(text).parsed.gpus and (minimum.COUNT.search(text) or minimum.MINIMUM.search(text)):
+        # "how many GPUs for a 30B": the count per card type; "至少要多大显存": the floor by precision
+        (minimum.counts if minimum.COUNT.search(text) else minimum.ladder)(args, run, out)
+        run("fit_inference", args)  # the fit as asked stays the last call: the one the verdict and a reader take
     out.add(assumptions_block(r["assumptions"], lang))
 
 
@@ -188,6 +208,12 @@ def capacity(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> No
     )
     kv = f["kv_cache_gb_per_sequence"]
     out.add(say("capacity_batching", lang, kv=f"{kv:.2f}" if kv < 1 else f"{kv:.1f}", ctx=f"{f['context_len']:,}"))
+    if p.text and (claim := layouts.per_request_claim(read(p.text))):  # "单次推理需要 13G": weights once
+        layouts.per_request_correction(s, claim, f["gpu"], run, out)
+    if s.get("n_gpus"):  # the user's own cards: how else they split
+        counts = layouts.card_counts(read(p.text)) if p.text else []
+        layouts.layouts(args, max([f["n_gpus"], *counts]), run, out)
+    out.add(layouts.more_line(f["n_gpus"], f["gpu"], f["max_batch"], f["context_len"], lang))  # more concurrency
     users = s.get("batch")
     if users and users > 1:
         if users <= f["max_batch"]:
@@ -258,6 +284,8 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     byp = w["weights_by_precision_gb"]
     out.add(say("serving_weights_line", lang, model=w["model"], bf16=gb(byp["bf16"]), fp8=gb(byp["fp8"]),
                 int4=gb(byp["int4"]), params=count(w["params_b"] * 1e9)))  # fmt: skip
+    if not buying and p.text and minimum.MINIMUM.search(p.text) and not p.gpus:  # "至少要多大显存": the floor
+        minimum.ladder({"model": s["model"], **({"context_len": ctx} if s.get("context_len") else {})}, run, out)
     if buying:
         out.add(say("budget_note", lang))
     out.add(

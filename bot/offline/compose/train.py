@@ -44,7 +44,7 @@ def unnamed_finetune(s: dict[str, Any], p: ParsedQuestion) -> bool:
 def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: str = "") -> None:
     """Whether the run fits; `methods` (the by-method table a count question gets) follows the verdict."""
     if is_inference(s):
-        fit_infer(s, run, out, oom=reported_oom(p))
+        fit_infer(s, run, out, oom=reported_oom(p), text=p.text or "")
         return
     lang = out.lang
     r = run("fit_training", training_args(s))

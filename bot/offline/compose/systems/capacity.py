@@ -14,8 +14,10 @@ from typing import Any
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.shortlist import allowed
 from bot.offline.compose.systems.cards import serving_cards
+from bot.offline.compose.systems.layouts import per_request_claim, per_request_correction
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, money_span, num, pct
+from bot.offline.understand.frames import DEFAULT_GPU
 from bot.offline.understand.request.figures import RANGE_GAP
 from bot.offline.understand.request.model import Request
 from bot.offline.understand.request.reader import normalised
@@ -125,6 +127,9 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
         args["precision"] = s["precision"]
     if lang == "zh" or s.get("china_only"):  # a mainland purchase: the pick is a card that can be bought there
         args["china_purchasable"] = True
+    if claim := per_request_claim(request):  # "单次推理需要 13G，80G 是不是只能 8 个": weights once, KV per request
+        named = s.get("gpus") or ([s["gpu"]] if s.get("gpu") else [])
+        per_request_correction(s, claim, named[0] if named else DEFAULT_GPU, run, out)
     r = run("plan_serving", args)
     cands = r["candidates"]
     if said:

@@ -1,0 +1,79 @@
+"""The least memory a model needs to serve, by precision, and the smallest common card that holds it (issue 26):
+"部署一个 11B 的模型至少需要多大显存？" asks for the floor, not for one assumed card's fit.
+
+The ladder is the memory classes a buyer chooses between (16, 24, 48, 80, 96 GB); each precision's line is the
+weights (model_memory) and the first card of the ladder that holds the model with one sequence (fit_inference).
+"How many GPUs for a 30B?" with no card named gets the count per card class instead, in bf16 and int4.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bot.core.toolbox import ToolRun
+from bot.offline.say.phrases import say
+from bot.offline.say.render import Out, gb
+
+#: the question asks for the floor ("至少", "最低", "minimum") rather than a fit on a card of its own
+MINIMUM = re.compile(r"至少|最低|最少|最小|起码|基本(?:需要|要求|配置)|minimum|at least|least", re.IGNORECASE)
+#: one card per memory class, smallest first (catalog ids)
+LADDER = ("t4", "rtx-4090", "l20", "a100-sxm4-80gb", "h20")
+PRECISIONS = ("fp32", "bf16", "int8", "int4")
+
+
+def ladder(args: dict[str, Any], run: ToolRun, out: Out) -> None:
+    """Per precision: the weights and the smallest card of the ladder that serves the model at batch 1."""
+    lang = out.lang
+    w = run("model_memory", {"model": args["model"]})
+    byp = w["weights_by_precision_gb"]
+    lines = [say("minimum_header", lang, model=w["model"])]
+    for precision in PRECISIONS:
+        if precision not in byp:
+            continue
+        base = {**args, "n_gpus": 1, "batch": 1, "precision": precision}
+        held = None
+        for gpu in LADDER:
+            f = run("fit_inference", {**base, "gpu": gpu})
+            if f["verdict"] == "fits":
+                held = f
+                break
+        if held is None:
+            lines.append(say("minimum_none", lang, precision=precision, weights=gb(byp[precision])))
+            continue
+        lines.append(
+            say(
+                "minimum_row",
+                lang,
+                precision=precision,
+                weights=gb(byp[precision]),
+                gpu=held["gpu"],
+                need=gb(held["per_gpu_gb"]),
+                ctx=f"{held['context_len']:,}",
+            )
+        )
+    out.add("\n".join(lines))
+
+
+#: the question asks for a card count ("how many GPUs", "几张卡", "多少张")
+COUNT = re.compile(r"how many (?:gpus?|cards?)|几张|几块|多少(?:张|块|个)?(?:卡|GPU|显卡)|多少张", re.IGNORECASE)
+#: the weight formats a count per card type is given in: as published, and the usual quantised one
+COUNT_PRECISIONS = ("bf16", "int4")
+
+
+def counts(args: dict[str, Any], run: ToolRun, out: Out) -> None:
+    """How many of each card class serve the model (one sequence at the fit's context), in bf16 and int4: the
+    count per card type a "how many GPUs" question owes when it names no card."""
+    lang = out.lang
+    rows = [say("counts_header", lang)]
+    model = None
+    for gpu in LADDER:
+        cells = []
+        name = None
+        for precision in COUNT_PRECISIONS:
+            f = run("fit_inference", {**args, "gpu": gpu, "n_gpus": 1, "batch": 1, "precision": precision})
+            model, name = f["model"], f["gpu"]
+            n = 1 if f["verdict"] == "fits" else f["min_gpus"]
+            cells.append(str(n) if n else "—")
+        rows.append(say("counts_row", lang, gpu=name, bf16=cells[0], int4=cells[1]))
+    out.add(say("counts_title", lang, model=model) + "\n\n" + "\n".join(rows))
