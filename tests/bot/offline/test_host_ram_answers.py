@@ -63,3 +63,13 @@ def test_host_ram_and_swap_are_read_as_the_hosts_not_as_a_card():
     assert r["32GB"] == "ram_gb" and r["16GB"] == "swap_gb"
     r = roles("我用一台16GB内存的CPU和一台4GB内存的GPU")
     assert r["16GB"] == "ram_gb" and r["4"] == "gpu_memory_gb"
+
+
+def test_a_hybrid_question_weighs_vram_plus_the_stated_ram_and_names_the_format_that_fits(advisor, caplog):
+    (t,) = ask(advisor, caplog, row("gh-ktransformers-951"))
+    fits = [c for c in calls(t, "fit_inference") if c.input.get("host_ram_gb") == 640]
+    assert fits and any(not h["fits"] for h in fits[0].output["hybrid"] if h["format"] == "fp8")
+    assert "Q6_K 装得下" in t.answer and "fp8（671 GB）超出显存 + 内存" in t.answer
+    (en,) = ask(advisor, caplog, row("gh-ktransformers-188"))
+    assert re.search(r"\*\*CPU\+GPU hybrid .*: Q\d_K_M fits\*\*", en.answer) and "tokens/s" in en.answer
+    assert "“256G”" not in en.answer  # the RAM is used, not set aside

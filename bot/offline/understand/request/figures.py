@@ -78,6 +78,8 @@ CONTEXT = (
     (r"(?:cpu|处理器)[^\d\n]{0,6}$", r"", "cpu_cores"),
     (r"(?:内存|主机内存|系统内存|\bram\b|system memory|host memory|ddr\d?|shm[-_ ]?size)[^\d\n]{0,6}$", r"^\s*(?:g|gb|t|tb|gib)?\b", "ram_gb"),
     (r"", r"^\s*(?:g|gb|t|tb)\s*(?:的)?(?:内存|\bram\b|ddr)", "ram_gb"),
+    # a spec sheet's "Memory: 256G" line (a card's memory is written "GPU memory", "VRAM", "显存")
+    (r"^\s*(?:memory|mem)\s*[:：=]\s*$", r"^\s*(?:g|gb|t|tb|gib)?\b", "ram_gb"),
     (r"", r"^\s*(?:轮|个?\s*epochs?|遍)", "epochs"),
     (r"(?:训|跑)\s*$", r"^\s*(?:轮|遍)", "epochs"),
     # a speed the user needs, not one they measured ("need 30 tokens/s", "要达到 5 token/s", "at least 20 tok/s")
