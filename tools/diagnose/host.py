@@ -91,14 +91,14 @@ def _have(s: Setup) -> float | None:
     return (i.host_ram_gb + (i.swap_gb or 0)) * GB
 
 
-def _levers(run: HostRun, peak: str):
+def _levers(run: HostRun, peak: str, zero3: bool):
     """The changes that lower the peak phase, cheapest first: (flag, value, changed run, cost key)."""
     if peak == "build":
         return
     if peak == "load":
         if run.load_bytes > 2:
             yield "torch_dtype", "bfloat16", replace(run, load_bytes=2.0), "host_dtype"
-        if not run.zero_init and run.ranks_per_node > 1:
+        if zero3 and not run.zero_init and run.ranks_per_node > 1:  # only ZeRO-3 partitions the model at load
             yield "deepspeed.zero.Init", "build the model under zero.Init (DeepSpeed config before from_pretrained)", \
                 replace(run, zero_init=True), "host_zero_init"  # fmt: skip
         if run.reference_models:
@@ -119,7 +119,7 @@ def _closing_fix(s: Setup, run: HostRun, need: HostRam, have: float | None):
             if key in flags:
                 return key, 4, {}, {"cost": "host_workers"}
         return "free -g / dmesg", "what else holds host RAM", {}, {"cost": "host_other"}
-    for flag, val, changed, cost in _levers(run, need.peak_phase):
+    for flag, val, changed, cost in _levers(run, need.peak_phase, s.inp.zero_stage == 3):
         if changed is None:
             if have is not None and need.total - need.terms["offload_buffers"] <= have:
                 return flag, val, {"tool": "host_memory", "change": flag, "host_ram_gb": round(
