@@ -302,7 +302,8 @@ def hybrid_block(r: dict[str, Any], lang: str) -> str | None:
     bw = f"{r['host_bandwidth_gb_s']:g}"
     if fitting:
         best = fitting[0]
-        lead = say("hybrid_fits", lang, fmt=best["format"], weights=gb(best["weights_gb"]), gpu=gb(best["gpu_gb"]),
+        key = "hybrid_fits" if best["ram_gb"] > 0 else "hybrid_gpu_only"  # a format small enough for the GPUs alone
+        lead = say(key, lang, fmt=best["format"], weights=gb(best["weights_gb"]), gpu=gb(best["gpu_gb"]),
                    ram=gb(best["ram_gb"]), tps=f"{best['decode_tokens_per_s']:g}", bw=bw)  # fmt: skip
         if rows[0] is not best:
             lead += " " + say("hybrid_top_no", lang, fmt=rows[0]["format"], weights=gb(rows[0]["weights_gb"]))
