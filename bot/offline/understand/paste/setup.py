@@ -184,7 +184,10 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     named_config = "deepspeed" in (paste.flags or {}) or paste.setup.get("zero_stage") is not None
     if "offload" not in args and p.offload and not named_config:  # a pasted config says what ran; the words may
         args["offload"] = offload_of(p.offload, args.get("zero_stage"))  # name the alternative that worked
-    args.update(host_args(request, paste))
+    host = host_args(request, paste)
+    if args.get("error_kind") != "host_oom" and not host.get("engine_build"):
+        host = {k: v for k, v in host.items() if k not in ("host_ram_gb", "swap_gb")}  # the RAM weighs only there
+    args.update(host)
     if paste.flags:
         items = [f"{k}={v}" for k, v in paste.flags.items() if not re.search(r"[\s,]", f"{k}{v}")]
         args["flags"] = " ".join(items)[:20_000] or None
