@@ -130,6 +130,11 @@ def _closing_fix(s: Setup, run: HostRun, need: HostRam, have: float | None):
             fits = None if have is None else True
             return flag, val, {"tool": "host_memory", "change": flag, "host_ram_gb": round(after / GB, 1),
                                "fits": fits}, {"cost": cost}  # fmt: skip
+    first = next(((f, v, c) for f, v, c, _ in _levers(run, need.peak_phase, s.inp.zero_stage == 3) if c), None)
+    if first is not None:  # no single change is enough: the RAM it needs with the first one, and as it stands
+        f, v, changed = first
+        return "RAM + swap", f"≥ {gb(host_ram(changed).total)} GB with {f}={v}, ≥ {gb(need.total)} GB as it is", {
+            "tool": "host_memory", "change": "more RAM", "host_ram_gb": round(need.total / GB, 1)}, {"cost": "host_more"}  # fmt: skip
     return "RAM + swap", f"≥ {gb(need.total)} GB", {"tool": "host_memory", "change": "more RAM",
                                                    "host_ram_gb": round(need.total / GB, 1)}, {"cost": "host_more"}  # fmt: skip
 
