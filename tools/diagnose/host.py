@@ -99,8 +99,7 @@ def _levers(run: HostRun, peak: str, zero3: bool):
         if run.load_bytes > 2:
             yield "torch_dtype", "bfloat16", replace(run, load_bytes=2.0), "host_dtype"
         if zero3 and not run.zero_init and run.ranks_per_node > 1:  # only ZeRO-3 partitions the model at load
-            yield "deepspeed.zero.Init", "build the model under zero.Init (DeepSpeed config before from_pretrained)", \
-                replace(run, zero_init=True), "host_zero_init"  # fmt: skip
+            yield "deepspeed.zero.Init", True, replace(run, zero_init=True), "host_zero_init"
         if run.reference_models:
             yield "finetuning_type", "lora", replace(run, reference_models=0), "host_lora_reference"
     if peak == "train":
@@ -133,7 +132,7 @@ def _closing_fix(s: Setup, run: HostRun, need: HostRam, have: float | None):
     first = next(((f, v, c) for f, v, c, _ in _levers(run, need.peak_phase, s.inp.zero_stage == 3) if c), None)
     if first is not None:  # no single change is enough: the RAM it needs with the first one, and as it stands
         f, v, changed = first
-        return "RAM + swap", f"≥ {gb(host_ram(changed).total)} GB with {f}={v}, ≥ {gb(need.total)} GB as it is", {
+        return "RAM + swap", f"≥ {gb(need.total)} GB (≥ {gb(host_ram(changed).total)} GB: {f}={v})", {
             "tool": "host_memory", "change": "more RAM", "host_ram_gb": round(need.total / GB, 1)}, {"cost": "host_more"}  # fmt: skip
     return "RAM + swap", f"≥ {gb(need.total)} GB", {"tool": "host_memory", "change": "more RAM",
                                                    "host_ram_gb": round(need.total / GB, 1)}, {"cost": "host_more"}  # fmt: skip
