@@ -132,8 +132,10 @@ def _closing_fix(s: Setup, run: HostRun, need: HostRam, have: float | None):
     first = next(((f, v, c) for f, v, c, _ in _levers(run, need.peak_phase, s.inp.zero_stage == 3) if c), None)
     if first is not None:  # no single change is enough: the RAM it needs with the first one, and as it stands
         f, v, changed = first
-        return "RAM + swap", f"≥ {gb(need.total)} GB (≥ {gb(host_ram(changed).total)} GB: {f}={v})", {
-            "tool": "host_memory", "change": "more RAM", "host_ram_gb": round(need.total / GB, 1)}, {"cost": "host_more"}  # fmt: skip
+        less = host_ram(changed).total
+        return "RAM + swap", f"≥ {gb(need.total)} GB (≥ {gb(less)} GB: {f}={v})", {
+            "tool": "host_memory", "change": "more RAM", "host_ram_gb": round(need.total / GB, 1),
+            "host_ram_gb_with_change": round(less / GB, 1), "with_change": f"{f}={v}"}, {"cost": "host_more"}  # fmt: skip
     return "RAM + swap", f"≥ {gb(need.total)} GB", {"tool": "host_memory", "change": "more RAM",
                                                    "host_ram_gb": round(need.total / GB, 1)}, {"cost": "host_more"}  # fmt: skip
 
