@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tools.diagnose.context import ENGINES, Candidate, Setup, gib
 from tools.diagnose.facts import say
+from tools.diagnose.host import host_causes
 from tools.units import GiB
 
 #: reserved-but-unallocated memory at least this share of the card is "large"
@@ -36,9 +37,7 @@ def log_causes(s: Setup) -> list[Candidate]:
         arith = say("other_process", fig=gib(other), cap=gib(cap), free=f"{i.free_gib or 0:.2f}", own=gib(own))
         out.append(Candidate("other_process_memory", arith, "CUDA_VISIBLE_DEVICES", "a GPU with nothing else on it",
                              named=True, prior=0.7, figure=other))  # fmt: skip
-    if i.error_kind == "host_oom":
-        out.append(Candidate("host_ram", say("named", what="host RAM"), "preprocessing_num_workers", 4, named=True,
-                             prior=0.8))  # fmt: skip
+    out += host_causes(s)
     if i.error_kind in ("nccl_timeout", "nccl_error"):
         consumer = s.gpu is not None and s.gpu.segment == "consumer"
         flag, val = ("NCCL_P2P_DISABLE", 1) if consumer or i.p2p is False else ("NCCL_SOCKET_IFNAME", "the interface")

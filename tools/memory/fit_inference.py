@@ -24,6 +24,7 @@ from tools.memory.capacity import (
     round_count,
     usable_gib,
 )
+from tools.memory.hybrid import default_host_bandwidth, hybrid_rows
 from tools.memory.layout_notes import expert_format_note, layout_assumptions
 from tools.memory.verdict import convention_assumption, judge
 from tools.schemas.common import assume
@@ -292,7 +293,20 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
                 note="embeddings and output head stay 16-bit; int4 adds group-128 scales (≈0.25 bit/param)",
             )
         )
+    hybrid, host_bw = [], None
+    if inp.host_ram_gb:  # a CPU+GPU hybrid run: the weights at each format against VRAM + host RAM
+        host_bw, said = (
+            (inp.host_bandwidth_gb_s * GB, "as given") if inp.host_bandwidth_gb_s else default_host_bandwidth()
+        )
+        room = n * (usable - (per_gpu - parts["weights"]))  # VRAM left for weights beside the KV cache and context
+        hybrid = hybrid_rows(model, precision, gpu_room=room, ram=inp.host_ram_gb * GB,
+                             gpu_bandwidth=gpu.bandwidth_gb_s * GB, host_bandwidth=host_bw)  # fmt: skip
+        assumptions.append(assume("host_bandwidth", value=round(host_bw / GB, 1), unit="GB/s",
+                                  default=inp.host_bandwidth_gb_s is None,
+                                  note=f"host memory bandwidth ({said}); decode figures are upper bounds"))  # fmt: skip
     return FitInferenceOutput.trusted(
+        hybrid=hybrid,
+        host_bandwidth_gb_s=round(host_bw / GB, 1) if host_bw else None,
         model=model.name,
         gpu=gpu.name,
         n_gpus=n,

@@ -108,6 +108,12 @@ class DiagnoseInput(ToolInput):
     p2p: bool | None = Field(
         None, description="Peer-to-peer between the GPUs; omitted: from the card (none on GeForce)."
     )
+    host_ram_gb: float | None = Field(None, gt=0, le=1e6, description="Host RAM per node the user has, GB.")
+    swap_gb: float | None = Field(None, ge=0, le=1e6, description="Swap beside it, GB.")
+    preference: Literal["dpo", "kto", "ppo", "orpo", "simpo"] | None = Field(
+        None, description="Preference stage (reference/reward models loaded beside the policy)."
+    )
+    engine_build: bool = Field(False, description="Building an inference engine (TensorRT-LLM convert + build).")
 
 
 class Fix(BaseModel):

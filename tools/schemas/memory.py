@@ -212,11 +212,31 @@ class FitInferenceInput(ToolInput):
     cuda_context_gb: float = Field(
         1.0, ge=0, le=10, description="CUDA context per GPU process, GB (0.5–2 in practice)."
     )
+    host_ram_gb: float | None = Field(
+        None, gt=0, le=1e6, description="Host RAM for a CPU+GPU hybrid run (KTransformers, llama.cpp), GB."
+    )
+    host_bandwidth_gb_s: float | None = Field(
+        None, gt=0, le=1e5, description="Host memory bandwidth, GB/s; omitted: 8 channels of DDR5-4800."
+    )
 
     @model_validator(mode="after")
     def _model(self) -> FitInferenceInput:
         resolve_model(self)
         return self
+
+
+class HybridRow(BaseModel):
+    """One weight format of a CPU+GPU hybrid run: where the weights sit, whether VRAM + RAM hold them, and the
+    decode speed bound (GPU part over GPU bandwidth + RAM part over host bandwidth)."""
+
+    model_config = ConfigDict(frozen=True)
+    format: str
+    bits_per_weight: float
+    weights_gb: float
+    gpu_gb: float
+    ram_gb: float
+    fits: bool
+    decode_tokens_per_s: float
 
 
 class FitInferenceOutput(VerdictFields, ToolOutput):
@@ -241,6 +261,13 @@ class FitInferenceOutput(VerdictFields, ToolOutput):
     min_gpus: int | None
     max_batch: int  # at this context on these GPUs (0: weights alone do not fit)
     max_context: int  # at this batch on these GPUs
+    #: with host_ram_gb: the CPU+GPU hybrid run at each format (tools/memory/hybrid.py), largest first
+    hybrid: list[HybridRow] = Field(default_factory=list)
+    host_bandwidth_gb_s: float | None = None
+
+    @classmethod
+    def _nested(cls):
+        return {"hybrid": HybridRow}
 
 
 # ---- Input and output of `model_memory`: sizes that depend on the model alone, not on a GPU.

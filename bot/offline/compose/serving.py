@@ -1,11 +1,21 @@
-"""Composers for serving: fits for inference, decode speed, serving capacity, a serving shortlist."""
+"""Composers for serving: fits for inference, decode speed, serving capacity, a serving shortlist; where the GPUs
+alone do not hold the model and the question states the host RAM, the CPU+GPU hybrid run (KTransformers, llama.cpp /
+Ollama spilling to RAM): fit_inference's `hybrid` rows as formats against VRAM + RAM with their decode bound."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from bot.core.toolbox import ToolRun
-from bot.offline.compose.evidence import against_measured, against_target, measured_speed, oom_but_serves, target_speed
+from bot.offline.compose.evidence import (
+    against_measured,
+    against_target,
+    host_ram,
+    measured_speed,
+    oom_but_serves,
+    target_speed,
+)
 from bot.offline.compose.shortlist import pick_gpu, picks, sourcing_args, without_excluded
 from bot.offline.compose.systems import layouts, minimum
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, serving_args
@@ -23,6 +33,9 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False, text
     lang = out.lang
     args = serving_args(s)
     r = run("fit_inference", args)
+    if not r["fits"] and s.get("host_ram_gb"):  # the GPUs alone are short and the user states the host RAM: the
+        args["host_ram_gb"] = s["host_ram_gb"]  # CPU+GPU hybrid run is weighed (the same fit, with its rows)
+        r = run("fit_inference", args)
     if oom and r["fits"]:
         oom_but_serves(args, r, run, out)
         out.add(breakdown_table(r, lang))
@@ -88,6 +101,8 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False, text
         todo += _how_to_split(args, r, precision, run, lang)
     if todo:
         out.add(say("todo_header", lang) + "\n" + "\n".join(todo))
+    if not r["fits"] and (block := hybrid_block(r, lang)):
+        out.add(block)
     if text and not read(text).parsed.gpus and (minimum.COUNT.search(text) or minimum.MINIMUM.search(text)):
         # "how many GPUs for a 30B": the count per card type; "至少要多大显存": the floor by precision
         (minimum.counts if minimum.COUNT.search(text) else minimum.ladder)(args, run, out)
@@ -140,7 +155,7 @@ def speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     if raised:  # no count given: the speed on the fewest cards that hold the model, said up front
         out.add(say("speed_on_min_gpus", lang, gpu=fit["gpu"], model=fit["model"], n=fit["n_gpus"]))
     if not fit["fits"]:
-        fit_infer({**s, "workload": "infer"}, run, out)
+        fit_infer(with_host_ram({**s, "workload": "infer"}, p), run, out)
         return
     r = run("inference_speed", args)
     bound = {"memory": "显存带宽", "compute": "算力"}[r["bound"]] if lang == "zh" else r["bound"]
@@ -291,3 +306,39 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     out.add(
         assumptions_block(r["assumptions"], lang, ("pricing", "batch", "context_len", "precision", "fx_cny_per_usd"))
     )
+
+
+def with_host_ram(s: dict[str, Any], p: ParsedQuestion) -> dict[str, Any]:
+    """The slots with the host RAM the user states (GB), for the serving fit to weigh a hybrid run."""
+    have = host_ram(p)
+    return {**s, "host_ram_gb": have[1]} if have else s
+
+
+def hybrid_block(r: dict[str, Any], lang: str) -> str | None:
+    """The formats against VRAM + RAM (fit_inference output `r` with host_ram_gb), or None when there are none."""
+    rows = r.get("hybrid") or []
+    if not rows:
+        return None
+    yes, no = ("能", "不能") if lang == "zh" else ("yes", "no")
+    lines = [say("hybrid_head", lang), "|---|---|---|---|---|---|"]
+    for h in rows:
+        lines.append(
+            f"| {h['format']} | {gb(h['weights_gb'])} | {gb(h['gpu_gb'])} | {gb(h['ram_gb'])} | "
+            f"{yes if h['fits'] else no} | ≤ {h['decode_tokens_per_s']:g} |"
+        )
+    fitting = [h for h in rows if h["fits"]]
+    bw = f"{r['host_bandwidth_gb_s']:g}"
+    if fitting:
+        best = fitting[0]
+        key = "hybrid_fits" if best["ram_gb"] > 0 else "hybrid_gpu_only"  # a format small enough for the GPUs alone
+        lead = say(key, lang, fmt=best["format"], weights=gb(best["weights_gb"]), gpu=gb(best["gpu_gb"]),
+                   ram=gb(best["ram_gb"]), tps=f"{best['decode_tokens_per_s']:g}", bw=bw)  # fmt: skip
+        if rows[0] is not best:
+            lead += " " + say("hybrid_top_no", lang, fmt=rows[0]["format"], weights=gb(rows[0]["weights_gb"]))
+    else:
+        lead = say("hybrid_none", lang, fmt=rows[-1]["format"], ram=gb(rows[-1]["ram_gb"]))
+    note = say("hybrid_note", lang, bw=bw)
+    said = next((a for a in r.get("assumptions", []) if a["key"] == "host_bandwidth"), None)
+    if said and said.get("default", True) and (m := re.search(r"\((\d+ × [\w-]+) channels\)", said.get("note", ""))):
+        note += " " + say("hybrid_bw_default", lang, bw=bw, what=m.group(1))
+    return lead + "\n\n" + "\n".join(lines) + "\n\n" + note

@@ -41,8 +41,10 @@ def training_args(s: dict[str, Any]) -> dict[str, Any]:
         args.pop("precision")
     if s.get("grad_checkpointing") is not None:
         args["grad_checkpointing"] = s["grad_checkpointing"]
-    if s.get("offload"):
-        args["offload"] = "optimizer+params" if s["offload"] == "param" else "optimizer"
+    if s.get("offload"):  # "offload" alone under ZeRO-3 is the shipped ZeRO-3 offload config: optimizer and params
+        # (frameworks.yaml `llamafactory.z3_offload_config`)
+        both = s["offload"] == "param" or (s["offload"] is True and s.get("zero_stage") == 3)
+        args["offload"] = "optimizer+params" if both else "optimizer"
     return args
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.evidence import host_ram, oom_but_fits, reported_oom
-from bot.offline.compose.serving import fit_infer
+from bot.offline.compose.serving import fit_infer, with_host_ram
 from bot.offline.compose.toolargs import is_inference, n_of, serving_args, short_source, training_args
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
@@ -44,7 +44,7 @@ def unnamed_finetune(s: dict[str, Any], p: ParsedQuestion) -> bool:
 def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: str = "") -> None:
     """Whether the run fits; `methods` (the by-method table a count question gets) follows the verdict."""
     if is_inference(s):
-        fit_infer(s, run, out, oom=reported_oom(p), text=p.text or "")
+        fit_infer(with_host_ram(s, p), run, out, oom=reported_oom(p), text=p.text or "")
         return
     lang = out.lang
     r = run("fit_training", training_args(s))

@@ -216,6 +216,9 @@ _BARE_MEMORY = _C(r"(?<![\w.])(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")
 _MEMORY_SUFFIX = _C(r"\s*-?\s*\d{2,3}\s*(?:g|gb|gib)(?![a-z\d])")
 #: what may stand between a card's name and its own memory size ("V100（16G）", "V100-16G", "A800 80g")
 _RIGHT_AFTER = re.compile(r"\s*[（(\-]?\s*")
+#: host RAM said around a bare size ("RAM: 32G", "32G 内存", "16GB of swap"): not a card's memory
+_HOST_BEFORE = _C(r"(?:\bram\b|(?<!显)内存|system memory|host memory|cpu memory|shm[-_ ]?size|swap)[^\d\n]{0,6}$")
+_HOST_AFTER = _C(r"\s*(?:of\s+|的)?\s*(?:\bram\b|内存|swap|system memory|host memory)")
 _SIDE_BY_SIDE = _C(r"和|与|跟|及|还是|区别|对比|比较|差别|差多少|vs\.?|versus|compare|or\b|and\b|版本|版")
 
 
@@ -231,6 +234,8 @@ def _sibling_sizes(w: Any, names: _Names) -> None:
         hit = names.lookup(_norm(f"{base} {m.group(1)}g")) or names.lookup(_norm(f"{base} {m.group(1)}gb"))
         if not hit or hit[0] != "gpu":
             continue
+        if _HOST_BEFORE.search(w.src[max(0, m.start() - 20) : m.start()]) or _HOST_AFTER.match(w.src, m.end()):
+            continue  # the host's RAM, read as such by the request reader
         if first_end is not None and _RIGHT_AFTER.fullmatch(w.src[first_end : m.start()]) and w.slots["gpus"]:
             w.slots["gpus"][0] = hit[1]  # "3*V100（16G）": that card's own memory, the variant it names
         elif _SIDE_BY_SIDE.search(w.src):

@@ -7,9 +7,11 @@ from bot.offline.understand.names import _C, GPU_MARK
 from bot.offline.understand.work import Work
 from tools.catalog import lookup as catalog
 
-#: "一张48G的显卡", "4张12g的显存卡", "24GB VRAM", and a log's "15.74 GiB total capacity"
+#: "一张48G的显卡", "4张12g的显存卡", "一台4GB内存的GPU", "24GB VRAM", and a log's "15.74 GiB total capacity"
 _MEMORY_CARD = (
-    _C(r"(?<![\d.])(\d{1,3})\s*(?:g|gb)\s*(?:的)?\s*(?:显存的?卡|显卡|卡|gpu|graphics card|vram card)(?![a-z])"),
+    _C(
+        r"(?<![\d.])(\d{1,3})\s*(?:g|gb)\s*(?:的)?\s*(?:内存的?\s*)?(?:显存的?卡|显卡|卡|gpu|graphics card|vram card)(?![a-z])"
+    ),
     _C(r"(?:显存|vram|gpu memory)\s*(?:是|为|有|:|：)\s*(\d{1,3})\s*(?:g|gb)(?![a-z\d])"),
     _C(r"(?:有|只有|一张|单张|\d\s*张)\s*(\d{1,3})\s*(?:g|gb)\s*(?:的)?\s*(?:显存|vram)"),
     _C(r"(?<![\d.])(\d{1,3})\s*(?:g|gb)\s*(?:of\s+)?vram\b"),

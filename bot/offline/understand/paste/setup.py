@@ -34,6 +34,14 @@ _GENERAL = (None, "pytorch", "transformers", "accelerate", "torch_npu")
 _LOCAL = ("ollama", "llama.cpp")
 #: a GGUF quantisation tag (Q4_K_M, q8_0) says the weights' precision
 _GGUF = re.compile(r"\bq([2-8])_(?:k|[01])", re.IGNORECASE)
+#: a preference-training stage, said in words or as LLaMA-Factory's `stage` (its reference/reward models load too)
+_PREFERENCE = re.compile(r"(?<![a-z])(dpo|kto|ppo|orpo|simpo)(?![a-z])", re.IGNORECASE)
+#: building an inference engine (TensorRT-LLM's convert + build), which holds several copies in host RAM
+_ENGINE_BUILD = re.compile(
+    r"trtllm-build|convert_checkpoint|\bbuild\.py\b|\bbuild(?:ing)?\s+(?:an?\s+|the\s+|my\s+)?(?:trt\S*\s+|tensorrt\S*\s+)?engines?\b|"
+    r"engine build|构建引擎|编译引擎|build\s*引擎",
+    re.IGNORECASE,
+)
 _SUFFIX = re.compile(r"[-_](?:instruct|chat|hf|base|it|awq|gptq|int4|int8|fp8|bnb-4bit)$", re.IGNORECASE)
 
 
@@ -79,6 +87,30 @@ def question_model(request: Request) -> str | None:
             stand = p.stand_ins.get(name) or p.stand_ins.get(m.text)
             return stand or model_id(name) or model_id(m.text)
     return p.models[0] if p.models else None
+
+
+def offload_of(said: object, zero_stage: int | None) -> str:
+    """The ZeRO offload the words say: parameters named -> optimizer+params; "offload" alone under ZeRO-3 is the
+    shipped ZeRO-3 offload config, which offloads both (frameworks.yaml `llamafactory.z3_offload_config`)."""
+    if said in ("param", "optimizer+params") or (said is True and zero_stage == 3):
+        return "optimizer+params"
+    return "optimizer"
+
+
+def host_args(request: Request, paste: Paste) -> dict[str, Any]:
+    """What host RAM depends on: the RAM and swap the user states (GB), a preference stage, an engine build."""
+    out: dict[str, Any] = {}
+    for m in request.mentions:
+        if m.role in ("ram_gb", "swap_gb") and isinstance(m.value, float) and m.value > 0:
+            gb = m.value * (1024 if re.search(r"\d\s*t", m.text, re.IGNORECASE) else 1)
+            out.setdefault("host_ram_gb" if m.role == "ram_gb" else "swap_gb", gb)
+    said = request.text or ""
+    stage = str(paste.flags.get("stage", "")) if paste.flags else ""
+    if m := _PREFERENCE.search(stage) or _PREFERENCE.search(said):
+        out["preference"] = m.group(1).lower()
+    if _ENGINE_BUILD.search(said):
+        out["engine_build"] = True
+    return out
 
 
 def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[str, str]]:
@@ -146,8 +178,13 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         args["zero_stage"] = p.zero_stage
     if "precision" not in args and p.precision in ("bf16", "fp16", "fp8", "fp32"):
         args["precision"] = p.precision
-    if "offload" not in args and p.offload in ("optimizer", "optimizer+params"):
-        args["offload"] = p.offload
+    named_config = "deepspeed" in (paste.flags or {}) or paste.setup.get("zero_stage") is not None
+    if "offload" not in args and p.offload and not named_config:  # a pasted config says what ran; the words may
+        args["offload"] = offload_of(p.offload, args.get("zero_stage"))  # name the alternative that worked
+    host = host_args(request, paste)
+    if args.get("error_kind") != "host_oom" and not host.get("engine_build"):
+        host = {k: v for k, v in host.items() if k not in ("host_ram_gb", "swap_gb")}  # the RAM weighs only there
+    args.update(host)
     if paste.flags:
         items = [f"{k}={v}" for k, v in paste.flags.items() if not re.search(r"[\s,]", f"{k}{v}")]
         args["flags"] = " ".join(items)[:20_000] or None

@@ -76,8 +76,10 @@ CONTEXT = (
      r"^(?!\s*k?\s*(?:tokens?|tok|t|字)\s*/\s*(?:s|秒))\s*(?:k\b|tokens?|字)", "output_len"),
     (r"", r"^\s*(?:核|cores?|vcpus?|c(?=\b)|线程|threads?)", "cpu_cores"),
     (r"(?:cpu|处理器)[^\d\n]{0,6}$", r"", "cpu_cores"),
-    (r"(?:内存|主机内存|系统内存|\bram\b|system memory|host memory|ddr\d?)[^\d\n]{0,6}$", r"^\s*(?:g|gb|t|tb|gib)?\b", "ram_gb"),
+    (r"(?:内存|主机内存|系统内存|\bram\b|system memory|host memory|ddr\d?|shm[-_ ]?size)[^\d\n]{0,6}$", r"^\s*(?:g|gb|t|tb|gib)?\b", "ram_gb"),
     (r"", r"^\s*(?:g|gb|t|tb)\s*(?:的)?(?:内存|\bram\b|ddr)", "ram_gb"),
+    # a spec sheet's "Memory: 256G" line (a card's memory is written "GPU memory", "VRAM", "显存")
+    (r"^\s*(?:memory|mem)\s*[:：=]\s*$", r"^\s*(?:g|gb|t|tb|gib)?\b", "ram_gb"),
     (r"", r"^\s*(?:轮|个?\s*epochs?|遍)", "epochs"),
     (r"(?:训|跑)\s*$", r"^\s*(?:轮|遍)", "epochs"),
     # a speed the user needs, not one they measured ("need 30 tokens/s", "要达到 5 token/s", "at least 20 tok/s")
@@ -157,11 +159,28 @@ _PER_KWH = C(rf"[\d,.]+\s*{_FOREIGN}?\s*(?:/|per|每|一|a)\s*(?:kwh|度|千瓦�
 _FOREIGN_AFTER = C(rf"[\d,.]+\s*{_FOREIGN}")
 
 
+#: host RAM or swap said after the figure ("400G内存", "32GB of RAM", "an extra 16GB of swap"), not a card's memory
+#: ("4GB内存的GPU")
+_HOST_AFTER = (
+    (C(r"^[\d,.]+\s*(?:g|gb|gib|t|tb)\s*(?:of\s+)?(?:的)?\s*(?:swap|交换(?:空间|分区))"), "swap_gb"),
+    (
+        C(
+            r"^[\d,.]+\s*(?:g|gb|gib|t|tb)\s*(?:of\s+)?(?:的)?\s*(?:(?:system|host|cpu)\s+)?(?:内存|\bram\b|ddr\d?|system memory|"
+            r"host memory|cpu memory)(?!\s*的?\s*(?:gpu|显卡|卡|card))"
+        ),
+        "ram_gb",
+    ),
+)
+
+
 def role_of(text: str, start: int, unit: str) -> tuple[str, int]:
     """The role of the figure at `start` from the words before it and its unit, and how much of `unit` is the
     unit ("5 轮要多久": "轮")."""
     before = text[max(0, text.rfind("\n", 0, start) + 1, start - 40) : start].lower()
     line = _line_at(text, start)
+    for rx, role in _HOST_AFTER:
+        if rx.search(text[start : start + 40]):
+            return role, len(unit)
     if _PER_KWH.match(text, start) and (before.rstrip().endswith(("$", "€")) or _FOREIGN_AFTER.match(text, start)):
         return "tariff_foreign", len(unit) if _FOREIGN_AFTER.match(text, start) else 0  # not taken as 元/kWh
     for rx, role in _RATE_AFTER:
