@@ -7,6 +7,8 @@ emitting started/finished events and keeping the `ToolCall` records and citation
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,6 +111,9 @@ class ToolRun:
     citations: list[Citation] = field(default_factory=list)
     attempts: int = 0  # every call, failed ones too, so ids never repeat
     errors: list[str] = field(default_factory=list)  # what the failed calls said, both languages: code's words
+    #: ids of calls made to survey options (a row per card class or precision), not to size the answer's own job:
+    #: what reads "the answer's fits" (the servers a count takes) leaves them out
+    surveyed: set[str] = field(default_factory=set)
 
     def __call__(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """Call a tool, record it, return its output (AdvisorError propagates, recorded as an error event)."""
@@ -126,6 +131,15 @@ class ToolRun:
             self._cite(output["passages"])
         self.emit({"type": "tool_finished", "id": call_id, "tool": name, "output": output})
         return output
+
+    @contextmanager
+    def survey(self) -> Iterator[None]:
+        """Mark the calls made inside the block as a survey of options (`surveyed`)."""
+        start = len(self.calls)
+        try:
+            yield
+        finally:
+            self.surveyed.update(c.id for c in self.calls[start:])
 
     def offer(self, passages: list[dict[str, Any]]) -> list[int]:
         """Passages given to a planner up front (no tool call): citable like search results; their refs."""

@@ -91,3 +91,20 @@ def test_how_many_gpus_with_no_card_named_gets_a_count_per_card_type(advisor, cl
         c.output for c in calls(t, "fit_inference") if c.input.get("precision") == "int4" and c.input.get("gpu") == "t4"
     )
     assert not bf16["fits"] and f"| {bf16['gpu']} | {bf16['min_gpus']} | {int4['min_gpus'] or 1} |" in t.answer
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Qwen2.5-32B 推理至少需要多少显存？", "部署 Qwen2.5-72B 要几张卡？", "How many GPUs to serve Qwen2.5-72B?"],
+)
+def test_a_survey_of_card_classes_plans_no_servers_for_its_rows(advisor, question):
+    """The minimum-by-precision list and the count per card type probe small cards (a T4 needs 16 for a 72B in
+    bf16): those rows are options shown, so no 'across servers' block is planned for 16 T4."""
+    t = advisor.ask(question)
+    assert "跨节点" not in t.answer and "Across servers" not in t.answer
+    assert not calls(t, "plan_cluster")
+
+
+def test_the_job_s_own_count_beyond_one_server_still_gets_its_servers(advisor):
+    t = advisor.ask("72B 全参微调要多少张 A100 80GB？")
+    assert "跨节点" in t.answer and calls(t, "plan_cluster")

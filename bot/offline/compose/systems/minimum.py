@@ -34,7 +34,8 @@ def ladder(args: dict[str, Any], run: ToolRun, out: Out) -> None:
         base = {**args, "n_gpus": 1, "batch": 1, "precision": precision}
         held = None
         for gpu in LADDER:
-            f = run("fit_inference", {**base, "gpu": gpu})
+            with run.survey():
+                f = run("fit_inference", {**base, "gpu": gpu})
             if f["verdict"] == "fits":
                 held = f
                 break
@@ -71,7 +72,8 @@ def counts(args: dict[str, Any], run: ToolRun, out: Out) -> None:
         cells = []
         name = None
         for precision in COUNT_PRECISIONS:
-            f = run("fit_inference", {**args, "gpu": gpu, "n_gpus": 1, "batch": 1, "precision": precision})
+            with run.survey():
+                f = run("fit_inference", {**args, "gpu": gpu, "n_gpus": 1, "batch": 1, "precision": precision})
             model, name = f["model"], f["gpu"]
             n = 1 if f["verdict"] == "fits" else f["min_gpus"]
             cells.append(str(n) if n else "—")

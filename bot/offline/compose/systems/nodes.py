@@ -21,8 +21,8 @@ PLANS = ("plan_system", "plan_serving", "plan_cluster")
 def _largest(run: ToolRun) -> tuple[str, int] | None:
     best: tuple[str, int] | None = None
     for call in run.calls:
-        if call.tool not in FIT_TOOLS:
-            continue
+        if call.tool not in FIT_TOOLS or call.id in run.surveyed:
+            continue  # a survey's row (a card class, a precision) is an option shown, not the job's own count
         o = call.output
         need = o.get("n_gpus") if o.get("fits") else o.get("min_gpus")
         if need and (best is None or need > best[1]):
