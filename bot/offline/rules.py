@@ -54,6 +54,19 @@ SIZE_EXAMPLE = {"dense_params_b": 13, "moe_total_params_b": 47, "moe_active_para
 ASK_EXAMPLES = {"budget_cny": {"value": 800_000, "zh": "80 万", "en": "800,000 CNY"}}
 
 
+def _once(blocks) -> str:
+    """The blocks joined as paragraphs, a paragraph said in an earlier block not said again (the diagnosis and
+    the estimate below it both open with the same assumption: "“Baichuan2”没写规模…")."""
+    seen: set[str] = set()
+    out = []
+    for block in blocks:
+        kept = [p for p in block.split("\n\n") if not (p.strip() in seen and len(p.strip()) > 20)]
+        seen.update(p.strip() for p in kept)
+        if any(p.strip() for p in kept):
+            out.append("\n\n".join(kept))
+    return "\n\n".join(out)
+
+
 class RulesPlanner:
     """Deterministic planner: same tools and the same trace as the LLM agent, no key needed."""
 
@@ -67,7 +80,8 @@ class RulesPlanner:
             return proposal.plan(ctx.state, run, lang)
         lead, below = None, ""
         if (paste := diagnosis.pasted(text, request)) is not None:  # a log, command or config: why it broke
-            lead, below = diagnosis.plan(text, paste, request, run, lang)
+            with run.survey():  # its what-if fits explain the evidence; the servers block sizes the estimate's job
+                lead, below = diagnosis.plan(text, paste, request, run, lang)
             if diagnosis.exclusive(paste):  # an error the estimate cannot speak to: the diagnosis is the answer
                 lead.answer = "\n\n".join(b for b in (lead.answer, below) if b)
                 return lead
@@ -75,7 +89,7 @@ class RulesPlanner:
         # a cause that earned the lead first, then the estimate of the setup as asked, then what to check
         if lead is not None:
             parts = [lead.answer, diagnosis.line("details_header", lang)] if lead.answer else []
-            result.answer = "\n\n".join(b for b in (*parts, result.answer, below) if b)
+            result.answer = _once(b for b in (*parts, result.answer, below) if b)
             result.offered = {**lead.offered, **result.offered}
         return result
 

@@ -15,6 +15,7 @@ from rapidfuzz import fuzz, process
 
 from bot.core.language import HAN_CHARS
 from bot.offline.understand import lexicon as lx
+from bot.offline.understand.addresses import addresses, named_part
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
 from bot.offline.understand.request.name_shapes import SIZE_FIRST, family_name, other_family, sized_name, stand_ins
@@ -41,7 +42,6 @@ _UNLISTED_CARD = _C(  # "Z9000 显卡": a card by the word after it, though the 
     r"[a-z]{1,3}\d{3,5}[a-z]?\s*(?:显卡|加速卡|计算卡|gpus?\b(?![- ]?h)|graphics cards?)|\d{4}[a-z]?\s*显卡"
 )
 _SOFTWARE = _C(lx.SOFTWARE)
-_URL = _C(r"https?://[^\s\"'<>）)]{1,500}")
 _O_AS_ZERO = re.compile(r"(?<=\d)o|o(?=\d)")
 #: rapidfuzz ratio (0-100) a misspelt name needs to count as a catalog name (the digits must match exactly)
 FUZZY_CUTOFF = 85
@@ -170,8 +170,11 @@ def _add(w: Any, slot: str, value: str) -> None:
 def names_in(w: Any) -> None:
     """Find GPU and model names in `w` (parse's working text), record them in its slots and mask them."""
     names = catalog.user_models.refresh() or _names()  # a model added since (`gpu-advisor models add`) is read at once
-    for m in _URL.finditer(w.t):  # "…/assets/eba8985c-fe1b-48b3-b705-…": no card or model in an address
-        w.mask(*m.span())
+    links = []  # the repository or model an address points at: read only when the prose names no model
+    for start, end in addresses(w.t):  # "…/assets/eba8985c-fe1b-48b3-b705-…": no card or figure in an address
+        if named := named_part(w.t, start, end):
+            links.append(named)
+        w.mask(start, end)
     for m in _SOFTWARE.finditer(w.t):
         w.mask(*m.span())
     for m in _SIZE_ZH.finditer(w.t):
@@ -181,7 +184,29 @@ def names_in(w: Any) -> None:
             _add(w, "models", _size_label(value / 1e9)) if value > 0 else w.slots["invalid"].append(w.span(*m.span()))
             w.note("models", *m.span())
             w.mask(*m.span(), MODEL_MARK)
-    toks = [(m.start(), m.end(), m.group(0)) for m in names.token_rx.finditer(w.t)]
+    _scan(w, names, [(m.start(), m.end(), m.group(0)) for m in names.token_rx.finditer(w.t)])
+    if links and not w.slots["models"] and not w.slots["unknown_models"]:
+        for start, end in links:
+            w.t = w.t[:start] + w.src[start:end] + w.t[end:]
+        toks = [(m.start(), m.end(), m.group(0)) for m in names.token_rx.finditer(w.t)]
+        _scan(w, names, [t for t in toks if any(s <= t[0] and t[1] <= e for s, e in links)])
+        for s, e in links:  # what was not read as a name is masked again (a name keeps its own mark)
+            w.t = w.t[:s] + "".join(USED_MARK if c == o else c for c, o in zip(w.t[s:e], w.src[s:e])) + w.t[e:]
+    _sibling_sizes(w, names)
+    _distilled(w)
+    stand_ins(w, MODEL_MARK)
+    if links:  # a linked name the catalog cannot size ("github.com/THUDM/GLM-4/assets/…") is no question back
+        w.slots["unknown_models"][:] = [
+            n for n in w.slots["unknown_models"] if n in w.slots["stand_ins"] or not _linked(w, n, links)
+        ]
+
+
+def _linked(w: Any, name: str, links: list[tuple[int, int]]) -> bool:
+    return any(name == w.span(s, e) or name in w.span(s, e) for s, e in links)
+
+
+def _scan(w: Any, names: _Names, toks: list) -> None:
+    """Read the catalog and unknown names among the tokens `toks` of the working text."""
     i = 0
     while i < len(toks):
         start = toks[i][0]
@@ -207,9 +232,6 @@ def names_in(w: Any) -> None:
             i = j + 1
             continue
         i = _unknown_name(w, toks, i, names)
-    _sibling_sizes(w, names)
-    _distilled(w)
-    stand_ins(w, MODEL_MARK)
 
 
 _BARE_MEMORY = _C(r"(?<![\w.])(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")

@@ -16,6 +16,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from bot.offline.understand.addresses import addresses
 from bot.offline.understand.lexicon import CONFIRM
 from bot.offline.understand.names import _names, _norm
 from bot.offline.understand.parse import parse
@@ -109,7 +110,7 @@ def read(text: str) -> Request:
         )
         taken.append((start, end))
     mentions += frameworks(norm, taken)
-    mentions += loose_figures(norm, taken)
+    mentions += loose_figures(norm, taken + addresses(norm))  # an address's digits are not figures
     mentions.sort(key=lambda m: (m.start, -m.end))
     return Request(
         text=text, language=p.language, mentions=_dedupe(mentions), asks=asks(norm, p), cued=cued(norm, p), parsed=p
