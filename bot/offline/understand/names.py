@@ -15,9 +15,9 @@ from rapidfuzz import fuzz, process
 
 from bot.core.language import HAN_CHARS
 from bot.offline.understand import lexicon as lx
-from bot.offline.understand.addresses import addresses, named_part
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
+from bot.offline.understand.request.addresses import addresses, named_part
 from bot.offline.understand.request.name_shapes import SIZE_FIRST, family_name, other_family, sized_name, stand_ins
 from tools.catalog import lookup as catalog
 from tools.catalog.stand_in import family_default, is_vision

@@ -16,10 +16,10 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from bot.offline.understand.addresses import addresses
 from bot.offline.understand.lexicon import CONFIRM
 from bot.offline.understand.names import _names, _norm
 from bot.offline.understand.parse import parse
+from bot.offline.understand.request.addresses import addresses
 from bot.offline.understand.request.asks import asks, cued
 from bot.offline.understand.request.figures import frameworks, loose_figures, role_of
 from bot.offline.understand.request.model import Mention, Request
