@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from tools.catalog.architecture import kv_bytes_per_token
-from tools.diagnose.context import Candidate, Setup, count, gib
+from tools.diagnose.context import SERVING, Candidate, Setup, count, gib
 from tools.diagnose.facts import fact, say, value
 from tools.memory.fit_inference import default_weight_precision, fit_inference
 from tools.memory.model_memory import model_memory
@@ -150,6 +150,8 @@ def memory_causes(s: Setup) -> list[Candidate]:
         out.append(Candidate("kv_pool_too_small", (en, zh), flag, val, figure=r["kv_tokens"],
                              reported=s.inp.kv_tokens_reported, named=s.inp.error_kind == "kv_too_small",
                              prior=0.8 if short else 0.3, after=after))  # fmt: skip
+        if short and (s.framework in SERVING or (s.framework is None and s.inp.max_model_len)):
+            out[-1].extra["shortfall"] = True  # an engine that pre-allocates its pool refuses to start, by arithmetic
     if r["pool"] <= 0 or s.inp.error_kind == "no_cache_memory":
         arith = say("utilization_none", cap=gib(s.capacity), util=f"{util:g}", usable=gib(s.capacity * util),
                     weights=gib(r["weights"]), act=gib(r["act"]))  # fmt: skip

@@ -102,7 +102,7 @@ _MONTHS_WORD = _C(
     r"(?!\s*(?:of|in) (?:electricity|power))(?!\s*(?:electricity|power))"
 )
 
-_K = r"(\d+(?:\.\d+)?\s*k?)(?![a-z\d])(?!\s*(?:个|路|人|用户|张|卡|台|并发|users?|concurrent|requests?|gpus?))"
+_K = r"(\d+(?:\.\d+)?\s*[km]?)(?![a-z\d])(?!\s*(?:个|路|人|用户|张|卡|台|并发|users?|concurrent|requests?|gpus?))"
 _SEQ = (
     _C(
         rf"(?:seq(?:uence)?[_\s-]*(?:len(?:gth)?)?|序列长度|序列长|max[_\s-]*(?:seq|model)?[_\s-]*len(?:gth)?|cutoff[_\s-]*len|上下文(?:长度|窗口)?|context(?:[_\s-]*(?:length|len|window))?|ctx|长度)\s*(?:=|:|是|为|of|设为|设置为|开到|要|{lx.CHANGE_TO})?\s*(?:约|大概)?\s*{_K}"
@@ -335,7 +335,8 @@ def hours(w: Work) -> None:
 
 def _k_value(text: str) -> int:
     text = text.replace(" ", "")
-    return int(float(text[:-1]) * 1024) if text.endswith("k") else int(float(text))
+    scale = {"k": 1024, "m": 1024 * 1024}.get(text[-1:])  # "32k", "1M" (a 1M-token context: 2^20, as 1k is 2^10)
+    return int(float(text[:-1]) * scale) if scale else int(float(text))
 
 
 def lengths(w: Work) -> None:

@@ -176,6 +176,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         args["method"] = p.method
     if "zero_stage" not in args and p.zero_stage is not None:
         args["zero_stage"] = p.zero_stage
+    if p.context_len and "max_model_len" not in args and args.get("workload") != "train":
+        args["max_model_len"] = p.context_len  # "支持 max_model_len 为 1M": the length said in words is what ran
     if "precision" not in args and p.precision in ("bf16", "fp16", "fp8", "fp32"):
         args["precision"] = p.precision
     named_config = "deepspeed" in (paste.flags or {}) or paste.setup.get("zero_stage") is not None
