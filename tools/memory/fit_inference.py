@@ -296,7 +296,9 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     hybrid, host_bw = [], None
     if inp.host_ram_gb:  # a CPU+GPU hybrid run: the weights at each format against VRAM + host RAM
         host_bw, said = (
-            (inp.host_bandwidth_gb_s * GB, "as given") if inp.host_bandwidth_gb_s else default_host_bandwidth()
+            (inp.host_bandwidth_gb_s * GB, "as given")
+            if inp.host_bandwidth_gb_s
+            else default_host_bandwidth(inp.host_ram_gb, gpu.segment == "consumer")
         )
         room = n * (usable - (per_gpu - parts["weights"]))  # VRAM left for weights beside the KV cache and context
         hybrid = hybrid_rows(model, precision, gpu_room=room, ram=inp.host_ram_gb * GB,

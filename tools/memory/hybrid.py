@@ -36,10 +36,15 @@ def formats() -> dict[str, float]:
     return dict(_rules()["llamacpp.gguf_bits_per_weight"])
 
 
-def default_host_bandwidth() -> tuple[float, str]:
-    """(bytes/s, what it is): the stated default host memory, channels × one DDR channel's peak."""
+def default_host_bandwidth(ram_gb: float | None = None, consumer_card: bool = True) -> tuple[float, str]:
+    """(bytes/s, what it is): the stated default host memory, channels × one DDR channel's peak: a desktop's two
+    channels when the RAM is no more than a desktop takes and the card is a consumer one, else one server
+    socket's (an A800 sits in a server, whatever its RAM)."""
     ddr = _rules()["hardware.ddr_channel_bandwidth"]
-    kind, channels = ddr["default_kind"], ddr["default_channels"]
+    desktop = consumer_card and ram_gb is not None and ram_gb <= ddr["desktop_max_ram_gb"]
+    kind, channels = (
+        (ddr["desktop_kind"], ddr["desktop_channels"]) if desktop else (ddr["default_kind"], ddr["default_channels"])
+    )
     return channels * ddr[kind] * 1e9, f"{channels} × {kind.upper().replace('_', '-')} channels"
 
 

@@ -340,5 +340,6 @@ def hybrid_block(r: dict[str, Any], lang: str) -> str | None:
     note = say("hybrid_note", lang, bw=bw)
     said = next((a for a in r.get("assumptions", []) if a["key"] == "host_bandwidth"), None)
     if said and said.get("default", True) and (m := re.search(r"\((\d+ × [\w-]+) channels\)", said.get("note", ""))):
-        note += " " + say("hybrid_bw_default", lang, bw=bw, what=m.group(1))
+        host = say("hybrid_host_desktop" if m.group(1).startswith("2 ×") else "hybrid_host_server", lang)
+        note += " " + say("hybrid_bw_default", lang, bw=bw, what=m.group(1), host=host)
     return lead + "\n\n" + "\n".join(lines) + "\n\n" + note

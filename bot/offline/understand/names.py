@@ -18,6 +18,7 @@ from bot.offline.understand import lexicon as lx
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
 from bot.offline.understand.request.addresses import addresses, named_part
+from bot.offline.understand.request.distilled import distilled, distilled_stand_ins
 from bot.offline.understand.request.name_shapes import (
     SIZE_FIRST,
     family_name,
@@ -199,8 +200,9 @@ def names_in(w: Any) -> None:
         for s, e in links:  # what was not read as a name is masked again (a name keeps its own mark)
             w.t = w.t[:s] + "".join(USED_MARK if c == o else c for c, o in zip(w.t[s:e], w.src[s:e])) + w.t[e:]
     _sibling_sizes(w, names)
-    _distilled(w)
+    distilled(w)
     stand_ins(w, MODEL_MARK)
+    distilled_stand_ins(w)
     if links:  # a linked name the catalog cannot size ("github.com/THUDM/GLM-4/assets/…") is no question back
         w.slots["unknown_models"][:] = [
             n for n in w.slots["unknown_models"] if n in w.slots["stand_ins"] or not _linked(w, n, links)
@@ -272,35 +274,6 @@ def _sibling_sizes(w: Any, names: _Names) -> None:
             continue
         w.note("gpus", *m.span())
         w.mask(*m.span(), GPU_MARK)
-
-
-_DISTILL = _C(r"蒸馏|distill")
-
-
-def _distilled(w: Any) -> None:
-    """ "DeepSeek-R1 蒸馏版 32B": a model named with a distil word and a bare size is the catalog's distilled
-    model of that size (family "<name>-Distill", parameters within 15 %), or a generic model of that size when
-    the catalog has none; never the teacher."""
-    sizes = [m for m in w.slots["models"] if re.fullmatch(r"\d+(?:\.\d+)?B", m)]
-    if not sizes or not _DISTILL.search(w.src):
-        return
-    for rid in list(w.slots["models"]):
-        if rid in sizes:
-            continue
-        teacher = catalog.get_model(rid)
-        want = float(sizes[0][:-1])
-        pupils = [
-            m
-            for m in catalog.models()
-            if m.family == f"{teacher.name}-Distill" and abs(m.params_b - want) <= 0.15 * want
-        ]
-        models = w.slots["models"]
-        if pupils:  # the distilled model of that size
-            models[models.index(rid)] = min(pupils, key=lambda m: abs(m.params_b - want)).id
-            models.remove(sizes[0])
-        else:  # a distilled size the catalog lacks: sized as a generic model of that size, never as the teacher
-            models.remove(rid)
-        return
 
 
 #: English words that begin no model or card name (a misspelt-name search starting on one swallows the real name)

@@ -36,3 +36,11 @@ def test_a_context_the_card_cannot_hold_leads_with_the_pool_arithmetic_and_the_l
     assert "max_model_len 1,048,576 > 池子能放的" in lead  # the cause, from the setup's own arithmetic
     assert "--max-model-len=" in t.answer and "NVIDIA A100 PCIe 40GB" in t.answer
     assert "0.001B" not in t.answer
+
+
+def test_a_distilled_name_the_catalog_lacks_is_the_distilled_model_and_a_desktop_host_is_read_as_one(advisor, caplog):
+    p = parse(row("gh-ktransformers-210"))
+    assert p.models == ["deepseek-r1-distill-qwen-32b"] and p.gpus == ["rtx-3060-12gb"]
+    assert parse("qwen-32B 要几张卡").models != ["deepseek-r1-distill-qwen-32b"]  # no distil word, no distilled model
+    (t,) = ask(advisor, caplog, row("gh-ktransformers-210"))
+    assert "89.6 GB/s" in t.answer and "Q4_K_M" in t.answer  # 64 GB of RAM: a desktop's two channels

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 import tools
 from tools.catalog.lookup import get_model
-from tools.memory.hybrid import formats, hybrid_fit, routed_expert_params
+from tools.memory.hybrid import default_host_bandwidth, formats, hybrid_fit, routed_expert_params
 
 
 def _rows(**kw):
@@ -46,3 +46,19 @@ def test_more_ram_never_unfits_and_fewer_bits_never_decode_slower(ram, more, roo
         for f, b in sorted(formats().items(), key=lambda x: -x[1])
     ]
     assert speeds == sorted(speeds)
+
+
+def test_a_desktop_sized_ram_is_read_at_a_desktops_two_channels_and_a_server_sized_one_at_a_socket():
+    desktop = tools.call("fit_inference", dict(model="qwen2.5-32b", gpu="rtx-3060-12gb", host_ram_gb=64))
+    server = tools.call("fit_inference", dict(model="qwen2.5-32b", gpu="rtx-3060-12gb", host_ram_gb=512))
+    assert desktop["host_bandwidth_gb_s"] == 89.6 and server["host_bandwidth_gb_s"] == 307.2  # 2 × 44.8, 8 × 38.4
+    q4 = {h["format"]: h for h in desktop["hybrid"]}["Q4_K_M"]
+    assert (
+        4 <= q4["decode_tokens_per_s"] <= 8
+    )  # ~10.8 GB read from RAM per token at 89.6 GB/s (dev gh-ktransformers-210)
+
+
+@given(st.floats(1, 4096), st.floats(0, 4096))
+@settings(max_examples=40, deadline=None)
+def test_more_ram_is_never_assumed_slower(ram, more):
+    assert default_host_bandwidth(ram + more)[0] >= default_host_bandwidth(ram)[0]
