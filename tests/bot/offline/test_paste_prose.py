@@ -4,6 +4,7 @@ in an nvidia-smi table), a local runtime that left layers on the CPU, a 16-bit t
 `diagnose` then ranks first."""
 
 from bot.offline.understand.paste import read_paste
+from bot.offline.understand.paste.logs import read_log
 from tools.diagnose.diagnose import diagnose
 from tools.schemas.diagnose import DiagnoseInput
 
@@ -109,3 +110,20 @@ def test_the_logs_capacity_wins_over_a_card_guessed_from_the_words():
     )
     args, _ = diagnose_args(read_paste(text), read(text))
     assert args["capacity_gib"] == 10.0 and args.get("gpu") in (None, "rtx-3080")  # never a 40 GB card
+
+
+def test_a_failure_told_as_a_fear_is_no_reported_oom_and_a_question_about_one_that_happened_still_is():
+    feared = (
+        "怕一张卡占用了20g之后，后面用户多了，推理显存可能不够，然后增加了一张卡",
+        "会不会爆显存？",
+        "to avoid OOM I set batch 1",
+    )
+    for text in feared:  # dev gh-llamafactory-4870: a worry about the future, answered as "you have seen an OOM"
+        assert read_log(text)[0].get("error_kind") is None, text
+    for text in (
+        "3*V100（16G），还是OOM？",
+        "这个配置是本来就会爆显存吗",
+        "I get OOM when I use 2 GPUs",
+        "训练时显存不足",
+    ):
+        assert read_log(text)[0].get("error_kind") == "oom", text

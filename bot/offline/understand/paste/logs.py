@@ -168,6 +168,23 @@ def subject(text: str, at: int) -> str | None:
     return min(after)[1] if after else None
 
 
+#: a failure told as a fear or a question, not as what happened: "怕用户多了显存可能不够", "会不会 OOM", "to avoid OOM"
+#: ("还是OOM？", "本来就会爆显存吗" are asked of what happened: a question mark is no hedge)
+_HEDGE_BEFORE = _rx(
+    r"(?:可能|也许|或许|怕|担心|害怕|以免|避免|防止|会不会|是否|能否|\bmight\b|\bmay\b|\bcould\b|"
+    r"afraid|worried|worry|to avoid|avoid|prevent|in case|risk of)[^，,。.\n]{0,6}$"
+)
+#: error kinds the words can tell as well as a log; a log's own line is never hedged
+_HEDGEABLE = frozenset({"oom", "load_oom"})
+
+
+_HEDGE_IN = _rx(r"可能|也许|或许")  # "显存可能不够" ("会 OOM" is also said of what happens every time)
+
+
+def _hedged(text: str, m: re.Match) -> bool:
+    return bool(_HEDGE_BEFORE.search(text[max(0, m.start() - 16) : m.start()]) or _HEDGE_IN.search(m.group(0)))
+
+
 def forecast(text: str) -> bool:
     return bool(FORECAST.search(text))
 
@@ -221,7 +238,7 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
     ev: dict[str, Any] = {}
     seen: list[str] = []
     for kind, rx in KINDS:
-        if m := rx.search(text):
+        if m := next((m for m in rx.finditer(text) if kind not in _HEDGEABLE or not _hedged(text, m)), None):
             ev.setdefault("error_kind", kind)
             seen.append(kind)
             if kind == "kv_too_small" and m.lastindex == 2:
