@@ -298,6 +298,9 @@ class RulesPlanner:
         must not hide its default). A part whose frame lacks what it needs is left to the asks gate to name."""
         ef = frame(extra)
         eslots = {**slots, **{k: v for k, v in ef.defaults.items() if slots.get(k) in (None, [])}}
+        fitted = [c.output["n_gpus"] for c in run.calls if c.tool == "fit_training" and c.output.get("fits")]
+        if extra == "time" and slots.get("n_gpus") in (None, []) and fitted:
+            eslots["n_gpus"] = max(fitted)  # timed on the cards the fit above found, not on a default count
         if all(eslots.get(k) not in (None, []) for k in ef.needs):
             self._answer(extra, eslots, p, run, out, offered)
 

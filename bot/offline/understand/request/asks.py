@@ -29,10 +29,10 @@ CUES = {
     r"能(?:不能)?微调|能(?:不能)?部署|扛得住|行不行|行吗|可行吗|\bfits?\b|run (?:it |this )?on|enough (?:vram|memory)|"
     r"can (?:i|we|it|you) (?:run|train|fine-?tune|serve|load|deploy)|is it possible|possible to (?:run|train)|"
     r"需要多少(?:显存|内存)|多少显存|how much (?:vram|gpu memory|memory)|显存(?:需求|要求|占用)|memory requirements?",
-    "time": r"多久|多长时间|多少时间|几天|几个小时|多少(?:个)?小时|多少天|几周|训练时间|耗时|how long|time to train|training time|wall[- ]?clock|"
+    "time": r"多久|多长的?时间|多少时间|几天|几个小时|多少(?:个)?小时|多少天|几周|训练时间|耗时|how long|time to train|training time|wall[- ]?clock|"
     r"(?:number of|how many) (?:hours|days|weeks)|"
     r"训完|跑完|\beta\b",
-    "cost": r"多少钱|花多少|费用|成本|要花|开销|花费|\bcosts?\b|how much (?:would|will|does|did) it cost|how expensive|预算够",
+    "cost": r"多少钱|花多少(?!.{0,2}时间)|费用|成本|要花(?!.{0,4}时间)|开销|花费(?!了?.{0,3}时间|了?多长|了?多久)|\bcosts?\b|how much (?:would|will|does|did) it cost|how expensive|预算够",
     "price": r"单价|售价|一张多少钱|多少钱一张|什么价|报价|\bprice\b|\bpricing\b",
     "speed": r"速度|多快|吞吐|tokens?/s|tok/s|token/s|(?<![\w/])t/s\b|延迟|latency|throughput|首字|ttft|\btpot\b|每秒|"
     r"tokens? (?:per|a) sec(?:ond)?|\bfast\b|\bspeed\b|性能怎么样|性能如何|性能数据|性能(?:能|可以)?(?:达到|有)多少",
