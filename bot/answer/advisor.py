@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from bot.answer import asked
 from bot.answer.coverage import gate
 from bot.answer.grounded import grounded
 from bot.answer.llm_turn import LlmTurn, fallback_note, llm_turn
@@ -155,7 +156,9 @@ class Advisor:
                 result.answer = fallback_note(turn.fallback[0], result.language) + "\n\n" + result.answer
         if result.attachments:  # the files the answer hands over ("生成方案"), linked under it
             result.answer += "\n\n" + self._links(cid, result)
-        mentions, unused = gate(read(text), result)  # nothing the user said is dropped without a word
+        request = read(text)
+        unanswered = asked.gate(request.cued, result)  # no part of the question dropped without a word
+        mentions, unused = gate(request, result)  # nothing the user said is dropped without a word
         grounding = grounded(text, result, mode)
         trace = AnswerTrace(
             conversation_id=cid,
@@ -168,6 +171,7 @@ class Advisor:
             ungrounded=[Ungrounded(**u.model_dump()) for u in grounding.ungrounded],
             mentions=mentions,
             unused=[Unused(text=u.text, role=u.role) for u in unused],
+            unanswered=unanswered,
             follow_ups=result.follow_ups,
             fallback_reason=f"{turn.fallback[0]}: {turn.fallback[1]}" if turn.fallback else None,
             gate=turn.reasons,

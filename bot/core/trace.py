@@ -64,6 +64,8 @@ class AnswerTrace(BaseModel):
     mentions: list[MentionUse] = Field(default_factory=list)
     #: mentions neither used nor explained (must be empty)
     unused: list[Unused] = Field(default_factory=list)
+    #: asks a calculator answers that no call of this answer answered (bot/answer/asked.py): named in the answer
+    unanswered: list[str] = Field(default_factory=list)
     follow_ups: list[str] = Field(default_factory=list)
     #: why an LLM answer was not shipped ("gate: no_tool_call", "timeout: ..."), when mode is llm-fallback
     fallback_reason: str | None = None

@@ -20,6 +20,7 @@ from bot.offline.compose import answers, diagnosis, network, proposal
 from bot.offline.compose.sizes import scaling
 from bot.offline.compose.systems import nodes, system
 from bot.offline.compose.verdict import verdict
+from bot.offline.parts import join_once, part_label
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count
 from bot.offline.say.wording import carried_items, changed_items, defaults_note, error_text
@@ -37,6 +38,7 @@ from bot.offline.understand.decide import (
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
 from bot.offline.understand.parse import ParsedQuestion
+from bot.offline.understand.request.asks import unanswered
 from bot.offline.understand.request.reader import read
 from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
@@ -54,19 +56,6 @@ SIZE_EXAMPLE = {"dense_params_b": 13, "moe_total_params_b": 47, "moe_active_para
 ASK_EXAMPLES = {"budget_cny": {"value": 800_000, "zh": "80 万", "en": "800,000 CNY"}}
 
 
-def _once(blocks) -> str:
-    """The blocks joined as paragraphs, a paragraph said in an earlier block not said again (the diagnosis and
-    the estimate below it both open with the same assumption: "“Baichuan2”没写规模…")."""
-    seen: set[str] = set()
-    out = []
-    for block in blocks:
-        kept = [p for p in block.split("\n\n") if not (p.strip() in seen and len(p.strip()) > 20)]
-        seen.update(p.strip() for p in kept)
-        if any(p.strip() for p in kept):
-            out.append("\n\n".join(kept))
-    return "\n\n".join(out)
-
-
 class RulesPlanner:
     """Deterministic planner: same tools and the same trace as the LLM agent, no key needed."""
 
@@ -82,14 +71,15 @@ class RulesPlanner:
         if (paste := diagnosis.pasted(text, request)) is not None:  # a log, command or config: why it broke
             with run.survey():  # its what-if fits explain the evidence; the servers block sizes the estimate's job
                 lead, below = diagnosis.plan(text, paste, request, run, lang)
-            if diagnosis.exclusive(paste):  # an error the estimate cannot speak to: the diagnosis is the answer
+            # an error the estimate cannot speak to: the diagnosis is the answer, unless a part asked still needs it
+            if diagnosis.exclusive(paste) and not unanswered(request.cued, run.calls):
                 lead.answer = "\n\n".join(b for b in (lead.answer, below) if b)
                 return lead
         result = self._plan(text, ctx, run, request)
         # a cause that earned the lead first, then the estimate of the setup as asked, then what to check
         if lead is not None:
             parts = [lead.answer, diagnosis.line("details_header", lang)] if lead.answer else []
-            result.answer = _once(b for b in (*parts, result.answer, below) if b)
+            result.answer = join_once(b for b in (*parts, result.answer, below) if b)
             result.offered = {**lead.offered, **result.offered}
         return result
 
@@ -266,16 +256,18 @@ class RulesPlanner:
         else:
             self._answer(intent, slots, p, run, out, offered)
         for extra in () if planned else parts(intent, p, request.cued):
-            ef = frame(extra)
-            # the second part's defaults fill what is still empty (an empty slot must not hide its default)
-            eslots = {**slots, **{k: v for k, v in ef.defaults.items() if slots.get(k) in (None, [])}}
-            if all(eslots.get(k) not in (None, []) for k in ef.needs):
-                self._answer(extra, eslots, p, run, out, offered)
+            self._part(extra, slots, p, run, out, offered)
+        if not planned and not fabric:  # an ask the parts above left without its calculator: its own frame
+            for extra in [_SIZED_ASKS[a] for a in unanswered(request.cued, run.calls) if a in _SIZED_ASKS]:
+                if extra != intent:
+                    self._part(extra, slots, p, run, out, offered)
         if scaled:
             scaling.add(intent, slots["model"], run, calls_at, out)
             if p.gpus and not (traffic or SIZING.search(text)):  # "MLU370 能训大模型吗": and what the card gives
                 answers.compose("specs", {"gpu": p.gpus[0], "gpus": list(dict.fromkeys(p.gpus))}, p, run, out)
             scaling.ask(out, unsized)
+        if said := answers.memory_verdict(request, run, lang):  # "是否只需要 700G 显卡": the yes or no, first
+            out.blocks.insert(answered_at, said)
         china = lang == "zh" or p.china_only
         if not planned and not fabric:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
@@ -303,13 +295,21 @@ class RulesPlanner:
             offered=offered,
         )
 
+    def _part(self, extra: str, slots: dict[str, Any], p: ParsedQuestion, run, out: Out, offered: dict) -> None:
+        """Another part of the question, on its own frame; its defaults fill what is still empty (an empty slot
+        must not hide its default). A part whose frame lacks what it needs is left to the asks gate to name."""
+        ef = frame(extra)
+        eslots = {**slots, **{k: v for k, v in ef.defaults.items() if slots.get(k) in (None, [])}}
+        fitted = [c.output["n_gpus"] for c in run.calls if c.tool == "fit_training" and c.output.get("fits")]
+        if extra == "time" and slots.get("n_gpus") in (None, []) and fitted:
+            eslots["n_gpus"] = max(fitted)  # timed on the cards the fit above found, not on a default count
+        if all(eslots.get(k) not in (None, []) for k in ef.needs):
+            self._answer(extra, eslots, p, run, out, offered)
+
     def _answer(self, intent: str, slots: dict[str, Any], p: ParsedQuestion, run, out: Out, offered: dict) -> None:
         for label, change in variants(intent, p) or [(None, {})]:
             if label:
-                names = [
-                    say(part, out.lang).strip() if part.startswith(("method_", "workload_")) else _name(part)
-                    for part in label.split(VARIANT_SEP)
-                ]
+                names = [part_label(part, out.lang) for part in label.split(VARIANT_SEP)]
                 out.add(say("part_header", out.lang, label=" · ".join(names)))
             try:  # a length is a context for a serving part and a sequence for a training one, part by part
                 answers.compose(intent, lengths(intent, {**slots, **change}), p, run, out)
@@ -334,6 +334,9 @@ def _carried(p: ParsedQuestion, slots: dict[str, Any], changed: list, state: dic
 
 #: intents a question about the network between nodes is read as (words, cards): it is answered by compose/network
 _NETWORK_INTENTS = frozenset({"knowledge", "compare", "specs", "out_of_scope", "fit", "min_gpus", "time", "speed"})
+#: asks a frame of their own answers from the model and the cards alone (a cost or a price also needs the use:
+#: without it the frame shows a price sheet, which answers nothing asked; the asks gate names it instead)
+_SIZED_ASKS = {"fits": "fit", "min_count": "min_gpus", "time": "time", "speed": "speed", "capacity": "serving_capacity"}
 #: asks whose answer needs the model's size (a memory fit, a count, a run's time or money)
 _NEEDS_MODEL = frozenset({"fits", "min_count", "time", "cost", "capacity", "rent_vs_buy", "choose"})
 
@@ -359,16 +362,6 @@ def _fp8_native(slots: dict[str, Any]) -> bool:
         return get_model(slots["model"]).native_precision == "fp8"
     except AdvisorError:
         return False
-
-
-def _name(name: str) -> str:
-    """A variant's label: the model's or the card's catalog name."""
-    for get in (get_model, get_gpu):
-        try:
-            return get(name).name
-        except AdvisorError:
-            continue
-    return name
 
 
 def _clean(slots: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, gb, method_label, num
 from bot.offline.understand.frames import frame
 from bot.offline.understand.parse import ParsedQuestion
+from bot.offline.understand.request.reader import normalised
 from tools.catalog.lookup import get_model
 from tools.catalog.stand_in import is_vision, read_name
 from tools.errors import AdvisorError, UnknownModel
@@ -89,7 +90,7 @@ def unknown_names(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     for name in p.unknown_gpus:
         memory = (p.gpu_from_memory or {}).get("memory_gb")
         if memory and (p.gpu_from_memory or {}).get("gpu") is None:  # "4张12g的显存卡": only its memory was given
-            checked = _against_memory(p, float(memory), run, out.lang)
+            checked = against_memory(p, float(memory), run, out.lang)
             out.add(say("unknown_memory_card_checked" if checked else "unknown_memory_card", out.lang, name=name))
             out.add(checked)
             continue
@@ -122,7 +123,7 @@ def unknown_names(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
 SERVING_SHARE = 0.9
 
 
-def _against_memory(p: ParsedQuestion, memory_gb: float, run: ToolRun, lang: str) -> str:
+def against_memory(p: ParsedQuestion, memory_gb: float, run: ToolRun, lang: str, said: str | None = None) -> str:
     """A card the catalog lacks, known by its memory: what the model needs to serve, from `model_memory`, against the
     memory the user has (their cards × their size, at a serving engine's share) as a verdict in words."""
     if not p.models:
@@ -131,9 +132,37 @@ def _against_memory(p: ParsedQuestion, memory_gb: float, run: ToolRun, lang: str
         r = run("model_memory", {"model": p.models[0]})
     except AdvisorError:
         return ""
-    have = (p.n_gpus or 1) * memory_gb * SERVING_SHARE
+    have = (1 if said else p.n_gpus or 1) * memory_gb * SERVING_SHARE  # the memory said in all is not per card
     verdict = "memory_card_fits" if r["serving_gb"] <= have else "memory_card_short"
-    return say(verdict, lang, model=r["model"], need=gb(r["serving_gb"]), weights=gb(r["weights_gb"]))
+    if said:  # the memory the user has in all, in their words: the yes or no on it leads
+        verdict = verdict.replace("card", "total")
+    return say(verdict, lang, model=r["model"], need=gb(r["serving_gb"]), weights=gb(r["weights_gb"]), have=said)
+
+
+def memory_verdict(request, run: ToolRun, lang: str) -> str:
+    """ "是否只需要 700G 显卡就可以了", "is 300 GB of VRAM enough": a memory figure no card has, asked about a serving
+    fit of a catalog model, is the memory the user has in all; the verdict on it, from `model_memory` ("" when
+    the question is not that)."""
+    p = request.parsed
+    if "fits" not in request.asks or not p.models or p.gpu_from_memory or p.workload in _TRAINING or p.method:
+        return ""
+    text = normalised(request.text)  # the text the mentions' positions refer to
+    for m in request.mentions:  # a memory figure the question asks about ("是否只需要 700G 就可以", "is 300 GB enough")
+        figure = _MEMORY.fullmatch(m.text.strip())
+        if m.role in ("gpu_memory_gb", "claim") and figure and _ENOUGH.match(text[m.end : m.end + 24]):
+            return against_memory(p, float(figure.group(1)), run, lang, said=m.text.strip())
+    return ""
+
+
+_TRAINING = ("train", "finetune", "pretrain")
+_MEMORY = re.compile(r"(\d+(?:\.\d+)?)\s*(?:g|gb)", re.IGNORECASE)
+#: the words after a memory figure that make it a yes-or-no question ("700G 显卡就可以了吗", "300G 显存就够了",
+#: "300 GB of VRAM enough"): the memory in all, a figure no card has
+_ENOUGH = re.compile(
+    r"\s*(?:的)?\s*(?:显存|显卡|内存|of (?:vram|gpu memory|memory)|vram|gpu memory|memory)?\s*(?:就|是否|是不是|is|be)?\s*"
+    r"(?:够|足够|可以|行|enough|suffic)",
+    re.IGNORECASE,
+)
 
 
 def _job_needs(p: ParsedQuestion, card: str, run: ToolRun, lang: str) -> str:

@@ -329,6 +329,7 @@ _BOTH_JOBS = re.compile(
 )
 #: the intents one answer per alternative suits (a memory fit, a count, a time)
 _PER_VARIANT = ("fit", "min_gpus", "time", "train_memory", "zero_states", "speed", "weights", "recommend")
+_DIGITS = re.compile(r"\d+")
 
 
 def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]:
@@ -358,8 +359,15 @@ def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]
     elif intent in ("fit", "min_gpus") and _BOTH_JOBS.search(p.text or ""):
         axes.append([("workload_infer", {"workload": "infer"}), ("workload_finetune", {"workload": "finetune"})])
     models = list(dict.fromkeys(p.models))
-    if 2 <= len(models) <= 4 and not p.gpus[1:]:
+    # a list of models with nothing else to vary ("footprints of Llama-3.1-8B, -70B, -405B, Llama-3-8B, -70B"): each
+    if 2 <= len(models) <= (4 if axes else 6) and not p.gpus[1:]:
         axes.append([(m, {"model": m}) for m in models])
+    # "8并发、16并发能达到多少": a serving figure at each concurrency named, one answer each
+    levels = list(
+        dict.fromkeys(int(m.group(0)) for span in p.mentions.get("concurrency", []) if (m := _DIGITS.search(span)))
+    )
+    if intent in ("speed", "serving_capacity") and 2 <= len(levels) <= 4:
+        axes.append([(f"concurrency_{n}", {"batch": n, "concurrency": n}) for n in levels])
     gpus = list(dict.fromkeys(p.gpus))
     if not axes and 2 <= len(gpus) <= 4 and (intent in ("speed", "time") or (intent == "fit" and p.n_gpus is None)):
         axes.append([(g, {"gpu": g}) for g in gpus])  # "A10 的推理速度比 3090 慢一倍": each card's own figure

@@ -135,6 +135,11 @@ _CONCURRENCY = (
     _C(
         rf"(?:for|serve|serving|support|supports|handle)\s+({lx.NUM})\s+(?:concurrent\s+|simultaneous\s+|active\s+)?(?:users|people|customers|sessions)"
     ),
+    # "serve Llama-3.3-70b to about 5 people", "a chatbot for around 20 users"
+    _C(
+        rf"(?:\bto|\bfor)\s+(?:about|around|roughly|approximately|up to|~)?\s*({lx.NUM})\s+(?:concurrent\s+|simultaneous\s+)?"
+        r"(?:people|users|persons|colleagues|customers)\b"
+    ),
     _C(rf"(?:给|供|让|支持|服务)\s*({lx.NUM})\s*(?:个|名|位)?\s*(?:人|用户|客户|员工|同学)"),
     _C(rf"(?<![\d.])({lx.NUM})\s*(?:个|名|位)?\s*(?:人|用户|员工)\s*(?:同时)?\s*(?:用|使用|在线|访问)"),
 )

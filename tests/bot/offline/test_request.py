@@ -25,6 +25,8 @@ def roles(text: str) -> dict[str, str]:
         ("Qwen2.5-7B LoRA，训 5 轮要多久", "5 轮", "epochs", 5),
         ("vllm 0.6.3 serving Qwen2.5-72B on 4x A100", "0.6.3", "version", "0.6.3"),
         ("got 35 tokens/s on one 4090 with Qwen2.5-14B, is that normal?", "35 tokens/s", "throughput_measured", 35),
+        ("H100 上 Qwen2.5-7B 的 tokens/s 只有 41.5，正常吗？", "41.5", "throughput_measured", 41.5),
+        ("部署 Qwen2.5-7B，需要 tokens/s 达到 30，选什么卡", "30", "speed_target", 30),
         ("per_device_train_batch_size: 4\ncutoff_len: 4096\nmodel: Qwen2.5-7B", "cutoff_len: 4096", "seq_len", 4096),
         ("gradient_accumulation_steps: 8\nlearning_rate: 1.0e-4", "8", "grad_accum", 8),
     ],

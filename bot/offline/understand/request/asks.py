@@ -4,6 +4,8 @@ intents the classifier settled, merged. An ask is answered by the planner's fram
 
 from __future__ import annotations
 
+from typing import Any
+
 from bot.offline.understand.paste.logs import FORECAST, told
 from bot.offline.understand.patterns import C
 from bot.offline.understand.question import ParsedQuestion
@@ -27,12 +29,13 @@ CUES = {
     r"能(?:不能)?微调|能(?:不能)?部署|扛得住|行不行|行吗|可行吗|\bfits?\b|run (?:it |this )?on|enough (?:vram|memory)|"
     r"can (?:i|we|it|you) (?:run|train|fine-?tune|serve|load|deploy)|is it possible|possible to (?:run|train)|"
     r"需要多少(?:显存|内存)|多少显存|how much (?:vram|gpu memory|memory)|显存(?:需求|要求|占用)|memory requirements?",
-    "time": r"多久|多长时间|多少时间|几天|几个小时|多少天|几周|训练时间|耗时|how long|time to train|training time|wall[- ]?clock|"
+    "time": r"多久|多长的?时间|多少时间|几天|几个小时|多少(?:个)?小时|多少天|几周|训练时间|耗时|how long|time to train|training time|wall[- ]?clock|"
+    r"(?:number of|how many) (?:hours|days|weeks)|"
     r"训完|跑完|\beta\b",
-    "cost": r"多少钱|花多少|费用|成本|要花|开销|花费|\bcosts?\b|how much (?:would|will|does|did) it cost|how expensive|预算够",
+    "cost": r"多少钱|花多少(?!.{0,2}时间)|费用|成本|要花(?!.{0,4}时间)|开销|花费(?!了?.{0,3}时间|了?多长|了?多久)|\bcosts?\b|how much (?:would|will|does|did) it cost|how expensive|预算够",
     "price": r"单价|售价|一张多少钱|多少钱一张|什么价|报价|\bprice\b|\bpricing\b",
-    "speed": r"速度|多快|吞吐|tokens?/s|tok/s|token/s|延迟|latency|throughput|首字|ttft|\btpot\b|每秒|tokens? per second|"
-    r"\bfast\b|\bspeed\b|性能怎么样|性能如何",
+    "speed": r"速度|多快|吞吐|tokens?/s|tok/s|token/s|(?<![\w/])t/s\b|延迟|latency|throughput|首字|ttft|\btpot\b|每秒|"
+    r"tokens? (?:per|a) sec(?:ond)?|\bfast\b|\bspeed\b|性能怎么样|性能如何|性能数据|性能(?:能|可以)?(?:达到|有)多少",
     "capacity": r"多少(?:并发|用户|人|路|请求)|支撑|支持多少|扛多少|能服务|how many (?:users|requests|concurrent)|capacity|"
     r"并发(?:能|可以)?(?:到|达到)多少|serve \d+ users",
     "compare": r"对比|比较|区别|差距|差多少|差别|\bvs\.?\b|versus|compared? (?:to|with)|difference between|相比|比.{1,12}(?:快|慢|强|好)",
@@ -76,6 +79,21 @@ ASK_INTENT = {
     "fits": "fit", "min_count": "min_gpus", "time": "time", "cost": "cost", "price": "price",
     "rent_vs_buy": "rent_vs_buy", "compare": "compare", "speed": "speed", "capacity": "serving_capacity",
     "availability": "availability", "power": "power",
+}  # fmt: skip
+#: the calculators whose output answers each ask (a call of any one of them answers it)
+ANSWERED_BY: dict[str, frozenset[str]] = {
+    "fits": frozenset({"fit_training", "fit_inference", "model_memory", "plan_serving", "plan_system", "plan_cluster",
+                       "recommend_gpus"}),
+    "min_count": frozenset({"fit_training", "fit_inference", "plan_serving", "plan_system", "plan_cluster",
+                            "recommend_gpus"}),
+    "time": frozenset({"training_time", "plan_system"}),
+    "speed": frozenset({"inference_speed", "training_time", "plan_serving", "precision_speedup"}),
+    "capacity": frozenset({"plan_serving", "fit_inference"}),
+    "cost": frozenset({"run_cost", "rent_vs_buy", "plan_system", "plan_serving", "power_draw"}),
+    "price": frozenset({"gpu_specs", "compare_gpus", "run_cost", "rent_vs_buy", "plan_system", "recommend_gpus"}),
+    "rent_vs_buy": frozenset({"rent_vs_buy"}),
+    "power": frozenset({"power_draw", "plan_system", "plan_cluster"}),
+    "availability": frozenset({"gpu_specs", "compare_gpus", "recommend_gpus"}),
 }  # fmt: skip
 #: a training run named ("训练成本", "training cost", "Training Llama3 70B … only 20 TFLOPS"): its cost is billed
 #: through its time, and its speed is the training run's (tokens/s, MFU), not a decode speed
@@ -131,3 +149,14 @@ def asks(text: str, p: ParsedQuestion, classifier: bool = True) -> list[str]:
         if ask and ask not in out and not (quantity and ask == "knowledge"):
             out.append(ask)
     return out
+
+
+def answered(ask: str, calls: list[Any]) -> bool:
+    """Whether a call in `calls` answers `ask` (an ask with no calculator counts as answered: words answer it)."""
+    tools = ANSWERED_BY.get(ask)
+    return tools is None or any(c.tool in tools for c in calls)
+
+
+def unanswered(asks: list[str], calls: list[Any]) -> list[str]:
+    """The asks, in the order asked, that no calculator of the answer answers."""
+    return [a for a in dict.fromkeys(asks) if not answered(a, calls)]
