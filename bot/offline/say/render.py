@@ -47,7 +47,17 @@ class Out:
             self.blocks.append(block)
 
     def text(self) -> str:
-        return "\n\n".join(self.blocks)
+        """The blocks as paragraphs; a prose note said in an earlier part ("“X”不在目录里…" before each model's
+        section) is not said again (tables, lists and headed paragraphs are each part's own)."""
+        seen: set[str] = set()
+        paragraphs = []
+        for paragraph in "\n\n".join(self.blocks).split("\n\n"):
+            key = paragraph.strip()
+            if key in seen and len(key) > 20 and not key.startswith(("|", "-", "*", "#")):
+                continue
+            seen.add(key)
+            paragraphs.append(paragraph)
+        return "\n\n".join(paragraphs)
 
 
 # ---- formatting (presentation only: no arithmetic beyond unit scaling) -----------------------------
