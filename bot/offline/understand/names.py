@@ -18,9 +18,9 @@ from bot.offline.understand import lexicon as lx
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
 from bot.offline.understand.request.name_shapes import SIZE_FIRST, family_name, other_family, sized_name, stand_ins
+from bot.offline.understand.request.same_model import named_size, own_size, shortened
 from tools.catalog import lookup as catalog
 from tools.catalog.stand_in import family_default, is_vision
-from tools.errors import AdvisorError
 from tools.units import plain
 
 GPU_MARK, MODEL_MARK, USED_MARK = "\ue000", "\ue001", "\ue002"
@@ -208,6 +208,7 @@ def names_in(w: Any) -> None:
             continue
         i = _unknown_name(w, toks, i, names)
     _sibling_sizes(w, names)
+    shortened(w)
     _distilled(w)
     stand_ins(w, MODEL_MARK)
 
@@ -336,8 +337,12 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
         value = float(m.group(1))
         if value <= 0 or re.search(r"(?:^|[^\w])-$|^-$", before):
             w.slots["invalid"].append(w.span(start - (1 if before.endswith("-") else 0), end))
-        elif (own := _own_size(w, start, value)) is not None:  # the name and its size tag are one mention
+        elif (own := own_size(w, start, value)) is not None:  # the name and its size tag are one mention
             w.spans[own] = ("models", w.spans[own][1], end)
+            w.mask(start, end, MODEL_MARK)
+            return i + 1
+        elif named_size(w, value):  # "满血版 671B deepseek" after "DeepSeek-R1": the named model's size again
+            w.note("models", start, end)
             w.mask(start, end, MODEL_MARK)
             return i + 1
         else:
@@ -357,22 +362,3 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
             w.note("unknown_gpus", start, end)
             w.mask(start, end, GPU_MARK)
     return i + 1
-
-
-_BARE_SIZE = re.compile(r"\d+(?:\.\d+)?B")
-_TAG_GAP = re.compile(r"[\s:_\-/]*")
-
-
-def _own_size(w: Any, start: int, value_b: float) -> int | None:
-    """ "DeepSeek-R1:671b" (an Ollama tag), "Llama-3.1-70B 70b": a size written right after a catalog model's name
-    and within 10 % of its parameters is that model's own size, not a second model to compare with: the index
-    of that name's span in `w.spans`, else None."""
-    before = [(e, i) for i, (slot, _, e) in enumerate(w.spans) if slot == "models" and e <= start]
-    named = [m for m in w.slots["models"] if not _BARE_SIZE.fullmatch(m)]
-    if not before or not named or not _TAG_GAP.fullmatch(w.t, before[-1][0], start):
-        return None
-    try:
-        params = catalog.get_model(named[-1]).params_b
-    except AdvisorError:  # a name the catalog cannot give back is no size to compare with
-        return None
-    return before[-1][1] if abs(params - value_b) <= 0.1 * value_b else None
