@@ -133,7 +133,7 @@ _CONCURRENCY = (
     ),
     _C(r"(?<![\d.])(\d+)\s*(?:users|requests)\s*(?:at once|at the same time|in parallel|simultaneously)"),
     _C(
-        rf"(?:for|serve|serving|support|supports|handle)\s+({lx.NUM})\s+(?:concurrent\s+|simultaneous\s+|active\s+)?(?:users|people|customers|sessions)"
+        rf"(?:\bfor|serve|serving|support|supports|handle|\bto)\s+(?:about\s+|around\s+|roughly\s+|approximately\s+|up to\s+|~\s*)?({lx.NUM})\s+(?:concurrent\s+|simultaneous\s+|active\s+)?(?:users|people|persons|customers|sessions|colleagues|employees)"
     ),
     _C(rf"(?:给|供|让|支持|服务)\s*({lx.NUM})\s*(?:个|名|位)?\s*(?:人|用户|客户|员工|同学)"),
     _C(rf"(?<![\d.])({lx.NUM})\s*(?:个|名|位)?\s*(?:人|用户|员工)\s*(?:同时)?\s*(?:用|使用|在线|访问)"),
