@@ -220,3 +220,13 @@ def test_a_budget_below_one_card_names_the_nearest_options_once_each(advisor, cl
     assert t.answer.startswith(f"**No option meets the conditions.** {nearest['gpu']}: Over budget by")
     head = t.answer.split("\n")[0]
     assert head.count("No purchase price on file") <= 1 and ".;" not in head
+
+
+def test_which_cards_run_a_model_gives_each_cards_count_domestic_included_and_no_domestic_only_rule(advisor):
+    # gh-qwen3-888 (a development row): "国产化适配情况" asks how domestic chips do, beside which GPUs run it
+    t = advisor.ask("qwen2 72B模型在哪些GPU芯片可以跑起来、国产化适配情况推理速度怎么样呢")
+    fits = {(c.input["gpu"], c.input["precision"]): c.output for c in calls(t, "fit_inference")}
+    assert ("ascend-910b", "bf16") in fits and ("a100-sxm4-80gb", "bf16") in fits  # NVIDIA and domestic cards
+    row = next(line for line in t.answer.splitlines() if line.startswith("| Huawei Ascend 910B |"))
+    assert f"| {fits[('ascend-910b', 'bf16')]['min_gpus']}（单路约" in row  # its count, with its speed
+    assert "选 NVIDIA" not in t.answer.split("\n\n")[0]  # the probed options are not a pick of their own

@@ -14,9 +14,12 @@ from typing import Any
 from bot.core.toolbox import ToolRun
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, gb
+from tools.errors import AdvisorError
 
 #: the question asks for the floor ("至少", "最低", "minimum") rather than a fit on a card of its own
 MINIMUM = re.compile(r"至少|最低|最少|最小|起码|基本(?:需要|要求|配置)|minimum|at least|least", re.IGNORECASE)
+#: a card named as the floor in question ("最低配置…也是 A100 40G 以上吗", "an A100 or better?"): the floor is asked
+OR_ABOVE = re.compile(r"以上|及以上|或更高|起步|or (?:above|higher|better)", re.IGNORECASE)
 #: one card per memory class, smallest first (catalog ids)
 LADDER = ("t4", "rtx-4090", "l20", "a100-sxm4-80gb", "h20")
 PRECISIONS = ("fp32", "bf16", "int8", "int4")
@@ -58,17 +61,24 @@ def ladder(args: dict[str, Any], run: ToolRun, out: Out) -> None:
 
 #: the question asks for a card count ("how many GPUs", "几张卡", "多少张")
 COUNT = re.compile(r"how many (?:gpus?|cards?)|几张|几块|多少(?:张|块|个)?(?:卡|GPU|显卡)|多少张", re.IGNORECASE)
+#: the question asks which cards run the model ("在哪些 GPU 芯片可以跑起来", "which GPUs can run it")
+WHICH = re.compile(r"哪些\s*(?:gpu|显卡|卡|芯片|硬件|加速卡)|which (?:gpus?|cards?|chips?|hardware)", re.IGNORECASE)
+#: the question speaks of Chinese-made accelerators ("国产化适配情况"): their class joins the count per card type
+DOMESTIC = re.compile(r"国产|信创|domestic|chinese[- ]made", re.IGNORECASE)
+#: the domestic card of the count per card type (catalog id)
+DOMESTIC_LADDER = ("ascend-910b",)
 #: the weight formats a count per card type is given in: as published, and the usual quantised one
 COUNT_PRECISIONS = ("bf16", "int4")
 
 
-def counts(args: dict[str, Any], run: ToolRun, out: Out) -> None:
+def counts(args: dict[str, Any], run: ToolRun, out: Out, domestic: bool = False, speed: bool = False) -> None:
     """How many of each card class serve the model (one sequence at the fit's context), in bf16 and int4: the
-    count per card type a "how many GPUs" question owes when it names no card."""
+    count per card type a "how many GPUs" question owes when it names no card (with the domestic class when the
+    question speaks of domestic cards, and each count's one-stream decode speed when the question asks speed)."""
     lang = out.lang
     rows = [say("counts_header", lang)]
     model = None
-    for gpu in LADDER:
+    for gpu in (*LADDER, *(DOMESTIC_LADDER if domestic else ())):
         cells = []
         name = None
         for precision in COUNT_PRECISIONS:
@@ -76,6 +86,16 @@ def counts(args: dict[str, Any], run: ToolRun, out: Out) -> None:
                 f = run("fit_inference", {**args, "gpu": gpu, "n_gpus": 1, "batch": 1, "precision": precision})
             model, name = f["model"], f["gpu"]
             n = 1 if f["verdict"] == "fits" else f["min_gpus"]
-            cells.append(str(n) if n else "—")
+            tps = _decode(run, {**args, "gpu": gpu, "n_gpus": n, "batch": 1, "precision": precision}) if n else None
+            cells.append(say("counts_cell_speed", lang, n=n, tps=f"{tps:,.0f}") if speed and tps else str(n or "—"))
         rows.append(say("counts_row", lang, gpu=name, bf16=cells[0], int4=cells[1]))
     out.add(say("counts_title", lang, model=model) + "\n\n" + "\n".join(rows))
+
+
+def _decode(run: ToolRun, args: dict[str, Any]) -> float | None:
+    """One stream's decode tokens/s on that count (None where the speed model has no figure for the card)."""
+    try:
+        with run.survey():
+            return run("inference_speed", args)["decode_tokens_per_s"]
+    except AdvisorError:
+        return None
