@@ -14,12 +14,16 @@ from typing import Any
 from bot.core.toolbox import ToolRun
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, gb
+from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
 
 #: the question asks for the floor ("至少", "最低", "minimum") rather than a fit on a card of its own
 MINIMUM = re.compile(r"至少|最低|最少|最小|起码|基本(?:需要|要求|配置)|minimum|at least|least", re.IGNORECASE)
 #: a card named as the floor in question ("最低配置…也是 A100 40G 以上吗", "an A100 or better?"): the floor is asked
-OR_ABOVE = re.compile(r"以上|及以上|或更高|起步|or (?:above|higher|better)", re.IGNORECASE)
+OR_ABOVE = re.compile(
+    r"[a-z]{1,3}\d{2,4}[a-z]*(?:\s*\d+\s*g(?:b)?)?\s*(?:及|或)?(?:以上|更高|起步)|or (?:above|higher|better)",
+    re.IGNORECASE,
+)
 #: one card per memory class, smallest first (catalog ids)
 LADDER = ("t4", "rtx-4090", "l20", "a100-sxm4-80gb", "h20")
 PRECISIONS = ("fp32", "bf16", "int8", "int4")
@@ -99,3 +103,45 @@ def _decode(run: ToolRun, args: dict[str, Any]) -> float | None:
             return run("inference_speed", args)["decode_tokens_per_s"]
     except AdvisorError:
         return None
+
+
+#: the cards with FP8 tensor cores an FP8-published model is counted on when the card asked lacks FP8 (catalog ids:
+#: the one sold in mainland China, then the largest memory)
+FP8_CARDS = ("h20", "h200-sxm-141gb")
+
+
+def on_fp8_cards(args: dict[str, Any], r: dict[str, Any], run: ToolRun, lang: str) -> str | None:
+    """ "8×A100 够跑 DeepSeek-R1 吗": a model published in FP8, on a card without FP8, is weighed in BF16 there; the
+    line says how many cards that compute in FP8 serve it as published (None when that does not apply)."""
+    if args.get("precision") or assumed_precision(r) == "fp8":
+        return None
+    try:
+        model, gpu = get_model(args["model"]), get_gpu(args["gpu"])
+    except AdvisorError:
+        return None
+    if model.native_precision != "fp8" or gpu.fp8_tflops:
+        return None
+    counts = []
+    for card in FP8_CARDS:
+        with run.survey():
+            f = run("fit_inference", {**args, "gpu": card, "n_gpus": 1, "precision": "fp8"})
+        n = 1 if f["fits"] else f["min_gpus"]
+        if n:
+            counts.append(say("fp8_card_count", lang, n=n, gpu=f["gpu"]))
+    sep = "；" if lang == "zh" else "; "
+    return say("fp8_cards_infer", lang, gpu=r["gpu"], counts=sep.join(counts)) if counts else None
+
+
+def fp8_on_card_without(args: dict[str, Any]) -> str | None:
+    """FP8 asked on a card without FP8 tensor cores (an A100, a V100): the card's name, else None."""
+    if args.get("precision") != "fp8" or not args.get("gpu"):
+        return None
+    try:
+        gpu = get_gpu(args["gpu"])
+    except AdvisorError:
+        return None
+    return None if gpu.fp8_tflops else gpu.name
+
+
+def assumed_precision(r: dict[str, Any]) -> str | None:
+    return next((a["value"] for a in r.get("assumptions", []) if a["key"] == "precision"), None)

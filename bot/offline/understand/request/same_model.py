@@ -31,10 +31,11 @@ def own_size(w: Any, start: int, value_b: float) -> int | None:
 def named_size(w: Any, value_b: float) -> bool:
     """ "deepseek-r1 … 满血版 671B": a bare size within 10 % of the one catalog model named before it, said again
     elsewhere in the text, is that model's size (not a generic model of that size beside it); never when two
-    models are named or sizes are compared ("7B 和 14B"), where the size is a model of its own."""
+    models are named or sizes are compared ("7B 和 14B"), where the size is a model of its own, nor beside a name we
+    lack (whose stand-in the size decides)."""
     named = [m for m in w.slots["models"] if not _BARE_SIZE.fullmatch(m)]
-    if len(set(named)) != 1 or any(_BARE_SIZE.fullmatch(m) for m in w.slots["models"]):
-        return False
+    if len(set(named)) != 1 or any(_BARE_SIZE.fullmatch(m) for m in w.slots["models"]) or w.slots["unknown_models"]:
+        return False  # a name we lack ("Llama 3.1 … the 70B model") may be the one this size belongs to
     try:
         params = catalog.get_model(named[0]).params_b
     except AdvisorError:
