@@ -18,7 +18,7 @@ from bot.core.language import detect_language
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers, diagnosis, network, proposal
 from bot.offline.compose.sizes import scaling
-from bot.offline.compose.systems import nodes, system
+from bot.offline.compose.systems import minimum, nodes, system
 from bot.offline.compose.verdict import verdict
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count
@@ -123,6 +123,9 @@ class RulesPlanner:
         if workload := assumed_workload(intent, slots, p):
             defaulted["workload"] = workload  # said in the defaults note
         slots.update(defaulted)
+        if card := minimum.fp8_on_card_without(slots):  # "FP8 … is 8×A100 enough?": weighed in what the card runs
+            slots["precision"] = None
+            out.add(say("fp8_not_on_card", lang, gpu=card))
         # a name we do not know is never replaced by a default card or model: it is said, with the closest
         missing = [
             k
@@ -256,7 +259,13 @@ class RulesPlanner:
             # the second part's defaults fill what is still empty (an empty slot must not hide its default)
             eslots = {**slots, **{k: v for k, v in ef.defaults.items() if slots.get(k) in (None, [])}}
             if all(eslots.get(k) not in (None, []) for k in ef.needs):
+                before = len(out.blocks)
                 self._answer(extra, eslots, p, run, out, offered)
+                if set(out.blocks[before:]) <= set(out.blocks[answered_at:before]):  # nothing the answer had not said
+                    del out.blocks[before:]  # ("吞吐多少" on a model that does not fit: the same fit again)
+        none = say("knowledge_none", lang)  # one part found nothing while another answered: that part is not said
+        if none in out.blocks[answered_at:] and len(out.blocks) - answered_at > 1:
+            out.blocks.remove(none)
         if scaled:
             scaling.add(intent, slots["model"], run, calls_at, out)
             if p.gpus and not (traffic or SIZING.search(text)):  # "MLU370 能训大模型吗": and what the card gives

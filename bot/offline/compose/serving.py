@@ -82,6 +82,8 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False, text
                 break
     if not r["fits"] and r["min_gpus"]:
         todo.append(say("min_gpus_infer", lang, n=r["min_gpus"], gpu=r["gpu"]))
+    if not r["fits"] and (fp8 := minimum.on_fp8_cards(args, r, run, lang)):
+        todo.append(fp8)  # "8×A100 够跑 R1 吗": the count on cards that run it as published
     elif r["fits"]:
         todo.append(say("max_batch_line", lang, n=r["n_gpus"], ctx=f"{r['context_len']:,}", max_batch=r["max_batch"]))
         if s.get("n_gpus") and r["max_batch"] and layouts.CONCURRENCY.search(text):

@@ -342,7 +342,7 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
             w.mask(start, end, MODEL_MARK)
             return i + 1
         elif named_size(w, value):  # "满血版 671B deepseek" after "DeepSeek-R1": the named model's size again
-            w.note("models", start, end)
+            w.note("model_again", start, end)
             w.mask(start, end, MODEL_MARK)
             return i + 1
         else:
