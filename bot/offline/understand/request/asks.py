@@ -26,7 +26,7 @@ CUES = {
     "fits": r"能(?:不能|否)?跑|可以跑|跑得(?:动|了|起来)|装得下|放得下|塞得下|能装下|能放下|够不够|够吗|够用吗|够不|能(?:不能)?训|"
     r"能(?:不能)?微调|能(?:不能)?部署|扛得住|行不行|行吗|可行吗|\bfits?\b|run (?:it |this )?on|enough (?:vram|memory)|"
     r"can (?:i|we|it|you) (?:run|train|fine-?tune|serve|load|deploy)|is it possible|possible to (?:run|train)|"
-    r"(?:能否|可以|是否能?|能不能)支持(?!多少|几)|需要多少(?:显存|内存)|多少显存|how much (?:vram|gpu memory|memory)|显存(?:需求|要求|占用)|memory requirements?",
+    r"(?:能否|可以|是否能|能不能)支持[^，。,.?？\n]{0,12}(?:预测|推理|部署|运行|训练|微调)|需要多少(?:显存|内存)|多少显存|how much (?:vram|gpu memory|memory)|显存(?:需求|要求|占用)|memory requirements?",
     "time": r"多久|多长时间|多少时间|几天|几个小时|多少天|几周|训练时间|耗时|how long|time to train|training time|wall[- ]?clock|"
     r"训完|跑完|\beta\b",
     "cost": r"多少钱|花多少|费用|成本|要花|开销|花费|\bcosts?\b|how much (?:would|will|does|did) it cost|how expensive|预算够",
