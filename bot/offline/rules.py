@@ -18,7 +18,7 @@ from bot.core.language import detect_language
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers, diagnosis, network, proposal
 from bot.offline.compose.sizes import scaling
-from bot.offline.compose.systems import nodes, system
+from bot.offline.compose.systems import minimum, nodes, system
 from bot.offline.compose.verdict import verdict
 from bot.offline.parts import join_once, part_label
 from bot.offline.say.phrases import localize_name, say
@@ -127,6 +127,9 @@ class RulesPlanner:
         if workload := assumed_workload(intent, slots, p):
             defaulted["workload"] = workload  # said in the defaults note
         slots.update(defaulted)
+        if card := minimum.fp8_on_card_without(slots):  # "FP8 … is 8×A100 enough?": weighed in what the card runs
+            slots["precision"] = None
+            out.add(say("fp8_not_on_card", lang, gpu=card))
         # a name we do not know is never replaced by a default card or model: it is said, with the closest
         missing = [
             k
@@ -256,11 +259,14 @@ class RulesPlanner:
         else:
             self._answer(intent, slots, p, run, out, offered)
         for extra in () if planned else parts(intent, p, request.cued):
-            self._part(extra, slots, p, run, out, offered)
+            self._part(extra, slots, p, run, out, offered, answered_at)
         if not planned and not fabric:  # an ask the parts above left without its calculator: its own frame
             for extra in [_SIZED_ASKS[a] for a in unanswered(request.cued, run.calls) if a in _SIZED_ASKS]:
                 if extra != intent:
-                    self._part(extra, slots, p, run, out, offered)
+                    self._part(extra, slots, p, run, out, offered, answered_at)
+        none = say("knowledge_none", lang)  # one part found nothing while another answered: that part is not said
+        if none in out.blocks[answered_at:] and len(out.blocks) - answered_at > 1:
+            out.blocks.remove(none)
         if scaled:
             scaling.add(intent, slots["model"], run, calls_at, out)
             if p.gpus and not (traffic or SIZING.search(text)):  # "MLU370 能训大模型吗": and what the card gives
@@ -295,16 +301,22 @@ class RulesPlanner:
             offered=offered,
         )
 
-    def _part(self, extra: str, slots: dict[str, Any], p: ParsedQuestion, run, out: Out, offered: dict) -> None:
+    def _part(
+        self, extra: str, slots: dict[str, Any], p: ParsedQuestion, run, out: Out, offered: dict, answered_at: int
+    ) -> None:
         """Another part of the question, on its own frame; its defaults fill what is still empty (an empty slot
-        must not hide its default). A part whose frame lacks what it needs is left to the asks gate to name."""
+        must not hide its default). A part whose frame lacks what it needs is left to the asks gate to name; a
+        part that says nothing the answer had not said is dropped ("吞吐多少" on a model that does not fit)."""
         ef = frame(extra)
         eslots = {**slots, **{k: v for k, v in ef.defaults.items() if slots.get(k) in (None, [])}}
         fitted = [c.output["n_gpus"] for c in run.calls if c.tool == "fit_training" and c.output.get("fits")]
         if extra == "time" and slots.get("n_gpus") in (None, []) and fitted:
             eslots["n_gpus"] = max(fitted)  # timed on the cards the fit above found, not on a default count
         if all(eslots.get(k) not in (None, []) for k in ef.needs):
+            before = len(out.blocks)
             self._answer(extra, eslots, p, run, out, offered)
+            if set(out.blocks[before:]) <= set(out.blocks[answered_at:before]):
+                del out.blocks[before:]
 
     def _answer(self, intent: str, slots: dict[str, Any], p: ParsedQuestion, run, out: Out, offered: dict) -> None:
         for label, change in variants(intent, p) or [(None, {})]:

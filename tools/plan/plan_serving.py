@@ -127,19 +127,21 @@ def _plan_tp(inp: PlanServingInput, model: str, gpu: str, precision: str, tp: in
             peaks[b] = at_peak(steps, b, inp.output_tokens)
         return peaks[b]
 
+    # a target one request alone already misses is the card's floor, which no count of replicas reaches: it is
+    # reported unmet, and the batch is sized on memory and the targets that can be met (the nearest plan)
+    one = peak(1)
+    unmet = [k for k, miss in (("ttft_s", one.ttft_s > inp.ttft_s),
+                               ("tokens_per_s_per_user", one.tokens_per_s_per_user < inp.tokens_per_s_per_user)) if miss]  # fmt: skip
+
     def ok(b: int) -> bool:
         p = peak(b)
-        return p.tokens_per_s_per_user >= inp.tokens_per_s_per_user and p.ttft_s <= inp.ttft_s
+        return ("tokens_per_s_per_user" in unmet or p.tokens_per_s_per_user >= inp.tokens_per_s_per_user) and (
+            "ttft_s" in unmet or p.ttft_s <= inp.ttft_s
+        )
 
     lat_b = largest_batch(ok, min(mem_b, SPEED_BATCH_CAP))
-    unmet: list[str] = []
-    if lat_b == 0:
-        one = peak(1)
-        if one.ttft_s > inp.ttft_s:
-            unmet.append("ttft_s")
-        if one.tokens_per_s_per_user < inp.tokens_per_s_per_user:
-            unmet.append("tokens_per_s_per_user")
-        used, limited = 1, "latency"
+    if unmet:
+        used, limited = max(lat_b, 1), "latency"
     else:
         used = lat_b
         if lat_b == mem_b:
@@ -204,8 +206,8 @@ def _candidate(inp: PlanServingInput, model: str, gpu_name: str, precision: str,
     meeting = [p for p in plans if not p["unmet"]]
     if meeting:
         best = min(meeting, key=lambda p: (p["replicas"] * p["tp"], p["peak"].ttft_s))
-    else:  # the nearest: the fastest first token, then the fastest decode
-        best = min(plans, key=lambda p: (p["peak"].ttft_s, -p["peak"].tokens_per_s_per_user))
+    else:  # the nearest: the fewest targets missed, then the fewest cards, then the fastest first token
+        best = min(plans, key=lambda p: (len(p["unmet"]), p["replicas"] * p["tp"], p["peak"].ttft_s))
     p: Peak = best["peak"]
     tp = best["tp"]
     n = best["replicas"] * tp
@@ -213,7 +215,7 @@ def _candidate(inp: PlanServingInput, model: str, gpu_name: str, precision: str,
     note = ""
     if unmet:
         note = (
-            f"best on {gpu.name} ({precision}, {tp} GPUs per replica, batch 1): "
+            f"best on {gpu.name} ({precision}, {tp} GPUs per replica, batch {best['load']}): "
             f"TTFT {p.ttft_s:.3g} s, {p.tokens_per_s_per_user:.3g} tokens/s per user"
         )
     if n > inp.max_gpus:

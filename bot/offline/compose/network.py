@@ -48,6 +48,8 @@ BOTTLENECK = 0.15
 def applies(text: str, p: ParsedQuestion) -> bool:
     """A multi-node cluster (more than one node's 8 cards, or nodes said) and a fabric named; or several cards and
     their link asked about."""
+    if p.workload == "infer":  # serving: the link is timed by a training step here, which is not the job asked
+        return False
     nodes = (p.n_gpus or 0) > 8 or (p.n_nodes or 0) >= 2
     return (bool(named(text)) and nodes) or ((p.n_gpus or 0) > 1 and bool(_LINK.search(text or "")))
 

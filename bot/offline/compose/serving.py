@@ -82,6 +82,8 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False, text
                 break
     if not r["fits"] and r["min_gpus"]:
         todo.append(say("min_gpus_infer", lang, n=r["min_gpus"], gpu=r["gpu"]))
+    if not r["fits"] and (fp8 := minimum.on_fp8_cards(args, r, run, lang)):
+        todo.append(fp8)  # "8×A100 够跑 R1 吗": the count on cards that run it as published
     elif r["fits"]:
         todo.append(say("max_batch_line", lang, n=r["n_gpus"], ctx=f"{r['context_len']:,}", max_batch=r["max_batch"]))
         if s.get("n_gpus") and r["max_batch"] and layouts.CONCURRENCY.search(text):
@@ -103,7 +105,8 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False, text
         out.add(say("todo_header", lang) + "\n" + "\n".join(todo))
     if not r["fits"] and (block := hybrid_block(r, lang)):
         out.add(block)
-    if text and not read(text).parsed.gpus and (minimum.COUNT.search(text) or minimum.MINIMUM.search(text)):
+    named = bool(read(text).parsed.gpus) and not minimum.OR_ABOVE.search(text)  # "也是A100 40G以上吗": a floor asked
+    if text and not named and (minimum.COUNT.search(text) or minimum.MINIMUM.search(text)):
         # "how many GPUs for a 30B": the count per card type; "至少要多大显存": the floor by precision
         (minimum.counts if minimum.COUNT.search(text) else minimum.ladder)(args, run, out)
         run("fit_inference", args)  # the fit as asked stays the last call: the one the verdict and a reader take
@@ -299,8 +302,12 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     byp = w["weights_by_precision_gb"]
     out.add(say("serving_weights_line", lang, model=w["model"], bf16=gb(byp["bf16"]), fp8=gb(byp["fp8"]),
                 int4=gb(byp["int4"]), params=count(w["params_b"] * 1e9)))  # fmt: skip
+    floor_args = {"model": s["model"], **({"context_len": ctx} if s.get("context_len") else {})}
     if not buying and p.text and minimum.MINIMUM.search(p.text) and not p.gpus:  # "至少要多大显存": the floor
-        minimum.ladder({"model": s["model"], **({"context_len": ctx} if s.get("context_len") else {})}, run, out)
+        minimum.ladder(floor_args, run, out)
+    elif not buying and p.text and minimum.WHICH.search(p.text) and not p.gpus:  # "哪些 GPU 能跑": each card's count
+        domestic, speed = bool(minimum.DOMESTIC.search(p.text)), "speed" in read(p.text).cued
+        minimum.counts(floor_args, run, out, domestic=domestic, speed=speed)
     if buying:
         out.add(say("budget_note", lang))
     out.add(

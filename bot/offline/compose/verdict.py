@@ -31,10 +31,12 @@ JOB_KEYS = ("model", "precision", "method")
 def _candidates(run: ToolRun) -> dict[str, dict[str, Any]]:
     """Per GPU (by its catalog name): the count needed, and the specs row when a comparison ran."""
     cards: dict[str, dict[str, Any]] = {}
-    fits = [c for c in run.calls if c.tool in FIT_TOOLS and c.output.get("gpu")]
+    surveyed = getattr(run, "surveyed", set())  # the options a survey probed (count per card type) are no pick
+    calls = [c for c in run.calls if c.id not in surveyed]
+    fits = [c for c in calls if c.tool in FIT_TOOLS and c.output.get("gpu")]
     # the job as asked is the last fit (a variant at int4 or LoRA beside it is another job, not a cheaper count)
     same = {k: fits[-1].input.get(k) for k in JOB_KEYS} if fits else {}
-    for call in run.calls:
+    for call in calls:
         if call.tool in FIT_TOOLS and any(call.input.get(k) != v for k, v in same.items()):
             continue
         if call.tool == "compare_gpus":

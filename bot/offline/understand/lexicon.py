@@ -114,13 +114,19 @@ WORKLOADS = (
         "infer",
         r"推理|部署|serving|\bserve\b|inference|上线|线上服务|\bvllm\b|sglang|tensorrt|在线服务|问答服务|客服|api服务|\bdeploy|"
         r"generate\.py|trtllm|build(?:ing)? (?:the )?engine|api_server|web_demo|cli_demo|\bollama\b|llama\.cpp|"
-        r"tensor[-_]parallel[-_]size|max[-_]model[-_]len|gpu[-_]memory[-_]utilization|max[-_]num[-_]seqs|kv cache",
+        r"tensor[-_]parallel[-_]size|max[-_]model[-_]len|gpu[-_]memory[-_]utilization|max[-_]num[-_]seqs|kv cache|"
+        r"(?:模型|支持|做|用于|进行)预测|预测功能",
     ),
     (
         "finetune",
         r"微调|fine-?tun|\bsft\b|\blora\b|qlora|全参|全量|指令调优|instruction tuning|\bft\b|\brlhf\b|\bdpo\b",
     ),
     ("train", r"训练|\btrain(?:ing)?\b"),
+)
+#: a job said to be set aside ("暂时不考虑训练的问题", "no training for now"): not the job asked about
+NOT_WORKLOAD = (
+    r"(?:暂时|暂|先|目前)?(?:不考虑|不涉及|不需要|不打算|不做|不用)(?:做|进行)?(?:预训练|训练|微调|推理)|"
+    r"(?:not|no|without) (?:any )?(?:training|fine-?tuning|inference)"
 )
 TRAINING_RUN = (
     r"训练|预训练|微调|全参|全量|\btrain(?:ing|ed)?\b|fine-?tun\w*|pre-?train\w*|\bsft\b|\brlhf\b|\bdpo\b|"

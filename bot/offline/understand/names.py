@@ -19,14 +19,8 @@ from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
 from bot.offline.understand.request.addresses import addresses, named_part
 from bot.offline.understand.request.distilled import distilled, distilled_stand_ins
-from bot.offline.understand.request.name_shapes import (
-    SIZE_FIRST,
-    family_name,
-    other_family,
-    own_size,
-    sized_name,
-    stand_ins,
-)
+from bot.offline.understand.request.name_shapes import SIZE_FIRST, family_name, other_family, sized_name, stand_ins
+from bot.offline.understand.request.same_model import named_size, own_size, shortened
 from tools.catalog import lookup as catalog
 from tools.catalog.stand_in import family_default, is_vision
 from tools.units import plain
@@ -200,6 +194,7 @@ def names_in(w: Any) -> None:
         for s, e in links:  # what was not read as a name is masked again (a name keeps its own mark)
             w.t = w.t[:s] + "".join(USED_MARK if c == o else c for c, o in zip(w.t[s:e], w.src[s:e])) + w.t[e:]
     _sibling_sizes(w, names)
+    shortened(w)
     distilled(w)
     stand_ins(w, MODEL_MARK)
     distilled_stand_ins(w)
@@ -339,6 +334,10 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
             w.slots["invalid"].append(w.span(start - (1 if before.endswith("-") else 0), end))
         elif (own := own_size(w, start, value)) is not None:  # the name and its size tag are one mention
             w.spans[own] = ("models", w.spans[own][1], end)
+            w.mask(start, end, MODEL_MARK)
+            return i + 1
+        elif named_size(w, value):  # "满血版 671B deepseek" after "DeepSeek-R1": the named model's size again
+            w.note("model_again", start, end)
             w.mask(start, end, MODEL_MARK)
             return i + 1
         else:

@@ -133,7 +133,7 @@ _CONCURRENCY = (
     ),
     _C(r"(?<![\d.])(\d+)\s*(?:users|requests)\s*(?:at once|at the same time|in parallel|simultaneously)"),
     _C(
-        rf"(?:for|serve|serving|support|supports|handle)\s+({lx.NUM})\s+(?:concurrent\s+|simultaneous\s+|active\s+)?(?:users|people|customers|sessions)"
+        rf"(?:\bfor|serve|serving|support|supports|handle|\bto)\s+(?:about\s+|around\s+|roughly\s+|approximately\s+|up to\s+|~\s*)?({lx.NUM})\s+(?:concurrent\s+|simultaneous\s+|active\s+)?(?:users|people|persons|customers|sessions|colleagues|employees)"
     ),
     # "serve Llama-3.3-70b to about 5 people", "a chatbot for around 20 users"
     _C(

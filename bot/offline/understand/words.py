@@ -11,6 +11,7 @@ from bot.offline.understand.work import Work
 
 _METHODS = [(name, _C(p)) for name, p in lx.METHODS]
 _WORKLOADS = {name: _C(p) for name, p in lx.WORKLOADS}
+_NOT_WORKLOAD = _C(lx.NOT_WORKLOAD)
 _PRECISIONS = [(name, _C(p)) for name, p in lx.PRECISIONS]
 _ZERO = _C(lx.ZERO)
 _OFFLOAD = [
@@ -24,6 +25,9 @@ _MIXED = _C(lx.MIXED_PRECISION)
 _TRAINING_RUN = _C(lx.TRAINING_RUN)
 _DOMESTIC = _C(lx.CHINA_DOMESTIC)
 _AVAILABLE = _C(lx.CHINA_AVAILABLE)
+_DOMESTIC_STATUS = _C(
+    r"国产(?:化)?(?:芯片|卡|显卡|gpu|平台)?的?(?:适配|支持|兼容)(?:的)?(?:情况|程度|进展|现状|怎么样|如何)"
+)
 _FOLLOW_UP = _C(lx.FOLLOW_UP)
 _INJECTION = _C(lx.INJECTION)
 
@@ -50,6 +54,7 @@ def words(w: Work) -> None:
     _first(w, "method", _METHODS)
     _first(w, "precision", _PRECISIONS)
     w.slots["mixed_precision"] = bool(_MIXED.search(s))
+    s = _NOT_WORKLOAD.sub(lambda m: " " * len(m.group(0)), s)  # "暂时不考虑训练": the job set aside is not asked
     if _WORKLOADS["pretrain"].search(s):
         w.slots["workload"] = "pretrain"
     elif w.slots.get("method") or _WORKLOADS["finetune"].search(s):
@@ -81,7 +86,8 @@ def words(w: Work) -> None:
         w.note("grad_checkpointing", *m.span())
     if _USD.search(s):
         w.slots["currency"] = "USD"
-    w.slots["domestic_only"] = bool(_DOMESTIC.search(s))
+    # "国产化适配情况怎么样" beside "哪些 GPU 能跑": how far domestic chips support it is asked, no domestic-only rule
+    w.slots["domestic_only"] = bool(_DOMESTIC.search(_DOMESTIC_STATUS.sub("", s)))
     w.slots["china_only"] = w.slots["domestic_only"] or bool(_AVAILABLE.search(s))
     w.slots["injection"] = bool(_INJECTION.search(s))
     w.slots["follow_up"] = bool(_FOLLOW_UP.search(s.strip()))

@@ -133,3 +133,24 @@ def test_a_bare_size_after_a_named_model_is_that_models_sibling_when_the_catalog
 ):
     _, again = ask(advisor, caplog, first, reply)
     assert model in {c.input.get("model") for c in again.tool_calls}
+
+
+# development rows of tests/corpus/systems/requests.yaml: a card named, no model, "can it run inference?"
+A10_PREDICT = (
+    "您好,目前的模型A10,24G显存可以支持预测功能吗?\n很感兴趣,想看看模型效果,但是不知购买A10这样一个相对有些老GPU能否支持该模型预测吗?"
+    "目前暂时不考虑训练的问题"
+)  # gh-cornucopia-18
+FLOOR_ASKED = "推理硬件要求\n模型做推理最低显卡配置要求是什么？ 也是A100 40G以上吗？"  # gh-emollm-30
+
+
+def test_can_this_card_run_it_with_no_model_is_answered_on_the_default_for_inference(advisor, caplog):
+    (t,) = ask(advisor, caplog, A10_PREDICT)  # training was set aside: the job is inference ("预测")
+    fits = [c for c in calls(t, "fit_inference") if c.input["model"] == "7B" and c.input["gpu"] == "a10"]
+    assert fits and not calls(t, "fit_training")
+    assert "按7B 模型" in t.answer and "放得下" in t.answer and "哪个模型" in t.answer
+
+
+def test_a_card_named_as_the_floor_in_question_gets_the_least_memory_by_precision(advisor, caplog):
+    (t,) = ask(advisor, caplog, FLOOR_ASKED)
+    assert "按精度的最低显存" in t.answer  # the floor by precision, not only the fit on the A100 40GB asked about
+    assert "bf16：权重约 14 GB，1 张 NVIDIA GeForce RTX 4090 放得下" in t.answer

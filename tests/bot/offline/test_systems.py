@@ -3,7 +3,10 @@ will be used. Every figure shown is a tool output (grounding), every figure the 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 from asking import calls
 
 
@@ -220,3 +223,28 @@ def test_a_budget_below_one_card_names_the_nearest_options_once_each(advisor, cl
     assert t.answer.startswith(f"**No option meets the conditions.** {nearest['gpu']}: Over budget by")
     head = t.answer.split("\n")[0]
     assert head.count("No purchase price on file") <= 1 and ".;" not in head
+
+
+def test_which_cards_run_a_model_gives_each_cards_count_domestic_included_and_no_domestic_only_rule(advisor):
+    # gh-qwen3-888 (a development row): "国产化适配情况" asks how domestic chips do, beside which GPUs run it
+    t = advisor.ask("qwen2 72B模型在哪些GPU芯片可以跑起来、国产化适配情况推理速度怎么样呢")
+    fits = {(c.input["gpu"], c.input["precision"]): c.output for c in calls(t, "fit_inference")}
+    assert ("ascend-910b", "bf16") in fits and ("a100-sxm4-80gb", "bf16") in fits  # NVIDIA and domestic cards
+    row = next(line for line in t.answer.splitlines() if line.startswith("| Huawei Ascend 910B |"))
+    assert f"| {fits[('ascend-910b', 'bf16')]['min_gpus']}（单路约" in row  # its count, with its speed
+    assert "选 NVIDIA" not in t.answer.split("\n\n")[0]  # the probed options are not a pick of their own
+
+
+def _row(rid: str) -> str:
+    rows = yaml.safe_load((Path(__file__).parents[2] / "corpus/systems/requests.yaml").read_text(encoding="utf-8"))
+    return next(r["text"] for r in rows if r["id"] == rid)
+
+
+def test_an_fp8_model_on_cards_without_fp8_also_gets_the_count_on_cards_that_run_it_as_published(advisor):
+    t = advisor.ask(_row("gh-deepseekr1-460"))  # a development row: 8×A100, FP8 R1, communication asked
+    fp8 = {c.input["gpu"]: c.output for c in calls(t, "fit_inference") if c.input.get("precision") == "fp8"}
+    assert set(fp8) == {"h20", "h200-sxm-141gb"}
+    assert f"{fp8['h20']['min_gpus']} GPUs (NVIDIA H20 96GB)" in t.answer and "published in FP8" in t.answer
+    assert not calls(t, "training_time")  # a serving question's link is not timed as a training run
+    assert t.answer.startswith("**It does not fit.**")  # and no "nothing found" for the part the fit answers
+    assert "Across servers" in t.answer and "InfiniBand" in t.answer  # the bf16 count's servers and network

@@ -133,3 +133,28 @@ def test_a_size_tag_on_a_catalog_name_is_that_models_size_not_a_second_model(tex
 
 def test_a_size_beside_another_model_is_still_a_model_of_its_own():
     assert len(parse("Qwen2.5-72B 和 7B 比，推理快多少").models) == 2
+
+
+# gh-ktransformers-951 and gh-chatglm3-218 (development rows of tests/corpus/systems/requests.yaml), verbatim parts
+R1_AGAIN = "deepseek-r1 671B 满血版配置\n我现在有内存640GB，显卡一张L40，显存48GB，能否把非量化版本的满血版671B deepseek跑起来呢？"
+GLM_SHORT = (
+    "请问两张NVIDIA3060显卡（12G）运行ChatGLM3最大能支持多少个用户同时使用，怎么调整优化。另外GLM3能在vLLM上运行了吗"
+)
+
+
+def test_the_named_models_size_said_again_is_that_model_not_a_generic_one_beside_it(advisor):
+    assert parse(R1_AGAIN).models == ["deepseek-r1"]
+    t = advisor.ask(R1_AGAIN)
+    assert _models(t) == {"deepseek-r1"}  # no second, generic dense 671B section
+    assert "通用稠密" not in t.answer and "“671B”" not in t.answer  # and the size is not listed as unused
+
+
+def test_a_name_written_short_is_the_model_named_in_full_beside_it(advisor):
+    p = parse(GLM_SHORT)
+    assert p.models == ["chatglm3-6b"] and p.unknown_models == []
+    assert "未知的模型" not in advisor.ask(GLM_SHORT).answer
+
+
+def test_an_unknown_name_that_is_no_tail_of_the_named_one_is_still_said():
+    p = parse("Llama-3-70B 和 Llama-9-70B 哪个快")
+    assert p.unknown_models  # another model the catalog lacks, not the named one written short

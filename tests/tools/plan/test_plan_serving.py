@@ -114,6 +114,19 @@ def test_impossible_ttft_says_what_cannot_be_met_and_the_nearest():
     assert "TTFT" in out["nearest"] and "GPUs per replica" in out["nearest"]
 
 
+def test_a_target_no_replica_count_reaches_does_not_multiply_the_cards():
+    """TTFT 1 ms is below what one request alone gets on any card: more replicas never reach it, so the nearest
+    plan is sized on memory and the per-user speed it can meet, not one request per replica (200 × 1.2 replicas)."""
+    out = plan(gpus=["H20", "A100"], concurrency=200, ttft_s=0.001)
+    loose = plan(gpus=["H20", "A100"], concurrency=200, ttft_s=600)
+    for c in out["candidates"]:
+        assert c["unmet"] == ["ttft_s"]
+        assert c["tokens_per_s_per_user"] >= 20  # the target that can be met still holds
+        assert c["batch_per_replica"] > 1
+        same = one(loose, c["gpu"], c["precision"])
+        assert c["n_gpus"] <= same["n_gpus"]  # no more cards than the plan that meets every other target
+
+
 def test_beyond_max_gpus_says_how_much_the_cap_serves():
     out = plan(gpus=["H20"], daily_users=10**10)
     for c in out["candidates"]:

@@ -18,7 +18,7 @@ CUES = {
     r"traceback|runtimeerror|\berror\b|\bfailed\b|killed|\bhangs?\b|卡住|\bnan\b|doesn'?t work|not working",
     "min_count": r"几张|几块|几卡(?!时)|几台|多少张|多少块|多少卡(?!时|小时|·时)|多少台|多少个(?:gpu|节点|卡)|最少.{0,4}(?:几|多少)|至少.{0,4}(?:几|多少)|"
     r"how (?:many|much) (?:gpus?|cards?|nodes?|servers?|machines?|a100s?|h100s?|h800s?|h20s?|4090s?)|"
-    r"min(?:imum)? (?:number of )?(?:gpus?|cards?|nodes?)|最低配置|"
+    r"min(?:imum)? (?:number of )?(?:gpus?|cards?|nodes?)|最低配置|最低的?(?:显卡|gpu|硬件)配置|"
     # the count asked as resources or requirements ("需要多少资源", "所需卡数", "还是需要多卡", "GPU requirements")
     r"多少的?\s*(?:gpu|显卡)|所需卡数|卡数|(?:多少|什么)(?:的)?(?:硬件|gpu)?资源|硬件资源|需要多卡|最低(?:部署|运行|硬件)?要求|"
     r"至少需要(?:什么|哪些|多少)|需要(?:什么|哪些)(?:显卡|gpu|卡|硬件)|(?:gpu|hardware|pc|system) requirements?|"
@@ -28,7 +28,7 @@ CUES = {
     "fits": r"能(?:不能|否)?跑|可以跑|跑得(?:动|了|起来)|装得下|放得下|塞得下|能装下|能放下|够不够|够吗|够用吗|够不|能(?:不能)?训|"
     r"能(?:不能)?微调|能(?:不能)?部署|扛得住|行不行|行吗|可行吗|\bfits?\b|run (?:it |this )?on|enough (?:vram|memory)|"
     r"can (?:i|we|it|you) (?:run|train|fine-?tune|serve|load|deploy)|is it possible|possible to (?:run|train)|"
-    r"需要多少(?:显存|内存)|多少显存|how much (?:vram|gpu memory|memory)|显存(?:需求|要求|占用)|memory requirements?",
+    r"(?:能否|可以|是否能|能不能)支持[^，。,.?？\n]{0,12}(?:预测|推理|部署|运行|训练|微调)|需要多少(?:显存|内存)|多少显存|how much (?:vram|gpu memory|memory)|显存(?:需求|要求|占用)|memory requirements?",
     "time": r"多久|多长的?时间|多少时间|几天|几个小时|多少(?:个)?小时|多少天|几周|训练时间|耗时|how long|time to train|training time|wall[- ]?clock|"
     r"(?:number of|how many) (?:hours|days|weeks)|"
     r"训完|跑完|\beta\b",

@@ -16,10 +16,8 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from bot.offline.understand.patterns import C
-from tools.catalog import lookup as catalog
 from tools.catalog.lookup import normalize
 from tools.catalog.stand_in import family_default, implied_size, read_name, resolve, same_line, stand_in
-from tools.errors import AdvisorError
 from tools.units import plain
 
 #: a word that can open a model's name: letters, digits after the first two letters allowed ("foomoe", "orion2")
@@ -157,22 +155,3 @@ def _family_words(w: Any, models: list[str], mark: str) -> None:
 def _add(w: Any, slot: str, value: str) -> None:
     if value not in w.slots[slot]:
         w.slots[slot].append(value)
-
-
-#: between a name and its own size tag: separators, and words glued in by them ("internlm-chat-20b-pytorch-20b")
-_TAG_GAP = re.compile(r"[\s:_\-/]*(?:[a-z][a-z0-9.]{0,15}[_\-/]+){0,3}")
-
-
-def own_size(w: Any, start: int, value_b: float) -> int | None:
-    """ "DeepSeek-R1:671b" (an Ollama tag), "Llama-3.1-70B 70b": a size written right after a catalog model's name
-    and within 10 % of its parameters is that model's own size, not a second model to compare with: the index
-    of that name's span in `w.spans`, else None."""
-    before = [(e, i) for i, (slot, _, e) in enumerate(w.spans) if slot == "models" and e <= start]
-    named = [m for m in w.slots["models"] if not _BARE_SIZE.fullmatch(m)]
-    if not before or not named or not _TAG_GAP.fullmatch(w.t, before[-1][0], start):
-        return None
-    try:
-        params = catalog.get_model(named[-1]).params_b
-    except AdvisorError:  # a name the catalog cannot give back is no size to compare with
-        return None
-    return before[-1][1] if abs(params - value_b) <= 0.1 * value_b else None

@@ -1,0 +1,56 @@
+"""Mentions that are a model already named, not a second model: a size tag right after the name ("DeepSeek-R1:671b"),
+the named model's size said again elsewhere ("满血版 671B deepseek"), the name written short ("ChatGLM3 … GLM3")."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tools.catalog import lookup as catalog
+from tools.errors import AdvisorError
+
+_BARE_SIZE = re.compile(r"\d+(?:\.\d+)?B")
+#: between a name and its own size tag: separators, and words glued in by them ("internlm-chat-20b-pytorch-20b")
+_TAG_GAP = re.compile(r"[\s:_\-/]*(?:[a-z][a-z0-9.]{0,15}[_\-/]+){0,3}")
+
+
+def own_size(w: Any, start: int, value_b: float) -> int | None:
+    """ "DeepSeek-R1:671b" (an Ollama tag), "Llama-3.1-70B 70b": a size written right after a catalog model's name
+    and within 10 % of its parameters is that model's own size, not a second model to compare with: the index
+    of that name's span in `w.spans`, else None."""
+    before = [(e, i) for i, (slot, _, e) in enumerate(w.spans) if slot == "models" and e <= start]
+    named = [m for m in w.slots["models"] if not _BARE_SIZE.fullmatch(m)]
+    if not before or not named or not _TAG_GAP.fullmatch(w.t, before[-1][0], start):
+        return None
+    try:
+        params = catalog.get_model(named[-1]).params_b
+    except AdvisorError:  # a name the catalog cannot give back is no size to compare with
+        return None
+    return before[-1][1] if abs(params - value_b) <= 0.1 * value_b else None
+
+
+def named_size(w: Any, value_b: float) -> bool:
+    """ "deepseek-r1 … 满血版 671B": a bare size within 10 % of the one catalog model named before it, said again
+    elsewhere in the text, is that model's size (not a generic model of that size beside it); never when two
+    models are named or sizes are compared ("7B 和 14B"), where the size is a model of its own, nor beside a name we
+    lack (whose stand-in the size decides)."""
+    named = [m for m in w.slots["models"] if not _BARE_SIZE.fullmatch(m)]
+    if len(set(named)) != 1 or any(_BARE_SIZE.fullmatch(m) for m in w.slots["models"]) or w.slots["unknown_models"]:
+        return False  # a name we lack ("Llama 3.1 … the 70B model") may be the one this size belongs to
+    try:
+        params = catalog.get_model(named[0]).params_b
+    except AdvisorError:
+        return False
+    return abs(params - value_b) <= 0.1 * value_b
+
+
+def shortened(w: Any) -> None:
+    """ "ChatGLM3 … 另外 GLM3 能在 vLLM 上运行吗": a name we lack that is the tail of a catalog model's name said in
+    the same text is that model written short, not a second, unknown model."""
+    said = [catalog.normalize(m) for m in w.slots["mentions"].get("models", [])]
+    short = [
+        u for u in w.slots["unknown_models"] if any(k != (n := catalog.normalize(u)) and k.endswith(n) for k in said)
+    ]
+    if short and w.slots["models"]:
+        w.slots["unknown_models"] = [u for u in w.slots["unknown_models"] if u not in short]
+        w.spans = [(slot, a, b) for slot, a, b in w.spans if not (slot == "unknown_models" and w.span(a, b) in short)]
