@@ -96,13 +96,27 @@ def fit(c: Candidate, s: Setup) -> Candidate | None:
         return None if c.cause in ENGINE_CAUSES else _unset(c)
     proposed = entry.get("propose", c.value) if fw != spelled else c.value
     current = _current(s, entry)
-    if current is not None and _past(current, proposed, rules["direction"]):
+    if _tried(s, entry, proposed):
+        return _unset(c)  # the asker tried it and it failed: no fix to propose again
+    raises = c.extra.get("raise") and knob.get("id") == "kv_pool_fraction"  # a KV pool given more room
+    direction = "higher" if raises else rules["direction"]
+    if current is not None and _past(current, proposed, direction):
         return _unset(c)  # already set so (or further)
     if current is None and "default" in entry and _same(entry["default"], proposed):
         return _unset(c)  # the framework's default: nothing to change
     if fw != spelled:
         c.flag, c.value = entry["flag"], proposed
     return c
+
+
+def _tried(s: Setup, entry: dict[str, Any], proposed: Any) -> bool:
+    """The asker says they set this knob to this value and it failed (`tried` items, 'field=value')."""
+    name = entry.get("input") or entry.get("key")
+    for item in (s.inp.tried or "").split():
+        field, _, val = item.partition("=")
+        if name and field == name and _same(val, proposed):
+            return True
+    return False
 
 
 def _unset(c: Candidate) -> Candidate:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tools.diagnose.context import ENGINES, LOCAL, Candidate, Setup, count, flag_values, gib
 from tools.diagnose.facts import fact, say, value
-from tools.diagnose.serve import MAX_UTILIZATION, utilization
+from tools.diagnose.serve import MAX_UTILIZATION, RAISES, utilization
 
 #: a kind of error or symptom -> the causes it names, most likely first (with their prior)
 _SLOW_SECOND = 0.5
@@ -22,7 +22,7 @@ def named_causes(s: Setup) -> list[Candidate]:
         out.append(Candidate("kv_pool_too_small", arith, "--max-model-len", fix, named=True, prior=0.7))
         util = utilization(s) if s.framework != "sglang" else value("vllm", "gpu_memory_utilization")
         out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization",
-                             MAX_UTILIZATION if util < MAX_UTILIZATION else util, prior=0.45))  # fmt: skip
+                             MAX_UTILIZATION if util < MAX_UTILIZATION else util, prior=0.45, extra=dict(RAISES)))  # fmt: skip
     if kind == "heads_not_divisible" and i.heads_reported and i.tp and s.model is None:
         h, tp = i.heads_reported, i.tp
         fix = max(t for t in range(1, tp + 1) if h % t == 0)
@@ -30,7 +30,7 @@ def named_causes(s: Setup) -> list[Candidate]:
         out.append(Candidate("tp_not_divisible", arith, "--tensor-parallel-size", fix, named=True, prior=0.9))
     if kind == "no_cache_memory":
         out.append(Candidate("memory_utilization_setting", say("named", what="no memory left for the KV cache"),
-                             "--gpu-memory-utilization", MAX_UTILIZATION, named=True, prior=0.6))  # fmt: skip
+                             "--gpu-memory-utilization", MAX_UTILIZATION, named=True, prior=0.6, extra=dict(RAISES)))  # fmt: skip
     if kind == "too_many_tokens":
         seqs = i.max_num_seqs or value("vllm", "max_num_seqs")
         out.append(Candidate("batch_or_concurrency_too_high", say("named", what="too many batched tokens"),

@@ -109,3 +109,16 @@ def test_the_logs_capacity_wins_over_a_card_guessed_from_the_words():
     )
     args, _ = diagnose_args(read_paste(text), read(text))
     assert args["capacity_gib"] == 10.0 and args.get("gpu") in (None, "rtx-3080")  # never a 40 GB card
+
+
+def test_what_the_asker_tried_and_saw_fail_is_read_apart_from_what_ran():
+    p = read_paste(
+        "ValueError: Total number of attention heads (40) must be divisible by tensor parallel size (3).\n"
+        "With 4 GPUs I set the `tensor_parallel_size` to 2 and it gives the same error; gpu_memory_utilization=0.95 "
+        "did not work either."
+    )
+    assert p.setup["tp"] == 3 and p.setup["tried"] == "tp=2 gpu_memory_utilization=0.95"  # the log's tp ran
+    zh = read_paste("vllm 启动报错 KV cache 不够，gpu_memory_utilization 设为 0.95 也不行")
+    assert zh.setup.get("tried") == "gpu_memory_utilization=0.95"
+    # a setting said with no failure after it is the run's own, not something tried
+    assert "tried" not in read_paste("I set max_model_len to 8192 and it starts fine.").setup

@@ -18,6 +18,7 @@ from bot.offline.understand.paste.commands import command_lines, read_command
 from bot.offline.understand.paste.configs import read_from_pretrained, read_json, read_yaml
 from bot.offline.understand.paste.keys import KEYS, apply, norm
 from bot.offline.understand.paste.logs import forecast, read_log, subject, trouble
+from bot.offline.understand.paste.tried import tried_settings
 
 #: a paste longer than this is cut: its head (commands and configs come first) and its tail (the error is last)
 MAX_PASTE_CHARS = 100_000
@@ -69,6 +70,8 @@ def read_paste(text: str) -> Paste:
     if frameworks:
         out.read.append("command")
     inline_settings(text, setup)
+    if tried := tried_settings(text):
+        setup["tried"] = tried
     ev, seen = read_log(text)
     out.read += seen
     for key in ("max_model_len", "tp", "gpu_memory_utilization", "n_gpus"):  # the log's own figures of the setup

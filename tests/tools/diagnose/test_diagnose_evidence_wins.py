@@ -1,0 +1,56 @@
+"""The evidence wins over the catalog and over what was already tried: a heads count the engine's error names, a
+tensor-parallel fix that must also start on the GPUs given (else pipeline parallel), and a setting the asker says
+they tried and saw fail is not proposed again as it was."""
+
+import tools
+
+
+def _first(**inp):
+    out = tools.call("diagnose", {"framework": "vllm", "error_kind": "heads_not_divisible", **inp})
+    return out["causes"][0], out["after_fix"]
+
+
+def test_the_heads_the_error_names_win_over_the_catalog_record():
+    # the catalog's 7B has 28 heads (4 KV heads); the engine says 52: the model that ran is not the record
+    first, _ = _first(model="Qwen2.5-7B", gpu="RTX 4090", n_gpus=4, tp=3, heads_reported=52)
+    assert first["cause"] == "tp_not_divisible" and "52 attention heads ÷ tp 3 = 17.33" in first["arithmetic"]
+    assert first["fix"] == {"flag": "--tensor-parallel-size", "value": 4}  # 52 = 4 × 13 (28 heads would not split)
+    record, _ = _first(model="Qwen2.5-7B", gpu="RTX 4090", n_gpus=4, tp=3, heads_reported=28)
+    assert record["fix"] == {"flag": "--tensor-parallel-size", "value": 4}  # 28 = 4 × 7, 4 KV heads: 1 per GPU
+
+
+def test_a_valid_size_that_cannot_hold_the_weights_gives_way_to_pipeline_parallel():
+    # 32B in bf16 (61 GiB) on 3 × 24 GB: tp 2 divides the 40 heads but 30.5 GiB per card does not fit; 3 stages do
+    first, after = _first(model="Qwen2.5-32B", gpu="RTX 4090", n_gpus=3, tp=3, max_model_len=1024)
+    assert first["fix"] == {"flag": "--pipeline-parallel-size", "value": 3}
+    assert "pipeline parallel over 3 GPUs" in first["arithmetic"] and "tp 2 at most" in first["arithmetic"]
+    assert after["pp"] == 3 and after["starts"] and 20 < after["weights_gib_per_gpu"] < 21  # 61.03 / 3
+    # SGLang: the arithmetic is vLLM's, so no pipeline fix; the largest valid size, said not to start
+    sglang = tools.call("diagnose", {"framework": "sglang", "error_kind": "heads_not_divisible", "model": "Qwen2.5-32B",
+                                     "gpu": "RTX 4090", "n_gpus": 3, "tp": 3, "max_model_len": 1024})  # fmt: skip
+    assert sglang["after_fix"]["tp"] == 2 and sglang["after_fix"]["starts"] is False
+    # a longer context that three stages cannot hold either: the largest valid size, said to still not start
+    long_ctx, after = _first(model="Qwen2.5-32B", gpu="RTX 4090", n_gpus=3, tp=3, max_model_len=32768)
+    assert long_ctx["fix"]["value"] == 2 and after["tp"] == 2 and after["starts"] is False
+
+
+def test_fewer_gpus_than_visible_are_shown_to_the_engine_and_a_tried_size_is_not_the_bare_fix():
+    first, after = _first(model="Qwen2.5-14B", gpu="RTX 4090", n_gpus=3, tp=3, max_model_len=8192, tried="tp=2")
+    assert first["fix"] == {"flag": "CUDA_VISIBLE_DEVICES", "value": "0,1 --tensor-parallel-size 2"}
+    assert after["tp"] == 2 and after["starts"]
+    # not tried: the size alone is the fix (current releases use the first tp GPUs they see)
+    bare, _ = _first(model="Qwen2.5-14B", gpu="RTX 4090", n_gpus=3, tp=3, max_model_len=8192)
+    assert bare["fix"] == {"flag": "--tensor-parallel-size", "value": 2}
+    four, _ = _first(model="Qwen2.5-14B", gpu="RTX 4090", n_gpus=4, tp=3, max_model_len=8192, tried="tp=2")
+    assert four["fix"] == {"flag": "--tensor-parallel-size", "value": 4}  # (2 tried; 4 divides 40 and 8)
+
+
+def test_a_memory_fraction_the_asker_tried_is_not_proposed_again():
+    base = {"model": "Qwen2.5-7B", "gpu": "RTX 4090", "framework": "vllm", "error_kind": "kv_too_small",
+            "max_model_len": 32768, "gpu_memory_utilization": 0.8}  # fmt: skip
+    first = tools.call("diagnose", base)["causes"][0]  # (a raise above the 0.8 set is a change, not "already so")
+    assert first["cause"] == "kv_pool_too_small" and first["fix"]["flag"] == "--gpu-memory-utilization"
+    assert 0.8 < first["fix"]["value"] <= 0.95
+    again = tools.call("diagnose", {**base, "tried": f"gpu_memory_utilization={first['fix']['value']}"})["causes"][0]
+    assert again["cause"] == "kv_pool_too_small" and again["fix"]["flag"] == "--max-model-len"
+    assert again["fix"]["value"] < 32768
