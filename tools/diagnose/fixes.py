@@ -77,8 +77,22 @@ def _past(current: Any, proposed: Any, direction: str) -> bool:
     return (direction == "lower" and c <= p) or (direction == "higher" and c >= p)
 
 
+#: a trainer's fix the asker's run already has (the config, the command or the words say so) -> whether it has it
+_ALREADY = {
+    "zero_optimization.stage": lambda i, v: i.zero_stage is not None and i.zero_stage >= int(v),
+    "zero_optimization.offload_optimizer.device": lambda i, v: i.offload != "none",
+    "zero_optimization.offload_param.device": lambda i, v: i.offload == "optimizer+params",
+    "gradient_checkpointing": lambda i, v: i.grad_checkpointing is True and v is True,
+}
+#: causes whose only remedy is that setting: with it already made (the states sharded, the optimizer offloaded), the
+#: cause is not this run's and is dropped; other causes keep their place with nothing to set
+_REMEDIED = frozenset({"optimizer_states_unsharded", "needs_offload"})
+
+
 def fit(c: Candidate, s: Setup) -> Candidate | None:
     """The candidate with its fix in the asker's framework, or None where it is no fix for this run."""
+    if (has := _ALREADY.get(c.flag)) and has(s.inp, c.value):
+        return None if c.cause in _REMEDIED else _unset(c)
     found = _by_flag().get(c.flag)
     if found is None:
         return c  # framework-neutral (or not a knob the table names)

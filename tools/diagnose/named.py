@@ -7,6 +7,7 @@ from __future__ import annotations
 from tools.diagnose.context import ENGINES, LOCAL, Candidate, Setup, count, flag_values, gib
 from tools.diagnose.facts import fact, say, value
 from tools.diagnose.serve import MAX_UTILIZATION, RAISES, utilization
+from tools.units import BYTES_PER_PARAM
 
 #: a kind of error or symptom -> the causes it names, most likely first (with their prior)
 _SLOW_SECOND = 0.5
@@ -39,7 +40,9 @@ def named_causes(s: Setup) -> list[Candidate]:
     if kind == "crash":  # a fault inside a kernel or the runtime: no memory term reproduces it, the version does
         out.append(Candidate("version_or_bug", say("named", what="a crash inside the framework or the driver"),
                              "the framework version", "upgrade or pin", named=True, prior=0.7))  # fmt: skip
-    if kind == "load_oom":
+    if kind == "load_oom" and "fsdp" in flag_values(i):
+        out.append(_fsdp_wrap(s))
+    elif kind == "load_oom":
         out.append(Candidate("load_time_peak", say("named", what="out of memory while loading"), "torch_dtype",
                              "bfloat16", named=True, prior=0.6))  # fmt: skip
     if symptom == "multi_gpu_slower" and i.layer_split:  # layers on each card in turn: one GPU works at a time
@@ -115,6 +118,23 @@ def named_causes(s: Setup) -> list[Candidate]:
     if symptom == "hang" and i.n_gpus > 1:
         out.append(Candidate("nccl_timeout_or_env", say("named", what="hang"), "NCCL_P2P_DISABLE", 1, prior=0.6))
     return out
+
+
+def _fsdp_wrap(s: Setup) -> Candidate:
+    """Out of memory while FSDP wraps the model: every rank held the whole model on its GPU before FSDP cut it
+    (frameworks.yaml `pytorch.fsdp_init`); with the model and the GPUs known, that copy against the shard, in fp32
+    unless a torch_dtype was given (`transformers.from_pretrained_dtype`: mixed precision keeps fp32 parameters)."""
+    i = s.inp
+    if s.params is not None and i.n_gpus > 1:
+        per = BYTES_PER_PARAM["fp32"] if "torch_dtype" not in flag_values(i) else BYTES_PER_PARAM[i.precision or "bf16"]
+        whole = per * s.params.total  # (from_pretrained loads fp32 unless torch_dtype says; FSDP keeps what it gets)
+        arith = say("fsdp_wrap", bytes=f"{per:g}", params=count(s.params.total), whole=gib(whole), n=i.n_gpus,
+                    shard=gib(whole / i.n_gpus))  # fmt: skip
+    else:
+        arith = say("named", what="out of memory while FSDP wraps the model")
+    fix = fact("pytorch", "fsdp_init")
+    return Candidate("load_time_peak", arith, fix["flag"], fix["propose"], named=True, prior=0.6,
+                     extra={"cost": "fsdp_init"})  # fmt: skip
 
 
 def _lmdeploy_reserve(s: Setup) -> Candidate:

@@ -122,3 +122,22 @@ def test_what_the_asker_tried_and_saw_fail_is_read_apart_from_what_ran():
     assert zh.setup.get("tried") == "gpu_memory_utilization=0.95"
     # a setting said with no failure after it is the run's own, not something tried
     assert "tried" not in read_paste("I set max_model_len to 8192 and it starts fine.").setup
+
+
+def test_fsdp_is_read_as_sharding_and_code_is_not_a_setting():
+    p = read_paste("8 x RTX 3090, FSDP (full_shard) without peft; the OOM happened in `model = FSDP(model, ...)`.")
+    assert p.setup.get("zero_stage") == 3 and p.flags.get("fsdp") == "full_shard"
+    assert "model" not in p.setup  # `model = FSDP(model` calls FSDP: it names no model
+    assert p.evidence["error_kind"] == "load_oom"  # out of memory while wrapping: before the first step
+    assert read_paste("fsdp sharding_strategy SHARD_GRAD_OP, OOM at step 3").setup.get("zero_stage") == 2
+
+
+def test_vllm_v1s_kv_refusal_gives_the_length_and_the_tokens_the_pool_holds():
+    p = read_paste(
+        "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is "
+        "needed, which is larger than the available KV cache memory (9.59 GiB). Based on the available memory, the "
+        "estimated maximum model length is 78560. Try increasing `gpu_memory_utilization` or decreasing "
+        "`max_model_len` when initializing the engine."
+    )
+    assert p.evidence["error_kind"] == "kv_too_small" and p.evidence["kv_tokens_reported"] == 78560
+    assert p.setup["max_model_len"] == 131072

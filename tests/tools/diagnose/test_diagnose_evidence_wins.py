@@ -54,3 +54,26 @@ def test_a_memory_fraction_the_asker_tried_is_not_proposed_again():
     again = tools.call("diagnose", {**base, "tried": f"gpu_memory_utilization={first['fix']['value']}"})["causes"][0]
     assert again["cause"] == "kv_pool_too_small" and again["fix"]["flag"] == "--max-model-len"
     assert again["fix"]["value"] < 32768
+
+
+def test_a_setting_the_run_already_has_is_not_its_fix_and_its_cause_goes():
+    base = {"model": "Llama-2-7B", "gpu": "RTX 4090", "n_gpus": 4, "framework": "deepspeed", "error_kind": "oom"}
+    plain = tools.call("diagnose", {**base, "zero_stage": 3})
+    offloaded = tools.call("diagnose", {**base, "zero_stage": 3, "offload": "optimizer+params"})
+    assert "zero_optimization.offload_optimizer.device" not in [c["fix"]["flag"] for c in offloaded["causes"]]
+    assert "needs_offload" not in [c["cause"] for c in offloaded["causes"]]
+    assert "zero_optimization.stage" not in [c["fix"]["flag"] for c in plain["causes"]]  # already ZeRO-3
+    bare = tools.call("diagnose", {"framework": "deepspeed", "workload": "train", "error_kind": "oom", "zero_stage": 3,
+                                   "offload": "optimizer+params"})  # fmt: skip
+    assert bare["causes"][0]["cause"] == "activations_too_large"  # the states are in host RAM: activations stay
+
+
+def test_an_oom_while_fsdp_wraps_the_model_is_the_whole_model_on_every_gpu():
+    out = tools.call("diagnose", {"model": "Llama-2-7B", "gpu": "RTX 3090", "n_gpus": 8, "workload": "train",
+                                  "zero_stage": 3, "error_kind": "load_oom", "flags": "fsdp=full_shard"})  # fmt: skip
+    first = out["causes"][0]
+    assert first["cause"] == "load_time_peak" and first["fix"]["flag"] == "device_id"
+    fig = __import__("re").search(
+        r"4 B × ([\d.]+)B params = ([\d.]+) GiB on every one of the 8 GPUs", first["arithmetic"]
+    )
+    assert fig and float(fig.group(2)) > 23.5  # fp32 copy > a 24 GB card: that is the OOM

@@ -70,6 +70,7 @@ def read_paste(text: str) -> Paste:
     if frameworks:
         out.read.append("command")
     inline_settings(text, setup)
+    fsdp_sharding(text, setup, out.flags)
     if tried := tried_settings(text):
         setup["tried"] = tried
     ev, seen = read_log(text)
@@ -132,11 +133,28 @@ def inline_settings(text: str, setup: dict[str, Any]) -> None:
     only keys the table knows are taken (a sentence's other "a=b" are not flags the user passed)."""
     for m in _INLINE.finditer(text[:HEAD_CHARS]):
         key, val = norm(m.group(1)), m.group(2)
+        if text[m.end() : m.end() + 1] == "(":
+            continue  # code: `model = FSDP(model, …)` calls something, it sets nothing
         if key in ("offload_optimizer", "offload_param") and val.lower() in ("cpu", "nvme"):
             both = key == "offload_param" or setup.get("offload") == "optimizer+params"
             setup["offload"] = "optimizer+params" if both else setup.get("offload", "optimizer")
         elif key in KEYS:
             apply(key, val, setup, {})
+
+
+_FSDP = re.compile(r"\bfsdp\b|\b(full|hybrid)[_ ]shard\b|\bshard_grad_op\b", re.I)
+
+
+def fsdp_sharding(text: str, setup: dict[str, Any], flags: dict[str, str]) -> None:
+    """PyTorch FSDP named in the words or the code: it shards the model states as ZeRO-3 does (FULL_SHARD, its default,
+    and HYBRID_SHARD inside a node) or as ZeRO-2 does (SHARD_GRAD_OP); frameworks.yaml `pytorch.fsdp_sharding`. The
+    stage is what the memory arithmetic needs; the `fsdp` flag says whose spelling a fix takes."""
+    found = [m.group(0).lower().replace(" ", "_") for m in _FSDP.finditer(text[:HEAD_CHARS])]
+    if not found:
+        return
+    strategy = next((f for f in found if f != "fsdp"), "full_shard")
+    setup.setdefault("zero_stage", 2 if strategy == "shard_grad_op" else 3)
+    flags.setdefault("fsdp", strategy)
 
 
 #: frameworks a paste or its prose names, beyond the launch commands: serving engines, and training tools that run on
