@@ -124,6 +124,8 @@ def _candidates(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
             if s.oom or (s.inp.error_kind is None and not runs(s.inp)):  # it ran: memory is not why it is slow
                 more, est = train.memory_causes(s)
                 out += more
+    if s.inp.error_kind == "kv_too_small":  # the engine loaded the weights and profiled before it refused the
+        out = [c for c in out if c.cause != "weights_exceed_memory"]  # length: they fit, whatever the estimate says
     if est.get("per_gpu_gb") and est["per_gpu_gb"] > OVERRUN * est["usable_gb"]:
         for c in out:  # the setup needs far more than the card: the loose reserved memory is not why
             if c.cause == "fragmentation":

@@ -24,6 +24,15 @@ def named_causes(s: Setup) -> list[Candidate]:
         util = utilization(s) if s.framework != "sglang" else value("vllm", "gpu_memory_utilization")
         out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization",
                              MAX_UTILIZATION if util < MAX_UTILIZATION else util, prior=0.45, extra=dict(RAISES)))  # fmt: skip
+    elif kind == "kv_too_small":  # the engine's refusal without its figures: its cause all the same
+        what = say("named", what="the KV pool cannot hold max_model_len")
+        util = utilization(s) if s.framework != "sglang" else value("vllm", "gpu_memory_utilization")
+        if util < MAX_UTILIZATION:
+            out.append(Candidate("kv_pool_too_small", what, "--gpu-memory-utilization", MAX_UTILIZATION, named=True,
+                                 prior=0.6, extra=dict(RAISES)))  # fmt: skip
+        elif i.max_model_len:
+            out.append(Candidate("kv_pool_too_small", what, "--max-model-len", max(i.max_model_len // 2, 16),
+                                 named=True, prior=0.6))  # fmt: skip
     if kind == "heads_not_divisible" and i.heads_reported and i.tp and s.model is None:
         h, tp = i.heads_reported, i.tp
         fix = max(t for t in range(1, tp + 1) if h % t == 0)

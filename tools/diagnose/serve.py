@@ -22,6 +22,9 @@ from tools.memory.model_memory import model_memory
 from tools.schemas.memory import FitInferenceInput, ModelMemoryInput
 from tools.units import BYTES_PER_PARAM, GB, GiB
 
+#: the estimate's KV tokens within this share of the engine's own figure are the same pool (diagnose.MATCH_TOLERANCE);
+#: further off, the engine's figure is the one its fix is computed from (named.py), the estimate only a check
+MATCH_SHARE = 0.10
 #: a fix that gives the KV pool more room: a memory fraction it proposes is a raise, whatever the asker set below it
 RAISES = {"raise": True}
 #: the highest memory fraction a fix proposes (vLLM needs some room for CUDA graphs and the sampler)
@@ -204,15 +207,19 @@ def memory_causes(s: Setup) -> list[Candidate]:
                      tokens=f"{r['profile_tokens']:,}", other=gib(r["non_torch"]), pool=gib(max(r["pool"], 0)),
                      kv_tokens=f"{r['kv_tokens']:,}", per_token=f"{r['per_token'] / 1024:g}")  # fmt: skip
     short = r["kv_tokens"] < max_len
+    if s.inp.error_kind == "kv_too_small" and r["pool"] <= 0:
+        return out  # the engine built a pool and profiled: weights the estimate says leave none are not what ran
     if s.inp.error_kind == "kv_too_small" or (short and r["pool"] > 0):
         en, zh = pool_arith
         if short:
             more = say("kv_vs_len", len=f"{max_len:,}", kv_tokens=f"{r['kv_tokens']:,}")
             en, zh = en + more[0], zh + more[1]
         flag, val, after = _kv_fix(s, r, util, tp, max_len)
-        out.append(Candidate("kv_pool_too_small", (en, zh), flag, val, figure=r["kv_tokens"],
-                             reported=s.inp.kv_tokens_reported, named=s.inp.error_kind == "kv_too_small",
-                             prior=0.8 if short else 0.3, after=after, extra=dict(RAISES)))  # fmt: skip
+        said = s.inp.kv_tokens_reported
+        off = bool(said) and abs(r["kv_tokens"] - said) > MATCH_SHARE * said  # the log's pool is not the estimate's
+        out.append(Candidate("kv_pool_too_small", (en, zh), flag, val, figure=r["kv_tokens"], reported=said,
+                             named=s.inp.error_kind == "kv_too_small" and not off,
+                             prior=0.3 if off or not short else 0.8, after=after, extra=dict(RAISES)))  # fmt: skip
     if r["pool"] <= 0 or s.inp.error_kind == "no_cache_memory":
         arith = say("utilization_none", cap=gib(s.capacity), util=f"{util:g}", usable=gib(s.capacity * util),
                     weights=gib(r["weights"]), act=gib(r["act"]))  # fmt: skip

@@ -77,3 +77,20 @@ def test_an_oom_while_fsdp_wraps_the_model_is_the_whole_model_on_every_gpu():
         r"4 B × ([\d.]+)B params = ([\d.]+) GiB on every one of the 8 GPUs", first["arithmetic"]
     )
     assert fig and float(fig.group(2)) > 23.5  # fp32 copy > a 24 GB card: that is the OOM
+
+
+def test_the_engines_kv_refusal_leads_whatever_the_estimate_says():
+    kv = {"framework": "vllm", "error_kind": "kv_too_small", "max_model_len": 32768}
+    # the estimate says the weights alone overflow one card (72B in bf16): the engine built a pool all the same
+    big = tools.call("diagnose", {**kv, "model": "Qwen2.5-72B", "gpu": "A100 80GB", "kv_tokens_reported": 20000})
+    assert big["causes"][0]["cause"] == "kv_pool_too_small" and big["causes"][0]["leads"]
+    assert big["causes"][0]["fix"] == {"flag": "--max-model-len", "value": 19456}  # from the log's 20,000
+    assert "weights_exceed_memory" not in [c["cause"] for c in big["causes"]]
+    # the estimate's pool is far from the log's: the log's figure gives the fix
+    off = tools.call("diagnose", {**kv, "model": "Qwen2.5-72B", "gpu": "A100 80GB", "n_gpus": 2, "tp": 2,
+                                  "kv_tokens_reported": 20000})  # fmt: skip
+    assert off["causes"][0]["fix"] == {"flag": "--max-model-len", "value": 19456}
+    # a windowed model the estimate says holds the length: the refusal still names the pool, said as the log's
+    window = tools.call("diagnose", {**kv, "model": "Mistral-7B", "gpu": "A10"})
+    assert window["causes"][0]["cause"] == "kv_pool_too_small" and window["causes"][0]["leads"]
+    assert window["causes"][0]["fix"]["flag"] == "--gpu-memory-utilization"
