@@ -141,3 +141,16 @@ def test_vllm_v1s_kv_refusal_gives_the_length_and_the_tokens_the_pool_holds():
     )
     assert p.evidence["error_kind"] == "kv_too_small" and p.evidence["kv_tokens_reported"] == 78560
     assert p.setup["max_model_len"] == 131072
+
+
+def test_an_engine_its_own_log_lines_show_is_the_framework_whatever_launched_it():
+    log = (
+        "CUDA_VISIBLE_DEVICES=0 llamafactory-cli api examples/inference/qwen_vllm.yaml\n"
+        "ERROR 04-01 23:46:56 [engine.py:160] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 546.00 MiB."
+    )
+    assert read_paste(log).framework == "vllm"
+    heads = "ValueError: Total number of attention heads (52) must be divisible by tensor parallel size (3)."
+    assert read_paste(heads).framework == "vllm"  # vLLM's own start-up check
+    assert read_paste("python -m sglang.launch_server --model-path x --mem-fraction-static 0.8").framework == "sglang"
+    # a training log with no engine marks keeps its trainer
+    assert read_paste("deepspeed train.py --deepspeed ds_z3.json\nCUDA out of memory").framework == "deepspeed"

@@ -78,7 +78,10 @@ def read_paste(text: str) -> Paste:
     for key in ("max_model_len", "tp", "gpu_memory_utilization", "n_gpus"):  # the log's own figures of the setup
         if key in ev:
             setup.setdefault(key, ev.pop(key))
-    out.framework = next((f for f in frameworks if f), None) or setup.pop("framework", None) or _framework_of(text)
+    out.framework = (
+        engine_of_log(text) or next((f for f in frameworks if f), None) or setup.pop("framework", None)
+        or _framework_of(text)
+    )  # fmt: skip
     setup.pop("framework", None)
     out.setup, out.evidence = setup, ev
     described(text, out)
@@ -165,6 +168,26 @@ _NAMED = (
     (re.compile(r"\b(?:unsloth|axolotl|torchtune|xtuner|ms-swift|swift (?:sft|rlhf|pt)|peft|trl|sfttrainer)\b", re.I),
      "transformers"),
 )  # fmt: skip
+
+
+#: what only a serving engine prints or reads: its logger's line format, its own start-up errors, its flags. Found in
+#: a paste, that engine ran, whatever launched it (`llamafactory-cli api` with the vLLM backend) or the words name
+#: first, and the fixes are said in its flags
+_ENGINE_MARKS = (
+    ("vllm", re.compile(
+        r"^\(?(?:INFO|WARNING|ERROR|DEBUG)\)? \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w./-]+\.py:\d+\]|\bEngineCore\b|\bVllmWorker\b|"
+        r"must be divisible by tensor parallel size|that can be stored in kv cache|no available memory for the cache blocks|"
+        r"--gpu-memory-utilization|--max-model-len|--tensor-parallel-size", re.I | re.M)),
+    ("sglang", re.compile(r"--mem-fraction-static|mem_fraction_static|--max-prefill-tokens|\bsglang\.launch_server", re.I)),
+    ("tgi", re.compile(r"--max-batch-total-tokens|--max-batch-prefill-tokens|text-generation-launcher", re.I)),
+    ("lmdeploy", re.compile(r"cache_max_entry_count|--cache-max-entry-count|\bturbomind\b", re.I)),
+)  # fmt: skip
+
+
+def engine_of_log(text: str) -> str | None:
+    """The serving engine a paste's own lines show ran (the first whose marks appear, by position)."""
+    found = [(m.start(), fw) for fw, rx in _ENGINE_MARKS if (m := rx.search(text))]
+    return min(found)[1] if found else None
 
 
 def _framework_of(text: str) -> str | None:
