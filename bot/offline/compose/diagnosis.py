@@ -134,7 +134,7 @@ def render(
     that lead the answer, and those that go below the estimate."""
     if out is None:
         return [line("nothing_read", lang)], _read_notes(paste, out, unknown, args, lang)
-    causes = shown(out, reported=bool(paste.evidence.get("error_kind")))
+    causes = shown(out)
     if causes and causes[0]["leads"]:
         head = [line("measured_lead", lang, measured=measured)] if measured and paste.evidence.get(
             "measured_tokens_per_s") else []  # fmt: skip
@@ -153,12 +153,11 @@ def render(
 SPEED_CAUSES = frozenset({"compute_or_config_slow", "communication_bound", "p2p_or_interconnect"})
 
 
-def shown(out: dict[str, Any], reported: bool = False) -> list[dict[str, Any]]:
+def shown(out: dict[str, Any]) -> list[dict[str, Any]]:
     """The causes the answer says: no speed fix where the measured speed is what the setup gives (the diagnosis
-    decided that, tools/speed/measured.py), and no "framework bug" where nothing failed (`reported`: the paste
-    shows an error, so something did, and where no term reproduces it the version is a thing to check)."""
+    decided that, tools/speed/measured.py), and no "framework bug" where nothing failed."""
     normal = (out.get("speed") or {}).get("verdict") in ("normal", "high")
-    failed = reported or out["causes"][0]["leads"] or any(c["matches_evidence"] for c in out["causes"])
+    failed = out["causes"][0]["leads"] or any(c["matches_evidence"] for c in out["causes"])
     return [
         c for c in out["causes"]
         if not (normal and c["cause"] in SPEED_CAUSES) and not (_version_only(c) and not failed and not c["leads"])
