@@ -89,10 +89,20 @@ _ALREADY = {
 _REMEDIED = frozenset({"optimizer_states_unsharded", "needs_offload"})
 
 
+#: DeepSpeed's own names: a run that shards with PyTorch FSDP has none of them (its offload has its own spelling)
+_DEEPSPEED = ("zero_optimization.", "stage3_", "reduce_bucket_size", "allgather_bucket_size", "sub_group_size")
+
+
 def fit(c: Candidate, s: Setup) -> Candidate | None:
     """The candidate with its fix in the asker's framework, or None where it is no fix for this run."""
     if (has := _ALREADY.get(c.flag)) and has(s.inp, c.value):
         return None if c.cause in _REMEDIED else _unset(c)
+    if c.flag.startswith(_DEEPSPEED) and "fsdp" in flag_values(s.inp):
+        if c.flag.startswith("zero_optimization.offload_"):
+            offload = facts()["pytorch"]["fsdp_cpu_offload"]
+            c.flag, c.value = offload["flag"], offload["propose"]
+            return c
+        return None if c.cause == "zero_stage_buffers" else _unset(c)  # (ZeRO's buckets are no FSDP buffers)
     found = _by_flag().get(c.flag)
     if found is None:
         return c  # framework-neutral (or not a knob the table names)

@@ -94,3 +94,16 @@ def test_the_engines_kv_refusal_leads_whatever_the_estimate_says():
     window = tools.call("diagnose", {**kv, "model": "Mistral-7B", "gpu": "A10"})
     assert window["causes"][0]["cause"] == "kv_pool_too_small" and window["causes"][0]["leads"]
     assert window["causes"][0]["fix"]["flag"] == "--gpu-memory-utilization"
+
+
+def test_a_run_sharded_by_fsdp_gets_no_deepspeed_names():
+    base = {"model": "Llama-2-7B", "gpu": "RTX 3090", "n_gpus": 8, "workload": "train", "zero_stage": 3,
+            "error_kind": "oom"}  # fmt: skip
+    deepspeed = [c["fix"]["flag"] for c in tools.call("diagnose", {**base, "framework": "deepspeed"})["causes"]]
+    causes = tools.call("diagnose", {**base, "flags": "fsdp=full_shard"})["causes"]
+    fsdp = [c["fix"] for c in causes]
+    assert "zero_stage_buffers" not in [c["cause"] for c in causes]
+    assert any(f.startswith(("zero_optimization.", "stage3_")) for f in deepspeed)
+    assert not any(f["flag"].startswith(("zero_optimization.", "stage3_", "reduce_bucket")) for f in fsdp)
+    offload = [f for f in fsdp if f["flag"] == "cpu_offload"]
+    assert not offload or offload[0]["value"] == "CPUOffload(offload_params=True)"
