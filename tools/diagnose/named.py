@@ -135,14 +135,20 @@ def _fsdp_wrap(s: Setup) -> Candidate:
     unless a torch_dtype was given (`transformers.from_pretrained_dtype`: mixed precision keeps fp32 parameters)."""
     i = s.inp
     if s.params is not None and i.n_gpus > 1:
-        per = BYTES_PER_PARAM["fp32"] if "torch_dtype" not in flag_values(i) else BYTES_PER_PARAM[i.precision or "bf16"]
-        whole = per * s.params.total  # (from_pretrained loads fp32 unless torch_dtype says; FSDP keeps what it gets)
+        if i.method == "qlora":  # a 4-bit base: its NF4 weights are what is whole on the GPU
+            per = BYTES_PER_PARAM["nf4"]
+        elif "torch_dtype" in flag_values(i):
+            per = BYTES_PER_PARAM[i.precision or "bf16"]
+        else:  # from_pretrained loads fp32 unless torch_dtype says; FSDP keeps what it is given
+            per = BYTES_PER_PARAM["fp32"]
+        whole = per * s.params.total
         arith = say("fsdp_wrap", bytes=f"{per:g}", params=count(s.params.total), whole=gib(whole), n=i.n_gpus,
                     shard=gib(whole / i.n_gpus))  # fmt: skip
+        over = s.capacity is None or whole > s.capacity  # the whole copy is larger than the card: it is the OOM
     else:
-        arith = say("named", what="out of memory while FSDP wraps the model")
+        arith, over = say("named", what="out of memory while FSDP wraps the model"), True
     fix = fact("pytorch", "fsdp_init")
-    return Candidate("load_time_peak", arith, fix["flag"], fix["propose"], named=True, prior=0.6,
+    return Candidate("load_time_peak", arith, fix["flag"], fix["propose"], named=over, prior=0.6 if over else 0.3,
                      extra={"cost": "fsdp_init"})  # fmt: skip
 
 

@@ -154,3 +154,9 @@ def test_an_engine_its_own_log_lines_show_is_the_framework_whatever_launched_it(
     assert read_paste("python -m sglang.launch_server --model-path x --mem-fraction-static 0.8").framework == "sglang"
     # a training log with no engine marks keeps its trainer
     assert read_paste("deepspeed train.py --deepspeed ds_z3.json\nCUDA out of memory").framework == "deepspeed"
+
+
+def test_fsdp_asked_about_or_wished_for_is_not_what_ran():
+    assert "fsdp" not in read_paste("What parallelism did you use (e.g., FSDP, DeepSpeed)? I get an OOM.").flags
+    assert "fsdp" not in read_paste("Please add FSDP support for this model; ZeRO-3 runs out of memory.").flags
+    assert read_paste("I train with FSDP on 4 GPUs and it runs out of memory.").flags.get("fsdp") == "full_shard"

@@ -107,3 +107,13 @@ def test_a_run_sharded_by_fsdp_gets_no_deepspeed_names():
     assert not any(f["flag"].startswith(("zero_optimization.", "stage3_", "reduce_bucket")) for f in fsdp)
     offload = [f for f in fsdp if f["flag"] == "cpu_offload"]
     assert not offload or offload[0]["value"] == "CPUOffload(offload_params=True)"
+
+
+def test_a_whole_model_the_card_holds_is_not_named_as_the_wrap_oom():
+    base = {"gpu": "A100 80GB", "n_gpus": 4, "workload": "train", "zero_stage": 3, "error_kind": "load_oom",
+            "flags": "fsdp=full_shard"}  # fmt: skip
+    qlora = tools.call("diagnose", {**base, "model": "Qwen2.5-72B", "method": "qlora"})
+    assert not any("4 B × 72.7" in c["arithmetic"] for c in qlora["causes"])  # NF4, not fp32, is what loads
+    assert not any("FSDP(model)" in c["arithmetic"] and c["leads"] for c in qlora["causes"])  # 34 GiB fits 80 GB
+    full = tools.call("diagnose", {**base, "model": "Qwen2.5-72B"})
+    assert full["causes"][0]["cause"] == "load_time_peak" and full["causes"][0]["leads"]  # 4 B × 72.7B does not

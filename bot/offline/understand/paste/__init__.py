@@ -148,11 +148,30 @@ def inline_settings(text: str, setup: dict[str, Any]) -> None:
 _FSDP = re.compile(r"\bfsdp\b|\b(full|hybrid)[_ ]shard\b|\bshard_grad_op\b", re.I)
 
 
+#: FSDP named as one option among others ("FSDP, DeepSpeed?", "FSDP 还是 DeepSpeed"), asked about, or wished for ("add
+#: FSDP support"): not what ran
+_ASKED = re.compile(
+    r"\bfsdp\b\s*(?:,|/|or|还是|或者?)\s*(?:deepspeed|zero|ddp)|(?:deepspeed|zero\S*|ddp)\s*(?:,|/|or|还是|或者?)\s*\bfsdp\b|"
+    r"\?\s*$|？\s*$|support(?:s|ed)? (?:for )?fsdp|fsdp support|(?:should|can|could) i use fsdp|支持\s*fsdp",
+    re.I,
+)
+
+
+def _sentence(text: str, m: re.Match) -> str:
+    """The sentence around a match (to its end mark, the mark included)."""
+    start = max(text.rfind(c, 0, m.start()) for c in ".?!。？！\n") + 1
+    ends = [i for c in ".?!。？！\n" if (i := text.find(c, m.end())) >= 0]
+    return text[start : min(ends) + 1 if ends else len(text)]
+
+
 def fsdp_sharding(text: str, setup: dict[str, Any], flags: dict[str, str]) -> None:
     """PyTorch FSDP named in the words or the code: it shards the model states as ZeRO-3 does (FULL_SHARD, its default,
     and HYBRID_SHARD inside a node) or as ZeRO-2 does (SHARD_GRAD_OP); frameworks.yaml `pytorch.fsdp_sharding`. The
     stage is what the memory arithmetic needs; the `fsdp` flag says whose spelling a fix takes."""
-    found = [m.group(0).lower().replace(" ", "_") for m in _FSDP.finditer(text[:HEAD_CHARS])]
+    head = text[:HEAD_CHARS]
+    found = [
+        m.group(0).lower().replace(" ", "_") for m in _FSDP.finditer(head) if not _ASKED.search(_sentence(head, m))
+    ]
     if not found:
         return
     strategy = next((f for f in found if f != "fsdp"), "full_shard")
