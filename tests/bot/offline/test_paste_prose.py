@@ -4,6 +4,8 @@ in an nvidia-smi table), a local runtime that left layers on the CPU, a 16-bit t
 `diagnose` then ranks first."""
 
 from bot.offline.understand.paste import read_paste
+from bot.offline.understand.paste.setup import diagnose_args
+from bot.offline.understand.request.reader import read
 from tools.diagnose.diagnose import diagnose
 from tools.schemas.diagnose import DiagnoseInput
 
@@ -126,10 +128,14 @@ def test_what_the_asker_tried_and_saw_fail_is_read_apart_from_what_ran():
 
 def test_fsdp_is_read_as_sharding_and_code_is_not_a_setting():
     p = read_paste("8 x RTX 3090, FSDP (full_shard) without peft; the OOM happened in `model = FSDP(model, ...)`.")
-    assert p.setup.get("zero_stage") == 3 and p.flags.get("fsdp") == "full_shard"
+    assert p.flags.get("fsdp") == "full_shard"
+    said = "8 x RTX 3090, FSDP full_shard, CUDA out of memory"
+    assert diagnose_args(read_paste(said), read(said))[0]["zero_stage"] == 3
     assert "model" not in p.setup  # `model = FSDP(model` calls FSDP: it names no model
     assert p.evidence["error_kind"] == "load_oom"  # out of memory while wrapping: before the first step
-    assert read_paste("fsdp sharding_strategy SHARD_GRAD_OP, OOM at step 3").setup.get("zero_stage") == 2
+    grad_op = "fsdp sharding_strategy SHARD_GRAD_OP, OOM at step 3"
+    assert diagnose_args(read_paste(grad_op), read(grad_op))[0]["zero_stage"] == 2
+    assert "fsdp" not in read_paste("FSDP or DeepSpeed ZeRO-3: I run deepspeed and get an OOM").flags
 
 
 def test_vllm_v1s_kv_refusal_gives_the_length_and_the_tokens_the_pool_holds():

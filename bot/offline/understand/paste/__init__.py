@@ -70,7 +70,7 @@ def read_paste(text: str) -> Paste:
     if frameworks:
         out.read.append("command")
     inline_settings(text, setup)
-    fsdp_sharding(text, setup, out.flags)
+    fsdp_sharding(text, out.flags)
     if tried := tried_settings(text):
         setup["tried"] = tried
     ev, seen = read_log(text)
@@ -164,19 +164,18 @@ def _sentence(text: str, m: re.Match) -> str:
     return text[start : min(ends) + 1 if ends else len(text)]
 
 
-def fsdp_sharding(text: str, setup: dict[str, Any], flags: dict[str, str]) -> None:
-    """PyTorch FSDP named in the words or the code: it shards the model states as ZeRO-3 does (FULL_SHARD, its default,
-    and HYBRID_SHARD inside a node) or as ZeRO-2 does (SHARD_GRAD_OP); frameworks.yaml `pytorch.fsdp_sharding`. The
-    stage is what the memory arithmetic needs; the `fsdp` flag says whose spelling a fix takes."""
+def fsdp_sharding(text: str, flags: dict[str, str]) -> None:
+    """PyTorch FSDP named in the words or the code, as the `fsdp` flag (its strategy): it shards the model states as
+    ZeRO-3 does (FULL_SHARD, its default, and HYBRID_SHARD inside a node) or as ZeRO-2 does (SHARD_GRAD_OP);
+    frameworks.yaml `pytorch.fsdp_sharding`. setup.py gives the memory arithmetic that stage; the flag also says
+    whose spelling a fix takes."""
     head = text[:HEAD_CHARS]
     found = [
         m.group(0).lower().replace(" ", "_") for m in _FSDP.finditer(head) if not _ASKED.search(_sentence(head, m))
     ]
-    if not found:
-        return
-    strategy = next((f for f in found if f != "fsdp"), "full_shard")
-    setup.setdefault("zero_stage", 2 if strategy == "shard_grad_op" else 3)
-    flags.setdefault("fsdp", strategy)
+    if not found or re.search(r"deepspeed|\bzero[-_ ]?[123]\b", head, re.I):
+        return  # (DeepSpeed named too: a run shards with one or the other, and the words do not say which)
+    flags.setdefault("fsdp", next((f for f in found if f != "fsdp"), "full_shard"))
 
 
 #: frameworks a paste or its prose names, beyond the launch commands: serving engines, and training tools that run on

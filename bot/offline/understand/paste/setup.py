@@ -176,6 +176,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         args["method"] = p.method
     if "zero_stage" not in args and p.zero_stage is not None:
         args["zero_stage"] = p.zero_stage
+    if "zero_stage" not in args and (paste.flags or {}).get("fsdp"):  # FSDP's sharding as the ZeRO stage it equals
+        args["zero_stage"] = 2 if paste.flags["fsdp"] == "shard_grad_op" else 3
     if "precision" not in args and p.precision in ("bf16", "fp16", "fp8", "fp32"):
         args["precision"] = p.precision
     named_config = "deepspeed" in (paste.flags or {}) or paste.setup.get("zero_stage") is not None
