@@ -39,7 +39,7 @@ UNDERSTOOD = frozenset({
     "model_name_or_path", "model_path", "model", "tokenizer", "lora_alpha", "lora_dropout", "weight_decay",
     "max_grad_norm", "gradient_clipping", "train_batch_size", "steps_per_print", "wall_clock_breakdown",
     "nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port", "num_gpus", "num_processes",
-    "mixed_precision", "zero_allow_untested_optimizer", "fp16", "bf16", "deepspeed", "config_file",
+    "mixed_precision", "zero_allow_untested_optimizer", "fp16", "bf16", "deepspeed", "config_file", "fsdp",
 })  # fmt: skip
 
 
@@ -124,6 +124,8 @@ def _candidates(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
             if s.oom or (s.inp.error_kind is None and not runs(s.inp)):  # it ran: memory is not why it is slow
                 more, est = train.memory_causes(s)
                 out += more
+    if s.inp.error_kind == "kv_too_small":  # the engine loaded the weights and profiled before it refused the
+        out = [c for c in out if c.cause != "weights_exceed_memory"]  # length: they fit, whatever the estimate says
     if est.get("per_gpu_gb") and est["per_gpu_gb"] > OVERRUN * est["usable_gb"]:
         for c in out:  # the setup needs far more than the card: the loose reserved memory is not why
             if c.cause == "fragmentation":

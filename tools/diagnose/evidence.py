@@ -77,6 +77,8 @@ def _usual_suspects(s: Setup) -> list[Candidate]:
     out = []
     if s.model is not None and s.model.vocab_size >= LARGE_VOCAB and s.workload == "train":
         out.append(Candidate("logits_memory", what, "enable_liger_kernel", True, prior=0.36))
+    if i.offload != "none" and s.workload == "train":  # the states are in host RAM: what stays is the activations
+        out.append(Candidate("activations_too_large", what, "gradient_checkpointing", True, prior=0.36))
     if i.zero_stage == 3:
         return out + [Candidate("needs_offload", what, "zero_optimization.offload_optimizer.device", "cpu", prior=0.34),
                 Candidate("zero_stage_buffers", what, "stage3_max_live_parameters", 100_000_000, prior=0.32),

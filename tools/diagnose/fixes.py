@@ -77,8 +77,32 @@ def _past(current: Any, proposed: Any, direction: str) -> bool:
     return (direction == "lower" and c <= p) or (direction == "higher" and c >= p)
 
 
+#: a trainer's fix the asker's run already has (the config, the command or the words say so) -> whether it has it
+_ALREADY = {
+    "zero_optimization.stage": lambda i, v: i.zero_stage is not None and i.zero_stage >= int(v),
+    "zero_optimization.offload_optimizer.device": lambda i, v: i.offload != "none",
+    "zero_optimization.offload_param.device": lambda i, v: i.offload == "optimizer+params",
+    "gradient_checkpointing": lambda i, v: i.grad_checkpointing is True and v is True,
+}
+#: causes whose only remedy is that setting: with it already made (the states sharded, the optimizer offloaded), the
+#: cause is not this run's and is dropped; other causes keep their place with nothing to set
+_REMEDIED = frozenset({"optimizer_states_unsharded", "needs_offload"})
+
+
+#: DeepSpeed's own names: a run that shards with PyTorch FSDP has none of them (its offload has its own spelling)
+_DEEPSPEED = ("zero_optimization.", "stage3_", "reduce_bucket_size", "allgather_bucket_size", "sub_group_size")
+
+
 def fit(c: Candidate, s: Setup) -> Candidate | None:
     """The candidate with its fix in the asker's framework, or None where it is no fix for this run."""
+    if (has := _ALREADY.get(c.flag)) and has(s.inp, c.value):
+        return None if c.cause in _REMEDIED else _unset(c)
+    if c.flag.startswith(_DEEPSPEED) and "fsdp" in flag_values(s.inp):
+        if c.flag.startswith("zero_optimization.offload_"):
+            offload = facts()["pytorch"]["fsdp_cpu_offload"]
+            c.flag, c.value = offload["flag"], offload["propose"]
+            return c
+        return None if c.cause == "zero_stage_buffers" else _unset(c)  # (ZeRO's buckets are no FSDP buffers)
     found = _by_flag().get(c.flag)
     if found is None:
         return c  # framework-neutral (or not a knob the table names)
@@ -96,13 +120,27 @@ def fit(c: Candidate, s: Setup) -> Candidate | None:
         return None if c.cause in ENGINE_CAUSES else _unset(c)
     proposed = entry.get("propose", c.value) if fw != spelled else c.value
     current = _current(s, entry)
-    if current is not None and _past(current, proposed, rules["direction"]):
+    if _tried(s, entry, proposed):
+        return _unset(c)  # the asker tried it and it failed: no fix to propose again
+    raises = c.extra.get("raise") and knob.get("id") == "kv_pool_fraction"  # a KV pool given more room
+    direction = "higher" if raises else rules["direction"]
+    if current is not None and _past(current, proposed, direction):
         return _unset(c)  # already set so (or further)
     if current is None and "default" in entry and _same(entry["default"], proposed):
         return _unset(c)  # the framework's default: nothing to change
     if fw != spelled:
         c.flag, c.value = entry["flag"], proposed
     return c
+
+
+def _tried(s: Setup, entry: dict[str, Any], proposed: Any) -> bool:
+    """The asker says they set this knob to this value and it failed (`tried` items, 'field=value')."""
+    name = entry.get("input") or entry.get("key")
+    for item in (s.inp.tried or "").split():
+        field, _, val = item.partition("=")
+        if name and field == name and _same(val, proposed):
+            return True
+    return False
 
 
 def _unset(c: Candidate) -> Candidate:

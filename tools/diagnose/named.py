@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from tools.diagnose.context import ENGINES, LOCAL, Candidate, Setup, count, flag_values, gib
 from tools.diagnose.facts import fact, say, value
-from tools.diagnose.serve import MAX_UTILIZATION, utilization
+from tools.diagnose.serve import MAX_UTILIZATION, RAISES, utilization
+from tools.units import BYTES_PER_PARAM
 
 #: a kind of error or symptom -> the causes it names, most likely first (with their prior)
 _SLOW_SECOND = 0.5
@@ -22,7 +23,16 @@ def named_causes(s: Setup) -> list[Candidate]:
         out.append(Candidate("kv_pool_too_small", arith, "--max-model-len", fix, named=True, prior=0.7))
         util = utilization(s) if s.framework != "sglang" else value("vllm", "gpu_memory_utilization")
         out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization",
-                             MAX_UTILIZATION if util < MAX_UTILIZATION else util, prior=0.45))  # fmt: skip
+                             MAX_UTILIZATION if util < MAX_UTILIZATION else util, prior=0.45, extra=dict(RAISES)))  # fmt: skip
+    elif kind == "kv_too_small":  # the engine's refusal without its figures: its cause all the same
+        what = say("named", what="the KV pool cannot hold max_model_len")
+        util = utilization(s) if s.framework != "sglang" else value("vllm", "gpu_memory_utilization")
+        if util < MAX_UTILIZATION:
+            out.append(Candidate("kv_pool_too_small", what, "--gpu-memory-utilization", MAX_UTILIZATION, named=True,
+                                 prior=0.6, extra=dict(RAISES)))  # fmt: skip
+        elif i.max_model_len:
+            out.append(Candidate("kv_pool_too_small", what, "--max-model-len", max(i.max_model_len // 2, 16),
+                                 named=True, prior=0.6))  # fmt: skip
     if kind == "heads_not_divisible" and i.heads_reported and i.tp and s.model is None:
         h, tp = i.heads_reported, i.tp
         fix = max(t for t in range(1, tp + 1) if h % t == 0)
@@ -30,7 +40,7 @@ def named_causes(s: Setup) -> list[Candidate]:
         out.append(Candidate("tp_not_divisible", arith, "--tensor-parallel-size", fix, named=True, prior=0.9))
     if kind == "no_cache_memory":
         out.append(Candidate("memory_utilization_setting", say("named", what="no memory left for the KV cache"),
-                             "--gpu-memory-utilization", MAX_UTILIZATION, named=True, prior=0.6))  # fmt: skip
+                             "--gpu-memory-utilization", MAX_UTILIZATION, named=True, prior=0.6, extra=dict(RAISES)))  # fmt: skip
     if kind == "too_many_tokens":
         seqs = i.max_num_seqs or value("vllm", "max_num_seqs")
         out.append(Candidate("batch_or_concurrency_too_high", say("named", what="too many batched tokens"),
@@ -39,7 +49,9 @@ def named_causes(s: Setup) -> list[Candidate]:
     if kind == "crash":  # a fault inside a kernel or the runtime: no memory term reproduces it, the version does
         out.append(Candidate("version_or_bug", say("named", what="a crash inside the framework or the driver"),
                              "the framework version", "upgrade or pin", named=True, prior=0.7))  # fmt: skip
-    if kind == "load_oom":
+    if kind == "load_oom" and "fsdp" in flag_values(i):
+        out.append(_fsdp_wrap(s))
+    elif kind == "load_oom":
         out.append(Candidate("load_time_peak", say("named", what="out of memory while loading"), "torch_dtype",
                              "bfloat16", named=True, prior=0.6))  # fmt: skip
     if symptom == "multi_gpu_slower" and i.layer_split:  # layers on each card in turn: one GPU works at a time
@@ -115,6 +127,29 @@ def named_causes(s: Setup) -> list[Candidate]:
     if symptom == "hang" and i.n_gpus > 1:
         out.append(Candidate("nccl_timeout_or_env", say("named", what="hang"), "NCCL_P2P_DISABLE", 1, prior=0.6))
     return out
+
+
+def _fsdp_wrap(s: Setup) -> Candidate:
+    """Out of memory while FSDP wraps the model: every rank held the whole model on its GPU before FSDP cut it
+    (frameworks.yaml `pytorch.fsdp_init`); with the model and the GPUs known, that copy against the shard, in fp32
+    unless a torch_dtype was given (`transformers.from_pretrained_dtype`: mixed precision keeps fp32 parameters)."""
+    i = s.inp
+    if s.params is not None and i.n_gpus > 1:
+        if i.method == "qlora":  # a 4-bit base: its NF4 weights are what is whole on the GPU
+            per = BYTES_PER_PARAM["nf4"]
+        elif "torch_dtype" in flag_values(i):
+            per = BYTES_PER_PARAM[i.precision or "bf16"]
+        else:  # from_pretrained loads fp32 unless torch_dtype says; FSDP keeps what it is given
+            per = BYTES_PER_PARAM["fp32"]
+        whole = per * s.params.total
+        arith = say("fsdp_wrap", bytes=f"{per:g}", params=count(s.params.total), whole=gib(whole), n=i.n_gpus,
+                    shard=gib(whole / i.n_gpus))  # fmt: skip
+        over = s.capacity is None or whole > s.capacity  # the whole copy is larger than the card: it is the OOM
+    else:
+        arith, over = say("named", what="out of memory while FSDP wraps the model"), True
+    fix = fact("pytorch", "fsdp_init")
+    return Candidate("load_time_peak", arith, fix["flag"], fix["propose"], named=over, prior=0.6 if over else 0.3,
+                     extra={"cost": "fsdp_init"})  # fmt: skip
 
 
 def _lmdeploy_reserve(s: Setup) -> Candidate:

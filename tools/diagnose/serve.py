@@ -22,6 +22,11 @@ from tools.memory.model_memory import model_memory
 from tools.schemas.memory import FitInferenceInput, ModelMemoryInput
 from tools.units import BYTES_PER_PARAM, GB, GiB
 
+#: the estimate's KV tokens within this share of the engine's own figure are the same pool (diagnose.MATCH_TOLERANCE);
+#: further off, the engine's figure is the one its fix is computed from (named.py), the estimate only a check
+MATCH_SHARE = 0.10
+#: a fix that gives the KV pool more room: a memory fraction it proposes is a raise, whatever the asker set below it
+RAISES = {"raise": True}
 #: the highest memory fraction a fix proposes (vLLM needs some room for CUDA graphs and the sampler)
 MAX_UTILIZATION = 0.95
 
@@ -36,9 +41,19 @@ def utilization(s: Setup) -> float:
     return value("vllm", "gpu_memory_utilization")
 
 
+def heads(s: Setup) -> tuple[int, int]:
+    """Attention and KV heads: the catalog record's, unless the engine's own error names another count of attention
+    heads (the evidence wins: the record is then not the model that ran, and its KV heads are not known, so they
+    are taken as many as the attention heads)."""
+    m, said = s.model, s.inp.heads_reported
+    if said and said != m.n_heads:
+        return said, said
+    return m.n_heads, m.n_kv_heads
+
+
 def heads_ok(s: Setup, tp: int) -> bool:
-    m = s.model
-    return not (m.n_heads % tp or (m.n_kv_heads % tp and tp % m.n_kv_heads))
+    h, kv = heads(s)
+    return not (h % tp or (kv % tp and tp % kv))
 
 
 def precision(s: Setup) -> str:
@@ -63,8 +78,9 @@ def kv_token_bytes(s: Setup, tp: int) -> float:
     """KV bytes per token on one GPU: the KV heads split over tp (replicated when tp exceeds them)."""
     m = s.model
     kv = BYTES_PER_PARAM[s.inp.kv_precision or ("fp16" if precision(s) == "fp16" else "bf16")]
-    total = kv_bytes_per_token(m, kv)
-    return total * max(1, m.n_kv_heads // tp) / m.n_kv_heads if m.attention != "MLA" else total
+    n_kv = heads(s)[1]
+    total = kv_bytes_per_token(m, kv) * n_kv / m.n_kv_heads
+    return total * max(1, n_kv // tp) / n_kv if m.attention != "MLA" else total
 
 
 def profile_tokens(s: Setup, max_len: int) -> int:
@@ -100,22 +116,58 @@ def _max_len(s: Setup) -> int:
     return s.inp.max_model_len or s.model.max_context
 
 
+def _start_len(s: Setup) -> int:
+    """The tokens the pool must hold to start: max_model_len; where the error's heads say the catalog record is not
+    the model that ran, its context is not known either, and a pool that holds anything is a start."""
+    said = s.inp.heads_reported
+    return 1 if said and said != s.model.n_heads and not s.inp.max_model_len else _max_len(s)
+
+
 def _valid_tps(s: Setup) -> list[int]:
     return [t for t in range(1, max(s.inp.n_gpus, 1) + 1) if heads_ok(s, t)]
 
 
 def tp_causes(s: Setup) -> list[Candidate]:
-    tp, m = s.tp, s.model
+    """The heads do not divide by the tensor-parallel size. The fix is the largest size that divides them and with
+    which the engine starts on the GPUs given; where none starts (the weights need more cards than a valid size
+    uses), pipeline parallel over all of them (vLLM splits layers, not heads: no divisibility rule), where that
+    starts; else the largest valid size, said to still not start. A size the asker already tried and saw fail is
+    not proposed again as it was: with fewer than the visible GPUs, the fix shows the engine only those (early
+    releases refuse a size that does not divide the GPUs they see, frameworks.yaml `visible_gpus_divisible`)."""
+    tp = s.tp
     if heads_ok(s, tp):
         return []
-    valid = [t for t in _valid_tps(s) if t <= max(tp, s.inp.n_gpus)] or [1]
-    fix = max(valid)
-    if m.n_heads % tp:
-        arith = say("heads", heads=m.n_heads, tp=tp, ratio=f"{m.n_heads / tp:.2f}", kv=m.n_kv_heads)
-    else:
-        arith = say("kv_heads", kv=m.n_kv_heads, tp=tp)
+    h, kv = heads(s)
+    arith = say("heads", heads=h, tp=tp, ratio=f"{h / tp:.2f}", kv=kv) if h % tp else say("kv_heads", kv=kv, tp=tp)
+    valid = sorted((t for t in _valid_tps(s) if t <= max(tp, s.inp.n_gpus)), reverse=True) or [1]
+    starting = [t for t in valid if s.capacity is None or _after_tp(s, t)["starts"]]
+    n = max(s.inp.n_gpus, tp)
+    pp_ok = s.framework in ("vllm", None) and s.capacity is not None and n > 1  # (vLLM's flag and arithmetic)
+    if not starting and pp_ok and _after_pp(s, n)["starts"]:
+        more = say("pp_instead", pp=n, tp=valid[0])
+        return [Candidate("tp_not_divisible", (arith[0] + more[0], arith[1] + more[1]), "--pipeline-parallel-size",
+                          n, named=True, prior=0.9, after=lambda: _after_pp(s, n))]  # fmt: skip
+    fix = (starting or valid)[0]
+    if fix < s.inp.n_gpus and fix in tried(s, "tp"):  # it failed as a bare size: the GPUs it sees are why
+        devices = ",".join(str(i) for i in range(fix))
+        more = say("visible_devices", n=s.inp.n_gpus, tp=fix, devices=devices)
+        return [Candidate("tp_not_divisible", (arith[0] + more[0], arith[1] + more[1]), "CUDA_VISIBLE_DEVICES",
+                          f"{devices} --tensor-parallel-size {fix}", named=True, prior=0.9,
+                          after=lambda: _after_tp(s, fix))]  # fmt: skip
     return [Candidate("tp_not_divisible", arith, "--tensor-parallel-size", fix, named=True, prior=0.9,
                       after=lambda: _after_tp(s, fix))]  # fmt: skip
+
+
+def tried(s: Setup, field: str) -> set[float]:
+    """Values of a setting the asker says they tried and saw fail ('tried' items, 'name=value')."""
+    out = set()
+    for item in (s.inp.tried or "").split():
+        name, _, val = item.partition("=")
+        try:
+            out |= {float(val)} if name == field else set()
+        except ValueError:
+            continue
+    return out
 
 
 def _after_tp(s: Setup, tp: int) -> dict[str, Any]:
@@ -125,7 +177,21 @@ def _after_tp(s: Setup, tp: int) -> dict[str, Any]:
     r = kv_pool(s, util, _max_len(s), tp)
     return {"tool": "diagnose.kv_pool", "change": f"--tensor-parallel-size {tp}", "tp": tp,
             "weights_gib_per_gpu": round(r["weights"] / GiB, 2), "kv_tokens": r["kv_tokens"],
-            "starts": r["kv_tokens"] >= _max_len(s)}  # fmt: skip
+            "starts": r["kv_tokens"] >= _start_len(s)}  # fmt: skip
+
+
+def _after_pp(s: Setup, pp: int) -> dict[str, Any]:
+    """Pipeline parallel over `pp` GPUs, tp 1: each holds 1/pp of the layers, so of the weights and of the KV per
+    token; the profiling pass's peak is one layer's, on every stage."""
+    util, max_len = utilization(s), _max_len(s)
+    r = kv_pool(s, util, max_len, 1)
+    weights = r["weights"] / pp
+    pool = s.capacity * util - weights - r["act"] - r["non_torch"]
+    block = fact("vllm", "kv_pool_preallocated")["block_tokens"]
+    kv_tokens = max(0, math.floor(pool / (r["per_token"] / pp) / block) * block)
+    return {"tool": "diagnose.kv_pool", "change": f"--pipeline-parallel-size {pp}", "tp": 1, "pp": pp,
+            "weights_gib_per_gpu": round(weights / GiB, 2), "kv_tokens": kv_tokens,
+            "starts": kv_tokens >= _start_len(s)}  # fmt: skip
 
 
 def memory_causes(s: Setup) -> list[Candidate]:
@@ -141,15 +207,19 @@ def memory_causes(s: Setup) -> list[Candidate]:
                      tokens=f"{r['profile_tokens']:,}", other=gib(r["non_torch"]), pool=gib(max(r["pool"], 0)),
                      kv_tokens=f"{r['kv_tokens']:,}", per_token=f"{r['per_token'] / 1024:g}")  # fmt: skip
     short = r["kv_tokens"] < max_len
+    if s.inp.error_kind == "kv_too_small" and r["pool"] <= 0:
+        return out  # the engine built a pool and profiled: weights the estimate says leave none are not what ran
     if s.inp.error_kind == "kv_too_small" or (short and r["pool"] > 0):
         en, zh = pool_arith
         if short:
             more = say("kv_vs_len", len=f"{max_len:,}", kv_tokens=f"{r['kv_tokens']:,}")
             en, zh = en + more[0], zh + more[1]
         flag, val, after = _kv_fix(s, r, util, tp, max_len)
-        out.append(Candidate("kv_pool_too_small", (en, zh), flag, val, figure=r["kv_tokens"],
-                             reported=s.inp.kv_tokens_reported, named=s.inp.error_kind == "kv_too_small",
-                             prior=0.8 if short else 0.3, after=after))  # fmt: skip
+        said = s.inp.kv_tokens_reported
+        off = bool(said) and abs(r["kv_tokens"] - said) > MATCH_SHARE * said  # the log's pool is not the estimate's
+        out.append(Candidate("kv_pool_too_small", (en, zh), flag, val, figure=r["kv_tokens"], reported=said,
+                             named=s.inp.error_kind == "kv_too_small" and not off,
+                             prior=0.3 if off or not short else 0.8, after=after, extra=dict(RAISES)))  # fmt: skip
         if short and (s.framework in SERVING or (s.framework is None and s.inp.max_model_len)):
             out[-1].extra["shortfall"] = True  # an engine that pre-allocates its pool refuses to start, by arithmetic
     if r["pool"] <= 0 or s.inp.error_kind == "no_cache_memory":
@@ -157,7 +227,7 @@ def memory_causes(s: Setup) -> list[Candidate]:
                     weights=gib(r["weights"]), act=gib(r["act"]))  # fmt: skip
         flag, val, after = _kv_fix(s, r, util, tp, max_len)
         out.append(Candidate("memory_utilization_setting", arith, flag, val, named=s.inp.error_kind == "no_cache_memory",
-                             prior=0.7, after=after))  # fmt: skip
+                             prior=0.7, after=after, extra=dict(RAISES)))  # fmt: skip
     free = s.inp.free_gib * GiB if s.inp.free_gib is not None else None
     if free is not None and s.capacity * util > free + 0.5 * GiB and s.inp.error_kind != "oom":
         fit = math.floor((free - 0.5 * GiB) / s.capacity * 100) / 100
@@ -199,8 +269,8 @@ def _kv_fix(s: Setup, r: dict[str, float], util: float, tp: int, max_len: int):
     shorter max_model_len (the tokens the pool holds), else more tensor parallel."""
     need = (r["weights"] + activation_peak(s, profile_tokens(s, max_len), tp) + r["non_torch"]
             + max_len * r["per_token"]) / s.capacity  # fmt: skip
-    if need <= MAX_UTILIZATION:
-        u = math.ceil(need * 100) / 100
+    u = math.ceil(need * 100) / 100
+    if need <= MAX_UTILIZATION and not any(v >= u for v in tried(s, "gpu_memory_utilization")):
         return "--gpu-memory-utilization", u, lambda: _after_pool(s, u, max_len, tp, f"--gpu-memory-utilization {u}")
     if r["kv_tokens"] >= 1024:
         n = r["kv_tokens"] // 1024 * 1024

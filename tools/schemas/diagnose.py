@@ -70,6 +70,12 @@ class DiagnoseInput(ToolInput):
         max_length=20_000,
         description="Other flags read from the command or config: 'name=value' items separated by spaces or commas.",
     )
+    tried: str | None = Field(
+        None,
+        max_length=2_000,
+        description="Settings the asker says they already tried and saw fail: 'name=value' items (diagnose field "
+        "names, e.g. 'tp=2'); a fix does not propose them again as they were.",
+    )
     # ---- evidence
     error_kind: ErrorKind | None = Field(None, description="What the log reports.")
     failed_alloc_gib: float | None = Field(None, gt=0, le=1e6, description="'Tried to allocate X GiB': X, in GiB.")

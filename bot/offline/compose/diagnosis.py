@@ -261,7 +261,10 @@ def _after(a: dict[str, Any], lang: str) -> str:
     if not a:
         return ""
     starts = line("starts_yes" if a.get("starts") else "starts_no", lang)
-    if "tp" in a and "kv_tokens" in a:
+    if "pp" in a:
+        text = line("after_pp", lang, pp=a["pp"], weights=f"{a['weights_gib_per_gpu']:g}", tokens=f"{a['kv_tokens']:,}",
+                    starts=starts)  # fmt: skip
+    elif "tp" in a and "kv_tokens" in a:
         text = line("after_tp", lang, tp=a["tp"], weights=f"{a['weights_gib_per_gpu']:g}", tokens=f"{a['kv_tokens']:,}",
                     starts=starts)  # fmt: skip
     elif "kv_tokens" in a:

@@ -5,6 +5,8 @@ in an nvidia-smi table), a local runtime that left layers on the CPU, a 16-bit t
 
 from bot.offline.understand.paste import read_paste
 from bot.offline.understand.paste.logs import read_log
+from bot.offline.understand.paste.setup import diagnose_args
+from bot.offline.understand.request.reader import read
 from tools.diagnose.diagnose import diagnose
 from tools.schemas.diagnose import DiagnoseInput
 
@@ -127,3 +129,58 @@ def test_a_failure_told_as_a_fear_is_no_reported_oom_and_a_question_about_one_th
         "训练时显存不足",
     ):
         assert read_log(text)[0].get("error_kind") == "oom", text
+
+
+def test_what_the_asker_tried_and_saw_fail_is_read_apart_from_what_ran():
+    p = read_paste(
+        "ValueError: Total number of attention heads (40) must be divisible by tensor parallel size (3).\n"
+        "With 4 GPUs I set the `tensor_parallel_size` to 2 and it gives the same error; gpu_memory_utilization=0.95 "
+        "did not work either."
+    )
+    assert p.setup["tp"] == 3 and p.setup["tried"] == "tp=2 gpu_memory_utilization=0.95"  # the log's tp ran
+    zh = read_paste("vllm 启动报错 KV cache 不够，gpu_memory_utilization 设为 0.95 也不行")
+    assert zh.setup.get("tried") == "gpu_memory_utilization=0.95"
+    # a setting said with no failure after it is the run's own, not something tried
+    assert "tried" not in read_paste("I set max_model_len to 8192 and it starts fine.").setup
+
+
+def test_fsdp_is_read_as_sharding_and_code_is_not_a_setting():
+    p = read_paste("8 x RTX 3090, FSDP (full_shard) without peft; the OOM happened in `model = FSDP(model, ...)`.")
+    assert p.flags.get("fsdp") == "full_shard"
+    said = "8 x RTX 3090, FSDP full_shard, CUDA out of memory"
+    assert diagnose_args(read_paste(said), read(said))[0]["zero_stage"] == 3
+    assert "model" not in p.setup  # `model = FSDP(model` calls FSDP: it names no model
+    assert p.evidence["error_kind"] == "load_oom"  # out of memory while wrapping: before the first step
+    grad_op = "fsdp sharding_strategy SHARD_GRAD_OP, OOM at step 3"
+    assert diagnose_args(read_paste(grad_op), read(grad_op))[0]["zero_stage"] == 2
+    assert "fsdp" not in read_paste("FSDP or DeepSpeed ZeRO-3: I run deepspeed and get an OOM").flags
+
+
+def test_vllm_v1s_kv_refusal_gives_the_length_and_the_tokens_the_pool_holds():
+    p = read_paste(
+        "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is "
+        "needed, which is larger than the available KV cache memory (9.59 GiB). Based on the available memory, the "
+        "estimated maximum model length is 78560. Try increasing `gpu_memory_utilization` or decreasing "
+        "`max_model_len` when initializing the engine."
+    )
+    assert p.evidence["error_kind"] == "kv_too_small" and p.evidence["kv_tokens_reported"] == 78560
+    assert p.setup["max_model_len"] == 131072
+
+
+def test_an_engine_its_own_log_lines_show_is_the_framework_whatever_launched_it():
+    log = (
+        "CUDA_VISIBLE_DEVICES=0 llamafactory-cli api examples/inference/qwen_vllm.yaml\n"
+        "ERROR 04-01 23:46:56 [engine.py:160] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 546.00 MiB."
+    )
+    assert read_paste(log).framework == "vllm"
+    heads = "ValueError: Total number of attention heads (52) must be divisible by tensor parallel size (3)."
+    assert read_paste(heads).framework == "vllm"  # vLLM's own start-up check
+    assert read_paste("python -m sglang.launch_server --model-path x --mem-fraction-static 0.8").framework == "sglang"
+    # a training log with no engine marks keeps its trainer
+    assert read_paste("deepspeed train.py --deepspeed ds_z3.json\nCUDA out of memory").framework == "deepspeed"
+
+
+def test_fsdp_asked_about_or_wished_for_is_not_what_ran():
+    assert "fsdp" not in read_paste("What parallelism did you use (e.g., FSDP, DeepSpeed)? I get an OOM.").flags
+    assert "fsdp" not in read_paste("Please add FSDP support for this model; ZeRO-3 runs out of memory.").flags
+    assert read_paste("I train with FSDP on 4 GPUs and it runs out of memory.").flags.get("fsdp") == "full_shard"

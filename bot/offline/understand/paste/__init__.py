@@ -18,6 +18,7 @@ from bot.offline.understand.paste.commands import command_lines, read_command
 from bot.offline.understand.paste.configs import read_from_pretrained, read_json, read_yaml
 from bot.offline.understand.paste.keys import KEYS, apply, norm
 from bot.offline.understand.paste.logs import forecast, read_log, subject, trouble
+from bot.offline.understand.paste.tried import tried_settings
 
 #: a paste longer than this is cut: its head (commands and configs come first) and its tail (the error is last)
 MAX_PASTE_CHARS = 100_000
@@ -69,12 +70,18 @@ def read_paste(text: str) -> Paste:
     if frameworks:
         out.read.append("command")
     inline_settings(text, setup)
+    fsdp_sharding(text, out.flags)
+    if tried := tried_settings(text):
+        setup["tried"] = tried
     ev, seen = read_log(text)
     out.read += seen
     for key in ("max_model_len", "tp", "gpu_memory_utilization", "n_gpus"):  # the log's own figures of the setup
         if key in ev:
             setup.setdefault(key, ev.pop(key))
-    out.framework = next((f for f in frameworks if f), None) or setup.pop("framework", None) or _framework_of(text)
+    out.framework = (
+        engine_of_log(text) or next((f for f in frameworks if f), None) or setup.pop("framework", None)
+        or _framework_of(text)
+    )  # fmt: skip
     setup.pop("framework", None)
     out.setup, out.evidence = setup, ev
     described(text, out)
@@ -129,11 +136,46 @@ def inline_settings(text: str, setup: dict[str, Any]) -> None:
     only keys the table knows are taken (a sentence's other "a=b" are not flags the user passed)."""
     for m in _INLINE.finditer(text[:HEAD_CHARS]):
         key, val = norm(m.group(1)), m.group(2)
+        if text[m.end() : m.end() + 1] == "(":
+            continue  # code: `model = FSDP(model, …)` calls something, it sets nothing
         if key in ("offload_optimizer", "offload_param") and val.lower() in ("cpu", "nvme"):
             both = key == "offload_param" or setup.get("offload") == "optimizer+params"
             setup["offload"] = "optimizer+params" if both else setup.get("offload", "optimizer")
         elif key in KEYS:
             apply(key, val, setup, {})
+
+
+_FSDP = re.compile(r"\bfsdp\b|\b(full|hybrid)[_ ]shard\b|\bshard_grad_op\b", re.I)
+
+
+#: FSDP named as one option among others ("FSDP, DeepSpeed?", "FSDP 还是 DeepSpeed"), asked about, or wished for ("add
+#: FSDP support"): not what ran
+_ASKED = re.compile(
+    r"\bfsdp\b\s*(?:,|/|or|还是|或者?)\s*(?:deepspeed|zero|ddp)|(?:deepspeed|zero\S*|ddp)\s*(?:,|/|or|还是|或者?)\s*\bfsdp\b|"
+    r"\?\s*$|？\s*$|support(?:s|ed)? (?:for )?fsdp|fsdp support|(?:should|can|could) i use fsdp|支持\s*fsdp",
+    re.I,
+)
+
+
+def _sentence(text: str, m: re.Match) -> str:
+    """The sentence around a match (to its end mark, the mark included)."""
+    start = max(text.rfind(c, 0, m.start()) for c in ".?!。？！\n") + 1
+    ends = [i for c in ".?!。？！\n" if (i := text.find(c, m.end())) >= 0]
+    return text[start : min(ends) + 1 if ends else len(text)]
+
+
+def fsdp_sharding(text: str, flags: dict[str, str]) -> None:
+    """PyTorch FSDP named in the words or the code, as the `fsdp` flag (its strategy): it shards the model states as
+    ZeRO-3 does (FULL_SHARD, its default, and HYBRID_SHARD inside a node) or as ZeRO-2 does (SHARD_GRAD_OP);
+    frameworks.yaml `pytorch.fsdp_sharding`. setup.py gives the memory arithmetic that stage; the flag also says
+    whose spelling a fix takes."""
+    head = text[:HEAD_CHARS]
+    found = [
+        m.group(0).lower().replace(" ", "_") for m in _FSDP.finditer(head) if not _ASKED.search(_sentence(head, m))
+    ]
+    if not found or re.search(r"deepspeed|\bzero[-_ ]?[123]\b", head, re.I):
+        return  # (DeepSpeed named too: a run shards with one or the other, and the words do not say which)
+    flags.setdefault("fsdp", next((f for f in found if f != "fsdp"), "full_shard"))
 
 
 #: frameworks a paste or its prose names, beyond the launch commands: serving engines, and training tools that run on
@@ -144,6 +186,26 @@ _NAMED = (
     (re.compile(r"\b(?:unsloth|axolotl|torchtune|xtuner|ms-swift|swift (?:sft|rlhf|pt)|peft|trl|sfttrainer)\b", re.I),
      "transformers"),
 )  # fmt: skip
+
+
+#: what only a serving engine prints or reads: its logger's line format, its own start-up errors, its flags. Found in
+#: a paste, that engine ran, whatever launched it (`llamafactory-cli api` with the vLLM backend) or the words name
+#: first, and the fixes are said in its flags
+_ENGINE_MARKS = (
+    ("vllm", re.compile(
+        r"^\(?(?:INFO|WARNING|ERROR|DEBUG)\)? \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w./-]+\.py:\d+\]|\bEngineCore\b|\bVllmWorker\b|"
+        r"must be divisible by tensor parallel size|that can be stored in kv cache|no available memory for the cache blocks|"
+        r"--gpu-memory-utilization|--max-model-len|--tensor-parallel-size", re.I | re.M)),
+    ("sglang", re.compile(r"--mem-fraction-static|mem_fraction_static|--max-prefill-tokens|\bsglang\.launch_server", re.I)),
+    ("tgi", re.compile(r"--max-batch-total-tokens|--max-batch-prefill-tokens|text-generation-launcher", re.I)),
+    ("lmdeploy", re.compile(r"cache_max_entry_count|--cache-max-entry-count|\bturbomind\b", re.I)),
+)  # fmt: skip
+
+
+def engine_of_log(text: str) -> str | None:
+    """The serving engine a paste's own lines show ran (the first whose marks appear, by position)."""
+    found = [(m.start(), fw) for fw, rx in _ENGINE_MARKS if (m := rx.search(text))]
+    return min(found)[1] if found else None
 
 
 def _framework_of(text: str) -> str | None:

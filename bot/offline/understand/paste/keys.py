@@ -78,7 +78,7 @@ KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "micro_batch_size": ("micro_batch", _int),
     "gradient_accumulation_steps": ("grad_accum", _int),
     "cutoff_len": ("seq_len", _int), "max_seq_length": ("seq_len", _int), "model_max_length": ("seq_len", _int),
-    "max_length": ("seq_len", _int), "seq_length": ("seq_len", _int),
+    "max_length": ("seq_len", _int), "seq_length": ("seq_len", _int), "sequence_len": ("seq_len", _int),
     "gradient_checkpointing": ("grad_checkpointing", _bool),
     "disable_gradient_checkpointing": ("grad_checkpointing", lambda v: not _bool(v)),
     "bf16": ("precision", lambda v: "bf16" if _bool(v) else None),

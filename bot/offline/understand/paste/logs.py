@@ -53,6 +53,7 @@ _GPU_INDEX = _rx(r"\bGPU\s+(\d+)(?:\s+has|\s*;)")
 KINDS = (
     ("kv_too_small", _rx(r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in kv cache \((\d+)\)")),
     ("kv_too_small", _rx(r"(\d+) tokens? .{0,40}exceeds? .{0,40}kv cache.{0,40}\((\d+)\)")),
+    ("kv_too_small", _rx(r"max seq len \((\d+)\),?\s*\(?\s*[\d.]+\s*GiB KV cache is needed, which is larger than the available KV cache memory")),
     ("no_cache_memory", _rx(r"no available memory for the cache blocks|insufficient memory for kv cache|not enough memory.{0,40}kv|"
                             r"free memory on device.{0,40}less than desired gpu memory utilization")),
     ("too_many_tokens", _rx(r"not enough memory to handle .{0,40}tokens|max[-_]batch[-_](?:total|prefill)[-_]tokens|"
@@ -72,7 +73,8 @@ KINDS = (
                                   r"(?:不支持|not support\w*|no longer supports?|doesn'?t support|unsupported|supports?)\s*(?:the\s+)?(?:bf16|bfloat16|fp8)|(?:bf16|bfloat16|fp8)\s*(?:不支持|is not supported|unsupported)|type (?:fp16|bf16|float16|bfloat16) is not supported|cublas_status_not_supported|"
                                   r"use float16 instead|--dtype[= ]half|data ?type error|dtype error|not implemented for '(?:half|bfloat16)'")),
     ("weights_oom", _rx(r"not enough memory.{0,40}(?:weights|model)|cannot load model.{0,40}memory")),
-    ("load_oom", _rx(r"(?:cannot|can't|can not|unable to|fails? to|failed to) (?:load|run|start|fit)\b.{0,60}\d+(?:\.\d+)?\s*(?:gb|gib|g)\b|(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存|显存不足)|(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)|"
+    ("load_oom", _rx(r"(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])).{0,40}(?:in|at|inside|during|when|on)\s*[`'\"]?(?:model\s*=\s*)?(?:FSDP|DDP|DistributedDataParallel|deepspeed\.initialize|accelerator\.prepare|model\.(?:to|cuda))\(|"
+                     r"(?:cannot|can't|can not|unable to|fails? to|failed to) (?:load|run|start|fit)\b.{0,60}\d+(?:\.\d+)?\s*(?:gb|gib|g)\b|(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存|显存不足)|(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)|"
                      r"(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])).{0,40}before (?:anything|training|the first step|it starts)|(?:一加载|刚加载)[^，,。.\n]{0,10}(?:就)?(?:oom|爆显存|显存不足)")),
     ("oom", _rx(r"out[- ]of[- ]memory|outofmemoryerror|显存.{0,6}(?:不足|不够|溢出|超|爆|炸)|爆显存|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|insufficient (?:gpu |cuda )?memory|"
                 r"(?<!得动)(?<!得起)(?<!起来)(?<!会)跑不(?:起来|起|动)(?![^，,。.\n]{0,2}[吗么?？])|(?:没有?|无)(?:办法|法)跑(?:起来)?|(?:gpu|显卡|计算)?资源不足|"
@@ -233,6 +235,10 @@ def _target(text: str, m: re.Match[str]) -> bool:
     return bool(_TARGET_BEFORE.search(text[max(0, m.start() - 30) : m.start()]) or _TARGET_AFTER.match(text, m.end()))
 
 
+#: vLLM V1's start-up refusal ends with the length the pool would hold ("… the estimated maximum model length is 20000")
+_KV_ESTIMATE = _rx(r"estimated maximum model length is (\d+)")
+
+
 def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
     """The evidence a log carries (diagnose field -> value) and what kind of lines were read."""
     ev: dict[str, Any] = {}
@@ -243,6 +249,10 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
             seen.append(kind)
             if kind == "kv_too_small" and m.lastindex == 2:
                 ev["max_model_len"], ev["kv_tokens_reported"] = int(m.group(1)), int(m.group(2))
+            elif kind == "kv_too_small" and m.lastindex == 1:  # V1: the length, and the one the pool would hold
+                ev["max_model_len"] = int(m.group(1))
+                if est := _KV_ESTIMATE.search(text):
+                    ev["kv_tokens_reported"] = int(est.group(1))
             if kind == "heads_not_divisible" and m.lastindex == 2:
                 ev["heads_reported"], ev["tp"] = int(m.group(1)), int(m.group(2))
     if ev.get("error_kind") == "unsupported_precision":

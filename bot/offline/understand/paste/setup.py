@@ -178,6 +178,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         args["zero_stage"] = p.zero_stage
     if p.context_len and "max_model_len" not in args and args.get("workload") != "train":
         args["max_model_len"] = p.context_len  # "支持 max_model_len 为 1M": the length said in words is what ran
+    if "zero_stage" not in args and (paste.flags or {}).get("fsdp"):  # FSDP's sharding as the ZeRO stage it equals
+        args["zero_stage"] = 2 if paste.flags["fsdp"] == "shard_grad_op" else 3
     if "precision" not in args and p.precision in ("bf16", "fp16", "fp8", "fp32"):
         args["precision"] = p.precision
     named_config = "deepspeed" in (paste.flags or {}) or paste.setup.get("zero_stage") is not None
