@@ -191,6 +191,12 @@ def names_in(w: Any) -> None:
             w.t = w.t[:start] + w.src[start:end] + w.t[end:]
         toks = [(m.start(), m.end(), m.group(0)) for m in names.token_rx.finditer(w.t)]
         _scan(w, names, [t for t in toks if any(s <= t[0] and t[1] <= e for s, e in links)])
+        if len(w.slots["models"]) + len(w.slots["unknown_models"]) > 1:  # links to several models: which one ran
+            w.slots["models"].clear()  # is not for the links to say ("example: …/CodeLlama-7B-AWQ, …/deepseek-33B")
+            w.slots["unknown_models"].clear()
+            w.slots["mentions"].pop("models", None)
+            w.slots["mentions"].pop("unknown_models", None)
+            w.spans[:] = [sp for sp in w.spans if sp[0] not in ("models", "unknown_models")]
         for s, e in links:  # what was not read as a name is masked again (a name keeps its own mark)
             w.t = w.t[:s] + "".join(USED_MARK if c == o else c for c, o in zip(w.t[s:e], w.src[s:e])) + w.t[e:]
     _sibling_sizes(w, names)

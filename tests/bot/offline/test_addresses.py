@@ -32,3 +32,11 @@ def test_a_percent_encoded_anchor_is_not_read_as_figures_and_the_repository_name
     assert "推断是 Baichuan2-13B" in t.answer  # the family from the link, the size from "fp16只用26"
     assert t.answer.count("没写规模") == 1  # the diagnosis and the estimate below it say the assumption once
     assert "87%" not in t.answer
+
+
+def test_links_to_several_models_say_none_of_them_ran():
+    p = parse(
+        "- https://huggingface.co/Qwen/Qwen2.5-7B-Instruct: uses 20GB\n"
+        "- https://huggingface.co/Qwen/Qwen2.5-72B-Instruct: cannot run on 2 A100 40G"
+    )
+    assert p.models == [] and p.unknown_models == []
