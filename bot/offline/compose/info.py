@@ -289,7 +289,7 @@ def recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> N
         if s.get(key):
             args[key] = s[key]
     args.update(budget_args(s))
-    r = without_excluded(run("recommend_gpus", {**args, **sourcing_args(s)}), s)
+    r = without_excluded(run("recommend_gpus", {**args, **sourcing_args(s, p, out)}), s)
     chosen = picks(r, out)
     if not chosen:
         return
@@ -310,7 +310,9 @@ def recommend(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> N
             )
         )
     out.add("\n".join(lines))
-    dropped = [say("dropped_line", lang, gpu=d["gpu"], reason=d[f"reason_{lang}"]) for d in r.get("dropped", [])[:4]]
+    defaulted = not (s.get("china_only") or s.get("domestic_only"))  # the mainland filter by default: said once
+    shown = [d for d in r.get("dropped", []) if not (defaulted and d.get("reason") == "not_in_china")]
+    dropped = [say("dropped_line", lang, gpu=d["gpu"], reason=d[f"reason_{lang}"]) for d in shown[:4]]
     if dropped:
         out.add("\n".join(dropped))
     if workload == "finetune" and p.method is None and s.get("model"):  # each method's count on the pick's card

@@ -161,7 +161,7 @@ def build_budget(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
             args["method"] = s["method"]
     else:
         args.update({k: s[k] for k in ("batch", "context_len") if s.get(k)})
-    r = without_excluded(run("recommend_gpus", {**args, **sourcing_args(s)}), s)
+    r = without_excluded(run("recommend_gpus", {**args, **sourcing_args(s, p, out)}), s)
     chosen = picks(r, out)
     if not chosen:
         return

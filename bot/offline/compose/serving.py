@@ -263,7 +263,7 @@ def recommend_serving(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: O
     buying = bool(budget_args(s)) and (bool(BUY.search(p.text)) or not RENT.search(p.text))
     if buying:
         args["pricing"] = "buy"
-    r = without_excluded(run("recommend_gpus", {**args, **sourcing_args(s)}), s)
+    r = without_excluded(run("recommend_gpus", {**args, **sourcing_args(s, p, out)}), s)
     chosen = picks(r, out)
     if not chosen:
         return

@@ -17,16 +17,31 @@ LABELS = {
 }
 
 
-def sourcing_args(s: dict[str, Any]) -> dict[str, Any]:
-    """Only cards sold in China, or only Chinese-made ones (国产: a narrower ask, not the same one)."""
+def sourcing_args(s: dict[str, Any], p: Any = None, out: Out | None = None) -> dict[str, Any]:
+    """Only cards sold in China, or only Chinese-made ones (国产: a narrower ask, not the same one). A question
+    asked in Chinese is a mainland buyer's: the shortlist holds cards that can be bought there, unless the user
+    named a card that cannot (then restricted cards are ranked too, flagged), and the answer says so once."""
     args: dict[str, Any] = {}
     if s.get("china_only") or s.get("domestic_only"):
         args["china_available"] = True
+    elif p is not None and out is not None and out.lang == "zh" and not _names_restricted(p):
+        args["china_available"] = True
+        out.add_last(say("china_default_note", out.lang))
     if s.get("domestic_only"):
         args["domestic"] = True
     if s.get("excluded"):  # ruled-out cards are taken off afterwards (`without_excluded`): rank more to keep five
         args["top_k"] = 10
     return args
+
+
+def _names_restricted(p: Any) -> bool:
+    for gid in getattr(p, "gpus", None) or []:
+        try:
+            if not get_gpu(gid).china.available:
+                return True
+        except AdvisorError:
+            continue
+    return False
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -41,17 +41,23 @@ PART_NAMES = {
 class Out:
     lang: str
     blocks: list[str] = field(default_factory=list)
+    #: notes said once, after everything else (what the shortlist left out by default)
+    tail: list[str] = field(default_factory=list)
 
     def add(self, block: str) -> None:
         if block:
             self.blocks.append(block)
+
+    def add_last(self, block: str) -> None:
+        if block and block not in self.tail:
+            self.tail.append(block)
 
     def text(self) -> str:
         """The blocks as paragraphs; a prose note said in an earlier part ("“X”不在目录里…" before each model's
         section) is not said again (tables, lists and headed paragraphs are each part's own)."""
         seen: set[str] = set()
         paragraphs = []
-        for paragraph in "\n\n".join(self.blocks).split("\n\n"):
+        for paragraph in "\n\n".join(self.blocks + self.tail).split("\n\n"):
             key = paragraph.strip()
             if key in seen and len(key) > 20 and not key.startswith(("|", "-", "*", "#")):
                 continue
