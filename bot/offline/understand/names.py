@@ -187,18 +187,7 @@ def names_in(w: Any) -> None:
             w.mask(*m.span(), MODEL_MARK)
     _scan(w, names, [(m.start(), m.end(), m.group(0)) for m in names.token_rx.finditer(w.t)])
     if links and not w.slots["models"] and not w.slots["unknown_models"]:
-        for start, end in links:
-            w.t = w.t[:start] + w.src[start:end] + w.t[end:]
-        toks = [(m.start(), m.end(), m.group(0)) for m in names.token_rx.finditer(w.t)]
-        _scan(w, names, [t for t in toks if any(s <= t[0] and t[1] <= e for s, e in links)])
-        if len(w.slots["models"]) + len(w.slots["unknown_models"]) > 1:  # links to several models: which one ran
-            w.slots["models"].clear()  # is not for the links to say ("example: …/CodeLlama-7B-AWQ, …/deepseek-33B")
-            w.slots["unknown_models"].clear()
-            w.slots["mentions"].pop("models", None)
-            w.slots["mentions"].pop("unknown_models", None)
-            w.spans[:] = [sp for sp in w.spans if sp[0] not in ("models", "unknown_models")]
-        for s, e in links:  # what was not read as a name is masked again (a name keeps its own mark)
-            w.t = w.t[:s] + "".join(USED_MARK if c == o else c for c, o in zip(w.t[s:e], w.src[s:e])) + w.t[e:]
+        _read_links(w, names, links)
     _sibling_sizes(w, names)
     shortened(w)
     distilled(w)
@@ -208,6 +197,23 @@ def names_in(w: Any) -> None:
         w.slots["unknown_models"][:] = [
             n for n in w.slots["unknown_models"] if n in w.slots["stand_ins"] or not _linked(w, n, links)
         ]
+
+
+def _read_links(w: Any, names: _Names, links: list[tuple[int, int]]) -> None:
+    """The prose named no model: read the names the links point at (one model only: links to several say none of
+    them is what ran), and mask again what was not read as a name (a name keeps its own mark)."""
+    for start, end in links:
+        w.t = w.t[:start] + w.src[start:end] + w.t[end:]
+    toks = [(m.start(), m.end(), m.group(0)) for m in names.token_rx.finditer(w.t)]
+    _scan(w, names, [t for t in toks if any(s <= t[0] and t[1] <= e for s, e in links)])
+    if len(w.slots["models"]) + len(w.slots["unknown_models"]) > 1:  # links to several models: which one ran
+        w.slots["models"].clear()  # is not for the links to say ("example: …/CodeLlama-7B-AWQ, …/deepseek-33B")
+        w.slots["unknown_models"].clear()
+        w.slots["mentions"].pop("models", None)
+        w.slots["mentions"].pop("unknown_models", None)
+        w.spans[:] = [sp for sp in w.spans if sp[0] not in ("models", "unknown_models")]
+    for s, e in links:  # what was not read as a name is masked again (a name keeps its own mark)
+        w.t = w.t[:s] + "".join(USED_MARK if c == o else c for c, o in zip(w.t[s:e], w.src[s:e])) + w.t[e:]
 
 
 def _linked(w: Any, name: str, links: list[tuple[int, int]]) -> bool:
