@@ -74,6 +74,8 @@ class _Names:
         self.token_rx = _C(
             # "4090lora": a card's number glued to a method word is the card, then the word
             r"[a-z]*\d[a-z0-9.]*?(?=(?:q?lora|sft|dpo|ppo)(?![a-z]))|"
+            # "8A100", "2H100": a count glued before a card's name is the count, then the card ("1h20min" is time)
+            r"(?<![a-z\d.])[1-9]\d{0,2}(?=[ahlv]\d{2,3}(?![\d.])(?!\s*(?:m\b|min|分|秒|s\b)))|"
             r"\d+x(?=[a-z]|\d{3,4}(?![\d.]))|[a-z0-9]+(?:\.[0-9]+)*[a-z0-9]*|"
             + "|".join(re.escape(p) for p in sorted(cjk, key=len, reverse=True))
         )

@@ -44,3 +44,11 @@ def test_a_distilled_name_the_catalog_lacks_is_the_distilled_model_and_a_desktop
     assert parse("qwen-32B 要几张卡").models != ["deepseek-r1-distill-qwen-32b"]  # no distil word, no distilled model
     (t,) = ask(advisor, caplog, row("gh-ktransformers-210"))
     assert "89.6 GB/s" in t.answer and "Q4_K_M" in t.answer  # 64 GB of RAM: a desktop's two channels
+
+
+def test_a_count_glued_before_a_card_is_that_many_cards():
+    for text, gpu, n in (("8A100 训练 7B 要多久", "a100-sxm4-80gb", 8), ("用2H100跑 Qwen2.5-72B 推理够吗", "h100-sxm5-80gb", 2),
+                         ("4L40 能跑 72B 吗", "l40", 4)):  # fmt: skip
+        p = parse(text)
+        assert (p.gpus, p.n_gpus) == ([gpu], n), text
+    assert parse("训练跑了1h20min，正常吗").gpus == []  # an hour and twenty minutes, not an H20
