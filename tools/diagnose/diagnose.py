@@ -59,7 +59,7 @@ SPEED_CAUSES = frozenset({"compute_or_config_slow", "communication_bound", "p2p_
 #: troubles told in words that name their cause by themselves ("another process holds the GPU", "it runs on the CPU");
 #: "slow", "more GPUs are slower" or "low utilisation" name a symptom, not why
 NAMING_SYMPTOMS = frozenset(
-    {"other_process", "cpu_fallback", "merge_export", "engine_memory", "logits", "one_gpu_used"}
+    {"other_process", "cpu_fallback", "merge_export", "engine_memory", "logits", "one_gpu_used", "serial"}
 )
 
 
@@ -81,9 +81,12 @@ def _leads(c: Candidate, s: Setup) -> bool:
         return True
     if not c.named:
         return False
-    if template in WORDS_ONLY - {"named"}:
+    if template in WORDS_ONLY - {"named", "said"}:
         return False
-    if template == "named":  # what the log or the words name, with no figure: the error's class, or words naming it
+    if template in (
+        "named",
+        "said",
+    ):  # what the log or the words name, with no figure: the error's class, or words naming it
         return i.error_kind is not None or i.symptom in NAMING_SYMPTOMS
     return True
 

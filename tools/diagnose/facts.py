@@ -44,7 +44,7 @@ class Said(tuple):
 
 #: templates that carry no figure of the asker's setup: what the log or the words name, the usual suspects, and
 #: "nothing reproduces the figures"; a cause said with one of these has not earned the lead on its arithmetic
-WORDS_ONLY = frozenset({"named", "told", "usual", "unknown"})
+WORDS_ONLY = frozenset({"named", "said", "told", "usual", "unknown"})
 
 
 def say(template: str, **fields: Any) -> Said:

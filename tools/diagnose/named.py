@@ -121,6 +121,11 @@ def named_causes(s: Setup) -> list[Candidate]:
             arith = say("engine_reserve_share", util=f"{util:g}")
         out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", 0.5,
                              named=s.framework in ENGINES, prior=0.75))  # fmt: skip
+    if symptom == "serial":  # later users wait for the earlier ones: nothing batches the requests
+        engine = s.framework in ENGINES  # an engine batches when served as a server; not when called per request
+        out.append(Candidate("requests_not_batched", say("said", what="requests served one after another"),
+                             "server", _ENGINE_SERVER if engine else _BATCHING, named=not engine,
+                             prior=0.5 if engine else 0.8))  # fmt: skip
     if symptom == "other_process":
         out.append(Candidate("other_process_memory", say("named", what="another process on the GPU"),
                              "CUDA_VISIBLE_DEVICES", "a GPU with nothing else on it", named=True, prior=0.75))  # fmt: skip
@@ -150,6 +155,13 @@ def _fsdp_wrap(s: Setup) -> Candidate:
     fix = fact("pytorch", "fsdp_init")
     return Candidate("load_time_peak", arith, fix["flag"], fix["propose"], named=over, prior=0.6 if over else 0.3,
                      extra={"cost": "fsdp_init"})  # fmt: skip
+
+
+#: what a fix for requests served one at a time runs instead (frameworks.yaml `continuous_batching`)
+#: what a fix for requests served one at a time runs instead (said in the answer's words: `fix_server_*`): a
+#: continuous-batching server, or, for an engine called once per request (vLLM's offline `LLM.generate` in a web
+#: handler), the engine's own server
+_BATCHING, _ENGINE_SERVER = "continuous_batching", "engine_server"
 
 
 def _lmdeploy_reserve(s: Setup) -> Candidate:

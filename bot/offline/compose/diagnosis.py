@@ -42,6 +42,7 @@ _DESCRIBED = frozenset(
         "silent_exit",
         "merge_export",
         "slow",
+        "serial",
     }
 )  # fmt: skip  (concurrency alone is a sizing question)
 _FIGURES = ("failed_alloc_gib", "capacity_gib", "kv_tokens_reported", "measured_tokens_per_s", "free_gib")
@@ -214,6 +215,8 @@ def _answer(out: dict[str, Any], causes: list[dict[str, Any]], lang: str, paste:
     fix = first["fix"]
     if _version_only(first):  # no flag to set: the version is what to change
         blocks.append(line("fix_version", lang))
+    elif fix["flag"] == SERVER_FIX:  # another server to run, said in words
+        blocks.append(line(f"fix_server_{fix['value']}", lang, cost=first["cost_zh" if zh else "cost"]))
     elif fix["flag"]:  # (none: what it would set is already so, or this framework has no such knob)
         cost = first["cost_zh" if zh else "cost"]
         blocks.append(line("fix", lang, flag=fix["flag"], value=_value(fix["value"]), cost=cost))
@@ -229,6 +232,8 @@ def _answer(out: dict[str, Any], causes: list[dict[str, Any]], lang: str, paste:
 def _item(c: dict[str, Any], lang: str) -> str:
     zh = _zh(lang)
     key = "other_version" if _version_only(c) else "other_line" if c["fix"]["flag"] else "other_noflag"
+    if c["fix"]["flag"] == SERVER_FIX:
+        key = f"other_server_{c['fix']['value']}"
     return line(key, lang, explanation=c["explanation_zh" if zh else "explanation"],
                 arithmetic=c["arithmetic_zh" if zh else "arithmetic"], flag=c["fix"]["flag"],
                 value=_value(c["fix"]["value"]))  # fmt: skip
@@ -244,6 +249,10 @@ def _to_check(out: dict[str, Any], causes: list[dict[str, Any]], lang: str, past
         key = "told_only" if paste.trouble and not paste.anything else "no_error"  # nothing failed in a log
     items = [_item(c, lang) for c in causes[: 1 + OTHERS]]
     return [line(key, lang) + "\n" + "\n".join(items)]
+
+
+#: the fix of requests served one at a time: another server, not a flag (tools/diagnose/named.py)
+SERVER_FIX = "server"
 
 
 def _version_only(cause: dict[str, Any]) -> bool:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from bot.offline.understand.paste.commands import command_lines, read_command
 from bot.offline.understand.paste.configs import read_from_pretrained, read_json, read_yaml
 from bot.offline.understand.paste.keys import KEYS, apply, norm
-from bot.offline.understand.paste.logs import forecast, read_log, subject, trouble
+from bot.offline.understand.paste.logs import SLOW_WORDS, forecast, read_log, subject, trouble
 from bot.offline.understand.paste.tried import tried_settings
 
 #: a paste longer than this is cut: its head (commands and configs come first) and its tail (the error is last)
@@ -111,6 +111,7 @@ def described(text: str, out: Paste) -> None:
     if ev.get("symptom") == "slow" and forecast(text):
         del ev["symptom"]
         out.read.remove("slow")
+    _serial(text, out)
     found = trouble(text)
     if found is None:
         return
@@ -122,6 +123,28 @@ def described(text: str, out: Paste) -> None:
         ev["symptom"] = "slow"
     elif about == "memory" and out.framework in _RESERVING and not ev.get("error_kind"):
         ev["symptom"] = "engine_memory"
+    _serial(text, out)
+
+
+#: a load several users put on the server at once ("10个并发", "压测", "two users … simultaneously")
+_CONCURRENT = re.compile(
+    r"并发|压测|同时(?:请求|访问|调用|使用)|多(?:个)?(?:人|用户)同时|jmeter|locust|"
+    r"concurren\w*|simultaneous\w*|in parallel|parallel requests|(?:\d+|two|several|multiple) users",
+    re.I,
+)
+
+
+def _serial(text: str, out: Paste) -> None:
+    """Slow (or idle GPUs) under a concurrent load, on a server that is not a batching engine (a demo script, an
+    app, transformers' generate): the requests are served one after another."""
+    ev = out.evidence
+    if ev.get("error_kind") or out.framework in _RESERVING:
+        return
+    slowed = ev.get("symptom") in ("slow", "low_gpu_util") or (
+        ev.get("symptom") == "concurrency" and SLOW_WORDS.search(text) and not forecast(text)
+    )  # a load alone ("并发 100 要几张卡") is a sizing question, not a trouble
+    if slowed and _CONCURRENT.search(text):
+        ev["symptom"] = "serial"
 
 
 _INLINE = re.compile(

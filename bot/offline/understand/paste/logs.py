@@ -97,6 +97,12 @@ SYMPTOMS = (
                          r"only (?:one|1|a single|the first) gpu (?:is )?(?:used|utili[sz]ed|working)|other gpus? (?:are |is )?(?:not used|idle|unused|empty)|use all (?:\d+ |the |my )?gpus")),
     ("merge_export", _rx(r"(?:unable to|can(?:no|')t|could ?n[o']t|fail(?:s|ed)? to|errors? (?:when|while)|crash\w* (?:when|while)) (?:export|merg|sav|push|convert)\w*[^.\n]{0,60}(?:merged|16 ?bit|4 ?bit|safetensors|gguf|adapter|lora)|"
                          r"(?:merge_and_unload|save_pretrained_merged|push_to_hub_merged|save_pretrained_gguf)\b[^\n]{0,80}(?:fail|crash|killed|error|hang)|(?:合并|导出).{0,12}(?:失败|报错|崩溃|被杀|卡住|出错)")),
+    # later users wait for earlier ones: nothing batches the requests (before "concurrency": it names why)
+    ("serial", _rx(r"排队|一个一个(?:地)?(?:处理|回答|执行)|逐个处理|串行|依次(?:处理|执行|回答)|挨个|不能并发|无法并发|没法并发|不支持并发|"
+                   r"(?:第二个|后一个|后面的)(?:请求|用户|人)[^，。,.\n]{0,10}(?:要等|才|更慢)|one (?:after|by) (?:another|one)|"
+                   r"(?:processed|handled|served|answered|executed) (?:sequentially|serially)|gets? queued|in a queue|"
+                   r"the second (?:user|request|one)[^.\n]{0,30}(?:waits?|takes?|receives?|gets?)|wait(?:s|ing)? for the (?:first|previous)|"
+                   r"not (?:processed |handled |served |run )?(?:in parallel|concurrently)")),
     ("concurrency", _rx(r"concurren\w*|并发|(?:many|multiple|parallel|simultaneous) requests|同时(?:请求|访问|调用)|压测|(?:stress|load) test")),
     ("low_gpu_util", _rx(r"(?:gpu|显卡|cuda).{0,20}(?:util\w*|利用率|使用率|占用率|usage).{0,20}(?:low|低|only|只有|很低|不高|上不去|\b[0-4]?\d\s*%)|low gpu (?:util|usage)")),
     ("engine_memory", _rx(r"(?:vllm|sglang).{0,80}(?:占用|占了|占到|用了|吃掉|uses?|using|takes?|occup\w*|requires?|allocat\w*|eat\w*|consum\w*).{0,40}\d+(?:\.\d+)?\s*(?:g|gb|gib)(?![a-z])|"
@@ -191,7 +197,7 @@ def forecast(text: str) -> bool:
     return bool(FORECAST.search(text))
 
 
-_SLOW = dict(SYMPTOMS)["slow"]
+_SLOW = SLOW_WORDS = dict(SYMPTOMS)["slow"]
 
 
 def told(text: str) -> int | None:
