@@ -16,6 +16,7 @@ from tools.catalog.architecture import check_parallel, param_count
 from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import InvalidInput, Unsupported
+from tools.memory import quant_sharding
 from tools.memory.capacity import (
     GPUS_PER_NODE,
     MAX_COUNT,
@@ -172,6 +173,7 @@ def _settings(inp: FitTrainingInput) -> tuple[Train, GpuSpec]:
         cuda_context=inp.cuda_context_gb * GB,
         framework=inp.framework,
         loss=loss_impl(inp.framework, inp.loss_impl),
+        quant_storage=quant_sharding.quant_storage(inp.quant_storage),
     )
     return c, gpu
 
@@ -352,6 +354,8 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
     ]
     if c.n_gpus > 1:
         assumptions.append(_COMM_BUFFERS)
+    if c.method == "qlora" and c.dp > 1 and c.zero_stage >= 3:
+        assumptions.append(quant_sharding.assumption(c.quant_storage, inp.quant_storage == "auto"))
     if c.offload != "none":
         assumptions.append(_HOST_RAM)
     if c.optimizer.startswith("paged") and host > 0:

@@ -15,6 +15,7 @@ from tools.catalog.lookup import gpus
 from tools.memory.capacity import NCCL_BUFFERS_BYTES, capacity_bytes
 from tools.memory.train_breakdown import Train, activations, base, replace
 from tools.memory.verdict import verdict_word
+from tools.memory.zero_sharding import min_gpus as fewest_gpus
 from tools.memory.zero_sharding import total
 from tools.units import GB
 
@@ -113,6 +114,23 @@ def suggest(c: Train, gpu: GpuSpec, usable: float, min_gpus: int | None, unshard
             replace(c, zero_stage=3),
             {"zero_stage": 3},
         )
+    if unsharded["weights_resident"]:
+        # a uint8-stored 4-bit base stays whole on every GPU under ZeRO-3: stored in bf16 it shards
+        trial, trial_base = rebuilt(quant_storage="bf16", zero_stage=3)
+        n, _ = fewest_gpus(trial, usable, trial_base)
+        if n is not None and n > 1:
+            n = max(n, c.n_gpus)
+            trial = replace(trial, n_gpus=n)
+            add(
+                "quant_storage",
+                f"Store the 4-bit base in bf16 (bnb_4bit_quant_storage=torch.bfloat16) so ZeRO-3 shards it, or use "
+                f"FSDP: {n} GPUs.",
+                f"把 4-bit 底座的存储类型设为 bf16（bnb_4bit_quant_storage=torch.bfloat16），ZeRO-3 才会切分它，"
+                f"或改用 FSDP：{n} 张卡。",
+                trial,
+                {"quant_storage": "bf16", "zero_stage": 3, "n_gpus": n},
+                trial_base,
+            )
     if c.offload == "none":
         add(
             "offload_optimizer",

@@ -10,7 +10,9 @@ Conventions (stated in `fit_training`'s `assumptions`):
   parallel with sequence parallel divides by t; full recomputation keeps 2·s·b·h per layer plus
   one layer being recomputed. A framework factor scales it (Megatron ≈ 1, HF eager higher).
 - Logits: b·s·V elements at 6 bytes (fp32 logits + a bf16 copy), divided by t (vocab-parallel).
-- ZeRO-3 keeps two gathered blocks in flight (current + prefetched) in the base weights' dtype.
+- ZeRO-3 keeps two gathered blocks in flight (current + prefetched) in the base weights' dtype. A bitsandbytes
+  4-bit base in its default uint8 storage is not partitioned by DeepSpeed ZeRO-3 (every rank holds all of it);
+  a float storage or FSDP shards it (`tools.memory.quant_sharding`).
 - ZeRO stages 1 and 2 with a master copy (DeepSpeed's stage-1/2 mixed-precision optimizer) also hold the fp32
   gradients of their optimizer partition (4 bytes per trainable parameter / d) and one reduce and one all-gather
   bucket (5e8 elements each by default, in the gradients' dtype): the allocation real ZeRO-2 runs OOM on. ZeRO-3
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 
 from tools.catalog.architecture import ParamCount, param_count, per_record
 from tools.catalog.model_spec import ModelSpec
+from tools.memory.quant_sharding import base_shardable
 from tools.units import NF4_BYTES
 
 QLORA_UNQUANTISED_BYTES = 4.0  # embeddings/head after prepare_model_for_kbit_training (fp32)
@@ -145,6 +148,7 @@ class Train:
     cuda_context: float
     framework: str = "auto"
     loss: str = "fused"
+    quant_storage: str = "uint8"  # QLoRA: the packed 4-bit weights' storage dtype (tools.memory.quant_sharding)
 
     @property
     def dp(self) -> int:
@@ -222,11 +226,17 @@ def base(c: Train) -> dict[str, float]:
         # prepare_model_for_kbit_training casts every non-4-bit parameter to fp32
         embed = sh.embedding
         unquantised = QLORA_UNQUANTISED_BY_FRAMEWORK.get(c.framework, QLORA_UNQUANTISED_BYTES)
-        w_frozen = (frozen - embed) * NF4_BYTES + embed * unquantised
+        quantised = (frozen - embed) * NF4_BYTES
+        w_frozen = quantised + embed * unquantised
+        # DeepSpeed ZeRO-3 leaves a uint8-stored 4-bit base whole on every rank (tools.memory.quant_sharding)
+        resident = 0.0 if base_shardable(c.method, c.quant_storage) else quantised
     else:
         w_frozen = frozen * (4.0 if fp32 else 2.0)
+        resident = 0.0
     return {
         "weights": (w_train + w_frozen) / mp,
+        # not a component of the breakdown: the part of `weights` that ZeRO-3 cannot shard
+        "weights_resident": resident / mp,
         "gradients": n_train * grad_bytes / mp,
         "optimizer": n_train * (master + OPTIMIZER_STATE_BYTES[c.optimizer]) / mp,
         "activations": activations(c, c.grad_checkpointing),

@@ -31,14 +31,15 @@ def _states(base: dict[str, float], stage: int, dp: int, offload: str) -> tuple[
         optim /= dp
     if stage >= 2:
         grads /= dp
+    resident = base["weights_resident"]  # a quantised base ZeRO-3 cannot partition or offload (QLoRA, uint8)
     if stage >= 3:
-        weights /= dp
+        weights = (weights - resident) / dp + resident
     host = 0.0
     if offload in ("optimizer", "optimizer+params"):
         host, optim = optim, 0.0
     if offload == "optimizer+params":
-        host += weights + grads
-        weights, grads = 0.0, 0.0
+        host += weights - resident + grads
+        weights, grads = resident, 0.0
     return weights, grads + grads_fp32, optim, host
 
 
@@ -119,7 +120,13 @@ def _fixed_and_shard(base: dict[str, float], stage: int, offload: str) -> tuple[
     whole = _plus_rest(weights + (grads + _buckets(base, stage, True)) + optim, base, stage, True)
     fp32 = base["fp32_gradients"] if offload == "none" and stage in (1, 2) else 0.0  # sharded (part of `grads`)
     shard = (
-        0 if stage == 0 else optim + fp32 if stage == 1 else optim + grads if stage == 2 else optim + grads + weights
+        0
+        if stage == 0
+        else optim + fp32
+        if stage == 1
+        else optim + grads
+        if stage == 2
+        else optim + grads + weights - base["weights_resident"]
     )
     return whole - shard, shard
 
@@ -153,10 +160,18 @@ def unshardable(c: Train, base: dict[str, float], usable: float, min_n: int | No
 
     "activations": activations and logits alone exceed the usable memory (only method, sequence or
     checkpointing changes help); "unshardable": together with the gathered ZeRO-3 blocks, context and NCCL
-    buffers they do; "max_count": it would need more GPUs than the calculators consider.
+    buffers (and a quantised base ZeRO-3 leaves whole) they do; "max_count": it would need more GPUs than the calculators consider.
     """
     act, logits = base["activations"], base["logits"]
-    fixed = act + logits + base["zero3_buffers"] + base["cuda_context"] + NCCL_BUFFERS_BYTES + base["zero_buckets"]
+    fixed = (
+        act
+        + logits
+        + base["zero3_buffers"]
+        + base["cuda_context"]
+        + NCCL_BUFFERS_BYTES
+        + base["zero_buckets"]
+        + base["weights_resident"]
+    )
     if min_n is not None:
         return fixed, None
     if act + logits > usable:

@@ -11,6 +11,7 @@ from tools.schemas.architecture import ModelRef, resolve_model
 from tools.schemas.common import ToolInput, ToolOutput, fit_layout, when
 
 TrainFramework = Literal["auto", "hf", "unsloth", "torchtitan", "megatron", "deepspeed", "llm-foundry"]
+QuantStorage = Literal["auto", "uint8", "bf16", "fp16", "fp32"]
 LossImpl = Literal["auto", "fused", "fp32_upcast", "chunked"]
 
 Method = Literal["full", "lora", "qlora", "freeze"]
@@ -84,6 +85,12 @@ class FitTrainingInput(ToolInput):
         "auto",
         description="Training stack: sets the loss implementation (logits memory) and, for QLoRA, the dtype of the "
         "unquantised embeddings: auto/hf (PEFT), unsloth, torchtitan, megatron, deepspeed, llm-foundry.",
+    )
+    quant_storage: QuantStorage = Field(
+        "auto",
+        description="QLoRA: bnb_4bit_quant_storage, the dtype the packed 4-bit weights are stored in. uint8 "
+        "(bitsandbytes' default): DeepSpeed ZeRO-3 does not shard the quantised base, every GPU holds all of it; "
+        "bf16/fp16/fp32: ZeRO-3 and FSDP shard it (same bytes; FSDP-QLoRA needs it: bf16). auto: uint8.",
     )
     loss_impl: LossImpl = Field(
         "auto",
