@@ -199,5 +199,23 @@ def flip_note(
     )
 
 
+def checkpointing_note(method: str, on: bool, defaulted: bool) -> str:
+    """The words of the checkpointing assumption: what it does, and why it is the default when it is one."""
+    if not defaulted:
+        return (
+            "each layer's activations are recomputed in the backward pass"
+            if on
+            else "every layer's activations are kept"
+        )
+    if method == "qlora":
+        return "on by default: PEFT's prepare_model_for_kbit_training turns it on for QLoRA"
+    if on:
+        return (
+            "on by default for full/LoRA training of models of 7B and more (LLaMA-Factory, PEFT and "
+            "DeepSpeed/FSDP recipes); costs one extra forward pass in training time"
+        )
+    return "off by default for models under 7B and for freeze-tuning: every layer's activations are kept"
+
+
 def _fmt(x: float) -> str:
     return f"{x:,.1f}"

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from tools.catalog.architecture import ParamCount, param_count, per_record
 from tools.catalog.model_spec import ModelSpec
+from tools.memory.preference import terms
 from tools.memory.quant_sharding import base_shardable
 from tools.units import NF4_BYTES
 
@@ -149,6 +150,8 @@ class Train:
     framework: str = "auto"
     loss: str = "fused"
     quant_storage: str = "uint8"  # QLoRA: the packed 4-bit weights' storage dtype (tools.memory.quant_sharding)
+    objective: str = "sft"  # sft, dpo, orpo, kto, ppo, grpo (tools.memory.preference)
+    group_size: int = 8  # GRPO completions per prompt
 
     @property
     def dp(self) -> int:
@@ -180,9 +183,11 @@ def trainable(c: Train) -> tuple[float, float]:
 
 
 def activations(c: Train, checkpointing: bool) -> float:
-    """Activation bytes per GPU with or without full recomputation (the only part checkpointing changes)."""
+    """Activation bytes per GPU with or without full recomputation (the only part checkpointing changes): every
+    sequence the objective puts through each trained model (DPO's chosen and rejected, PPO's policy and value)."""
     sh = shape_of(c.model)
-    s, b, h = c.seq_len, c.micro_batch, sh.hidden
+    t = terms(c.objective, c.method, c.group_size)
+    s, b, h = c.seq_len, c.micro_batch * t.sequences * t.trained_models, sh.hidden
     coeff = sh.coefficient + (0 if c.flash_attention else 5 * sh.heads * s / h)
     per_layer_full = s * b * h * coeff * c.activation_factor / c.tp
     layers = sh.layers if c.method != "freeze" else min(c.trainable_layers, sh.layers)
@@ -233,14 +238,20 @@ def base(c: Train) -> dict[str, float]:
     else:
         w_frozen = frozen * (4.0 if fp32 else 2.0)
         resident = 0.0
+    # the objective: models trained like the policy (PPO's value model), frozen models of its size beside it
+    t = terms(c.objective, c.method, c.group_size)
+    k = t.trained_models
+    n_train *= k
     return {
-        "weights": (w_train + w_frozen) / mp,
+        "weights": k * (w_train + w_frozen) / mp,
         # not a component of the breakdown: the part of `weights` that ZeRO-3 cannot shard
-        "weights_resident": resident / mp,
+        "weights_resident": k * resident / mp,
         "gradients": n_train * grad_bytes / mp,
         "optimizer": n_train * (master + OPTIMIZER_STATE_BYTES[c.optimizer]) / mp,
+        "frozen_models": t.frozen_models * sh.total * (4.0 if fp32 else 2.0) / mp,
         "activations": activations(c, c.grad_checkpointing),
-        "logits": c.micro_batch * c.seq_len * sh.vocab * LOGIT_BYTES[c.loss] / c.tp,
+        # the policy's logits for every sequence (a value head's are one per token: left out)
+        "logits": c.micro_batch * t.sequences * c.seq_len * sh.vocab * LOGIT_BYTES[c.loss] / c.tp,
         # current + prefetched block, gathered in the base weights' dtype (NF4 for QLoRA), not the adapters'
         "zero3_buffers": 2 * sh.largest_block * gathered_bytes(c) / c.tp,
         "cuda_context": c.cuda_context,

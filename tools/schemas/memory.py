@@ -15,6 +15,7 @@ QuantStorage = Literal["auto", "uint8", "bf16", "fp16", "fp32"]
 LossImpl = Literal["auto", "fused", "fp32_upcast", "chunked"]
 
 Method = Literal["full", "lora", "qlora", "freeze"]
+Objective = Literal["sft", "dpo", "orpo", "kto", "ppo", "grpo"]
 TrainPrecision = Literal["fp32", "bf16", "fp16", "fp8"]
 Optimizer = Literal["adamw", "adamw8bit", "paged_adamw", "paged_adamw8bit", "sgd", "adafactor"]
 Offload = Literal["none", "optimizer", "optimizer+params"]
@@ -86,6 +87,13 @@ class FitTrainingInput(ToolInput):
         description="Training stack: sets the loss implementation (logits memory) and, for QLoRA, the dtype of the "
         "unquantised embeddings: auto/hf (PEFT), unsloth, torchtitan, megatron, deepspeed, llm-foundry.",
     )
+    objective: Objective = Field(
+        "sft",
+        description="Training objective: sft; dpo and kto (a frozen reference model, none with LoRA/QLoRA; dpo: chosen "
+        "+ rejected per sample), orpo (chosen + rejected, no reference), ppo (reference, reward and a trained value "
+        "model), grpo (reference; micro_batch counts prompts, each with group_size completions).",
+    )
+    group_size: int = Field(8, ge=1, le=1024, description="GRPO: completions per prompt (TRL's num_generations).")
     quant_storage: QuantStorage = Field(
         "auto",
         description="QLoRA: bnb_4bit_quant_storage, the dtype the packed 4-bit weights are stored in. uint8 "
@@ -161,6 +169,7 @@ class FitTrainingOutput(VerdictFields, ToolOutput):
     model: str
     gpu: str
     method: Method
+    objective: Objective = "sft"
     n_gpus: int
     fits: bool
     per_gpu_gb: float
