@@ -34,7 +34,7 @@ def n_of(s: dict[str, Any], default: int) -> int:
 def training_args(s: dict[str, Any]) -> dict[str, Any]:
     method = s.get("method") or "full"
     args: dict[str, Any] = {"model": s["model"], "gpu": s["gpu"], "method": method, "n_gpus": n_of(s, 1)}
-    for key in ("precision", "seq_len", "micro_batch", "zero_stage", "tp", "pp"):
+    for key in ("precision", "seq_len", "micro_batch", "zero_stage", "tp", "pp", "objective"):
         if s.get(key) is not None:
             args[key] = s[key]
     if args.get("precision") in ("int8", "int4", "nf4", "tf32"):

@@ -114,8 +114,12 @@ def count(x: float) -> str:
     return f"{x:,.0f}"
 
 
-def method_label(method: str, lang: str) -> str:
-    return say(f"method_{method}", lang)
+def method_label(method: str, lang: str, objective: str = "sft") -> str:
+    """The method as the answer says it, with a preference or RL objective after it ("全参 DPO ", "LoRA GRPO")."""
+    label = say(f"method_{method}", lang)
+    if objective == "sft":
+        return label
+    return f"{label.strip()} {objective.upper()}" + (" " if lang == "zh" else "")
 
 
 # ---- composers -------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from bot.offline.understand.work import Work
 # --- words: method, precision, settings, flags ----------------------------------------------
 
 _METHODS = [(name, _C(p)) for name, p in lx.METHODS]
+_OBJECTIVES = [(name, _C(p)) for name, p in lx.OBJECTIVES]
 _WORKLOADS = {name: _C(p) for name, p in lx.WORKLOADS}
 _PRECISIONS = [(name, _C(p)) for name, p in lx.PRECISIONS]
 _ZERO = _C(lx.ZERO)
@@ -48,6 +49,7 @@ def _first(w: Work, slot: str, table) -> None:
 def words(w: Work) -> None:
     s = w.src
     _first(w, "method", _METHODS)
+    _first(w, "objective", _OBJECTIVES)
     _first(w, "precision", _PRECISIONS)
     w.slots["mixed_precision"] = bool(_MIXED.search(s))
     if _WORKLOADS["pretrain"].search(s):
