@@ -87,13 +87,17 @@ def suggest(c: Train, gpu: GpuSpec, usable: float, min_gpus: int | None, unshard
             trial_base,
         )
     if c.method in ("full", "lora", "freeze") and c.precision != "fp32":
-        trial, trial_base = rebuilt(method="qlora", grad_checkpointing=True)
+        # on several GPUs the 4-bit base is planned in bf16 storage, the setup ZeRO-3 and FSDP shard
+        many = c.dp > 1
+        trial, trial_base = rebuilt(method="qlora", grad_checkpointing=True, quant_storage="bf16" if many else "uint8")
         add(
             "qlora",
-            "Use QLoRA: an NF4-quantized base with LoRA adapters.",
-            "改用 QLoRA：NF4 量化的底座加 LoRA 适配器。",
+            "Use QLoRA: an NF4-quantized base with LoRA adapters"
+            + (", stored in bf16 (bnb_4bit_quant_storage) so that ZeRO-3 shards it." if many else "."),
+            "改用 QLoRA：NF4 量化的底座加 LoRA 适配器"
+            + ("，底座按 bf16 存储（bnb_4bit_quant_storage），ZeRO-3 才会切分它。" if many else "。"),
             trial,
-            {"method": "qlora", "grad_checkpointing": True},
+            {"method": "qlora", "grad_checkpointing": True, **({"quant_storage": "bf16"} if many else {})},
             trial_base,
         )
     if c.optimizer == "adamw":

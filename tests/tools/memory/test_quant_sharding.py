@@ -85,3 +85,11 @@ def test_a_uint8_base_costs_every_gpu_at_least_its_whole_quantised_size(model, n
     assert floated == pytest.approx(whole / n, rel=0.02, abs=0.02)  # a float storage shards all of it
     assert floated < sharded <= whole
     assert sharded >= 0.5 * whole
+
+
+def test_switching_a_multi_gpu_run_to_qlora_is_planned_with_a_sharded_base():
+    r = tools.call("fit_training", {"model": "Llama-2-70B", "gpu": "A100 40GB", "n_gpus": 8, "zero_stage": 3})
+    q = next(s for s in r["suggestions"] if s["change"] == "qlora")
+    assert q["settings"]["quant_storage"] == "bf16" and "bnb_4bit_quant_storage" in q["description_en"]
+    stored = _fit(gpu="A100 40GB", n_gpus=8, zero_stage=3, quant_storage="bf16", seq_len=2048)
+    assert q["per_gpu_gb"] == pytest.approx(stored["per_gpu_gb"], abs=0.1)
