@@ -21,6 +21,9 @@ _OFFLOAD = [
     (True, _C(lx.OFFLOAD_ANY)),
 ]
 _MIXED = _C(lx.MIXED_PRECISION)
+#: the sharding stack named: FSDP (a QLoRA base must be stored in a float dtype to wrap) or DeepSpeed/ZeRO
+_FSDP = _C(r"\bfsdp2?\b|fully[_ ]sharded")
+_DEEPSPEED = _C(r"deepspeed|\bzero[-_ ]?(?:stage[-_ ]?)?[0-3]?\b|\bds_z[0-3]")
 #: words of a training run itself, not of a method's name: "LoRA" alone is also what an adapter served is called
 _TRAINING_RUN = _C(lx.TRAINING_RUN)
 _DOMESTIC = _C(lx.CHINA_DOMESTIC)
@@ -50,6 +53,7 @@ def words(w: Work) -> None:
     s = w.src
     _first(w, "method", _METHODS)
     _first(w, "objective", _OBJECTIVES)
+    w.slots["sharding"] = "fsdp" if _FSDP.search(s) else "deepspeed" if _DEEPSPEED.search(s) else None
     _first(w, "precision", _PRECISIONS)
     w.slots["mixed_precision"] = bool(_MIXED.search(s))
     if _WORKLOADS["pretrain"].search(s):

@@ -52,3 +52,18 @@ def test_a_follow_up_that_names_an_objective_edits_the_run(advisor):
     then = advisor.ask("换成 DPO 呢", conversation_id=first.conversation_id)
     fit = calls(then, "fit_training")[-1]
     assert fit.input.get("objective") == "dpo" and fit.input["n_gpus"] == 8 and fit.input["method"] == "full"
+
+
+@pytest.mark.parametrize(
+    ("text", "storage"),
+    [
+        ("What gpus can finetune qwen2 72B by using qlora? Is 8*24G possible?", "bf16"),  # dev gh-qwen3-780
+        ("FSDP + QLoRA Llama-2-70B on 2 RTX 3090, does it fit?", "bf16"),
+        ("QLoRA 70B 用 4 张 4090 DeepSpeed ZeRO-3 够吗", "uint8"),
+    ],
+)
+def test_a_multi_gpu_qlora_base_is_stored_as_the_named_stack_stores_it(advisor, text, storage):
+    # FSDP-QLoRA and a plan store the 4-bit base in bf16 (sharded); DeepSpeed's default is bitsandbytes' uint8
+    t = advisor.ask(text)
+    fit = next(c for c in calls(t, "fit_training") if c.input["method"] == "qlora")
+    assert fit.input["quant_storage"] == storage
