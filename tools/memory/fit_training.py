@@ -175,7 +175,6 @@ def _settings(inp: FitTrainingInput) -> tuple[Train, GpuSpec]:
         loss=loss_impl(inp.framework, inp.loss_impl),
         quant_storage=quant_sharding.quant_storage(inp.quant_storage),
         objective=inp.objective,
-        group_size=inp.group_size,
     )
     return c, gpu
 
@@ -340,7 +339,7 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
     if c.n_gpus > 1:
         assumptions.append(_COMM_BUFFERS)
     if c.objective != "sft":
-        assumptions.append(preference.assumption(c.objective, c.method, c.group_size, False))
+        assumptions.append(preference.assumption(c.objective, c.method, False))
     if c.method == "qlora" and c.dp > 1 and c.zero_stage >= 3:
         assumptions.append(quant_sharding.assumption(c.quant_storage, inp.quant_storage == "auto"))
     if c.offload != "none":

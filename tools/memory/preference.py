@@ -8,8 +8,9 @@ The rules and their sources are in tools/data/frameworks.yaml (`trl.reference_mo
 - kto: a frozen reference, one (unpaired) completion per sample;
 - orpo: no reference (the odds-ratio term needs none), chosen and rejected per sample;
 - ppo: a frozen reference and a frozen reward model, and a value model trained beside the policy the same way;
-- grpo: a frozen reference, and each prompt brings its group of completions (TRL's num_generations, 8 by default),
-  all trained on: micro_batch counts prompts here.
+- grpo: a frozen reference; micro_batch counts completions, as TRL's and ms-swift's per_device_train_batch_size
+  does (a prompt's group of num_generations completions is spread over the batch; the rollout's KV cache lives in
+  the generation engine, vLLM, or is freed before the backward pass: not counted).
 With LoRA or QLoRA the reference is the base with the adapter switched off: no copy is loaded. Reference and reward
 models are the policy's size, frozen in its compute dtype (2 bytes per parameter, 4 in fp32), and ZeRO-3 shards
 them as it does the policy (TRL prepares them with the policy's stage-3 config; below stage 3 they are whole).
@@ -21,9 +22,6 @@ from typing import NamedTuple
 
 from tools.schemas.common import Assumption, assume
 
-#: TRL GRPOConfig.num_generations default: completions generated per prompt
-GROUP_SIZE = 8
-
 
 class Terms(NamedTuple):
     """What the objective multiplies: sequences through the policy per sample, frozen full-size models beside it,
@@ -34,7 +32,7 @@ class Terms(NamedTuple):
     trained_models: int
 
 
-def terms(objective: str, method: str, group_size: int = GROUP_SIZE) -> Terms:
+def terms(objective: str, method: str) -> Terms:
     """The objective's multipliers for a run of this method."""
     adapters = method in ("lora", "qlora")  # the adapter-off base is the reference
     ref = 0 if adapters else 1
@@ -47,7 +45,7 @@ def terms(objective: str, method: str, group_size: int = GROUP_SIZE) -> Terms:
     if objective == "ppo":
         return Terms(1, ref + 1, 2)
     if objective == "grpo":
-        return Terms(group_size, ref, 1)
+        return Terms(1, ref, 1)
     return Terms(1, 0, 1)
 
 
@@ -57,16 +55,16 @@ _WHAT = {
     "kto": "KTO: one completion per sample",
     "orpo": "ORPO: chosen + rejected per sample, no reference model",
     "ppo": "PPO: a reward model, and a value model trained like the policy",
-    "grpo": "GRPO: each prompt's group of completions is trained on",
+    "grpo": "GRPO: micro_batch counts completions (TRL's per_device_train_batch_size)",
 }
 
 
-def assumption(objective: str, method: str, group_size: int, defaulted: bool) -> Assumption:
+def assumption(objective: str, method: str, defaulted: bool) -> Assumption:
     """The objective as a stated assumption, with what it adds."""
-    t = terms(objective, method, group_size)
+    t = terms(objective, method)
     words = [_WHAT[objective]]
     if objective == "grpo":
-        words.append(f"{group_size} completions per prompt (TRL's num_generations); the reference kept (KL beta > 0)")
+        words.append("the reference kept (KL beta > 0)")
     if objective in ("dpo", "kto", "ppo", "grpo"):
         words.append(
             "no reference copy: the base with the adapter off is the reference"

@@ -151,7 +151,6 @@ class Train:
     loss: str = "fused"
     quant_storage: str = "uint8"  # QLoRA: the packed 4-bit weights' storage dtype (tools.memory.quant_sharding)
     objective: str = "sft"  # sft, dpo, orpo, kto, ppo, grpo (tools.memory.preference)
-    group_size: int = 8  # GRPO completions per prompt
 
     @property
     def dp(self) -> int:
@@ -186,7 +185,7 @@ def activations(c: Train, checkpointing: bool) -> float:
     """Activation bytes per GPU with or without full recomputation (the only part checkpointing changes): every
     sequence the objective puts through each trained model (DPO's chosen and rejected, PPO's policy and value)."""
     sh = shape_of(c.model)
-    t = terms(c.objective, c.method, c.group_size)
+    t = terms(c.objective, c.method)
     s, b, h = c.seq_len, c.micro_batch * t.sequences * t.trained_models, sh.hidden
     coeff = sh.coefficient + (0 if c.flash_attention else 5 * sh.heads * s / h)
     per_layer_full = s * b * h * coeff * c.activation_factor / c.tp
@@ -239,7 +238,7 @@ def base(c: Train) -> dict[str, float]:
         w_frozen = frozen * (4.0 if fp32 else 2.0)
         resident = 0.0
     # the objective: models trained like the policy (PPO's value model), frozen models of its size beside it
-    t = terms(c.objective, c.method, c.group_size)
+    t = terms(c.objective, c.method)
     k = t.trained_models
     n_train *= k
     return {

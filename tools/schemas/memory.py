@@ -91,9 +91,8 @@ class FitTrainingInput(ToolInput):
         "sft",
         description="Training objective: sft; dpo and kto (a frozen reference model, none with LoRA/QLoRA; dpo: chosen "
         "+ rejected per sample), orpo (chosen + rejected, no reference), ppo (reference, reward and a trained value "
-        "model), grpo (reference; micro_batch counts prompts, each with group_size completions).",
+        "model), grpo (reference; micro_batch counts completions, as TRL's per_device_train_batch_size does).",
     )
-    group_size: int = Field(8, ge=1, le=1024, description="GRPO: completions per prompt (TRL's num_generations).")
     quant_storage: QuantStorage = Field(
         "auto",
         description="QLoRA: bnb_4bit_quant_storage, the dtype the packed 4-bit weights are stored in. uint8 "
