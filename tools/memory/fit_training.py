@@ -16,6 +16,7 @@ from tools.catalog.architecture import check_parallel, param_count
 from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import InvalidInput, Unsupported
+from tools.memory import preference, quant_sharding
 from tools.memory.capacity import (
     GPUS_PER_NODE,
     MAX_COUNT,
@@ -25,7 +26,7 @@ from tools.memory.capacity import (
     next_count,
     usable_gib,
 )
-from tools.memory.train_advice import flip_note, suggest
+from tools.memory.train_advice import checkpointing_note, flip_note, suggest
 from tools.memory.train_breakdown import (
     CHECKPOINTING_MIN_PARAMS,
     LOGIT_BYTES,
@@ -172,6 +173,8 @@ def _settings(inp: FitTrainingInput) -> tuple[Train, GpuSpec]:
         cuda_context=inp.cuda_context_gb * GB,
         framework=inp.framework,
         loss=loss_impl(inp.framework, inp.loss_impl),
+        quant_storage=quant_sharding.quant_storage(inp.quant_storage),
+        objective=inp.objective,
     )
     return c, gpu
 
@@ -188,7 +191,7 @@ def _input_assumptions(inp: FitTrainingInput, c: Train) -> list[Assumption]:
         else "mixed precision with an fp32 master copy"
         if keeps_master(c) or inp.method in ("lora", "qlora")
         else "bf16 weights updated in place, no fp32 master copy (the Hugging Face Trainer on a bf16 model, one GPU, no ZeRO)",
-        "grad_checkpointing": _checkpointing_note(inp.method, c.grad_checkpointing, inp.grad_checkpointing is None),
+        "grad_checkpointing": checkpointing_note(inp.method, c.grad_checkpointing, inp.grad_checkpointing is None),
     }
     assumptions = [  # positional: the cache key is built faster than from keywords
         assume(
@@ -203,23 +206,6 @@ def _input_assumptions(inp: FitTrainingInput, c: Train) -> list[Assumption]:
     if model.generic:
         assumptions.insert(0, assume("model_architecture", model.name, "", True, model.notes or ""))
     return assumptions
-
-
-def _checkpointing_note(method: str, on: bool, defaulted: bool) -> str:
-    if not defaulted:
-        return (
-            "each layer's activations are recomputed in the backward pass"
-            if on
-            else "every layer's activations are kept"
-        )
-    if method == "qlora":
-        return "on by default: PEFT's prepare_model_for_kbit_training turns it on for QLoRA"
-    if on:
-        return (
-            "on by default for full/LoRA training of models of 7B and more (LLaMA-Factory, PEFT and "
-            "DeepSpeed/FSDP recipes); costs one extra forward pass in training time"
-        )
-    return "off by default for models under 7B and for freeze-tuning: every layer's activations are kept"
 
 
 def _assumption_states(c: Train) -> Assumption:
@@ -352,6 +338,10 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
     ]
     if c.n_gpus > 1:
         assumptions.append(_COMM_BUFFERS)
+    if c.objective != "sft":
+        assumptions.append(preference.assumption(c.objective, c.method, False))
+    if c.method == "qlora" and c.dp > 1 and c.zero_stage >= 3:
+        assumptions.append(quant_sharding.assumption(c.quant_storage, inp.quant_storage == "auto"))
     if c.offload != "none":
         assumptions.append(_HOST_RAM)
     if c.optimizer.startswith("paged") and host > 0:
@@ -369,6 +359,7 @@ def fit_training(inp: FitTrainingInput) -> FitTrainingOutput:
         model=c.model.name,
         gpu=gpu.name,
         method=c.method,
+        objective=c.objective,
         n_gpus=c.n_gpus,
         fits=fits,
         per_gpu_gb=round(per_gpu / GB, 2),

@@ -15,6 +15,7 @@ from tools.catalog.lookup import gpus
 from tools.memory.capacity import NCCL_BUFFERS_BYTES, capacity_bytes
 from tools.memory.train_breakdown import Train, activations, base, replace
 from tools.memory.verdict import verdict_word
+from tools.memory.zero_sharding import min_gpus as fewest_gpus
 from tools.memory.zero_sharding import total
 from tools.units import GB
 
@@ -86,13 +87,17 @@ def suggest(c: Train, gpu: GpuSpec, usable: float, min_gpus: int | None, unshard
             trial_base,
         )
     if c.method in ("full", "lora", "freeze") and c.precision != "fp32":
-        trial, trial_base = rebuilt(method="qlora", grad_checkpointing=True)
+        # on several GPUs the 4-bit base is planned in bf16 storage, the setup ZeRO-3 and FSDP shard
+        many = c.dp > 1
+        trial, trial_base = rebuilt(method="qlora", grad_checkpointing=True, quant_storage="bf16" if many else "uint8")
         add(
             "qlora",
-            "Use QLoRA: an NF4-quantized base with LoRA adapters.",
-            "改用 QLoRA：NF4 量化的底座加 LoRA 适配器。",
+            "Use QLoRA: an NF4-quantized base with LoRA adapters"
+            + (", stored in bf16 (bnb_4bit_quant_storage) so that ZeRO-3 shards it." if many else "."),
+            "改用 QLoRA：NF4 量化的底座加 LoRA 适配器"
+            + ("，底座按 bf16 存储（bnb_4bit_quant_storage），ZeRO-3 才会切分它。" if many else "。"),
             trial,
-            {"method": "qlora", "grad_checkpointing": True},
+            {"method": "qlora", "grad_checkpointing": True, **({"quant_storage": "bf16"} if many else {})},
             trial_base,
         )
     if c.optimizer == "adamw":
@@ -113,6 +118,23 @@ def suggest(c: Train, gpu: GpuSpec, usable: float, min_gpus: int | None, unshard
             replace(c, zero_stage=3),
             {"zero_stage": 3},
         )
+    if unsharded["weights_resident"]:
+        # a uint8-stored 4-bit base stays whole on every GPU under ZeRO-3: stored in bf16 it shards
+        trial, trial_base = rebuilt(quant_storage="bf16", zero_stage=3)
+        n, _ = fewest_gpus(trial, usable, trial_base)
+        if n is not None and n > 1:
+            n = max(n, c.n_gpus)
+            trial = replace(trial, n_gpus=n)
+            add(
+                "quant_storage",
+                f"Store the 4-bit base in bf16 (bnb_4bit_quant_storage=torch.bfloat16) so ZeRO-3 shards it, or use "
+                f"FSDP: {n} GPUs.",
+                f"把 4-bit 底座的存储类型设为 bf16（bnb_4bit_quant_storage=torch.bfloat16），ZeRO-3 才会切分它，"
+                f"或改用 FSDP：{n} 张卡。",
+                trial,
+                {"quant_storage": "bf16", "zero_stage": 3, "n_gpus": n},
+                trial_base,
+            )
     if c.offload == "none":
         add(
             "offload_optimizer",
@@ -179,6 +201,24 @@ def flip_note(
         f"默认未开启重计算；开启重计算（梯度检查点）则{zh_word}：每卡需 {need} GB，可用 {room} GB。",
         need_gb,
     )
+
+
+def checkpointing_note(method: str, on: bool, defaulted: bool) -> str:
+    """The words of the checkpointing assumption: what it does, and why it is the default when it is one."""
+    if not defaulted:
+        return (
+            "each layer's activations are recomputed in the backward pass"
+            if on
+            else "every layer's activations are kept"
+        )
+    if method == "qlora":
+        return "on by default: PEFT's prepare_model_for_kbit_training turns it on for QLoRA"
+    if on:
+        return (
+            "on by default for full/LoRA training of models of 7B and more (LLaMA-Factory, PEFT and "
+            "DeepSpeed/FSDP recipes); costs one extra forward pass in training time"
+        )
+    return "off by default for models under 7B and for freeze-tuning: every layer's activations are kept"
 
 
 def _fmt(x: float) -> str:

@@ -10,7 +10,9 @@ Conventions (stated in `fit_training`'s `assumptions`):
   parallel with sequence parallel divides by t; full recomputation keeps 2·s·b·h per layer plus
   one layer being recomputed. A framework factor scales it (Megatron ≈ 1, HF eager higher).
 - Logits: b·s·V elements at 6 bytes (fp32 logits + a bf16 copy), divided by t (vocab-parallel).
-- ZeRO-3 keeps two gathered blocks in flight (current + prefetched) in the base weights' dtype.
+- ZeRO-3 keeps two gathered blocks in flight (current + prefetched) in the base weights' dtype. A bitsandbytes
+  4-bit base in its default uint8 storage is not partitioned by DeepSpeed ZeRO-3 (every rank holds all of it);
+  a float storage or FSDP shards it (`tools.memory.quant_sharding`).
 - ZeRO stages 1 and 2 with a master copy (DeepSpeed's stage-1/2 mixed-precision optimizer) also hold the fp32
   gradients of their optimizer partition (4 bytes per trainable parameter / d) and one reduce and one all-gather
   bucket (5e8 elements each by default, in the gradients' dtype): the allocation real ZeRO-2 runs OOM on. ZeRO-3
@@ -27,6 +29,8 @@ from dataclasses import dataclass
 
 from tools.catalog.architecture import ParamCount, param_count, per_record
 from tools.catalog.model_spec import ModelSpec
+from tools.memory.preference import terms
+from tools.memory.quant_sharding import base_shardable
 from tools.units import NF4_BYTES
 
 QLORA_UNQUANTISED_BYTES = 4.0  # embeddings/head after prepare_model_for_kbit_training (fp32)
@@ -145,6 +149,8 @@ class Train:
     cuda_context: float
     framework: str = "auto"
     loss: str = "fused"
+    quant_storage: str = "uint8"  # QLoRA: the packed 4-bit weights' storage dtype (tools.memory.quant_sharding)
+    objective: str = "sft"  # sft, dpo, orpo, kto, ppo, grpo (tools.memory.preference)
 
     @property
     def dp(self) -> int:
@@ -176,9 +182,11 @@ def trainable(c: Train) -> tuple[float, float]:
 
 
 def activations(c: Train, checkpointing: bool) -> float:
-    """Activation bytes per GPU with or without full recomputation (the only part checkpointing changes)."""
+    """Activation bytes per GPU with or without full recomputation (the only part checkpointing changes): every
+    sequence the objective puts through each trained model (DPO's chosen and rejected, PPO's policy and value)."""
     sh = shape_of(c.model)
-    s, b, h = c.seq_len, c.micro_batch, sh.hidden
+    t = terms(c.objective, c.method)
+    s, b, h = c.seq_len, c.micro_batch * t.sequences * t.trained_models, sh.hidden
     coeff = sh.coefficient + (0 if c.flash_attention else 5 * sh.heads * s / h)
     per_layer_full = s * b * h * coeff * c.activation_factor / c.tp
     layers = sh.layers if c.method != "freeze" else min(c.trainable_layers, sh.layers)
@@ -222,15 +230,27 @@ def base(c: Train) -> dict[str, float]:
         # prepare_model_for_kbit_training casts every non-4-bit parameter to fp32
         embed = sh.embedding
         unquantised = QLORA_UNQUANTISED_BY_FRAMEWORK.get(c.framework, QLORA_UNQUANTISED_BYTES)
-        w_frozen = (frozen - embed) * NF4_BYTES + embed * unquantised
+        quantised = (frozen - embed) * NF4_BYTES
+        w_frozen = quantised + embed * unquantised
+        # DeepSpeed ZeRO-3 leaves a uint8-stored 4-bit base whole on every rank (tools.memory.quant_sharding)
+        resident = 0.0 if base_shardable(c.method, c.quant_storage) else quantised
     else:
         w_frozen = frozen * (4.0 if fp32 else 2.0)
+        resident = 0.0
+    # the objective: models trained like the policy (PPO's value model), frozen models of its size beside it
+    t = terms(c.objective, c.method)
+    k = t.trained_models
+    n_train *= k
     return {
-        "weights": (w_train + w_frozen) / mp,
+        "weights": k * (w_train + w_frozen) / mp,
+        # not a component of the breakdown: the part of `weights` that ZeRO-3 cannot shard
+        "weights_resident": k * resident / mp,
         "gradients": n_train * grad_bytes / mp,
         "optimizer": n_train * (master + OPTIMIZER_STATE_BYTES[c.optimizer]) / mp,
+        "frozen_models": t.frozen_models * sh.total * (4.0 if fp32 else 2.0) / mp,
         "activations": activations(c, c.grad_checkpointing),
-        "logits": c.micro_batch * c.seq_len * sh.vocab * LOGIT_BYTES[c.loss] / c.tp,
+        # the policy's logits for every sequence (a value head's are one per token: left out)
+        "logits": c.micro_batch * t.sequences * c.seq_len * sh.vocab * LOGIT_BYTES[c.loss] / c.tp,
         # current + prefetched block, gathered in the base weights' dtype (NF4 for QLoRA), not the adapters'
         "zero3_buffers": 2 * sh.largest_block * gathered_bytes(c) / c.tp,
         "cuda_context": c.cuda_context,

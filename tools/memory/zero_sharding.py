@@ -20,8 +20,9 @@ from tools.memory.train_breakdown import Train, replace
 HOST_RAM_FACTOR = 1.5  # DeepSpeed's estimators: offloaded states × 1.5 of host RAM
 
 
-def _states(base: dict[str, float], stage: int, dp: int, offload: str) -> tuple[float, float, float, float]:
-    """(weights, gradients, optimizer) bytes left on each GPU at a stage and degree, and offloaded bytes per GPU."""
+def _states(base: dict[str, float], stage: int, dp: int, offload: str) -> tuple[float, float, float, float, float]:
+    """(weights, gradients, optimizer) bytes left on each GPU at a stage and degree, offloaded bytes per GPU, and
+    the frozen models beside the policy (reference, reward: ZeRO-3 shards them, nothing offloads them)."""
     weights, grads, optim = base["weights"], base["gradients"], base["optimizer"]
     if stage in (1, 2) and offload == "none":  # DeepSpeed's ZeRO-1/2 optimizer: its fp32 gradient partition
         grads_fp32 = base["fp32_gradients"] / dp
@@ -31,24 +32,28 @@ def _states(base: dict[str, float], stage: int, dp: int, offload: str) -> tuple[
         optim /= dp
     if stage >= 2:
         grads /= dp
+    resident = base["weights_resident"]  # a quantised base ZeRO-3 cannot partition or offload (QLoRA, uint8)
+    frozen = base["frozen_models"]
     if stage >= 3:
-        weights /= dp
+        weights = (weights - resident) / dp + resident
+        frozen /= dp
     host = 0.0
     if offload in ("optimizer", "optimizer+params"):
         host, optim = optim, 0.0
     if offload == "optimizer+params":
-        host += weights + grads
-        weights, grads = 0.0, 0.0
-    return weights, grads + grads_fp32, optim, host
+        host += weights - resident + grads
+        weights, grads = resident, 0.0
+    return weights, grads + grads_fp32, optim, host, frozen
 
 
 def assemble(base: dict[str, float], stage: int, dp: int, offload: str, n_gpus: int) -> tuple[dict[str, float], float]:
     """Per-GPU bytes by component at a ZeRO stage and data-parallel degree, and offloaded bytes per GPU."""
-    weights, grads, optim, host = _states(base, stage, dp, offload)
+    weights, grads, optim, host, frozen = _states(base, stage, dp, offload)
     parts = {
         "weights": weights,
         "gradients": grads + _buckets(base, stage, n_gpus > 1),  # reduce and all-gather buckets are tensors
         "optimizer": optim,
+        "frozen_models": frozen,
         "activations": base["activations"],
         "logits": base["logits"],
         "zero3_buffers": base["zero3_buffers"] if stage >= 3 else 0.0,
@@ -66,10 +71,10 @@ def _buckets(base: dict[str, float], stage: int, multi: bool) -> float:
 
 def per_gpu(base: dict[str, float], stage: int, dp: int, offload: str, n_gpus: int) -> float:
     """The sum of `assemble`'s breakdown without building it (the searches call this many times)."""
-    weights, grads, optim, _ = _states(base, stage, dp, offload)
+    weights, grads, optim, _, frozen = _states(base, stage, dp, offload)
     if n_gpus > 1 and (stage == 1 or stage == 2):
         grads += base["zero_buckets"]  # as _buckets, inlined: the searches call this many times
-    return _plus_rest(weights + grads + optim, base, stage, n_gpus > 1)
+    return _plus_rest(weights + grads + optim + frozen, base, stage, n_gpus > 1)
 
 
 def _plus_rest(states: float, base: dict[str, float], stage: int, multi: bool) -> float:
@@ -115,11 +120,17 @@ def _at_stage(c: Train, stage: int) -> Train:
 
 def _fixed_and_shard(base: dict[str, float], stage: int, offload: str) -> tuple[float, float]:
     """(bytes per GPU that no data-parallel degree removes, bytes that shrink as 1/dp) on several GPUs."""
-    weights, grads, optim, _ = _states(base, stage, 1, offload)
-    whole = _plus_rest(weights + (grads + _buckets(base, stage, True)) + optim, base, stage, True)
+    weights, grads, optim, _, frozen = _states(base, stage, 1, offload)
+    whole = _plus_rest(weights + (grads + _buckets(base, stage, True)) + optim + frozen, base, stage, True)
     fp32 = base["fp32_gradients"] if offload == "none" and stage in (1, 2) else 0.0  # sharded (part of `grads`)
     shard = (
-        0 if stage == 0 else optim + fp32 if stage == 1 else optim + grads if stage == 2 else optim + grads + weights
+        0
+        if stage == 0
+        else optim + fp32
+        if stage == 1
+        else optim + grads
+        if stage == 2
+        else optim + grads + weights - base["weights_resident"] + frozen
     )
     return whole - shard, shard
 
@@ -153,10 +164,18 @@ def unshardable(c: Train, base: dict[str, float], usable: float, min_n: int | No
 
     "activations": activations and logits alone exceed the usable memory (only method, sequence or
     checkpointing changes help); "unshardable": together with the gathered ZeRO-3 blocks, context and NCCL
-    buffers they do; "max_count": it would need more GPUs than the calculators consider.
+    buffers (and a quantised base ZeRO-3 leaves whole) they do; "max_count": it would need more GPUs than the calculators consider.
     """
     act, logits = base["activations"], base["logits"]
-    fixed = act + logits + base["zero3_buffers"] + base["cuda_context"] + NCCL_BUFFERS_BYTES + base["zero_buckets"]
+    fixed = (
+        act
+        + logits
+        + base["zero3_buffers"]
+        + base["cuda_context"]
+        + NCCL_BUFFERS_BYTES
+        + base["zero_buckets"]
+        + base["weights_resident"]
+    )
     if min_n is not None:
         return fixed, None
     if act + logits > usable:

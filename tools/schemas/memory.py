@@ -11,9 +11,11 @@ from tools.schemas.architecture import ModelRef, resolve_model
 from tools.schemas.common import ToolInput, ToolOutput, fit_layout, when
 
 TrainFramework = Literal["auto", "hf", "unsloth", "torchtitan", "megatron", "deepspeed", "llm-foundry"]
+QuantStorage = Literal["auto", "uint8", "bf16", "fp16", "fp32"]
 LossImpl = Literal["auto", "fused", "fp32_upcast", "chunked"]
 
 Method = Literal["full", "lora", "qlora", "freeze"]
+Objective = Literal["sft", "dpo", "orpo", "kto", "ppo", "grpo"]
 TrainPrecision = Literal["fp32", "bf16", "fp16", "fp8"]
 Optimizer = Literal["adamw", "adamw8bit", "paged_adamw", "paged_adamw8bit", "sgd", "adafactor"]
 Offload = Literal["none", "optimizer", "optimizer+params"]
@@ -85,6 +87,18 @@ class FitTrainingInput(ToolInput):
         description="Training stack: sets the loss implementation (logits memory) and, for QLoRA, the dtype of the "
         "unquantised embeddings: auto/hf (PEFT), unsloth, torchtitan, megatron, deepspeed, llm-foundry.",
     )
+    objective: Objective = Field(
+        "sft",
+        description="Training objective: sft; dpo and kto (a frozen reference model, none with LoRA/QLoRA; dpo: chosen "
+        "+ rejected per sample), orpo (chosen + rejected, no reference), ppo (reference, reward and a trained value "
+        "model), grpo (reference; micro_batch counts completions, as TRL's per_device_train_batch_size does).",
+    )
+    quant_storage: QuantStorage = Field(
+        "auto",
+        description="QLoRA: bnb_4bit_quant_storage, the dtype the packed 4-bit weights are stored in. uint8 "
+        "(bitsandbytes' default): DeepSpeed ZeRO-3 does not shard the quantised base, every GPU holds all of it; "
+        "bf16/fp16/fp32: ZeRO-3 and FSDP shard it (same bytes; FSDP-QLoRA needs it: bf16). auto: uint8.",
+    )
     loss_impl: LossImpl = Field(
         "auto",
         description="Cross-entropy over the vocabulary: fused (fp32 logits + a bf16 copy), fp32_upcast (every "
@@ -154,6 +168,7 @@ class FitTrainingOutput(VerdictFields, ToolOutput):
     model: str
     gpu: str
     method: Method
+    objective: Objective = "sft"
     n_gpus: int
     fits: bool
     per_gpu_gb: float

@@ -40,8 +40,10 @@ def _changes(s: dict[str, Any], r: dict[str, Any]) -> list[tuple[str, dict[str, 
         out.append(("lever_micro_batch", {"micro_batch": 1}))
     if r["method"] == "full":
         out.append(("lever_lora", {"method": "lora"}))
-    if r["method"] in ("full", "lora"):
-        out.append(("lever_qlora", {"method": "qlora", "grad_checkpointing": True}))
+    if r["method"] in ("full", "lora"):  # on several GPUs: the 4-bit base in bf16 storage, which ZeRO-3 shards
+        many = {"quant_storage": "bf16"} if r["n_gpus"] > 1 else {}
+        key = "lever_qlora_sharded" if many else "lever_qlora"
+        out.append((key, {"method": "qlora", "grad_checkpointing": True, **many}))
     return out
 
 

@@ -34,13 +34,17 @@ def n_of(s: dict[str, Any], default: int) -> int:
 def training_args(s: dict[str, Any]) -> dict[str, Any]:
     method = s.get("method") or "full"
     args: dict[str, Any] = {"model": s["model"], "gpu": s["gpu"], "method": method, "n_gpus": n_of(s, 1)}
-    for key in ("precision", "seq_len", "micro_batch", "zero_stage", "tp", "pp"):
+    for key in ("precision", "seq_len", "micro_batch", "zero_stage", "tp", "pp", "objective"):
         if s.get(key) is not None:
             args[key] = s[key]
     if args.get("precision") in ("int8", "int4", "nf4", "tf32"):
         args.pop("precision")
     if s.get("grad_checkpointing") is not None:
         args["grad_checkpointing"] = s["grad_checkpointing"]
+    if method == "qlora":
+        # a 4-bit base is planned in bf16 storage, the setup ZeRO-3 and FSDP shard (FSDP-QLoRA needs it), unless the
+        # question names DeepSpeed/ZeRO, whose default is bitsandbytes' uint8 (tools/memory/quant_sharding.py)
+        args["quant_storage"] = "uint8" if s.get("sharding") == "deepspeed" else "bf16"
     if s.get("offload"):  # "offload" alone under ZeRO-3 is the shipped ZeRO-3 offload config: optimizer and params
         # (frameworks.yaml `llamafactory.z3_offload_config`)
         both = s["offload"] == "param" or (s["offload"] is True and s.get("zero_stage") == 3)

@@ -48,7 +48,7 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: s
         return
     lang = out.lang
     r = run("fit_training", training_args(s))
-    label = method_label(r["method"], lang)
+    label = method_label(r["method"], lang, r.get("objective", "sft"))
     common = {
         "method_label": label,
         "model": r["model"],
@@ -111,8 +111,8 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: s
     shown_more = any(x["change"] == "more_gpus" for x in near[:4])
     if r["min_gpus"] and r["min_gpus"] != r["n_gpus"] and not shown_more and (r["min_gpus"] <= MANY_GPUS or not near):
         todo.append(say("min_gpus_train", lang, n=r["min_gpus"], gpu=r["gpu"], zero=r["min_gpus_zero_stage"]))
-    elif not r["min_gpus"]:
-        todo.append(say("min_gpus_none", lang))
+    elif not r["min_gpus"] and not any(x["change"] == "quant_storage" for x in near[:4]):
+        todo.append(say("min_gpus_none", lang))  # (a 4-bit base ZeRO-3 leaves whole: the storage line says the way)
     if r["host_ram_gb"]:
         todo.append(say("host_ram", lang, ram=gb(r["host_ram_gb"])))
         if (have := host_ram(p)) is not None:  # the user's own host RAM against what the offload needs
@@ -135,6 +135,8 @@ def by_method(s: dict[str, Any], run: ToolRun, lang: str) -> str:
     for method in METHODS:
         base = {**training_args({**s, "method": method, "n_gpus": 1}), "grad_checkpointing": True}
         base.pop("zero_stage", None)
+        if method == "qlora":  # counted as planned: the 4-bit base in bf16 storage, which ZeRO-3 and FSDP shard
+            base["quant_storage"] = "bf16"
         probe = run("fit_training", base)
         total = gb(run("model_memory", {"model": s["model"], "method": method})["training_total_gb"])
         n = probe["min_gpus"]

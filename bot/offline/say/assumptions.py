@@ -31,7 +31,12 @@ SHOWN = (
     "nodes_fabric",
     "pricing",
     "hours_per_day",
+    "objective",
+    "quant_storage",
 )
+#: keys shown even when the user gave the value: their note carries what the calculator assumed of it (the models
+#: a DPO run keeps beside the policy, what ZeRO-3 does with a 4-bit base's storage)
+STATED = frozenset({"objective", "quant_storage"})
 
 
 @functools.cache
@@ -103,5 +108,5 @@ def line(a: dict[str, Any], lang: str) -> str:
 
 def assumptions_block(items: list[dict[str, Any]], lang: str, keys: tuple[str, ...] = SHOWN) -> str:
     """The defaults a tool took among `keys`, one line each under the answer's "Assumptions" header."""
-    lines = [line(a, lang) for a in items if a["key"] in keys and a.get("default", True)]
+    lines = [line(a, lang) for a in items if a["key"] in keys and (a.get("default", True) or a["key"] in STATED)]
     return (say("assumptions_header", lang) + "\n" + "\n".join(lines)) if lines else ""

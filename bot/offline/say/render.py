@@ -16,6 +16,7 @@ PART_NAMES = {
         "weights": "权重",
         "gradients": "梯度",
         "optimizer": "优化器状态",
+        "frozen_models": "参考/奖励模型",
         "activations": "激活值",
         "logits": "logits",
         "zero3_buffers": "ZeRO-3 缓冲",
@@ -27,6 +28,7 @@ PART_NAMES = {
         "weights": "weights",
         "gradients": "gradients",
         "optimizer": "optimizer states",
+        "frozen_models": "reference/reward models",
         "activations": "activations",
         "logits": "logits",
         "zero3_buffers": "ZeRO-3 buffers",
@@ -128,8 +130,12 @@ def count(x: float) -> str:
     return f"{x:,.0f}"
 
 
-def method_label(method: str, lang: str) -> str:
-    return say(f"method_{method}", lang)
+def method_label(method: str, lang: str, objective: str = "sft") -> str:
+    """The method as the answer says it, with a preference or RL objective after it ("全参 DPO ", "LoRA GRPO")."""
+    label = say(f"method_{method}", lang)
+    if objective == "sft":
+        return label
+    return f"{label.strip()} {objective.upper()}" + (" " if lang == "zh" else "")
 
 
 # ---- composers -------------------------------------------------------------------------------------

@@ -22,6 +22,8 @@ SLOTS = (
     "gpus",
     "n_gpus",
     "method",
+    "objective",
+    "sharding",
     "workload",
     "precision",
     "tokens",
@@ -59,6 +61,7 @@ CARRIED = (
     "gpu",
     "n_gpus",
     "method",
+    "objective",
     "workload",
     "precision",
     "tokens",
@@ -91,6 +94,7 @@ LABELS = {
     "gpu": ("GPU", "GPU"),
     "n_gpus": ("卡数", "GPUs"),
     "method": ("方法", "method"),
+    "objective": ("训练目标", "objective"),
     "precision": ("精度", "precision"),
     "tokens": ("数据量", "tokens"),
     "seq_len": ("序列长度", "sequence length"),
@@ -140,6 +144,8 @@ def slots_of(p: ParsedQuestion) -> dict[str, Any]:
         "excluded": [*p.excluded_gpus, *p.excluded_vendors] or None,
         "n_gpus": p.n_gpus,
         "method": p.method,
+        "objective": p.objective,
+        "sharding": p.sharding,
         "workload": p.workload,
         "precision": p.precision,
         "tokens": p.tokens,
@@ -269,7 +275,7 @@ def _sibling(before: str | None, size: str) -> str | None:
 
 #: what only one kind of job has: a switch to the other drops it (a LoRA method means nothing to serving)
 ONLY_FOR = {
-    "infer": ("method", "zero_stage", "offload", "seq_len", "micro_batch", "tokens", "grad_checkpointing"),
+    "infer": ("method", "objective", "zero_stage", "offload", "seq_len", "micro_batch", "tokens", "grad_checkpointing"),
     "train": ("context_len", "batch", "concurrency"),
 }
 

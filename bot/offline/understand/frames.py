@@ -120,6 +120,7 @@ ASK_DEFAULTS: dict[str, Any] = {"model": "7B", "gpu": DEFAULT_GPU}
 TRAINING_SIGNS = (
     "workload",
     "method",
+    "objective",
     "zero_stage",
     "grad_checkpointing",
     "tokens",

@@ -108,6 +108,15 @@ METHODS = (
     ),
     ("freeze", r"冻结|freeze|frozen"),
 )
+#: the training objective (tools/memory/preference.py); RLHF and 强化学习 name PPO, the classic RLHF loop
+OBJECTIVES = (
+    ("dpo", r"\bdpo\b|直接偏好优化"),
+    ("orpo", r"\borpo\b"),
+    ("kto", r"\bkto\b"),
+    ("grpo", r"\bgrpo\b"),
+    ("ppo", r"\bppo\b|\brlhf\b|强化学习|reinforcement learning"),
+    ("dpo", r"偏好对齐|偏好优化|preference (?:alignment|optimi[sz]ation|tuning)"),
+)
 WORKLOADS = (
     ("pretrain", r"预训练|pre-?train|from scratch|从零|从头训|增量预训练|continued pre-?training"),
     (

@@ -10,6 +10,7 @@ from bot.offline.understand.work import Work
 # --- words: method, precision, settings, flags ----------------------------------------------
 
 _METHODS = [(name, _C(p)) for name, p in lx.METHODS]
+_OBJECTIVES = [(name, _C(p)) for name, p in lx.OBJECTIVES]
 _WORKLOADS = {name: _C(p) for name, p in lx.WORKLOADS}
 _NOT_WORKLOAD = _C(lx.NOT_WORKLOAD)
 _PRECISIONS = [(name, _C(p)) for name, p in lx.PRECISIONS]
@@ -21,6 +22,9 @@ _OFFLOAD = [
     (True, _C(lx.OFFLOAD_ANY)),
 ]
 _MIXED = _C(lx.MIXED_PRECISION)
+#: the sharding stack named: FSDP (a QLoRA base must be stored in a float dtype to wrap) or DeepSpeed/ZeRO
+_FSDP = _C(r"\bfsdp2?\b|fully[_ ]sharded")
+_DEEPSPEED = _C(r"deepspeed|\bzero[-_ ]?(?:stage[-_ ]?)?[0-3]?\b|\bds_z[0-3]")
 #: words of a training run itself, not of a method's name: "LoRA" alone is also what an adapter served is called
 _TRAINING_RUN = _C(lx.TRAINING_RUN)
 _DOMESTIC = _C(lx.CHINA_DOMESTIC)
@@ -52,6 +56,8 @@ def _first(w: Work, slot: str, table) -> None:
 def words(w: Work) -> None:
     s = w.src
     _first(w, "method", _METHODS)
+    _first(w, "objective", _OBJECTIVES)
+    w.slots["sharding"] = "fsdp" if _FSDP.search(s) else "deepspeed" if _DEEPSPEED.search(s) else None
     _first(w, "precision", _PRECISIONS)
     w.slots["mixed_precision"] = bool(_MIXED.search(s))
     s = _NOT_WORKLOAD.sub(lambda m: " " * len(m.group(0)), s)  # "暂时不考虑训练": the job set aside is not asked

@@ -70,11 +70,19 @@ def test_in_china_a_restricted_card_is_flagged_and_the_buyable_one_picked(adviso
         ("L40S 和 A6000 选哪个", "**选 NVIDIA RTX A6000。**"),
     ],
 )
-def test_a_figure_on_one_card_only_decides_nothing(advisor, text, pick):
-    # the catalog has no BF16 figure for the RTX A6000: compute cannot decide, bandwidth (864 vs 768 GB/s) does
+def test_both_cards_compared_on_dense_compute_and_bandwidth(advisor, text, pick):
+    # the RTX A6000's datasheet "309.7 TFLOPS" is 2:4 sparse: the comparison uses its dense 155 against the L40S's 362
     first = head(advisor.ask(text))
     assert first.startswith(pick)
     assert "864 GB/s" in first and "768 GB/s" in first
+    assert "362 TFLOPS" in first and "155 TFLOPS" in first and "310" not in first
+
+
+def test_a_figure_on_one_card_only_decides_nothing(advisor):
+    # the catalog has no BF16 figure for the RTX PRO 6000D: compute cannot decide, memory per card does
+    first = head(advisor.ask("L40S vs RTX PRO 6000D which should we pick"))
+    assert first.startswith("**Pick NVIDIA RTX PRO 6000D.**")
+    assert "48 GB" in first and "84 GB" in first
     assert "BF16" not in first and "TFLOPS" not in first
 
 

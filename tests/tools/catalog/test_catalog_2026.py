@@ -67,7 +67,15 @@ def test_910b_bins_are_separate_records_with_distinct_figures():
     assert b4.bandwidth_gb_s < b3.bandwidth_gb_s == b2.bandwidth_gb_s
     for rec in (b2, b3, b4):
         assert rec.int8_tops == pytest.approx(2 * rec.fp16_tflops)
-        assert rec.peak_tflops("bf16") == rec.fp16_tflops  # BF16 at the FP16 rate, no separate figure stored
+        # BF16 at the FP16 rate, stored (a record without it reads as a card with no BF16 to the diagnosis and specs)
+        assert rec.bf16_tflops == rec.fp16_tflops == rec.peak_tflops("bf16")
+        said = [s for s in rec.sources if "bf16_tflops" in s.fields]
+        assert said and "BF16 at the FP16 rate" in said[0].title and not said[0].verified
+
+
+def test_910b_bins_show_bf16_in_their_specs():
+    for name, rate in (("910B2", 376), ("910B3", 313), ("910B4", 280)):
+        assert tools.call("gpu_specs", {"gpu": name})["bf16_tflops"] == rate
 
 
 def test_910b1_compute_is_empty_and_speed_is_refused_in_words():

@@ -78,6 +78,8 @@ REQUIRED = {
     "RTX PRO 6000D": "rtx-pro-6000d",
     "4090 48G": "rtx-4090-48gb",
     "A6000": "rtx-a6000",
+    "A10G": "a10g",
+    "AWS A10G": "a10g",
     "H20 141G": "h20-141gb",
     "B300": "b300-hgx-288gb",
     "昇腾950PR": "ascend-950pr",
@@ -105,7 +107,12 @@ SPARSE_HEADLINES = [
     ("l4", "fp8_tflops", 485),
     ("b200-hgx-180gb", "bf16_tflops", 4500),
     ("mi300x", "bf16_tflops", 2614.9),
-    ("rtx-4090", "bf16_tflops", 330.3),  # FP16-accumulate rate, not what training gets
+    ("rtx-4090", "bf16_tflops", 330.3),
+    (
+        "rtx-a6000",
+        "bf16_tflops",
+        309.7,
+    ),  # the RTX A6000 datasheet's "309.7 TFLOPS tensor" is 2:4 sparse  # FP16-accumulate rate, not what training gets
     ("gb200", "bf16_tflops", 5000),  # NVIDIA's per-GPU GB200 headline is the sparse 5 PF
     ("gb200", "fp8_tflops", 10000),
     ("gb300", "bf16_tflops", 5000),
@@ -181,7 +188,7 @@ def test_nvidia_dense_ratios(gpu):
     3% tolerance: NVIDIA rounds its headlines (B200 TF32 2.2 PF vs FP16 4.5 PF).
     """
     assert gpu.fp16_tflops == gpu.bf16_tflops
-    if gpu.fp16_tflops is None:  # a record whose tensor rates no source gave (RTX A6000, PRO 6000D, H20 141GB)
+    if gpu.fp16_tflops is None:  # a record whose tensor rates no source gave (PRO 6000D, H20 141GB)
         return
     if gpu.tf32_tflops is not None:
         assert close(gpu.tf32_tflops * 2, gpu.fp16_tflops, 0.03)
@@ -305,3 +312,13 @@ def test_unknown_domestic_name_lists_the_closest():
     with pytest.raises(UnknownGpu) as err:
         catalog.get_gpu("海光 Z100")  # an older DCU the catalog does not carry
     assert err.value.suggestions and "Z100" in err.value.message("zh")
+
+
+def test_a10g_is_its_own_record_not_the_a10():
+    """AWS's A10G shares the A10's 24 GB and 600 GB/s but not its tensor rates (no NVIDIA datasheet: unverified)."""
+    a10g, a10 = catalog.get_gpu("A10G"), catalog.get_gpu("A10")
+    assert a10g.id == "a10g" and a10.id == "a10"
+    assert (a10g.memory_gb, a10g.bandwidth_gb_s) == (a10.memory_gb, a10.bandwidth_gb_s) == (24, 600)
+    assert a10g.bf16_tflops < a10.bf16_tflops
+    assert not a10g.verified
+    assert 125 in {alt.value for alt in a10g.alternatives if alt.field == "fp16_tflops"}
