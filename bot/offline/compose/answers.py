@@ -91,7 +91,9 @@ def unknown_names(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         memory = (p.gpu_from_memory or {}).get("memory_gb")
         if memory and (p.gpu_from_memory or {}).get("gpu") is None:  # "4张12g的显存卡": only its memory was given
             checked = against_memory(p, float(memory), run, out.lang)
-            out.add(say("unknown_memory_card_checked" if checked else "unknown_memory_card", out.lang, name=name))
+            variant = (p.gpu_from_memory or {}).get("named") == name  # "5060 Ti 8G": a card named, its size unlisted
+            key = "unknown_variant" if variant else "unknown_memory_card"
+            out.add(say(f"{key}_checked" if checked else key, out.lang, name=name, memory=f"{float(memory):g} GB"))
             out.add(checked)
             continue
         try:

@@ -15,6 +15,7 @@ from rapidfuzz import fuzz, process
 
 from bot.core.language import HAN_CHARS
 from bot.offline.understand import lexicon as lx
+from bot.offline.understand.cards.variant import unlisted_variant
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
 from bot.offline.understand.request.addresses import addresses, named_part
@@ -243,6 +244,15 @@ def _scan(w: Any, names: _Names, toks: list) -> None:
         if best:
             j, (kind, rid) = best
             end = toks[j][1]
+            if kind == "gpu" and (variant := unlisted_variant(w.t, end, catalog.get_gpu(rid))):
+                stop, memory = variant  # "3060 Ti": not the 3060 the catalog lists; "5060 Ti 8G": not its 16 GB
+                _add(w, "unknown_gpus", w.span(start, stop))
+                w.note("unknown_gpus", start, stop)
+                w.mask(start, stop, GPU_MARK)
+                if memory and not w.slots.get("gpu_from_memory"):  # checked on the memory the user gave
+                    w.slots["gpu_from_memory"] = {"memory_gb": memory, "gpu": None, "named": w.span(start, stop)}
+                i = next((k for k in range(j + 1, len(toks)) if toks[k][0] >= stop), len(toks))
+                continue
             _add(w, "gpus" if kind == "gpu" else "models", rid)
             w.note("gpus" if kind == "gpu" else "models", start, end)
             w.mask(start, end, GPU_MARK if kind == "gpu" else MODEL_MARK)
