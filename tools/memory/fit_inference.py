@@ -302,7 +302,7 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
         )
         room = n * (usable - (per_gpu - parts["weights"]))  # VRAM left for weights beside the KV cache and context
         hybrid = hybrid_rows(model, precision, gpu_room=room, ram=inp.host_ram_gb * GB,
-                             gpu_bandwidth=gpu.bandwidth_gb_s * GB, host_bandwidth=host_bw)  # fmt: skip
+                             gpu_bandwidth=gpu.bandwidth_gb_s * GB if gpu.bandwidth_gb_s else None, host_bandwidth=host_bw)  # fmt: skip
         assumptions.append(assume("host_bandwidth", value=round(host_bw / GB, 1), unit="GB/s",
                                   default=inp.host_bandwidth_gb_s is None,
                                   note=f"host memory bandwidth ({said}); decode figures are upper bounds"))  # fmt: skip

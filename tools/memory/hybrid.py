@@ -56,7 +56,7 @@ class Hybrid:
     on_gpu: float  # weight bytes on the GPUs
     in_ram: float  # weight bytes in host RAM
     fits: bool
-    decode_tokens_per_s: float
+    decode_tokens_per_s: float | None
 
 
 def routed_expert_params(m: ModelSpec) -> tuple[float, float]:
@@ -69,7 +69,14 @@ def routed_expert_params(m: ModelSpec) -> tuple[float, float]:
 
 
 def hybrid_fit(
-    m: ModelSpec, fmt: str, bits: float, *, gpu_room: float, ram: float, gpu_bandwidth: float, host_bandwidth: float
+    m: ModelSpec,
+    fmt: str,
+    bits: float,
+    *,
+    gpu_room: float,
+    ram: float,
+    gpu_bandwidth: float | None,
+    host_bandwidth: float,
 ) -> Hybrid:
     """One format: `gpu_room` is the VRAM left for weights (bytes, after the KV cache and the context), `ram` the
     host RAM (bytes), bandwidths in bytes/s. The GPUs hold a MoE model's attention, shared experts and dense
@@ -89,15 +96,20 @@ def hybrid_fit(
     spill_active = rest_active * (spill / rest) if rest else 0.0
     gpu_read = (rest_active - spill_active + routed_active * experts_share) * per
     ram_read = (spill_active + routed_active * (1 - experts_share)) * per
-    seconds = gpu_read / gpu_bandwidth + ram_read / host_bandwidth
+    seconds = gpu_read / gpu_bandwidth + ram_read / host_bandwidth if gpu_bandwidth else None
     return Hybrid(
-        fmt=fmt, bits=bits, weights=total * per, on_gpu=on_gpu * per, in_ram=in_ram * per, fits=fits,
-        decode_tokens_per_s=1 / seconds if seconds > 0 else 0.0,
-    )  # fmt: skip
+        fmt=fmt,
+        bits=bits,
+        weights=total * per,
+        on_gpu=on_gpu * per,
+        in_ram=in_ram * per,
+        fits=fits,
+        decode_tokens_per_s=(1 / seconds if seconds > 0 else 0.0) if seconds is not None else None,
+    )  # fmt: skip  (no bandwidth on file for the card: the split stands, the decode bound is not computed)
 
 
 def hybrid_rows(
-    m: ModelSpec, published: str, *, gpu_room: float, ram: float, gpu_bandwidth: float, host_bandwidth: float
+    m: ModelSpec, published: str, *, gpu_room: float, ram: float, gpu_bandwidth: float | None, host_bandwidth: float
 ) -> list[dict[str, Any]]:
     """The published format (when it is 16 or 8 bits) and every GGUF format below it, largest first, as output rows."""
     bits = {published: PUBLISHED_BITS[published]} if published in PUBLISHED_BITS else {}
@@ -110,6 +122,6 @@ def hybrid_rows(
         out.append({
             "format": fmt, "bits_per_weight": b, "weights_gb": round(h.weights / 1e9, 1),
             "gpu_gb": round(h.on_gpu / 1e9, 1), "ram_gb": round(h.in_ram / 1e9, 1), "fits": h.fits,
-            "decode_tokens_per_s": round(h.decode_tokens_per_s, 1),
+            "decode_tokens_per_s": None if h.decode_tokens_per_s is None else round(h.decode_tokens_per_s, 1),
         })  # fmt: skip
     return out

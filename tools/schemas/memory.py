@@ -251,7 +251,9 @@ class HybridRow(BaseModel):
     gpu_gb: float
     ram_gb: float
     fits: bool
-    decode_tokens_per_s: float
+    decode_tokens_per_s: float | None = Field(
+        None, description="Decode bound, tokens/s; None where the card has no published memory bandwidth."
+    )
 
 
 class FitInferenceOutput(VerdictFields, ToolOutput):

@@ -321,6 +321,11 @@ def with_host_ram(s: dict[str, Any], p: ParsedQuestion) -> dict[str, Any]:
     return {**s, "host_ram_gb": have[1]} if have else s
 
 
+def _bound(h: dict[str, Any]) -> str:
+    """A hybrid row's decode bound, or a dash where the card has no published memory bandwidth."""
+    return "—" if h["decode_tokens_per_s"] is None else f"≤ {h['decode_tokens_per_s']:g}"
+
+
 def hybrid_block(r: dict[str, Any], lang: str) -> str | None:
     """The formats against VRAM + RAM (fit_inference output `r` with host_ram_gb), or None when there are none."""
     rows = r.get("hybrid") or []
@@ -331,7 +336,7 @@ def hybrid_block(r: dict[str, Any], lang: str) -> str | None:
     for h in rows:
         lines.append(
             f"| {h['format']} | {gb(h['weights_gb'])} | {gb(h['gpu_gb'])} | {gb(h['ram_gb'])} | "
-            f"{yes if h['fits'] else no} | ≤ {h['decode_tokens_per_s']:g} |"
+            f"{yes if h['fits'] else no} | {_bound(h)} |"
         )
     fitting = [h for h in rows if h["fits"]]
     bw = f"{r['host_bandwidth_gb_s']:g}"
@@ -339,7 +344,7 @@ def hybrid_block(r: dict[str, Any], lang: str) -> str | None:
         best = fitting[0]
         key = "hybrid_fits" if best["ram_gb"] > 0 else "hybrid_gpu_only"  # a format small enough for the GPUs alone
         lead = say(key, lang, fmt=best["format"], weights=gb(best["weights_gb"]), gpu=gb(best["gpu_gb"]),
-                   ram=gb(best["ram_gb"]), tps=f"{best['decode_tokens_per_s']:g}", bw=bw)  # fmt: skip
+                   ram=gb(best["ram_gb"]), tps=_bound(best).removeprefix("≤ "), bw=bw)  # fmt: skip
         if rows[0] is not best:
             lead += " " + say("hybrid_top_no", lang, fmt=rows[0]["format"], weights=gb(rows[0]["weights_gb"]))
     else:
