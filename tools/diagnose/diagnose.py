@@ -95,7 +95,8 @@ def _out(c: Candidate, s: Setup) -> CauseOut:
     w = cause_words(c.cause)
     if c.extra.get("words"):  # the cause said for what established it (a runtime's own estimate, a merge)
         w = {**w, **words()["cause_variants"][c.extra["words"]]}
-    if c.flag in words()["flag_costs"]:  # (a flag said in another framework's spelling: its own cost, or the cause's)
+    variant_cost = "cost_en" in words()["cause_variants"].get(c.extra.get("words") or "", {})
+    if c.flag in words()["flag_costs"] and not variant_cost:  # (a flag in another framework's spelling: its cost)
         w = {**w, **{f"cost_{k}": v for k, v in words()["flag_costs"][c.flag].items()}}
     if c.extra.get("cost"):
         w = {**w, **{f"cost_{k}": v for k, v in words()["fix_costs"][c.extra["cost"]].items()}}

@@ -120,7 +120,8 @@ def named_causes(s: Setup) -> list[Candidate]:
         else:
             arith = say("engine_reserve_share", util=f"{util:g}")
         out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", 0.5,
-                             named=s.framework in ENGINES, prior=0.75))  # fmt: skip
+                             named=s.framework in ENGINES, prior=0.75,
+                             extra={"words": "engine_reserve"}))  # fmt: skip
     if symptom == "serial":  # later users wait for the earlier ones: nothing batches the requests
         engine = s.framework in ENGINES  # an engine batches when served as a server; not when called per request
         out.append(Candidate("requests_not_batched", say("said", what="requests served one after another"),

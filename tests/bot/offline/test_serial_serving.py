@@ -38,3 +38,14 @@ def test_the_answer_names_the_queue_and_the_server_that_batches(advisor, caplog)
         advisor, caplog, "用 ChatGLM2-6B 自带的 api.py 部署在 A100 上，10 线程并发压测，推理速度比较慢，为什么？"
     )
     assert "请求一个接一个地处理" in t.answer and "连续批处理的推理服务" in t.answer
+
+
+def test_memory_seen_in_use_on_a_reserving_engine_is_its_reservation(advisor, caplog):
+    # dev gh-llamafactory-4870: "每张都会各占20g" under vLLM is the engine's up-front share, not the model's need
+    p = read_paste(row("gh-llamafactory-4870"))
+    assert p.framework == "vllm" and p.evidence["symptom"] == "engine_memory"
+    (t,) = ask(advisor, caplog, row("gh-llamafactory-4870"))
+    lead = t.answer.split("\n\n")[0]
+    assert "0.9 × 23.99 GiB = 21.59 GiB" in lead and "多出来的显存变成 KV 池" in lead
+    assert "并发也就少了" in t.answer  # what lowering the share costs, not what raising it does
+    assert read_paste("vllm 部署 Qwen2.5-7B，占用了 20G 显存，报错 CUDA out of memory").evidence["error_kind"] == "oom"

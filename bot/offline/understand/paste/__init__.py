@@ -114,6 +114,8 @@ def described(text: str, out: Paste) -> None:
     _serial(text, out)
     found = trouble(text)
     if found is None:
+        if out.framework in _RESERVING and not ev.get("error_kind") and "symptom" not in ev and _USAGE.search(text):
+            ev["symptom"] = "engine_memory"  # "每张卡各占20g" on an engine that reserves: why it holds so much
         return
     out.trouble, at = found
     if out.trouble == "failed" or "symptom" in ev:
@@ -126,6 +128,12 @@ def described(text: str, out: Paste) -> None:
     _serial(text, out)
 
 
+#: memory the user sees in use ("占用了20g显存", "每张都会各占20g", "it uses 22GB", "takes 90% of the VRAM")
+_USAGE = re.compile(
+    r"(?:占用了?|占了|各占|占到|用了|吃了|吃掉)\s*(?:约|大约|差不多)?\s*\d+(?:\.\d+)?\s*(?:g|gb|gib|%)(?![a-z])|"
+    r"\b(?:uses?|using|takes?|taking|occupies|occupying|consumes?|allocates?)\s+(?:about |around |~)?\d+(?:\.\d+)?\s*(?:g|gb|gib|%)",
+    re.I,
+)
 #: a load several users put on the server at once ("10个并发", "压测", "two users … simultaneously")
 _CONCURRENT = re.compile(
     r"并发|压测|同时(?:请求|访问|调用|使用)|多(?:个)?(?:人|用户)同时|jmeter|locust|"
