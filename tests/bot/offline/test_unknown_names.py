@@ -158,3 +158,9 @@ def test_a_name_written_short_is_the_model_named_in_full_beside_it(advisor):
 def test_an_unknown_name_that_is_no_tail_of_the_named_one_is_still_said():
     p = parse("Llama-3-70B 和 Llama-9-70B 哪个快")
     assert p.unknown_models  # another model the catalog lacks, not the named one written short
+
+
+def test_a_later_version_of_a_one_size_line_is_sized_on_that_line_without_a_crash():
+    # found by the advisor fuzz test: a name the catalog lacks, with no size, on a one-size line raised a TypeError
+    p = parse("DeepSeek-V3.9 要多少显存")
+    assert p.models == ["deepseek-v3"] and p.stand_ins == {"DeepSeek-V3.9": "deepseek-v3"}

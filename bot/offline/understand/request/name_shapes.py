@@ -130,7 +130,7 @@ def stand_ins(w: Any, mark: str) -> None:
         if model is None and parts.active_b and parts.active_b < size:
             value = f"{value}-A{plain(parts.active_b)}B"  # a generic MoE: weights on the total, compute on the active
         label = given[0] if given and parts.size_b is None and not parts.experts else None
-        if label is None and model and f"{plain(size)}B" in given:
+        if label is None and model and size is not None and f"{plain(size)}B" in given:
             label = f"{plain(size)}B"  # "7b-awq … qwen2VL-7b": the bare size elsewhere is this model's own
         if label in models:  # the size given beside the name is this model's: its stand-in replaces it
             models[models.index(label)] = value
