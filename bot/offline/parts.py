@@ -1,24 +1,11 @@
-"""The parts of one offline answer, labelled and joined: a variant's label (a method, a job, a concurrency, a
-catalog name) and the paragraphs of several blocks said once."""
+"""The parts of one offline answer, labelled: a variant's label (a method, a job, a concurrency, a catalog
+name)."""
 
 from __future__ import annotations
 
 from bot.offline.say.phrases import say
 from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
-
-
-def join_once(blocks) -> str:
-    """The blocks joined as paragraphs, a paragraph said in an earlier block not said again (the diagnosis and
-    the estimate below it both open with the same assumption: "“Baichuan2”没写规模…")."""
-    seen: set[str] = set()
-    out = []
-    for block in blocks:
-        kept = [p for p in block.split("\n\n") if not (p.strip() in seen and len(p.strip()) > 20)]
-        seen.update(p.strip() for p in kept)
-        if any(p.strip() for p in kept):
-            out.append("\n\n".join(kept))
-    return "\n\n".join(out)
 
 
 def part_label(part: str, lang: str) -> str:

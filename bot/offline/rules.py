@@ -20,9 +20,9 @@ from bot.offline.compose import answers, diagnosis, network, proposal
 from bot.offline.compose.sizes import scaling
 from bot.offline.compose.systems import minimum, nodes, system
 from bot.offline.compose.verdict import verdict
-from bot.offline.parts import join_once, part_label
+from bot.offline.parts import part_label
 from bot.offline.say.phrases import localize_name, say
-from bot.offline.say.render import Out, count
+from bot.offline.say.render import Out, count, said_once
 from bot.offline.say.wording import carried_items, changed_items, defaults_note, error_text
 from bot.offline.understand.decide import (
     SIZING,
@@ -79,7 +79,7 @@ class RulesPlanner:
         # a cause that earned the lead first, then the estimate of the setup as asked, then what to check
         if lead is not None:
             parts = [lead.answer, diagnosis.line("details_header", lang)] if lead.answer else []
-            result.answer = join_once(b for b in (*parts, result.answer, below) if b)
+            result.answer = said_once([b for b in (*parts, result.answer, below) if b])
             result.offered = {**lead.offered, **result.offered}
         return result
 

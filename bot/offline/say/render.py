@@ -57,15 +57,29 @@ class Out:
     def text(self) -> str:
         """The blocks as paragraphs; a prose note said in an earlier part ("“X”不在目录里…" before each model's
         section) is not said again (tables, lists and headed paragraphs are each part's own)."""
-        seen: set[str] = set()
-        paragraphs = []
-        for paragraph in "\n\n".join(self.blocks + self.tail).split("\n\n"):
+        return said_once(self.blocks + self.tail, prose_only=True)
+
+
+#: a paragraph repeated is dropped only when it is longer than this (a short line such as "---" may recur)
+_REPEAT_MIN_CHARS = 20
+
+
+def said_once(blocks: list[str], prose_only: bool = False) -> str:
+    """The blocks joined as paragraphs, a paragraph an earlier block said not said again; `prose_only`: tables,
+    lists and headed paragraphs ("|", "-", "*", "#") stay each block's own however often they recur."""
+    seen: set[str] = set()
+    out = []
+    for block in blocks:
+        kept = []
+        for paragraph in block.split("\n\n"):
             key = paragraph.strip()
-            if key in seen and len(key) > 20 and not key.startswith(("|", "-", "*", "#")):
-                continue
-            seen.add(key)
-            paragraphs.append(paragraph)
-        return "\n\n".join(paragraphs)
+            repeat = key in seen and len(key) > _REPEAT_MIN_CHARS
+            if not (repeat and not (prose_only and key.startswith(("|", "-", "*", "#")))):
+                kept.append(paragraph)
+        seen.update(p.strip() for p in kept)
+        if any(p.strip() for p in kept):
+            out.append("\n\n".join(kept))
+    return "\n\n".join(out)
 
 
 # ---- formatting (presentation only: no arithmetic beyond unit scaling) -----------------------------
