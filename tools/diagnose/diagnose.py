@@ -58,6 +58,8 @@ def _matches(c: Candidate) -> bool:
 SPEED_CAUSES = frozenset({"compute_or_config_slow", "communication_bound", "p2p_or_interconnect"})
 #: troubles told in words that name their cause by themselves ("another process holds the GPU", "it runs on the CPU");
 #: "slow", "more GPUs are slower" or "low utilisation" name a symptom, not why
+#: the arithmetic lines that name a cause in words (the log's, the asker's): they lead for an error or a naming symptom
+NAMING_TEMPLATES = frozenset({"named", "said"})
 NAMING_SYMPTOMS = frozenset(
     {"other_process", "cpu_fallback", "merge_export", "engine_memory", "logits", "one_gpu_used", "serial"}
 )
@@ -81,22 +83,18 @@ def _leads(c: Candidate, s: Setup) -> bool:
         return True
     if not c.named:
         return False
-    if template in WORDS_ONLY - {"named", "said"}:
+    if template in WORDS_ONLY - NAMING_TEMPLATES:
         return False
-    if template in (
-        "named",
-        "said",
-    ):  # what the log or the words name, with no figure: the error's class, or words naming it
+    if template in NAMING_TEMPLATES:  # what the log or the words name, with no figure: the error's class, or words
         return i.error_kind is not None or i.symptom in NAMING_SYMPTOMS
     return True
 
 
 def _out(c: Candidate, s: Setup) -> CauseOut:
-    w = cause_words(c.cause)
-    if c.extra.get("words"):  # the cause said for what established it (a runtime's own estimate, a merge)
-        w = {**w, **words()["cause_variants"][c.extra["words"]]}
-    variant_cost = "cost_en" in words()["cause_variants"].get(c.extra.get("words") or "", {})
-    if c.flag in words()["flag_costs"] and not variant_cost:  # (a flag in another framework's spelling: its cost)
+    # the cause said for what established it (a runtime's own estimate, a merge, an engine's reservation)
+    variant = words()["cause_variants"][c.extra["words"]] if c.extra.get("words") else {}
+    w = {**cause_words(c.cause), **variant}
+    if c.flag in words()["flag_costs"] and "cost_en" not in variant:  # (a flag in another framework's spelling)
         w = {**w, **{f"cost_{k}": v for k, v in words()["flag_costs"][c.flag].items()}}
     if c.extra.get("cost"):
         w = {**w, **{f"cost_{k}": v for k, v in words()["fix_costs"][c.extra["cost"]].items()}}

@@ -158,7 +158,6 @@ def _fsdp_wrap(s: Setup) -> Candidate:
                      extra={"cost": "fsdp_init"})  # fmt: skip
 
 
-#: what a fix for requests served one at a time runs instead (frameworks.yaml `continuous_batching`)
 #: what a fix for requests served one at a time runs instead (said in the answer's words: `fix_server_*`): a
 #: continuous-batching server, or, for an engine called once per request (vLLM's offline `LLM.generate` in a web
 #: handler), the engine's own server

@@ -96,16 +96,14 @@ def hybrid_fit(
     spill_active = rest_active * (spill / rest) if rest else 0.0
     gpu_read = (rest_active - spill_active + routed_active * experts_share) * per
     ram_read = (spill_active + routed_active * (1 - experts_share)) * per
-    seconds = gpu_read / gpu_bandwidth + ram_read / host_bandwidth if gpu_bandwidth else None
+    decode = None  # no bandwidth on file for the card: the split stands, the decode bound is not computed
+    if gpu_bandwidth:
+        seconds = gpu_read / gpu_bandwidth + ram_read / host_bandwidth
+        decode = 1 / seconds if seconds > 0 else 0.0
     return Hybrid(
-        fmt=fmt,
-        bits=bits,
-        weights=total * per,
-        on_gpu=on_gpu * per,
-        in_ram=in_ram * per,
-        fits=fits,
-        decode_tokens_per_s=(1 / seconds if seconds > 0 else 0.0) if seconds is not None else None,
-    )  # fmt: skip  (no bandwidth on file for the card: the split stands, the decode bound is not computed)
+        fmt=fmt, bits=bits, weights=total * per, on_gpu=on_gpu * per, in_ram=in_ram * per, fits=fits,
+        decode_tokens_per_s=decode,
+    )  # fmt: skip
 
 
 def hybrid_rows(

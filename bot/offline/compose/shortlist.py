@@ -35,7 +35,8 @@ def sourcing_args(s: dict[str, Any], p: Any = None, out: Out | None = None) -> d
 
 
 def _names_restricted(p: Any) -> bool:
-    for gid in getattr(p, "gpus", None) or []:
+    """The question names a card that cannot be bought in mainland China."""
+    for gid in p.gpus:
         try:
             if not get_gpu(gid).china.available:
                 return True

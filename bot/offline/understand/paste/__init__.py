@@ -105,13 +105,20 @@ _RESERVING = ("vllm", "sglang", "lmdeploy", "tgi")
 
 def described(text: str, out: Paste) -> None:
     """The trouble the words tell, and what it is about: a speed or a duration asked "is this normal?" is a slow
-    run; more memory than expected on an engine that reserves it is the engine's setting. A forecast ("会不会很慢")
-    is no trouble."""
+    run; more memory than expected on an engine that reserves it is the engine's setting; slow under a concurrent
+    load on a server that does not batch is requests served one after another. A forecast ("会不会很慢") is no
+    trouble."""
     ev = out.evidence
     if ev.get("symptom") == "slow" and forecast(text):
         del ev["symptom"]
         out.read.remove("slow")
+    _told(text, out)
     _serial(text, out)
+
+
+def _told(text: str, out: Paste) -> None:
+    """The symptom the words' trouble gives, where the log gave none."""
+    ev = out.evidence
     found = trouble(text)
     if found is None:
         if out.framework in _RESERVING and not ev.get("error_kind") and "symptom" not in ev and _USAGE.search(text):
@@ -125,7 +132,6 @@ def described(text: str, out: Paste) -> None:
         ev["symptom"] = "slow"
     elif about == "memory" and out.framework in _RESERVING and not ev.get("error_kind"):
         ev["symptom"] = "engine_memory"
-    _serial(text, out)
 
 
 #: memory the user sees in use ("占用了20g显存", "每张都会各占20g", "it uses 22GB", "takes 90% of the VRAM")

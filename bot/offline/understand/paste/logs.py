@@ -182,11 +182,9 @@ _HEDGE_BEFORE = _rx(
     r"(?:可能|也许|或许|怕|担心|害怕|以免|避免|防止|会不会|是否|能否|\bmight\b|\bmay\b|\bcould\b|"
     r"afraid|worried|worry|to avoid|avoid|prevent|in case|risk of)[^，,。.\n]{0,6}$"
 )
+_HEDGE_IN = _rx(r"可能|也许|或许")  # "显存可能不够" ("会 OOM" is also said of what happens every time)
 #: error kinds the words can tell as well as a log; a log's own line is never hedged
 _HEDGEABLE = frozenset({"oom", "load_oom"})
-
-
-_HEDGE_IN = _rx(r"可能|也许|或许")  # "显存可能不够" ("会 OOM" is also said of what happens every time)
 
 
 def _hedged(text: str, m: re.Match) -> bool:
@@ -197,13 +195,13 @@ def forecast(text: str) -> bool:
     return bool(FORECAST.search(text))
 
 
-_SLOW = SLOW_WORDS = dict(SYMPTOMS)["slow"]
+SLOW_WORDS = dict(SYMPTOMS)["slow"]
 
 
 def told(text: str) -> int | None:
     """Where the words first tell a trouble (one of TROUBLES, or a slow run that is no forecast), None if nowhere."""
     at = [m.start() for _, rx in TROUBLES if (m := rx.search(text))]
-    if (m := _SLOW.search(text)) and not forecast(text):
+    if (m := SLOW_WORDS.search(text)) and not forecast(text):
         at.append(m.start())
     return min(at) if at else None
 
