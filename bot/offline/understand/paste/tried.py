@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from bot.offline.understand.paste.keys import KEYS, norm
+from bot.offline.understand.request.figures import line_at
 
 _Q = r"[`'\"]?"
 #: a setting named with the verb of trying or setting, its value, then within the sentence words of failure
@@ -43,7 +44,7 @@ _FAILED = re.compile(
 def tried_settings(text: str) -> str | None:
     """'field=value' items the asker tried and saw fail, or None."""
     out: dict[str, str] = {}
-    bare = [m for m in _BARE.finditer(text) if not _LOG_LINE.search(_line(text, m.start()))]
+    bare = [m for m in _BARE.finditer(text) if not _LOG_LINE.search(line_at(text, m.start()))]
     for m in [*_TRIED.finditer(text), *bare]:
         key, val, rest = norm(m.group(1)), m.group(2), m.group(3)
         if key not in KEYS or not _FAILED.search(rest):
@@ -53,9 +54,3 @@ def tried_settings(text: str) -> str | None:
         if got is not None and not isinstance(got, bool):
             out.setdefault(field, f"{got:g}" if isinstance(got, float) else str(got))
     return " ".join(f"{k}={v}" for k, v in out.items()) or None
-
-
-def _line(text: str, at: int) -> str:
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    return text[start : end if end >= 0 else len(text)]

@@ -132,7 +132,8 @@ def frameworks(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
     return found
 
 
-def _line_at(text: str, i: int) -> str:
+def line_at(text: str, i: int) -> str:
+    """The line of `text` that position `i` is on (without its newline)."""
     return text[text.rfind("\n", 0, i) + 1 : (text.find("\n", i) + 1 or len(text) + 1) - 1]
 
 
@@ -182,7 +183,7 @@ def role_of(text: str, start: int, unit: str) -> tuple[str, int]:
     """The role of the figure at `start` from the words before it and its unit, and how much of `unit` is the
     unit ("5 轮要多久": "轮")."""
     before = text[max(0, text.rfind("\n", 0, start) + 1, start - 40) : start].lower()
-    line = _line_at(text, start)
+    line = line_at(text, start)
     for rx, role in _HOST_AFTER:
         if rx.search(text[start : start + 40]):
             return role, len(unit)
@@ -220,7 +221,7 @@ def loose_figures(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
     found = []
     for m in _NUMBER.finditer(text):
         start, end = m.span(1)
-        if covered(taken, start, end) or (_FRAME.search(_line_at(text, start)) and "line" in text[start - 6 : start]):
+        if covered(taken, start, end) or (_FRAME.search(line_at(text, start)) and "line" in text[start - 6 : start]):
             continue
         if start and ((text[start - 1].isalpha() and text[start - 1].isascii()) or text[start - 1] in "_/-"):
             continue  # "gpt2", "sm_80", "cu121", "a/b/7b": a name or a path, not a figure
