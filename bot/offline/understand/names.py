@@ -220,7 +220,7 @@ def _read_links(w: Any, names: _Names, links: list[tuple[int, int]]) -> None:
 
 
 def _linked(w: Any, name: str, links: list[tuple[int, int]]) -> bool:
-    return any(name == w.span(s, e) or name in w.span(s, e) for s, e in links)
+    return any(name in w.span(s, e) for s, e in links)
 
 
 def _scan(w: Any, names: _Names, toks: list) -> None:
