@@ -264,6 +264,8 @@ class RulesPlanner:
             for extra in [_SIZED_ASKS[a] for a in unanswered(request.cued, run.calls) if a in _SIZED_ASKS]:
                 if extra != intent:
                     self._part(extra, slots, p, run, out, offered, answered_at)
+        if "knowledge" in request.cued and intent != "knowledge":  # a part asked in words: the note that answers it
+            answers.knowledge_part(text, run, out, answered_at if request.cued[0] == "knowledge" else None)
         none = say("knowledge_none", lang)  # one part found nothing while another answered: that part is not said
         if none in out.blocks[answered_at:] and len(out.blocks) - answered_at > 1:
             out.blocks.remove(none)

@@ -13,11 +13,13 @@ import re
 from typing import Any
 
 from bot.core.toolbox import ToolRun
+from bot.offline.compose import relevance
 from bot.offline.compose.support import supports
 from bot.offline.say.phrases import say
-from bot.offline.say.render import Out, gb, method_label, num
+from bot.offline.say.render import Out, excerpt, gb, method_label, num
 from bot.offline.understand.frames import frame
 from bot.offline.understand.parse import ParsedQuestion
+from bot.offline.understand.request.asks import knowledge_clauses
 from bot.offline.understand.request.reader import normalised
 from tools.catalog.lookup import get_model
 from tools.catalog.stand_in import is_vision, read_name
@@ -233,7 +235,8 @@ def cite(text: str, intent: str, run: ToolRun, out: Out) -> None:
         r = run("search_knowledge", {"query": f"{text[:400]} {hint}", "k": 3, "lang": out.lang})
     except AdvisorError:
         return
-    found = supports(out.blocks, r["passages"])
+    # a block a composer cited already (a part answered from a note) is not cited again
+    found = supports(["" if _MARKER.search(b) else b for b in out.blocks], r["passages"])
     keep = {c.doc_id for c in run.citations[:shown]} | {s.passage["doc_id"] for s in found}
     run.citations[:] = [c for c in run.citations if c.doc_id in keep]
     docs = list(dict.fromkeys(c.doc_id for c in run.citations))
@@ -242,6 +245,51 @@ def cite(text: str, intent: str, run: ToolRun, out: Out) -> None:
         block = out.blocks[s.block]
         out.blocks[s.block] = block[: s.end] + f" [{n}]" + block[s.end :]
     _sources(run, out, docs, {s.passage["doc_id"]: s.quote for s in found})
+
+
+_MARKER = re.compile(r" \[\d+\]")
+#: words that ask a part rather than say what it is about: a note sharing only these is not on its topic
+ASKING_WORDS = frozenset(
+    """哪里 这里 那里 一起 起来 原因 正常 是否 怎么 如何 可以 能否 影响 决定 控制 设置 配置 问题 请教 想问 一下 区别
+    work works does controls control determines decides sets affect affects hurt change difference""".split()
+)
+#: the words of an asked part quoted back in its heading
+ASKED_CHARS = 48
+
+
+def knowledge_part(text: str, run: ToolRun, out: Out, at: int | None) -> None:
+    """A part asked in words beside the figures ("是单卡的大小，还是多张加起来的大小", "what controls the KV cache
+    size"): the sentence of an on-topic note that answers it, cited, at `at` (the part was asked first) or after
+    the parts before it. A part no note is on topic for adds nothing, and its search cites nothing."""
+    for clause in knowledge_clauses(text)[:2]:
+        before = len(run.citations)
+        try:
+            r = run("search_knowledge", {"query": clause[:300], "k": 3, "lang": out.lang})
+        except AdvisorError:
+            return
+        terms = relevance.terms(clause)
+        topic = terms - ASKING_WORDS  # what the part is about, without the words that ask it ("哪里控制", "正常吗")
+        need = max(1, min(2, len(topic)))
+        ranked = [
+            x
+            for x in relevance.relevant(terms, [x for x in r["passages"] if "```" not in x["text"]])
+            if relevance.shared(topic, x["text"]) >= need
+        ]
+        quoted = ranked[0]["doc_id"] if ranked else None
+        run.citations[before:] = [c for c in run.citations[before:] if c.doc_id == quoted]
+        if not ranked:
+            continue
+        sentence = relevance.best_sentences(terms, excerpt(ranked[0]["text"], limit=1200))
+        docs = list(dict.fromkeys(c.doc_id for c in run.citations))
+        asked = clause if len(clause) <= ASKED_CHARS else clause[:ASKED_CHARS].rstrip() + "…"
+        block = say("knowledge_part", out.lang, asked=asked, sentence=sentence, n=docs.index(quoted) + 1)
+        if block in out.blocks:
+            continue
+        if at is None:
+            out.add(block)
+        else:
+            out.blocks.insert(at, block)
+            at += 1
 
 
 #: how much of a supporting sentence the sources list shows

@@ -26,6 +26,7 @@ _STOP = frozenset(
 我 我们 你 你们 他 她 它 请问 请 一下 多少 一些 还是 如果 应该 需要 比较 现在 今天 一般 大概 是否 能否 这种 那种 没有 不是
 the a an of to in on for with and or is are be can do does what which how why when who whose i we you it this that
 my our your me us there any some should would could will about from as at by into than then so if not no vs
+each all them they their between per also its
 """.split()
 )
 _WORD = re.compile(r"[a-z][a-z0-9.+-]*|\d+(?:\.\d+)?[a-z]*", re.I)
@@ -40,20 +41,24 @@ def terms(text: str) -> frozenset[str]:
     out = {w.lower().strip(".-") for w in _WORD.findall(text)}
     for run in _HAN.findall(text):
         out.update(w for w in segment(run, hmm=True) if len(w) >= 2)
-    return frozenset(t for t in out if t and t not in _STOP)
+    # a lone Latin letter ("s" of "Gb/s" or "A100's") says nothing a sentence is about
+    return frozenset(t for t in out if t and t not in _STOP and not (len(t) == 1 and t.isalpha() and t.isascii()))
 
 
 def shared(query: set[str], text: str) -> int:
-    """How many of the query's words the text holds. A longer word counts inside a longer one ("gpu" in "gpus",
-    "parallel" in "parallelism"); a word of one or two Latin letters or digits only on its own ("h" of "24 h a
-    day" is not in every word with an h, "8" not in "80GB")."""
+    """How many of the query's words the text holds. A longer word counts at the start of a longer one ("gpu" in
+    "gpus", "parallel" in "parallelism", never "port" in "reports"); a word of one or two Latin letters or digits
+    only on its own ("h" of "24 h a day" is not in every word with an h, "8" not in "80GB")."""
     low = text.lower()
-    return sum(1 for t in query if (t in low if len(t) > 2 or not t.isascii() else _alone(t).search(low)))
+    return sum(1 for t in query if (t in low if not t.isascii() else _alone(t).search(low)))
 
 
 @lru_cache(maxsize=4096)
 def _alone(term: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![a-z0-9]){re.escape(term)}(?![a-z0-9])")
+    """A Latin word where a word starts ("port" is not in "reports"); a word of more than two characters may go on
+    ("gpu" in "gpus"), a shorter one stands alone."""
+    tail = "" if len(term) > 2 else "(?![a-z0-9])"
+    return re.compile(rf"(?<![a-z0-9]){re.escape(term)}{tail}")
 
 
 def relevant(query: set[str], passages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -73,3 +78,13 @@ def best_sentence(query: set[str], text: str, limit: int = 220) -> str:
         return text[:limit]
     best = max(sentences, key=lambda s: (shared(query, s), -sentences.index(s)))
     return best if len(best) <= limit else best[:limit].rstrip() + "…"
+
+
+def best_sentences(query: set[str], text: str, n: int = 2, limit: int = 320) -> str:
+    """The `n` sentences of `text` sharing the most words with the question, in the text's order (a list line
+    alone rarely answers; the sentence that leads its section usually goes with it), cut to `limit`."""
+    sentences = [s.strip(" >-*") for s in _SENTENCE.findall(text) if len(s.strip(" >-*")) >= 8]
+    ranked = sorted(range(len(sentences)), key=lambda i: (-shared(query, sentences[i]), i))
+    picked = [sentences[i] for i in sorted(ranked[:n]) if shared(query, sentences[i])]
+    joined = " ".join(picked) if picked else best_sentence(query, text)
+    return joined if len(joined) <= limit else joined[:limit].rstrip() + "…"

@@ -4,12 +4,35 @@ intents the classifier settled, merged. An ask is answered by the planner's fram
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from bot.offline.understand.paste.logs import FORECAST, told
 from bot.offline.understand.patterns import C
 from bot.offline.understand.question import ParsedQuestion
 
+#: a part of a question asked in words beside figures: how a thing works or what sets it, per card or in total,
+#: why one setting is advised over another, whether it changes the results, whether a model can be split
+KNOWLEDGE_PART = (
+    r"有什么区别|什么区别|各有什么|(?:单卡|每张卡|每卡)的?.{0,12}还是.{0,16}(?:加起来|总和|合计|之和|总共|总的)|"
+    r"(?:哪里|哪儿|什么地方|哪个参数|什么参数)(?:来)?(?:控制|设置|配置|决定)|由什么决定|(?:受|由)(?:哪些|什么)(?:参数|因素)|"
+    r"为(?:什么|何)(?:推荐|建议|要先)|会不会(?:影响|降低|导致)(?:模型|训练|精度|效果|结果)|是否(?:会)?(?:影响|降低)(?:模型|训练|精度|效果|结果)|"
+    r"(?:可以|能|能否|能不能)(?:将|把)?.{0,16}(?:切分|拆分|分布|分摊|分到|切到|拆到)(?:在|到)?多(?:张|个|块)|"
+    r"how does .{1,30} work|per (?:gpu|card|device) or (?:in )?(?:total|combined|summed|all)|"
+    r"(?:total|combined|summed) or per (?:gpu|card|device)|what (?:controls|determines|sets|decides)\b|"
+    r"does .{1,40} (?:affect|hurt|degrade|reduce|change) (?:the )?(?:accuracy|quality|results?|training)|"
+    r"(?:can|could) (?:i|we|it|the model|a model|this model) be (?:split|sharded|distributed|spread)|"
+    r"(?:split|shard|spread|distribute) (?:the |a |this |my )?model (?:across|over|on|between) (?:multiple|several|two|many|\d+)|"
+    # why one way costs more than another ("Lora比全量微调更耗时是什么原因", "why is LoRA slower than full"): a difference
+    r"(?:为什么|为何|什么原因).{0,30}比.{1,20}(?:更|还)?(?:慢|快|耗时|久|占用|大|多|少)|"
+    r"比.{1,20}(?:更|还)(?:慢|快|耗时|久|占用|大|多|少).{0,16}(?:是什么原因|什么原因|为什么|为何)|"
+    r"why (?:is|does|do|would|are) .{1,40} (?:slower|faster|more|less|bigger|larger) .{0,30}than"
+)
+#: a time or speed measured on the asker's own run ("8500min", "6800 min", "5 tokens/s"): its clause is a
+#: diagnosis of that run, not a question a note answers (a memory figure is often the note's subject: "140 GB")
+_MEASURED = C(r"\d+(?:\.\d+)?\s*(?:min|mins|分钟|小时|hours?|秒|tokens?/s|tok/s|it/s)")
+#: the sentences of a message (unbounded: a sentence is as long as it is; the class cannot backtrack)
+_CLAUSE = re.compile(r"[^。！？!?\n]+[。！？!?]?")
 CUES = {
     "rent_vs_buy": r"租还是买|买还是租|租.{0,6}还是.{0,6}买|买.{0,6}还是.{0,6}租|租.{0,4}划算还是.{0,4}买|自建还是|上云还是|"
     r"rent or buy|buy or rent|rent vs\.? buy|renting or buying|buying or renting|lease or buy",
@@ -56,7 +79,7 @@ CUES = {
     r"split|shard|use|make|solve|enable|distribute|divide|speed up|reduce|avoid|get)|what should (?:be|i|we|the)\b|"
     r"should (?:i|we) (?:incr\w*|decr\w*|set|change|reduce|adjust|enable|turn)|(?:guidance|examples?|recipes?) (?:on|for)|"
     r"recommended .{0,24}(?:config\w*|settings?|setup)|what (?:gpu |hardware )?configurations?",
-    "knowledge": r"是什么|什么是|什么意思|原理|what(?:'s|’s| is| are)\b|what does .{1,30} mean|explain|区别是",
+    "knowledge": r"是什么|什么是|什么意思|原理|what(?:'s|’s| is| are)\b|what does .{1,30} mean|explain|区别是|" + KNOWLEDGE_PART,
 }
 #: "what is the yearly cost", "what's the minimum number of GPUs": "what is" asking for a figure (the ask its
 #: quantity word cues), not for an explanation
@@ -66,6 +89,7 @@ _QUANTITY_WHAT = C(
     r"power|draw|size|minimum|maximum|total|amount|estimate|break-?even|payback|footprint|requirements?)\b"
 )
 _CUES = {ask: C(rx) for ask, rx in CUES.items()}
+_KNOWLEDGE = C(KNOWLEDGE_PART)
 #: the classifier's intents, as asks
 INTENT_ASK = {
     "fit": "fits", "weights": "fits", "kv_cache": "fits", "zero_states": "fits", "train_memory": "fits",
@@ -160,3 +184,16 @@ def answered(ask: str, calls: list[Any]) -> bool:
 def unanswered(asks: list[str], calls: list[Any]) -> list[str]:
     """The asks, in the order asked, that no calculator of the answer answers."""
     return [a for a in dict.fromkeys(asks) if not answered(a, calls)]
+
+
+def knowledge_clauses(text: str) -> list[str]:
+    """The sentences of the message that ask how something works, what sets it or whether it holds, beside
+    figures ("这里的GPU memory 是单卡的大小,还是多张加起来的大小", "KV cache 的大小是哪里控制的？"), in order;
+    a pasted log's lines and a clause about the asker's own measured run are not among them."""
+    low = _LOG.sub(lambda m: " " * len(m.group(0)), text.lower())
+    out = []
+    for m in _CLAUSE.finditer(low):
+        clause = m.group(0)
+        if _KNOWLEDGE.search(clause) and not _MEASURED.search(clause):
+            out.append(text[m.start() : m.end()].strip())
+    return out
