@@ -195,6 +195,8 @@ class RulesPlanner:
                 }
                 offered = {"ask_example": dict(SIZE_EXAMPLE), **offered}
             # else the unknown names were said, with the closest ones: nothing can be computed without them
+            if "knowledge" in request.cued:  # a part asked in words is answered before the question back
+                answers.knowledge_part(text, run, out, shown)
             return PlanResult(
                 answer=out.text(),
                 language=lang,

@@ -345,10 +345,10 @@ def knowledge(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> N
     """One direct sentence first (the best passage's most relevant sentence, cited), then at most two passages
     above the relevance cut-off; nothing below it is shown."""
     lang = out.lang
-    r = run("search_knowledge", {"query": p.text[:500], "k": 5, "lang": lang})
+    r = run("search_knowledge", {"query": (asked := relevance.asked(p.text))[:500], "k": 5, "lang": lang})
     if not r["passages"]:
-        r = run("search_knowledge", {"query": p.text[:500], "k": 5})
-    terms = relevance.terms(p.text)
+        r = run("search_knowledge", {"query": asked[:500], "k": 5})
+    terms = relevance.terms(asked)
     ranked = relevance.relevant(terms, [x for x in r["passages"] if "```" not in x["text"]])
     if not ranked:
         out.add(ask_back(p, lang))

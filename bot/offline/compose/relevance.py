@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from bot.core.language import HAN_CHARS
+from bot.offline.understand.request.asks import knowledge_clauses
 from knowledge.lexical import segment
 
 MIN_SHARED = 2
@@ -27,6 +28,7 @@ _STOP = frozenset(
 the a an of to in on for with and or is are be can do does what which how why when who whose i we you it this that
 my our your me us there any some should would could will about from as at by into than then so if not no vs
 each all them they their between per also its
+因为 是因为 所以 虽然 但是 而且 以及 这会 这样 那样 这些 那些 使用 利用 导致 已经 然后 其他 感谢 谢谢 您好 你好
 """.split()
 )
 _WORD = re.compile(r"[a-z][a-z0-9.+-]*|\d+(?:\.\d+)?[a-z]*", re.I)
@@ -38,7 +40,8 @@ _SENTENCE = re.compile(r"[^。！？!?\n]+[。！？!?]?|[^.\n]+(?:\.(?=\s|$))?"
 def terms(text: str) -> frozenset[str]:
     """The content words of a text, lower-cased. Memoized: a note's sentences and an answer's sentences are cut
     again for every passage an answer weighs (jieba is most of an offline answer's time otherwise)."""
-    out = {w.lower().strip(".-") for w in _WORD.findall(text)}
+    out = {_joined(w.lower().strip(".-")) for w in _WORD.findall(text)}
+    out |= {part for w in list(out) if "-" in w for part in w.split("-") if len(part) > 2}  # "zero2-offload"
     for run in _HAN.findall(text):
         out.update(w for w in segment(run, hmm=True) if len(w) >= 2)
     # a lone Latin letter ("s" of "Gb/s" or "A100's") says nothing a sentence is about
@@ -49,8 +52,16 @@ def shared(query: set[str], text: str) -> int:
     """How many of the query's words the text holds. A longer word counts at the start of a longer one ("gpu" in
     "gpus", "parallel" in "parallelism", never "port" in "reports"); a word of one or two Latin letters or digits
     only on its own ("h" of "24 h a day" is not in every word with an h, "8" not in "80GB")."""
-    low = text.lower()
+    low = _joined(text.lower())
     return sum(1 for t in query if (t in low if not t.isascii() else _alone(t).search(low)))
+
+
+_LETTER_DIGIT = re.compile(r"(?<=[a-z])-(?=\d)")
+
+
+def _joined(text: str) -> str:
+    """"zero-3" and "zero3", "int-8" and "int8", "gpt-3" and "gpt3" written one way."""
+    return _LETTER_DIGIT.sub("", text)
 
 
 @lru_cache(maxsize=4096)
@@ -88,3 +99,9 @@ def best_sentences(query: set[str], text: str, n: int = 2, limit: int = 320) -> 
     picked = [sentences[i] for i in sorted(ranked[:n]) if shared(query, sentences[i])]
     joined = " ".join(picked) if picked else best_sentence(query, text)
     return joined if len(joined) <= limit else joined[:limit].rstrip() + "…"
+
+
+def asked(text: str) -> str:
+    """What a question asks in words: its sentences that ask how a thing works or what sets it (the rest is the
+    setup: a model, a log, a table), else the whole text."""
+    return " ".join(knowledge_clauses(text)) or text

@@ -183,12 +183,22 @@ _HEDGE_BEFORE = _rx(
     r"afraid|worried|worry|to avoid|avoid|prevent|in case|risk of)[^，,。.\n]{0,6}$"
 )
 _HEDGE_IN = _rx(r"可能|也许|或许")  # "显存可能不够" ("会 OOM" is also said of what happens every time)
+#: advice to anyone, quoted ("Try ZeRO 2 first, unless you encounter OOM", "除非遇到 OOM"): no failure of the asker's
+#: ("if I set batch 4 I get OOM" is one: only the generic "you" and "unless" are advice)
+_HEDGE_ADVICE = _rx(r"(?:\bunless\b|\b(?:if|when|in case) you\b)(?:\s+[a-z']+){0,3}\s*$|除非[^，,。.\n]{0,6}$")
 #: error kinds the words can tell as well as a log; a log's own line is never hedged
 _HEDGEABLE = frozenset({"oom", "load_oom"})
 
 
+_FAILURE_WORD = _rx(r"out of memory|(?<![a-z])oom|爆显存|显存不足|显存不够")
+
+
 def _hedged(text: str, m: re.Match) -> bool:
-    return bool(_HEDGE_BEFORE.search(text[max(0, m.start() - 16) : m.start()]) or _HEDGE_IN.search(m.group(0)))
+    # the failure word's own place, which a longer match ("offload first, unless you encounter OOM") may not start at
+    inner = _FAILURE_WORD.search(m.group(0))
+    at = m.start() + (inner.start() if inner else 0)
+    before = text[max(0, at - 32) : at]
+    return bool(_HEDGE_BEFORE.search(before[-16:]) or _HEDGE_ADVICE.search(before) or _HEDGE_IN.search(m.group(0)))
 
 
 def forecast(text: str) -> bool:

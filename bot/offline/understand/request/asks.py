@@ -18,7 +18,7 @@ KNOWLEDGE_PART = (
     r"(?:哪里|哪儿|什么地方|哪个参数|什么参数)(?:来)?(?:控制|设置|配置|决定)|由什么决定|(?:受|由)(?:哪些|什么)(?:参数|因素)|"
     r"为(?:什么|何)(?:推荐|建议|要先)|会不会(?:影响|降低|导致)(?:模型|训练|精度|效果|结果)|是否(?:会)?(?:影响|降低)(?:模型|训练|精度|效果|结果)|"
     r"(?:可以|能|能否|能不能)(?:将|把)?.{0,16}(?:切分|拆分|分布|分摊|分到|切到|拆到)(?:在|到)?多(?:张|个|块)|"
-    r"how does .{1,30} work|per (?:gpu|card|device) or (?:in )?(?:total|combined|summed|all)|"
+    r"how does .{1,30} work|why (?:does|do|is|are) .{1,40}\brecommend|per (?:gpu|card|device) or (?:in )?(?:total|combined|summed|all)|"
     r"(?:total|combined|summed) or per (?:gpu|card|device)|what (?:controls|determines|sets|decides)\b|"
     r"does .{1,40} (?:affect|hurt|degrade|reduce|change) (?:the )?(?:accuracy|quality|results?|training)|"
     r"(?:can|could) (?:i|we|it|the model|a model|this model) be (?:split|sharded|distributed|spread)|"
@@ -30,7 +30,7 @@ KNOWLEDGE_PART = (
 )
 #: a time or speed measured on the asker's own run ("8500min", "6800 min", "5 tokens/s"): its clause is a
 #: diagnosis of that run, not a question a note answers (a memory figure is often the note's subject: "140 GB")
-_MEASURED = C(r"\d+(?:\.\d+)?\s*(?:min|mins|分钟|小时|hours?|秒|tokens?/s|tok/s|it/s)")
+_MEASURED = C(r"\d+(?:\.\d+)?\s*(?:min|mins|分钟|小时|hours?|秒|tokens?/s|tok/s|t/s|it/s)")
 #: the sentences of a message (unbounded: a sentence is as long as it is; the class cannot backtrack)
 _CLAUSE = re.compile(r"[^。！？!?\n]+[。！？!?]?")
 CUES = {
