@@ -23,14 +23,14 @@ ErrorKind = Literal[
 ]  # fmt: skip
 Symptom = Literal[
     "multi_gpu_slower", "low_gpu_util", "slow", "engine_memory", "other_process", "hang", "logits", "cpu_fallback",
-    "one_gpu_used", "silent_exit", "concurrency", "merge_export", "serial",
+    "one_gpu_used", "silent_exit", "concurrency", "merge_export", "serial", "uneven_growth",
 ]  # fmt: skip
 CAUSES = (
     "weights_exceed_memory", "kv_pool_too_small", "memory_utilization_setting", "other_process_memory",
     "tp_not_divisible", "optimizer_states_unsharded", "zero_stage_buffers", "needs_offload", "activations_too_large",
     "logits_memory", "fragmentation", "load_time_peak", "host_ram", "precision_unsupported", "p2p_or_interconnect",
     "communication_bound", "compute_or_config_slow", "dataloader_bound", "nccl_timeout_or_env",
-    "batch_or_concurrency_too_high", "requests_not_batched", "version_or_bug",
+    "batch_or_concurrency_too_high", "requests_not_batched", "layer_split_headroom", "version_or_bug",
 )  # fmt: skip
 Cause = Literal[CAUSES]
 

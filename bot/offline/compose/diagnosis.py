@@ -43,6 +43,7 @@ _DESCRIBED = frozenset(
         "merge_export",
         "slow",
         "serial",
+        "uneven_growth",
     }
 )  # fmt: skip  (concurrency alone is a sizing question)
 _FIGURES = ("failed_alloc_gib", "capacity_gib", "kv_tokens_reported", "measured_tokens_per_s", "free_gib")

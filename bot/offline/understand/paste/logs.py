@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bot.offline.understand.paste.cards import cards_indexed, uneven_growth
 from bot.offline.understand.patterns import SPEED_TARGET_AFTER, SPEED_TARGET_BEFORE, C
 
 _NUM = r"(\d+(?:\.\d+)?)"
@@ -93,6 +94,9 @@ SYMPTOMS = (
     ("cpu_fallback", _rx(r"(?:does ?n[o']t|not|never|isn't|is not) (?:use|using|utili[sz]\w*|running on) (?:the |my |any |nvidia |amd )*gpu|gpu (?:is )?not (?:being )?used|"
                          r"(?:runs?|running|only) (?:on|off) (?:the )?cpu|instead of (?:the )?gpu|only (?:uses? )?(?:the )?cpu|"
                          r"(?:跑在|运行在|用的是|只用)\s*cpu|(?:启用|改用|走|用)\s*cpu\s*(?:推理|运行|计算|跑)|(?:没有?|不)(?:用|使用|调用)\s*(?:gpu|显卡)")),
+    # one card's memory climbs while the others stay (a split by layers in one process): before "one_gpu_used",
+    # whose "另一张…不变" it also says; read by _uneven_growth, which wants the other cards said too
+    ("uneven_growth", None),
     ("one_gpu_used", _rx(r"(?:只|仅)(?:用|使用|占用)了?\s*(?:一|1|其中一)张|另一张.{0,10}(?:没|未|不)|(?:都|全部|所有卡?)用起来|"
                          r"only (?:one|1|a single|the first) gpu (?:is )?(?:used|utili[sz]ed|working)|other gpus? (?:are |is )?(?:not used|idle|unused|empty)|use all (?:\d+ |the |my )?gpus")),
     ("merge_export", _rx(r"(?:unable to|can(?:no|')t|could ?n[o']t|fail(?:s|ed)? to|errors? (?:when|while)|crash\w* (?:when|while)) (?:export|merg|sav|push|convert)\w*[^.\n]{0,60}(?:merged|16 ?bit|4 ?bit|safetensors|gguf|adapter|lora)|"
@@ -212,7 +216,7 @@ _UNSUPPORTED = (
     ("bf16", _rx(r"bf16|bfloat16|use float16 instead|--dtype[= ]half")),
 )
 _LAYER_SPLIT = _rx(
-    r"device_map\s*=?\s*['\"]?auto|模型并行|model parallel(?:ism)?|naive pipeline|layer(?:s)? (?:split|spread) across"
+    r"load_model_on_gpus|device_map\s*=?\s*['\"]?(?:auto|balanced|sequential)|模型并行|model parallel(?:ism)?|naive pipeline|layer(?:s)? (?:split|spread) across"
 )
 _VISION = _rx(
     r"max_pixels|image_max_pixels|\bpixels?\b|\bimages?\b|\bvideos?\b|图片|图像|视频|分辨率|多模态|multimodal|\bvl\b|-vl-"
@@ -266,12 +270,15 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
         if m := _LOG_GPU.search(text):
             ev["smi_gpu"] = m.group(1)
     for name, rx in SYMPTOMS:
-        if rx.search(text):
+        if rx.search(text) if rx is not None else uneven_growth(text):
             ev["symptom"] = name
             seen.append(name)
             break
     if _LAYER_SPLIT.search(text):
         ev["layer_split"] = True
+    if ev.get("symptom") == "uneven_growth":
+        if n := cards_indexed(text):
+            ev["cards_indexed"] = n
     if _VISION.search(text):
         ev["vision_inputs"] = True
     for field, rx in OOM_FIGURES:

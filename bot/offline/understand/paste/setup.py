@@ -152,6 +152,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if s.get("method") == "qlora" and s.get("precision") not in ("bf16", "fp16", None):
         s.pop("precision")
     n = s.pop("n_gpus", None) or p.n_gpus or ev.get("smi_count") or s.get("tp")
+    if ev.get("cards_indexed"):  # "0卡 … 1卡": the cards the words name by index ran it, whatever "单卡" said before
+        n = max(int(n or 1), ev["cards_indexed"])
     if n:
         args["n_gpus"] = int(n)
     if framework in ("vllm", "sglang") and "command" in paste.read and "tp" not in s:
@@ -166,6 +168,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         pass  # a local runtime serves: the question's words ("image", "fine-tuned model") do not make it training
     elif (not framework or framework in _GENERAL) and workload in ("train", "infer"):
         args["workload"] = workload  # what the words say ran ("推理", "serve", max_model_len) before any fallback
+    elif (not framework or framework in _GENERAL) and ev.get("symptom") == "uneven_growth" and not p.method:
+        args["workload"] = "infer"  # one card fills under a layer split, nothing said of training: generation
     elif (
         not framework
         and ev.get("symptom") != "concurrency"
