@@ -23,7 +23,7 @@ ErrorKind = Literal[
 ]  # fmt: skip
 Symptom = Literal[
     "multi_gpu_slower", "low_gpu_util", "slow", "engine_memory", "other_process", "hang", "logits", "cpu_fallback",
-    "one_gpu_used", "silent_exit", "concurrency", "merge_export", "serial", "uneven_growth",
+    "one_gpu_used", "silent_exit", "concurrency", "merge_export", "serial", "uneven_growth", "busy_low_power",
 ]  # fmt: skip
 CAUSES = (
     "weights_exceed_memory", "kv_pool_too_small", "memory_utilization_setting", "other_process_memory",

@@ -44,6 +44,7 @@ _DESCRIBED = frozenset(
         "slow",
         "serial",
         "uneven_growth",
+        "busy_low_power",
     }
 )  # fmt: skip  (concurrency alone is a sizing question)
 _FIGURES = ("failed_alloc_gib", "capacity_gib", "kv_tokens_reported", "measured_tokens_per_s", "free_gib")

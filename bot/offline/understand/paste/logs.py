@@ -108,6 +108,10 @@ SYMPTOMS = (
                    r"the second (?:user|request|one)[^.\n]{0,30}(?:waits?|takes?|receives?|gets?)|wait(?:s|ing)? for the (?:first|previous)|"
                    r"not (?:processed |handled |served |run )?(?:in parallel|concurrently)")),
     ("concurrency", _rx(r"concurren\w*|并发|(?:many|multiple|parallel|simultaneous) requests|同时(?:请求|访问|调用)|压测|(?:stress|load) test")),
+    # utilisation shown full while the power stays low: kernels waiting (on collectives, memory), not computing;
+    # before "low_gpu_util", whose "利用率…低" the same words also say
+    ("busy_low_power", _rx(r"(?:利用率|使用率|占用率|util\w*)[^，,。.\n]{0,10}(?:100|9\d)\s*%[^。.\n]{0,30}?(?:功率|功耗|\bpower\b)[^。.\n]{0,15}?(?:低|只有|仅|\bonly\b|\blow\b)|"
+                           r"(?:100|9\d)\s*%\s*(?:gpu[- ]?)?util\w*[^.\n]{0,60}?(?:\blow\b|\bonly\b)[^.\n]{0,20}?\bpower\b")),
     ("low_gpu_util", _rx(r"(?:gpu|显卡|cuda).{0,20}(?:util\w*|利用率|使用率|占用率|usage).{0,20}(?:low|低|only|只有|很低|不高|上不去|\b[0-4]?\d\s*%)|low gpu (?:util|usage)")),
     ("engine_memory", _rx(r"(?:vllm|sglang).{0,80}(?:占用|占了|占到|用了|吃掉|uses?|using|takes?|occup\w*|requires?|allocat\w*|eat\w*|consum\w*).{0,40}\d+(?:\.\d+)?\s*(?:g|gb|gib)(?![a-z])|"
                           r"\d+(?:\.\d+)?\s*(?:g|gb|gib)(?![a-z]).{0,40}(?:of )?(?:vram|显存).{0,40}(?:vllm|sglang)|why does .{0,40}vllm.{0,40}(?:so much|require)|"
