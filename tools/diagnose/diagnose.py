@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.diagnose import evidence, fixes, named, serve, slow, split, train, zero3
+from tools.diagnose import dtype, evidence, fixes, named, serve, slow, split, train, zero3
 from tools.diagnose.context import ENGINES, LOCAL, SERVING, Candidate, Setup, flag_values, read_setup, runs
 from tools.diagnose.facts import WORDS_ONLY, cause_words, say, words
 from tools.schemas.common import assume
@@ -121,6 +121,7 @@ def _out(c: Candidate, s: Setup) -> CauseOut:
 
 def _candidates(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
     out = evidence.log_causes(s) + named.named_causes(s) + split.split_causes(s) + zero3.zero3_causes(s)
+    out += dtype.dtype_causes(s)
     est: dict[str, Any] = {}
     layers_split = split.applies(s)  # one process over the GPUs: no engine's pool or head rule, and it loaded
     if s.model is not None:

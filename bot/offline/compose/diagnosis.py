@@ -98,7 +98,10 @@ def plan(text: str, paste: Paste, request: Request, run, lang: str) -> tuple[Pla
     When no cause earned the lead, the first part holds at most the stand-in line and the answer opens with the
     estimate or verdict for what was asked."""
     args, unknown = diagnose_args(paste, request)
-    offered: dict[str, Any] = {"pasted": {**paste.setup, **paste.evidence}}
+    pasted = {**paste.setup, **paste.evidence}
+    if "used_gb" not in args:  # the memory said, set against the weights, explained nothing: it was not used
+        pasted.pop("used_gb", None)
+    offered: dict[str, Any] = {"pasted": pasted}
     out = None
     if paste.anything or paste.evidence or paste.trouble:  # a trouble told in words: the setup the question states
         try:

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from bot.offline.understand.paste.cards import cards_indexed, uneven_growth
+from bot.offline.understand.paste.usage import used_gb
 from bot.offline.understand.patterns import SPEED_TARGET_AFTER, SPEED_TARGET_BEFORE, C
 
 _NUM = r"(\d+(?:\.\d+)?)"
@@ -285,6 +286,8 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
             ev["cards_indexed"] = n
     if _VISION.search(text):
         ev["vision_inputs"] = True
+    if used := used_gb(text):
+        ev["used_gb"] = used
     for field, rx in OOM_FIGURES:
         if field not in ev and (m := rx.search(text)):
             ev[field] = _gib(m.group(1), m.group(2))

@@ -9,7 +9,9 @@ from typing import Any
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.paste import Paste
 from bot.offline.understand.request.model import Request
+from tools.catalog.architecture import param_count
 from tools.catalog.lookup import get_gpu, get_model
+from tools.diagnose.dtype import fp32_weights
 from tools.errors import AdvisorError
 from tools.memory.capacity import capacity_bytes
 from tools.schemas.diagnose import DiagnoseInput
@@ -163,6 +165,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     for key, val in {**s, **ev}.items():
         if key in _FIELDS and key not in args and val is not None:
             args[key] = val
+    if "used_gb" in args and not (model and fp32_weights(param_count(get_model(model)).total, args["used_gb"])):
+        args.pop("used_gb")  # the memory the user says it takes is handed over only where it says the dtype
     workload = slots_of(p).get("workload")
     if paste.framework in _LOCAL:
         pass  # a local runtime serves: the question's words ("image", "fine-tuned model") do not make it training
