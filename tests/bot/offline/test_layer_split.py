@@ -50,4 +50,8 @@ def test_the_answer_leads_with_the_split_and_its_figures(advisor, caplog):
     assert "超过了每张卡" not in head  # it loaded: the weights are not why
     (t,) = ask(advisor, caplog, row("gh-chatglm6b-1081"))
     head = t.answer.split("---")[0]
-    assert head.startswith("**原因：模型按层切到 2 张卡") and "每卡起一个进程" in head and "replicas=one process per GPU" in head
+    assert (
+        head.startswith("**原因：模型按层切到 2 张卡")
+        and "每卡起一个进程" in head
+        and "replicas=one process per GPU" in head
+    )
