@@ -55,3 +55,12 @@ def test_the_answer_leads_with_the_split_and_its_figures(advisor, caplog):
         and "每卡起一个进程" in head
         and "replicas=one process per GPU" in head
     )
+
+
+def test_a_pasted_path_names_the_catalog_model_and_a_generic_one_is_said(advisor, caplog):
+    from bot.offline.understand.paste.setup import model_id
+
+    assert model_id("/home/ma-user/pyc/code/ChatGLM3-main/chatglm3-6b") == "chatglm3-6b"  # the path's last part
+    assert model_id("facebook/opt-33b") == "generic-33b"  # the catalog lacks it: a generic model of its size
+    (t,) = ask(advisor, caplog, row("gh-accelerate-608"))
+    assert t.answer.startswith("'opt-33b' from your command or config is not in the catalog")

@@ -52,12 +52,17 @@ def model_id(name: str | None) -> str | None:
     if not name:
         return None
     tail = name.rstrip("/").rsplit("/", 1)[-1]
+    generic = None  # a generic model of the size the name says: only when no spelling names a catalog model (a
+    # path's "…/ChatGLM3-main/chatglm3-6b" read whole is a generic 6B; its last part is ChatGLM3-6B)
     for candidate in (name, tail, _SUFFIX.sub("", tail), _SUFFIX.sub("", _SUFFIX.sub("", tail))):
         try:
-            return get_model(candidate).id
+            found = get_model(candidate).id
         except AdvisorError:
             continue
-    return None
+        if not found.startswith("generic-"):
+            return found
+        generic = generic or found
+    return generic
 
 
 def gpu_id(name: str | None) -> str | None:
