@@ -44,7 +44,7 @@ _ENGINE_BUILD = re.compile(
     r"engine build|构建引擎|编译引擎|build\s*引擎",
     re.IGNORECASE,
 )
-_SUFFIX = re.compile(r"[-_](?:instruct|chat|hf|base|it|awq|gptq|int4|int8|fp8|bnb-4bit)$", re.IGNORECASE)
+_SUFFIX = re.compile(r"[-_](?:instruct|chat|hf|base|it|awq|gptq|int4|int8|fp8|bnb-4bit|\d+k)$", re.IGNORECASE)
 
 
 def model_id(name: str | None) -> str | None:
