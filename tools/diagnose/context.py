@@ -101,7 +101,7 @@ def read_setup(inp: DiagnoseInput) -> Setup:
 
 #: troubles that say the run is running (slowly, idly, or holding more memory than expected): it fits, whatever a
 #: default setup would need
-RUNNING = frozenset({"engine_memory", "slow", "low_gpu_util", "multi_gpu_slower", "serial"})
+RUNNING = frozenset({"engine_memory", "slow", "low_gpu_util", "multi_gpu_slower", "serial", "busy_low_power"})
 
 
 def runs(inp: DiagnoseInput) -> bool:

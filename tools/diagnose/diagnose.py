@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.diagnose import evidence, fixes, named, serve, slow, train
+from tools.diagnose import dtype, evidence, fixes, named, serve, slow, split, train, zero3
 from tools.diagnose.context import ENGINES, LOCAL, SERVING, Candidate, Setup, flag_values, read_setup, runs
 from tools.diagnose.facts import WORDS_ONLY, cause_words, say, words
 from tools.schemas.common import assume
@@ -61,7 +61,16 @@ SPEED_CAUSES = frozenset({"compute_or_config_slow", "communication_bound", "p2p_
 #: the arithmetic lines that name a cause in words (the log's, the asker's): they lead for an error or a naming symptom
 NAMING_TEMPLATES = frozenset({"named", "said"})
 NAMING_SYMPTOMS = frozenset(
-    {"other_process", "cpu_fallback", "merge_export", "engine_memory", "logits", "one_gpu_used", "serial"}
+    {
+        "other_process",
+        "cpu_fallback",
+        "merge_export",
+        "engine_memory",
+        "logits",
+        "one_gpu_used",
+        "serial",
+        "uneven_growth",
+    }
 )
 
 
@@ -111,11 +120,13 @@ def _out(c: Candidate, s: Setup) -> CauseOut:
 
 
 def _candidates(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
-    out = evidence.log_causes(s) + named.named_causes(s)
+    out = evidence.log_causes(s) + named.named_causes(s) + split.split_causes(s) + zero3.zero3_causes(s)
+    out += dtype.dtype_causes(s)
     est: dict[str, Any] = {}
+    layers_split = split.applies(s)  # one process over the GPUs: no engine's pool or head rule, and it loaded
     if s.model is not None:
         out += slow.speed_causes(s)
-        if s.workload == "infer" and s.framework not in (ENGINES - SERVING) | LOCAL:
+        if s.workload == "infer" and s.framework not in (ENGINES - SERVING) | LOCAL and not layers_split:
             out += serve.tp_causes(s)
             if not any(c.cause == "tp_not_divisible" for c in out) and not runs(s.inp) and s.inp.error_kind != "crash":
                 out += serve.memory_causes(s)
@@ -126,6 +137,8 @@ def _candidates(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
             if s.oom or (s.inp.error_kind is None and not runs(s.inp)):  # it ran: memory is not why it is slow
                 more, est = train.memory_causes(s)
                 out += more
+    if layers_split and s.inp.symptom == "uneven_growth":  # it loaded and grew on one card: the weights fit
+        out = [c for c in out if c.cause != "weights_exceed_memory"]
     if s.inp.error_kind == "kv_too_small":  # the engine loaded the weights and profiled before it refused the
         out = [c for c in out if c.cause != "weights_exceed_memory"]  # length: they fit, whatever the estimate says
     if est.get("per_gpu_gb") and est["per_gpu_gb"] > OVERRUN * est["usable_gb"]:

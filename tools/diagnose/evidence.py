@@ -131,7 +131,7 @@ def precision_causes(s: Setup) -> list[Candidate]:
     if g is None:
         if i.error_kind != "unsupported_precision" and not said:
             return []
-        fix = _precision_fix(said, None)
+        fix = _precision_fix(said, None, s)
         return [Candidate("precision_unsupported", say("named", what=said or "precision"), *fix, named=True, prior=0.8)]
     lacks = None
     if (i.precision == "bf16" or said == "bf16") and not g.bf16_tflops:
@@ -151,16 +151,20 @@ def precision_causes(s: Setup) -> list[Candidate]:
         return [Candidate("precision_unsupported", arith, "--dtype", "half", prior=0.55)]
     if lacks is None:  # the card supports what was asked: the error is elsewhere (a kernel, a version)
         if i.error_kind == "unsupported_precision" and not said:
-            return [Candidate("precision_unsupported", say("named", what=said or "precision"), *_precision_fix(said, g),
+            return [Candidate("precision_unsupported", say("named", what=said or "precision"), *_precision_fix(said, g, s),
                               named=True, prior=0.7)]  # fmt: skip
         return []
     arith = say("precision", gpu=g.name, family=g.family, precision=lacks)
-    return [Candidate("precision_unsupported", arith, *_precision_fix(said or lacks, g), named=True, prior=0.85)]
+    return [Candidate("precision_unsupported", arith, *_precision_fix(said or lacks, g, s), named=True, prior=0.85)]
 
 
-def _precision_fix(what: str | None, g) -> tuple[str, object]:
+def _precision_fix(what: str | None, g, s: Setup) -> tuple[str, object]:
     if what in ("flash_attn", "FlashAttention-2"):
         return "attn_implementation", "sdpa"
     if what == "fp8":
         return "--dtype", "bfloat16" if g is not None and g.bf16_tflops else "float16"
-    return "fp16", True  # bf16 -> fp16 (vLLM: --dtype half)
+    if s.framework in ENGINES:  # bf16 -> fp16, in the serving engine's own flag (vLLM, SGLang, lmdeploy)
+        return "--dtype", "half"
+    if s.workload == "infer":  # a model loaded by hand for inference: the dtype it is loaded in
+        return "torch_dtype", "float16"
+    return "fp16", True  # a trainer: mixed precision in fp16 (with loss scaling)

@@ -95,7 +95,9 @@ _DEEPSPEED = ("zero_optimization.", "stage3_", "reduce_bucket_size", "allgather_
 
 def fit(c: Candidate, s: Setup) -> Candidate | None:
     """The candidate with its fix in the asker's framework, or None where it is no fix for this run."""
-    if (has := _ALREADY.get(c.flag)) and has(s.inp, c.value):
+    if (
+        (has := _ALREADY.get(c.flag)) and has(s.inp, c.value) and not c.extra.get("lower")
+    ):  # (a lower stage: less traffic)
         return None if c.cause in _REMEDIED else _unset(c)
     if c.flag.startswith(_DEEPSPEED) and "fsdp" in flag_values(s.inp):
         if c.flag.startswith("zero_optimization.offload_"):

@@ -23,14 +23,14 @@ ErrorKind = Literal[
 ]  # fmt: skip
 Symptom = Literal[
     "multi_gpu_slower", "low_gpu_util", "slow", "engine_memory", "other_process", "hang", "logits", "cpu_fallback",
-    "one_gpu_used", "silent_exit", "concurrency", "merge_export", "serial",
+    "one_gpu_used", "silent_exit", "concurrency", "merge_export", "serial", "uneven_growth", "busy_low_power",
 ]  # fmt: skip
 CAUSES = (
     "weights_exceed_memory", "kv_pool_too_small", "memory_utilization_setting", "other_process_memory",
     "tp_not_divisible", "optimizer_states_unsharded", "zero_stage_buffers", "needs_offload", "activations_too_large",
     "logits_memory", "fragmentation", "load_time_peak", "host_ram", "precision_unsupported", "p2p_or_interconnect",
     "communication_bound", "compute_or_config_slow", "dataloader_bound", "nccl_timeout_or_env",
-    "batch_or_concurrency_too_high", "requests_not_batched", "version_or_bug",
+    "batch_or_concurrency_too_high", "requests_not_batched", "layer_split_headroom", "loaded_in_fp32", "version_or_bug",
 )  # fmt: skip
 Cause = Literal[CAUSES]
 
@@ -90,6 +90,7 @@ class DiagnoseInput(ToolInput):
     reserved_gib: float | None = Field(None, ge=0, le=1e6, description="Reserved by PyTorch (total), GiB.")
     free_gib: float | None = Field(None, ge=0, le=1e6, description="Free on the device, GiB.")
     process_gib: float | None = Field(None, ge=0, le=1e6, description="Memory this process holds, GiB.")
+    used_gb: float | None = Field(None, gt=0, le=1e6, description="Memory the user says the run takes, GB.")
     other_process_gib: float | None = Field(None, ge=0, le=1e6, description="Memory other processes hold, GiB.")
     heads_reported: int | None = Field(None, ge=1, le=100_000, description="Attention heads the error message names.")
     layers_on_gpu: int | None = Field(None, ge=0, le=100_000, description="Layers a local runtime put on the GPU.")

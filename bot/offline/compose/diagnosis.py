@@ -24,6 +24,8 @@ from tools.yaml_data import load_yaml
 TEMPLATES = Path(__file__).resolve().parent.parent / "say" / "templates" / "diagnose.yaml"
 #: other causes listed after the first
 OTHERS = 3
+#: the catalog id prefix of a generic model of a size (a name it lacks, sized by its parameter count)
+GENERIC = "generic-"
 #: the fix `diagnose` gives a framework bug or version mismatch: the version, not a flag
 VERSION_FIX = "the framework version"
 #: errors a paste carries that are more than the word "OOM": the diagnosis is the answer
@@ -43,6 +45,8 @@ _DESCRIBED = frozenset(
         "merge_export",
         "slow",
         "serial",
+        "uneven_growth",
+        "busy_low_power",
     }
 )  # fmt: skip  (concurrency alone is a sizing question)
 _FIGURES = ("failed_alloc_gib", "capacity_gib", "kv_tokens_reported", "measured_tokens_per_s", "free_gib")
@@ -96,7 +100,10 @@ def plan(text: str, paste: Paste, request: Request, run, lang: str) -> tuple[Pla
     When no cause earned the lead, the first part holds at most the stand-in line and the answer opens with the
     estimate or verdict for what was asked."""
     args, unknown = diagnose_args(paste, request)
-    offered: dict[str, Any] = {"pasted": {**paste.setup, **paste.evidence}}
+    pasted = {**paste.setup, **paste.evidence}
+    if "used_gb" not in args:  # the memory said, set against the weights, explained nothing: it was not used
+        pasted.pop("used_gb", None)
+    offered: dict[str, Any] = {"pasted": pasted}
     out = None
     if paste.anything or paste.evidence or paste.trouble:  # a trouble told in words: the setup the question states
         try:
@@ -115,9 +122,15 @@ def plan(text: str, paste: Paste, request: Request, run, lang: str) -> tuple[Pla
     # which model an unknown name was computed on, said first: above a cause that leads, or above the whole
     # diagnosis when it is the answer (otherwise the estimate that opens the answer says it)
     first = head if head else below if exclusive(paste) else None
+    said = False
     for typed, value in p.stand_ins.items() if first is not None else ():
         if value == args.get("model") and typed in p.unknown_models:
             first.insert(0, stand_in_line(typed, value, lang, p.stand_in_basis.get(typed)))
+            said = True
+    written = paste.setup.get("model")  # a name in the paste the catalog sizes only as a generic model of its size
+    if first is not None and not said and written and str(args.get("model", "")).startswith(GENERIC):
+        size = args["model"].removeprefix(GENERIC).upper()
+        first.insert(0, line("generic_model", lang, name=str(written).rstrip("/").rsplit("/", 1)[-1], size=size))
     result = PlanResult(answer="\n\n".join(b for b in head if b), language=lang, tool_calls=run.calls,
                         citations=run.citations, follow_ups=[], state={}, offered=offered)  # fmt: skip
     return result, "\n\n".join(b for b in below if b)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bot.offline.understand.paste.cards import cards_indexed, uneven_growth
+from bot.offline.understand.paste.usage import used_gb
 from bot.offline.understand.patterns import SPEED_TARGET_AFTER, SPEED_TARGET_BEFORE, C
 
 _NUM = r"(\d+(?:\.\d+)?)"
@@ -93,6 +95,9 @@ SYMPTOMS = (
     ("cpu_fallback", _rx(r"(?:does ?n[o']t|not|never|isn't|is not) (?:use|using|utili[sz]\w*|running on) (?:the |my |any |nvidia |amd )*gpu|gpu (?:is )?not (?:being )?used|"
                          r"(?:runs?|running|only) (?:on|off) (?:the )?cpu|instead of (?:the )?gpu|only (?:uses? )?(?:the )?cpu|"
                          r"(?:跑在|运行在|用的是|只用)\s*cpu|(?:启用|改用|走|用)\s*cpu\s*(?:推理|运行|计算|跑)|(?:没有?|不)(?:用|使用|调用)\s*(?:gpu|显卡)")),
+    # one card's memory climbs while the others stay (a split by layers in one process): before "one_gpu_used",
+    # whose "另一张…不变" it also says; read by _uneven_growth, which wants the other cards said too
+    ("uneven_growth", None),
     ("one_gpu_used", _rx(r"(?:只|仅)(?:用|使用|占用)了?\s*(?:一|1|其中一)张|另一张.{0,10}(?:没|未|不)|(?:都|全部|所有卡?)用起来|"
                          r"only (?:one|1|a single|the first) gpu (?:is )?(?:used|utili[sz]ed|working)|other gpus? (?:are |is )?(?:not used|idle|unused|empty)|use all (?:\d+ |the |my )?gpus")),
     ("merge_export", _rx(r"(?:unable to|can(?:no|')t|could ?n[o']t|fail(?:s|ed)? to|errors? (?:when|while)|crash\w* (?:when|while)) (?:export|merg|sav|push|convert)\w*[^.\n]{0,60}(?:merged|16 ?bit|4 ?bit|safetensors|gguf|adapter|lora)|"
@@ -104,6 +109,10 @@ SYMPTOMS = (
                    r"the second (?:user|request|one)[^.\n]{0,30}(?:waits?|takes?|receives?|gets?)|wait(?:s|ing)? for the (?:first|previous)|"
                    r"not (?:processed |handled |served |run )?(?:in parallel|concurrently)")),
     ("concurrency", _rx(r"concurren\w*|并发|(?:many|multiple|parallel|simultaneous) requests|同时(?:请求|访问|调用)|压测|(?:stress|load) test")),
+    # utilisation shown full while the power stays low: kernels waiting (on collectives, memory), not computing;
+    # before "low_gpu_util", whose "利用率…低" the same words also say
+    ("busy_low_power", _rx(r"(?:利用率|使用率|占用率|util\w*)[^，,。.\n]{0,10}(?:100|9\d)\s*%[^。.\n]{0,30}?(?:功率|功耗|\bpower\b)[^。.\n]{0,15}?(?:低|只有|仅|\bonly\b|\blow\b)|"
+                           r"(?:100|9\d)\s*%\s*(?:gpu[- ]?)?util\w*[^.\n]{0,60}?(?:\blow\b|\bonly\b)[^.\n]{0,20}?\bpower\b")),
     ("low_gpu_util", _rx(r"(?:gpu|显卡|cuda).{0,20}(?:util\w*|利用率|使用率|占用率|usage).{0,20}(?:low|低|only|只有|很低|不高|上不去|\b[0-4]?\d\s*%)|low gpu (?:util|usage)")),
     ("engine_memory", _rx(r"(?:vllm|sglang).{0,80}(?:占用|占了|占到|用了|吃掉|uses?|using|takes?|occup\w*|requires?|allocat\w*|eat\w*|consum\w*).{0,40}\d+(?:\.\d+)?\s*(?:g|gb|gib)(?![a-z])|"
                           r"\d+(?:\.\d+)?\s*(?:g|gb|gib)(?![a-z]).{0,40}(?:of )?(?:vram|显存).{0,40}(?:vllm|sglang)|why does .{0,40}vllm.{0,40}(?:so much|require)|"
@@ -222,7 +231,7 @@ _UNSUPPORTED = (
     ("bf16", _rx(r"bf16|bfloat16|use float16 instead|--dtype[= ]half")),
 )
 _LAYER_SPLIT = _rx(
-    r"device_map\s*=?\s*['\"]?auto|模型并行|model parallel(?:ism)?|naive pipeline|layer(?:s)? (?:split|spread) across"
+    r"load_model_on_gpus|device_map\s*=?\s*['\"]?(?:auto|balanced|sequential)|模型并行|model parallel(?:ism)?|naive pipeline|layer(?:s)? (?:split|spread) across"
 )
 _VISION = _rx(
     r"max_pixels|image_max_pixels|\bpixels?\b|\bimages?\b|\bvideos?\b|图片|图像|视频|分辨率|多模态|multimodal|\bvl\b|-vl-"
@@ -276,14 +285,19 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
         if m := _LOG_GPU.search(text):
             ev["smi_gpu"] = m.group(1)
     for name, rx in SYMPTOMS:
-        if rx.search(text):
+        if rx.search(text) if rx is not None else uneven_growth(text):
             ev["symptom"] = name
             seen.append(name)
             break
     if _LAYER_SPLIT.search(text):
         ev["layer_split"] = True
+    if ev.get("symptom") == "uneven_growth":
+        if n := cards_indexed(text):
+            ev["cards_indexed"] = n
     if _VISION.search(text):
         ev["vision_inputs"] = True
+    if used := used_gb(text):
+        ev["used_gb"] = used
     for field, rx in OOM_FIGURES:
         if field not in ev and (m := rx.search(text)):
             ev[field] = _gib(m.group(1), m.group(2))

@@ -9,7 +9,9 @@ from typing import Any
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.paste import Paste
 from bot.offline.understand.request.model import Request
+from tools.catalog.architecture import param_count
 from tools.catalog.lookup import get_gpu, get_model
+from tools.diagnose.dtype import fp32_weights
 from tools.errors import AdvisorError
 from tools.memory.capacity import capacity_bytes
 from tools.schemas.diagnose import DiagnoseInput
@@ -42,7 +44,7 @@ _ENGINE_BUILD = re.compile(
     r"engine build|构建引擎|编译引擎|build\s*引擎",
     re.IGNORECASE,
 )
-_SUFFIX = re.compile(r"[-_](?:instruct|chat|hf|base|it|awq|gptq|int4|int8|fp8|bnb-4bit)$", re.IGNORECASE)
+_SUFFIX = re.compile(r"[-_](?:instruct|chat|hf|base|it|awq|gptq|int4|int8|fp8|bnb-4bit|\d+k)$", re.IGNORECASE)
 
 
 def model_id(name: str | None) -> str | None:
@@ -50,12 +52,17 @@ def model_id(name: str | None) -> str | None:
     if not name:
         return None
     tail = name.rstrip("/").rsplit("/", 1)[-1]
+    generic = None  # a generic model of the size the name says: only when no spelling names a catalog model (a
+    # path's "…/ChatGLM3-main/chatglm3-6b" read whole is a generic 6B; its last part is ChatGLM3-6B)
     for candidate in (name, tail, _SUFFIX.sub("", tail), _SUFFIX.sub("", _SUFFIX.sub("", tail))):
         try:
-            return get_model(candidate).id
+            found = get_model(candidate).id
         except AdvisorError:
             continue
-    return None
+        if not found.startswith("generic-"):
+            return found
+        generic = generic or found
+    return generic
 
 
 def gpu_id(name: str | None) -> str | None:
@@ -152,6 +159,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if s.get("method") == "qlora" and s.get("precision") not in ("bf16", "fp16", None):
         s.pop("precision")
     n = s.pop("n_gpus", None) or p.n_gpus or ev.get("smi_count") or s.get("tp")
+    if ev.get("cards_indexed"):  # "0卡 … 1卡": the cards the words name by index ran it, whatever "单卡" said before
+        n = max(int(n or 1), ev["cards_indexed"])
     if n:
         args["n_gpus"] = int(n)
     if framework in ("vllm", "sglang") and "command" in paste.read and "tp" not in s:
@@ -161,11 +170,15 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     for key, val in {**s, **ev}.items():
         if key in _FIELDS and key not in args and val is not None:
             args[key] = val
+    if "used_gb" in args and not (model and fp32_weights(param_count(get_model(model)).total, args["used_gb"])):
+        args.pop("used_gb")  # the memory the user says it takes is handed over only where it says the dtype
     workload = slots_of(p).get("workload")
     if paste.framework in _LOCAL:
         pass  # a local runtime serves: the question's words ("image", "fine-tuned model") do not make it training
     elif (not framework or framework in _GENERAL) and workload in ("train", "infer"):
         args["workload"] = workload  # what the words say ran ("推理", "serve", max_model_len) before any fallback
+    elif (not framework or framework in _GENERAL) and ev.get("symptom") == "uneven_growth" and not p.method:
+        args["workload"] = "infer"  # one card fills under a layer split, nothing said of training: generation
     elif (
         not framework
         and ev.get("symptom") != "concurrency"
