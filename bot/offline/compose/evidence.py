@@ -17,9 +17,11 @@ from bot.offline.say.render import Out, gb, usable
 from bot.offline.understand.lexicon import CUE_GROUPS
 from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.request.reader import read
+from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
 from tools.speed.measured import verdict
 
+_SPEED_WORDS = re.compile(r"tok|t/s|token|字", re.I)
 _OOM = re.compile(
     dict(CUE_GROUPS)["oom"] + r"|tried to allocate|outofmemoryerror|显存不足|cuda error: out of memory", re.I
 )
@@ -120,9 +122,49 @@ def host_ram(p: ParsedQuestion) -> tuple[str, float] | None:
     return None
 
 
-def measured_speed(p: ParsedQuestion) -> tuple[str, float] | None:
-    """The decode speed the user measured ("只有19tokens/s", "35 tok/s"), as (their words, tokens/s)."""
-    return _figure(p, "throughput_measured", r"tok|t/s|token|字")
+#: what a measured speed is said of: the model or the card named before it on its line
+_SUBJECTS = ("model", "gpu")
+
+
+def _subjects(mentions: list, at: int, text: str) -> list[tuple[str, str]]:
+    """The model and the card a figure at offset `at` is said of: of each, the last one named before it on the same
+    line, as (role, value)."""
+    line_start = text.rfind("\n", 0, at) + 1
+    out = []
+    for role in _SUBJECTS:
+        if before := [m for m in mentions if m.role == role and line_start <= m.start < at]:
+            out.append((role, str(before[-1].value)))
+    return out
+
+
+def _key(role: str, name: str) -> str | None:
+    """The catalog id a model or card name resolves to, else None (a name the catalog does not size)."""
+    try:
+        return (get_model(name) if role == "model" else get_gpu(name)).id
+    except AdvisorError:
+        return None
+
+
+def _own(role: str, value: str, s: dict[str, Any], p: ParsedQuestion) -> bool:
+    """Whether a named model or card is the one this part computes (`s`): the same catalog record (a stand-in is
+    the record it is computed on)."""
+    named = p.stand_ins.get(value, value) if role == "model" else value
+    return bool(s.get(role)) and _key(role, named) in (_key(role, str(s[role])), str(s[role]))
+
+
+def measured_speed(p: ParsedQuestion, s: dict[str, Any] | None = None) -> tuple[str, float] | None:
+    """The decode speed the user measured ("只有19tokens/s", "35 tok/s"), as (their words, tokens/s). Where speeds
+    are said of different models or cards ("chatglm2-6B 约 32tokens/s，qwen7B 只有 17tokens/s"), the part for `s`
+    gets the one said of its own (the Qwen-7B part gets 17), else none: another model's speed is never its own."""
+    mentions = read(p.text).mentions
+    found = [
+        m for m in mentions
+        if m.role == "throughput_measured" and isinstance(m.value, float) and _SPEED_WORDS.search(m.text)
+    ]  # fmt: skip
+    told = [(m, _subjects(mentions, m.start, p.text)) for m in found]
+    if s is not None and len({tuple(of) for _, of in told if of}) > 1:
+        found = [m for m, of in told if any(_own(*one, s, p) for one in of)]
+    return (found[0].text, found[0].value) if found else None
 
 
 def target_speed(p: ParsedQuestion) -> tuple[str, float] | None:

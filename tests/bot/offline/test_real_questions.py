@@ -61,6 +61,15 @@ def test_a_measured_speed_gets_a_verdict(advisor):
     assert "您实测的“19tokens/s”" in trace.answer, trace.answer
 
 
+def test_each_model_gets_the_speed_measured_for_it(advisor):
+    # "chatglm2-6B的推理速度大约 32tokens/s / qwen7B的仅仅只有 17tokens/s / baichuan-7B … 25tokens/s"
+    answer = advisor.ask(row("gh-qwen-175")).answer
+    parts = {head: answer.split(head, 1)[1][:600] for head in ("**Qwen-7B：**", "**ChatGLM-6B：**", "**Baichuan2-7B：**")}
+    assert "您实测的“17tokens/s”偏低" in parts["**Qwen-7B：**"], answer
+    assert "“32tokens/s”在正常范围" in parts["**ChatGLM-6B：**"] and "“25tokens/s”" in parts["**Baichuan2-7B：**"]
+    assert "32tokens/s" not in parts["**Qwen-7B：**"]
+
+
 @pytest.mark.parametrize(
     "row_id",
     [
