@@ -16,9 +16,11 @@ from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, gb, usable
 from bot.offline.understand.lexicon import CUE_GROUPS
 from bot.offline.understand.parse import ParsedQuestion
-from bot.offline.understand.request.reader import read
+from bot.offline.understand.request.figures import used_on_card
+from bot.offline.understand.request.reader import normalised, read
 from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
+from tools.memory.verdict import seen_verdict
 from tools.speed.measured import verdict
 
 _SPEED_WORDS = re.compile(r"tok|t/s|token|字", re.I)
@@ -127,8 +129,8 @@ _SUBJECTS = ("model", "gpu")
 
 
 def _subjects(mentions: list, at: int, text: str) -> list[tuple[str, str]]:
-    """The model and the card a figure at offset `at` is said of: of each, the last one named before it on the same
-    line, as (role, value)."""
+    """The model and the card a figure at offset `at` of `text` (the reader's normalised text) is said of: of each,
+    the last one named before it on the same line, as (role, value)."""
     line_start = text.rfind("\n", 0, at) + 1
     out = []
     for role in _SUBJECTS:
@@ -161,10 +163,27 @@ def measured_speed(p: ParsedQuestion, s: dict[str, Any] | None = None) -> tuple[
         m for m in mentions
         if m.role == "throughput_measured" and isinstance(m.value, float) and _SPEED_WORDS.search(m.text)
     ]  # fmt: skip
-    told = [(m, _subjects(mentions, m.start, p.text)) for m in found]
+    told = [(m, _subjects(mentions, m.start, normalised(p.text))) for m in found]
     if s is not None and len({tuple(of) for _, of in told if of}) > 1:
         found = [m for m, of in told if any(_own(*one, s, p) for one in of)]
     return (found[0].text, found[0].value) if found else None
+
+
+def memory_seen(p: ParsedQuestion) -> tuple[str, float] | None:
+    """The GPU memory the user saw a run use ("每张卡显存占用几乎32G", "consumed about 60G VRAM"), as (their
+    words, GB); a log's allocation figures are not it."""
+    for m in read(p.text).mentions:
+        if m.role == "log_memory" and isinstance(m.value, float) and used_on_card(normalised(p.text), m.start):
+            return m.text, m.value
+    return None
+
+
+def against_seen(r: dict[str, Any], out: Out, seen: tuple[str, float], lead: str) -> None:
+    """The memory the user saw in use beside the estimate (a fit output `r`), with its verdict (`seen_verdict`):
+    `lead` is the fit's own sentence, said after the verdict."""
+    text, value = seen
+    said = seen_verdict(value, r["per_gpu_gb"], r["capacity_gb"])
+    out.add(say(f"seen_{said}", out.lang, seen=text, need=gb(r["per_gpu_gb"]), lead=lead))
 
 
 def target_speed(p: ParsedQuestion) -> tuple[str, float] | None:

@@ -6,7 +6,7 @@ from math import prod
 from typing import Any
 
 from bot.core.toolbox import ToolRun
-from bot.offline.compose.evidence import host_ram, oom_but_fits, reported_oom
+from bot.offline.compose.evidence import against_seen, host_ram, memory_seen, oom_but_fits, reported_oom
 from bot.offline.compose.serving import fit_infer, with_host_ram
 from bot.offline.compose.toolargs import is_inference, n_of, serving_args, short_source, training_args
 from bot.offline.say.assumptions import assumptions_block
@@ -64,9 +64,13 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: s
         out.add(assumptions_block(r["assumptions"], lang))
         return
     if r["fits"]:
-        out.add(say("fit_train_yes", lang, headroom=gb(r["headroom_gb"]), **common))
+        lead = say("fit_train_yes", lang, headroom=gb(r["headroom_gb"]), **common)
     else:
-        out.add(say("fit_train_no", lang, short=gb(r["shortfall_gb"]), **common))
+        lead = say("fit_train_no", lang, short=gb(r["shortfall_gb"]), **common)
+    if r["fits"] and (seen := memory_seen(p)):  # "每张卡占满 32G，正常吗": the memory they saw, judged, leads
+        against_seen(r, out, seen, lead)
+    else:
+        out.add(lead)
     if (
         r["method"] == "full" and r["n_gpus"] > 1 and not s.get("pp")
     ):  # the whole that ZeRO splits: the figure people check first
