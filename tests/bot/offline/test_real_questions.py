@@ -37,6 +37,14 @@ def test_running_a_model_is_serving_even_with_deepspeed_named():
     assert read(row("gh-lmdeploy-519")).parsed.workload == "infer"  # "deepspeed 2张V100 32G运行internlm-chat-20B"
 
 
+def test_requirements_for_running_a_model_are_serving_ones(advisor):
+    # "What are the hardware configuration requirements for running the bge-m3 model?": no training sized
+    trace = advisor.ask(row("gh-flagembedding-489"))
+    assert {c.tool for c in trace.tool_calls} >= {"fit_inference"} and "fit_training" not in {
+        c.tool for c in trace.tool_calls
+    }, trace.answer
+
+
 def test_both_jobs_asked_get_both_answers(advisor):
     trace = advisor.ask(row("gh-yuan2-9"))  # "推理和微调大概需要多少卡呢 | 以102B的模型，A100 80G为例"
     assert "**推理部署：**" in trace.answer and "**微调训练：**" in trace.answer
