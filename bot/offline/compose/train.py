@@ -27,6 +27,7 @@ from bot.offline.say.render import (
     usable,
 )
 from bot.offline.understand.parse import ParsedQuestion
+from bot.offline.understand.request.reader import read
 from bot.offline.understand.quantities import parallel_degrees
 from tools.catalog.lookup import get_gpu
 from tools.errors import AdvisorError
@@ -41,12 +42,26 @@ def unnamed_finetune(s: dict[str, Any], p: ParsedQuestion) -> bool:
     return s.get("workload") == "finetune" and p.method is None and not is_inference(s)
 
 
+def _how_to_fit(s: dict[str, Any], p: ParsedQuestion) -> bool:
+    """A training run on the user's cards, the method not named, and the setup asked for ("基于怎样的配置可以…训练起来",
+    "how can I train with a 3090"): the methods side by side are the answer."""
+    return (
+        s.get("workload") in ("train", "finetune")
+        and p.method is None
+        and bool(s.get("gpu"))
+        and bool(s.get("model"))
+        and "config" in read(p.text).asks
+    )
+
+
 def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: str = "") -> None:
     """Whether the run fits; `methods` (the by-method table a count question gets) follows the verdict."""
     if is_inference(s):
         fit_infer(with_host_ram(s, p), run, out, oom=reported_oom(p), text=p.text or "")
         return
     lang = out.lang
+    if not methods and _how_to_fit(s, p):  # "怎样的配置可以在一台4090上训练起来": which method fits there, each
+        methods = by_method(s, run, lang)  # with its count (worked out first: the run answered is the last called)
     r = run("fit_training", training_args(s))
     label = method_label(r["method"], lang, r.get("objective", "sft"))
     common = {

@@ -158,3 +158,9 @@ def test_a_fit_on_several_cards_says_how_to_split_and_when_one_card_holds_it(adv
 )
 def test_resources_and_requirements_ask_for_a_count(row_id):
     assert "min_count" in read(row(row_id)).asks
+
+
+def test_what_setup_trains_it_on_this_card_is_a_fit_by_method_not_a_time(advisor):
+    trace = advisor.ask(row("gh-qwen-1224"))  # "基于怎样的配置可以在一台4090上训练起来？" (72B)
+    assert "training_time" not in {c.tool for c in trace.tool_calls}, trace.answer
+    assert trace.answer.split("\n\n")[1].startswith("**放不下。**") and "**微调按方法对比**" in trace.answer
