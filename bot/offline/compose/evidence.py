@@ -169,6 +169,36 @@ def measured_speed(p: ParsedQuestion, s: dict[str, Any] | None = None) -> tuple[
     return (found[0].text, found[0].value) if found else None
 
 
+def measured_by_card(p: ParsedQuestion) -> dict[str, tuple[str, float]]:
+    """The decode speeds the user measured, by the card each is said of ("A100的tokens/s仅为40.24 … L40 … 50以上"):
+    catalog id -> (their words, tokens/s); a speed whose line names no card is none of them."""
+    mentions, text = read(p.text).mentions, normalised(p.text)
+    out: dict[str, tuple[str, float]] = {}
+    for m in mentions:
+        if m.role != "throughput_measured" or not isinstance(m.value, float):
+            continue
+        card = next((value for role, value in _subjects(mentions, m.start, text) if role == "gpu"), None)
+        if card and (key := _key("gpu", card)):
+            out.setdefault(key, (m.text, m.value))
+    return out
+
+
+def against_bandwidth(rows: list[dict[str, Any]], ratios: list[dict[str, Any]], p: ParsedQuestion, out: Out) -> None:
+    """Speeds measured on two of the compared cards (`compare_gpus` rows and ratios to the first) beside their
+    memory-bandwidth ratio, which sets one stream's decode speed: the gap follows it (normal) or not (the card is
+    not the limit: per-step overhead or a different setup). Judged by `tools.speed.measured.verdict`."""
+    seen = measured_by_card(p)
+    have = [(row, x) for row, x in zip(rows, ratios, strict=False) if row["id"] in seen]
+    if len(have) < 2 or not have[1][1].get("bandwidth") or have[0][0] is not rows[0]:
+        return
+    (first, _), (other, x) = have[0], have[1]
+    (first_text, first_value), (text, value) = seen[first["id"]], seen[other["id"]]
+    said = verdict(value / first_value, x["bandwidth"]) if first_value else "very_low"
+    key = "measured_cards_bandwidth" if said == "normal" else "measured_cards_not_bandwidth"
+    out.add(say(key, out.lang, first=first["name"], first_speed=first_text, gpu=other["name"], speed=text,
+                bw=f"{x['bandwidth']:g}×"))  # fmt: skip
+
+
 def memory_seen(p: ParsedQuestion) -> tuple[str, float] | None:
     """The GPU memory the user saw a run use ("每张卡显存占用几乎32G", "consumed about 60G VRAM"), as (their
     words, GB); a log's allocation figures are not it."""

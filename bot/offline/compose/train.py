@@ -27,8 +27,8 @@ from bot.offline.say.render import (
     usable,
 )
 from bot.offline.understand.parse import ParsedQuestion
-from bot.offline.understand.request.reader import read
 from bot.offline.understand.quantities import parallel_degrees
+from bot.offline.understand.request.reader import read
 from tools.catalog.lookup import get_gpu
 from tools.errors import AdvisorError
 
@@ -45,13 +45,8 @@ def unnamed_finetune(s: dict[str, Any], p: ParsedQuestion) -> bool:
 def _how_to_fit(s: dict[str, Any], p: ParsedQuestion) -> bool:
     """A training run on the user's cards, the method not named, and the setup asked for ("基于怎样的配置可以…训练起来",
     "how can I train with a 3090"): the methods side by side are the answer."""
-    return (
-        s.get("workload") in ("train", "finetune")
-        and p.method is None
-        and bool(s.get("gpu"))
-        and bool(s.get("model"))
-        and "config" in read(p.text).asks
-    )
+    asked = s.get("workload") in ("train", "finetune") and p.method is None and s.get("gpu") and s.get("model")
+    return bool(asked) and "config" in read(p.text).asks
 
 
 def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: str = "") -> None:

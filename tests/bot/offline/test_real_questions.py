@@ -72,7 +72,9 @@ def test_a_measured_speed_gets_a_verdict(advisor):
 def test_each_model_gets_the_speed_measured_for_it(advisor):
     # "chatglm2-6B的推理速度大约 32tokens/s / qwen7B的仅仅只有 17tokens/s / baichuan-7B … 25tokens/s"
     answer = advisor.ask(row("gh-qwen-175")).answer
-    parts = {head: answer.split(head, 1)[1][:600] for head in ("**Qwen-7B：**", "**ChatGLM-6B：**", "**Baichuan2-7B：**")}
+    parts = {
+        head: answer.split(head, 1)[1][:600] for head in ("**Qwen-7B：**", "**ChatGLM-6B：**", "**Baichuan2-7B：**")
+    }
     assert "您实测的“17tokens/s”偏低" in parts["**Qwen-7B：**"], answer
     assert "“32tokens/s”在正常范围" in parts["**ChatGLM-6B：**"] and "“25tokens/s”" in parts["**Baichuan2-7B：**"]
     assert "32tokens/s" not in parts["**Qwen-7B：**"]
@@ -164,3 +166,11 @@ def test_what_setup_trains_it_on_this_card_is_a_fit_by_method_not_a_time(advisor
     trace = advisor.ask(row("gh-qwen-1224"))  # "基于怎样的配置可以在一台4090上训练起来？" (72B)
     assert "training_time" not in {c.tool for c in trace.tool_calls}, trace.answer
     assert trace.answer.split("\n\n")[1].startswith("**放不下。**") and "**微调按方法对比**" in trace.answer
+
+
+def test_speeds_measured_on_two_cards_are_judged_against_their_bandwidth_first(advisor):
+    # "A100的自回归tokens/s仅为40.24是否太慢了？… 4090和L40上 … tokens/s均达到了50以上"
+    answer = advisor.ask(row("gh-specbench-4")).answer
+    verdict = answer.index("**这个差距不是卡的带宽造成的：**")
+    assert verdict < answer.index("**对比：**") and "“40.24”" in answer and "“50”" in answer, answer
+    assert "0.42×" in answer[verdict : verdict + 200]

@@ -42,7 +42,12 @@ def test_a_reading_above_the_card_is_said_to_be_a_larger_cards(advisor):
 
 @pytest.mark.parametrize(
     ("seen", "need", "capacity", "said"),
-    [(32, 15.3, 34.4, "cached"), (60, 43.4, 51.5, "larger_card"), (16, 15.3, 34.4, "as_estimated"), (5, 15.3, 34.4, "below")],
+    [
+        (32, 15.3, 34.4, "cached"),
+        (60, 43.4, 51.5, "larger_card"),
+        (16, 15.3, 34.4, "as_estimated"),
+        (5, 15.3, 34.4, "below"),
+    ],
 )
 def test_seen_verdict(seen, need, capacity, said):
     assert seen_verdict(seen, need, capacity) == said

@@ -88,7 +88,7 @@ CONTEXT = (
     # the unit before the figure ("tokens/s仅为40.24", "tok/s: 52.3"): a speed the user measured
     (r"(?:需要|要求|希望|目标|至少|need|want|target|at least)[^\d\n]{0,8}(?:tokens?/s|tok/s|token/秒)\s*(?:达到|到|为|是|[:：=])?\s*$",
      r"", "speed_target"),
-    (r"(?:tokens?/s|tok/s|token/秒)\s*(?:[:：=]|仅为|只有|仅|才|为|是|约|大概|of|is|was|around|about)\s*$", r"",
+    (r"(?:tokens?/s|tok/s|token/秒)\s*(?:[:：=]|仅为|只有|仅|才|为|是|约|大概|(?:均|都)?(?:能)?达到了?|of|is|was|around|about)\s*$", r"",
      "throughput_measured"),
     # "tensor parallel size (3)", "MP=8": the split a setup or an error names
     (r"(?:tensor[-_ ]parallel(?:ism)?|model[-_ ]parallel(?:ism)?)[-_ ]*(?:size|degree)?\s*(?:[:=(]|of|is|to|为|设为)?\s*$|"
