@@ -112,16 +112,11 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: s
     todo = []
     near = [x for x in r["suggestions"] if x["change"] != "more_gpus" or x["n_gpus"] <= MANY_GPUS]
     for sug in near[:4]:
-        todo.append(
-            say(
-                "suggestion",
-                lang,
-                text=sug[f"description_{lang}"],
-                need=gb(sug["per_gpu_gb"]),
-                n=sug["n_gpus"],
-                gpu=sug["gpu"],
-            )
-        )
+        todo.append(say("suggestion", lang, text=sug[f"description_{lang}"], need=gb(sug["per_gpu_gb"]),
+                        n=sug["n_gpus"], gpu=sug["gpu"]))  # fmt: skip
+        if "offload" in sug["settings"] and not r["host_ram_gb"]:  # an offload moves the states to host RAM: how much
+            moved = run("fit_training", {**training_args(s), **sug["settings"]})["host_ram_gb"]
+            todo += [say("host_ram", lang, ram=gb(moved))] if moved else []
     shown_more = any(x["change"] == "more_gpus" for x in near[:4])
     if r["min_gpus"] and r["min_gpus"] != r["n_gpus"] and not shown_more and (r["min_gpus"] <= MANY_GPUS or not near):
         todo.append(say("min_gpus_train", lang, n=r["min_gpus"], gpu=r["gpu"], zero=r["min_gpus_zero_stage"]))
