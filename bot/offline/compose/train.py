@@ -114,9 +114,11 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: s
     for sug in near[:4]:
         todo.append(say("suggestion", lang, text=sug[f"description_{lang}"], need=gb(sug["per_gpu_gb"]),
                         n=sug["n_gpus"], gpu=sug["gpu"]))  # fmt: skip
-        if "offload" in sug["settings"] and not r["host_ram_gb"]:  # an offload moves the states to host RAM: how much
+        if "offload" in sug["settings"] and not r["host_ram_gb"]:  # the host RAM an offload moves states to
             moved = run("fit_training", {**training_args(s), **sug["settings"]})["host_ram_gb"]
             todo += [say("host_ram", lang, ram=gb(moved))] if moved else []
+    if any("offload" in x["settings"] for x in near[:4]) and not r["host_ram_gb"]:
+        run("fit_training", training_args(s))  # the run answered stays the last one called (the probes came after it)
     shown_more = any(x["change"] == "more_gpus" for x in near[:4])
     if r["min_gpus"] and r["min_gpus"] != r["n_gpus"] and not shown_more and (r["min_gpus"] <= MANY_GPUS or not near):
         todo.append(say("min_gpus_train", lang, n=r["min_gpus"], gpu=r["gpu"], zero=r["min_gpus_zero_stage"]))
