@@ -80,3 +80,22 @@ def convention_assumption(usable_fraction: float, serving: bool) -> Assumption:
             f"allocator peak (fragmentation and estimate error)"
         ),
     )
+
+
+Seen = Literal["as_estimated", "cached", "larger_card", "below"]
+
+#: ± share of the process total within which memory seen in use is what the estimate says: the published rows
+#: lie within ±15% of the estimate (tests/golden/memory.yaml)
+SEEN_BAND = 0.15
+
+
+def seen_verdict(seen_gb: float, need_gb: float, capacity_gb: float) -> Seen:
+    """Memory a run was seen using per GPU (nvidia-smi, a log) against the estimate's process total and the
+    card's capacity (GB): what the estimate says (`as_estimated`); more, which is PyTorch's caching allocator
+    keeping freed blocks reserved up to the card's size (`cached`); more than this card holds, so it was read on a
+    larger card (`larger_card`); or less (`below`: something was offloaded, quantised or not yet allocated)."""
+    if seen_gb > capacity_gb * (1 + SEEN_BAND / 3):
+        return "larger_card"
+    if seen_gb > need_gb * (1 + SEEN_BAND):
+        return "cached"
+    return "as_estimated" if seen_gb >= need_gb * (1 - SEEN_BAND) else "below"

@@ -16,10 +16,14 @@ from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, gb, usable
 from bot.offline.understand.lexicon import CUE_GROUPS
 from bot.offline.understand.parse import ParsedQuestion
-from bot.offline.understand.request.reader import read
+from bot.offline.understand.request.figures import used_on_card
+from bot.offline.understand.request.reader import normalised, read
+from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
+from tools.memory.verdict import seen_verdict
 from tools.speed.measured import verdict
 
+_SPEED_WORDS = re.compile(r"tok|t/s|token|字", re.I)
 _OOM = re.compile(
     dict(CUE_GROUPS)["oom"] + r"|tried to allocate|outofmemoryerror|显存不足|cuda error: out of memory", re.I
 )
@@ -120,9 +124,96 @@ def host_ram(p: ParsedQuestion) -> tuple[str, float] | None:
     return None
 
 
-def measured_speed(p: ParsedQuestion) -> tuple[str, float] | None:
-    """The decode speed the user measured ("只有19tokens/s", "35 tok/s"), as (their words, tokens/s)."""
-    return _figure(p, "throughput_measured", r"tok|t/s|token|字")
+#: what a measured speed is said of: the model or the card named before it on its line
+_SUBJECTS = ("model", "gpu")
+
+
+def _subjects(mentions: list, at: int, text: str) -> list[tuple[str, str]]:
+    """The model and the card a figure at offset `at` of `text` (the reader's normalised text) is said of: of each,
+    the last one named before it on the same line, as (role, value)."""
+    line_start = text.rfind("\n", 0, at) + 1
+    out = []
+    for role in _SUBJECTS:
+        if before := [m for m in mentions if m.role == role and line_start <= m.start < at]:
+            out.append((role, str(before[-1].value)))
+    return out
+
+
+def _key(role: str, name: str) -> str | None:
+    """The catalog id a model or card name resolves to, else None (a name the catalog does not size)."""
+    try:
+        return (get_model(name) if role == "model" else get_gpu(name)).id
+    except AdvisorError:
+        return None
+
+
+def _own(role: str, value: str, s: dict[str, Any], p: ParsedQuestion) -> bool:
+    """Whether a named model or card is the one this part computes (`s`): the same catalog record (a stand-in is
+    the record it is computed on)."""
+    named = p.stand_ins.get(value, value) if role == "model" else value
+    return bool(s.get(role)) and _key(role, named) in (_key(role, str(s[role])), str(s[role]))
+
+
+def measured_speed(p: ParsedQuestion, s: dict[str, Any] | None = None) -> tuple[str, float] | None:
+    """The decode speed the user measured ("只有19tokens/s", "35 tok/s"), as (their words, tokens/s). Where speeds
+    are said of different models or cards ("chatglm2-6B 约 32tokens/s，qwen7B 只有 17tokens/s"), the part for `s`
+    gets the one said of its own (the Qwen-7B part gets 17), else none: another model's speed is never its own."""
+    mentions = read(p.text).mentions
+    found = [
+        m for m in mentions
+        if m.role == "throughput_measured" and isinstance(m.value, float) and _SPEED_WORDS.search(m.text)
+    ]  # fmt: skip
+    told = [(m, _subjects(mentions, m.start, normalised(p.text))) for m in found]
+    if s is not None and len({tuple(of) for _, of in told if of}) > 1:
+        found = [m for m, of in told if any(_own(*one, s, p) for one in of)]
+    return (found[0].text, found[0].value) if found else None
+
+
+def measured_by_card(p: ParsedQuestion) -> dict[str, tuple[str, float]]:
+    """The decode speeds the user measured, by the card each is said of ("A100的tokens/s仅为40.24 … L40 … 50以上"):
+    catalog id -> (their words, tokens/s); a speed whose line names no card is none of them."""
+    mentions, text = read(p.text).mentions, normalised(p.text)
+    out: dict[str, tuple[str, float]] = {}
+    for m in mentions:
+        if m.role != "throughput_measured" or not isinstance(m.value, float):
+            continue
+        card = next((value for role, value in _subjects(mentions, m.start, text) if role == "gpu"), None)
+        if card and (key := _key("gpu", card)):
+            out.setdefault(key, (m.text, m.value))
+    return out
+
+
+def against_bandwidth(rows: list[dict[str, Any]], ratios: list[dict[str, Any]], p: ParsedQuestion, out: Out) -> None:
+    """Speeds measured on two of the compared cards (`compare_gpus` rows and ratios to the first) beside their
+    memory-bandwidth ratio, which sets one stream's decode speed: the gap follows it (normal) or not (the card is
+    not the limit: per-step overhead or a different setup). Judged by `tools.speed.measured.verdict`."""
+    seen = measured_by_card(p)
+    have = [(row, x) for row, x in zip(rows, ratios, strict=False) if row["id"] in seen]
+    if len(have) < 2 or not have[1][1].get("bandwidth") or have[0][0] is not rows[0]:
+        return
+    (first, _), (other, x) = have[0], have[1]
+    (first_text, first_value), (text, value) = seen[first["id"]], seen[other["id"]]
+    said = verdict(value / first_value, x["bandwidth"]) if first_value else "very_low"
+    key = "measured_cards_bandwidth" if said == "normal" else "measured_cards_not_bandwidth"
+    out.add(say(key, out.lang, first=first["name"], first_speed=first_text, gpu=other["name"], speed=text,
+                bw=f"{x['bandwidth']:g}×"))  # fmt: skip
+
+
+def memory_seen(p: ParsedQuestion) -> tuple[str, float] | None:
+    """The GPU memory the user saw a run use ("每张卡显存占用几乎32G", "consumed about 60G VRAM"), as (their
+    words, GB); a log's allocation figures are not it."""
+    for m in read(p.text).mentions:
+        if m.role == "log_memory" and isinstance(m.value, float) and used_on_card(normalised(p.text), m.start):
+            return m.text, m.value
+    return None
+
+
+def against_seen(r: dict[str, Any], out: Out, seen: tuple[str, float], lead: str) -> None:
+    """The memory the user saw in use beside the estimate (a fit output `r`), with its verdict (`seen_verdict`):
+    `lead` is the fit's own sentence, said after the verdict."""
+    text, value = seen
+    said = seen_verdict(value, r["per_gpu_gb"], r["capacity_gb"])
+    out.add(say(f"seen_{said}", out.lang, seen=text, need=gb(r["per_gpu_gb"]), lead=lead))
 
 
 def target_speed(p: ParsedQuestion) -> tuple[str, float] | None:

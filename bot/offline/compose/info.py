@@ -7,6 +7,7 @@ from typing import Any
 
 from bot.core.toolbox import ToolRun
 from bot.offline.compose import relevance
+from bot.offline.compose.evidence import against_bandwidth
 from bot.offline.compose.money import _PRICE_WORDS, price_ranges
 from bot.offline.compose.serving import fewest_that_hold
 from bot.offline.compose.shortlist import pick_gpu, pick_time, picks, sourcing_args, spec_distance, without_excluded
@@ -31,6 +32,7 @@ def compare(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> Non
             price_ranges(name, run, out)
         return
     r = run("compare_gpus", {"gpus": names})
+    against_bandwidth(r["rows"], r["ratios_to_first"], p, out)  # "A100 only 40 tok/s, 4090 and L40 over 50": first
     out.add(say("compare_intro", lang, names=" / ".join(row["name"] for row in r["rows"])))
     out.add(_spec_table(r["rows"], lang))
     first = r["rows"][0]["name"]
@@ -147,19 +149,9 @@ def fit_line(s: dict[str, Any], gpu: str, run: ToolRun, out: Out) -> None:
 def _served_line(f: dict[str, Any], out: Out) -> None:
     """A fit_inference output as one line of a comparison: fits or not, per-GPU need against usable."""
     lang = out.lang
-    out.add(
-        say(
-            "replace_fit_infer",
-            lang,
-            model=f["model"],
-            precision=assumed(f, "precision"),
-            n=f["n_gpus"],
-            gpu=f["gpu"],
-            verdict=say("yes_fits" if f["fits"] else "no_fits", lang),
-            need=gb(f["per_gpu_gb"]),
-            usable=usable(f, lang),
-        )
-    )
+    verdict = say("yes_fits" if f["fits"] else "no_fits", lang)
+    out.add(say("replace_fit_infer", lang, model=f["model"], precision=assumed(f, "precision"), n=f["n_gpus"],
+                gpu=f["gpu"], verdict=verdict, need=gb(f["per_gpu_gb"]), usable=usable(f, lang)))  # fmt: skip
 
 
 def _x(v: float | None) -> str:

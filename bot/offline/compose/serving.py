@@ -179,7 +179,7 @@ def speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
             ttft=f"{r['ttft_s']:,.2f}",
         )
     )
-    if measured := measured_speed(p):  # "只有 19 tokens/s，正常吗": their figure beside ours, with a verdict
+    if measured := measured_speed(p, s):  # "只有 19 tokens/s，正常吗": their figure beside ours, with a verdict
         against_measured(r, out, measured)
     elif target := target_speed(p):  # "need 30 tokens/s": met or not by this setup
         against_target(r, out, target)

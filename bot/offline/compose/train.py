@@ -6,7 +6,7 @@ from math import prod
 from typing import Any
 
 from bot.core.toolbox import ToolRun
-from bot.offline.compose.evidence import host_ram, oom_but_fits, reported_oom
+from bot.offline.compose.evidence import against_seen, host_ram, memory_seen, oom_but_fits, reported_oom
 from bot.offline.compose.serving import fit_infer, with_host_ram
 from bot.offline.compose.toolargs import is_inference, n_of, serving_args, short_source, training_args
 from bot.offline.say.assumptions import assumptions_block
@@ -28,6 +28,7 @@ from bot.offline.say.render import (
 )
 from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.quantities import parallel_degrees
+from bot.offline.understand.request.reader import read
 from tools.catalog.lookup import get_gpu
 from tools.errors import AdvisorError
 
@@ -41,12 +42,21 @@ def unnamed_finetune(s: dict[str, Any], p: ParsedQuestion) -> bool:
     return s.get("workload") == "finetune" and p.method is None and not is_inference(s)
 
 
+def _how_to_fit(s: dict[str, Any], p: ParsedQuestion) -> bool:
+    """A training run on the user's cards, the method not named, and the setup asked for ("基于怎样的配置可以…训练起来",
+    "how can I train with a 3090"): the methods side by side are the answer."""
+    asked = s.get("workload") in ("train", "finetune") and p.method is None and s.get("gpu") and s.get("model")
+    return bool(asked) and "config" in read(p.text).asks
+
+
 def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: str = "") -> None:
     """Whether the run fits; `methods` (the by-method table a count question gets) follows the verdict."""
     if is_inference(s):
         fit_infer(with_host_ram(s, p), run, out, oom=reported_oom(p), text=p.text or "")
         return
     lang = out.lang
+    if not methods and _how_to_fit(s, p):  # "怎样的配置可以在一台4090上训练起来": which method fits there, each
+        methods = by_method(s, run, lang)  # with its count (worked out first: the run answered is the last called)
     r = run("fit_training", training_args(s))
     label = method_label(r["method"], lang, r.get("objective", "sft"))
     common = {
@@ -64,9 +74,13 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: s
         out.add(assumptions_block(r["assumptions"], lang))
         return
     if r["fits"]:
-        out.add(say("fit_train_yes", lang, headroom=gb(r["headroom_gb"]), **common))
+        lead = say("fit_train_yes", lang, headroom=gb(r["headroom_gb"]), **common)
     else:
-        out.add(say("fit_train_no", lang, short=gb(r["shortfall_gb"]), **common))
+        lead = say("fit_train_no", lang, short=gb(r["shortfall_gb"]), **common)
+    if r["fits"] and (seen := memory_seen(p)):  # "每张卡占满 32G，正常吗": the memory they saw, judged, leads
+        against_seen(r, out, seen, lead)
+    else:
+        out.add(lead)
     if (
         r["method"] == "full" and r["n_gpus"] > 1 and not s.get("pp")
     ):  # the whole that ZeRO splits: the figure people check first
@@ -98,16 +112,13 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: s
     todo = []
     near = [x for x in r["suggestions"] if x["change"] != "more_gpus" or x["n_gpus"] <= MANY_GPUS]
     for sug in near[:4]:
-        todo.append(
-            say(
-                "suggestion",
-                lang,
-                text=sug[f"description_{lang}"],
-                need=gb(sug["per_gpu_gb"]),
-                n=sug["n_gpus"],
-                gpu=sug["gpu"],
-            )
-        )
+        todo.append(say("suggestion", lang, text=sug[f"description_{lang}"], need=gb(sug["per_gpu_gb"]),
+                        n=sug["n_gpus"], gpu=sug["gpu"]))  # fmt: skip
+        if "offload" in sug["settings"] and not r["host_ram_gb"]:  # the host RAM an offload moves states to
+            moved = run("fit_training", {**training_args(s), **sug["settings"]})["host_ram_gb"]
+            todo += [say("host_ram", lang, ram=gb(moved))] if moved else []
+    if any("offload" in x["settings"] for x in near[:4]) and not r["host_ram_gb"]:
+        run("fit_training", training_args(s))  # the run answered stays the last one called (the probes came after it)
     shown_more = any(x["change"] == "more_gpus" for x in near[:4])
     if r["min_gpus"] and r["min_gpus"] != r["n_gpus"] and not shown_more and (r["min_gpus"] <= MANY_GPUS or not near):
         todo.append(say("min_gpus_train", lang, n=r["min_gpus"], gpu=r["gpu"], zero=r["min_gpus_zero_stage"]))

@@ -49,6 +49,7 @@ def _candidates(run: ToolRun) -> dict[str, dict[str, Any]]:
             need = o["n_gpus"] if o.get("fits") else o.get("min_gpus")
             if need and (card.get("need") is None or need < card["need"]):
                 card["need"], card["model"], card["gpu_id"] = need, o.get("model"), call.input.get("gpu")
+                card["precision"] = call.input.get("precision")  # a quantised job is said as one
             card.setdefault("need", None)
     return {name: c for name, c in cards.items() if "tool" in c}
 
@@ -68,7 +69,8 @@ def _decode(name: str, card: dict[str, Any], run: ToolRun) -> float | None:
     if card["tool"] != "fit_inference" or not card.get("need") or not card.get("model"):
         return None
     try:
-        r = run("inference_speed", {"model": card["model"], "gpu": card["gpu_id"] or name, "n_gpus": card["need"]})
+        args = {"model": card["model"], "gpu": card["gpu_id"] or name, "n_gpus": card["need"]}
+        r = run("inference_speed", {**args, **({"precision": card["precision"]} if card.get("precision") else {})})
     except AdvisorError:
         return None
     return r.get("decode_tokens_per_s")
@@ -231,6 +233,8 @@ def verdict(
     ]
     sep = "；" if lang == "zh" else "; "
     job = (card.get("model") or "") + (" " if card.get("model") else "")
+    if card.get("precision"):  # the counts are for the quantised job (the one that fits): said, so that a count of
+        job += say("verdict_precision", lang, precision=card["precision"])  # one is never read as the bf16 one's
     reasons = [say("verdict_count", lang, job=job, n=card["need"], gpu=pick, others=sep.join(counts))]
     if timed:
         speeds = [

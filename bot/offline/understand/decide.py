@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from bot.offline.understand import dialogue
 from bot.offline.understand.frames import ACCEPT_DEFAULT, ASK_DEFAULTS, SERVING, TRAINING, TRAINING_SIGNS
 from bot.offline.understand.lexicon import BUY_WORDS, CUE_GROUPS, RENT_WORDS
-from bot.offline.understand.request.asks import ASK_INTENT, TRAINING_RUN
+from bot.offline.understand.request.asks import ASK_INTENT, TRAINING_RUN, cued
 from tools.catalog.stand_in import read_name, stand_in
 
 if TYPE_CHECKING:
@@ -142,10 +142,18 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         and slots.get("workload") != "infer"
     ):
         return "time"  # "One RTX 3090, 88 hours, is this normal?": their run's hours beside the estimate, not a fit
+    said = set(cued(p.text, p)) if intent == "time" else set()
+    # "基于怎样的配置可以在一台4090上训练起来": whether and how it fits there; no run was sized to time
+    if said & {"config", "fits"} and "time" not in said and slots.get("model") and p.gpus and not _sized_run(p, slots):
+        return "fit"
     if intent in ("knowledge", "out_of_scope") and not slots.get("model") and SIZING.search(p.text):
         # "what hardware is necessary?", "需要什么配置": a sizing request, whose model is asked for (never assumed)
         return "recommend_serving" if _SERVING.search(p.text) else "min_gpus"
     return intent
+
+
+def _sized_run(p: ParsedQuestion, slots: dict[str, Any]) -> bool:
+    return bool(p.tokens or p.hours or p.months or p.gpu_hours or slots.get("epochs"))
 
 
 #: "is this normal": a figure the user saw, asked about (its estimate beside it), not a question of fit

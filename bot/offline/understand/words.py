@@ -39,7 +39,9 @@ _INJECTION = _C(lx.INJECTION)
 _CHECKPOINTING = _C(
     r"梯度检查点|激活重计算|重计算|gradient[_\s-]*checkpoint(?:ing)?|activation[_\s-]*checkpoint(?:ing)?|recomput(?:e|ation)|\bgc\b"
 )
-_RUN = _C(r"跑得动|跑不动|能跑|能不能跑|可以跑|跑得起来|跑起来|跑得了|运行|\brun\b|\bruns\b|\bload\b|用得了|带得动")
+_RUN = _C(
+    r"跑得动|跑不动|能跑|能不能跑|可以跑|跑得起来|跑起来|跑得了|运行|\brun\b|\bruns\b|\brunning\b(?! out)|\bload\b|用得了|带得动"
+)
 _NEGATED = _C(r"不开|不用|关(?:掉|闭)?|没开|不要|no|without|w/o|disable|off")
 _USD = _C(r"美元|美金|\busd\b|\bdollars?\b|us\$|\$\s*\d|in \$")
 

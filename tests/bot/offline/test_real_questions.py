@@ -37,6 +37,14 @@ def test_running_a_model_is_serving_even_with_deepspeed_named():
     assert read(row("gh-lmdeploy-519")).parsed.workload == "infer"  # "deepspeed 2张V100 32G运行internlm-chat-20B"
 
 
+def test_requirements_for_running_a_model_are_serving_ones(advisor):
+    # "What are the hardware configuration requirements for running the bge-m3 model?": no training sized
+    trace = advisor.ask(row("gh-flagembedding-489"))
+    assert {c.tool for c in trace.tool_calls} >= {"fit_inference"} and "fit_training" not in {
+        c.tool for c in trace.tool_calls
+    }, trace.answer
+
+
 def test_both_jobs_asked_get_both_answers(advisor):
     trace = advisor.ask(row("gh-yuan2-9"))  # "推理和微调大概需要多少卡呢 | 以102B的模型，A100 80G为例"
     assert "**推理部署：**" in trace.answer and "**微调训练：**" in trace.answer
@@ -59,6 +67,17 @@ def test_an_oom_is_never_answered_with_a_bare_fits(advisor):
 def test_a_measured_speed_gets_a_verdict(advisor):
     trace = advisor.ask(row("gh-sglang-3656"))  # "推理速度只有19tokens/s … 这正常吗"
     assert "您实测的“19tokens/s”" in trace.answer, trace.answer
+
+
+def test_each_model_gets_the_speed_measured_for_it(advisor):
+    # "chatglm2-6B的推理速度大约 32tokens/s / qwen7B的仅仅只有 17tokens/s / baichuan-7B … 25tokens/s"
+    answer = advisor.ask(row("gh-qwen-175")).answer
+    parts = {
+        head: answer.split(head, 1)[1][:600] for head in ("**Qwen-7B：**", "**ChatGLM-6B：**", "**Baichuan2-7B：**")
+    }
+    assert "您实测的“17tokens/s”偏低" in parts["**Qwen-7B：**"], answer
+    assert "“32tokens/s”在正常范围" in parts["**ChatGLM-6B：**"] and "“25tokens/s”" in parts["**Baichuan2-7B：**"]
+    assert "32tokens/s" not in parts["**Qwen-7B：**"]
 
 
 @pytest.mark.parametrize(
@@ -141,3 +160,17 @@ def test_a_fit_on_several_cards_says_how_to_split_and_when_one_card_holds_it(adv
 )
 def test_resources_and_requirements_ask_for_a_count(row_id):
     assert "min_count" in read(row(row_id)).asks
+
+
+def test_what_setup_trains_it_on_this_card_is_a_fit_by_method_not_a_time(advisor):
+    trace = advisor.ask(row("gh-qwen-1224"))  # "基于怎样的配置可以在一台4090上训练起来？" (72B)
+    assert "training_time" not in {c.tool for c in trace.tool_calls}, trace.answer
+    assert trace.answer.split("\n\n")[1].startswith("**放不下。**") and "**微调按方法对比**" in trace.answer
+
+
+def test_speeds_measured_on_two_cards_are_judged_against_their_bandwidth_first(advisor):
+    # "A100的自回归tokens/s仅为40.24是否太慢了？… 4090和L40上 … tokens/s均达到了50以上"
+    answer = advisor.ask(row("gh-specbench-4")).answer
+    verdict = answer.index("**这个差距不是卡的带宽造成的：**")
+    assert verdict < answer.index("**对比：**") and "“40.24”" in answer and "“50”" in answer, answer
+    assert "0.42×" in answer[verdict : verdict + 200]

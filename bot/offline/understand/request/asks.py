@@ -59,7 +59,8 @@ CUES = {
     "price": r"单价|售价|一张多少钱|多少钱一张|什么价|报价|\bprice\b|\bpricing\b",
     "speed": r"速度|多快|吞吐|tokens?/s|tok/s|token/s|(?<![\w/])t/s\b|延迟|latency|throughput|首字|ttft|\btpot\b|每秒|"
     r"tokens? (?:per|a) sec(?:ond)?|\bfast\b|\bspeed\b|性能怎么样|性能如何|性能数据|性能(?:能|可以)?(?:达到|有)多少",
-    "capacity": r"多少(?:并发|用户|人|路|请求)|支撑|支持多少|扛多少|能服务|how many (?:users|requests|concurrent)|capacity|"
+    "capacity": r"多少(?:并发|用户|人|路|请求)|支撑|支持多少|扛多少|能服务|how many (?:users|requests|concurrent)|"
+    r"(?<!memory )(?<!vram )(?<!gpu )(?<!total )capacity(?!\s*(?:of\s*)?[\d(])|"
     r"并发(?:能|可以)?(?:到|达到)多少|serve \d+ users",
     "compare": r"对比|比较|区别|差距|差多少|差别|\bvs\.?\b|versus|compared? (?:to|with)|difference between|相比|比.{1,12}(?:快|慢|强|好)",
     "choose": r"选哪|选什么|选谁|哪个好|哪个更|哪款|哪张|哪种|哪一个|哪家|推荐|建议(?:买|选|用|配)|值不值|值得|划算|性价比|"

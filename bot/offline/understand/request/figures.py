@@ -88,7 +88,7 @@ CONTEXT = (
     # the unit before the figure ("tokens/s仅为40.24", "tok/s: 52.3"): a speed the user measured
     (r"(?:需要|要求|希望|目标|至少|need|want|target|at least)[^\d\n]{0,8}(?:tokens?/s|tok/s|token/秒)\s*(?:达到|到|为|是|[:：=])?\s*$",
      r"", "speed_target"),
-    (r"(?:tokens?/s|tok/s|token/秒)\s*(?:[:：=]|仅为|只有|仅|才|为|是|约|大概|of|is|was|around|about)\s*$", r"",
+    (r"(?:tokens?/s|tok/s|token/秒)\s*(?:[:：=]|仅为|只有|仅|才|为|是|约|大概|(?:均|都)?(?:能)?达到了?|of|is|was|around|about)\s*$", r"",
      "throughput_measured"),
     # "tensor parallel size (3)", "MP=8": the split a setup or an error names
     (r"(?:tensor[-_ ]parallel(?:ism)?|model[-_ ]parallel(?:ism)?)[-_ ]*(?:size|degree)?\s*(?:[:=(]|of|is|to|为|设为)?\s*$|"
@@ -179,11 +179,34 @@ _HOST_AFTER = (
 )
 
 
+#: memory a run is seen using ("显存占用几乎32G", "每张卡只占用了13G内存", "consumed about 60G VRAM"): what nvidia-smi
+#: or a log showed, not the card's size nor host RAM (a card's own words, or no host word, say it is on the GPU)
+_USED_BEFORE = C(
+    r"(?:占用了?|占了|用了|用掉了?|吃了|消耗了?|拉满|跑满|co[mn]sum\w*|\btak(?:es|ing) up|\buses\b|\busing\b|\bused\b|occup\w*)"
+    r"(?:\s*(?:几乎|将近|快|约|大约|大概|about|around|nearly|almost|up to|了))?\s*$"
+)
+_ON_CARD = C(r"显存|显卡|vram|gpu|每张卡|每卡|每个卡|单卡|each card|per card")
+_HOST_WORD = C(r"(?<!显)内存|\bram\b|host|system memory|cpu memory")
+_MEMORY_UNIT = C(r"^[\d,.]+\s*(?:g|gb|gib|mib|mb)(?![a-z])")
+
+
+def used_on_card(text: str, start: int, before: str | None = None) -> bool:
+    """The figure at `start` is GPU memory a run was seen using (`before`: its line's last 40 characters before it,
+    lower case)."""
+    if before is None:
+        before = text[max(0, text.rfind("\n", 0, start) + 1, start - 40) : start].lower()
+    if not (_MEMORY_UNIT.match(text[start : start + 12]) and _USED_BEFORE.search(before)):
+        return False
+    return bool(_ON_CARD.search(before)) or not _HOST_WORD.search(before + text[start : start + 12])
+
+
 def role_of(text: str, start: int, unit: str) -> tuple[str, int]:
     """The role of the figure at `start` from the words before it and its unit, and how much of `unit` is the
     unit ("5 轮要多久": "轮")."""
     before = text[max(0, text.rfind("\n", 0, start) + 1, start - 40) : start].lower()
     line = line_at(text, start)
+    if used_on_card(text, start, before):
+        return "log_memory", len(unit)
     for rx, role in _HOST_AFTER:
         if rx.search(text[start : start + 40]):
             return role, len(unit)
