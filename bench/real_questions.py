@@ -34,7 +34,7 @@ def evaluate(advisor, rows: list[dict[str, Any]], rc, read=None) -> dict[str, An
     times, failures, answers = [], [], {}
     for row in rows:
         t0 = time.perf_counter()
-        trace = advisor.ask(row["text"])
+        trace = advisor.ask(row["text"], source=rc.source(row))  # the repository an issue was filed in
         times.append(time.perf_counter() - t0)
         answers[row["id"]] = trace.answer
         problems = rc.check(row, trace)

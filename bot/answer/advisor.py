@@ -101,8 +101,12 @@ class Advisor:
         emit: Emit = _ignore,
         owner: str = LOCAL_OWNER,
         channel: str = "api",
+        source: str | None = None,
     ) -> AnswerTrace:
         """Answer `text` in conversation `conversation_id` (a new one when None).
+
+        `source`: where the question was asked, when the asker's page shows a place whose model a question that
+        names none means: a repository, "QwenLM/Qwen3" or its address (`Context.source`). None in a chat.
 
         `owner` is the principal the conversation belongs to (see `bot.core.store`): an API key, a widget
         site, a channel workspace ("slack:T0123", "wecom:<corp id>"). A conversation another owner
@@ -112,7 +116,7 @@ class Advisor:
         idx = self.store.start_turn(cid, text, channel=channel, owner=owner)
         try:
             with self.gate:  # type: ignore[union-attr]
-                trace, state = self._answer(text, cid, lang, emit, fresh=idx == 0)
+                trace, state = self._answer(text, cid, lang, emit, fresh=idx == 0, source=source)
         except Exception as err:
             self.store.fail_turn(cid, idx, f"{type(err).__name__}: {err}")
             raise
@@ -131,20 +135,20 @@ class Advisor:
         return stream_events(self.ask, text, conversation_id, lang, owner, channel)
 
     # ------------------------------------------------------------------------------------------
-    def _context(self, cid: str, lang: str | None, fresh: bool) -> Context:
+    def _context(self, cid: str, lang: str | None, fresh: bool, source: str | None = None) -> Context:
         if fresh:  # the first turn: nothing to read back
-            return Context(conversation_id=cid, language=lang)
+            return Context(conversation_id=cid, language=lang, source=source)
         turns = self.store.turns(cid, limit=HISTORY_TURNS + 1)
         answered = [t for t in turns if t.status == "answered" and t.answer]
         history = [(t.question, t.answer) for t in answered]
         state = answered[-1].state if answered else self.store.last_state(cid)
-        return Context(conversation_id=cid, history=history, state=state or {}, language=lang)
+        return Context(conversation_id=cid, history=history, state=state or {}, language=lang, source=source)
 
     def _answer(
-        self, text: str, cid: str, lang: str | None, emit: Emit, fresh: bool = False
+        self, text: str, cid: str, lang: str | None, emit: Emit, fresh: bool = False, source: str | None = None
     ) -> tuple[AnswerTrace, dict]:
         """store -> planner (the LLM turn, else or on its failure the offline planner) -> cover -> ground -> trace."""
-        ctx = self._context(cid, lang, fresh)
+        ctx = self._context(cid, lang, fresh, source)
         turn = LlmTurn(None, self.offline.mode)
         if self.llm is not None and not proposal_asked(text):  # "生成方案" is made from the state, in code
             turn = llm_turn(self.llm, self.toolbox, text, ctx, emit)

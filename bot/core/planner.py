@@ -35,6 +35,9 @@ class Context:
     history: list[tuple[str, str]] = field(default_factory=list)  # (question, answer), oldest first
     state: dict[str, Any] = field(default_factory=dict)  # slots the last turn left (model, gpu, count…)
     language: str | None = None  # forced answer language ("zh"/"en"), else detected from the question
+    #: where the question was asked, as the asker's page shows it: a repository ("QwenLM/Qwen3") whose model a
+    #: question that names none means (`bot.offline.understand.request.source`); None: no such place (a chat)
+    source: str | None = None
 
 
 @dataclass

@@ -40,6 +40,7 @@ from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LAB
 from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.request.asks import unanswered
 from bot.offline.understand.request.reader import read
+from bot.offline.understand.request.source import source_model_name, with_source
 from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
 
@@ -63,7 +64,9 @@ class RulesPlanner:
 
     def plan(self, text: str, ctx: Context, tools: ToolRunFactory, emit: Emit = _ignore) -> PlanResult:
         run = tools(emit)
-        request = read(text)  # mentions (with their roles) and asks: the one reader
+        # mentions (with their roles) and asks: the one reader; a question naming no model asked in a model's
+        # repository is about that model (`ctx.source`, said in the answer), unless the conversation has one
+        request = with_source(read(text), ctx.source, ctx.state)
         lang = ctx.language or request.parsed.language
         if proposal.asked(text):  # "生成方案": the proposal of what the conversation planned, as files
             return proposal.plan(ctx.state, run, lang)
@@ -113,6 +116,8 @@ class RulesPlanner:
             out.add(
                 say("gpu_from_memory", lang, memory=f"{memory:g} {unit}", gpu=get_gpu(p.gpu_from_memory["gpu"]).name)
             )
+        if p.model_source:
+            out.add(say("model_from_source", lang, source=p.model_source, model=source_model_name(p)))
         f = frame(intent)
         fabric = intent in _NETWORK_INTENTS and bool(user_slots.get("gpu")) and network.applies(text, p)
         slots = lengths(intent, dict(user_slots))

@@ -35,7 +35,7 @@ def test_the_held_out_fifth_is_a_fifth():
 def test_no_mention_is_dropped_and_no_figure_is_unsourced_over_both_corpora(advisor):
     bad = []
     for r in real.rows():
-        trace = advisor.ask(r["text"])
+        trace = advisor.ask(r["text"], source=real.source(r))
         if trace.unused or trace.ungrounded:
             bad.append((r["id"], [u.text for u in trace.unused], [u.text for u in trace.ungrounded]))
     for row in corpus.rows():

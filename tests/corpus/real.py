@@ -49,6 +49,18 @@ def held_out(row_id: str) -> bool:
     return int(hashlib.sha256(row_id.encode()).hexdigest(), 16) % 5 == 0
 
 
+#: a GitHub issue's address: the repository it was filed in is on the asker's page
+_ISSUE = re.compile(r"https://github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/")
+
+
+def source(row: dict[str, Any]) -> str | None:
+    """Where the row was asked, as its page shows it: the repository of a GitHub issue ("QwenLM/Qwen3"), passed to
+    the advisor as the place (`Advisor.ask(source=…)`) the way a channel in that repository would; None for a forum
+    thread (its page names no model's home)."""
+    m = _ISSUE.match(row.get("url") or "")
+    return m.group(1) if m else None
+
+
 def digest(answer: str) -> str:
     return hashlib.sha256(answer.encode()).hexdigest()[:16]
 

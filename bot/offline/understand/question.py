@@ -47,6 +47,9 @@ class ParsedQuestion(BaseModel):
     #: why a name without a size stands on its model: "default" (the size its family is known for) or the figure
     #: of the question that implies the size ("fp16 26G": 13B of fp16 weights)
     stand_in_basis: dict[str, str] = Field(default_factory=dict)
+    #: the question names no model; `models` holds the model of the place it was asked in, this repository
+    #: (`request.source`): said in the answer
+    model_source: str | None = None
     #: no card named, only its memory ("一张48G的显卡", a log's "total capacity"): the catalog card used for it
     gpu_from_memory: dict[str, float | str | None] | None = None
     n_gpus: int | None = None  # total across nodes
