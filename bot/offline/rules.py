@@ -17,7 +17,7 @@ from typing import Any
 from bot.core.language import detect_language
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers, diagnosis, network, proposal
-from bot.offline.compose.sizes import scaling
+from bot.offline.compose.sizes import holds, method, scaling
 from bot.offline.compose.systems import minimum, nodes, system
 from bot.offline.compose.verdict import verdict
 from bot.offline.parts import part_label
@@ -38,6 +38,7 @@ from bot.offline.understand.decide import (
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
 from bot.offline.understand.parse import ParsedQuestion
+from bot.offline.understand.request import setups
 from bot.offline.understand.request.asks import unanswered
 from bot.offline.understand.request.reader import read
 from tools.catalog.lookup import get_gpu, get_model
@@ -267,6 +268,8 @@ class RulesPlanner:
         none = say("knowledge_none", lang)  # one part found nothing while another answered: that part is not said
         if none in out.blocks[answered_at:] and len(out.blocks) - answered_at > 1:
             out.blocks.remove(none)
+        method.add(text, slots, run, calls_at, out)  # "how to calculate": the steps behind the figures above
+        holds.add(text, p, run, out)  # "is one or two enough", "1卡最多推理什么模型": what the cards named hold
         if scaled:
             scaling.add(intent, slots["model"], run, calls_at, out)
             if p.gpus and not (traffic or SIZING.search(text)):  # "MLU370 能训大模型吗": and what the card gives
@@ -278,7 +281,7 @@ class RulesPlanner:
         if not planned and not fabric:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
         # a choice ends in a pick, put first (after the servers: the cards it sizes for the choice size nothing else)
-        verdict(request.cued, run, out, answered_at, china, p.workload, p.gpus)
+        verdict(request.cued, run, out, answered_at, china, p.workload, p.gpus, bool(setups.named(p)))
         if len(out.blocks) == shown:
             out.add(say("knowledge_none", lang))  # never an empty answer: say what we can do
         answers.cite(text, intent, run, out)

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 from bot.offline.understand import dialogue
 from bot.offline.understand.frames import ACCEPT_DEFAULT, ASK_DEFAULTS, SERVING, TRAINING, TRAINING_SIGNS
 from bot.offline.understand.lexicon import BUY_WORDS, CUE_GROUPS, RENT_WORDS
-from bot.offline.understand.request.asks import ASK_INTENT, TRAINING_RUN
+from bot.offline.understand.request import setups
+from bot.offline.understand.request.asks import ASK_INTENT, CUES, TRAINING_RUN
 from tools.catalog.stand_in import read_name, stand_in
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 _REPLACE = re.compile(r"替代|代替|取代|平替|替换|replace|substitute|instead of", re.I)
 BUY = re.compile(BUY_WORDS, re.I)
 RENT = re.compile(RENT_WORDS, re.I)
+#: renting weighed against buying or anything else ("自购还是租", "rent or buy", "TCO 对比")
+_WEIGHED = re.compile(CUES["rent_vs_buy"] + r"|还是|或者|\bor\b|\bvs\.?\b|对比|比较|tco|compar|购|own", re.I)
 _CLAIM = re.compile(r"只要|只需|才要?|就要|costs? only|is only|price is|价格是|卖|告诉我", re.I)
 
 
@@ -142,6 +145,10 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         and slots.get("workload") != "infer"
     ):
         return "time"  # "One RTX 3090, 88 hours, is this normal?": their run's hours beside the estimate, not a fit
+    if intent == "rent_vs_buy" and RENT.search(p.text) and not (BUY.search(p.text) or _WEIGHED.search(p.text)):
+        return "price"  # "what would be good service to rent these from?": renting only, the price of a GPU-hour
+    if intent == "fit" and slots.get("model") and not (p.gpus or p.unknown_gpus or p.n_gpus) and SIZING.search(p.text):
+        return "min_gpus"  # "要微调满血 DeepSeek-R1，需要什么硬件配置": no card or count to fit, so the count is asked
     if intent in ("knowledge", "out_of_scope") and not slots.get("model") and SIZING.search(p.text):
         # "what hardware is necessary?", "需要什么配置": a sizing request, whose model is asked for (never assumed)
         return "recommend_serving" if _SERVING.search(p.text) else "min_gpus"
@@ -369,7 +376,9 @@ def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]
     if intent in ("speed", "serving_capacity") and 2 <= len(levels) <= 4:
         axes.append([(f"concurrency_{n}", {"batch": n, "concurrency": n}) for n in levels])
     gpus = list(dict.fromkeys(p.gpus))
-    if not axes and 2 <= len(gpus) <= 4 and (intent in ("speed", "time") or (intent == "fit" and p.n_gpus is None)):
+    if not axes and intent == "fit" and 2 <= len(own := setups.named(p)) <= 4:  # "8张4090 或者 6张v100": each as said
+        axes.append([(g, {"gpu": g, "n_gpus": n}) for g, n in own])
+    elif not axes and 2 <= len(gpus) <= 4 and (intent in ("speed", "time") or (intent == "fit" and p.n_gpus is None)):
         axes.append([(g, {"gpu": g}) for g in gpus])  # "A10 的推理速度比 3090 慢一倍": each card's own figure
     out: list[tuple[str, dict[str, Any]]] = [("", {})]
     for axis in axes[:2]:  # at most two axes (methods or jobs, then models): eight answers at the very most
