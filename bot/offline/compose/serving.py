@@ -134,22 +134,23 @@ def _how_to_split(args: dict[str, Any], r: dict[str, Any], precision: str, run: 
     card holds the model, as it is or quantized."""
     key = "split_tp" if r["pp"] == 1 else "split_pp"
     lines = [say(key, lang, n=r["n_gpus"], tp=r["tp"], pp=r["pp"])]
-    fewer = None  # no precision named and no card holds it alone: the fewest cards quantized, when fewer
+    fewer = []  # no precision named and no card holds it alone: the fewest cards quantized, when fewer
     for option in (precision, *_LOWER_PRECISIONS.get(precision, ())):
         one = run("fit_inference", {**args, "n_gpus": 1, "precision": option})
         if one["verdict"] == "fits":  # a "tight" fit leaves no room for a batch: no copy per card
             key = "replica_one" if option == precision else "replica_quant"
             lines.append(say(key, lang, n=r["n_gpus"], need=gb(one["per_gpu_gb"]), precision=option))
             break
-        if option != precision and one["min_gpus"] and one["min_gpus"] < (fewer or r)["min_gpus"]:
-            fewer = one if not args.get("precision") else None
+        if option != precision and one["min_gpus"] and one["min_gpus"] < r["min_gpus"] and not args.get("precision"):
+            fewer.append((one["min_gpus"], option))
     else:
-        if fewer:
-            lower = assumed(fewer, "precision")
-            q = run("fit_inference", {**args, "n_gpus": fewer["min_gpus"], "precision": lower})
-            w = run("model_memory", {"model": args["model"], "precision": lower})
-            lines.append(say("quant_fewer", lang, precision=lower, n=q["n_gpus"], gpu=q["gpu"],
-                             need=gb(q["per_gpu_gb"]), weights=gb(w["weights_gb"])))  # fmt: skip
+        for n, lower in sorted(fewer, key=lambda f: f[0]):  # fewest first; at a count, the gentler format first
+            q = run("fit_inference", {**args, "n_gpus": n, "precision": lower})
+            if q["verdict"] == "fits":  # a "tight" count leaves no room for a batch: not offered as the fewest
+                w = run("model_memory", {"model": args["model"], "precision": lower})
+                lines.append(say("quant_fewer", lang, precision=lower, n=q["n_gpus"], gpu=q["gpu"],
+                                 need=gb(q["per_gpu_gb"]), weights=gb(w["weights_gb"])))  # fmt: skip
+                break
     run("fit_inference", args)  # the fit as asked stays the last call: the one the verdict and a reader take
     return lines
 
