@@ -17,30 +17,22 @@ from typing import Any
 from bot.core.language import detect_language
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers, diagnosis, network, proposal
-from bot.offline.compose.sizes import scaling
+from bot.offline.compose.sizes import holds, method, scaling
 from bot.offline.compose.systems import minimum, nodes, system
 from bot.offline.compose.verdict import verdict
 from bot.offline.parts import part_label
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count, said_once
 from bot.offline.say.wording import carried_items, changed_items, defaults_note, error_text
-from bot.offline.understand.decide import (
-    SIZING,
-    STAND_IN_FOR,
-    VARIANT_SEP,
-    assumed_workload,
-    decide,
-    lengths,
-    parts,
-    variants,
-    wordless,
-)
+from bot.offline.understand.decide import SIZING, STAND_IN_FOR, assumed_workload, decide, lengths, parts, wordless
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
 from bot.offline.understand.parse import ParsedQuestion
+from bot.offline.understand.request import setups
 from bot.offline.understand.request.asks import unanswered
 from bot.offline.understand.request.reader import read
 from bot.offline.understand.request.source import source_model_name, with_source
+from bot.offline.understand.variants import VARIANT_SEP, variants
 from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
 
@@ -276,6 +268,8 @@ class RulesPlanner:
         none = say("knowledge_none", lang)  # one part found nothing while another answered: that part is not said
         if none in out.blocks[answered_at:] and len(out.blocks) - answered_at > 1:
             out.blocks.remove(none)
+        method.add(text, slots, run, calls_at, out)  # "how to calculate": the steps behind the figures above
+        holds.add(text, p, run, out)  # "is one or two enough", "1卡最多推理什么模型": what the cards named hold
         if scaled:
             scaling.add(intent, slots["model"], run, calls_at, out)
             if p.gpus and not (traffic or SIZING.search(text)):  # "MLU370 能训大模型吗": and what the card gives
@@ -287,7 +281,7 @@ class RulesPlanner:
         if not planned and not fabric:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
         # a choice ends in a pick, put first (after the servers: the cards it sizes for the choice size nothing else)
-        verdict(request.cued, run, out, answered_at, china, p.workload, p.gpus)
+        verdict(request.cued, run, out, answered_at, china, p.workload, p.gpus, bool(setups.named(p)))
         if len(out.blocks) == shown:
             out.add(say("knowledge_none", lang))  # never an empty answer: say what we can do
         answers.cite(text, intent, run, out)

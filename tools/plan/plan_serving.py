@@ -113,14 +113,19 @@ def _prices(gpu_name: str, hours_per_day: float) -> tuple[float | None, float | 
 price_book.on_change(_prices.cache_clear)  # a price book imported since: its prices
 
 
+def held(inp: PlanServingInput) -> int:
+    """The tokens one request keeps in the KV cache: its context window when given, else prompt + output."""
+    return max(inp.context_tokens or 0, inp.prompt_tokens + inp.output_tokens)
+
+
 def _plan_tp(inp: PlanServingInput, model: str, gpu: str, precision: str, tp: int, c: float) -> dict | None:
     """The plan on replicas of `tp` GPUs, or None when one sequence does not fit."""
-    context = inp.prompt_tokens + inp.output_tokens
+    context = held(inp)
     mem_b = max_batch(model, gpu, tp, precision, context)
     if mem_b < 1:
         return None
     peaks: dict[int, Peak] = {}
-    steps = step_times(speed_input(model, gpu, tp, precision, inp.prompt_tokens, inp.output_tokens))
+    steps = step_times(speed_input(model, gpu, tp, precision, inp.prompt_tokens, inp.output_tokens, context))
 
     def peak(b: int) -> Peak:
         if b not in peaks:
@@ -169,7 +174,7 @@ def _plan_tp(inp: PlanServingInput, model: str, gpu: str, precision: str, tp: in
 
 def _candidate(inp: PlanServingInput, model: str, gpu_name: str, precision: str, c: float) -> ServingCandidate:
     gpu = get_gpu(gpu_name)
-    context = inp.prompt_tokens + inp.output_tokens
+    context = held(inp)
     restricted = not gpu.china.available
     heads = get_model(model).n_heads
     first = min_gpus(model, gpu.name, precision, context)
@@ -291,6 +296,19 @@ def plan_serving(inp: PlanServingInput) -> PlanServingOutput:
     a += [
         assume("prompt_tokens", inp.prompt_tokens, "tokens", "prompt_tokens" not in inp.model_fields_set),
         assume("output_tokens", inp.output_tokens, "tokens", "output_tokens" not in inp.model_fields_set),
+        *(
+            [
+                assume(
+                    "context_tokens",
+                    held(inp),
+                    "tokens",
+                    False,
+                    note="KV cache held per request; prefill is the prompt only (earlier turns prefix-cached)",
+                )
+            ]
+            if inp.context_tokens
+            else []
+        ),
         assume("ttft_s", inp.ttft_s, "s", "ttft_s" not in inp.model_fields_set, note="target at the peak"),
         assume(
             "tokens_per_s_per_user",
@@ -348,6 +366,7 @@ def plan_serving(inp: PlanServingInput) -> PlanServingOutput:
         traffic_source=source,
         prompt_tokens=inp.prompt_tokens,
         output_tokens=inp.output_tokens,
+        context_tokens=held(inp) if inp.context_tokens else None,
         ttft_s=inp.ttft_s,
         tokens_per_s_per_user=inp.tokens_per_s_per_user,
         headroom=inp.headroom,

@@ -137,6 +137,7 @@ def _serve(inp: PlanSystemInput, p: Platform) -> SystemOption:
             gpus=[gpu.name],
             prompt_tokens=inp.prompt_tokens,
             output_tokens=inp.output_tokens,
+            context_tokens=inp.context_tokens,
             ttft_s=inp.ttft_s,
             tokens_per_s_per_user=inp.tokens_per_s_per_user,
             **traffic,

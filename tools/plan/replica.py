@@ -56,16 +56,20 @@ def min_gpus(model: str, gpu: str, precision: str, context: int) -> int | None:
     return min_gpus_that_fit(get_model(model), get_gpu(gpu), precision, context)
 
 
-def speed_input(model: str, gpu: str, tp: int, precision: str, prompt: int, output: int) -> InferenceSpeedInput:
-    """inference_speed's input for one replica of `tp` GPUs (the KV read per step is prompt + half the output),
-    validated once per replica shape; `step_times` on it works out what does not depend on the batch once."""
+def speed_input(
+    model: str, gpu: str, tp: int, precision: str, prompt: int, output: int, held: int | None = None
+) -> InferenceSpeedInput:
+    """inference_speed's input for one replica of `tp` GPUs (the KV read per step is prompt + half the output, or
+    the context a request holds less half the output when it holds more: a chat's window), validated once per
+    replica shape; `step_times` on it works out what does not depend on the batch once."""
+    half = max(1, output // 2)
     return InferenceSpeedInput(
         model=model,
         gpu=gpu,
         n_gpus=tp,
         precision=precision,
         batch=1,
-        context_len=prompt + max(1, output // 2),
+        context_len=max(prompt + half, (held or 0) - half),
         prompt_len=prompt,
     )
 

@@ -53,6 +53,14 @@ class PlanServingInput(ToolInput):
     )
     prompt_tokens: int = Field(1000, ge=1, le=1_000_000, description="Prompt tokens per request (with history).")
     output_tokens: int = Field(300, ge=1, le=100_000, description="Generated tokens per request.")
+    context_tokens: int | None = Field(
+        None,
+        ge=1,
+        le=1_000_000,
+        description="Tokens of context each request holds in the KV cache (a chat's window, its earlier turns kept "
+        "by prefix caching), when more than prompt + output: the KV memory and each decode step's reads are sized "
+        "for it, while each request prefills only prompt_tokens.",
+    )
     ttft_s: float = Field(2.0, gt=0, le=600, description="Target time to first token at the peak, seconds.")
     tokens_per_s_per_user: float = Field(
         20, gt=0, le=10_000, description="Target decode speed each user sees, tokens/s."
@@ -115,6 +123,7 @@ class PlanServingOutput(ToolOutput):
     qps: float  # peak requests per second (from Little's law where concurrency was given)
     traffic_source: Literal["concurrency", "qps", "daily_users"]
     prompt_tokens: int
+    context_tokens: int | None = None
     output_tokens: int
     ttft_s: float  # the target
     tokens_per_s_per_user: float  # the target
@@ -152,6 +161,9 @@ class PlanSystemInput(ToolInput):
     daily_users: int | None = Field(None, ge=1, le=100_000_000_000, description="serve: daily active users.")
     prompt_tokens: int = Field(1000, ge=1, le=1_000_000, description="serve: prompt tokens per request.")
     output_tokens: int = Field(300, ge=1, le=100_000, description="serve: generated tokens per request.")
+    context_tokens: int | None = Field(
+        None, ge=1, le=1_000_000, description="serve: context each request holds in the KV cache (plan_serving's)."
+    )
     ttft_s: float = Field(2.0, gt=0, le=600, description="serve: target time to first token, seconds.")
     tokens_per_s_per_user: float = Field(20, gt=0, le=10_000, description="serve: target tokens/s per user.")
     budget_cny: float | None = Field(None, gt=0, description="Budget for the machines, 元 (purchase).")

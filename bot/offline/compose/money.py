@@ -14,6 +14,7 @@ from bot.offline.compose.train import time
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, money, money_span, months_label, num, rate
+from bot.offline.understand.decide import RENT
 from bot.offline.understand.parse import ParsedQuestion
 from tools.catalog.lookup import gpus
 from tools.catalog.prices import prices_for
@@ -97,6 +98,13 @@ def price(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     names = list(dict.fromkeys(s.get("gpus") or [s["gpu"]]))
     for name in names[:4]:
         price_ranges(name, run, out, claim=claims[0].text if claims else None)
+    if len(names) == 1 and (p.n_gpus or 1) > 1 and RENT.search(p.text or ""):  # "2H100 … rent these": their hour
+        try:
+            c = run("run_cost", {"gpu": names[0], "n_gpus": p.n_gpus, "hours": 1})
+        except AdvisorError:
+            return
+        out.add(say("price_hour_of_n", out.lang, n=p.n_gpus, gpu=c["gpu"], low=rate(c["low_cny"], out.lang),
+                    high=rate(c["high_cny"], out.lang), mid=rate(c["total_cny"], out.lang)))  # fmt: skip
 
 
 def price_ranges(gpu: str, run: ToolRun, out: Out, claim: str | None = None) -> None:

@@ -60,7 +60,7 @@ _LETTER_DIGIT = re.compile(r"(?<=[a-z])-(?=\d)")
 
 
 def _joined(text: str) -> str:
-    """"zero-3" and "zero3", "int-8" and "int8", "gpt-3" and "gpt3" written one way."""
+    """ "zero-3" and "zero3", "int-8" and "int8", "gpt-3" and "gpt3" written one way."""
     return _LETTER_DIGIT.sub("", text)
 
 

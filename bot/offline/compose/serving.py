@@ -25,6 +25,13 @@ from bot.offline.say.render import Out, breakdown_table, count, gb, money, usabl
 from bot.offline.understand.decide import BUY, RENT
 from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.request.reader import read
+from tools.catalog.lookup import get_gpu, get_model
+
+#: the question asks for long context ("支持长文本", "128k context"): the longest sequence the cards hold is said
+LONG_CONTEXT = re.compile(
+    r"长文本|长上下文|长序列|长对话|long[- ]?context|long (?:text|input|prompt|document)s?|\d+\s*k\s*(?:context|上下文)",
+    re.I,
+)
 
 
 def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False, text: str = "") -> None:
@@ -86,6 +93,12 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False, text
         todo.append(fp8)  # "8×A100 够跑 R1 吗": the count on cards that run it as published
     elif r["fits"]:
         todo.append(say("max_batch_line", lang, n=r["n_gpus"], ctx=f"{r['context_len']:,}", max_batch=r["max_batch"]))
+        if r.get("max_context") and LONG_CONTEXT.search(text) and "diagnose" not in read(text).cued:
+            # "支持长文本": the longest one sequence these cards hold (not for a trouble told, whose cause is asked)
+            limit = get_model(args["model"]).max_context  # the model's own window caps what memory would hold
+            key = "max_context_capped" if limit and r["max_context"] > limit else "max_context_line"
+            todo.append(say(key, lang, n=r["n_gpus"], gpu=r["gpu"], ctx=f"{r['max_context']:,}", limit=f"{limit or 0:,}",
+                            model=r["model"]))  # fmt: skip
         if s.get("n_gpus") and r["max_batch"] and layouts.CONCURRENCY.search(text):
             full = run("inference_speed", {**args, "batch": r["max_batch"]})  # the speed at that concurrency
             todo.append(
@@ -101,6 +114,8 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False, text
             todo.append("- " + more)
     if r["fits"] and r["n_gpus"] > 1:
         todo += _how_to_split(args, r, precision, run, lang)
+    if precision == "bf16" and get_gpu(args["gpu"]).bf16_tflops is None:  # V100, T4: the same bytes, in FP16
+        todo.append(say("no_bf16_serve", lang, gpu=r["gpu"]))
     if todo:
         out.add(say("todo_header", lang) + "\n" + "\n".join(todo))
     if not r["fits"] and (block := hybrid_block(r, lang)):
@@ -119,12 +134,23 @@ def _how_to_split(args: dict[str, Any], r: dict[str, Any], precision: str, run: 
     card holds the model, as it is or quantized."""
     key = "split_tp" if r["pp"] == 1 else "split_pp"
     lines = [say(key, lang, n=r["n_gpus"], tp=r["tp"], pp=r["pp"])]
+    fewer = []  # no precision named and no card holds it alone: the fewest cards quantized, when fewer
     for option in (precision, *_LOWER_PRECISIONS.get(precision, ())):
         one = run("fit_inference", {**args, "n_gpus": 1, "precision": option})
         if one["verdict"] == "fits":  # a "tight" fit leaves no room for a batch: no copy per card
             key = "replica_one" if option == precision else "replica_quant"
             lines.append(say(key, lang, n=r["n_gpus"], need=gb(one["per_gpu_gb"]), precision=option))
             break
+        if option != precision and one["min_gpus"] and one["min_gpus"] < r["min_gpus"] and not args.get("precision"):
+            fewer.append((one["min_gpus"], option))
+    else:
+        for n, lower in sorted(fewer, key=lambda f: f[0]):  # fewest first; at a count, the gentler format first
+            q = run("fit_inference", {**args, "n_gpus": n, "precision": lower})
+            if q["verdict"] == "fits":  # a "tight" count leaves no room for a batch: not offered as the fewest
+                w = run("model_memory", {"model": args["model"], "precision": lower})
+                lines.append(say("quant_fewer", lang, precision=lower, n=q["n_gpus"], gpu=q["gpu"],
+                                 need=gb(q["per_gpu_gb"]), weights=gb(w["weights_gb"])))  # fmt: skip
+                break
     run("fit_inference", args)  # the fit as asked stays the last call: the one the verdict and a reader take
     return lines
 

@@ -50,6 +50,7 @@ def _candidates(run: ToolRun) -> dict[str, dict[str, Any]]:
             if need and (card.get("need") is None or need < card["need"]):
                 card["need"], card["model"], card["gpu_id"] = need, o.get("model"), call.input.get("gpu")
                 card["precision"] = call.input.get("precision")  # a quantised job is said as one
+                card["tp"] = o.get("tp") if o.get("fits") and (o.get("pp") or 1) > 1 else None
             card.setdefault("need", None)
     return {name: c for name, c in cards.items() if "tool" in c}
 
@@ -68,8 +69,10 @@ def _decode(name: str, card: dict[str, Any], run: ToolRun) -> float | None:
     """Decode tokens/s of the served model on the count it needs (serving only)."""
     if card["tool"] != "fit_inference" or not card.get("need") or not card.get("model"):
         return None
+    # a pipeline split (TP=2 × PP=3 on 6 cards) decodes one sequence stage after stage: as fast as its TP group
+    n = card.get("tp") or card["need"]
     try:
-        args = {"model": card["model"], "gpu": card["gpu_id"] or name, "n_gpus": card["need"]}
+        args = {"model": card["model"], "gpu": card["gpu_id"] or name, "n_gpus": n}
         r = run("inference_speed", {**args, **({"precision": card["precision"]} if card.get("precision") else {})})
     except AdvisorError:
         return None
@@ -193,10 +196,13 @@ def verdict(
     china: bool = False,
     workload: str | None = None,
     gpus: list[str] | None = None,
+    counts_named: bool = False,
 ) -> None:
     """When the user asked to choose between cards that the answer assessed, put the pick first. `china`: the
     buyer is in mainland China (asked in Chinese, or said so): a card that cannot be bought there ranks last.
-    `gpus`: the catalog cards the user named, each assessed for the job before the pick."""
+    `gpus`: the catalog cards the user named, each assessed for the job before the pick; `counts_named`: each card
+    came with the user's own count ("8张4090 或者 6张v100"), so where the rent is not known for all, the faster
+    setup is the pick rather than the one with fewer cards."""
     if "choose" not in asks:
         return
     _assess_the_others(run, list(dict.fromkeys(gpus or [])))
@@ -220,6 +226,8 @@ def verdict(
         barred = china and (c.get("row") or {}).get("china_available") is False
         # the money for the work: rent per decoded token when both are known, else rent, else cards, else speed
         per_work = c["rent"] / c["decode"] if priced and timed else c["rent"] if priced else 0.0
+        if counts_named and timed and not priced:
+            return (barred, -c["decode"], c["need"])
         return (barred, per_work, c["need"], _speed_key(c))
 
     ranked = sorted(feasible.items(), key=key)

@@ -12,7 +12,7 @@ The intent is read in layers, each for what the one before cannot see:
    or the card that settles it: "预算 50 万呢" after a fit question).
 
 The planner (`bot/offline/rules.py`) calls `decide()` once per question and only plans and composes from
-what it returns. `lengths()`, `assumed_workload()`, `variants()` and `parts()` are the rest of what the
+what it returns. `lengths()`, `assumed_workload()` and `parts()` (with `variants.py`) are the rest of what the
 question means: which length it gave, whether a bare "够吗" is about serving, which methods it compares and
 which second questions ("…要多久？多少钱？") still need their own answer.
 """
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from bot.offline.understand import dialogue
 from bot.offline.understand.frames import ACCEPT_DEFAULT, ASK_DEFAULTS, SERVING, TRAINING, TRAINING_SIGNS
 from bot.offline.understand.lexicon import BUY_WORDS, CUE_GROUPS, RENT_WORDS
-from bot.offline.understand.request.asks import ASK_INTENT, TRAINING_RUN, cued
+from bot.offline.understand.request.asks import ASK_INTENT, CUES, TRAINING_RUN, cued
 from tools.catalog.stand_in import read_name, stand_in
 
 if TYPE_CHECKING:
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 _REPLACE = re.compile(r"替代|代替|取代|平替|替换|replace|substitute|instead of", re.I)
 BUY = re.compile(BUY_WORDS, re.I)
 RENT = re.compile(RENT_WORDS, re.I)
+#: renting weighed against buying or anything else ("自购还是租", "rent or buy", "TCO 对比")
+_WEIGHED = re.compile(CUES["rent_vs_buy"] + r"|还是|或者|\bor\b|\bvs\.?\b|对比|比较|tco|compar|购|own", re.I)
 _CLAIM = re.compile(r"只要|只需|才要?|就要|costs? only|is only|price is|价格是|卖|告诉我", re.I)
 
 
@@ -146,6 +148,10 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
     # "基于怎样的配置可以在一台4090上训练起来": whether and how it fits there; no run was sized to time
     if said & {"config", "fits"} and "time" not in said and slots.get("model") and p.gpus and not _sized_run(p, slots):
         return "fit"
+    if intent == "rent_vs_buy" and RENT.search(p.text) and not (BUY.search(p.text) or _WEIGHED.search(p.text)):
+        return "price"  # "what would be good service to rent these from?": renting only, the price of a GPU-hour
+    if intent == "fit" and slots.get("model") and not (p.gpus or p.unknown_gpus or p.n_gpus) and SIZING.search(p.text):
+        return "min_gpus"  # "要微调满血 DeepSeek-R1，需要什么硬件配置": no card or count to fit, so the count is asked
     if intent in ("knowledge", "out_of_scope") and not slots.get("model") and SIZING.search(p.text):
         # "what hardware is necessary?", "需要什么配置": a sizing request, whose model is asked for (never assumed)
         return "recommend_serving" if _SERVING.search(p.text) else "min_gpus"
@@ -327,66 +333,6 @@ def assumed_workload(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> s
     if intent in ("fit", "min_gpus") and not any(slots.get(k) for k in TRAINING_SIGNS) and not _OOM.search(p.text):
         return "infer"
     return None
-
-
-#: both jobs asked at once ("推理和微调需要多少卡", "fine-tuning and inference"): the two joined by a conjunction
-_BOTH_JOBS = re.compile(
-    r"(?:推理|部署|inference|serving|serve)\s*(?:和|与|及|跟|以及|、|/|and|&|\+|or|还是)\s*(?:微调|训练|全参|fine-?tun\w*|training|train)|"
-    r"(?:微调|训练|fine-?tun\w*|training|train)\s*(?:和|与|及|跟|以及|、|/|and|&|\+|or|还是)\s*(?:推理|部署|inference|serving|serve)",
-    re.IGNORECASE,
-)
-#: the intents one answer per alternative suits (a memory fit, a count, a time)
-_PER_VARIANT = ("fit", "min_gpus", "time", "train_memory", "zero_states", "speed", "weights", "recommend")
-_DIGITS = re.compile(r"\d+")
-
-
-def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]:
-    """Alternatives in one question, one answer each: methods ("LoRA 行吗？QLoRA 呢？"), both jobs ("推理和微调需要
-    多少卡"), several models ("what about 7B and 13B"), and every combination of those asked together ("GPU RAM
-    to fine-tune and to run the 70B and the 13B": four answers). A label is a template key ("method_lora") or a
-    name; a combination's labels are joined by `VARIANT_SEP`."""
-    if intent not in _PER_VARIANT:
-        return []
-    axes: list[list[tuple[str, dict[str, Any]]]] = []
-    found = []
-    for span in p.mentions.get("method", []):
-        low = span.lower()
-        method = (
-            "qlora"
-            if "qlora" in low or "q-lora" in low
-            else "lora"
-            if "lora" in low or "低秩" in low
-            else "freeze"
-            if re.search(r"冻结|freez|frozen", low)
-            else "full"
-        )
-        if method not in found:
-            found.append(method)
-    if len(found) >= 2 and intent != "speed":
-        axes.append([(f"method_{m}", {"method": m}) for m in found])
-    elif intent in ("fit", "min_gpus") and _BOTH_JOBS.search(p.text or ""):
-        axes.append([("workload_infer", {"workload": "infer"}), ("workload_finetune", {"workload": "finetune"})])
-    models = list(dict.fromkeys(p.models))
-    # a list of models with nothing else to vary ("footprints of Llama-3.1-8B, -70B, -405B, Llama-3-8B, -70B"): each
-    if 2 <= len(models) <= (4 if axes else 6) and not p.gpus[1:]:
-        axes.append([(m, {"model": m}) for m in models])
-    # "8并发、16并发能达到多少": a serving figure at each concurrency named, one answer each
-    levels = list(
-        dict.fromkeys(int(m.group(0)) for span in p.mentions.get("concurrency", []) if (m := _DIGITS.search(span)))
-    )
-    if intent in ("speed", "serving_capacity") and 2 <= len(levels) <= 4:
-        axes.append([(f"concurrency_{n}", {"batch": n, "concurrency": n}) for n in levels])
-    gpus = list(dict.fromkeys(p.gpus))
-    if not axes and 2 <= len(gpus) <= 4 and (intent in ("speed", "time") or (intent == "fit" and p.n_gpus is None)):
-        axes.append([(g, {"gpu": g}) for g in gpus])  # "A10 的推理速度比 3090 慢一倍": each card's own figure
-    out: list[tuple[str, dict[str, Any]]] = [("", {})]
-    for axis in axes[:2]:  # at most two axes (methods or jobs, then models): eight answers at the very most
-        out = [(f"{a}{VARIANT_SEP}{b}" if a else b, {**x, **y}) for a, x in out for b, y in axis]
-    return [] if out == [("", {})] else out
-
-
-#: what joins the labels of a combination of alternatives ("workload_infer|llama-2-70b")
-VARIANT_SEP = "|"
 
 
 def parts(intent: str, p: ParsedQuestion, asks: Iterable[str] = ()) -> list[str]:

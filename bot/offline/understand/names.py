@@ -21,7 +21,7 @@ from bot.offline.understand.patterns import C
 from bot.offline.understand.request.addresses import addresses, named_part
 from bot.offline.understand.request.distilled import distilled, distilled_stand_ins
 from bot.offline.understand.request.name_shapes import SIZE_FIRST, family_name, other_family, sized_name, stand_ins
-from bot.offline.understand.request.same_model import named_size, own_size, shortened
+from bot.offline.understand.request.same_model import named_size, own_size, refined, shortened
 from tools.catalog import lookup as catalog
 from tools.catalog.stand_in import family_default, is_vision
 from tools.units import plain
@@ -44,6 +44,9 @@ _UNLISTED_CARD = _C(  # "Z9000 显卡": a card by the word after it, though the 
     r"[a-z]{1,3}\d{3,5}[a-z]?\s*(?:显卡|加速卡|计算卡|gpus?\b(?![- ]?h)|graphics cards?)|\d{4}[a-z]?\s*显卡"
 )
 _SOFTWARE = _C(lx.SOFTWARE)
+#: "满血版" with no model named: the full DeepSeek-R1 (671B), which the word names in Chinese usage (against its
+#: distilled and quantised versions); the catalog's aliases read it when "DeepSeek" is said beside it
+_FULL_STRENGTH = _C(r"满血(?:版本?)?")
 _O_AS_ZERO = re.compile(r"(?<=\d)o|o(?=\d)")
 #: rapidfuzz ratio (0-100) a misspelt name needs to count as a catalog name (the digits must match exactly)
 FUZZY_CUTOFF = 85
@@ -191,8 +194,12 @@ def names_in(w: Any) -> None:
     _scan(w, names, [(m.start(), m.end(), m.group(0)) for m in names.token_rx.finditer(w.t)])
     if links and not w.slots["models"] and not w.slots["unknown_models"]:
         _read_links(w, names, links)
+    if not w.slots["models"] and not w.slots["unknown_models"] and (m := _FULL_STRENGTH.search(w.t)):
+        _add(w, "models", "deepseek-r1")
+        w.note("model_again", *m.span())  # the word is the model's name, read as DeepSeek-R1
     _sibling_sizes(w, names)
     shortened(w)
+    refined(w)
     distilled(w)
     stand_ins(w, MODEL_MARK)
     distilled_stand_ins(w)

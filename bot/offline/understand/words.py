@@ -44,6 +44,12 @@ _RUN = _C(
 )
 _NEGATED = _C(r"不开|不用|关(?:掉|闭)?|没开|不要|no|without|w/o|disable|off")
 _USD = _C(r"美元|美金|\busd\b|\bdollars?\b|us\$|\$\s*\d|in \$")
+#: a job put as the condition of the question ("这个方案用于部署…，如果要进行…微调，需要什么硬件", "we serve it; if we
+#: wanted to fine-tune it, what hardware"): that job is the one asked, the job said before it is the setting
+_IF_JOB = _C(
+    r"(?:如果|假如|要是|若是?)(?:我们?|想|要|需要|打算|进一步)*[^，。,.;；?？!！\n]{0,20}$|"
+    r"\bif (?:i|we|you|one) (?:want(?:ed)?|need(?:ed)?|plan(?:ned)?|were going|would like) to [^,.;?!\n]{0,20}$"
+)
 
 
 def _first(w: Work, slot: str, table) -> None:
@@ -70,7 +76,14 @@ def words(w: Work) -> None:
         served = infer and not _TRAINING_RUN.search(s)  # "做推理…加载 lora 模型": an adapter served, nothing trained
         w.slots["workload"] = (
             "infer"
-            if served or (infer and ft and infer.start() < ft.start() and not w.slots.get("method"))
+            if served
+            or (
+                infer
+                and ft
+                and infer.start() < ft.start()
+                and not w.slots.get("method")
+                and not _IF_JOB.search(s[max(0, ft.start() - 24) : ft.start()])
+            )
             else "finetune"
         )
     elif _WORKLOADS["infer"].search(s) or "concurrency" in w.slots:

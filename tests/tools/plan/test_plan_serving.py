@@ -219,3 +219,16 @@ def test_a_batch_beyond_what_the_speed_model_takes_is_capped_not_a_crash():
     c = out["candidates"][0]
     assert c["max_batch_per_replica"] > 100_000 and c["batch_per_replica"] <= 100_000
     assert c["n_gpus"] == c["replicas"] * c["gpus_per_replica"]
+
+
+def test_a_context_window_sizes_the_kv_cache_while_each_request_prefills_its_prompt():
+    """5 users of a 70B with a 128k window (vllm#12400): held per request, the window sets the batch memory allows
+    as a 128k prompt does, but the first token comes after the request's own prompt, not after 128k tokens."""
+    base = {"model": "llama-3.3-70b", "gpus": ["H800"], "concurrency": 5, "precision": "int8"}
+    held = tools.call("plan_serving", {**base, "context_tokens": 131072})
+    fresh = tools.call("plan_serving", {**base, "prompt_tokens": 131072 - 300})
+    h, f = held["candidates"][0], fresh["candidates"][0]
+    assert held["context_tokens"] == 131072 and fresh["context_tokens"] is None
+    assert h["max_batch_per_replica"] == f["max_batch_per_replica"]  # the same KV memory per request
+    assert h["ttft_s"] < 2 < f["ttft_s"]  # prefilling 1,000 tokens vs 130,772
+    assert any(a["key"] == "context_tokens" for a in held["assumptions"])

@@ -66,8 +66,9 @@ def add(intent: str, default: str, run: ToolRun, since: int, out: Out) -> None:
     items = []
     if first is not None:
         for size in SIZES:
-            try:
-                output = first.output if size == default else run(first.tool, {**first.input, "model": size})
+            try:  # another size's row is a survey: it sizes no servers of the answer's own job
+                with run.survey():
+                    output = first.output if size == default else run(first.tool, {**first.input, "model": size})
             except AdvisorError:
                 continue  # a size the calculator refuses on these inputs is left out, not guessed
             if output.get(field) is not None:

@@ -8,6 +8,7 @@ assumptions. Every figure is a tool output.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -16,7 +17,7 @@ from bot.offline.compose.shortlist import allowed
 from bot.offline.compose.systems.cards import serving_cards
 from bot.offline.compose.systems.layouts import per_request_claim, per_request_correction
 from bot.offline.say.phrases import say
-from bot.offline.say.render import Out, money_span, num, pct
+from bot.offline.say.render import Out, gb, money_span, num, pct
 from bot.offline.understand.frames import DEFAULT_GPU
 from bot.offline.understand.request.figures import RANGE_GAP
 from bot.offline.understand.request.model import Request
@@ -52,8 +53,11 @@ DEFAULT_OUTPUT = 300
 
 def lengths(request: Request) -> dict[str, int]:
     """The request lengths the question states, by plan_serving's field names: a prompt and an output length as
-    given; a context window ("128k context", "32k") alone is the prompt plus the output, so the prompt is the
-    window less the output (the default output when none is given) and the KV cache is sized for the window."""
+    given; a context length alone ("32k context") is the prompt plus the output, so the prompt is the length less
+    the output (the default output when none is given) and the KV cache is sized for it; a context *window* ("a full
+    context window of 128k", "128k 上下文窗口") is what each request may hold in the KV cache (`context_tokens`: memory
+    and each decode step's reads are sized for it) while a request prefills only its new prompt, the earlier turns
+    kept by prefix caching (the prompt stays the tool's default)."""
     first: dict[str, int] = {}
     for m in request.mentions:
         if m.role in ("prompt_len", "output_len", "context_len", "seq_len") and isinstance(m.value, int | float):
@@ -65,10 +69,16 @@ def lengths(request: Request) -> dict[str, int]:
     window = first.get("context_len") or first.get("seq_len")
     if "prompt_len" in first:
         out["prompt_tokens"] = min(first["prompt_len"], 1_000_000)
+    elif window and WINDOW.search(request.parsed.text or ""):
+        out["context_tokens"] = min(window, 1_000_000)
     elif window:
         output = out.get("output_tokens", DEFAULT_OUTPUT)
         out["prompt_tokens"] = min(max(window - output, 1), 1_000_000)
     return out
+
+
+#: the context named as a window, the most a conversation holds (not each request's length)
+WINDOW = re.compile(r"context window|full context|上下文窗口|完整上下文|满上下文|全上下文", re.I)
 
 
 #: the most domestic cards compared when the question asks for domestic ones only
@@ -180,6 +190,8 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
             out.add(say("serving_why_fewest", lang))
     if pick is not None:  # the default latency target that sets the count, next to the count
         _relaxed(r, pick, wanted, args, run, out)
+    if r.get("context_tokens"):  # a window each request holds: its memory in GB, and what a request prefills
+        _window(s, r, run, out)
     vague = [m.text for m in request.mentions if m.role == "tokens"]
     if vague and not lengths(request):  # "passing 3000k tokens": per request, per second or per day is not said
         sep = "、" if lang == "zh" else ", "
@@ -217,6 +229,8 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
     out.add("\n".join(rows))
     stated = bool(lengths(request))  # the floor at the question's lengths, else at the shortlist's stated window
     length = (r["prompt_tokens"], r["output_tokens"])
+    if r.get("context_tokens"):  # a window held per request: the cards that hold it are sized for the window
+        length = (r["context_tokens"] - r["output_tokens"], r["output_tokens"])
     serving_cards(s, r["concurrency"], sum(length) if stated else None, run, out, pick, length)
     if pick is not None and pick["max_batch_per_replica"]:
         out.add(
@@ -348,3 +362,18 @@ def _machines(s: dict, given: dict, pick: dict, run: ToolRun, out: Out) -> None:
             racks=o["racks"],
         )
     )
+
+
+def _window(s: dict[str, Any], r: dict[str, Any], run: ToolRun, out: Out) -> None:
+    """The memory of the requests in flight at their window (weights once, the KV cache per request), in GB."""
+    n = max(1, math.ceil(r["concurrency"] - 1e-9))
+    args = {"model": s["model"], "context_len": r["context_tokens"], "batch": n}
+    if s.get("precision") in ("bf16", "fp16", "fp8", "int8", "int4"):
+        args["precision"] = s["precision"]
+    try:
+        m = run("model_memory", args)
+    except AdvisorError:
+        return
+    out.add(say("serving_window", out.lang, ctx=f"{r['context_tokens']:,}", prompt=f"{r['prompt_tokens']:,}",
+                weights=gb(m["weights_gb"]), precision=m["precision"], kv=gb(m["kv_cache_gb_per_request"]), n=n,
+                kv_all=gb(m["kv_cache_gb"]), total=gb(m["serving_gb"]), kv_precision=m["kv_precision"]))  # fmt: skip

@@ -157,9 +157,10 @@ def system_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) -> 
         flight = args.get("concurrency") or next(
             (o["capacity"]["concurrency"] for o in r["options"] if (o["capacity"] or {}).get("concurrency")), None
         )
-        stated = "prompt_tokens" in args or "output_tokens" in args
+        stated = "prompt_tokens" in args or "output_tokens" in args or "context_tokens" in args
         if flight:
             context = _length("prompt_tokens", args) + _length("output_tokens", args) if stated else None
+            context = max(context or 0, args.get("context_tokens") or 0) or None  # a window held per request
             serving_cards(s, flight, context, run, out)
     else:
         training_cards(s, args, run, out)

@@ -80,7 +80,8 @@ CUES = {
     r"split|shard|use|make|solve|enable|distribute|divide|speed up|reduce|avoid|get)|what should (?:be|i|we|the)\b|"
     r"should (?:i|we) (?:incr\w*|decr\w*|set|change|reduce|adjust|enable|turn)|(?:guidance|examples?|recipes?) (?:on|for)|"
     r"recommended .{0,24}(?:config\w*|settings?|setup)|what (?:gpu |hardware )?configurations?",
-    "knowledge": r"是什么|什么是|什么意思|原理|what(?:'s|’s| is| are)\b|what does .{1,30} mean|explain|区别是|" + KNOWLEDGE_PART,
+    "knowledge": r"是什么|什么是|什么意思|原理|what(?:'s|’s| is| are)\b|what does .{1,30} mean|explain|区别是|"
+    + KNOWLEDGE_PART,
 }
 #: "what is the yearly cost", "what's the minimum number of GPUs": "what is" asking for a figure (the ask its
 #: quantity word cues), not for an explanation

@@ -97,10 +97,10 @@ def read(text: str) -> Request:
                 value = float(number.group(0))
         if role == "model" and _BARE_SIZE.fullmatch(span):
             role = "model_size"  # "8B", "405B": a size with no name (sized on the generic shape), not a model's name
-        if role in ("gpu", "model", "excluded") and (known := canonical(span)):
-            value = known  # the catalog id, which is what a tool call takes
-        elif slot == "model_again" and p.models:  # "满血版 671B" of the one model named (same_model.named_size)
+        if slot == "model_again" and p.models:  # "满血版 671B" of the one model named (same_model.named_size)
             role, value = "model", p.models[0]
+        elif role in ("gpu", "model", "excluded") and (known := canonical(span)):
+            value = known  # the catalog id, which is what a tool call takes
         mentions.append(
             Mention(
                 text=span,

@@ -54,3 +54,42 @@ def shortened(w: Any) -> None:
     if short and w.slots["models"]:
         w.slots["unknown_models"] = [u for u in w.slots["unknown_models"] if u not in short]
         w.spans = [(slot, a, b) for slot, a, b in w.spans if not (slot == "unknown_models" and w.span(a, b) in short)]
+
+
+#: words that put two models side by side: then a family and its later version are two models, not one
+_SIDE_BY_SIDE = re.compile(
+    r"对比|比较|区别|还是|或者|\bvs\.?\b|versus|\bor\b|compare|difference|better than|相比|和|与", re.I
+)
+_SIZE_TAIL = re.compile(r"[-_ ]?\d+(?:\.\d+)?b$")
+
+
+def catalog_id(name: str) -> str | None:
+    try:
+        return catalog.get_model(name).id
+    except AdvisorError:
+        return None
+
+
+def refined(w: Any) -> None:
+    """ "serve Llama-3 70b … I want to use vLLM to serve Llama-3.3-70b": a model of the same size named again with a
+    later point version of its family ("3" -> "3.3") is the one meant, the first written loosely; not when the text
+    sets models side by side ("Qwen2-72B 和 Qwen2.5-72B 哪个好"), where both are asked about."""
+    models = list(dict.fromkeys(w.slots["models"]))
+    if len(models) != 2 or _SIDE_BY_SIDE.search(w.src):
+        return
+    try:
+        a, b = (catalog.get_model(m) for m in models)
+    except AdvisorError:
+        return
+    if abs(a.params_b - b.params_b) > 0.02 * max(a.params_b, b.params_b):
+        return
+    base = [_SIZE_TAIL.sub("", m.lower()) for m in models]  # catalog ids: "llama-3.3-70b" -> "llama-3.3"
+    for loose, exact in ((0, 1), (1, 0)):
+        if base[exact].startswith(base[loose] + "."):
+            drop = models[loose]
+            w.slots["models"] = [m for m in w.slots["models"] if m != drop]
+            w.spans = [("model_again" if slot == "models" and catalog_id(w.span(a, e)) == drop else slot, a, e)
+                       for slot, a, e in w.spans]  # fmt: skip
+            w.slots["models"].insert(0, models[exact])
+            w.slots["models"] = list(dict.fromkeys(w.slots["models"]))
+            return
