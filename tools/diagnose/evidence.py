@@ -106,6 +106,8 @@ def _weights_alone(s: Setup) -> list[Candidate]:
     )  # a runtime that is not a serving engine puts what does not fit on the CPU (or fails)
     if not (s.model and s.capacity) or s.inp.n_gpus > 1 or not ((s.oom and s.workload != "infer") or spills):
         return []
+    if s.workload == "train" and s.inp.method == "qlora":  # a 4-bit base already: the training terms size it
+        return []
     from tools.diagnose.serve import weights_bytes
 
     w = weights_bytes(s)
