@@ -106,6 +106,8 @@ def _weights_alone(s: Setup) -> list[Candidate]:
     )  # a runtime that is not a serving engine puts what does not fit on the CPU (or fails)
     if not (s.model and s.capacity) or s.inp.n_gpus > 1 or not ((s.oom and s.workload != "infer") or spills):
         return []
+    if s.workload == "train" and s.inp.method == "qlora":  # a 4-bit base already: the training terms size it
+        return []
     from tools.diagnose.serve import weights_bytes
 
     w = weights_bytes(s)
@@ -143,10 +145,11 @@ def precision_causes(s: Setup) -> list[Candidate]:
     if (
         lacks is None
         and not g.bf16_tflops
-        and i.precision is None
+        and i.precision in _AUTO_DTYPE
         and s.workload == "infer"
         and (i.error_kind or i.symptom)
-    ):  # an engine's dtype "auto" loads a bf16 checkpoint in bf16, which this card cannot run
+    ):  # an engine's dtype "auto" loads a bf16 checkpoint in bf16, which this card cannot run (weight-only
+        # 4/8-bit checkpoints too: their activations and unquantised layers are in that dtype)
         arith = say("precision", gpu=g.name, family=g.family, precision="bf16")
         return [Candidate("precision_unsupported", arith, "--dtype", "half", prior=0.55)]
     if lacks is None:  # the card supports what was asked: the error is elsewhere (a kernel, a version)
@@ -156,6 +159,11 @@ def precision_causes(s: Setup) -> list[Candidate]:
         return []
     arith = say("precision", gpu=g.name, family=g.family, precision=lacks)
     return [Candidate("precision_unsupported", arith, *_precision_fix(said or lacks, g, s), named=True, prior=0.85)]
+
+
+#: weight precisions whose compute runs in the checkpoint's 16-bit dtype (dtype "auto"): none said, or weight-only
+#: quantisation (AWQ / GPTQ / bitsandbytes)
+_AUTO_DTYPE = (None, "int4", "int8", "nf4")
 
 
 def _precision_fix(what: str | None, g, s: Setup) -> tuple[str, object]:

@@ -12,13 +12,37 @@ from __future__ import annotations
 from typing import Any
 
 from tools.diagnose.context import Candidate, Setup, count, flag_values, gib
-from tools.diagnose.facts import say, value
+from tools.diagnose.facts import Said, say, value
 from tools.errors import AdvisorError
 from tools.memory.fit_training import fit_training
+from tools.memory.quant_sharding import FLOAT_STORAGES, base_shardable
 from tools.schemas.memory import FitTrainingInput
 from tools.units import GiB
 
 _TRAIN_PRECISIONS = ("fp32", "bf16", "fp16", "fp8")
+#: bnb_4bit_quant_storage as configs write it (torch dtype names) -> the calculator's storage names
+_STORAGES = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "float32": "fp32",
+    "uint8": "uint8",
+    **{d: d for d in FLOAT_STORAGES},
+}
+#: preference objectives the memory calculator counts (SimPO has no reference and the same two sequences as ORPO)
+_OBJECTIVES = {"dpo": "dpo", "kto": "kto", "ppo": "ppo", "orpo": "orpo", "simpo": "orpo"}
+#: the fix where even a sharded 4-bit base does not fit the GPUs at hand
+_BIGGER = "more GPUs (ZeRO-3 / FSDP shard the 4-bit base stored in bf16), or a GPU with more memory"
+
+
+def quant_storage(s: Setup) -> str:
+    """QLoRA's 4-bit storage as the run has it: bnb_4bit_quant_storage as written; an FSDP run stores it in a float
+    dtype (FSDP-QLoRA cannot wrap uint8 parameters, tools.memory.quant_sharding), so FSDP shards it; otherwise
+    bitsandbytes' default (auto: uint8, whole on every DeepSpeed ZeRO-3 rank)."""
+    flags = flag_values(s.inp)
+    written = _STORAGES.get(flags.get("bnb_4bit_quant_storage", "").removeprefix("torch.").lower())
+    if written:
+        return written
+    return "bf16" if "fsdp" in flags and flags["fsdp"].lower() not in ("", "false", "none", "no") else "auto"
 
 
 def stage(s: Setup) -> int | None:
@@ -36,7 +60,10 @@ def _args(s: Setup, **change: Any) -> dict[str, Any]:
         "zero_stage": stage(s), "offload": i.offload,
         "seq_len": i.seq_len or value("llamafactory", "cutoff_len"), "micro_batch": i.micro_batch,
         "grad_checkpointing": i.grad_checkpointing, "tp": s.inp.tp or 1, "pp": i.pp,
+        "objective": _OBJECTIVES.get(i.preference or "", "sft"),
     }  # fmt: skip
+    if i.method == "qlora":
+        args["quant_storage"] = quant_storage(s)
     if s.capacity and s.inp.capacity_gib:
         pass  # the calculator reads the card's capacity from the catalog; the log's is compared below
     args.update(change)
@@ -184,14 +211,18 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
     cap = s.capacity or r["capacity_gb"] * 1e9
     b = r["breakdown_gb"]
     i, out = s.inp, []
-    arith = say("training_total", need=gib(r["per_gpu_gb"] * 1e9), weights=gib(b["weights"] * 1e9),
-                grads=gib(b["gradients"] * 1e9), opt=gib(b["optimizer"] * 1e9), act=gib(b["activations"] * 1e9),
-                logits=gib(b.get("logits", 0) * 1e9), cap=gib(cap))  # fmt: skip
+    frozen = b.get("frozen_models", 0)  # a preference objective's reference (and reward) models, when it has them
+    arith = say("training_total_frozen" if frozen else "training_total", need=gib(r["per_gpu_gb"] * 1e9),
+                weights=gib(b["weights"] * 1e9), grads=gib(b["gradients"] * 1e9), opt=gib(b["optimizer"] * 1e9),
+                act=gib(b["activations"] * 1e9), logits=gib(b.get("logits", 0) * 1e9), cap=gib(cap),
+                frozen=gib(frozen * 1e9))  # fmt: skip
     states = b["weights"] + b["gradients"] + b["optimizer"]
     tail = b["activations"] + b.get("logits", 0)
     over = not r["fits"]
     weights_alone = b["weights"] * 1e9 > cap
-    if weights_alone:
+    if weights_alone and i.method == "qlora":  # already 4-bit: sharding the base, or more memory, is what is left
+        out.append(_qlora_weights(s, arith))
+    elif weights_alone:
         out.append(Candidate("weights_exceed_memory", arith, "finetuning_type", "qlora", prior=0.8,
                              after=_after(s, "QLoRA", method="qlora")))  # fmt: skip
     elif over and i.method != "qlora" and b["weights"] * 1e9 >= WEIGHTS_SHARE * cap and b["weights"] >= tail:
@@ -242,6 +273,22 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
     if r["fits"] and s.oom:
         out += _margin_causes(s, arith, cap, zero, r)
     return out, est
+
+
+def _qlora_weights(s: Setup, arith: tuple[str, str]) -> Candidate:
+    """A QLoRA run whose 4-bit base alone exceeds each GPU: on several GPUs that do not shard it (data parallel, or
+    ZeRO-3 with uint8 storage) every GPU holds all of it, and bf16 storage under ZeRO-3 / FSDP shards it; where it is
+    sharded already (or on one GPU), more GPUs or a bigger card."""
+    i = s.inp
+    storage = _args(s)["quant_storage"]
+    sharded = stage(s) == 3 and base_shardable("qlora", "uint8" if storage == "auto" else storage)
+    if i.n_gpus > 1 and not sharded:
+        whole = say("qlora_base_whole", n=i.n_gpus)
+        w = Said((arith[0] + whole[0], arith[1] + whole[1]))
+        w.template = arith.template
+        return Candidate("weights_exceed_memory", w, "bnb_4bit_quant_storage", "bfloat16", prior=0.8,
+                         after=_after(s, "4-bit base in bf16, ZeRO-3", quant_storage="bf16", zero_stage=3))  # fmt: skip
+    return Candidate("weights_exceed_memory", arith, "n_gpus", _BIGGER, prior=0.8)
 
 
 #: 16-bit weights at least this share of the card leave too little for any training beside them when even LoRA

@@ -29,7 +29,8 @@ GEMINI = "为啥我6张4090 24G,微调Mini-Gemini-8x7B会显存不够QAQ\n是zer
 
 def test_a_glued_size_is_read_and_the_familys_nearest_size_stands_in():
     p = parse(QWEN72B)
-    assert p.unknown_models == ["qwen72b"] and p.stand_ins == {"qwen72b": "qwen2.5-72b"}
+    # the family's nearest 72B (Qwen1.5-72B, 72.3B: model.chat is the Qwen-1 API, whose 72B has that shape)
+    assert p.unknown_models == ["qwen72b"] and p.stand_ins == {"qwen72b": "qwen1.5-72b"}
     assert parse(LLAMA70B).stand_ins == {"llama70b": "llama-3.3-70b"}
 
 

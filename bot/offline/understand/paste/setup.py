@@ -44,6 +44,13 @@ _ENGINE_BUILD = re.compile(
     r"engine build|构建引擎|编译引擎|build\s*引擎",
     re.IGNORECASE,
 )
+#: a quantised checkpoint's name says its weights' precision ('Qwen2-72B-Instruct-AWQ', '…-GPTQ-Int4', '…-FP8',
+#: '…-bnb-4bit'): AWQ/GPTQ/W4A16 are 4-bit integer weights with group scales, bitsandbytes' 4-bit is NF4
+_NAME_QUANT = re.compile(
+    r"[-_](?:(awq|gptq(?:[-_]int4)?|int4|w4a16)|(bnb[-_]4bit)|(gptq[-_]int8|int8|w8a8)|(fp8))(?=$|[-_./\s])",
+    re.IGNORECASE,
+)
+_WHOLE_NAME = re.compile(r"[^\s，。、；：（）,;:()]+")
 _SUFFIX = re.compile(r"[-_](?:instruct|chat|hf|base|it|awq|gptq|int4|int8|fp8|bnb-4bit|\d+k)$", re.IGNORECASE)
 
 
@@ -63,6 +70,18 @@ def model_id(name: str | None) -> str | None:
             return found
         generic = generic or found
     return generic
+
+
+def name_precision(written: str | None, request: Request) -> str | None:
+    """The weights' precision a quantised checkpoint's name says: the model the command or config loads, else a
+    model the question names; None where no name carries a quantisation tag."""
+    # a mention holds the name read (the tag may be left off it): the whole name as written runs on from its start
+    spans = [_WHOLE_NAME.match(request.text, m.start) for m in request.mentions if m.role == "model"]
+    names = [written] if written else [w.group(0) for w in spans if w]
+    for name in names:
+        if m := _NAME_QUANT.search(name or ""):
+            return ("int4", "nf4", "int8", "fp8")[next(i for i, g in enumerate(m.groups()) if g)]
+    return None
 
 
 def gpu_id(name: str | None) -> str | None:
@@ -151,6 +170,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         "kv_too_small",
         "heads_not_divisible",
     )
+    if "precision" not in s and (named := name_precision(written, request)):
+        s["precision"] = named
     if quant:
         if serving or framework == "transformers":
             s.setdefault("precision", "nf4")
