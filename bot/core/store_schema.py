@@ -128,7 +128,11 @@ def normalize_url(url: str) -> str:
 def make_engine(url: str) -> Engine:
     url = normalize_url(url)
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        # a pool as large as the answers a process runs at once: with the default 5, every answer past the
+        # fifth opened a connection (and set the pragmas below) and closed it again
+        memory = url in ("sqlite://", "sqlite:///") or ":memory:" in url  # one connection per thread already
+        pool = {} if memory else {"pool_size": 16, "max_overflow": 32}
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **pool)
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn, _record):  # WAL: readers never block the writer

@@ -2,6 +2,7 @@
 
 import concurrent.futures
 import threading
+import time
 
 import pytest
 from pg import temp_database
@@ -128,4 +129,32 @@ def test_two_first_messages_of_one_chat_at_once_both_open_the_conversation(tmp_p
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         assert set(pool.map(open_it, range(8))) == {"wecom:corp:zhangsan"}
     assert store.owner_of("wecom:corp:zhangsan") == (True, "wecom:corp")
+    store.close()
+
+
+def test_eight_answers_at_once_on_sqlite_all_land_and_keep_their_connections(tmp_path):
+    """What a server does under 8 clients: every turn is written and finished, and the engine keeps its
+    connections (the default pool of 5 closed and reopened one for every answer past the fifth)."""
+    from sqlalchemy import event
+
+    store = Store(f"sqlite:///{tmp_path}/s.sqlite3")
+    opened = []
+    event.listen(store.engine, "connect", lambda *_: opened.append(1))
+    start = threading.Barrier(8)
+
+    def client(n: int) -> list[int]:
+        start.wait()
+        done = []
+        for i in range(30):
+            cid = store.new_conversation(channel="api")
+            idx = store.start_turn(cid, f"问题 {n}-{i}")
+            time.sleep(0.002)  # the answer
+            store.finish_turn(cid, idx, _trace(cid, f"答案 {n}-{i}"))
+            done.append(store.turns(cid)[0].status == "answered" and store.turns(cid)[0].answer == f"答案 {n}-{i}")
+        return done
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        results = [ok for done in pool.map(client, range(8)) for ok in done]
+    assert results == [True] * 240
+    assert len(opened) <= 8  # at most one per client, kept
     store.close()
