@@ -269,7 +269,10 @@ class RulesPlanner:
             out.blocks.remove(none)
         if scaled:
             scaling.add(intent, slots["model"], run, calls_at, out)
-            if p.gpus and not (traffic or SIZING.search(text)):  # "MLU370 能训大模型吗": and what the card gives
+            # "MLU370 能训大模型吗": and what the card gives; a run's time or bill on one card asks nothing of the card,
+            # two cards named beside it are compared ("H800 25h … 2卡A800 75小时")
+            about_cards = intent not in ("time", "cost") or len(set(p.gpus)) >= 2
+            if p.gpus and not (traffic or SIZING.search(text)) and about_cards:
                 answers.compose("specs", {"gpu": p.gpus[0], "gpus": list(dict.fromkeys(p.gpus))}, p, run, out)
             scaling.ask(out, unsized)
         if said := answers.memory_verdict(request, run, lang):  # "是否只需要 700G 显卡": the yes or no, first

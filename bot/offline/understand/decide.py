@@ -26,9 +26,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot.offline.understand import dialogue
+from bot.offline.understand.cards.silicon import chips
 from bot.offline.understand.frames import ACCEPT_DEFAULT, ASK_DEFAULTS, SERVING, TRAINING, TRAINING_SIGNS
 from bot.offline.understand.lexicon import BUY_WORDS, CUE_GROUPS, RENT_WORDS
-from bot.offline.understand.request.asks import ASK_INTENT, TRAINING_RUN
+from bot.offline.understand.request.asks import ASK_INTENT, TRAINING_RUN, unworded_lead
 from tools.catalog.stand_in import read_name, stand_in
 
 if TYPE_CHECKING:
@@ -253,7 +254,7 @@ def decide(text: str, p: ParsedQuestion, state: dict[str, Any] | None) -> Decisi
             slots.pop("months", None)  # a rental's duration is not a rent-or-buy horizon
         changed = dialogue.changes(previous["slots"], slots)
     else:
-        intent = p.intent
+        intent = unworded_lead(p.intent, text, p)
         slots = dialogue.carry(p, previous)
     if p.injection and intent in ("out_of_scope", "knowledge") and not (p.gpus or p.models):
         intent = "out_of_scope"  # an instruction to the bot, with nothing of the domain named, is not a question
@@ -359,8 +360,9 @@ def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]
     elif intent in ("fit", "min_gpus") and _BOTH_JOBS.search(p.text or ""):
         axes.append([("workload_infer", {"workload": "infer"}), ("workload_finetune", {"workload": "finetune"})])
     models = list(dict.fromkeys(p.models))
-    # a list of models with nothing else to vary ("footprints of Llama-3.1-8B, -70B, -405B, Llama-3-8B, -70B"): each
-    if 2 <= len(models) <= (4 if axes else 6) and not p.gpus[1:]:
+    # a list of models with nothing else to vary ("footprints of Llama-3.1-8B, -70B, -405B, Llama-3-8B, -70B"): each;
+    # cards of one silicon ("A100/A800") are one card to vary
+    if 2 <= len(models) <= (4 if axes else 6) and not chips(p.gpus)[1:]:
         axes.append([(m, {"model": m}) for m in models])
     # "8并发、16并发能达到多少": a serving figure at each concurrency named, one answer each
     levels = list(
@@ -377,15 +379,21 @@ def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]
     return [] if out == [("", {})] else out
 
 
+#: the intents that size a training run's memory
+_TRAINING_MEMORY = frozenset({"train_memory", "zero_states"})
 #: what joins the labels of a combination of alternatives ("workload_infer|llama-2-70b")
 VARIANT_SEP = "|"
 
 
 def parts(intent: str, p: ParsedQuestion, asks: Iterable[str] = ()) -> list[str]:
     """The question's other parts ("…要多久？多少钱？") that the first intent's answer does not already cover: the
-    classifier's second intents, then every ask of the request (`request/asks.py`) that has a frame of its own."""
+    classifier's second intents, then every ask of the request (`request/asks.py`) that has a frame of its own.
+    A serving question with no training word gets no training-memory part ("本地推理deepseek r1需要多少显存空间")."""
+    serving_only = p.workload == "infer" and not TRAINING_RUN.search(p.text or "")
     found: list[str] = []
     for extra in [*p.intents[1:], *(ASK_INTENT[a] for a in asks if a in ASK_INTENT)]:
+        if serving_only and extra in _TRAINING_MEMORY:
+            continue
         if extra not in COVERS.get(intent, ()) and extra != intent and extra not in found:
             found.append(extra)
     return found
