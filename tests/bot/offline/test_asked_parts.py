@@ -78,3 +78,24 @@ def test_host_ram_a_diagnosis_computed_is_not_named_again(advisor, caplog, row_i
     (call,) = calls(t, "diagnose")
     assert call.input["engine_build"] is True and "host_ram" not in t.unanswered
     assert "Not computed in this answer" not in t.answer
+
+
+# --- a figure is a claim only where its own sentence asks to confirm it -----------------------------------------
+
+
+def test_a_confirm_word_in_another_sentence_leaves_the_hosts_ram_its_role():
+    q = "我想确认在我的机器上能部署的 Qwen 模型上限。\n我的硬件：\nGPU：RTX 5090 32GB\n内存：64GB DDR5"
+    roles = [(m.text, m.role) for m in read(q).mentions]
+    assert ("64GB", "ram_gb") in roles and ("32GB", "ram_gb") not in roles  # the card's 32GB is not the next line's RAM
+    assert ("200GB", "claim") in [(m.text, m.role) for m in read("听说 H100 有 200GB，对吗？").mentions]
+
+
+def test_a_model_too_big_for_the_card_is_weighed_against_the_ram_stated_under_a_confirm_word(advisor, caplog):
+    q = (
+        "请问在 RTX 5090 32GB 上，最多能部署哪个 Qwen 模型？\n我想确认在我的机器上能部署的 Qwen 模型上限。\n"
+        "GPU：RTX 5090 32GB\n内存：64GB DDR5\n我最多可以运行到 72B 吗？如果使用 4-bit 量化或 offload，有推荐的配置吗？"
+    )
+    (t,) = ask(advisor, caplog, q)
+    hybrid = [c for c in calls(t, "fit_inference") if c.input.get("host_ram_gb") == 64]
+    assert hybrid and hybrid[0].output["hybrid"]
+    assert "混合推理" in t.answer and "没有核对主机内存" not in t.answer
