@@ -18,6 +18,7 @@ import yaml
 
 from bot.core.planner import PlanResult
 from bot.core.trace import MentionUse
+from bot.offline.understand.request.asks import answered
 from bot.offline.understand.request.model import Mention, Request
 from bot.offline.understand.request.reader import canonical, normalised
 
@@ -100,19 +101,26 @@ def covers(request: Request, result: PlanResult) -> list[MentionUse]:
 
 
 def explain(
-    uses: list[MentionUse], lang: str, asked_back: bool = False, hybrid: bool = False, shown_as: list | None = None
+    uses: list[MentionUse],
+    lang: str,
+    asked_back: bool = False,
+    hybrid: bool = False,
+    shown_as: list | None = None,
+    host_checked: bool = False,
 ) -> str:
     """One line per reason for the mentions nothing used: the repair that makes `unused` empty. `asked_back`:
     the answer is a question for what is missing; what a calculator takes is kept for the reply. `hybrid`: the
-    setup offloads to the CPU (an offload setting, llama.cpp / Ollama / KTransformers), so host RAM matters."""
+    setup offloads to the CPU (an offload setting, llama.cpp / Ollama / KTransformers), so host RAM matters;
+    `host_checked`: a calculator of the answer computed the host RAM (a hybrid or offloading fit), so it is not
+    said to be unchecked."""
     t = _templates()
     reasons: dict[str, list[str]] = {}
     hidden: dict[str, int] = {}
     for i, u in enumerate(uses):
         if u.use == "unused":
             reason = t["role_reason"].get(u.role, "kept" if asked_back else "not_needed")
-            if reason == "host" and hybrid:
-                reason = "host_offload"
+            if reason == "host" and (hybrid or host_checked):
+                reason = "host_checked" if host_checked else "host_offload"
             items = reasons.setdefault(reason, [])
             words = u.text if shown_as is None else shown_as[i]
             if words is None:
@@ -158,7 +166,9 @@ def gate(request: Request, result: PlanResult) -> tuple[list[MentionUse], list[M
     )
     hybrid = bool(_HYBRID.search(request.text)) or any(m.role == "offload" for m in request.mentions)
     lang = result.language if result.language in ("zh", "en") else "en"
-    note = explain(uses, lang, asked_back, hybrid, shown_as=[_as_typed(m, request.text) for m in request.mentions])
+    checked = answered("host_ram", list(result.tool_calls))
+    shown_as = [_as_typed(m, request.text) for m in request.mentions]
+    note = explain(uses, lang, asked_back, hybrid, shown_as=shown_as, host_checked=checked)
     if note:
         result.answer = result.answer.rstrip() + "\n\n" + note
         uses = [u.model_copy(update={"use": "explained"}) if u.use == "unused" else u for u in uses]

@@ -192,8 +192,7 @@ class RulesPlanner:
                 }
                 offered = {"ask_example": dict(SIZE_EXAMPLE), **offered}
             # else the unknown names were said, with the closest ones: nothing can be computed without them
-            if "knowledge" in request.cued:  # a part asked in words is answered before the question back
-                answers.knowledge_part(text, run, out, shown)
+            answers.knowledge_part(request.cued, text, run, out, shown, first=True)  # then the question back
             return PlanResult(
                 answer=out.text(),
                 language=lang,
@@ -263,8 +262,8 @@ class RulesPlanner:
             for extra in [_SIZED_ASKS[a] for a in unanswered(request.cued, run.calls) if a in _SIZED_ASKS]:
                 if extra != intent:
                     self._part(extra, slots, p, run, out, offered, answered_at)
-        if "knowledge" in request.cued and intent != "knowledge":  # a part asked in words: the note that answers it
-            answers.knowledge_part(text, run, out, answered_at if request.cued[0] == "knowledge" else None)
+        if intent != "knowledge":  # a part asked in words: the note that answers it (first, when asked first)
+            answers.knowledge_part(request.cued, text, run, out, answered_at)
         none = say("knowledge_none", lang)  # one part found nothing while another answered: that part is not said
         if none in out.blocks[answered_at:] and len(out.blocks) - answered_at > 1:
             out.blocks.remove(none)
@@ -272,7 +271,10 @@ class RulesPlanner:
         holds.add(text, p, run, out)  # "is one or two enough", "1卡最多推理什么模型": what the cards named hold
         if scaled:
             scaling.add(intent, slots["model"], run, calls_at, out)
-            if p.gpus and not (traffic or SIZING.search(text)):  # "MLU370 能训大模型吗": and what the card gives
+            # "MLU370 能训大模型吗": and what the card gives; a run's time or bill on one card asks nothing of the card,
+            # two cards named beside it are compared ("H800 25h … 2卡A800 75小时")
+            about_cards = intent not in ("time", "cost") or len(set(p.gpus)) >= 2
+            if p.gpus and not (traffic or SIZING.search(text)) and about_cards:
                 answers.compose("specs", {"gpu": p.gpus[0], "gpus": list(dict.fromkeys(p.gpus))}, p, run, out)
             scaling.ask(out, unsized)
         if said := answers.memory_verdict(request, run, lang):  # "是否只需要 700G 显卡": the yes or no, first

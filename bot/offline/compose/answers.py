@@ -257,11 +257,12 @@ ASKING_WORDS = frozenset(
 ASKED_CHARS = 48
 
 
-def knowledge_part(text: str, run: ToolRun, out: Out, at: int | None) -> None:
+def knowledge_part(asks: list[str], text: str, run: ToolRun, out: Out, at: int, first: bool = False) -> None:
     """A part asked in words beside the figures ("是单卡的大小，还是多张加起来的大小", "what controls the KV cache
-    size"): the sentence of an on-topic note that answers it, cited, at `at` (the part was asked first) or after
+    size"): the sentence of an on-topic note that answers it, cited, at `at` (the part was asked first, or `first`) or after
     the parts before it. A part no note is on topic for adds nothing, and its search cites nothing."""
-    for clause in knowledge_clauses(text)[:2]:
+    at_ = at if first or asks[:1] == ["knowledge"] else None
+    for clause in knowledge_clauses(text)[:2] if "knowledge" in asks else []:
         before = len(run.citations)
         try:
             r = run("search_knowledge", {"query": clause[:300], "k": 3, "lang": out.lang})
@@ -285,11 +286,11 @@ def knowledge_part(text: str, run: ToolRun, out: Out, at: int | None) -> None:
         block = say("knowledge_part", out.lang, asked=asked, sentence=sentence, n=docs.index(quoted) + 1)
         if block in out.blocks:
             continue
-        if at is None:
+        if at_ is None:
             out.add(block)
         else:
-            out.blocks.insert(at, block)
-            at += 1
+            out.blocks.insert(at_, block)
+            at_ += 1
 
 
 #: how much of a supporting sentence the sources list shows

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from bot.offline.understand import dialogue
 from bot.offline.understand.frames import ACCEPT_DEFAULT, ASK_DEFAULTS, SERVING, TRAINING, TRAINING_SIGNS
 from bot.offline.understand.lexicon import BUY_WORDS, CUE_GROUPS, RENT_WORDS
-from bot.offline.understand.request.asks import ASK_INTENT, CUES, TRAINING_RUN, cued
+from bot.offline.understand.request.asks import ASK_INTENT, CUES, TRAINING_RUN, cued, unworded_lead
 from tools.catalog.stand_in import read_name, stand_in
 
 if TYPE_CHECKING:
@@ -267,7 +267,7 @@ def decide(text: str, p: ParsedQuestion, state: dict[str, Any] | None) -> Decisi
             slots.pop("months", None)  # a rental's duration is not a rent-or-buy horizon
         changed = dialogue.changes(previous["slots"], slots)
     else:
-        intent = p.intent
+        intent = unworded_lead(p.intent, text, p)
         slots = dialogue.carry(p, previous)
     if p.injection and intent in ("out_of_scope", "knowledge") and not (p.gpus or p.models):
         intent = "out_of_scope"  # an instruction to the bot, with nothing of the domain named, is not a question
@@ -335,11 +335,19 @@ def assumed_workload(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> s
     return None
 
 
+#: the intents that size a training run's memory
+_TRAINING_MEMORY = frozenset({"train_memory", "zero_states"})
+
+
 def parts(intent: str, p: ParsedQuestion, asks: Iterable[str] = ()) -> list[str]:
     """The question's other parts ("…要多久？多少钱？") that the first intent's answer does not already cover: the
-    classifier's second intents, then every ask of the request (`request/asks.py`) that has a frame of its own."""
+    classifier's second intents, then every ask of the request (`request/asks.py`) that has a frame of its own.
+    A serving question with no training word gets no training-memory part ("本地推理deepseek r1需要多少显存空间")."""
+    serving_only = p.workload == "infer" and not TRAINING_RUN.search(p.text or "")
     found: list[str] = []
     for extra in [*p.intents[1:], *(ASK_INTENT[a] for a in asks if a in ASK_INTENT)]:
+        if serving_only and extra in _TRAINING_MEMORY:
+            continue
         if extra not in COVERS.get(intent, ()) and extra != intent and extra not in found:
             found.append(extra)
     return found

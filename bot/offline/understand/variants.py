@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from bot.offline.understand.cards.silicon import chips
 from bot.offline.understand.request import setups
 
 if TYPE_CHECKING:
@@ -50,8 +51,9 @@ def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]
     elif intent in ("fit", "min_gpus") and _BOTH_JOBS.search(p.text or ""):
         axes.append([("workload_infer", {"workload": "infer"}), ("workload_finetune", {"workload": "finetune"})])
     models = list(dict.fromkeys(p.models))
-    # a list of models with nothing else to vary ("footprints of Llama-3.1-8B, -70B, -405B, Llama-3-8B, -70B"): each
-    if 2 <= len(models) <= (4 if axes else 6) and not p.gpus[1:]:
+    # a list of models with nothing else to vary ("footprints of Llama-3.1-8B, -70B, -405B, Llama-3-8B, -70B"): each;
+    # cards of one silicon ("A100/A800") are one card to vary
+    if 2 <= len(models) <= (4 if axes else 6) and not chips(p.gpus)[1:]:
         axes.append([(m, {"model": m}) for m in models])
     # "8并发、16并发能达到多少": a serving figure at each concurrency named, one answer each
     levels = list(

@@ -58,7 +58,9 @@ CUES = {
     "cost": r"多少钱|花多少(?!.{0,2}时间)|费用|成本|要花(?!.{0,4}时间)|开销|花费(?!了?.{0,3}时间|了?多长|了?多久)|\bcosts?\b|how much (?:would|will|does|did) it cost|how expensive|预算够",
     "price": r"单价|售价|一张多少钱|多少钱一张|什么价|报价|\bprice\b|\bpricing\b",
     "speed": r"速度|多快|吞吐|tokens?/s|tok/s|token/s|(?<![\w/])t/s\b|延迟|latency|throughput|首字|ttft|\btpot\b|每秒|"
-    r"tokens? (?:per|a) sec(?:ond)?|\bfast\b|\bspeed\b|性能怎么样|性能如何|性能数据|性能(?:能|可以)?(?:达到|有)多少",
+    r"tokens? (?:per|a) sec(?:ond)?|\bfast\b|\bspeed\b|性能怎么样|性能如何|性能数据|性能(?:能|可以)?(?:达到|有)多少|"
+    # the rate asked per minute or as an efficiency ("每一分钟可以生成多少token", "模型的运行效率")
+    r"每一?分钟[^，。,.?？\n]{0,10}(?:生成|输出|吐)|(?:运行|推理|生成)效率",
     "capacity": r"多少(?:并发|用户|人|路|请求)|支撑|支持多少|扛多少|能服务|how many (?:users|requests|concurrent)|"
     r"(?<!memory )(?<!vram )(?<!gpu )(?<!total )capacity(?!\s*(?:of\s*)?[\d(])|"
     r"并发(?:能|可以)?(?:到|达到)多少|serve \d+ users",
@@ -66,7 +68,7 @@ CUES = {
     "choose": r"选哪|选什么|选谁|哪个好|哪个更|哪款|哪张|哪种|哪一个|哪家|推荐|建议(?:买|选|用|配)|值不值|值得|划算|性价比|"
     r"which (?:one|gpu|card|is better|should)|should (?:i|we) (?:buy|pick|choose|get|go|use)|worth|recommend|"
     r"better (?:choice|option|deal)|怎么选|如何选|选型|怎么配|如何配|哪些\s*(?:gpu|显卡|卡|芯片|型号)|which (?:gpus|cards)\b",
-    "availability": r"能买到|买得到|能(?:不能)?采购|禁运|出口管制|\bexport\b|禁售|available in china|供货|交期|有货|还能买",
+    "availability": r"能买到|买得到|能(?:不能)?采购|禁运|出口管制|\bexport\b(?!\s+[a-z_][a-z0-9_]*=)|禁售|available in china|供货|交期|有货|还能买",
     "power": r"功耗|耗电|电费|用电|多少度电|机柜|power draw|electricity|\bkw\b|千瓦|散热",
     # how to make it work: the settings, the method or the setup ("如何调整", "有什么办法", "is there a way to",
     # "how can I load it on 4 GPUs", "what should max_batch_size be"), not only the words "set" and "configure"
@@ -80,6 +82,12 @@ CUES = {
     r"split|shard|use|make|solve|enable|distribute|divide|speed up|reduce|avoid|get)|what should (?:be|i|we|the)\b|"
     r"should (?:i|we) (?:incr\w*|decr\w*|set|change|reduce|adjust|enable|turn)|(?:guidance|examples?|recipes?) (?:on|for)|"
     r"recommended .{0,24}(?:config\w*|settings?|setup)|what (?:gpu |hardware )?configurations?",
+    # host RAM asked beside the GPU's ("需要多少显存空间？还有多少内存需求呢？", "how much RAM is needed to build",
+    # "GPU Memory and CPU Memory"): a bare "内存" is often the GPU's, so it is the host's only beside "显存" or named so
+    "host_ram": r"(?:主机|cpu|系统|服务器)\s*内存|(?<!显)内存(?:需求|要求|要多少|需要多少|占用(?:是)?多少|多大)(?=.{0,80}显存)|"
+    r"(?<=显存).{0,40}(?<!显)内存(?:需求|要求|要多少|需要多少|占用|多大)|(?:多少|多大)(?:的)?(?<!显)内存(?=.{0,80}显存)|"
+    r"(?<=显存).{0,40}(?:多少|多大)(?:的)?(?<!显)内存|how much (?:system |host |cpu )?ram\b|"
+    r"(?:cpu|host|system) (?:memory|ram)\b|\bram (?:is )?(?:needed|required|nee?ded)",
     "knowledge": r"是什么|什么是|什么意思|原理|what(?:'s|’s| is| are)\b|what does .{1,30} mean|explain|区别是|"
     + KNOWLEDGE_PART,
 }
@@ -120,7 +128,18 @@ ANSWERED_BY: dict[str, frozenset[str]] = {
     "rent_vs_buy": frozenset({"rent_vs_buy"}),
     "power": frozenset({"power_draw", "plan_system", "plan_cluster"}),
     "availability": frozenset({"gpu_specs", "compare_gpus", "recommend_gpus"}),
+    "host_ram": frozenset({"fit_training", "fit_inference", "diagnose"}),
 }  # fmt: skip
+#: an ask whose calculator answers it only when its output holds the figure: host RAM is computed by a fit that
+#: offloads to the host (fit_training's host_ram_gb), a CPU+GPU hybrid fit (fit_inference's hybrid rows) or the
+#: host-RAM cause of a diagnosis; a fit of the GPUs alone says nothing of the host
+ANSWERED_WHEN: dict[str, Any] = {
+    "host_ram": lambda c: bool(
+        (c.tool == "fit_training" and (c.output or {}).get("host_ram_gb"))
+        or (c.tool == "fit_inference" and (c.output or {}).get("hybrid"))
+        or (c.tool == "diagnose" and any(x.get("cause") == "host_ram" for x in (c.output or {}).get("causes", [])))
+    )
+}
 #: a training run named ("训练成本", "training cost", "Training Llama3 70B … only 20 TFLOPS"): its cost is billed
 #: through its time, and its speed is the training run's (tokens/s, MFU), not a decode speed
 TRAINING_RUN = C(r"训练|预训练|微调|\btrain(?:ing|ed)?\b|fine-?tun\w*|pre-?train\w*")
@@ -180,7 +199,8 @@ def asks(text: str, p: ParsedQuestion, classifier: bool = True) -> list[str]:
 def answered(ask: str, calls: list[Any]) -> bool:
     """Whether a call in `calls` answers `ask` (an ask with no calculator counts as answered: words answer it)."""
     tools = ANSWERED_BY.get(ask)
-    return tools is None or any(c.tool in tools for c in calls)
+    holds = ANSWERED_WHEN.get(ask, lambda c: True)
+    return tools is None or any(c.tool in tools and holds(c) for c in calls)
 
 
 def unanswered(asks: list[str], calls: list[Any]) -> list[str]:
@@ -199,3 +219,23 @@ def knowledge_clauses(text: str) -> list[str]:
         if _KNOWLEDGE.search(clause) and not _MEASURED.search(clause):
             out.append(text[m.start() : m.end()].strip())
     return out
+
+
+#: the classifier's intents that the words must ask for to lead (money, in so many words); the asks a frame of its
+#: own answers from the model and the cards
+_MONEY = frozenset({"cost", "price", "rent_vs_buy"})
+_WORDED = {"cost": _MONEY, "price": _MONEY}
+_SIZED = ("time", "min_count", "fits", "speed", "capacity")
+
+
+def unworded_lead(intent: str, text: str, p: ParsedQuestion) -> str:
+    """The classifier's cost or price where the words ask for no money but for a figure a frame computes: that
+    frame. "在8卡A800的机器上，预训练阶段总共花费了多长的时间" asks how long (a price sheet answers nothing asked);
+    "how many H100 GPUs do you need … 5 months" asks for a count, not for the bill of the months."""
+    if intent not in _WORDED:
+        return intent
+    said = cued(text, p)
+    if set(said) & _WORDED[intent]:
+        return intent
+    framed = [ASK_INTENT[a] for a in said if a in _SIZED]
+    return framed[0] if framed else intent

@@ -77,7 +77,7 @@ CONTEXT = (
     (r"", r"^\s*(?:核|cores?|vcpus?|c(?=\b)|线程|threads?)", "cpu_cores"),
     (r"(?:cpu|处理器)[^\d\n]{0,6}$", r"", "cpu_cores"),
     (r"(?:内存|主机内存|系统内存|\bram\b|system memory|host memory|ddr\d?|shm[-_ ]?size)[^\d\n]{0,6}$", r"^\s*(?:g|gb|t|tb|gib)?\b", "ram_gb"),
-    (r"", r"^\s*(?:g|gb|t|tb)\s*(?:的)?(?:内存|\bram\b|ddr)", "ram_gb"),
+    (r"", r"^\s*(?:g|gb|t|tb)[ \t]*(?:的)?(?:内存|\bram\b|ddr)", "ram_gb"),  # on its line: "32GB\n内存：64GB" is a card's
     # a spec sheet's "Memory: 256G" line (a card's memory is written "GPU memory", "VRAM", "显存")
     (r"^\s*(?:memory|mem)\s*[:：=]\s*$", r"^\s*(?:g|gb|t|tb|gib)?\b", "ram_gb"),
     (r"", r"^\s*(?:轮|个?\s*epochs?|遍)", "epochs"),
@@ -165,13 +165,13 @@ _PER_KWH = C(rf"[\d,.]+\s*{_FOREIGN}?\s*(?:/|per|每|一|a)\s*(?:kwh|度|千瓦�
 _FOREIGN_AFTER = C(rf"[\d,.]+\s*{_FOREIGN}")
 
 
-#: host RAM or swap said after the figure ("400G内存", "32GB of RAM", "an extra 16GB of swap"), not a card's memory
-#: ("4GB内存的GPU")
+#: host RAM or swap said after the figure, on its line ("400G内存", "32GB of RAM", "an extra 16GB of swap"), not a
+#: card's memory ("4GB内存的GPU"; "GPU：RTX 5090 32GB" above "内存：64GB DDR5")
 _HOST_AFTER = (
-    (C(r"^[\d,.]+\s*(?:g|gb|gib|t|tb)\s*(?:of\s+)?(?:的)?\s*(?:swap|交换(?:空间|分区))"), "swap_gb"),
+    (C(r"^[\d,.]+\s*(?:g|gb|gib|t|tb)[ \t]*(?:of\s+)?(?:的)?[ \t]*(?:swap|交换(?:空间|分区))"), "swap_gb"),
     (
         C(
-            r"^[\d,.]+\s*(?:g|gb|gib|t|tb)\s*(?:of\s+)?(?:的)?\s*(?:(?:system|host|cpu)\s+)?(?:内存|\bram\b|ddr\d?|system memory|"
+            r"^[\d,.]+\s*(?:g|gb|gib|t|tb)[ \t]*(?:of\s+)?(?:的)?[ \t]*(?:(?:system|host|cpu)\s+)?(?:内存|\bram\b|ddr\d?|system memory|"
             r"host memory|cpu memory)(?!\s*的?\s*(?:gpu|显卡|卡|card))"
         ),
         "ram_gb",

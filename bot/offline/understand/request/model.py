@@ -11,7 +11,7 @@ from bot.offline.understand.question import ParsedQuestion
 
 Ask = Literal[
     "fits", "min_count", "time", "cost", "speed", "capacity", "compare", "choose", "rent_vs_buy", "diagnose",
-    "availability", "price", "power", "knowledge", "config",
+    "availability", "price", "power", "knowledge", "config", "host_ram",
 ]  # fmt: skip
 ASKS: tuple[str, ...] = Ask.__args__
 

@@ -21,7 +21,7 @@ from bot.offline.understand.names import _names, _norm
 from bot.offline.understand.parse import parse
 from bot.offline.understand.request.addresses import addresses
 from bot.offline.understand.request.asks import asks, cued
-from bot.offline.understand.request.figures import frameworks, loose_figures, role_of
+from bot.offline.understand.request.figures import frameworks, line_at, loose_figures, role_of
 from bot.offline.understand.request.model import Mention, Request
 
 #: the parser's slot -> the mention's role (slots not here are not figures the user gave: flags, language…)
@@ -48,6 +48,9 @@ _STATED = re.compile(
     r"(?:\bhas|\bhave|\bis|\bare|\bcosts?|是|有|只有|只要|达到|高达|能到)\s*(?:about|around|约|大约)?\s*$",
     re.IGNORECASE,
 )
+#: a line that lists the asker's setup: a short label and a colon open it ("GPU：RTX 5090 32GB", "内存：64GB DDR5",
+#: "- RAM: 512GB"); its figures are what they have, not figures to confirm
+_SPEC_LINE = re.compile(r"\s*[-*•]?\s*[\w\u4e00-\u9fff ]{1,16}\s*[:：]")
 _BARE_SIZE = re.compile(r"\d+(?:\.\d+)?\s*[bm]", re.IGNORECASE)
 _CONNECTOR = re.compile(
     r"^(?:or|and|vs\.?|versus|for|on|with|of|和|与|跟|还是|或者|或)\s+|^(?:和|与|跟|还是|或者|或|用|跑)\s*",
@@ -87,10 +90,13 @@ def read(text: str) -> Request:
         if value is None and (number := re.search(r"\d+(?:\.\d+)?", span)):
             value = float(number.group(0))
         if role == "claim" and not (
-            _CONFIRM.search(norm) or p.injection or _STATED.search(norm[max(0, start - 14) : start])
+            (_CONFIRM.search(norm) and not _SPEC_LINE.match(line_at(norm, start)))
+            or p.injection
+            or _STATED.search(norm[max(0, start - 14) : start])
         ):
             # a figure the parser kept to check ("24G" in a question ending in 吗) is a claim only when the user
-            # asks to confirm it; otherwise it is what its words make it: the host's RAM, a card's memory…
+            # asks to confirm it, and never on a line listing their setup ("我想确认…能部署的模型上限" above
+            # "内存：64GB DDR5"); otherwise it is what its words make it: the host's RAM, a card's memory…
             number = re.search(r"\d+(?:\.\d+)?", span)
             if number:
                 role = role_of(norm, start + number.start(), norm[start + number.end() : end + 12])[0]
