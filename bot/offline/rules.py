@@ -32,7 +32,7 @@ from bot.offline.understand.request import setups
 from bot.offline.understand.request.asks import unanswered
 from bot.offline.understand.request.reader import read
 from bot.offline.understand.request.source import source_model_name, with_source
-from bot.offline.understand.variants import VARIANT_SEP, variants
+from bot.offline.understand.request.variants import VARIANT_SEP, variants
 from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
 

@@ -12,7 +12,7 @@ The intent is read in layers, each for what the one before cannot see:
    or the card that settles it: "预算 50 万呢" after a fit question).
 
 The planner (`bot/offline/rules.py`) calls `decide()` once per question and only plans and composes from
-what it returns. `lengths()`, `assumed_workload()` and `parts()` (with `variants.py`) are the rest of what the
+what it returns. `lengths()`, `assumed_workload()` and `parts()` (with `request/variants.py`) are the rest of what the
 question means: which length it gave, whether a bare "够吗" is about serving, which methods it compares and
 which second questions ("…要多久？多少钱？") still need their own answer.
 """
