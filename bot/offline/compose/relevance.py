@@ -52,11 +52,17 @@ def shared(query: set[str], text: str) -> int:
     """How many of the query's words the text holds. A longer word counts at the start of a longer one ("gpu" in
     "gpus", "parallel" in "parallelism", never "port" in "reports"); a word of one or two Latin letters or digits
     only on its own ("h" of "24 h a day" is not in every word with an h, "8" not in "80GB")."""
-    low = _joined(text.lower())
-    return sum(1 for t in query if (t in low if not t.isascii() else _alone(t).search(low)))
+    low = _lowered(text)
+    return sum(1 for t in query if t in low and (not t.isascii() or _alone(t).search(low)))
 
 
 _LETTER_DIGIT = re.compile(r"(?<=[a-z])-(?=\d)")
+
+
+@lru_cache(maxsize=8192)
+def _lowered(text: str) -> str:
+    """A text as `shared` compares it (memoized: a note's sentences are weighed again for every answer sentence)."""
+    return _joined(text.lower())
 
 
 def _joined(text: str) -> str:
