@@ -275,15 +275,26 @@ def time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
             gpu_hours=f"{t['gpu_hours']:,.0f}",
         )
     )
+    shown = _fit_shown(run, args)
     fit = run("fit_training", {**training_args({**s, "n_gpus": n, "method": method}), "grad_checkpointing": True})
-    if not fit["fits"]:
+    if not fit["fits"] and not shown:  # a fit part of this answer already said so, with its remedies
         out.add(
             say(
-                "time_not_fit", lang, need=gb(fit["per_gpu_gb"]), usable=usable(fit, lang), min_n=fit["min_gpus"] or "—"
+                "time_not_fit" if method == "full" else "time_not_fit_adapter",
+                lang,
+                need=gb(fit["per_gpu_gb"]),
+                usable=usable(fit, lang),
+                min_n=fit["min_gpus"] or "—",
             )
         )
     cost_of(t["gpu_hours"], s, run, out)
     out.add(assumptions_block(t["assumptions"], lang, ("model_architecture", "mfu", "seq_len", "nodes_fabric")))
+
+
+def _fit_shown(run: ToolRun, args: dict[str, Any]) -> bool:
+    """Whether an earlier part of this answer fitted the same run (model, card, count, method) in memory."""
+    same = ("model", "gpu", "n_gpus", "method")
+    return any(c.tool == "fit_training" and all(c.input.get(k) == args.get(k) for k in same) for c in run.calls)
 
 
 def _deadline_words(p: ParsedQuestion) -> str:

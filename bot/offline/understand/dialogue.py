@@ -311,3 +311,17 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, An
         if new not in (None, []) and new != old:
             out.append((key, old, new))
     return out
+
+
+def carried_slots(
+    p: ParsedQuestion, slots: dict[str, Any], changed: list, state: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The slots an answer takes from the conversation's earlier turns (neither said now nor just changed)."""
+    previous = ((state or {}).get("frame") or {}).get("slots") or {}
+    own = {k for k, v in slots_of(p).items() if v not in (None, [], False)}
+    edited = {k for k, _, _ in changed}
+    return {
+        k: v
+        for k, v in slots.items()
+        if k in previous and previous[k] == v and k not in own and k not in edited and v not in (None, [], False)
+    }

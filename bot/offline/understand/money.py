@@ -19,7 +19,10 @@ _TOKENS = (
     _C(
         rf"(?:数据量?|语料|训练数据|data(?:set)?|corpus|tokens?)\s*(?:量|规模|是|有|为|约|大概|共|:|改成|改为|换成|加到|增加到|to)*\s*({lx.NUM_RANGE})\s*([mbt])(?![a-z])"
     ),
-    _C(r"(?<![a-z\d.\-])(\d+(?:\.\d+)?)\s*(t)(?![a-z])"),
+    # a bare "15T" is a token count, but "1T内存" / "2T RAM" / "4T 硬盘" is memory or disk
+    _C(
+        r"(?<![a-z\d.\-])(\d+(?:\.\d+)?)\s*(t)(?![a-z])(?!\s*(?:的)?\s*(?:内存|显存|硬盘|磁盘|存储|ram|ssd|nvme|disk|memory))"
+    ),
     _C(rf"(?<![\d.])(\d+(?:\.\d+)?\s?万亿|[{lx.ZH_DIGIT_CHARS}十]+万亿)()(?!\s*(?:个)?\s*(?:参数|元|块|美元|rmb))"),
 )
 
@@ -45,9 +48,20 @@ _SAMPLES = _C(
     rf"(?<![\d.])({lx.NUM})\s*(万|千|k|w)?\s*(?:条|个样本|组|段)(?:数据|样本|对话|指令|问答|训练数据|语料)?"
     rf"|(?<![\d.])({lx.NUM})\s*(k|m)?\s*(?:samples?|examples?|conversations?|instructions?|rows?|records?)(?![a-z])"
 )
-_PER_SAMPLE = _C(
-    rf"(?:每条|每个样本|每段|平均每条|平均|each|per (?:sample|example|conversation|row)|on average|avg\.?|averaging)"
-    rf"\s*(?:约|大概|长度|length|of|about|around|is|:|：)*\s*({lx.NUM})\s*(k)?\s*(?:个)?\s*(?:tokens?|toks?)(?![a-z])"
+_ABOUT = r"(?:约|大概|长度|length|of|about|around|roughly|approx\.?|approximately|~|≈|is|:|：|\s)*"
+_UNITS_OF_DATA = (
+    r"(?:samples?|examples?|conversations?|instructions?|rows?|records?|pairs?|dialogues?|documents?|docs?)"
+)
+_PER_SAMPLE = (
+    _C(
+        rf"(?:每条|每个样本|每段|平均每条|平均|each|per (?:sample|example|conversation|row|record|instruction|pair)"
+        rf"|on average|avg\.?|averaging|average(?: length)?)"
+        rf"{_ABOUT}({lx.NUM})\s*(k)?\s*(?:个)?\s*(?:tokens?|toks?)(?![a-z])"
+    ),
+    # "50k samples of ~1k tokens", "20k examples × 2048 tokens", "10,000 conversations with about 800 tokens"
+    _C(rf"{_UNITS_OF_DATA}\s*(?:of|with|at|×|x|\*|,)?{_ABOUT}({lx.NUM})\s*(k)?\s*(?:tokens?|toks?)(?![a-z])"),
+    # "1,000 tokens each", "2k tokens per sample", "1k tokens on average"
+    _C(rf"(?<![\d.])({lx.NUM})\s*(k)?\s*(?:tokens?|toks?)\s*(?:each|apiece|on average|per {_UNITS_OF_DATA})"),
 )
 _EPOCHS = _C(
     rf"(?<![\d.])({lx.NUM})\s*(?:个)?\s*(?:epochs?|轮|遍)(?![a-z])|(?:epochs?|轮数)\s*(?:=|:|：|是|为)?\s*({lx.NUM})"
@@ -61,7 +75,8 @@ def sample_tokens(w: Work) -> None:
     if "tokens" in w.slots:
         _epochs_of_tokens(w)
         return
-    ms, ml = _SAMPLES.search(w.t), _PER_SAMPLE.search(w.t)
+    ms = _SAMPLES.search(w.t)
+    ml = next((m for rx in _PER_SAMPLE if (m := rx.search(w.t))), None)
     if not (ms and ml):
         return
     count, mag = (ms.group(1), ms.group(2)) if ms.group(1) else (ms.group(3), ms.group(4))
@@ -80,6 +95,18 @@ def sample_tokens(w: Work) -> None:
     w.note("tokens", *ml.span())
     if me:
         w.mask(*me.span())
+
+
+def sample_length(w: Work) -> None:
+    """A dataset given as samples of a length and no sequence length: the run's sequences hold one sample, the next
+    power of two at or above it (a trainer's cutoff_len is set to cover the samples), 512 at least, 32K at most."""
+    given = w.slots.get("tokens_from") or {}
+    if "tokens_per_sample" not in given or "seq_len" in w.slots or "context_len" in w.slots:
+        return
+    seq = 512
+    while seq < given["tokens_per_sample"] and seq < 32768:
+        seq *= 2
+    w.slots["seq_len"] = given["seq_len"] = seq
 
 
 def _epochs_of_tokens(w: Work) -> None:

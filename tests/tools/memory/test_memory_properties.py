@@ -1,5 +1,6 @@
 """Monotonic behaviour of the memory calculators (Hypothesis)."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -192,3 +193,31 @@ def test_the_axolotl_full_fine_tune_fits_one_48gb_card():
     kw = {"model": "Llama-3-8B", "gpu": "A40", "optimizer": "paged_adamw8bit", "seq_len": 8192}
     assert fit_training(FitTrainingInput(framework="hf", grad_checkpointing=True, **kw)).verdict != "does not fit"
     assert fit_training(FitTrainingInput(framework="auto", grad_checkpointing=True, **kw)).verdict == "does not fit"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    size=st.floats(min_value=1, max_value=80), method=methods, s=seq, b=st.integers(2, 16), n=st.sampled_from([1, 2, 8])
+)
+def test_a_smaller_micro_batch_offered_fits_and_keeps_the_batch(size, method, s, b, n):
+    """A run that does not fit at its micro-batch is offered the largest smaller one that fits on the same cards,
+    with the accumulation that keeps the batch per step; it is offered only when it really fits."""
+    out = fit_training(
+        FitTrainingInput(model=generic_model(round(size, 1)).id, gpu="rtx-4090", method=method, seq_len=s,
+                         micro_batch=b, n_gpus=n)
+    )  # fmt: skip
+    offered = [x for x in out.suggestions if x.change == "micro_batch"]
+    if out.fits or not offered:
+        return
+    m, k = offered[0].settings["micro_batch"], offered[0].settings["grad_accum"]
+    assert 1 <= m < b and m * k >= b and offered[0].n_gpus == n
+    again = fit_training(
+        FitTrainingInput(model=generic_model(round(size, 1)).id, gpu="rtx-4090", method=method, seq_len=s,
+                         micro_batch=m, n_gpus=n)
+    )  # fmt: skip
+    assert again.per_gpu_gb == pytest.approx(offered[0].per_gpu_gb, abs=0.1)
+    if m + 1 < b:  # the largest that fits: one more per GPU does not
+        assert not fit_training(
+            FitTrainingInput(model=generic_model(round(size, 1)).id, gpu="rtx-4090", method=method, seq_len=s,
+                             micro_batch=m + 1, n_gpus=n)
+        ).fits  # fmt: skip

@@ -40,7 +40,7 @@ CUES = {
     r"怎么解决|如何解决|怎么办|解决方法|跑不起来|启动(?:就)?(?:挂|失败|报错)|\bwhy\b|slower than|变慢|很慢|慢了|太慢|"
     r"traceback|runtimeerror|\berror\b|\bfailed\b|killed|\bhangs?\b|卡住|\bnan\b|doesn'?t work|not working",
     "min_count": r"几张|几块|几卡(?!时)|几台|多少张|多少块|多少卡(?!时|小时|·时)|多少台|多少个(?:gpu|节点|卡)|最少.{0,4}(?:几|多少)|至少.{0,4}(?:几|多少)|"
-    r"how (?:many|much) (?:gpus?|cards?|nodes?|servers?|machines?|a100s?|h100s?|h800s?|h20s?|4090s?)|"
+    r"how (?:many|much) (?:gpus?|cards?|nodes?|servers?|machines?|a100s?|h100s?|h800s?|h20s?|4090s?)(?![- ]?hours?)|"
     r"min(?:imum)? (?:number of )?(?:gpus?|cards?|nodes?)|最低配置|最低的?(?:显卡|gpu|硬件)配置|"
     # the count asked as resources or requirements ("需要多少资源", "所需卡数", "还是需要多卡", "GPU requirements")
     r"多少的?\s*(?:gpu|显卡)|所需卡数|卡数|(?:多少|什么)(?:的)?(?:硬件|gpu)?资源|硬件资源|需要多卡|最低(?:部署|运行|硬件)?要求|"
@@ -233,9 +233,31 @@ def unworded_lead(intent: str, text: str, p: ParsedQuestion) -> str:
     frame. "在8卡A800的机器上，预训练阶段总共花费了多长的时间" asks how long (a price sheet answers nothing asked);
     "how many H100 GPUs do you need … 5 months" asks for a count, not for the bill of the months."""
     if intent not in _WORDED:
-        return intent
+        return _first_sized(intent, text, p)
     said = cued(text, p)
     if set(said) & _WORDED[intent]:
-        return intent
+        return _first_sized(intent, text, p)
     framed = [ASK_INTENT[a] for a in said if a in _SIZED]
     return framed[0] if framed else intent
+
+
+def _first_sized(intent: str, text: str, p: ParsedQuestion) -> str:
+    """The classifier's pick put back in the order asked, where the words ask for it after a figure a frame
+    computes: "Will it fit and how long for 50k samples?" leads with the fit, "多久能训完？显存够吗？" with the time,
+    "how many servers, and the yearly electricity bill?" with the count (the later asks stay parts)."""
+    asked = cued(text, p)
+    order = list(dict.fromkeys(_ONE_ANSWER.get(a, a) for a in asked))
+    ask = _ASK_OF.get(intent, "")
+    said = _ONE_ANSWER.get(ask, ask)
+    first = next((a for a in asked if a in _SIZED), None)
+    figure = said in _SIZED or said in _FIGURED  # a choice, a comparison or a why keeps its own lead
+    if first and figure and said in order and order.index(_ONE_ANSWER.get(first, first)) < order.index(said):
+        return ASK_INTENT[first]
+    return intent
+
+
+#: asks one answer covers whichever leads (a fit states the count it needs, a count states the fit)
+_ONE_ANSWER = {"min_count": "fits"}
+#: asks besides the sized ones whose answer is a figure of the same job (a bill, a price, the power)
+_FIGURED = frozenset({"cost", "price", "power"})
+_ASK_OF = {intent: ask for ask, intent in ASK_INTENT.items()}
