@@ -39,6 +39,14 @@ def usd_rate(given: float | None) -> tuple[float, Assumption]:
     return value, assume(key="fx_cny_per_usd", value=value, unit="元/$", default=given is None, note=param.cite())
 
 
+def usd_price(usd: float, fx_given: float | None, key: str) -> tuple[float, list[Assumption]]:
+    """A price per card-hour the user gave in US dollars, in 元 at the dated rate (both stated)."""
+    fx, fx_assumption = usd_rate(fx_given)
+    cny = round(usd * fx, 4)
+    note = f"given as {usd:g} USD per card-hour, at {fx:g} 元/$"
+    return cny, [assume(key=key, value=cny, unit="元/卡时", default=False, note=note), fx_assumption]
+
+
 def run_cost(inp: RunCostInput) -> RunCostOutput:
     """Cost of a run of GPU-hours at a rental price per card-hour (the user's, or the catalog range).
 
@@ -51,6 +59,11 @@ def run_cost(inp: RunCostInput) -> RunCostOutput:
         price = low = high = inp.price_cny_per_hour
         source = "user"
         assumptions.append(assume(key="price_cny_per_hour", value=price, unit="元/卡时", default=False))
+    elif inp.price_usd_per_hour is not None:
+        price, said = usd_price(inp.price_usd_per_hour, inp.fx_cny_per_usd, "price_cny_per_hour")
+        low = high = price
+        source = "user"
+        assumptions += said
     else:
         table = prices_for(gpu)
         quote = table.default("rental") if table else None

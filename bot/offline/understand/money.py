@@ -175,8 +175,8 @@ def money(w: Work) -> None:
                 w.slots["user_figures"].append(
                     dict(text=w.span(*m.span()), value=value, unit=cur, kind="price", at=m.start())
                 )
-            w.put("price_currency", cur, m)
-            w.slots.setdefault("price_per_hour", value)
+            w.slots.setdefault("price_currency", cur)
+            w.put("price_per_hour", value, m)  # the mention is the price (its currency is a slot beside it)
             if cur == "CNY":
                 w.slots.setdefault("price_cny_per_hour", value)
     for m in _MONEY.finditer(w.t):

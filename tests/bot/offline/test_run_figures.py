@@ -115,3 +115,19 @@ def test_the_electricity_bill_asked_beside_a_plan_is_of_the_machines_planned(adv
     chosen = [o for o in plan[-1].output["options"] if o["meets"] and o["total_low_cny"] is not None]
     assert power.input["n_gpus"] in {o["n_gpus"] for o in chosen}
     assert ("元/年" in t.answer) or ("CNY a year" in t.answer)
+
+
+@pytest.mark.parametrize(
+    "q, tool, key",
+    [
+        ("Is it cheaper to rent 8 H100 at 2.5 USD/hour or buy a server? We'd use it 10 hours a day for 2 years.",
+         "rent_vs_buy", "rent_usd_per_hour"),
+        ("Full fine-tune of Qwen2.5-7B on 8 H100 for 2B tokens, rented at $2.2 per GPU-hour: how long and how much?",
+         "run_cost", "price_usd_per_hour"),
+    ],
+)  # fmt: skip
+def test_a_dollar_price_the_user_gives_is_their_price(advisor, caplog, q, tool, key):
+    (t,) = ask(advisor, caplog, q)
+    (c,) = calls(t, tool)
+    assert c.input[key] in (2.5, 2.2)
+    assert "USD per GPU-hour is taken as" in t.answer and "not needed" not in t.answer
