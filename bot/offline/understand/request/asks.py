@@ -239,3 +239,39 @@ def unworded_lead(intent: str, text: str, p: ParsedQuestion) -> str:
         return intent
     framed = [ASK_INTENT[a] for a in said if a in _SIZED]
     return framed[0] if framed else intent
+
+
+#: a how-to asked as a question of its own ("Is there any way to reshard the 8 pths into 4 pths?", "模型怎么下载到本地？")
+_HOW_TO = C(CUES["config"])
+#: a sentence that is a question: its mark, a question particle at its end, or a question word leading it
+_QUESTION = re.compile(
+    r"[?？]\s*$|(?:吗|呢|么|嘛)\s*[。.]?\s*$|^\s*(?:\d+[.)、．]\s*|[-*•]\s*)?"
+    r"(?:how|is there|are there|can|could|should|does|do|is|what|which|why|如何|怎么|怎样|是否|能否|请问)",
+    re.IGNORECASE,
+)
+#: an item of a numbered list of questions ("1. How to solve …", "2、为什么 …"): each is an ask of its own
+_NUMBERED = re.compile(r"^\s*\d+\s*[.)、．]\s*\S")
+#: a numbered item that asks why, in so many words (a second "why" beside a diagnosed error is its own part)
+_WHY = C(r"\bwhy\b|为什么|为何|什么原因")
+
+
+def worded_clauses(text: str) -> list[str]:
+    """The parts of the message asked in words, in the order asked: what `knowledge_clauses` finds (how a thing
+    works, what sets it), a how-to asked as a question of its own, and a numbered item asking why. Each is answered
+    by a note or said as not answered (`compose/support.worded_parts`); a pasted log's lines ask nothing."""
+    known = set(knowledge_clauses(text))
+    low = _LOG.sub(lambda m: " " * len(m.group(0)), text.lower())
+    out = []
+    for line in re.finditer(r"[^\n]+", low):
+        numbered = bool(_NUMBERED.match(line.group(0)))
+        for m in _CLAUSE.finditer(line.group(0)):
+            start, end = line.start() + m.start(), line.start() + m.end()
+            clause, said = m.group(0), text[start:end].strip()
+            if said in known or (
+                _QUESTION.search(clause)
+                and (_HOW_TO.search(clause) or (numbered and _WHY.search(clause)))
+                and not _MEASURED.search(clause)
+            ):
+                out.append(said)
+            numbered = False  # only the item's own first sentence is its question
+    return list(dict.fromkeys(out))
