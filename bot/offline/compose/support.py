@@ -129,7 +129,7 @@ def knowledge_part(asks: list[str], text: str, run: Any, out: Out, at: int, firs
     size", "Is there any way to reshard the 8 pths into 4 pths?"): the sentence of an on-topic note that answers each,
     cited, at `at` (the part was asked first, or `first`) or after the parts before it. A part that no note is on
     topic for and that the answer does not speak to is said as not answered, in the order asked, at the end: never
-    dropped without a word."""
+    dropped without a word (unless the answer is a question back, `first`: the reply answers the question)."""
     at_ = at if first or asks[:1] == ["knowledge"] else None
     explained = set(knowledge_clauses(text)[:2]) if "knowledge" in asks else set()
     clauses = [c for c in worded_clauses(text) if c in explained or c not in knowledge_clauses(text)][:4]
@@ -169,7 +169,7 @@ def knowledge_part(asks: list[str], text: str, run: Any, out: Out, at: int, firs
         else:
             out.blocks.insert(at_, block)
             at_ += 1
-    if missed:
+    if missed and not first:  # `first`: the answer is a question back, and the reply answers the question asked
         quote = "”、“" if out.lang == "zh" else '", "'
         out.add_last(say("worded_missed", out.lang, asked=quote.join(missed)))
 

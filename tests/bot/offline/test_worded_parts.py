@@ -86,3 +86,16 @@ def test_a_figures_only_question_has_no_worded_part():
 def test_a_pasted_log_and_a_measured_run_ask_nothing_in_words():
     text = "Traceback (most recent call last): how to set the cache?\n训练跑了 8500min，有办法更快吗？"
     assert worded_clauses(text) == []
+
+
+def test_a_numbered_item_asking_a_figure_is_the_frames_part_not_words():
+    for text in (
+        "1. 8 张 A100 80GB 够用吗？\n2. 微调时主机内存占用是多少？",
+        "1. How many GPUs for Qwen2.5-72B LoRA?\n2. What throughput should we expect on H100?",
+    ):
+        assert worded_clauses(text) == []
+
+
+def test_a_numbered_item_asked_without_a_mark_is_read():
+    text = "想请教两个问题：\n1. Qwen2.5-7B 全参微调要多大显存\n2. 垂直领域微调一般要准备多少条数据"
+    assert worded_clauses(text) == ["2. 垂直领域微调一般要准备多少条数据"]

@@ -251,14 +251,22 @@ _QUESTION = re.compile(
 )
 #: an item of a numbered list of questions ("1. How to solve …", "2、为什么 …"): each is an ask of its own
 _NUMBERED = re.compile(r"^\s*\d+\s*[.)、．]\s*\S")
-#: a numbered item that asks why, in so many words (a second "why" beside a diagnosed error is its own part)
-_WHY = C(r"\bwhy\b|为什么|为何|什么原因")
+#: a numbered item that asks, in so many words (a second question beside a diagnosed error is its own part)
+_ASKING = C(r"\bwhy\b|\bhow\b|\bwhat\b|\bwhich\b|为什么|为何|什么|多大|多少|几|怎么|如何|哪|是否|能否")
+
+
+#: the words of a figure asked (memory, speed, money, a count of cards): a sentence holding one asks for a figure
+_FIGURE_WORDS = C(
+    r"显存|内存|\bv?ram\b|\bmemory\b|速度|吞吐|\bspeed\b|throughput|tokens?/s|费用|成本|\bcosts?\b|价格|\bprice\b|"
+    r"多少张|几张|多少卡|how many (?:gpus?|cards?)|gpu configurations?"
+)
 
 
 def worded_clauses(text: str) -> list[str]:
     """The parts of the message asked in words, in the order asked: what `knowledge_clauses` finds (how a thing
-    works, what sets it), a how-to asked as a question of its own, and a numbered item asking why. Each is answered
-    by a note or said as not answered (`compose/support.worded_parts`); a pasted log's lines ask nothing."""
+    works, what sets it), a how-to asked as a question of its own, and a numbered item that asks. Each is answered
+    by a note or said as not answered (`compose/support.knowledge_part`); a pasted log's lines ask nothing, and a
+    sentence whose words cue an ask a calculator answers (fits, a count, a time…) is that frame's part."""
     known = set(knowledge_clauses(text))
     low = _LOG.sub(lambda m: " " * len(m.group(0)), text.lower())
     out = []
@@ -267,11 +275,12 @@ def worded_clauses(text: str) -> list[str]:
         for m in _CLAUSE.finditer(line.group(0)):
             start, end = line.start() + m.start(), line.start() + m.end()
             clause, said = m.group(0), text[start:end].strip()
-            if said in known or (
-                _QUESTION.search(clause)
-                and (_HOW_TO.search(clause) or (numbered and _WHY.search(clause)))
-                and not _MEASURED.search(clause)
-            ):
+            question = bool(_QUESTION.search(clause))
+            how_to = question and _HOW_TO.search(clause)
+            item = numbered and (question or _ASKING.search(clause))  # "2. …需要多大数据量": asked without a mark
+            # "8*80G够用吗", "微调占用的内存是多少": a figure the frames compute (or the asks gate names), not words
+            figured = _FIGURE_WORDS.search(clause) or any(_CUES[a].search(clause) for a in ANSWERED_BY)
+            if said in known or ((how_to or item) and not figured and not _MEASURED.search(clause)):
                 out.append(said)
             numbered = False  # only the item's own first sentence is its question
     return list(dict.fromkeys(out))
