@@ -99,3 +99,11 @@ def test_a_numbered_item_asking_a_figure_is_the_frames_part_not_words():
 def test_a_numbered_item_asked_without_a_mark_is_read():
     text = "想请教两个问题：\n1. Qwen2.5-7B 全参微调要多大显存\n2. 垂直领域微调一般要准备多少条数据"
     assert worded_clauses(text) == ["2. 垂直领域微调一般要准备多少条数据"]
+
+
+def test_a_how_to_about_quantising_or_offloading_is_the_fits_part():
+    for text in (
+        "如果用 4-bit 量化或者 offload，有推荐的配置吗？",
+        "Is there a way to offload part of the model to RAM?",
+    ):
+        assert worded_clauses(text) == []

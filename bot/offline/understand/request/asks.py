@@ -255,10 +255,13 @@ _NUMBERED = re.compile(r"^\s*\d+\s*[.)、．]\s*\S")
 _ASKING = C(r"\bwhy\b|\bhow\b|\bwhat\b|\bwhich\b|为什么|为何|什么|多大|多少|几|怎么|如何|哪|是否|能否")
 
 
-#: the words of a figure asked (memory, speed, money, a count of cards): a sentence holding one asks for a figure
+#: the words of a figure asked (memory, speed, money, a count of cards, a memory lever): a sentence holding one asks
+#: for a figure
 _FIGURE_WORDS = C(
     r"显存|内存|\bv?ram\b|\bmemory\b|速度|吞吐|\bspeed\b|throughput|tokens?/s|费用|成本|\bcosts?\b|价格|\bprice\b|"
-    r"多少张|几张|多少卡|how many (?:gpus?|cards?)|gpu configurations?"
+    r"多少张|几张|多少卡|how many (?:gpus?|cards?)|gpu configurations?|"
+    # the memory levers (quantised weights, offload to the host): the fit's own lines speak to them ("int4", "内存里")
+    r"量化|quantiz\w*|\b[48]-?bit\b|\bint[48]\b|offload\w*|卸载"
 )
 
 
