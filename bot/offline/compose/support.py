@@ -145,7 +145,7 @@ def knowledge_part(asks: list[str], text: str, run: Any, out: Out, at: int, firs
         need = max(1, min(2, len(topic)))
         if clause not in explained:  # a how-to: its words are the setup's (model, GPUs, load); a note must hold most
             topic = frozenset(t for t in topic - GENERIC if not _NUMBER.fullmatch(t))
-            need = max(2, math.ceil(HOW_TO_SHARE * len(topic)))
+            need = max(3, math.ceil(HOW_TO_SHARE * len(topic)))
         ranked = [
             x
             for x in relevance.relevant(words, [x for x in r["passages"] if "```" not in x["text"]])
@@ -156,7 +156,8 @@ def knowledge_part(asks: list[str], text: str, run: Any, out: Out, at: int, firs
         bare = _MARKUP.sub("", _ITEM.sub("", clause))  # "- **GPU Configuration:** For …": the words asked
         asked = bare if len(bare) <= ASKED_CHARS else bare[:ASKED_CHARS].rstrip() + "…"
         if not ranked:
-            if not spoken(topic, "\n\n".join(out.blocks)):
+            solved = _SOLVE.search(clause) and any(c.tool == "diagnose" for c in run.calls)  # the fix answers it
+            if not solved and not spoken(topic, "\n\n".join(out.blocks)):
                 missed.append(bare if len(bare) <= MISSED_CHARS else bare[:MISSED_CHARS].rstrip() + "…")
             continue
         sentence = relevance.best_sentences(words, excerpt(ranked[0]["text"], limit=1200))
@@ -174,6 +175,10 @@ def knowledge_part(asks: list[str], text: str, run: Any, out: Out, at: int, firs
         out.add_last(say("worded_missed", out.lang, asked=quote.join(missed)))
 
 
+#: a part that asks how to fix the trouble the message shows: a diagnosis's fix answers it
+_SOLVE = re.compile(
+    r"怎么解决|如何解决|解决方法|(?:有|什么)办法解决|how (?:to|do i|can i|can we|do we) (?:solve|fix)", re.I
+)
 #: a list item's mark and Markdown emphasis, left out of the words quoted back
 _ITEM = re.compile(r"^\s*(?:[-*•]|\d+\s*[.)、．])\s*")
 _MARKUP = re.compile(r"\*\*|__|`")
@@ -183,8 +188,13 @@ _NUMBER = re.compile(r"[\d.,]+")
 
 def spoken(topic: frozenset[str], answer: str) -> bool:
     """Whether the answer already speaks to a part's topic: two of its words (one, when it has one) in the answer,
-    bare numbers left out (every answer has an 8 or a 4)."""
-    words = {t for t in topic if not _NUMBER.fullmatch(t)}
+    bare numbers left out (every answer has an 8 or a 4), and so is a short part of a hyphenated word ("pre" of
+    "pre-trained": it is not what the part is about)."""
+    words = {
+        t
+        for t in topic
+        if not _NUMBER.fullmatch(t) and not (len(t) <= 3 and any(t != u and t in u.split("-") for u in topic))
+    }
     return not words or shared(words, answer) >= min(2, len(words))
 
 

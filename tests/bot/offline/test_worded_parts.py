@@ -68,7 +68,31 @@ def test_after_an_engine_error_the_second_question_is_said(advisor, caplog):
     )
     (t,) = ask(advisor, caplog, text)
     assert "40" in t.answer and "tensor-parallel-size" in t.answer  # the engine's refusal and its fix
-    assert "vLLM 的输出和 transformers" in _missed(t.answer)
+    said = _missed(t.answer)
+    assert "vLLM 的输出和 transformers" in said
+    assert "怎么解决" not in said  # the fix of the diagnosis answers how to solve it
+
+
+def test_after_an_engine_error_in_english_the_fix_answers_how_to_solve_it(advisor, caplog):
+    text = (
+        "Two questions:\n1. How to fix this when loading on 6 GPUs. The log says\n"
+        "ValueError: Total number of attention heads (32) must be divisible by tensor parallel size (6).\n"
+        "2. Why is the output of vLLM not the same as transformers generate?"
+    )
+    (t,) = ask(advisor, caplog, text)
+    said = _missed(t.answer)
+    assert "not the same as transformers" in said and "How to fix" not in said
+
+
+def test_an_english_sentence_inside_a_line_is_its_own_part(advisor, caplog):
+    text = (
+        "Llama-2-70B on 4x RTX A6000 for inference: the checkpoint comes as 8 shards for MP=8, but I have 4 cards. "
+        "Is there any way to merge the shards into 4 files?"
+    )
+    assert worded_clauses(text) == ["Is there any way to merge the shards into 4 files?"]
+    (t,) = ask(advisor, caplog, text)
+    assert "GB per GPU" in t.answer
+    assert "merge the shards" in _missed(t.answer)
 
 
 def test_a_how_to_the_answer_speaks_to_is_not_flagged(advisor, caplog):

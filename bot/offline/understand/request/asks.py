@@ -265,6 +265,22 @@ _FIGURE_WORDS = C(
 )
 
 
+#: an English sentence's end inside a clause ("… 192GB GPU mem. Is there any way to reshard …")
+_EN_END = re.compile(r"(?<!\d)\.\s+(?=[A-Z])")  # "1. How …": a list number is no sentence end
+
+
+def _sentences(text: str, at: int, line: str, known: set[str]) -> list[tuple[int, int]]:
+    """The sentences of a line at `at` of `text`: its clauses, an English clause cut at each ". " before a capital
+    (a clause `knowledge_clauses` found stays whole)."""
+    out = []
+    for m in _CLAUSE.finditer(line):
+        start, end = at + m.start(), at + m.end()
+        inner = [] if text[start:end].strip() in known else _EN_END.finditer(text[start:end])
+        cuts = [start] + [start + c.end() for c in inner] + [end]
+        out += [(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if text[a:b].strip()]
+    return out
+
+
 def worded_clauses(text: str) -> list[str]:
     """The parts of the message asked in words, in the order asked: what `knowledge_clauses` finds (how a thing
     works, what sets it), a how-to asked as a question of its own, and a numbered item that asks. Each is answered
@@ -275,15 +291,17 @@ def worded_clauses(text: str) -> list[str]:
     out = []
     for line in re.finditer(r"[^\n]+", low):
         numbered = bool(_NUMBERED.match(line.group(0)))
-        for m in _CLAUSE.finditer(line.group(0)):
-            start, end = line.start() + m.start(), line.start() + m.end()
-            clause, said = m.group(0), text[start:end].strip()
+        for start, end in _sentences(text, line.start(), line.group(0), known):
+            clause, said = low[start:end], text[start:end].strip()
+            if said in known:
+                out.append(said)
+                continue
             question = bool(_QUESTION.search(clause))
             how_to = question and _HOW_TO.search(clause)
             item = numbered and (question or _ASKING.search(clause))  # "2. …需要多大数据量": asked without a mark
             # "8*80G够用吗", "微调占用的内存是多少": a figure the frames compute (or the asks gate names), not words
             figured = _FIGURE_WORDS.search(clause) or any(_CUES[a].search(clause) for a in ANSWERED_BY)
-            if said in known or ((how_to or item) and not figured and not _MEASURED.search(clause)):
+            if (how_to or item) and not figured and not _MEASURED.search(clause):
                 out.append(said)
             numbered = False  # only the item's own first sentence is its question
     return list(dict.fromkeys(out))
