@@ -16,7 +16,7 @@ from typing import Any
 
 from bot.core.language import detect_language
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
-from bot.offline.compose import answers, diagnosis, network, proposal
+from bot.offline.compose import answers, diagnosis, network, proposal, support
 from bot.offline.compose.sizes import holds, method, scaling
 from bot.offline.compose.systems import electricity, minimum, nodes, system
 from bot.offline.compose.verdict import verdict
@@ -68,7 +68,7 @@ class RulesPlanner:
                 lead, below = diagnosis.plan(text, paste, request, run, lang)
             # an error the estimate cannot speak to: the diagnosis is the answer, unless a part asked still needs it
             if diagnosis.exclusive(paste) and not unanswered(request.cued, run.calls):
-                lead.answer = "\n\n".join(b for b in (lead.answer, below) if b)
+                lead.answer = support.worded_after([lead.answer, below], request.cued, text, run, lang)
                 return lead
         result = self._plan(text, ctx, run, request)
         # a cause that earned the lead first, then the estimate of the setup as asked, then what to check
