@@ -362,7 +362,7 @@ def cost_of(gpu_hours: float, s: dict[str, Any], run: ToolRun, out: Out) -> None
         out.add(
             say("cost_user_price", lang, price=rate(c["price_cny_per_hour"], lang), total=money(c["total_cny"], lang))
         )
-        usd_note(s, c, "price_cny_per_hour", out)
+        price_notes(s, c, "price_cny_per_hour", out)
     else:
         out.add(
             say(
@@ -379,15 +379,13 @@ def cost_of(gpu_hours: float, s: dict[str, Any], run: ToolRun, out: Out) -> None
         )
 
 
-def usd_note(s: dict[str, Any], r: dict[str, Any], key: str, out: Out) -> None:
-    """The dollar price the user gave, as the 元 price the calculator used and the dated rate it took."""
+def price_notes(s: dict[str, Any], r: dict[str, Any], key: str, out: Out) -> None:
+    """Where the price per card-hour came from when it is not plainly the card's own quote: the user's dollar price
+    in 元 at the calculator's dated rate, or the quote of the card that shares the silicon."""
+    said = {a["key"]: a for a in r["assumptions"]}
     if s.get("price_usd_per_hour") and not s.get("price_cny_per_hour"):
-        out.add(
-            say(
-                "usd_price_note",
-                out.lang,
-                usd=f"{s['price_usd_per_hour']:g}",
-                cny=rate(r[key], out.lang),
-                fx=f"{next(a['value'] for a in r['assumptions'] if a['key'] == 'fx_cny_per_usd'):g}",
-            )
-        )
+        usd, fx = f"{s['price_usd_per_hour']:g}", f"{said['fx_cny_per_usd']['value']:g}"
+        out.add(say("usd_price_note", out.lang, usd=usd, cny=rate(r[key], out.lang), fx=fx))
+    for kind in ("rental", "purchase"):
+        if twin := said.get(f"{kind}_price_of"):
+            out.add(say(f"twin_{kind}_price", out.lang, gpu=r["gpu"], twin=twin["value"]))

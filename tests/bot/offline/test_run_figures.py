@@ -131,3 +131,10 @@ def test_a_dollar_price_the_user_gives_is_their_price(advisor, caplog, q, tool, 
     (c,) = calls(t, tool)
     assert c.input[key] in (2.5, 2.2)
     assert "USD per GPU-hour is taken as" in t.answer and "not needed" not in t.answer
+
+
+def test_a_card_priced_as_its_silicon_twin_is_said(advisor, caplog):
+    (t,) = ask(advisor, caplog, "我们有 16 张 A800，每天只用 6 小时，用三年，租还是买划算？")
+    (c,) = calls(t, "rent_vs_buy")
+    assert c.output["cheaper"] in ("rent", "buy")
+    assert "按同一芯片的 NVIDIA A100 SXM4 80GB 的报价计" in t.answer
