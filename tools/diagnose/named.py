@@ -11,8 +11,17 @@ from tools.units import BYTES_PER_PARAM
 
 #: a kind of error or symptom -> the causes it names, most likely first (with their prior)
 _SLOW_SECOND = 0.5
-#: base-weight precisions bitsandbytes trains in (the weights dequantised before each matmul)
-_BNB = ("int8", "int4", "nf4")
+
+
+def _bnb_bits(i) -> int | None:
+    """The bits of a bitsandbytes base the run trains on (load_in_8bit / load_in_4bit set, or QLoRA); None: none
+    (a GPTQ/AWQ checkpoint's int4 is no bitsandbytes load)."""
+    flags = flag_values(i)
+    if str(flags.get("load_in_8bit", "")).lower() in ("true", "1"):
+        return 8
+    if str(flags.get("load_in_4bit", "")).lower() in ("true", "1") or i.method == "qlora":
+        return 4
+    return None
 
 
 def named_causes(s: Setup) -> list[Candidate]:
@@ -89,8 +98,8 @@ def named_causes(s: Setup) -> list[Candidate]:
     if i.measured_tokens_per_s and s.gpu is None:  # nothing to compare with: a setting is the usual reason
         out.append(Candidate("compute_or_config_slow", say("named", what=f"{i.measured_tokens_per_s:g} tokens/s"),
                              "--enforce-eager", False, prior=0.4))  # fmt: skip
-    if symptom == "slow" and s.workload == "train" and not s.oom and (i.method == "qlora" or i.precision in _BNB):
-        bits = 8 if i.precision == "int8" else 4  # bitsandbytes: every matmul dequantises the base weights first
+    if symptom == "slow" and s.workload == "train" and not s.oom and (bnb := _bnb_bits(i)):
+        bits = bnb  # bitsandbytes: every matmul dequantises the base weights first
         out.append(Candidate("compute_or_config_slow", say("bnb_slow", bits=bits), "load_in_8bit" if bits == 8 else
                              "load_in_4bit", False, named=True, prior=0.6, extra={"cost": "bnb_off", "words": "bnb_slow"}))  # fmt: skip
     if symptom == "slow" and not i.measured_tokens_per_s:  # an OOM beside "slow": the OOM is the question

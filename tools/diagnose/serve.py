@@ -247,7 +247,8 @@ def memory_causes(s: Setup) -> list[Candidate]:
         lower = round(max(util - 0.1, 0.5), 2)
         arith = say("outside_pool", util=f"{util:g}", cap=gib(s.capacity), inside=gib(s.capacity * util),
                     rest=gib(s.capacity * (1 - util)))  # fmt: skip
-        out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", lower, prior=0.55))
+        out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", lower, prior=0.55,
+                             extra={"words": "outside_pool"}))  # fmt: skip
     if s.inp.error_kind == "oom" and r["pool"] > 0:
         seqs = s.inp.max_num_seqs or value("vllm", "max_num_seqs")
         need = seqs * max_len * r["per_token"]

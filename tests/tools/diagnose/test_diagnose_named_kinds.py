@@ -83,12 +83,15 @@ def test_one_huge_allocation_in_hand_run_generation_is_the_eager_attention_score
 
 def test_a_slow_run_on_an_8_bit_base_is_the_dequantisation():
     first = _first({"gpu": "RTX 4090", "symptom": "slow", "workload": "train", "method": "lora",
-                    "precision": "int8"})  # fmt: skip
+                    "precision": "int8", "flags": "load_in_8bit=true"})  # fmt: skip
     assert first["cause"] == "compute_or_config_slow" and first["fix"] == {"flag": "load_in_8bit", "value": False}
     assert "8-bit" in first["arithmetic"] and "dequantis" in first["arithmetic"]
     four = _first({"gpu": "RTX 4090", "symptom": "slow", "workload": "train", "method": "qlora"})
     assert four["fix"] == {"flag": "load_in_4bit", "value": False}
+    # a GPTQ/AWQ checkpoint's int4 is no bitsandbytes load: not this cause
+    gptq = _first({"gpu": "RTX 4090", "symptom": "slow", "workload": "train", "precision": "int4"})
+    assert gptq["fix"].get("flag") not in ("load_in_4bit", "load_in_8bit")
     # the same base with an OOM beside it: the OOM is the question, not the speed
     oom = tools.call("diagnose", {"gpu": "RTX 4090", "symptom": "slow", "workload": "train", "method": "lora",
-                                  "precision": "int8", "error_kind": "oom"})  # fmt: skip
+                                  "precision": "int8", "flags": "load_in_8bit=true", "error_kind": "oom"})  # fmt: skip
     assert oom["causes"][0]["fix"].get("flag") != "load_in_8bit"

@@ -228,7 +228,10 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if args.get("error_kind") != "host_oom" and not host.get("engine_build"):
         host = {k: v for k, v in host.items() if k not in ("host_ram_gb", "swap_gb")}  # the RAM weighs only there
     args.update(host)
-    if paste.flags:
-        items = [f"{k}={v}" for k, v in paste.flags.items() if not re.search(r"[\s,]", f"{k}{v}")]
+    flags = dict(paste.flags or {})
+    if ev.get("base_bits"):  # "开启了8bit": the bitsandbytes load, as its flag
+        flags.setdefault(f"load_in_{ev['base_bits']}bit", "true")
+    if flags:
+        items = [f"{k}={v}" for k, v in flags.items() if not re.search(r"[\s,]", f"{k}{v}")]
         args["flags"] = " ".join(items)[:20_000] or None
     return {k: v for k, v in args.items() if v is not None}, unknown
