@@ -138,3 +138,8 @@ def test_a_card_priced_as_its_silicon_twin_is_said(advisor, caplog):
     (c,) = calls(t, "rent_vs_buy")
     assert c.output["cheaper"] in ("rent", "buy")
     assert "按同一芯片的 NVIDIA A100 SXM4 80GB 的报价计" in t.answer
+
+
+@pytest.mark.parametrize("q", ["Qwen2.5-14B on a single RTX 4090, speed?", "Llama-3-8B on a single A100: tokens/s?"])
+def test_a_single_card_is_a_count_of_one(q):
+    assert read(q).parsed.n_gpus == 1
