@@ -46,3 +46,13 @@ def test_people_read_as_daily_users_in_both_languages():
         ("30 位同事在用", 30),
     ]:
         assert traffic(read(text)).get("daily_users") == users, text
+
+
+def test_a_whole_server_for_a_plan_of_fewer_cards_says_so(advisor):
+    t = advisor.ask("30 位同事要用 Qwen2.5-7B 写代码，需要几张卡？")
+    plan = calls(t, "plan_serving")[0]
+    pick = next(c for c in plan.output["candidates"] if f"{c['gpu']} {c['precision']}" == plan.output["pick"])
+    machines = calls(t, "plan_system")[-1]
+    full = min(o["n_gpus"] for o in machines.output["options"] if o["meets"] and o["total_low_cny"] is not None)
+    assert pick["n_gpus"] < full
+    assert f"这台整机按满配 {full} 张卡计价；本方案只需 {pick['n_gpus']} 张" in t.answer
