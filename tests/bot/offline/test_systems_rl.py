@@ -25,7 +25,7 @@ def _pools(t):
 @pytest.mark.parametrize(
     ("question", "head", "objective"),
     [
-        ("How many GPUs do I need to train Qwen2.5-7B with GRPO?", "**full GRPO of Qwen2.5-7B: ", "grpo"),
+        ("How many GPUs do I need to train Qwen2.5-7B with GRPO?", "**Full GRPO of Qwen2.5-7B: ", "grpo"),
         ("用 PPO 做 RLHF，训练 Qwen2.5-14B 需要准备几张卡？", "**全参 PPO 训练 Qwen2.5-14B：共 ", "ppo"),
         ("强化学习训练 Llama-3.1-8B 大概需要多少资源", "**全参 PPO 训练 Llama-3.1-8B：共 ", "ppo"),
     ],

@@ -68,6 +68,7 @@ def rl_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) -> None
     rollout_args = {"model": model, "gpu": gpu, "batch": ROLLOUT_BATCH, "context_len": ROLLOUT_CONTEXT}
     roll = _at_need("fit_inference", rollout_args, run)
     label = method_label(method, lang, objective).strip()
+    label = label[:1].upper() + label[1:]  # it opens the answer ("Full GRPO of …")
     if train is None or roll is None:
         out.add(say("rl_no_fit", lang, label=label, model=name, gpu=card))
         return
