@@ -147,8 +147,7 @@ class RulesPlanner:
             # default model, said in the defaults note, rather than asked back first
             slots["model"] = defaulted["model"] = ASK_DEFAULTS["model"]
             missing = []
-        if missing == ["budget_cny"] and system.plans_without_budget(slots, request):
-            missing = []  # "50 employees will use Llama-3.1-8B, which servers should we buy": the traffic sizes it
+        missing = [] if missing == ["budget_cny"] and system.plans_without_budget(slots, request) else missing
         # no model named in a question that asks for figures ("微调需要几张 4090？"): answered on the stated default,
         # with the same answer for other sizes and one question for the model after it (a bare "显存" is asked)
         sized = scaling.applies(intent, text)
@@ -205,10 +204,8 @@ class RulesPlanner:
                 offered=offered,
             )
         if planned := system.route(intent, slots, request, text):  # traffic or machines: a capacity/system plan
-            # it compares the cards itself: no default card or count is assumed (nor tokens it does not time)
-            for key in system.planned_without(planned, slots, request):
-                if key in defaulted:
-                    defaulted.pop(key)
+            for key in system.planned_without(planned, slots, request):  # no default card, count or unused tokens
+                if defaulted.pop(key, None) is not None:
                     slots[key] = None
             if planned is system.system_plan and p.models:  # "7B 到 14B": sized for the largest, and kept so
                 slots["model"] = user_slots["model"] = system.largest_model(slots, p.models)
