@@ -147,6 +147,7 @@ class RulesPlanner:
             # default model, said in the defaults note, rather than asked back first
             slots["model"] = defaulted["model"] = ASK_DEFAULTS["model"]
             missing = []
+        missing = [] if missing == ["budget_cny"] and system.plans_without_budget(slots, request) else missing
         # no model named in a question that asks for figures ("微调需要几张 4090？"): answered on the stated default,
         # with the same answer for other sizes and one question for the model after it (a bare "显存" is asked)
         sized = scaling.applies(intent, text)
@@ -203,9 +204,8 @@ class RulesPlanner:
                 offered=offered,
             )
         if planned := system.route(intent, slots, request, text):  # traffic or machines: a capacity/system plan
-            for key in ("gpu", "n_gpus"):  # it compares the cards itself: no default card or count is assumed
-                if key in defaulted:
-                    defaulted.pop(key)
+            for key in system.planned_without(planned, slots, request):  # no default card, count or unused tokens
+                if defaulted.pop(key, None) is not None:
                     slots[key] = None
             if planned is system.system_plan and p.models:  # "7B 到 14B": sized for the largest, and kept so
                 slots["model"] = user_slots["model"] = system.largest_model(slots, p.models)

@@ -224,8 +224,11 @@ def test_buy_pricing_is_cards_times_purchase_price():
         q = quote(o["gpu_id"], "purchase")
         assert o["total_cny"] == pytest.approx(o["n_gpus"] * q.mid_cny)
         assert (o["low_cny"], o["high_cny"]) == pytest.approx((o["n_gpus"] * q.low_cny, o["n_gpus"] * q.high_cny))
-    # the RTX 4090 has a rental price on file but no purchase price
-    assert next(o for o in out["options"] if o["gpu_id"] == "rtx-4090")["total_cny"] is None
+    # a card with no purchase price on file (the L20 has neither) is shown without a total, never a guessed one
+    unpriced = [o for o in out["options"] if not (p := prices_for(get_gpu(o["gpu_id"]))) or not p.default("purchase")]
+    assert unpriced and all(o["total_cny"] is None for o in unpriced)
+    # consumer cards carry their sourced retail price (RTX 4090: 1.3-1.6 万元, card only)
+    assert next(o for o in out["options"] if o["gpu_id"] == "rtx-4090")["total_cny"] is not None
 
 
 def test_inference_costs_one_month_of_rent_and_reports_tokens_per_s():

@@ -58,6 +58,11 @@ def across(run: ToolRun, out: Out) -> None:
         return
     if c["nodes"] <= 1:
         return
+    add_servers(c, out)
+
+
+def add_servers(c: dict, out: Out) -> None:
+    """The servers, network, power, racks and bill of a `plan_cluster` output, as one paragraph."""
     lang = out.lang
     name = (c["platform_name_zh"] if lang == "zh" else c["platform_name"]) or say("nodes_generic", lang)
     text = say("nodes_head", lang, n=c["n_gpus"], gpu=c["gpu"], nodes=c["nodes"], server=name, per=c["gpus_per_node"])
