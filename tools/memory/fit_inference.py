@@ -34,9 +34,13 @@ from tools.schemas.memory import FitInferenceInput, FitInferenceOutput
 from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES
 
 PREFILL_CHUNK_TOKENS = 8192  # tokens per scheduler step (vLLM chunked prefill budget)
-#: sequences of the engine's dummy sampling pass at start-up (vLLM's max_num_seqs default, frameworks.yaml): their
-#: fp32 logits over the whole vocabulary are reserved beside the KV pool, gathered on every tensor-parallel rank
-SAMPLER_SEQS = 256
+#: an engine's start-up profile (vLLM V1 `vllm serve`, vllm/engine/arg_utils.py batch defaults): the scheduler's
+#: token budget (max_num_batched_tokens) and its sequences (max_num_seqs, the dummy sampling pass, whose fp32 logits
+#: over the whole vocabulary are gathered on every tensor-parallel rank). Cards of 70 GiB or more other than the
+#: A100 get 8,192 tokens and 1,024 sequences; the others 2,048 and 256.
+ENGINE_BUDGET_LARGE = (8192, 1024)
+ENGINE_BUDGET_SMALL = (2048, 256)
+LARGE_CARD_BYTES = 70 * 2**30
 #: live 16-bit tensors per token at the peak of one layer's forward (the MLP): three hidden-size tensors (residual,
 #: normed input, output) and three ffn-size ones (gate and up outputs, their product). Under tensor parallelism the
 #: ffn-size ones are split over the ranks and the hidden-size ones are not: every rank holds the whole residual
@@ -89,10 +93,12 @@ class _Serving:
     act_split: float  # ... and those split over the ranks
     logit_seq: float  # fp32 logits bytes per sequence (one position)
     context: float
-    #: an engine (vLLM, SGLang, ...) reserves its start-up profile whatever the request: one prefill chunk of
-    #: activations and the sampler's logits for SAMPLER_SEQS sequences; transformers' generate holds what the
-    #: request puts through (the prompt, the batch)
+    #: an engine (vLLM, SGLang, ...) reserves its start-up profile whatever the request: one scheduler budget of
+    #: activations and the sampler's logits for its sequences (`engine_budget`); transformers' generate holds what
+    #: the request puts through (the prompt, the batch)
     engine: bool = True
+    profile_tokens: int = ENGINE_BUDGET_SMALL[0]
+    sampler_seqs: int = ENGINE_BUDGET_SMALL[1]
     kv_win: float = 0.0  # KV bytes per token of the windowed layers, up to `window` tokens
     window: int = 0
     kv_state: float = 0.0  # linear-attention state bytes per sequence, whatever the context
@@ -109,7 +115,7 @@ class _Serving:
     def reserve(self, n: int) -> float:
         """An engine's start-up reserve on one of n GPUs: one prefill chunk of activations + the sampler's logits."""
         act, logit = self._act_logit(n)
-        return act * PREFILL_CHUNK_TOKENS + logit * SAMPLER_SEQS
+        return act * self.profile_tokens + logit * self.sampler_seqs
 
     def parts(self, n: int, batch: int, ctx: int) -> dict[str, float]:
         act, logit = self._act_logit(n)
@@ -117,8 +123,8 @@ class _Serving:
         return {
             "weights": self.weights / n,
             "kv_cache": self.kv_seq(ctx) * batch / n,
-            "activations": act * (chunk if self.engine else min(batch * ctx, chunk)),
-            "logits": logit * (SAMPLER_SEQS if self.engine else min(batch, chunk)),
+            "activations": act * (self.profile_tokens if self.engine else min(batch * ctx, chunk)),
+            "logits": logit * (self.sampler_seqs if self.engine else min(batch, chunk)),
             "cuda_context": self.context,
             "comm_buffers": NCCL_BUFFERS_BYTES if n > 1 else 0.0,
         }
@@ -175,9 +181,24 @@ class _Serving:
         return n if n <= MAX_COUNT else None
 
 
-def _serving(model: ModelSpec, precision: str, kv_bytes: float, context_gb: float, engine: bool = True) -> _Serving:
+def engine_budget(gpu: GpuSpec) -> tuple[int, int]:
+    """(profiled tokens, sampled sequences) of an engine's start-up pass on this card (vLLM's batch defaults)."""
+    hit = _BUDGET.get(gpu.id)
+    if hit is None:
+        large = capacity_bytes(gpu) >= LARGE_CARD_BYTES and "a100" not in gpu.name.lower()
+        hit = _BUDGET[gpu.id] = ENGINE_BUDGET_LARGE if large else ENGINE_BUDGET_SMALL
+    return hit
+
+
+_BUDGET: dict[str, tuple[int, int]] = {}
+
+
+def _serving(
+    model: ModelSpec, precision: str, kv_bytes: float, context_gb: float, gpu: GpuSpec, engine: bool = True
+) -> _Serving:
     f = (model.moe_ffn_size or model.ffn_size) * ((model.experts_per_token or 1) if model.is_moe else 1)
     kv = kv_layout(model)
+    tokens, seqs = engine_budget(gpu)
     return _Serving(
         model=model,
         weights=_weight_bytes(model, param_count(model), precision),
@@ -190,6 +211,8 @@ def _serving(model: ModelSpec, precision: str, kv_bytes: float, context_gb: floa
         logit_seq=model.vocab_size * 4.0,
         context=context_gb * GB,
         engine=engine,
+        profile_tokens=tokens,
+        sampler_seqs=seqs,
     )
 
 
@@ -204,7 +227,7 @@ def max_batch_that_fits(
     if hit is None:
         if len(_MAX_BATCH) > 8192:
             _MAX_BATCH.clear()
-        serving = _serving(model, precision, BYTES_PER_PARAM[kv_precision], DEFAULT_CONTEXT_GB)
+        serving = _serving(model, precision, BYTES_PER_PARAM[kv_precision], DEFAULT_CONTEXT_GB, gpu)
         hit = _MAX_BATCH[key] = serving.max_batch(n_gpus, context_len, capacity_bytes(gpu) * DEFAULT_USABLE_FRACTION)
     return hit
 
@@ -220,7 +243,7 @@ def min_gpus_that_fit(model: ModelSpec, gpu: GpuSpec, precision: str, context_le
     if key not in _MIN_GPUS:
         if len(_MIN_GPUS) > 8192:
             _MIN_GPUS.clear()
-        serving = _serving(model, precision, BYTES_PER_PARAM[default_kv_precision(precision)], DEFAULT_CONTEXT_GB)
+        serving = _serving(model, precision, BYTES_PER_PARAM[default_kv_precision(precision)], DEFAULT_CONTEXT_GB, gpu)
         _MIN_GPUS[key] = serving.min_gpus(1, context_len, capacity_bytes(gpu) * DEFAULT_USABLE_FRACTION)
     return _MIN_GPUS[key]
 
@@ -257,7 +280,8 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     _check_fp8(gpu, precision)
     kv_prec = inp.kv_precision or default_kv_precision(precision)
     reserve = GROWING_KV_RESERVE if inp.engine == "hf" else 1.0
-    serving = _serving(model, precision, BYTES_PER_PARAM[kv_prec] * reserve, inp.cuda_context_gb, inp.engine != "hf")
+    engine = inp.engine != "hf"
+    serving = _serving(model, precision, BYTES_PER_PARAM[kv_prec] * reserve, inp.cuda_context_gb, gpu, engine)
     ctx = inp.context_len or min(model.max_context, 4096)
     kv_tok = serving.kv_seq(ctx) / ctx  # bytes per token at this context (windowed layers hold at most their window)
     n = inp.n_gpus
@@ -303,15 +327,13 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
         capacity_assumption(gpu),
         assume(
             "prefill_chunk_tokens",
-            value=PREFILL_CHUNK_TOKENS,
+            value=serving.profile_tokens if engine else PREFILL_CHUNK_TOKENS,
             unit="tokens",
-            note="activation workspace sized for one chunked-prefill step"
-            + (
-                f", reserved at start-up whatever the request, with the sampler's logits for {SAMPLER_SEQS} "
-                "sequences; every tensor-parallel rank holds the whole hidden-size activations"
-                if inp.engine != "hf"
-                else ""
-            ),
+            note=f"the engine's scheduler budget on this card (max_num_batched_tokens), profiled at start-up whatever "
+            f"the request, with the sampler's logits for {serving.sampler_seqs} sequences (max_num_seqs); every "
+            "tensor-parallel rank holds the whole hidden-size activations"
+            if engine
+            else "activation workspace sized for one chunked-prefill step",
         ),
     ]
     if model.generic:

@@ -1,6 +1,6 @@
-"""An engine's start-up reserve (vLLM, SGLang): one prefill chunk of activations whatever the request, the sampler's
-logits, and a residual stream that tensor parallelism does not split (issue 25; the 8 x RTX 4090 Qwen2-72B thread,
-QwenLM/Qwen3 issue 686, where the calculator had promised ~54K tokens of KV room)."""
+"""An engine's start-up reserve (vLLM, SGLang): one scheduler budget of activations whatever the request (by card, as
+vLLM's batch defaults set it), the sampler's logits, and a residual stream that tensor parallelism does not split
+(issue 25, calc9; the 8 x RTX 4090 Qwen2-72B thread, QwenLM/Qwen3 issue 686)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.catalog.lookup import get_model
-from tools.memory.fit_inference import PREFILL_CHUNK_TOKENS, _serving, fit_inference
+from tools.catalog.lookup import get_gpu, get_model
+from tools.memory.fit_inference import _serving, engine_budget, fit_inference
 from tools.schemas.memory import FitInferenceInput
 from tools.units import GB, GiB
 
@@ -19,21 +19,32 @@ MODELS = ["Llama-3.1-8B", "Qwen2.5-72B", "Llama-3.1-70B", "Qwen3-30B-A3B", "Mixt
 def test_the_profile_peak_is_vllms_own_figure():
     """Golden: vLLM issue 10517 (Llama-3.1-8B on an RTX 3090, 20,000 profiled tokens): peak 17.06 GiB less 14.99 GiB
     of weights = 2.07 GiB of activations."""
-    s = _serving(get_model("Llama-3.1-8B"), "bf16", 2.0, 1.0)
+    s = _serving(get_model("Llama-3.1-8B"), "bf16", 2.0, 1.0, get_gpu("RTX 3090"))
     per_token = s._act_logit(1)[0]
     assert per_token * 20000 / GiB == pytest.approx(2.07, rel=0.05)
 
 
-def test_eight_24gb_cards_leave_72b_less_long_context_room_than_the_weights_alone_suggest():
-    """What the asker sees: the engine's reserve (0.58 GB of activations per card, not 0.09) cuts the longest single
-    sequence from ~54K to ~40K tokens, and the concurrency at 4K from 13 to 9."""
+def test_eight_24gb_cards_reserve_vllm_serves_small_card_budget():
+    """What the asker sees (Qwen2-72B on 8 x RTX 4090, Qwen3 issue 686): `vllm serve` on a card under 70 GiB profiles
+    2,048 tokens and samples 256 sequences (vllm/engine/arg_utils.py), the whole residual stream on every rank: 0.15 GB
+    of activations and 0.16 GB of logits per card; the longest single sequence stays near 51K tokens."""
     out = fit_inference(FitInferenceInput(model="Qwen2.5-72B", gpu="RTX 4090", n_gpus=8, precision="bf16"))
     assert out.fits
-    assert out.breakdown_gb["activations"] == pytest.approx(0.58, abs=0.03)
-    assert 35_000 < out.max_context < 45_000
-    assert out.max_batch == 9
-    note = next(a for a in out.assumptions if a.key == "prefill_chunk_tokens").note
-    assert "whatever the request" in note and "tensor-parallel rank" in note
+    assert out.breakdown_gb["activations"] == pytest.approx(0.146, abs=0.01)
+    assert out.breakdown_gb["logits"] == pytest.approx(0.156, abs=0.01)
+    assert 45_000 < out.max_context < 54_000
+    budget = next(a for a in out.assumptions if a.key == "prefill_chunk_tokens")
+    assert budget.value == 2048 and "whatever the request" in budget.note and "256 sequences" in budget.note
+
+
+def test_a_large_card_profiles_the_larger_budget_but_an_a100_does_not():
+    assert engine_budget(get_gpu("H100")) == (8192, 1024)
+    assert engine_budget(get_gpu("H200")) == (8192, 1024)
+    assert engine_budget(get_gpu("A100 80GB")) == (2048, 256)  # vLLM's own exception (PR 17885)
+    assert engine_budget(get_gpu("RTX 4090")) == (2048, 256)
+    big = fit_inference(FitInferenceInput(model="Qwen2.5-72B", gpu="H100", n_gpus=2, precision="bf16"))
+    small = fit_inference(FitInferenceInput(model="Qwen2.5-72B", gpu="A100 80GB", n_gpus=2, precision="bf16"))
+    assert big.breakdown_gb["activations"] > 3 * small.breakdown_gb["activations"]
 
 
 def test_transformers_generate_holds_only_what_the_request_puts_through():
@@ -52,7 +63,7 @@ def test_the_reserve_is_fixed_at_start_up_and_never_split_below_the_residual_str
     out = fit_inference(FitInferenceInput(model=name, gpu="H200", n_gpus=n, batch=b, context_len=ctx))
     assert out.breakdown_gb["activations"] == one.breakdown_gb["activations"]  # whatever the request
     assert out.breakdown_gb["logits"] == one.breakdown_gb["logits"]
-    residual = 3 * m.hidden_size * 2.0 * PREFILL_CHUNK_TOKENS / GB
+    residual = 3 * m.hidden_size * 2.0 * engine_budget(get_gpu("H200"))[0] / GB
     assert out.breakdown_gb["activations"] >= residual - 0.001
 
 
