@@ -141,7 +141,7 @@ def test_a_chunked_loss_never_needs_more_than_a_fused_one_nor_that_more_than_an_
 def test_each_stack_has_its_loss_by_default():
     kw = {"model": "Llama-3.1-8B", "gpu": "H100", "seq_len": 32768}
     assert _train(framework="unsloth", **kw) < _train(framework="hf", **kw) < _train(framework="torchtitan", **kw)
-    assert _train(framework="torchtitan", **kw) == _train(loss_impl="fp32_upcast", **kw)
+    assert _train(framework="torchtitan", **kw) == _train(loss_impl="fp32_upcast", activation_factor=1.0, **kw)
 
 
 @settings(max_examples=40, deadline=None)
@@ -153,7 +153,8 @@ def test_a_growing_kv_cache_never_needs_less_than_a_paged_one(size, ctx, b):
     args = {"model": m, "gpu": GPU_IDS[0], "context_len": ctx, "batch": b}
     paged = fit_inference(FitInferenceInput(**args))
     grown = fit_inference(FitInferenceInput(engine="hf", **args))
-    assert grown.per_gpu_gb >= paged.per_gpu_gb
+    # the cache itself: an engine's start-up reserve (one prefill chunk, the sampler) is not the cache
+    assert grown.breakdown_gb["kv_cache"] >= paged.breakdown_gb["kv_cache"]
     assert grown.kv_cache_gb_per_sequence == paged.kv_cache_gb_per_sequence  # the live cache is the same
 
 

@@ -239,8 +239,9 @@ def test_inference_costs_one_month_of_rent_and_reports_tokens_per_s():
     assert a100["zero_stage"] is None and a100["hours"] is None
     q = quote("a100-sxm4-80gb", "rental")
     assert a100["total_cny"] == pytest.approx(2 * HOURS_PER_MONTH * q.mid_cny)
-    # eight 4K-token sequences add 5 GB of KV cache per card: two cards no longer hold it
-    busy = rec(model="Llama-2-70B", workload="infer", batch=8, context_len=4096, top_k=100)
+    # sixteen 4K-token sequences add 11 GB of KV cache per card: two cards no longer hold it (at eight, 77.3 of 77.3
+    # GB, the A100's small start-up budget of vLLM's 2,048 tokens leaves them just holding it)
+    busy = rec(model="Llama-2-70B", workload="infer", batch=16, context_len=4096, top_k=100)
     assert next(o for o in busy["options"] if o["gpu_id"] == "a100-sxm4-80gb")["n_gpus"] == 4
     assert a100["tokens_per_s"] > 0 and "tokens/s" in a100["why"]
     # the 910B1 bin has no published memory bandwidth: listed, speed not estimated and said so
