@@ -362,7 +362,6 @@ def cost_of(gpu_hours: float, s: dict[str, Any], run: ToolRun, out: Out) -> None
         out.add(
             say("cost_user_price", lang, price=rate(c["price_cny_per_hour"], lang), total=money(c["total_cny"], lang))
         )
-        price_notes(s, c, "price_cny_per_hour", out)
     else:
         out.add(
             say(
@@ -377,6 +376,7 @@ def cost_of(gpu_hours: float, s: dict[str, Any], run: ToolRun, out: Out) -> None
                 source=short_source(c["price_source"], lang),
             )
         )
+    price_notes(s, c, "price_cny_per_hour", out)
 
 
 def price_notes(s: dict[str, Any], r: dict[str, Any], key: str, out: Out) -> None:
