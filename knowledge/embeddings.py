@@ -12,11 +12,7 @@ Chroma's own default function downloads an ONNX model; it is never used here.
 
 from __future__ import annotations
 
-import math
 import os
-import re
-import zlib
-from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -25,53 +21,15 @@ from chromadb.utils.embedding_functions import register_embedding_function
 
 from knowledge.config import EmbeddingConfig
 from knowledge.errors import IndexUnavailable
-from knowledge.lexical import normalize, tokenize
-from knowledge.notes import slug
-
-_LATIN_WORD = re.compile(r"[a-z0-9]+")
-_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
-
-def _features(text: str) -> Counter[str]:
-    feats: Counter[str] = Counter()
-    for tok in tokenize(text):
-        feats["t:" + tok] += 1.0
-    norm = normalize(text)
-    for word in _LATIN_WORD.findall(norm):
-        padded = f"<{word}>"
-        for i in range(len(padded) - 2):
-            feats["g:" + padded[i : i + 3]] += 0.5
-    for ch in _CJK_CHAR.findall(norm):
-        feats["c:" + ch] += 0.3
-    return feats
+from knowledge.vectors import HashingVectors, remote_suffix
 
 
 @register_embedding_function
-class HashingEmbedding(EmbeddingFunction[Documents]):
-    """Signed feature hashing into `dim` dimensions (see the module docstring)."""
-
-    VERSION = 1
-    #: below this cosine similarity a dense hit is noise (hash collisions), not a match
-    min_similarity = 0.05
-    #: its weight in rank fusion: it mostly re-reads the lexical tokens, so it counts half (tuned on the golden set)
-    fusion_weight = 0.5
+class HashingEmbedding(HashingVectors, EmbeddingFunction[Documents]):
+    """Signed feature hashing into `dim` dimensions (see the module docstring; the vectors: `knowledge.vectors`)."""
 
     def __init__(self, dim: int = 1024):
-        if not 64 <= dim <= 8192:
-            raise ValueError("dim must be between 64 and 8192")
-        self.dim = dim
-
-    def embed_one(self, text: str) -> np.ndarray:
-        vec = np.zeros(self.dim, dtype=np.float32)
-        for feat, weight in _features(text).items():
-            h = zlib.crc32(feat.encode("utf-8"))
-            sign = 1.0 if h & 0x80000000 else -1.0
-            vec[h % self.dim] += sign * math.log1p(weight)
-        norm = float(np.linalg.norm(vec))
-        if norm == 0.0:
-            vec[0] = 1.0  # an empty text still needs a valid unit vector
-            return vec
-        return vec / norm
+        HashingVectors.__init__(self, dim)
 
     def __call__(self, input: Documents) -> Embeddings:
         return [self.embed_one(t) for t in input]
@@ -92,10 +50,6 @@ class HashingEmbedding(EmbeddingFunction[Documents]):
 
     def supported_spaces(self) -> list[str]:
         return ["cosine", "ip", "l2"]
-
-    @property
-    def collection_suffix(self) -> str:
-        return f"hash{self.dim}v{self.VERSION}"
 
 
 @register_embedding_function
@@ -174,9 +128,7 @@ class OpenAICompatibleEmbedding(EmbeddingFunction[Documents]):
 
     @property
     def collection_suffix(self) -> str:
-        where = zlib.crc32((self.base_url or "openai").encode()) & 0xFFFF
-        name = re.sub(r"[^a-z0-9.-]+", "-", slug(self.model, fallback="model", limit=40)).strip("-.") or "model"
-        return f"oai-{name}-{where:04x}"
+        return remote_suffix(self.model, self.base_url)
 
 
 def make_embedding(config: EmbeddingConfig, *, http_client: Any = None) -> EmbeddingFunction:

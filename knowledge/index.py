@@ -28,24 +28,21 @@ import contextlib
 import json
 import logging
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import chromadb
-from chromadb.config import Settings
-from pydantic import BaseModel
+import numpy as np
 
 from knowledge.chunking import chunk_note
 from knowledge.config import KnowledgeConfig
-from knowledge.embeddings import make_embedding
 from knowledge.errors import IndexUnavailable
 from knowledge.lexical import bulk, warm_up
 from knowledge.lock import one_writer
 from knowledge.notes import BUILTIN, CorpusRoot, load_corpus
-from knowledge.records import StoredChunk, from_record, metadata, stored_from
+from knowledge.records import IndexStats, StoredChunk, SyncReport, from_record, metadata, stored_from
 from knowledge.stamp import forget_stamp, matching_stamp, save_stamp, take_stamp
+from knowledge.vectors import HashingVectors, collection_suffix
 
 log = logging.getLogger("gpu_advisor.knowledge")
 
@@ -54,43 +51,35 @@ _BATCH = 128
 Progress = Callable[[int, int], None]
 
 
-class SyncReport(BaseModel):
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    docs: int = 0
-    notices: list[str] = []
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.added or self.updated or self.removed)
-
-
-class IndexStats(BaseModel):
-    docs: int
-    chunks: int
-    languages: dict[str, int]
-    topics: dict[str, int]
-    origins: dict[str, int]
-    backend: str
-    location: str
-    collection: str
-    embedding: str
-
-
 class KnowledgeIndex:
     """One Chroma collection of chunks (see the module docstring for backends and locking)."""
 
     def __init__(self, config: KnowledgeConfig, embedding: Any = None, *, client: Any = None):
         self.config = config
-        self.embedding = embedding or make_embedding(config.embeddings)
-        self.collection_name = f"{COLLECTION_PREFIX}-{self.embedding.collection_suffix}"
+        self._embedding = embedding
+        suffix = embedding.collection_suffix if embedding is not None else collection_suffix(config.embeddings)
+        self.collection_name = f"{COLLECTION_PREFIX}-{suffix}"
         self.notices: list[str] = []
         #: files of user folders left out at the last sync (links out of the folder, binaries, oversize, ...)
         self.skipped: list[str] = []
         self._client = client
         self._collection: Any = None
+
+    @property
+    def embedding(self) -> Any:
+        """Chroma's embedding function (chromadb is imported only when the collection or this is first used)."""
+        if self._embedding is None:
+            from knowledge.embeddings import make_embedding
+
+            self._embedding = make_embedding(self.config.embeddings)
+        return self._embedding
+
+    @property
+    def query_vectors(self) -> Any:
+        """What embeds a query for the dense leg: the embedding itself, or the hashing vectors without chromadb."""
+        if self._embedding is None and not self.config.embeddings.remote:
+            return HashingVectors()
+        return self.embedding
 
     # --- opening -------------------------------------------------------------------------------
     @property
@@ -98,6 +87,9 @@ class KnowledgeIndex:
         return "server" if self.config.server else "embedded"
 
     def _make_client(self) -> Any:
+        import chromadb
+        from chromadb.config import Settings
+
         settings = Settings(anonymized_telemetry=False)
         if self.config.server:
             return chromadb.HttpClient(host=self.config.host, port=self.config.port, settings=settings)
@@ -214,21 +206,34 @@ class KnowledgeIndex:
             roots.append(root)
         return roots
 
+    def corpus_roots(self) -> list[CorpusRoot]:
+        """The folders the chunks are made from: the shipped notes and the remembered user folders still there."""
+        return self._roots()
+
     def stored(self) -> list[StoredChunk]:
         """Every chunk the collection holds, in id order."""
+        return self.stored_with_vectors(vectors=False)[0]
+
+    def stored_with_vectors(self, vectors: bool = True) -> tuple[list[StoredChunk], np.ndarray | None]:
+        """Every chunk the collection holds, in id order, and (when asked) their stored vectors, row for row."""
         col = self.collection()
-        out: list[StoredChunk] = []
+        rows: list[tuple[StoredChunk, Any]] = []
         offset = 0
+        include = ["documents", "metadatas", *(["embeddings"] if vectors else [])]
         while True:
-            page = col.get(include=["documents", "metadatas"], limit=1000, offset=offset)
+            page = col.get(include=include, limit=1000, offset=offset)
             ids = page["ids"]
             docs = page["documents"] or [None] * len(ids)
             metas = page["metadatas"] or [None] * len(ids)
-            out += [from_record(i, d, m) for i, d, m in zip(ids, docs, metas, strict=True)]
+            embs = page.get("embeddings") if vectors else None
+            embs = [None] * len(ids) if embs is None else embs
+            rows += [(from_record(i, d, m), e) for i, d, m, e in zip(ids, docs, metas, embs, strict=True)]
             if len(ids) < 1000:
                 break
             offset += 1000
-        return sorted(out, key=lambda c: c.id)
+        rows.sort(key=lambda r: r[0].id)
+        matrix = np.asarray([r[1] for r in rows], dtype=np.float32) if vectors and rows else None
+        return [r[0] for r in rows], matrix
 
     # --- writing ---------------------------------------------------------------------------------
     def sync(
@@ -382,18 +387,6 @@ class KnowledgeIndex:
         return list(zip(res["ids"][0], res["distances"][0], strict=True))
 
     def stats(self) -> IndexStats:
-        chunks = self.stored()
-        docs: dict[str, StoredChunk] = {}
-        for c in chunks:
-            docs.setdefault(c.doc_id, c)
-        return IndexStats(
-            docs=len(docs),
-            chunks=len(chunks),
-            languages=dict(Counter(c.lang for c in docs.values())),
-            topics=dict(Counter(t for c in docs.values() for t in c.topics).most_common()),
-            origins=dict(Counter(c.origin for c in docs.values())),
-            backend=self.backend,
-            location=self.config.location,
-            collection=self.collection_name,
-            embedding=self.embedding.name(),
+        return IndexStats.of(
+            self.stored(), self.backend, self.config.location, self.collection_name, self.embedding.name()
         )

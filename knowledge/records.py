@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -79,3 +80,46 @@ def from_record(chunk_id: str, text: str | None, meta: dict[str, Any] | None) ->
         text=text or "",
         hash=str(meta.get("hash", "")),
     )
+
+
+class SyncReport(BaseModel):
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    docs: int = 0
+    notices: list[str] = []
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+class IndexStats(BaseModel):
+    docs: int
+    chunks: int
+    languages: dict[str, int]
+    topics: dict[str, int]
+    origins: dict[str, int]
+    backend: str
+    location: str
+    collection: str
+    embedding: str
+
+    @classmethod
+    def of(cls, chunks: list[StoredChunk], backend: str, location: str, collection: str, embedding: str) -> IndexStats:
+        """The figures of an index holding `chunks` (documents counted once, by their first chunk)."""
+        docs: dict[str, StoredChunk] = {}
+        for c in chunks:
+            docs.setdefault(c.doc_id, c)
+        return cls(
+            docs=len(docs),
+            chunks=len(chunks),
+            languages=dict(Counter(c.lang for c in docs.values())),
+            topics=dict(Counter(t for c in docs.values() for t in c.topics).most_common()),
+            origins=dict(Counter(c.origin for c in docs.values())),
+            backend=backend,
+            location=location,
+            collection=collection,
+            embedding=embedding,
+        )

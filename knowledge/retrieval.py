@@ -1,4 +1,4 @@
-"""Hybrid retrieval over the knowledge index: BM25 over zh/en tokens + Chroma's dense leg, fused by RRF.
+"""Hybrid retrieval over the knowledge index: BM25 over zh/en tokens + the dense leg, fused by RRF.
 
     retriever = Retriever.from_config(config)      # once per process: reads the chunks and their tokens
     retriever.search("H20 显存多大", k=5, lang="zh")  # -> [Passage(id, doc_id, title, text, source, score)]
@@ -25,6 +25,7 @@ from knowledge.config import KnowledgeConfig, KnowledgeSettings
 from knowledge.index import KnowledgeIndex, StoredChunk
 from knowledge.lexical import LexicalIndex, bulk, tokenize, tokens_key, warm_up
 from knowledge.lexicon import read_tokens, write_tokens
+from knowledge.vectors import content_key, load_cache, nearest, save_cache, unit_rows
 from tools.errors import InvalidInput
 
 RRF_K = 60
@@ -65,7 +66,7 @@ _NOTE_REF = re.compile(r"`([a-z0-9]+(?:-[a-z0-9]+)+)`")
 
 
 class Retriever:
-    """The loaded index: chunks and BM25 in memory, the dense leg in Chroma. Build once, search often."""
+    """The loaded index: chunks, BM25 and the chunks' vectors in memory (`knowledge.vectors`). Build once, search often."""
 
     def __init__(
         self,
@@ -75,34 +76,48 @@ class Retriever:
         dense_weight: float | None = None,
         candidates: int = 50,
         per_doc: int | None = 2,
+        preloaded: tuple[list[StoredChunk], np.ndarray] | None = None,
     ):
         self.index = index
         self.lexical_weight = lexical_weight
         #: by default the embedding's own `fusion_weight` (0.5 for the hashing embedding, 1 for a model)
-        self.dense_weight = getattr(index.embedding, "fusion_weight", 1.0) if dense_weight is None else dense_weight
+        vectors = index.query_vectors
+        self.dense_weight = getattr(vectors, "fusion_weight", 1.0) if dense_weight is None else dense_weight
         self.candidates = candidates
         self.per_doc = per_doc
         self.notices: list[str] = []
         self._cache_lock = threading.Lock()
-        self.reload()
+        self.reload(preloaded)
 
     @classmethod
     def from_config(cls, config: KnowledgeConfig, **options: float | int | None) -> Retriever:
-        """Open the index, building or refreshing it first when the notes changed."""
+        """Open the index, building or refreshing it first when the notes changed. When the chunk cache holds
+        what the notes make (`knowledge.vectors`), the chunks and vectors come from it and Chroma is not opened."""
         index = KnowledgeIndex(config)
-        index.ensure_built()
-        retriever = cls(index, **options)  # type: ignore[arg-type]
+        key = content_key(index)
+        cached = load_cache(config.data_dir, key)
+        if cached is None:
+            index.ensure_built()
+        retriever = cls(index, preloaded=cached, **options)  # type: ignore[arg-type]
         retriever.notices = list(index.notices)
+        vectors = retriever._vectors
+        if cached is None and key is not None and vectors is not None and content_key(index) == key:
+            save_cache(config.data_dir, key, retriever._chunks, vectors)  # the notes did not move while read
         return retriever
 
-    def reload(self) -> None:
-        """Read the chunks back from the index and rebuild the lexical leg (after a sync).
+    def reload(self, preloaded: tuple[list[StoredChunk], np.ndarray] | None = None) -> None:
+        """Read the chunks (and their vectors) back from the index and rebuild the lexical leg (after a sync).
 
         Chunks whose content hash did not change keep their tokens (tokenizing is most of the cost): from
         memory, else from the token cache beside the index, which is rewritten when chunks were tokenized."""
         data_dir = self.index.config.data_dir
         warm_up(data_dir)
-        self._chunks: list[StoredChunk] = self.index.stored()
+        if preloaded is None:
+            preloaded = self.index.stored_with_vectors(vectors=self.dense_weight > 0)  # type: ignore[assignment]
+        self._chunks: list[StoredChunk] = preloaded[0]  # type: ignore[index]
+        self._vectors: np.ndarray | None = preloaded[1]  # type: ignore[index]
+        self._units = unit_rows(self._vectors, len(self._chunks))
+        self._ids = [c.id for c in self._chunks]
         self._position = {c.id: i for i, c in enumerate(self._chunks)}
         known: dict[str, list[str]] = getattr(self, "_tokens", {})
         if any(c.hash not in known for c in self._chunks):
@@ -217,8 +232,12 @@ class Retriever:
             fused[i] = fused.get(i, 0.0) + self.lexical_weight / (RRF_K + rank + 1)
 
         if self.dense_weight > 0 and mask.any():
-            floor = getattr(self.index.embedding, "min_similarity", 0.0)
-            hits = self.index.dense(query, self.candidates, self._where(lang, topics), total=len(self._chunks))
+            vectors = self.index.query_vectors
+            floor = getattr(vectors, "min_similarity", 0.0)
+            if self._units is None:  # no vectors held (too many): Chroma's index searches
+                hits = self.index.dense(query, self.candidates, self._where(lang, topics), total=len(self._chunks))
+            else:
+                hits = nearest(self._units, self._ids, vectors([query])[0], self.candidates, mask)
             hits = [(chunk_id, d) for chunk_id, d in hits if 1.0 - d >= floor]
             for rank, (chunk_id, _distance) in enumerate(hits):
                 i = self._position.get(chunk_id)

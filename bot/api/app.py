@@ -53,7 +53,7 @@ from bot.api.routes.mcp import HEADERS as MCP_HEADERS
 from bot.api.routes.mcp import PATH as MCP_PATH
 from bot.api.routes.mcp import McpHttp
 from bot.api.routes.tools import catalog_routes, tool_routes
-from bot.api.security import AuthGate, BodyLimit, FailureCounter, KeyRing, authenticate
+from bot.api.security import AuthGate, BodyLimit, FailureCounter, KeyRing, authenticated
 from bot.api.server import BodyTimeout
 from bot.api.settings import ApiSettings
 from bot.api.sse import stream_limiter
@@ -161,7 +161,7 @@ def create_app(
     api_errors.install(app)
     docs_pages.install(app)  # /docs and /redoc with their assets served here, not from a CDN
 
-    v1 = APIRouter(prefix="/v1", dependencies=[Depends(authenticate)], responses=ERRORS)
+    v1 = APIRouter(prefix="/v1", dependencies=[Depends(authenticated)], responses=ERRORS)
     v1.include_router(ask_routes.router())
     v1.include_router(conversation_routes.router())
     v1.include_router(catalog_routes())

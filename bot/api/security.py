@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Protocol
 
+import anyio.to_thread
 import redis
 from fastapi import Depends, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -235,7 +236,15 @@ def authenticate(request: Request) -> Principal:
     return principal
 
 
-Caller = Annotated[Principal, Depends(authenticate)]
+async def authenticated(request: Request) -> Principal:
+    """`authenticate` as the /v1 dependency: on the event loop when it waits on nothing (the gate identified the
+    caller, the rate limit is counted in this process), else in a worker thread (a store or Redis read)."""
+    if request.scope.get("state", {}).get("principal") and isinstance(request.app.state.limiter, RateLimiter):
+        return authenticate(request)
+    return await anyio.to_thread.run_sync(authenticate, request)
+
+
+Caller = Annotated[Principal, Depends(authenticated)]
 
 
 class BodyLimit:
@@ -349,7 +358,6 @@ class AuthGate:
         if scope["path"].startswith(SIGNED_PREFIX) and b"sig=" in scope.get("query_string", b""):
             await self.app(scope, receive, send)  # a signed link is its own credential: the route checks it
             return
-        import anyio.to_thread
         from sqlalchemy.exc import DBAPIError, SQLAlchemyError
         from starlette.requests import Request
 

@@ -28,7 +28,7 @@ from sqlalchemy import Connection, Table, bindparam, func, insert, select, updat
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from bot.core.store_schema import conversations, create_schema, feedback, make_engine, server_secrets, turns
+from bot.core.store_schema import JsonText, conversations, create_schema, feedback, make_engine, server_secrets, turns
 from bot.core.trace import AnswerTrace
 
 #: the owner of conversations started from the command line (no principal)
@@ -154,7 +154,8 @@ class Store:
                     "p_answer": trace.answer,
                     "p_language": trace.language,
                     "p_mode": trace.mode,
-                    "p_trace": trace.model_dump(mode="json"),  # = json.loads(model_dump_json()), no text between
+                    # serialized once, by pydantic (the same values as json.dumps(model_dump(mode="json")), faster)
+                    "p_trace": JsonText(trace.model_dump_json()),
                     "p_state": state,
                 },
             )

@@ -5,6 +5,7 @@ workers can run at once, adding the columns a newer release introduced."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 from sqlalchemy import (
@@ -125,6 +126,14 @@ def normalize_url(url: str) -> str:
     return url
 
 
+class JsonText(str):
+    """A value already serialized to JSON text (pydantic's `model_dump_json`): a JSON column stores it as it is."""
+
+
+def _json_serializer(value: object) -> str:
+    return value if type(value) is JsonText else json.dumps(value)  # type: ignore[return-value]
+
+
 def make_engine(url: str) -> Engine:
     url = normalize_url(url)
     if url.startswith("sqlite"):
@@ -132,7 +141,12 @@ def make_engine(url: str) -> Engine:
         # fifth opened a connection (and set the pragmas below) and closed it again
         memory = url in ("sqlite://", "sqlite:///") or ":memory:" in url  # one connection per thread already
         pool = {} if memory else {"pool_size": 16, "max_overflow": 32}
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **pool)
+        engine = create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": 30},
+            json_serializer=_json_serializer,
+            **pool,  # type: ignore[arg-type]
+        )
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn, _record):  # WAL: readers never block the writer
@@ -145,7 +159,13 @@ def make_engine(url: str) -> Engine:
         return engine
     # a database that does not answer fails fast (503 with Retry-After) instead of holding the request
     return create_engine(
-        url, pool_pre_ping=True, pool_size=5, max_overflow=10, pool_timeout=10, connect_args={"connect_timeout": 5}
+        url,
+        pool_pre_ping=True,
+        pool_size=5,
+        max_overflow=10,
+        pool_timeout=10,
+        connect_args={"connect_timeout": 5},
+        json_serializer=_json_serializer,
     )
 
 

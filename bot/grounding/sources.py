@@ -163,12 +163,11 @@ class _Index:
         if not math.isfinite(value):
             return
         self.add("any", value, priority, source_id, tol)
-        dim = dimension(unit)
+        dim, factor = _dimension_factor(unit)
         if dim is None:
             if not question:
                 self.add("raw-text" if text else "raw", value, priority, source_id, tol)
         else:
-            factor = UNITS.get(unit, (dim, 1.0))[1]  # type: ignore[arg-type]
             self.add(dim, value * factor, priority, source_id, tol * factor)
 
     def add_number(self, n: Number, priority: int, source_id: str) -> None:
@@ -212,6 +211,13 @@ def dimension(unit: str | None) -> str | None:
     return head if head in ("CNY", "USD") else None
 
 
+@lru_cache(maxsize=512)
+def _dimension_factor(unit: str | None) -> tuple[str | None, float]:
+    """A unit's dimension and its factor to the dimension's base unit (1 when UNITS does not list it)."""
+    dim = dimension(unit)
+    return dim, (UNITS.get(unit, (dim, 1.0))[1] if dim is not None else 1.0)  # type: ignore[arg-type]
+
+
 _DIGIT_RE = re.compile(r"[0-9]")
 #: strings under these keys are provenance or identifiers, not statements: their digits are not read
 _NOT_STATEMENTS = frozenset(
@@ -235,6 +241,24 @@ _NOT_STATEMENTS = frozenset(
 
 
 def _walk(node: Any, hint: str | None, source_id: str, index: _Index, texts: list[str]) -> None:
+    # the exact built-in types first (nearly every node of a dumped output), each read as its branch below reads
+    # it: the chain of isinstance checks (BaseModel's and the ABCs' are slow) was most of the walk's own time
+    kind = type(node)
+    if kind is dict:
+        _walk_mapping(node, hint, source_id, index, texts)
+    elif kind is list or kind is tuple:
+        for child in node:
+            _walk(child, hint, source_id, index, texts)
+    elif kind is str:
+        if _DIGIT_RE.search(node):
+            texts.append(node)
+    elif kind is float or kind is int:
+        index.add_value(float(node), hint, 0, source_id)
+    else:
+        _walk_other(node, hint, source_id, index, texts)
+
+
+def _walk_other(node: Any, hint: str | None, source_id: str, index: _Index, texts: list[str]) -> None:
     if isinstance(node, BaseModel):
         node = node.model_dump()
     if isinstance(node, bool) or node is None:
@@ -245,17 +269,21 @@ def _walk(node: Any, hint: str | None, source_id: str, index: _Index, texts: lis
         if _DIGIT_RE.search(node):
             texts.append(node)
     elif isinstance(node, Mapping):
-        value = node.get("value")
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            own = _unit_word(node.get("unit")) or unit_from_key(str(node.get("key", ""))) or hint
-            index.add_value(float(value), own, 0, source_id)
-        for key, child in node.items():
-            if (key == "value" and child is value) or (key in _NOT_STATEMENTS and isinstance(child, str)):
-                continue
-            _walk(child, unit_from_key(str(key)) or hint, source_id, index, texts)
+        _walk_mapping(node, hint, source_id, index, texts)
     elif isinstance(node, Iterable):
         for child in node:
             _walk(child, hint, source_id, index, texts)
+
+
+def _walk_mapping(node: Mapping, hint: str | None, source_id: str, index: _Index, texts: list[str]) -> None:
+    value = node.get("value")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        own = _unit_word(node.get("unit")) or unit_from_key(str(node.get("key", ""))) or hint
+        index.add_value(float(value), own, 0, source_id)
+    for key, child in node.items():
+        if (key == "value" and child is value) or (key in _NOT_STATEMENTS and isinstance(child, str)):
+            continue
+        _walk(child, unit_from_key(str(key)) or hint, source_id, index, texts)
 
 
 @lru_cache(maxsize=2048)

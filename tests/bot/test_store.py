@@ -158,3 +158,30 @@ def test_eight_answers_at_once_on_sqlite_all_land_and_keep_their_connections(tmp
     assert results == [True] * 240
     assert len(opened) <= 8  # at most one per client, kept
     store.close()
+
+
+def test_a_stored_trace_reads_back_as_its_json_dump_with_figures_and_chinese_intact(url):
+    """The trace is stored as pydantic's own JSON text; what is read back is the trace's JSON dump, value for value
+    (floats, non-ASCII text, nested outputs), and a state next to it is stored as before."""
+    store = Store(url)
+    cid = store.new_conversation(channel="cli")
+    idx = store.start_turn(cid, "70B 全参训练，8 张 H800 要多久？")
+    trace = AnswerTrace(
+        conversation_id=cid,
+        answer="约 **3.2 天**（MFU 0.4），每卡 1,126.5 GB。",
+        language="zh",
+        mode="offline",
+        tool_calls=[
+            {
+                "id": "call_1",
+                "tool": "training_time",
+                "input": {"model": "70B", "n_gpus": 8, "mfu": 0.4},
+                "output": {"days": 3.2183, "gpu_hours": 617.9, "notes": ["按 6·N·D 估算"], "ratio": 1e-7},
+            }
+        ],
+    )
+    store.finish_turn(cid, idx, trace, state={"model": "70B", "gpus": 8})
+    store.close()
+    again = Store(url).turns(cid)[0]
+    assert again.trace == trace.model_dump(mode="json")
+    assert again.state == {"model": "70B", "gpus": 8}

@@ -17,7 +17,7 @@ from bot.answer.streaming import stream_events
 from bot.api.deps import NOT_FOUND, AdvisorDep, ApiSettingsDep, MetricsDep, json_response
 from bot.api.errors import TEXT_PATTERN, advisor_error
 from bot.api.json_types import JsonTyped
-from bot.api.routes.conversations import ConversationId, chosen_conversation, unknown_conversation
+from bot.api.routes.conversations import ConversationId, choose_conversation, unknown_conversation
 from bot.api.running import run_answer
 from bot.api.security import Caller
 from bot.api.sse import SSE_HEADERS, event, with_keepalive
@@ -55,7 +55,7 @@ def router() -> APIRouter:
     ) -> Response:
         """Answer one question; every number in the answer comes from a calculator, a cited note or the question."""
         lang = body.lang or detect_language(body.text)
-        cid = await anyio.to_thread.run_sync(chosen_conversation, request, caller, advisor.store, body.conversation_id)
+        cid = await choose_conversation(request, caller, advisor.store, body.conversation_id)
         try:
             trace = await run_answer(
                 partial(advisor.ask, body.text, conversation_id=cid, lang=body.lang, owner=caller.owner),
@@ -91,10 +91,7 @@ def router() -> APIRouter:
         """The answer as server-sent events; keep-alive comments while tools run."""
         limiter = request.app.state.stream_limiter
         # the id is known before the answer starts, so a client that stops the stream can still continue or rate it
-        cid = (
-            await anyio.to_thread.run_sync(chosen_conversation, request, caller, advisor.store, body.conversation_id)
-            or uuid.uuid4().hex
-        )
+        cid = await choose_conversation(request, caller, advisor.store, body.conversation_id) or uuid.uuid4().hex
 
         state = request.app.state
         leases = getattr(state, "stream_leases", None)  # a kill mid-answer: the next start fails the turn

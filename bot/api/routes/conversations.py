@@ -6,6 +6,7 @@ import datetime as dt
 import hashlib
 from typing import Annotated, Literal
 
+import anyio.to_thread
 from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -148,6 +149,14 @@ def namespaced(key_id: str, chosen: str) -> str:
     if len(cid) <= 64:
         return cid
     return f"k.{key_id}:" + hashlib.sha256(chosen.encode("utf-8")).hexdigest()[:32]
+
+
+async def choose_conversation(request: Request, caller: Principal, store: Store, given: str | None) -> str | None:
+    """`chosen_conversation` in a worker thread when it may read the store; a new conversation (no id given, no
+    widget key) reads nothing, so it is answered here without the thread hop."""
+    if given is None and getattr(request.state, "widget_key_id", None) is None:
+        return None
+    return await anyio.to_thread.run_sync(chosen_conversation, request, caller, store, given)
 
 
 def chosen_conversation(request: Request, caller: Principal, store: Store, given: str | None) -> str | None:

@@ -213,7 +213,7 @@ def _usage(req: ChatCompletionRequest, content: str) -> Usage:
 # ---- routes ------------------------------------------------------------------------------------------
 
 
-def get_advisor(request: Request) -> Advisor:
+async def get_advisor(request: Request) -> Advisor:  # async: no worker-thread hop for an attribute read
     return request.app.state.advisor
 
 
