@@ -214,6 +214,10 @@ def speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     )
 
 
+#: the first token's wait asked in words (a capacity answer otherwise gives only tokens/s)
+_LATENCY = re.compile(r"首字|首 ?token|首包|ttft|time to first token|first[- ]token|latency|延迟|响应时间", re.I)
+
+
 def capacity(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     """Serving capacity: the most concurrent sequences at a context, and tokens/s per user at that load
     (or at the user's own concurrency)."""
@@ -250,6 +254,9 @@ def capacity(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> No
             total=f"{top['total_tokens_per_s']:,.0f}",
         )
     )
+    if p.text and _LATENCY.search(p.text):  # "首字延迟多少": the first token's wait, for a prompt of that length
+        prompt = assumed(top, "prompt_len")
+        out.add(say("capacity_ttft", lang, ttft=f"{top['ttft_s']:,.2f}", prompt=f"{prompt:,}"))
     kv = f["kv_cache_gb_per_sequence"]
     out.add(say("capacity_batching", lang, kv=f"{kv:.2f}" if kv < 1 else f"{kv:.1f}", ctx=f"{f['context_len']:,}"))
     if p.text and (claim := layouts.per_request_claim(read(p.text))):  # "单次推理需要 13G": weights once

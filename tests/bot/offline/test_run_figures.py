@@ -143,3 +143,18 @@ def test_a_card_priced_as_its_silicon_twin_is_said(advisor, caplog):
 @pytest.mark.parametrize("q", ["Qwen2.5-14B on a single RTX 4090, speed?", "Llama-3-8B on a single A100: tokens/s?"])
 def test_a_single_card_is_a_count_of_one(q):
     assert read(q).parsed.n_gpus == 1
+
+
+@pytest.mark.parametrize(
+    "q, said",
+    [
+        ("用 4 张 L20 跑 Qwen2.5-72B-Instruct-AWQ，32k 上下文，能支持多少并发？首字延迟多少？", "首 token"),
+        ("How many concurrent users can 2 A100 80GB serve with Llama-3.1-70B AWQ at 8k context, and the TTFT?",
+         "First token"),
+    ],
+)  # fmt: skip
+def test_a_first_token_wait_asked_beside_a_capacity_is_given(advisor, caplog, q, said):
+    (t,) = ask(advisor, caplog, q)
+    speeds = calls(t, "inference_speed")
+    assert speeds and said in t.answer
+    assert f"{speeds[0].output['ttft_s']:,.2f}" in t.answer
