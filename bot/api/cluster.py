@@ -24,7 +24,7 @@ import anyio.to_thread
 import httpx
 import redis
 
-from bot.api.security import Limiter, RateLimiter, RedisRateLimiter
+from bot.api.ratelimit import Limiter, RateLimiter, RedisRateLimiter
 from bot.api.settings import ApiSettings
 from bot.core.redis_client import REDIS_ERRORS, RedisConfig, connect, connect_async
 from bot.core.redis_client import ping as redis_ping

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from bot.api.security import RateLimiter
+from bot.api.ratelimit import RateLimiter
 from bot.api.settings import ApiSettings
 from bot.cli import app as cli
 

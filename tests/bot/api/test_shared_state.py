@@ -16,7 +16,7 @@ import redis
 from fastapi.testclient import TestClient
 
 from bot.api.app import create_app
-from bot.api.security import RateLimiter, RedisRateLimiter
+from bot.api.ratelimit import RateLimiter, RedisRateLimiter
 from bot.api.settings import ApiSettings
 from bot.core.redis_client import Breaker, RedisConfig, connect, publish_reindex
 from bot.core.settings import Settings
