@@ -27,7 +27,7 @@ from bot.offline.say.render import (
     usable,
 )
 from bot.offline.understand.parse import ParsedQuestion
-from bot.offline.understand.quantities import parallel_degrees
+from bot.offline.understand.paste.degrees import parallel_degrees
 from bot.offline.understand.request.reader import read
 from tools.catalog.lookup import get_gpu
 from tools.errors import AdvisorError

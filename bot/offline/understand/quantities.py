@@ -8,6 +8,7 @@ import re
 from bot.offline.understand import lexicon as lx
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.names import _C, GPU_MARK, USED_MARK
+from bot.offline.understand.paste.degrees import launch_counts
 from bot.offline.understand.work import G, Work, num_range, set_number
 from tools.catalog import lookup as catalog
 
@@ -29,6 +30,11 @@ _PLATFORM_NODES = _C(
     rf"(?<![\d.])(\d+)\s*(?:台|个|nodes? of|servers? of|[x×*])?\s*(?:nvidia\s+)?[dh]gx[-\s]?{G}\s*"
     rf"\(\s*(\d+)\s*(?:张|块)?\s*[x×*][^()\n]{{1,12}}\)"  # the card's memory may be read already
 )
+#: nodes, then what each holds a few words on: "4 nodes that each have 8 A40", "3 台服务器，每台 8 张 A800"
+_NODES_EACH = _C(
+    rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:台|个?节点|nodes?|servers?|machines?|boxes)[^\n。.;；\d]{{0,24}}?"
+    rf"(?:each|每台|每个节点|每节点|per node|apiece)[^\n\d]{{0,14}}?({lx.NUM})\s*(?:[x×*]\s*)?(?:张|块)?\s*(?:{G}|卡|gpus?|cards?)"
+)
 #: "2*8*80G": nodes × GPUs per node × each card's memory
 _GRID_MEMORY = _C(r"(?<![\d.a-z])(\d+)\s*[x×*]\s*(\d+)\s*[x×*]\s*(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")
 _CARDS = (
@@ -44,20 +50,6 @@ _INDEX_AFTER = _C(r"^\s*(?:的|号|上的|上|显存|突然|占用|利用率)")
 #: a real count elsewhere in the question makes a "0卡" the first card's index
 _OTHER_COUNT = _C(r"(?<![\d.])[1-9]\d*\s*(?:张|块|卡)|[x×*]\s*[1-9]\d*(?![\d.])|(?<![\d.])[1-9]\d*\s*[x×*]")
 #: the parallelism a pasted launch command gives: its GPUs ("--tensor-parallel-size 4", "--nproc_per_node 8")
-_LAUNCH = (
-    _C(r"--(?:tensor[-_]parallel[-_]size|tp[-_]size|tp)[=\s]+(\d+)"),
-    _C(r"--nproc[-_]per[-_]node[=\s]+(\d+)|nproc_per_node\s*[=:]\s*(\d+)"),
-)
-_NNODES = _C(r"--nnodes[=\s]+(\d+)")
-#: the parallel degrees a run is set to ("tensor_parallelism=2, pipeline_parallelism=8"): their product is its GPUs
-_DEGREE = {
-    kind: _C(rf"(?<![a-z])(?:--)?(?:{words})(?:[-_\s]size)?(?:[-_\s]degree)?\s*[=:\s]\s*(\d+)")
-    for kind, words in (
-        ("tp", r"tensor[-_\s]?parallel(?:ism)?|tp"),
-        ("pp", r"pipeline[-_\s]?parallel(?:ism)?|pp"),
-        ("dp", r"data[-_\s]?parallel(?:ism)?|dp"),
-    )
-}
 #: "on an H100", "one 4090": one card ("an H800 run", "an H100 cluster" are not counts)
 _AN = _C(
     rf"(?<![a-z])(?:an?|one)\s+{G}(?!\s*[x×*]?\s*\d)(?!\s*(?:run|job|cluster|server|node|instance|box|machine|setup|pod|rental|fleet|farm|system)s?\b)"
@@ -146,6 +138,13 @@ _CONCURRENCY = (
 
 
 def counts(w: Work) -> None:
+    for m in _NODES_EACH.finditer(w.t):  # "4 nodes that each have 8 A40", "3 台服务器，每台 8 张 A800"
+        nodes, cards = to_number(m.group(1)), to_number(m.group(2))
+        if nodes and cards and "n_gpus" not in w.slots:
+            w.slots.setdefault("n_nodes", int(nodes))
+            w.note("n_gpus", *m.span())
+            w.slots["n_gpus"] = int(nodes * cards)
+            w.t = w.t[: m.start()] + "".join(c if c == GPU_MARK else USED_MARK for c in m.group(0)) + w.t[m.end() :]
     for m in _NODES_AND_CARDS.finditer(w.t):
         nodes, cards = to_number(m.group(1)), to_number(m.group(2))
         if nodes is None or cards is None:
@@ -193,7 +192,7 @@ def counts(w: Work) -> None:
                 + w.t[m.end() :]
             )
     if "n_gpus" not in w.slots:
-        _launch_counts(w)
+        launch_counts(w)
     if "n_gpus" not in w.slots and (m := _AN.search(w.t)):
         w.put("n_gpus", 1, m, mark=GPU_MARK)
     if "n_gpus" not in w.slots and (m := _OF_THOSE.search(w.t)):
@@ -219,36 +218,6 @@ def grids(w: Work) -> None:
     for m in _GRID_MEMORY.finditer(w.t):
         w.slots.setdefault("n_nodes", int(m.group(1)))
         w.put("n_gpus", int(m.group(1)) * int(m.group(2)), m)
-
-
-def parallel_degrees(text: str) -> dict[str, int]:
-    """The tensor and pipeline (and data) parallel degrees a question sets ("tensor_parallelism=2
-    pipeline_parallelism=8"), when both of the first two are given; {} otherwise."""
-    found = {k: int(m.group(1)) for k, rx in _DEGREE.items() if (m := rx.search(text.lower()))}
-    return found if "tp" in found and "pp" in found else {}
-
-
-def _launch_counts(w: Work) -> None:
-    """The GPUs of a pasted launch command: tensor × pipeline (× data) parallel degrees when both of the first two
-    are set, else tensor-parallel size, or processes per node × nodes."""
-    found = {k: m for k, rx in _DEGREE.items() if (m := rx.search(w.t))}
-    if "tp" in found and "pp" in found:
-        total = 1
-        for m in found.values():
-            total *= int(m.group(1))
-        w.put("n_gpus", total, found["tp"])
-        for kind, m in found.items():  # every degree is a factor of that count: all of them used
-            if kind != "tp":
-                w.note("n_gpus", m.start(), m.end())
-                w.mask(m.start(), m.end())
-        return
-    for rx in _LAUNCH:
-        if m := rx.search(w.t):
-            per_node = int(m.group(1) or m.group(2))
-            nodes = _NNODES.search(w.t)
-            total = per_node * int(nodes.group(1)) if nodes and rx is _LAUNCH[1] else per_node
-            w.put("n_gpus", total, m)
-            return
 
 
 def durations(w: Work) -> None:

@@ -158,3 +158,15 @@ def test_a_first_token_wait_asked_beside_a_capacity_is_given(advisor, caplog, q,
     speeds = calls(t, "inference_speed")
     assert speeds and said in t.answer
     assert f"{speeds[0].output['ttft_s']:,.2f}" in t.answer
+
+
+@pytest.mark.parametrize(
+    "q, n",
+    [
+        ("we have 4 nodes that each have 8 A40, can we full fine-tune Llama-3-70B?", 32),
+        ("3 台服务器，每台 8 张 A800，训 Qwen2.5-72B 要多久", 24),
+        ("2 servers, each with 8 GPUs (H100): how long for Llama-3-70B on 1B tokens?", 16),
+    ],
+)
+def test_nodes_then_what_each_holds_is_the_product(q, n):
+    assert read(q).parsed.n_gpus == n
