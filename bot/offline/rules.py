@@ -16,7 +16,7 @@ from typing import Any
 
 from bot.core.language import detect_language
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
-from bot.offline.compose import answers, diagnosis, network, proposal
+from bot.offline.compose import answers, diagnosis, gap, network, proposal
 from bot.offline.compose.sizes import holds, method, scaling
 from bot.offline.compose.systems import minimum, nodes, system
 from bot.offline.compose.verdict import verdict
@@ -30,7 +30,7 @@ from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LAB
 from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.request import setups
 from bot.offline.understand.request.asks import unanswered
-from bot.offline.understand.request.reader import read
+from bot.offline.understand.request.reader import normalised, read
 from bot.offline.understand.request.source import source_model_name, with_source
 from bot.offline.understand.request.variants import VARIANT_SEP, variants
 from tools.catalog.lookup import get_gpu, get_model
@@ -284,6 +284,8 @@ class RulesPlanner:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
         # a choice ends in a pick, put first (after the servers: the cards it sizes for the choice size nothing else)
         verdict(request.cued, run, out, answered_at, china, p.workload, p.gpus, bool(setups.named(p)))
+        # a gap measured between two named cards: explained by their hardware or not, before the pick
+        gap.add(normalised(request.text), request.mentions, run, out, answered_at)
         if len(out.blocks) == shown:
             out.add(say("knowledge_none", lang))  # never an empty answer: say what we can do
         answers.cite(text, intent, run, out)
