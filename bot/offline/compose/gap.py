@@ -24,6 +24,8 @@ from bot.offline.say.phrases import say
 from bot.offline.say.render import Out
 from bot.offline.understand.request.asks import SERVING_RUN, TRAINING_RUN
 from bot.offline.understand.request.model import Mention
+from bot.offline.understand.request.reader import canonical
+from tools.catalog.lookup import get_gpu
 from tools.errors import AdvisorError
 from tools.speed.measured import verdict
 
@@ -83,8 +85,28 @@ def _clause(text: str, at: int) -> tuple[int, int]:
     return opens, closes.start() if closes else len(text)
 
 
+#: words around a card's name that name no card ("英伟达3090GPU", "昇腾 910B 显卡")
+_CARD_WORDS = re.compile(r"英伟达|nvidia|华为|huawei|昇腾|ascend|显卡|\bgpus?\b|gpu$|的卡$", re.IGNORECASE)
+
+
 def _cards(mentions: list[Mention]) -> list[Mention]:
-    return [m for m in mentions if m.role == "gpu" and isinstance(m.value, str)]
+    """The card mentions, each valued by its catalog id (a name with a vendor or "GPU" around it resolved
+    without them); a card the catalog lacks is left out."""
+    out = []
+    for m in mentions:
+        if m.role != "gpu" or not isinstance(m.value, str):
+            continue
+        known = m.value if _catalog_gpu(m.value) else canonical(_CARD_WORDS.sub("", m.text).strip())
+        if known and _catalog_gpu(known):
+            out.append(m.model_copy(update={"value": known}))
+    return out
+
+
+def _catalog_gpu(name: str) -> bool:
+    try:
+        return get_gpu(name).id == name
+    except AdvisorError:
+        return False
 
 
 def _from_times(text: str, mentions: list[Mention]) -> Gap | None:
@@ -186,8 +208,9 @@ def add(text: str, mentions: list[Mention], run: ToolRun, out: Out, at: int) -> 
         said = "high"
     kind = "train" if training else "decode"
     key = {"normal": "gap_normal", "low": "gap_software", "high": "gap_small"}[said]
+    reversed_ = said == "low" and max(band) < 1  # the slower card has the stronger hardware: none of it is explained
     ratio = say(
-        f"gap_ratio_{kind}",
+        "gap_ratio_plain" if reversed_ else f"gap_ratio_{kind}",
         out.lang,
         fast=rows[1]["name"],
         slow=rows[0]["name"],
@@ -195,9 +218,18 @@ def add(text: str, mentions: list[Mention], run: ToolRun, out: Out, at: int) -> 
         tf=f"{tf:g}×" if tf else "—",
     )
     words = gap.words + (say("gap_per_card", out.lang) if gap.per_card else "")
-    line = say(key, out.lang, words=words, slow=rows[0]["name"], fast=rows[1]["name"], ratio=ratio)
-    if said != "normal":
+    line = say(
+        "gap_reversed" if reversed_ else key,
+        out.lang,
+        words=words,
+        slow=rows[0]["name"],
+        fast=rows[1]["name"],
+        ratio=ratio,
+    )
+    # CUDA beside another stack: the stack's operators first (a CUDA-only check list would not apply to it)
+    stack = said == "low" and rows[0].get("vendor") not in (None, "nvidia") and rows[1].get("vendor") == "nvidia"
+    if said != "normal" and not (stack and kind == "decode"):
         line += " " + say(f"{key}_{kind}", out.lang)
-    if said == "low" and rows[0].get("vendor") not in (None, "nvidia") and rows[1].get("vendor") == "nvidia":
-        line += " " + say("gap_stack", out.lang, slow=rows[0]["name"])  # CUDA beside another stack
+    if stack:
+        line += " " + say("gap_stack", out.lang, slow=rows[0]["name"])
     out.blocks.insert(at, line)

@@ -94,3 +94,22 @@ def test_frozenlake_is_a_task_name_not_the_freeze_method():
     assert read("在 frozenlake、sokoban 任务上训练 200 step").parsed.method is None
     assert read("冻结视觉塔，只训练语言部分").parsed.method == "freeze"
     assert read("freeze the vision tower and train the rest").parsed.method == "freeze"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "同样的代码和文档，英伟达3090GPU 30秒内处理完，昇腾910B 要花 6 分钟，有办法解决吗？",
+        "The same extraction script takes 20 seconds on an RTX 3090 and 5 minutes on an Ascend 910B. Any fix?",
+    ],
+)
+def test_a_slower_card_with_the_stronger_hardware_puts_the_whole_gap_on_its_software(advisor, text):
+    first = head(advisor.ask(text))
+    assert first.startswith(("**硬件解释不了这个差距：**", "**The hardware does not explain this gap at all:**"))
+    assert "0.58×" in first  # the 3090's bandwidth over the 910B's, from the catalog
+    assert "CANN" in first and "CUDA_VISIBLE_DEVICES" not in first  # the NPU's stack, not a CUDA check list
+
+
+def test_two_cards_either_of_which_may_do_get_a_pick():
+    assert "choose" in read("yi-34b 单卡3090或4090能跑吗？").asks
+    assert "choose" not in read("3090 跑 7B 或许够用吗").asks

@@ -152,7 +152,7 @@ _LOG = C(
     r"\[(?:info|warning|error)\]|^\s*file \").*"
 )
 #: words that make "A 还是 B？" a choice between two named things
-_OR = C(r"还是|\bor\b|或者|或是")
+_OR = C(r"还是|\bor\b|或者|或是|或(?!许)")
 
 
 _NAMES = frozenset({"gpus", "unknown_gpus", "models", "unknown_models"})
@@ -160,7 +160,8 @@ _STOPS = "。！？!?\n；;"
 
 
 def _between_names(low: str, p: ParsedQuestion) -> re.Match | None:
-    """The first "还是 / or" that stands between two names of one sentence ("H20 还是 4090？"); "是因为 NCCL 还是因为
+    """The first "还是 / or / 或" that stands between two names of one sentence ("H20 还是 4090？", "单卡3090或4090能跑吗");
+    "是因为 NCCL 还是因为
     其他的因素" beside two cards named elsewhere chooses between causes, not between the cards."""
     names = [(a, b) for slot, a, b in p.spans if slot in _NAMES]
     for m in _OR.finditer(low):
