@@ -51,7 +51,9 @@ def test_a_decode_gap_larger_than_the_bandwidth_ratio_is_software(advisor, text)
 )
 def test_a_gap_the_hardware_explains_is_said_to_be_the_hardware(advisor, text, quoted):
     first = head(advisor.ask(text))
-    assert first.startswith(("**这个差距是硬件本身的，不是配置问题：**", "**The gap is the hardware's, not a setup fault:**"))
+    assert first.startswith(
+        ("**这个差距是硬件本身的，不是配置问题：**", "**The gap is the hardware's, not a setup fault:**")
+    )
     assert quoted in first
 
 
