@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.offline.compose.gap import measured_gap
+from bot.offline.compose.measured.gap import measured_gap
 from bot.offline.understand.request.reader import normalised, read
 
 

@@ -23,8 +23,8 @@ from bot.core.toolbox import ToolRun
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out
 from bot.offline.understand.request.asks import SERVING_RUN, TRAINING_RUN
-from bot.offline.understand.request.model import Mention
-from bot.offline.understand.request.reader import canonical
+from bot.offline.understand.request.model import Mention, Request
+from bot.offline.understand.request.reader import canonical, normalised
 from tools.catalog.lookup import get_gpu
 from tools.errors import AdvisorError
 from tools.speed.measured import verdict
@@ -182,9 +182,10 @@ def measured_gap(text: str, mentions: list[Mention]) -> Gap | None:
     return _from_times(text, mentions) or _from_words(text, mentions)
 
 
-def add(text: str, mentions: list[Mention], run: ToolRun, out: Out, at: int) -> None:
+def add(request: Request, run: ToolRun, out: Out, at: int) -> None:
     """Put the verdict on a measured gap between two named cards first (`at`): explained by the hardware or not."""
-    gap = measured_gap(text, mentions)
+    text = normalised(request.text)  # the text the mentions' offsets refer to
+    gap = measured_gap(text, request.mentions)
     if gap is None:
         return
     try:
