@@ -115,3 +115,44 @@ def test_a_slower_card_with_the_stronger_hardware_puts_the_whole_gap_on_its_soft
 def test_two_cards_either_of_which_may_do_get_a_pick():
     assert "choose" in read("yi-34b 单卡3090或4090能跑吗？").asks
     assert "choose" not in read("3090 跑 7B 或许够用吗").asks
+
+
+def test_a_generic_shape_takes_the_power_of_two_tensor_parallel_its_user_runs():
+    # a "27B" sized on hidden 5376 has 42 heads of 128 by our assumption: tp=2 on two cards is no refusal
+    import tools
+
+    r = tools.call("fit_inference", {"model": "27B", "gpu": "ascend-910b", "n_gpus": 2})
+    assert r["fits"] and r["tp"] == 2
+    assert tools.call("inference_speed", {"model": "27B", "gpu": "ascend-910b", "n_gpus": 2})["decode_tokens_per_s"] > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "own", "other", "speed"),
+    [
+        (
+            "求助：两张 910B 跑 Bar-35B 推理太慢\n2张910B，32k上下文只有20t/s，比14b的还慢，是参数没调好吗？",
+            "35B",
+            "14B",
+            20.0,
+        ),
+        ("Qwen2.5-7B 只有 19 tokens/s，换成 Qwen2.5-14B 会怎样？", "qwen2.5-7b", "qwen2.5-14b", 19.0),
+        ("Baz-32B gets 18 tokens/s on one H100 while a 14B runs faster; is 18 normal?", "32B", "14B", 18.0),
+    ],
+)
+def test_a_speed_said_of_one_model_or_of_none_is_not_the_compared_models(text, own, other, speed):
+    # the speed said of a model, or of none (then the first model named), judges that model's part only
+    from bot.offline.compose.evidence import measured_speed
+    from bot.offline.understand.parse import parse
+
+    p = parse(text)
+    assert measured_speed(p, {"model": own})[1] == speed
+    assert measured_speed(p, {"model": other}) is None
+
+
+@pytest.mark.parametrize(
+    "text", ["Nvidia A100 vs H100: the performance difference?", "4090 和 A6000 的区别", "L40S 对比 A100 80G 怎么样"]
+)
+def test_a_question_that_only_sets_cards_side_by_side_ends_in_a_verdict(advisor, text):
+    first = head(advisor.ask(text))
+    assert first.startswith(("**It depends on the job:**", "**看用途：**", "**Pick ", "**选 "))
+    assert "TFLOPS" in first and "GB/s" in first  # the figures that decide each use
