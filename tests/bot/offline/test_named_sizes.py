@@ -51,3 +51,15 @@ def test_the_answer_computes_on_the_named_model_and_the_tokens_given(advisor):
     times = [c for c in t.tool_calls if c.tool == "training_time"]
     assert times and {c.input["model"] for c in times} == {"llama-2-13b"}
     assert "550M tokens" in t.answer and "generic dense 13B" not in t.answer
+
+
+@pytest.mark.parametrize(
+    ("text", "gpu"),
+    [
+        ("DeepSeek-V2-Chat SFT，8*80G 够用吗？", "a100-sxm4-80gb"),
+        ("我们有 4 张 80G 的卡，能 LoRA 微调 Qwen2.5-72B 吗", "a100-sxm4-80gb"),
+        ("Atlas 服务器每个 chip 64 GB 显存，能跑 32B 吗", "ascend-910b"),  # the vendor the words name still decides
+    ],
+)
+def test_a_card_said_only_by_its_memory_is_the_usual_card_of_that_size(text, gpu):
+    assert parse(text).gpus == [gpu]

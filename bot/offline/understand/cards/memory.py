@@ -51,7 +51,7 @@ def card_by_memory(
     memory_gb: float | None = None, reported_gib: float | None = None, vendor: str | None = None
 ) -> str | None:
     """The catalog card with this much memory (a log's GiB figure: the smallest nominal size at or above it):
-    the named vendor's first, then one that can be bought in mainland China, then NVIDIA, then the longest on the
+    the named vendor's first, then NVIDIA's, then one that can be bought in mainland China, then the longest on the
     market. None when no card has that memory."""
     cards = [
         g
@@ -66,15 +66,16 @@ def card_by_memory(
         cards = [g for g in below if g.memory_gb == top]
     if not cards:
         return None
-    # the smallest size that holds it; buyable in mainland China; NVIDIA (the usual card of a size); the longest on
-    # the market (the largest installed base)
+    # the smallest size that holds it; NVIDIA (the usual card of a size: a card the user has, not one to buy, so
+    # "8*80G" is an A100 80GB rather than a domestic 80 GB card); buyable in mainland China; the longest on the
+    # market (the largest installed base)
     return min(
         cards,
         key=lambda g: (
             g.memory_gb,
             g.vendor != vendor,
-            not g.china.available,
             g.vendor != "nvidia",
+            not g.china.available,
             g.launch_year or 9999,
             g.id,
         ),
