@@ -72,7 +72,14 @@ def predict(row: dict):
         return out.verdict != "does not fit" if row["fits"] else out.verdict == "does not fit"
     if kind == "memory_gb":
         out = _memory_tool(row)
-        gb = out.allocator_peak_gb if row.get("memory_kind") == "allocator_peak" else out.per_gpu_gb
+        kind_of = row.get("memory_kind")
+        gb = (
+            out.allocator_peak_gb
+            if kind_of == "allocator_peak"
+            else out.breakdown_gb["weights"]
+            if kind_of == "weights"  # an engine's "loading model weights took" line
+            else out.per_gpu_gb
+        )
         return gb * (out.n_gpus if row.get("per_gpu") is False else 1)
     if kind in ("train_tps_gpu", "mfu"):
         out = training_time(TrainingTimeInput(**inp))
@@ -100,6 +107,7 @@ def evaluate(rows: list[dict] | None = None) -> list[dict]:
     results = []
     for row in rows if rows is not None else load():
         res = {"id": row["id"], "kind": row["kind"], "held_out": held_out(row["id"]), "src": row["src"]}
+        res["added"] = row.get("added")
         try:
             ours = predict(row)
         except (AdvisorError, ValidationError, ValueError) as exc:
@@ -117,10 +125,14 @@ def evaluate(rows: list[dict] | None = None) -> list[dict]:
 
 
 def summary(results: list[dict]) -> dict:
-    """Per split: figures within tolerance, median |error|, per kind; verdicts right."""
+    """Per split: figures within tolerance, median |error|, per kind; verdicts right. Rows added in a later batch
+    (`added: <batch>`, both splits) are summarised again on their own line, `fresh <batch>`."""
     out = {}
-    for split, name in ((True, "held_out"), (False, "dev")):
-        part = [r for r in results if r["held_out"] is split]
+    splits = [(lambda r: r["held_out"], "held_out"), (lambda r: not r["held_out"], "dev")]
+    for batch in sorted({r["added"] for r in results if r.get("added")}):
+        splits.append((lambda r, b=batch: r.get("added") == b, f"fresh {batch}"))
+    for pick, name in splits:
+        part = [r for r in results if pick(r)]
         figs = [r for r in part if r["kind"] in FIGURES]
         errs = [abs(r["error"]) for r in figs if isinstance(r.get("error"), float)]
         verdicts = [r for r in part if r["kind"] in ("verdict", "refused")]

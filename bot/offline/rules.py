@@ -16,17 +16,17 @@ from typing import Any
 
 from bot.core.language import detect_language
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
-from bot.offline.compose import answers, diagnosis, network, proposal
+from bot.offline.compose import answers, diagnosis, network, proposal, support
 from bot.offline.compose.measured import gap
 from bot.offline.compose.sizes import holds, method, scaling
-from bot.offline.compose.systems import minimum, nodes, system
+from bot.offline.compose.systems import electricity, minimum, nodes, system
 from bot.offline.compose.verdict import verdict
 from bot.offline.parts import part_label
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count, said_once
 from bot.offline.say.wording import carried_items, changed_items, defaults_note, error_text
 from bot.offline.understand.decide import SIZING, STAND_IN_FOR, assumed_workload, decide, lengths, parts, wordless
-from bot.offline.understand.dialogue import slots_of
+from bot.offline.understand.dialogue import carried_slots, slots_of
 from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
 from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.request import setups
@@ -69,7 +69,7 @@ class RulesPlanner:
                 lead, below = diagnosis.plan(text, paste, request, run, lang)
             # an error the estimate cannot speak to: the diagnosis is the answer, unless a part asked still needs it
             if diagnosis.exclusive(paste) and not unanswered(request.cued, run.calls):
-                lead.answer = "\n\n".join(b for b in (lead.answer, below) if b)
+                lead.answer = support.worded_after([lead.answer, below], request.cued, text, run, lang)
                 return lead
         result = self._plan(text, ctx, run, request)
         # a cause that earned the lead first, then the estimate of the setup as asked, then what to check
@@ -98,7 +98,7 @@ class RulesPlanner:
             offered["previous_frame"] = {k: old for k, old, _ in changed if old is not None}
             offered["edited_frame"] = {k: new for k, _, new in changed}
             out.add(say("changed_note", lang, items=changed_items(changed, lang)))
-        if carried := _carried(p, user_slots, changed, ctx.state):
+        if carried := carried_slots(p, user_slots, changed, ctx.state):
             out.add(say("carried_note", lang, items=carried_items(carried, lang)))
             offered["carried_frame"] = carried  # figures said in earlier turns: their source
         if p.injection:
@@ -146,6 +146,7 @@ class RulesPlanner:
             # traffic and a sizing ask, no model ("deploy for 10 000 users, which hardware"): planned on the default
             slots["model"] = defaulted["model"] = ASK_DEFAULTS["model"]
             missing = []
+        missing = [] if missing == ["budget_cny"] and system.plans_without_budget(slots, request) else missing
         # no model named in a question that asks for figures ("微调需要几张 4090？"): answered on the stated default,
         # with the same answer for other sizes and one question for the model after it (a bare "显存" is asked)
         sized = scaling.applies(intent, text)
@@ -202,9 +203,8 @@ class RulesPlanner:
                 offered=offered,
             )
         if planned := system.route(intent, slots, request, text):  # traffic or machines: a capacity/system plan
-            for key in ("gpu", "n_gpus"):  # it compares the cards itself: no default card or count is assumed
-                if key in defaulted:
-                    defaulted.pop(key)
+            for key in system.planned_without(planned, slots, request):  # no default card, count or unused tokens
+                if defaulted.pop(key, None) is not None:
                     slots[key] = None
             if planned is system.system_plan and p.models:  # "7B 到 14B": sized for the largest, and kept so
                 slots["model"] = user_slots["model"] = system.largest_model(slots, p.models)
@@ -221,9 +221,11 @@ class RulesPlanner:
         if p.tokens_from and slots.get("tokens") == p.tokens:  # the product the question implies, said once
             given = p.tokens_from
             if "samples" in given:
+                held = given.get("seq_len") is not None and slots.get("seq_len") == given["seq_len"]
                 note = say(
-                    "tokens_from",
+                    "tokens_from_seq" if held else "tokens_from",
                     lang,
+                    seq=f"{given.get('seq_len') or 0:,.0f}",
                     samples=f"{given['samples']:,.0f}",
                     length=f"{given['tokens_per_sample']:,.0f}",
                     epochs=f"{given['epochs']:g}",
@@ -247,6 +249,7 @@ class RulesPlanner:
                 out.add(error_text(err, slots, lang))
             if slots.get("n_gpus") and planned is not system.system_plan:  # and what the user's own cards hold
                 self._answer(intent, slots, p, run, out, offered)
+            electricity.add(text, slots, p, request.cued, run, out)  # "一年电费多少": the bill of the machines planned
         elif fabric:
             try:  # "2 台 8 卡 H800 要不要上 IB": the cluster's run timed on each fabric named
                 network.network(slots, p, run, out)
@@ -335,18 +338,6 @@ class RulesPlanner:
                 out.add(message)
                 # a limit the calculator states is its figure; every part's message is kept (two-part answers)
                 offered.setdefault("tool_error", {"messages": []})["messages"].append(message)
-
-
-def _carried(p: ParsedQuestion, slots: dict[str, Any], changed: list, state: dict[str, Any] | None) -> dict[str, Any]:
-    """The slots this answer takes from the conversation's earlier turns (neither said now nor just changed)."""
-    previous = ((state or {}).get("frame") or {}).get("slots") or {}
-    own = {k for k, v in slots_of(p).items() if v not in (None, [], False)}
-    edited = {k for k, _, _ in changed}
-    return {
-        k: v
-        for k, v in slots.items()
-        if k in previous and previous[k] == v and k not in own and k not in edited and v not in (None, [], False)
-    }
 
 
 #: intents a question about the network between nodes is read as (words, cards): it is answered by compose/network

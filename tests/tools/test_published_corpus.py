@@ -42,8 +42,23 @@ def test_the_held_out_fifth_is_the_hash_rule():
 
 
 def test_every_published_verdict_on_held_out_rows_is_right(results):
-    wrong = [r["id"] for r in results if r["held_out"] and r["kind"] in ("verdict", "refused") and not r["ok"]]
+    """The rows held out at the freeze and the batches added before calc9; a later batch (`added`) has its own floor."""
+    wrong = [
+        r["id"]
+        for r in results
+        if r["held_out"] and not r.get("added") and r["kind"] in ("verdict", "refused") and not r["ok"]
+    ]
     assert not wrong
+
+
+def test_the_fresh_calc9_rows_do_not_get_worse(results):
+    """calc9's 24 fresh rows (9 sources new to the corpus, committed before any rule they inform): 12/19 figures
+    within tolerance, median 12.2%, verdicts 2/5 with no calculator change; after the engine reserve, the eager-stack
+    activation factor and torchtune's QLoRA defaults 16/19, median 2.9%, verdicts 3/5. Their held-out fifth still
+    holds one published OOM (a LitGPT micro-batch 4) that the calculators do not call: it is not to be fitted."""
+    s = accuracy.summary(results)["fresh calc9"]
+    assert s["within"] >= 16 and s["verdicts_right"] >= 3, s
+    assert s["median_error"] <= 0.05, s
 
 
 def test_serving_engines_refuse_what_we_refuse(results):

@@ -86,7 +86,7 @@ def read_setup(inp: DiagnoseInput) -> Setup:
         "infer" if inp.framework in ENGINES else "train" if inp.framework or inp.zero_stage is not None else None
     )
     if workload is None and (inp.error_kind in ("kv_too_small", "no_cache_memory", "heads_not_divisible", "too_many_tokens")
-                             or inp.symptom in ("engine_memory", "concurrency", "serial")):  # fmt: skip
+                             or inp.quant_misaligned or inp.symptom in ("engine_memory", "concurrency", "serial")):  # fmt: skip
         workload = "infer"
     if inp.framework in SERVING and inp.error_kind == "load_oom":  # an engine's start-up OOM: weights, profile, pool
         inp = inp.model_copy(update={"error_kind": "oom"})

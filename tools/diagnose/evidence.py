@@ -3,8 +3,10 @@ unallocated), another process on the GPU, host RAM, NCCL, a precision the card l
 
 from __future__ import annotations
 
-from tools.diagnose.context import ENGINES, Candidate, Setup, gib
-from tools.diagnose.facts import say
+import math
+
+from tools.diagnose.context import ENGINES, SERVING, Candidate, Setup, gib
+from tools.diagnose.facts import fact, say
 from tools.diagnose.host import host_causes
 from tools.units import GiB
 
@@ -47,9 +49,39 @@ def log_causes(s: Setup) -> list[Candidate]:
                                  "NCCL_P2P_DISABLE", 1, prior=0.6))  # fmt: skip
     out += precision_causes(s)
     out += _weights_alone(s)
-    if s.oom and (s.model is None or (s.workload == "train" and s.gpu is None) or s.framework in ("tgi", "lmdeploy")):
+    out += _attention_scores(s)
+    engine_blind = s.framework in ENGINES and s.capacity is None  # an engine on a card not given: nothing to size
+    if s.oom and (s.model is None or (s.workload == "train" and s.gpu is None) or s.framework in ("tgi", "lmdeploy")
+                  or engine_blind):  # fmt: skip
         out += _usual_suspects(s)  # nothing to compute with: the usual suspects of that kind of run
     return out
+
+
+#: an allocation this many times the model's largest weight tensor is no weight, nor a KV block
+NOT_A_WEIGHT = 4
+#: the shortest prompt whose attention scores are worth naming (below it they are small beside the weights)
+SCORES_MIN_TOKENS = 2048
+
+
+def _attention_scores(s: Setup) -> list[Candidate]:
+    """One huge allocation while a model generates by hand (transformers, a script; engines use flash/paged
+    attention): the largest weight tensor (the embedding) is far smaller, and the KV cache grows a token at a
+    time; what is that big in one piece is one layer's attention scores, heads × L² × 2 bytes, when attention runs
+    eagerly (no SDPA / FlashAttention). The prompt length L that reproduces the allocation is said; it must fit
+    the model's context (frameworks.yaml `transformers.eager_attention_scores`)."""
+    i, m = s.inp, s.model
+    if not (i.failed_alloc_gib and m is not None and s.workload == "infer" and s.framework not in ENGINES):
+        return []
+    x = i.failed_alloc_gib * GiB
+    largest = m.vocab_size * m.hidden_size * 2  # the embedding (or lm_head) in 16 bits
+    tokens = int(math.sqrt(x / (m.n_heads * 2)))
+    context = max(i.max_model_len or 0, m.max_context)
+    if x < NOT_A_WEIGHT * largest or not SCORES_MIN_TOKENS <= tokens <= context:
+        return []
+    arith = say("attention_scores", fig=gib(x), largest=gib(largest), heads=m.n_heads, tokens=f"{tokens:,}")
+    fix = fact("transformers", "eager_attention_scores")
+    return [Candidate("activations_too_large", arith, fix["flag"], fix["propose"], named=True, prior=0.6,
+                      figure=x, extra={"words": "attention_scores"})]  # fmt: skip
 
 
 def _fragmentation_prior(s: Setup, enough: bool, large: bool) -> float:
@@ -68,6 +100,9 @@ def _usual_suspects(s: Setup) -> list[Candidate]:
     (a serving engine, DeepSpeed and its stage, plain training), each said as a likely cause, never a match."""
     i = s.inp
     what = say("usual")
+    if s.workload == "infer" and s.framework in SERVING:  # vLLM / SGLang reserve their share of the card whole
+        return [Candidate("memory_utilization_setting", what, "--gpu-memory-utilization", 0.8, prior=0.35),
+                Candidate("batch_or_concurrency_too_high", what, "--max-num-seqs", 64, prior=0.33)]  # fmt: skip
     if s.workload == "infer" and s.framework in ENGINES:
         return [Candidate("batch_or_concurrency_too_high", what, "--max-num-seqs", 64, prior=0.35),
                 Candidate("memory_utilization_setting", what, "--gpu-memory-utilization", 0.8, prior=0.3)]  # fmt: skip

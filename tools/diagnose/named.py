@@ -13,6 +13,17 @@ from tools.units import BYTES_PER_PARAM
 _SLOW_SECOND = 0.5
 
 
+def _bnb_bits(i) -> int | None:
+    """The bits of a bitsandbytes base the run trains on (load_in_8bit / load_in_4bit set, or QLoRA); None: none
+    (a GPTQ/AWQ checkpoint's int4 is no bitsandbytes load)."""
+    flags = flag_values(i)
+    if str(flags.get("load_in_8bit", "")).lower() in ("true", "1"):
+        return 8
+    if str(flags.get("load_in_4bit", "")).lower() in ("true", "1") or i.method == "qlora":
+        return 4
+    return None
+
+
 def named_causes(s: Setup) -> list[Candidate]:
     i, out = s.inp, []
     kind, symptom = i.error_kind, i.symptom
@@ -38,6 +49,8 @@ def named_causes(s: Setup) -> list[Candidate]:
         fix = max(t for t in range(1, tp + 1) if h % t == 0)
         arith = say("heads", heads=h, tp=tp, ratio=f"{h / tp:.2f}", kv="?")
         out.append(Candidate("tp_not_divisible", arith, "--tensor-parallel-size", fix, named=True, prior=0.9))
+    if i.quant_misaligned:
+        out.append(_quant_tp(s))
     if kind == "no_cache_memory":
         out.append(Candidate("memory_utilization_setting", say("named", what="no memory left for the KV cache"),
                              "--gpu-memory-utilization", MAX_UTILIZATION, named=True, prior=0.6, extra=dict(RAISES)))  # fmt: skip
@@ -85,6 +98,10 @@ def named_causes(s: Setup) -> list[Candidate]:
     if i.measured_tokens_per_s and s.gpu is None:  # nothing to compare with: a setting is the usual reason
         out.append(Candidate("compute_or_config_slow", say("named", what=f"{i.measured_tokens_per_s:g} tokens/s"),
                              "--enforce-eager", False, prior=0.4))  # fmt: skip
+    if symptom == "slow" and s.workload == "train" and not s.oom and (bnb := _bnb_bits(i)):
+        bits = bnb  # bitsandbytes: every matmul dequantises the base weights first
+        out.append(Candidate("compute_or_config_slow", say("bnb_slow", bits=bits), "load_in_8bit" if bits == 8 else
+                             "load_in_4bit", False, named=True, prior=0.6, extra={"cost": "bnb_off", "words": "bnb_slow"}))  # fmt: skip
     if symptom == "slow" and not i.measured_tokens_per_s:  # an OOM beside "slow": the OOM is the question
         prior = 0.2 if s.oom else 0.5
         if s.workload == "train":  # a trainer has no eager mode to leave: a tiny micro-batch is its usual setting
@@ -130,9 +147,43 @@ def named_causes(s: Setup) -> list[Candidate]:
     if symptom == "other_process":
         out.append(Candidate("other_process_memory", say("named", what="another process on the GPU"),
                              "CUDA_VISIBLE_DEVICES", "a GPU with nothing else on it", named=True, prior=0.75))  # fmt: skip
-    if symptom == "hang" and i.n_gpus > 1:
-        out.append(Candidate("nccl_timeout_or_env", say("named", what="hang"), "NCCL_P2P_DISABLE", 1, prior=0.6))
+    if symptom == "hang" and i.n_gpus > 1:  # no timeout printed: the collective waits on a path that is not there
+        consumer = s.gpu is not None and s.gpu.segment == "consumer"
+        p2p_first = i.p2p is False or (consumer and i.p2p is not True)
+        out.append(Candidate("p2p_or_interconnect", say("hang_p2p"), "NCCL_P2P_DISABLE", 1, named=p2p_first,
+                             prior=0.65 if p2p_first else 0.55, extra={"cost": "p2p_disable", "words": "hang_p2p"}))  # fmt: skip
+        out.append(Candidate("nccl_timeout_or_env", say("named", what="a hang on several GPUs"), "NCCL_DEBUG", "INFO",
+                             prior=0.5 if p2p_first else 0.6))  # fmt: skip
+    if i.cuda_runtime_oom and s.framework not in LOCAL and not i.other_process_gib:
+        out.append(Candidate("other_process_memory", say("runtime_oom"), "CUDA_VISIBLE_DEVICES",
+                             "a GPU with nothing else on it", named=True, prior=0.55))  # fmt: skip
     return out
+
+
+#: the group size of 4-bit GPTQ/AWQ checkpoints as published (frameworks.yaml `vllm.quant_group_size`)
+def _quant_tp(s: Setup) -> Candidate:
+    """A 4-/8-bit checkpoint's weights are stored in whole groups along the FFN width: each tensor-parallel rank
+    must hold whole groups, so the number of groups must divide by the size (frameworks.yaml
+    `vllm.quant_tp_alignment`). With the model's FFN width known, the arithmetic; the fix is pipeline parallel over
+    the GPUs (it splits layers, not the FFN), else a size the groups divide by, else one GPU."""
+    i = s.inp
+    rule = fact("vllm", "quant_tp_alignment")
+    group, tp = rule["group_size"], max(s.tp, 1)
+    n = max(tp, i.n_gpus)
+    ffn = s.model.ffn_size if s.model is not None and not s.model.generic else None  # a stand-in's width is a guess
+    if ffn and tp > 1 and (ffn // group) % tp:
+        groups = ffn // group
+        arith = say("quant_groups", ffn=f"{ffn:,}", group=group, groups=groups, tp=tp, ratio=f"{groups / tp:.2f}")
+    elif tp > 1:
+        arith = say("quant_named", tp=tp)
+    else:  # the size that failed is not shown ("大于1时会报…"): any size above one
+        arith = say("quant_named_any")
+    if n > 1 and s.framework in ("vllm", None):
+        return Candidate("tp_not_divisible", arith, "--pipeline-parallel-size", f"{n} --tensor-parallel-size 1",
+                         named=True, prior=0.9, extra={"cost": "pipeline_parallel", "words": "quant_groups"})  # fmt: skip
+    return Candidate(
+        "tp_not_divisible", arith, "--tensor-parallel-size", 1, named=True, prior=0.9, extra={"words": "quant_groups"}
+    )
 
 
 def _fsdp_wrap(s: Setup) -> Candidate:

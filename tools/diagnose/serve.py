@@ -242,6 +242,13 @@ def memory_causes(s: Setup) -> list[Candidate]:
         arith = say("utilization_high", util=f"{util:g}", cap=gib(s.capacity), rest=gib(s.capacity * (1 - util)))
         out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", 0.9, named=True,
                              prior=0.7))  # fmt: skip
+    if s.inp.error_kind == "oom" and r["pool"] > 0 and util <= MAX_UTILIZATION and s.framework in SERVING:
+        # the pool was reserved and the weights fit: what ran out is the memory outside the fraction
+        lower = round(max(util - 0.1, 0.5), 2)
+        arith = say("outside_pool", util=f"{util:g}", cap=gib(s.capacity), inside=gib(s.capacity * util),
+                    rest=gib(s.capacity * (1 - util)))  # fmt: skip
+        out.append(Candidate("memory_utilization_setting", arith, "--gpu-memory-utilization", lower, prior=0.55,
+                             extra={"words": "outside_pool"}))  # fmt: skip
     if s.inp.error_kind == "oom" and r["pool"] > 0:
         seqs = s.inp.max_num_seqs or value("vllm", "max_num_seqs")
         need = seqs * max_len * r["per_token"]

@@ -26,12 +26,28 @@ from tools.memory.capacity import (
 )
 from tools.memory.hybrid import default_host_bandwidth, hybrid_rows
 from tools.memory.layout_notes import expert_format_note, layout_assumptions
+from tools.memory.search import largest as _largest
+from tools.memory.search import root as _root
 from tools.memory.verdict import convention_assumption, judge
 from tools.schemas.common import assume
 from tools.schemas.memory import FitInferenceInput, FitInferenceOutput
 from tools.units import BYTES_PER_PARAM, GB, INT4_GROUP_BYTES, NF4_BYTES
 
 PREFILL_CHUNK_TOKENS = 8192  # tokens per scheduler step (vLLM chunked prefill budget)
+#: an engine's start-up profile (vLLM V1 `vllm serve`, vllm/engine/arg_utils.py batch defaults): the scheduler's
+#: token budget (max_num_batched_tokens) and its sequences (max_num_seqs, the dummy sampling pass, whose fp32 logits
+#: over the whole vocabulary are gathered on every tensor-parallel rank). Cards of 70 GiB or more other than the
+#: A100 get 8,192 tokens and 1,024 sequences; the others 2,048 and 256.
+ENGINE_BUDGET_LARGE = (8192, 1024)
+ENGINE_BUDGET_SMALL = (2048, 256)
+LARGE_CARD_BYTES = 70 * 2**30
+#: live 16-bit tensors per token at the peak of one layer's forward (the MLP): three hidden-size tensors (residual,
+#: normed input, output) and three ffn-size ones (gate and up outputs, their product). Under tensor parallelism the
+#: ffn-size ones are split over the ranks and the hidden-size ones are not: every rank holds the whole residual
+#: stream. Golden: vLLM issue 10517's profile (Llama-3.1-8B, RTX 3090, 20,000 profiled tokens: peak 17.06 GiB less
+#: 14.99 GiB of weights = 2.07 GiB of activations).
+HIDDEN_COPIES = 3
+FFN_COPIES = 3
 #: reserved / live bytes of a KV cache that grows a token at a time (transformers' DynamicCache concatenates each
 #: step): every step asks the caching allocator for a block one token larger than the one it frees, so the freed
 #: blocks are not reused and about twice the live cache stays reserved. Engines preallocate a paged cache (1).
@@ -73,9 +89,16 @@ class _Serving:
     model: ModelSpec
     weights: float  # all weights, bytes
     kv_tok: float  # KV bytes per token of the full-attention layers (every token of the context)
-    act_tok: float  # live activation bytes per token of one layer
+    act_rep: float  # live activation bytes per token of one layer that every tensor-parallel rank holds whole
+    act_split: float  # ... and those split over the ranks
     logit_seq: float  # fp32 logits bytes per sequence (one position)
     context: float
+    #: an engine (vLLM, SGLang, ...) reserves its start-up profile whatever the request: one scheduler budget of
+    #: activations and the sampler's logits for its sequences (`engine_budget`); transformers' generate holds what
+    #: the request puts through (the prompt, the batch)
+    engine: bool = True
+    profile_tokens: int = ENGINE_BUDGET_SMALL[0]
+    sampler_seqs: int = ENGINE_BUDGET_SMALL[1]
     kv_win: float = 0.0  # KV bytes per token of the windowed layers, up to `window` tokens
     window: int = 0
     kv_state: float = 0.0  # linear-attention state bytes per sequence, whatever the context
@@ -84,13 +107,24 @@ class _Serving:
         """KV-cache bytes of one sequence of `ctx` tokens, all layers."""
         return self.kv_tok * ctx + self.kv_win * min(ctx, self.window) + self.kv_state
 
-    def parts(self, n: int, batch: int, ctx: int) -> dict[str, float]:
+    def _act_logit(self, n: int) -> tuple[float, float]:
+        """Activation bytes per prefill token and logits bytes per sampled sequence on one of n GPUs."""
         tp = _split(self.model, n)[0]
+        return self.act_rep + self.act_split / tp, self.logit_seq / (1 if self.engine else tp)
+
+    def reserve(self, n: int) -> float:
+        """An engine's start-up reserve on one of n GPUs: one prefill chunk of activations + the sampler's logits."""
+        act, logit = self._act_logit(n)
+        return act * self.profile_tokens + logit * self.sampler_seqs
+
+    def parts(self, n: int, batch: int, ctx: int) -> dict[str, float]:
+        act, logit = self._act_logit(n)
+        chunk = PREFILL_CHUNK_TOKENS
         return {
             "weights": self.weights / n,
             "kv_cache": self.kv_seq(ctx) * batch / n,
-            "activations": min(batch * ctx, PREFILL_CHUNK_TOKENS) * self.act_tok / tp,
-            "logits": min(batch, PREFILL_CHUNK_TOKENS) * self.logit_seq / tp,
+            "activations": act * (self.profile_tokens if self.engine else min(batch * ctx, chunk)),
+            "logits": logit * (self.sampler_seqs if self.engine else min(batch, chunk)),
             "cuda_context": self.context,
             "comm_buffers": NCCL_BUFFERS_BYTES if n > 1 else 0.0,
         }
@@ -100,32 +134,37 @@ class _Serving:
 
     def need_on(self, n: int):
         """need(batch, ctx) on n GPUs as a closure with the constants folded (for the searches)."""
-        tp = _split(self.model, n)[0]
         fixed = self.weights / n + self.context + (NCCL_BUFFERS_BYTES if n > 1 else 0.0)
-        act, logit = self.act_tok / tp, self.logit_seq / tp
-        chunk, seq = PREFILL_CHUNK_TOKENS, self.kv_seq
+        seq = self.kv_seq
+        if self.engine:
+            fixed += self.reserve(n)
+            return lambda b, s: fixed + seq(s) * b / n
+        act, logit = self._act_logit(n)
+        chunk = PREFILL_CHUNK_TOKENS
         return lambda b, s: fixed + seq(s) * b / n + act * min(b * s, chunk) + logit * min(b, chunk)
 
     def max_batch(self, n: int, ctx: int, usable: float, cap: int = 1 << 20) -> int:
         """The most sequences of `ctx` tokens that fit on n GPUs (0: not even one)."""
         need = self.need_on(n)
-        tp = _split(self.model, n)[0]
-        kv, act, logit, chunk = self.kv_seq(ctx) / n, self.act_tok / tp, self.logit_seq / tp, PREFILL_CHUNK_TOKENS
-        # need(b) is a sum of min(linear, constant) terms: concave, so b* is the largest root over its four lines
-        lines = (
-            (0.0, kv + act * ctx + logit),
-            (logit * chunk, kv + act * ctx),
-            (act * chunk, kv + logit),
-            (act * chunk + logit * chunk, kv),
-        )
+        kv, chunk = self.kv_seq(ctx) / n, PREFILL_CHUNK_TOKENS
+        act, logit = self._act_logit(n)
+        if self.engine:  # need(b) is linear: the reserve is fixed
+            lines: tuple[tuple[float, float], ...] = ((0.0, kv),)
+        else:  # need(b) is a sum of min(linear, constant) terms: concave, so b* is the largest root over its lines
+            lines = (
+                (0.0, kv + act * ctx + logit),
+                (logit * chunk, kv + act * ctx),
+                (act * chunk, kv + logit),
+                (act * chunk + logit * chunk, kv),
+            )
         return _largest(lambda b: need(b, ctx) <= usable, cap, _root(lines, usable - need(0, ctx)))
 
     def max_context(self, n: int, batch: int, usable: float, cap: int = 1 << 24) -> int:
         """The longest context at which `batch` sequences fit on n GPUs (0: not even one token)."""
         need = self.need_on(n)
-        tp = _split(self.model, n)[0]
-        kv, act = (self.kv_tok + self.kv_win) / n * batch, self.act_tok / tp  # the slope below the window (a guess)
-        lines = ((0.0, kv + act * batch), (act * PREFILL_CHUNK_TOKENS, kv))
+        kv = (self.kv_tok + self.kv_win) / n * batch  # the slope below the window (a guess)
+        act = self._act_logit(n)[0]
+        lines = ((0.0, kv),) if self.engine else ((0.0, kv + act * batch), (act * PREFILL_CHUNK_TOKENS, kv))
         return _largest(lambda s: need(batch, s) <= usable, cap, _root(lines, usable - need(batch, 0)))
 
     def min_gpus(self, batch: int, ctx: int, usable: float) -> int | None:
@@ -142,9 +181,24 @@ class _Serving:
         return n if n <= MAX_COUNT else None
 
 
-def _serving(model: ModelSpec, precision: str, kv_bytes: float, context_gb: float) -> _Serving:
+def engine_budget(gpu: GpuSpec) -> tuple[int, int]:
+    """(profiled tokens, sampled sequences) of an engine's start-up pass on this card (vLLM's batch defaults)."""
+    hit = _BUDGET.get(gpu.id)
+    if hit is None:
+        large = capacity_bytes(gpu) >= LARGE_CARD_BYTES and "a100" not in gpu.name.lower()
+        hit = _BUDGET[gpu.id] = ENGINE_BUDGET_LARGE if large else ENGINE_BUDGET_SMALL
+    return hit
+
+
+_BUDGET: dict[str, tuple[int, int]] = {}
+
+
+def _serving(
+    model: ModelSpec, precision: str, kv_bytes: float, context_gb: float, gpu: GpuSpec, engine: bool = True
+) -> _Serving:
     f = (model.moe_ffn_size or model.ffn_size) * ((model.experts_per_token or 1) if model.is_moe else 1)
     kv = kv_layout(model)
+    tokens, seqs = engine_budget(gpu)
     return _Serving(
         model=model,
         weights=_weight_bytes(model, param_count(model), precision),
@@ -152,9 +206,13 @@ def _serving(model: ModelSpec, precision: str, kv_bytes: float, context_gb: floa
         kv_win=kv.windowed * kv_bytes,
         window=kv.window,
         kv_state=kv.state * kv_bytes,
-        act_tok=(4 * model.hidden_size + 2 * f) * 2.0,  # live tensors of one layer, 16-bit
+        act_rep=HIDDEN_COPIES * model.hidden_size * 2.0,  # 16-bit
+        act_split=FFN_COPIES * f * 2.0,
         logit_seq=model.vocab_size * 4.0,
         context=context_gb * GB,
+        engine=engine,
+        profile_tokens=tokens,
+        sampler_seqs=seqs,
     )
 
 
@@ -169,7 +227,7 @@ def max_batch_that_fits(
     if hit is None:
         if len(_MAX_BATCH) > 8192:
             _MAX_BATCH.clear()
-        serving = _serving(model, precision, BYTES_PER_PARAM[kv_precision], DEFAULT_CONTEXT_GB)
+        serving = _serving(model, precision, BYTES_PER_PARAM[kv_precision], DEFAULT_CONTEXT_GB, gpu)
         hit = _MAX_BATCH[key] = serving.max_batch(n_gpus, context_len, capacity_bytes(gpu) * DEFAULT_USABLE_FRACTION)
     return hit
 
@@ -185,7 +243,7 @@ def min_gpus_that_fit(model: ModelSpec, gpu: GpuSpec, precision: str, context_le
     if key not in _MIN_GPUS:
         if len(_MIN_GPUS) > 8192:
             _MIN_GPUS.clear()
-        serving = _serving(model, precision, BYTES_PER_PARAM[default_kv_precision(precision)], DEFAULT_CONTEXT_GB)
+        serving = _serving(model, precision, BYTES_PER_PARAM[default_kv_precision(precision)], DEFAULT_CONTEXT_GB, gpu)
         _MIN_GPUS[key] = serving.min_gpus(1, context_len, capacity_bytes(gpu) * DEFAULT_USABLE_FRACTION)
     return _MIN_GPUS[key]
 
@@ -222,7 +280,8 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
     _check_fp8(gpu, precision)
     kv_prec = inp.kv_precision or default_kv_precision(precision)
     reserve = GROWING_KV_RESERVE if inp.engine == "hf" else 1.0
-    serving = _serving(model, precision, BYTES_PER_PARAM[kv_prec] * reserve, inp.cuda_context_gb)
+    engine = inp.engine != "hf"
+    serving = _serving(model, precision, BYTES_PER_PARAM[kv_prec] * reserve, inp.cuda_context_gb, gpu, engine)
     ctx = inp.context_len or min(model.max_context, 4096)
     kv_tok = serving.kv_seq(ctx) / ctx  # bytes per token at this context (windowed layers hold at most their window)
     n = inp.n_gpus
@@ -268,9 +327,13 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
         capacity_assumption(gpu),
         assume(
             "prefill_chunk_tokens",
-            value=PREFILL_CHUNK_TOKENS,
+            value=serving.profile_tokens if engine else PREFILL_CHUNK_TOKENS,
             unit="tokens",
-            note="activation workspace sized for one chunked-prefill step",
+            note=f"the engine's scheduler budget on this card (max_num_batched_tokens), profiled at start-up whatever "
+            f"the request, with the sampler's logits for {serving.sampler_seqs} sequences (max_num_seqs); every "
+            "tensor-parallel rank holds the whole hidden-size activations"
+            if engine
+            else "activation workspace sized for one chunked-prefill step",
         ),
     ]
     if model.generic:
@@ -332,49 +395,3 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
         assumptions=assumptions,
         **judge(parts, usable),
     )
-
-
-def _root(lines: tuple[tuple[float, float], ...], room: float) -> float:
-    """Where a concave piecewise-linear need (the minimum of `lines`, each (offset, slope)) uses up `room`."""
-    best = 0.0
-    for offset, slope in lines:
-        if slope <= 0:  # a flat line: every x meets it, or none does
-            if room >= offset:
-                return math.inf
-            continue
-        best = max(best, (room - offset) / slope)
-    return best
-
-
-def _largest(ok, cap: int, guess: float) -> int:
-    """Largest x in [1, cap] with ok(x) (ok monotone: true, then false); 0 when ok(1) fails.
-
-    The search gallops out from `guess` (an estimate from the closed form), so a good guess costs a few
-    calls of `ok`; the answer does not depend on the guess.
-    """
-    if not ok(1):
-        return 0
-    x = cap if not guess < cap else max(1, int(guess))
-    if ok(x):
-        lo, step = x, 1
-        while lo < cap:
-            hi = min(lo + step, cap)
-            if not ok(hi):
-                break
-            lo, step = hi, step * 2
-        else:
-            return lo
-    else:
-        hi, step = x, 1
-        while True:
-            lo = max(1, hi - step)
-            if ok(lo):
-                break
-            hi, step = lo, step * 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo

@@ -33,6 +33,7 @@ from tools.memory.train_breakdown import (
     OPTIMIZER_STATE_BYTES,
     QLORA_UNQUANTISED_BYTES,
     Train,
+    activation_factor,
     base,
     default_checkpointing,
     keeps_master,
@@ -81,7 +82,10 @@ _NOTES: dict[str, tuple[str, str | None]] = {
     "flash_attention": ("", "on: no s² attention-score matrix is stored"),
     "tp": ("", "tensor parallel size"),
     "pp": ("", "pipeline stages"),
-    "activation_factor": ("", "1.0 = Megatron-LM; measured HF eager stacks need more"),
+    "activation_factor": (
+        "",
+        "1.0 = Megatron-LM and other fused stacks; eager PyTorch stacks (HF Trainer, DeepSpeed, LitGPT) 1.3",
+    ),
     "usable_fraction": (
         "of capacity",
         "share of the reported capacity the run may use (fragmentation is in the ±10% band)",
@@ -169,11 +173,11 @@ def _settings(inp: FitTrainingInput) -> tuple[Train, GpuSpec]:
         lora_targets=inp.lora_targets,
         adapter_precision=inp.adapter_precision,
         trainable_layers=inp.trainable_layers,
-        activation_factor=inp.activation_factor,
+        activation_factor=activation_factor(inp.framework, inp.activation_factor),
         cuda_context=inp.cuda_context_gb * GB,
         framework=inp.framework,
         loss=loss_impl(inp.framework, inp.loss_impl),
-        quant_storage=quant_sharding.quant_storage(inp.quant_storage),
+        quant_storage=quant_sharding.quant_storage(inp.quant_storage, inp.framework),
         objective=inp.objective,
     )
     return c, gpu
@@ -196,7 +200,11 @@ def _input_assumptions(inp: FitTrainingInput, c: Train) -> list[Assumption]:
     assumptions = [  # positional: the cache key is built faster than from keywords
         assume(
             k,
-            c.grad_checkpointing if k == "grad_checkpointing" else getattr(inp, k),
+            c.grad_checkpointing
+            if k == "grad_checkpointing"
+            else c.activation_factor
+            if k == "activation_factor"
+            else getattr(inp, k),
             unit,
             k not in given,
             computed[k] if note is None else note,

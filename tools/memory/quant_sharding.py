@@ -16,12 +16,18 @@ from __future__ import annotations
 from tools.schemas.common import Assumption, assume
 
 FLOAT_STORAGES = frozenset({"bf16", "fp16", "fp32"})
+#: torchtune keeps its 4-bit base in its own NF4 tensor subclass (torchao), which FSDP2 shards like any parameter
+#: (torchtune's recipes/configs/llama3_1/405B_qlora.yaml: QLoRA of 405B over 8 GPUs, README: 44.8 GB per GPU)
+TORCHTUNE_NF4 = "nf4"
+SHARDED_STORAGES = FLOAT_STORAGES | {TORCHTUNE_NF4}
 
 
-def quant_storage(asked: str) -> str:
-    """The storage dtype of the packed 4-bit weights: as asked, else bitsandbytes' default (uint8). FSDP-QLoRA
-    cannot wrap uint8 parameters: an FSDP run is a run with a float storage (bf16)."""
-    return "uint8" if asked == "auto" else asked
+def quant_storage(asked: str, framework: str = "auto") -> str:
+    """The storage dtype of the packed 4-bit weights: as asked, else the stack's (torchtune: its NF4 tensors;
+    bitsandbytes: uint8). FSDP-QLoRA cannot wrap uint8 parameters: an FSDP run is a run with a float storage."""
+    if asked != "auto":
+        return asked
+    return TORCHTUNE_NF4 if framework == "torchtune" else "uint8"
 
 
 def base_shardable(method: str, storage: str) -> bool:
@@ -29,12 +35,14 @@ def base_shardable(method: str, storage: str) -> bool:
 
     Only a bitsandbytes 4-bit base (QLoRA) in uint8 storage stays whole on every rank; a 16-bit base always shards.
     """
-    return method != "qlora" or storage in FLOAT_STORAGES
+    return method != "qlora" or storage in SHARDED_STORAGES
 
 
 def assumption(storage: str, defaulted: bool) -> Assumption:
     """The stated assumption of a QLoRA run under ZeRO-3: the storage and what it means for sharding."""
-    if storage in FLOAT_STORAGES:
+    if storage == TORCHTUNE_NF4:
+        words = "torchtune's NF4 tensors: FSDP2 shards the quantised base like any other parameter"
+    elif storage in FLOAT_STORAGES:
         words = f"4-bit weights packed in {storage} (bnb_4bit_quant_storage; FSDP-QLoRA needs it): ZeRO-3 and FSDP shard the quantised base"
     else:
         words = (

@@ -66,6 +66,20 @@ def suggest(c: Train, gpu: GpuSpec, usable: float, min_gpus: int | None, unshard
         trial = replace(c, **changes)
         return trial, base(trial)
 
+    for m in range(c.micro_batch - 1, 0, -1):  # the largest smaller micro-batch that fits, same effective batch
+        trial, trial_base = rebuilt(micro_batch=m)
+        if total(trial, trial_base) <= usable:
+            k = -(-c.micro_batch // m)
+            add(
+                "micro_batch",
+                f"Lower the micro-batch to {m} per GPU and set gradient_accumulation_steps={k} to keep the batch of "
+                f"{c.micro_batch} per step.",
+                f"把每卡 micro-batch 降到 {m}，并设 gradient_accumulation_steps={k}，每步的有效 batch 仍是 {c.micro_batch}。",
+                trial,
+                {"micro_batch": m, "grad_accum": k},
+                trial_base,
+            )
+            break
     if not c.grad_checkpointing:
         trial, trial_base = _with_checkpointing(c, unsharded, True)
         add(

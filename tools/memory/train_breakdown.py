@@ -36,7 +36,7 @@ from tools.units import NF4_BYTES
 QLORA_UNQUANTISED_BYTES = 4.0  # embeddings/head after prepare_model_for_kbit_training (fp32)
 #: QLoRA's unquantised embeddings and head by stack: PEFT's prepare_model_for_kbit_training casts them to fp32,
 #: Unsloth keeps them in bf16
-QLORA_UNQUANTISED_BY_FRAMEWORK = {"unsloth": 2.0}
+QLORA_UNQUANTISED_BY_FRAMEWORK = {"unsloth": 2.0, "torchtune": 2.0}
 
 #: bytes per logit element (micro batch × sequence × vocabulary) by loss implementation:
 #: fused: fp32 logits + a bf16 copy (Megatron's fused vocab-parallel cross-entropy; the convention so far);
@@ -45,7 +45,22 @@ QLORA_UNQUANTISED_BY_FRAMEWORK = {"unsloth": 2.0}
 #: num_output_chunks default; Unsloth and Liger never hold all logits either)
 LOGIT_BYTES = {"fused": 6.0, "fp32_upcast": 10.0, "chunked": 6.0 / 8}
 #: the loss implementation each stack uses by default (auto, hf, deepspeed, llm-foundry: fused)
-LOSS_BY_FRAMEWORK = {"unsloth": "chunked", "torchtitan": "fp32_upcast"}
+LOSS_BY_FRAMEWORK = {"unsloth": "chunked", "torchtitan": "fp32_upcast", "torchtune": "chunked"}
+
+#: Korthikanti's activations hold for stacks with fused kernels (Megatron-LM, torchtitan, torchtune, llm-foundry,
+#: Unsloth's own kernels); eager PyTorch stacks keep more copies per layer. 1.3 from LitGPT's resource table
+#: (A100 40GB, Llama-2-7B LoRA without checkpointing: 29.07 GB at micro-batch 2 less 21.30 GB at 1 = 7.77 GB per
+#: 1,304-token sequence, 45.5 bytes per hidden element per layer against Korthikanti's 34, i.e. x1.34)
+FUSED_ACTIVATION_FRAMEWORKS = frozenset({"megatron", "torchtitan", "torchtune", "llm-foundry", "unsloth"})
+EAGER_ACTIVATION_FACTOR = 1.3
+
+
+def activation_factor(framework: str, asked: float | None) -> float:
+    """The factor on Korthikanti's activations: as asked, else 1.0 for fused stacks and 1.3 for eager ones."""
+    if asked is not None:
+        return asked
+    return 1.0 if framework in FUSED_ACTIVATION_FRAMEWORKS else EAGER_ACTIVATION_FACTOR
+
 
 #: stacks that train a full model in the dtype it was loaded in on one GPU with no ZeRO optimizer: the Hugging Face
 #: Trainer (and axolotl, LLaMA-Factory, TRL on top of it) with bf16 on a bf16-loaded model lets the optimizer update

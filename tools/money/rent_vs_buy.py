@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu
-from tools.catalog.prices import GpuPrices, Kind, TcoParam, node_kw_per_gpu, prices_for, tco_params
+from tools.catalog.prices import GpuPrices, Kind, TcoParam, node_kw_per_gpu, tco_params
 from tools.errors import Unsupported
 from tools.memo import per_record
-from tools.money.run_cost import missing_price, quote_assumptions, usd_rate
+from tools.money.run_cost import missing_price, priced, quote_assumptions, twin_assumption, usd_price, usd_rate
 from tools.schemas.common import Assumption, assume
 from tools.schemas.money import RentVsBuyInput, RentVsBuyOutput
 from tools.units import HOURS_PER_MONTH
@@ -43,13 +43,19 @@ def _price(inp: RentVsBuyInput, gpu: GpuSpec, kind: Kind, assumptions: list[Assu
     if given is not None:
         assumptions.append(assume(key=field, value=given, unit=unit, default=False))
         return given
-    table = prices_for(gpu)
+    if kind == "rental" and inp.rent_usd_per_hour is not None:
+        price, said = usd_price(inp.rent_usd_per_hour, inp.fx_cny_per_usd, field)
+        assumptions += said
+        return price
+    table, of = priced(gpu, kind)
     stated = _catalog_prices(table)[kind] if table is not None else None
     if stated is None:
         what = ("rental price", "租赁价格（元/卡时）") if kind == "rental" else ("purchase price", "采购价格（元/卡）")
         raise missing_price(gpu, field, *what)
     mid, said = stated
     assumptions += said
+    if of is not gpu:
+        assumptions.append(twin_assumption(gpu, of, kind))
     return mid
 
 

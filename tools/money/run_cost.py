@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu
-from tools.catalog.prices import PriceQuote, prices_for, tco_params
+from tools.catalog.prices import GpuPrices, Kind, PriceQuote, prices_for, tco_params
 from tools.errors import InvalidInput, Unsupported
 from tools.schemas.common import Assumption, assume
 from tools.schemas.money import RunCostInput, RunCostOutput
@@ -39,6 +39,35 @@ def usd_rate(given: float | None) -> tuple[float, Assumption]:
     return value, assume(key="fx_cny_per_usd", value=value, unit="元/$", default=given is None, note=param.cite())
 
 
+def priced(gpu: GpuSpec, kind: Kind) -> tuple[GpuPrices | None, GpuSpec]:
+    """The card's price table for `kind`, else that of the card it shares its silicon with (an A800 has no rental
+    quote on file; the A100 80GB's is the market for the same chip), with the card whose prices they are."""
+    table = prices_for(gpu)
+    if (table is None or table.default(kind) is None) and gpu.same_silicon_as:
+        twin = get_gpu(gpu.same_silicon_as)
+        other = prices_for(twin)
+        if other is not None and other.default(kind) is not None:
+            return other, twin
+    return table, gpu
+
+
+def twin_assumption(gpu: GpuSpec, of: GpuSpec, kind: Kind) -> Assumption:
+    what = "rental" if kind == "rental" else "purchase"
+    return assume(
+        key=f"{what}_price_of",
+        value=of.name,
+        note=f"the catalog has no {what} quote for {gpu.name}; the quote of {of.name}, the same silicon, is used",
+    )
+
+
+def usd_price(usd: float, fx_given: float | None, key: str) -> tuple[float, list[Assumption]]:
+    """A price per card-hour the user gave in US dollars, in 元 at the dated rate (both stated)."""
+    fx, fx_assumption = usd_rate(fx_given)
+    cny = round(usd * fx, 4)
+    note = f"given as {usd:g} USD per card-hour, at {fx:g} 元/$"
+    return cny, [assume(key=key, value=cny, unit="元/卡时", default=False, note=note), fx_assumption]
+
+
 def run_cost(inp: RunCostInput) -> RunCostOutput:
     """Cost of a run of GPU-hours at a rental price per card-hour (the user's, or the catalog range).
 
@@ -51,8 +80,13 @@ def run_cost(inp: RunCostInput) -> RunCostOutput:
         price = low = high = inp.price_cny_per_hour
         source = "user"
         assumptions.append(assume(key="price_cny_per_hour", value=price, unit="元/卡时", default=False))
+    elif inp.price_usd_per_hour is not None:
+        price, said = usd_price(inp.price_usd_per_hour, inp.fx_cny_per_usd, "price_cny_per_hour")
+        low = high = price
+        source = "user"
+        assumptions += said
     else:
-        table = prices_for(gpu)
+        table, of = priced(gpu, "rental")
         quote = table.default("rental") if table else None
         if quote is None:
             raise missing_price(gpu, "price_cny_per_hour", "rental price", "租赁价格（元/卡时）")
@@ -66,6 +100,8 @@ def run_cost(inp: RunCostInput) -> RunCostOutput:
                 note=f"middle of {low:g}–{high:g} 元/卡时. {quote.note} {source}",
             )
         )
+        if of is not gpu:
+            assumptions.append(twin_assumption(gpu, of, "rental"))
         assumptions += quote_assumptions("rental_price", table.alternatives("rental"), "元/卡时")
     if inp.gpu_hours is None:
         assumptions.append(

@@ -29,7 +29,7 @@ from tools.catalog.lookup import get_model, gpus
 from tools.catalog.prices import PriceQuote, prices_for
 from tools.errors import AdvisorError
 from tools.memory.capacity import GPUS_PER_NODE, capacity_bytes, next_count
-from tools.memory.fit_inference import fit_inference
+from tools.memory.fit_inference import engine_budget, fit_inference
 from tools.memory.fit_training import training_memory
 from tools.memory.train_breakdown import default_checkpointing
 from tools.money.run_cost import usd_rate
@@ -78,7 +78,9 @@ class _Job:
         inp = self.inp
         # FP8 support changes the answer for fp8 weights, and for the default precision (FP8-native models)
         fp8 = bool(gpu.fp8_tflops) if inp.precision in ("fp8", None) else None
-        key = (capacity_bytes(gpu), fp8, n)  # what the memory calculators read of a card: its capacity
+        # what the memory calculators read of a card: its capacity, and for serving the engine's start-up budget
+        budget = engine_budget(gpu) if inp.workload == "infer" else None
+        key = (capacity_bytes(gpu), fp8, n, budget)
         hit = self._fits.get(key)
         if hit is None:
             if inp.workload == "infer":

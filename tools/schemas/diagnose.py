@@ -93,6 +93,10 @@ class DiagnoseInput(ToolInput):
     used_gb: float | None = Field(None, gt=0, le=1e6, description="Memory the user says the run takes, GB.")
     other_process_gib: float | None = Field(None, ge=0, le=1e6, description="Memory other processes hold, GiB.")
     heads_reported: int | None = Field(None, ge=1, le=100_000, description="Attention heads the error message names.")
+    cuda_runtime_oom: bool = Field(False, description="'CUDA error: out of memory' without 'Tried to allocate'.")
+    quant_misaligned: bool = Field(
+        False, description="The engine refused: quantized weights not aligned with the tensor-parallel size."
+    )
     layers_on_gpu: int | None = Field(None, ge=0, le=100_000, description="Layers a local runtime put on the GPU.")
     layers_total: int | None = Field(None, ge=1, le=100_000, description="The model's layers (llama.cpp / Ollama).")
     required_gib: float | None = Field(

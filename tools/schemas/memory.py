@@ -10,7 +10,7 @@ from tools.errors import InvalidInput
 from tools.schemas.architecture import ModelRef, resolve_model
 from tools.schemas.common import ToolInput, ToolOutput, fit_layout, when
 
-TrainFramework = Literal["auto", "hf", "unsloth", "torchtitan", "megatron", "deepspeed", "llm-foundry"]
+TrainFramework = Literal["auto", "hf", "unsloth", "torchtitan", "torchtune", "megatron", "deepspeed", "llm-foundry"]
 QuantStorage = Literal["auto", "uint8", "bf16", "fp16", "fp32"]
 LossImpl = Literal["auto", "fused", "fp32_upcast", "chunked"]
 
@@ -69,8 +69,12 @@ class FitTrainingInput(ToolInput):
         "fp32", description="LoRA/QLoRA adapter dtype: fp32 (PEFT default) or bf16 (QLoRA paper)."
     )
     trainable_layers: int = Field(2, ge=1, description="freeze: number of top layers left trainable.")
-    activation_factor: float = Field(
-        1.0, gt=0, le=10, description="Framework factor on Korthikanti activations (1.0 Megatron; HF eager is higher)."
+    activation_factor: float | None = Field(
+        None,
+        gt=0,
+        le=10,
+        description="Framework factor on Korthikanti activations; omitted: by framework (1.0 Megatron, torchtitan, "
+        "torchtune, llm-foundry, Unsloth; 1.3 eager PyTorch stacks: the HF Trainer, DeepSpeed, LitGPT).",
     )
     usable_fraction: float = Field(
         1.0,

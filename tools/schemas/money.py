@@ -28,6 +28,9 @@ class RunCostInput(ToolInput):
     price_cny_per_hour: float | None = Field(
         None, gt=0, description="Your rental price per card-hour in 元; omitted: the catalog default."
     )
+    price_usd_per_hour: float | None = Field(
+        None, gt=0, description="Your rental price per card-hour in US dollars, converted at fx_cny_per_usd."
+    )
     currency: Currency = Field("CNY", description="CNY (default) or USD: USD adds *_usd fields.")
     fx_cny_per_usd: float | None = Field(None, gt=0, description="元 per US dollar; omitted: the dated default.")
 
@@ -103,6 +106,9 @@ class RentVsBuyInput(ToolInput):
         "with renting just that job.",
     )
     rent_cny_per_hour: float | None = Field(None, gt=0, description="Rental price per card-hour; default: catalog mid.")
+    rent_usd_per_hour: float | None = Field(
+        None, gt=0, description="Rental price per card-hour in US dollars, converted at fx_cny_per_usd."
+    )
     purchase_cny: float | None = Field(None, gt=0, description="Purchase price per card (card only); default: mid.")
     host_share_cny_per_gpu: float | None = Field(None, ge=0, description="Server, CPUs, RAM, NICs per GPU, 元.")
     node_kw_per_gpu: float | None = Field(None, gt=0, description="Whole-server power per GPU at full load, kW.")

@@ -13,13 +13,11 @@ import re
 from typing import Any
 
 from bot.core.toolbox import ToolRun
-from bot.offline.compose import relevance
-from bot.offline.compose.support import supports
+from bot.offline.compose.support import knowledge_part, supports  # noqa: F401 (the planner calls it here)
 from bot.offline.say.phrases import say
-from bot.offline.say.render import Out, excerpt, gb, method_label, num
+from bot.offline.say.render import Out, gb, method_label, num
 from bot.offline.understand.frames import frame
 from bot.offline.understand.parse import ParsedQuestion
-from bot.offline.understand.request.asks import knowledge_clauses
 from bot.offline.understand.request.reader import normalised
 from tools.catalog.lookup import get_model
 from tools.catalog.stand_in import is_vision, read_name
@@ -248,51 +246,6 @@ def cite(text: str, intent: str, run: ToolRun, out: Out) -> None:
 
 
 _MARKER = re.compile(r" \[\d+\]")
-#: words that ask a part rather than say what it is about: a note sharing only these is not on its topic
-ASKING_WORDS = frozenset(
-    """哪里 这里 那里 一起 起来 原因 正常 是否 怎么 如何 可以 能否 影响 决定 控制 设置 配置 问题 请教 想问 一下 区别
-    work works does controls control determines decides sets affect affects hurt change difference""".split()
-)
-#: the words of an asked part quoted back in its heading
-ASKED_CHARS = 48
-
-
-def knowledge_part(asks: list[str], text: str, run: ToolRun, out: Out, at: int, first: bool = False) -> None:
-    """A part asked in words beside the figures ("是单卡的大小，还是多张加起来的大小", "what controls the KV cache
-    size"): the sentence of an on-topic note that answers it, cited, at `at` (the part was asked first, or `first`) or after
-    the parts before it. A part no note is on topic for adds nothing, and its search cites nothing."""
-    at_ = at if first or asks[:1] == ["knowledge"] else None
-    for clause in knowledge_clauses(text)[:2] if "knowledge" in asks else []:
-        before = len(run.citations)
-        try:
-            r = run("search_knowledge", {"query": clause[:300], "k": 3, "lang": out.lang})
-        except AdvisorError:
-            return
-        terms = relevance.terms(clause)
-        topic = terms - ASKING_WORDS  # what the part is about, without the words that ask it ("哪里控制", "正常吗")
-        need = max(1, min(2, len(topic)))
-        ranked = [
-            x
-            for x in relevance.relevant(terms, [x for x in r["passages"] if "```" not in x["text"]])
-            if relevance.shared(topic, x["text"]) >= need
-        ]
-        quoted = ranked[0]["doc_id"] if ranked else None
-        run.citations[before:] = [c for c in run.citations[before:] if c.doc_id == quoted]
-        if not ranked:
-            continue
-        sentence = relevance.best_sentences(terms, excerpt(ranked[0]["text"], limit=1200))
-        docs = list(dict.fromkeys(c.doc_id for c in run.citations))
-        asked = clause if len(clause) <= ASKED_CHARS else clause[:ASKED_CHARS].rstrip() + "…"
-        block = say("knowledge_part", out.lang, asked=asked, sentence=sentence, n=docs.index(quoted) + 1)
-        if block in out.blocks:
-            continue
-        if at_ is None:
-            out.add(block)
-        else:
-            out.blocks.insert(at_, block)
-            at_ += 1
-
-
 #: how much of a supporting sentence the sources list shows
 QUOTE_CHARS = 160
 

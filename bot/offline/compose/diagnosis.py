@@ -30,7 +30,8 @@ GENERIC = "generic-"
 VERSION_FIX = "the framework version"
 #: errors a paste carries that are more than the word "OOM": the diagnosis is the answer
 _SPECIFIC = frozenset({"kv_too_small", "no_cache_memory", "heads_not_divisible", "nccl_timeout", "nccl_error",
-                       "host_oom", "unsupported_precision", "weights_oom", "too_many_tokens", "crash"})  # fmt: skip
+                       "host_oom", "unsupported_precision", "weights_oom", "too_many_tokens", "crash",
+                       "quant_tp_misaligned"})  # fmt: skip
 #: troubles described in words that are a diagnosis question by themselves ("多卡反而更慢", "GPU-Util 很低")
 _DESCRIBED = frozenset(
     {
@@ -47,6 +48,7 @@ _DESCRIBED = frozenset(
         "serial",
         "uneven_growth",
         "busy_low_power",
+        "hang",
     }
 )  # fmt: skip  (concurrency alone is a sizing question)
 _FIGURES = ("failed_alloc_gib", "capacity_gib", "kv_tokens_reported", "measured_tokens_per_s", "free_gib")

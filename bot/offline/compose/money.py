@@ -10,7 +10,7 @@ from bot.core.toolbox import ToolRun
 from bot.offline.compose.shortlist import pick_gpu, pick_time, picks, sourcing_args, spec_distance, without_excluded
 from bot.offline.compose.systems import usage
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, n_of, short_source
-from bot.offline.compose.train import time
+from bot.offline.compose.train import price_notes, time
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, money, money_span, months_label, num, rate
@@ -54,6 +54,8 @@ def cost(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         return
     if s.get("price_cny_per_hour"):
         args["price_cny_per_hour"] = s["price_cny_per_hour"]
+    elif s.get("price_usd_per_hour"):  # converted by the calculator at its dated rate, and said
+        args["price_usd_per_hour"] = s["price_usd_per_hour"]
     if s.get("currency") == "USD":
         args["currency"] = "USD"
     c = run("run_cost", args)
@@ -71,6 +73,7 @@ def cost(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
             source=short_source(c["price_source"], lang),
         )
     )
+    price_notes(s, c, "price_cny_per_hour", out)
     if not s.get("gpu_hours") and not s.get("hours") and s.get("months"):  # the period said, and the hours it makes
         said = next(iter(p.mentions.get("months", [])), None) or months_label(s["months"], lang)
         daily = next(iter(p.mentions.get("hours_per_day", [])), None) if s.get("hours_per_day") else None
@@ -293,6 +296,8 @@ def rent_vs_buy(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) ->
     per_month = _use_rate(s, p, args) if s.get("gpu_hours") and not s.get("hours_per_day") else None
     if s.get("price_cny_per_hour"):
         args["rent_cny_per_hour"] = s["price_cny_per_hour"]
+    elif s.get("price_usd_per_hour"):
+        args["rent_usd_per_hour"] = s["price_usd_per_hour"]
     if s.get("purchase_price_cny"):
         args["purchase_cny"] = s["purchase_price_cny"]
     if usage.rent_or_buy_as_used(s, p, args, run, out):  # an IDC renting out, or buying for one job
@@ -328,6 +333,7 @@ def rent_vs_buy(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) ->
             own_monthly=money(r["own_monthly_cny"], lang),
         )
     )
+    price_notes(s, r, "rent_cny_per_hour", out)
     if per_month:
         hpd_rate = f"{num(r['hours_per_day'])} 小时" if lang == "zh" else f"{num(r['hours_per_day'])} h"
         said = next(iter(p.mentions.get("gpu_hours", [])), f"{per_month:,.0f}")  # as the user wrote it

@@ -2,7 +2,8 @@
 the cluster's training run timed on each fabric the question names (and on InfiniBand NDR as the reference when it
 names one only), with the share of the step spent waiting on communication, and a verdict on the fabric. The run is
 the question's model and tokens, else a stated example (the planner's default model, 1B tokens). Every figure is a
-`training_time` output."""
+`training_time` output. Beside it, the other thing asked of a run's speed by name: FP8 against BF16
+(`precision_speedup`)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ import re
 from typing import Any
 
 from bot.core.toolbox import ToolRun
+from bot.offline.compose.train import run_args
+from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import localize_name, say
-from bot.offline.say.render import Out, duration, pct
+from bot.offline.say.render import Out, count, duration, method_label, pct
 from bot.offline.understand.frames import ASK_DEFAULTS
 from bot.offline.understand.parse import ParsedQuestion
-from tools.catalog.lookup import get_model
+from tools.catalog.lookup import get_gpu, get_model
+from tools.errors import AdvisorError
 from tools.speed.comm import fabrics
 
 #: the reference fabric a single named one is set against
@@ -88,3 +92,31 @@ def network(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> Non
         head += " " + say("network_slow", lang, fabric=name, comm=pct(t["comm_share"]))
     out.add(head)
     out.add("\n".join(lines))
+
+
+def precision_speedup(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    """FP8 vs BF16 training time (same model, GPUs and tokens), through `precision_speedup`."""
+    lang = out.lang
+    method = s.get("method") or "full"
+    try:
+        r = run("precision_speedup", run_args(s, method))
+    except AdvisorError:
+        out.add(say("speedup_no_fp8", lang, gpu=get_gpu(s["gpu"]).name))
+        return
+    out.add(
+        say(
+            "speedup_verdict",
+            lang,
+            ratio=f"{r['speedup']:.2f}",
+            n=r["n_gpus"],
+            gpu=r["gpu"],
+            method_label=method_label(method, lang),
+            model=r["model"],
+            tokens=count(r["tokens"]),
+            bf16=duration(r["baseline"]["hours"], lang),
+            fp8=duration(r["faster"]["hours"], lang),
+        )
+    )
+    if r["peak_ratio"]:
+        out.add(say("speedup_note", lang, peak=f"{r['peak_ratio']:g}"))
+    out.add(assumptions_block(r["assumptions"], lang, ("model_architecture", "mfu", "seq_len")))

@@ -5,12 +5,18 @@ passage, no sources block: an answer made of calculator figures needs none.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from bot.offline.compose import relevance
 from bot.offline.compose.relevance import shared, terms
+from bot.offline.say.phrases import say
+from bot.offline.say.render import Out, excerpt
+from bot.offline.understand.request.asks import knowledge_clauses, worded_clauses
+from tools.errors import AdvisorError
 
 #: content words an answer sentence and a passage sentence must share, and the share of the answer sentence's
 MIN_SHARED = 3
@@ -102,3 +108,99 @@ def supports(blocks: list[str], passages: list[dict[str, Any]]) -> list[Support]
             found.append(best[1])
             taken.add((best[1].block, best[1].end))
     return found
+
+
+#: words that ask a part rather than say what it is about: a note sharing only these is not on its topic
+ASKING_WORDS = frozenset(
+    """哪里 这里 那里 一起 起来 原因 正常 是否 怎么 如何 可以 能否 影响 决定 控制 设置 配置 问题 请教 想问 一下 区别
+    办法 方法 有没有 请问 为什么 为何 什么 那么 还是 需要 使用 进行 way ways there any how should could can would
+    work works does controls control determines decides sets affect affects hurt change difference why""".split()
+)
+#: the words of an asked part quoted back in its heading
+ASKED_CHARS = 48
+#: … and in the line that names a part not answered (the words are all the user sees of it there)
+MISSED_CHARS = 90
+#: the share of a how-to's own words (beyond the generic ones) a note must hold to answer it
+HOW_TO_SHARE = 0.6
+
+
+def knowledge_part(asks: list[str], text: str, run: Any, out: Out, at: int, first: bool = False) -> None:
+    """The parts asked in words beside the figures ("是单卡的大小，还是多张加起来的大小", "what controls the KV cache
+    size", "Is there any way to reshard the 8 pths into 4 pths?"): the sentence of an on-topic note that answers each,
+    cited, at `at` (the part was asked first, or `first`) or after the parts before it. A part that no note is on
+    topic for and that the answer does not speak to is said as not answered, in the order asked, at the end: never
+    dropped without a word (unless the answer is a question back, `first`: the reply answers the question)."""
+    at_ = at if first or asks[:1] == ["knowledge"] else None
+    explained = set(knowledge_clauses(text)[:2]) if "knowledge" in asks else set()
+    clauses = [c for c in worded_clauses(text) if c in explained or c not in knowledge_clauses(text)][:4]
+    missed = []
+    for clause in clauses:
+        before = len(run.citations)
+        try:
+            r = run("search_knowledge", {"query": clause[:300], "k": 3, "lang": out.lang})
+        except AdvisorError:
+            return
+        words = relevance.terms(clause)
+        topic = words - ASKING_WORDS  # what the part is about, without the words that ask it ("哪里控制", "正常吗")
+        need = max(1, min(2, len(topic)))
+        if clause not in explained:  # a how-to: its words are the setup's (model, GPUs, load); a note must hold most
+            topic = frozenset(t for t in topic - GENERIC if not _NUMBER.fullmatch(t))
+            need = max(3, math.ceil(HOW_TO_SHARE * len(topic)))
+        ranked = [
+            x
+            for x in relevance.relevant(words, [x for x in r["passages"] if "```" not in x["text"]])
+            if relevance.shared(topic, x["text"]) >= need
+        ]
+        quoted = ranked[0]["doc_id"] if ranked else None
+        run.citations[before:] = [c for c in run.citations[before:] if c.doc_id == quoted]
+        bare = _MARKUP.sub("", _ITEM.sub("", clause))  # "- **GPU Configuration:** For …": the words asked
+        asked = bare if len(bare) <= ASKED_CHARS else bare[:ASKED_CHARS].rstrip() + "…"
+        if not ranked:
+            solved = _SOLVE.search(clause) and any(c.tool == "diagnose" for c in run.calls)  # the fix answers it
+            if not solved and not spoken(topic, "\n\n".join(out.blocks)):
+                missed.append(bare if len(bare) <= MISSED_CHARS else bare[:MISSED_CHARS].rstrip() + "…")
+            continue
+        sentence = relevance.best_sentences(words, excerpt(ranked[0]["text"], limit=1200))
+        docs = list(dict.fromkeys(c.doc_id for c in run.citations))
+        block = say("knowledge_part", out.lang, asked=asked, sentence=sentence, n=docs.index(quoted) + 1)
+        if block in out.blocks:
+            continue
+        if at_ is None:
+            out.add(block)
+        else:
+            out.blocks.insert(at_, block)
+            at_ += 1
+    if missed and not first:  # `first`: the answer is a question back, and the reply answers the question asked
+        quote = "”、“" if out.lang == "zh" else '", "'
+        out.add_last(say("worded_missed", out.lang, asked=quote.join(missed)))
+
+
+#: a part that asks how to fix the trouble the message shows: a diagnosis's fix answers it
+_SOLVE = re.compile(
+    r"怎么解决|如何解决|解决方法|(?:有|什么)办法解决|how (?:to|do i|can i|can we|do we) (?:solve|fix)", re.I
+)
+#: a list item's mark and Markdown emphasis, left out of the words quoted back
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d+\s*[.)、．])\s*")
+_MARKUP = re.compile(r"\*\*|__|`")
+#: a word of the part's topic that is a bare number ("8", "4") is no sign the answer speaks to it
+_NUMBER = re.compile(r"[\d.,]+")
+
+
+def spoken(topic: frozenset[str], answer: str) -> bool:
+    """Whether the answer already speaks to a part's topic: two of its words (one, when it has one) in the answer,
+    bare numbers left out (every answer has an 8 or a 4), and so is a short part of a hyphenated word ("pre" of
+    "pre-trained": it is not what the part is about)."""
+    words = {
+        t
+        for t in topic
+        if not _NUMBER.fullmatch(t) and not (len(t) <= 3 and any(t != u and t in u.split("-") for u in topic))
+    }
+    return not words or shared(words, answer) >= min(2, len(words))
+
+
+def worded_after(blocks: list[str], asks: list[str], text: str, run: Any, lang: str) -> str:
+    """An answer composed whole elsewhere (a diagnosis that is the answer), with the parts asked in words after it:
+    a note's sentence for each, or the line that says which were not answered."""
+    out = Out(lang=lang, blocks=[b for b in blocks if b])
+    knowledge_part(asks, text, run, out, len(out.blocks))
+    return "\n\n".join(out.blocks + out.tail)

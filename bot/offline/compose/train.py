@@ -174,7 +174,7 @@ def by_method(s: dict[str, Any], run: ToolRun, lang: str) -> str:
 
 def _method_time(s: dict[str, Any], method: str, n: int, run: ToolRun, lang: str) -> str:
     """One method's time and rented cost for the question's tokens on `n` GPUs, as two table cells."""
-    t = run("training_time", {**_run_args(s, method), "n_gpus": n})
+    t = run("training_time", {**run_args(s, method), "n_gpus": n})
     try:
         c = run(
             "run_cost",
@@ -219,7 +219,7 @@ def _parallel_headline(degrees: dict[str, int], out: Out) -> None:
         out.add(say("parallel_count", out.lang, dp_text="", **values))
 
 
-def _run_args(s: dict[str, Any], method: str) -> dict[str, Any]:
+def run_args(s: dict[str, Any], method: str) -> dict[str, Any]:
     """The training run that `time` and `precision_speedup` both price: model, GPUs, tokens, method, sequence."""
     args = {"model": s["model"], "gpu": s["gpu"], "n_gpus": n_of(s, 8), "tokens": int(s["tokens"]), "method": method}
     if s.get("seq_len"):
@@ -230,7 +230,7 @@ def _run_args(s: dict[str, Any], method: str) -> dict[str, Any]:
 def time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
     method = s.get("method") or "full"
-    args = _run_args(s, method)
+    args = run_args(s, method)
     n = args["n_gpus"]
     if s.get("precision") in ("bf16", "fp16", "fp8", "fp32"):
         args["precision"] = s["precision"]
@@ -275,15 +275,26 @@ def time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
             gpu_hours=f"{t['gpu_hours']:,.0f}",
         )
     )
+    shown = _fit_shown(run, args)
     fit = run("fit_training", {**training_args({**s, "n_gpus": n, "method": method}), "grad_checkpointing": True})
-    if not fit["fits"]:
+    if not fit["fits"] and not shown:  # a fit part of this answer already said so, with its remedies
         out.add(
             say(
-                "time_not_fit", lang, need=gb(fit["per_gpu_gb"]), usable=usable(fit, lang), min_n=fit["min_gpus"] or "—"
+                "time_not_fit" if method == "full" else "time_not_fit_adapter",
+                lang,
+                need=gb(fit["per_gpu_gb"]),
+                usable=usable(fit, lang),
+                min_n=fit["min_gpus"] or "—",
             )
         )
     cost_of(t["gpu_hours"], s, run, out)
     out.add(assumptions_block(t["assumptions"], lang, ("model_architecture", "mfu", "seq_len", "nodes_fabric")))
+
+
+def _fit_shown(run: ToolRun, args: dict[str, Any]) -> bool:
+    """Whether an earlier part of this answer fitted the same run (model, card, count, method) in memory."""
+    same = ("model", "gpu", "n_gpus", "method")
+    return any(c.tool == "fit_training" and all(c.input.get(k) == args.get(k) for k in same) for c in run.calls)
 
 
 def _deadline_words(p: ParsedQuestion) -> str:
@@ -340,15 +351,18 @@ def cost_of(gpu_hours: float, s: dict[str, Any], run: ToolRun, out: Out) -> None
     args: dict[str, Any] = {"gpu": s["gpu"], "gpu_hours": gpu_hours}
     if s.get("price_cny_per_hour"):
         args["price_cny_per_hour"] = s["price_cny_per_hour"]
+    elif s.get("price_usd_per_hour"):  # the user's dollar price, converted by run_cost at its dated rate
+        args["price_usd_per_hour"] = s["price_usd_per_hour"]
     try:
         c = run("run_cost", args)
     except AdvisorError:
         out.add(say("cost_no_price", lang, gpu=get_gpu(s["gpu"]).name))
         return
-    if s.get("price_cny_per_hour"):
+    if s.get("price_cny_per_hour") or s.get("price_usd_per_hour"):
         out.add(
             say("cost_user_price", lang, price=rate(c["price_cny_per_hour"], lang), total=money(c["total_cny"], lang))
         )
+        price_notes(s, c, "price_cny_per_hour", out)
     else:
         out.add(
             say(
@@ -365,29 +379,13 @@ def cost_of(gpu_hours: float, s: dict[str, Any], run: ToolRun, out: Out) -> None
         )
 
 
-def precision_speedup(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
-    """FP8 vs BF16 training time (same model, GPUs and tokens), through `precision_speedup`."""
-    lang = out.lang
-    method = s.get("method") or "full"
-    try:
-        r = run("precision_speedup", _run_args(s, method))
-    except AdvisorError:
-        out.add(say("speedup_no_fp8", lang, gpu=get_gpu(s["gpu"]).name))
-        return
-    out.add(
-        say(
-            "speedup_verdict",
-            lang,
-            ratio=f"{r['speedup']:.2f}",
-            n=r["n_gpus"],
-            gpu=r["gpu"],
-            method_label=method_label(method, lang),
-            model=r["model"],
-            tokens=count(r["tokens"]),
-            bf16=duration(r["baseline"]["hours"], lang),
-            fp8=duration(r["faster"]["hours"], lang),
-        )
-    )
-    if r["peak_ratio"]:
-        out.add(say("speedup_note", lang, peak=f"{r['peak_ratio']:g}"))
-    out.add(assumptions_block(r["assumptions"], lang, ("model_architecture", "mfu", "seq_len")))
+def price_notes(s: dict[str, Any], r: dict[str, Any], key: str, out: Out) -> None:
+    """Where the price per card-hour came from when it is not plainly the card's own quote: the user's dollar price
+    in 元 at the calculator's dated rate, or the quote of the card that shares the silicon."""
+    said = {a["key"]: a for a in r["assumptions"]}
+    if s.get("price_usd_per_hour") and not s.get("price_cny_per_hour"):
+        usd, fx = f"{s['price_usd_per_hour']:g}", f"{said['fx_cny_per_usd']['value']:g}"
+        out.add(say("usd_price_note", out.lang, usd=usd, cny=rate(r[key], out.lang), fx=fx))
+    for kind in ("rental", "purchase"):
+        if twin := said.get(f"{kind}_price_of"):
+            out.add(say(f"twin_{kind}_price", out.lang, gpu=r["gpu"], twin=twin["value"]))

@@ -36,6 +36,7 @@ SLOTS = (
     "months",
     "zero_stage",
     "price_cny_per_hour",
+    "price_usd_per_hour",
     "china_only",
     "domestic_only",
     "gpu_hours",
@@ -72,6 +73,7 @@ CARRIED = (
     "months",
     "zero_stage",
     "price_cny_per_hour",
+    "price_usd_per_hour",
     "china_only",
     "domestic_only",
     "currency",
@@ -106,6 +108,7 @@ LABELS = {
     "budget_cny": ("预算", "budget"),
     "budget_usd": ("预算（美元）", "budget (USD)"),
     "price_cny_per_hour": ("每卡时价格", "price per GPU-hour"),
+    "price_usd_per_hour": ("每卡时价格（美元）", "price per GPU-hour (USD)"),
     "gpu_hours": ("卡时", "GPU-hours"),
     "hours": ("时长（小时）", "hours"),
     "offload": ("卸载", "offload"),
@@ -159,6 +162,7 @@ def slots_of(p: ParsedQuestion) -> dict[str, Any]:
         "months": p.months,
         "zero_stage": p.zero_stage,
         "price_cny_per_hour": p.price_cny_per_hour,
+        "price_usd_per_hour": p.price_per_hour if p.price_currency == "USD" else None,
         "china_only": p.china_only or None,
         "domestic_only": p.domestic_only or None,
         "gpu_hours": p.gpu_hours,
@@ -312,3 +316,17 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, An
         if new not in (None, []) and new != old:
             out.append((key, old, new))
     return out
+
+
+def carried_slots(
+    p: ParsedQuestion, slots: dict[str, Any], changed: list, state: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The slots an answer takes from the conversation's earlier turns (neither said now nor just changed)."""
+    previous = ((state or {}).get("frame") or {}).get("slots") or {}
+    own = {k for k, v in slots_of(p).items() if v not in (None, [], False)}
+    edited = {k for k, _, _ in changed}
+    return {
+        k: v
+        for k, v in slots.items()
+        if k in previous and previous[k] == v and k not in own and k not in edited and v not in (None, [], False)
+    }

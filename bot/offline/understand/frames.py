@@ -69,7 +69,7 @@ FRAMES: dict[str, Frame] = {
         _f(
             "precision_speedup",
             ("precision_speedup",),
-            "train:precision_speedup",
+            "network:precision_speedup",
             (),
             model="7B",
             gpu=FP8_GPU,

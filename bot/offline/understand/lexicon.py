@@ -206,13 +206,14 @@ def to_number(text: str) -> float | None:
 
     Arabic digits and Chinese numerals may be mixed ("3千", "1.5亿"); anything else gives None.
     """
+    words = " ".join(text.lower().split())  # "a single": the words as written, before spaces are dropped
+    if words in EN_NUMBERS:
+        return float(EN_NUMBERS[words])
     s = text.strip().replace(" ", "").replace(",", "")
     if not s:
         return None
     if s == "半":
         return 0.5
-    if s.lower() in EN_NUMBERS:
-        return float(EN_NUMBERS[s.lower()])
     total = section = 0.0
     pending: float | None = None
     for tok in _NUM_TOKEN.findall(s):

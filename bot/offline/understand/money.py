@@ -19,7 +19,10 @@ _TOKENS = (
     _C(
         rf"(?:数据量?|语料|训练数据|data(?:set)?|corpus|tokens?)\s*(?:量|规模|是|有|为|约|大概|共|:|改成|改为|换成|加到|增加到|to)*\s*({lx.NUM_RANGE})\s*([mbt])(?![a-z])"
     ),
-    _C(r"(?<![a-z\d.\-])(\d+(?:\.\d+)?)\s*(t)(?![a-z])"),
+    # a bare "15T" is a token count, but "1T内存" / "2T RAM" / "4T 硬盘" is memory or disk
+    _C(
+        r"(?<![a-z\d.\-])(\d+(?:\.\d+)?)\s*(t)(?![a-z])(?!\s*(?:的)?\s*(?:内存|显存|硬盘|磁盘|存储|ram|ssd|nvme|disk|memory))"
+    ),
     _C(rf"(?<![\d.])(\d+(?:\.\d+)?\s?万亿|[{lx.ZH_DIGIT_CHARS}十]+万亿)()(?!\s*(?:个)?\s*(?:参数|元|块|美元|rmb))"),
 )
 
@@ -46,12 +49,26 @@ _SAMPLES = _C(
     rf"|(?<![\d.])({lx.NUM})\s*(k|m|million|thousand)?\s*(?:samples?|examples?|conversations?|instructions?|rows?|records?)"
     r"(?![a-z])"
 )
-#: the length of one sample, a range taken at its middle ("My sample size is probably 5-6 hundred tokens")
-_PER_SAMPLE = _C(
-    rf"(?:每条|每个样本|每段|平均每条|平均|each|per (?:sample|example|conversation|row)|on average|avg\.?|averaging|"
-    r"(?:sample|example|conversation)s?\s+(?:size|length)s?)"
-    rf"(?:\s*(?:约|大概|长度|length|of|about|around|is|are|probably|roughly|maybe|:|：))*\s*({lx.NUM})"
-    rf"(?:\s*(?:-|–|~|to|到|至)\s*({lx.NUM}))?\s*(k|hundred|百)?\s*(?:个)?\s*(?:tokens?|toks?)(?![a-z])"
+_ABOUT = r"(?:约|大概|长度|length|of|about|around|roughly|approx\.?|approximately|~|≈|is|:|：|\s)*"
+_UNITS_OF_DATA = (
+    r"(?:samples?|examples?|conversations?|instructions?|rows?|records?|pairs?|dialogues?|documents?|docs?)"
+)
+_PER_SAMPLE = (
+    _C(
+        rf"(?:每条|每个样本|每段|平均每条|平均|each|per (?:sample|example|conversation|row|record|instruction|pair)"
+        rf"|on average|avg\.?|averaging|average(?: length)?)"
+        rf"{_ABOUT}({lx.NUM})\s*(k)?\s*(?:个)?\s*(?:tokens?|toks?)(?![a-z])"
+    ),
+    # "50k samples of ~1k tokens", "20k examples × 2048 tokens", "10,000 conversations with about 800 tokens"
+    _C(rf"{_UNITS_OF_DATA}\s*(?:of|with|at|×|x|\*|,)?{_ABOUT}({lx.NUM})\s*(k)?\s*(?:tokens?|toks?)(?![a-z])"),
+    # "1,000 tokens each", "2k tokens per sample", "1k tokens on average"
+    _C(rf"(?<![\d.])({lx.NUM})\s*(k)?\s*(?:tokens?|toks?)\s*(?:each|apiece|on average|per {_UNITS_OF_DATA})"),
+    # "My sample size is probably 5-6 hundred tokens": a range taken at its middle, "hundred" read
+    _C(
+        r"(?:sample|example|conversation)s?\s+(?:size|length)s?"
+        rf"(?:\s*(?:约|大概|of|about|around|is|are|probably|roughly|maybe|:|：))*\s*(?P<n>{lx.NUM})"
+        rf"(?:\s*(?:-|–|~|to|到|至)\s*(?P<hi>{lx.NUM}))?\s*(?P<mag>k|hundred|百)?\s*(?:tokens?|toks?)(?![a-z])"
+    ),
 )
 _EPOCHS = _C(
     rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:个)?\s*(?:epochs?|轮|遍)(?![a-z])|(?:epochs?|轮数)\s*(?:=|:|：|是|为)?\s*({lx.NUM})"
@@ -66,17 +83,20 @@ def sample_tokens(w: Work) -> None:
     if "tokens" in w.slots:
         _epochs_of_tokens(w)
         return
-    ms, ml = _SAMPLES.search(w.t), _PER_SAMPLE.search(w.t)
+    ms = _SAMPLES.search(w.t)
+    ml = next((m for rx in _PER_SAMPLE if (m := rx.search(w.t))), None)
     if not (ms and ml):
         return
     count, mag = (ms.group(1), ms.group(2)) if ms.group(1) else (ms.group(3), ms.group(4))
     samples = to_number(count)
-    low, high = to_number(ml.group(1)), to_number(ml.group(2)) if ml.group(2) else None
-    length = (low + high) / 2 if low and high else low
+    named = ml.groupdict()
+    low = to_number(ml.group(1))
+    high = to_number(named["hi"]) if named.get("hi") else None
+    length = (low + high) / 2 if low and high else low  # "5-6 hundred": its middle
     if not samples or not length:
         return
     samples *= _K_MAG.get((mag or "").lower(), 1.0)
-    length *= _LENGTH_MAG.get((ml.group(3) or "").lower(), 1)
+    length *= _LENGTH_MAG.get(((named["mag"] if "mag" in named else ml.group(2)) or "").lower(), 1)
     me = _EPOCHS.search(w.t)
     epochs = to_number(me.group(1) or me.group(2)) if me else 1
     if not epochs or epochs > 1000:
@@ -86,6 +106,18 @@ def sample_tokens(w: Work) -> None:
     w.note("tokens", *ml.span())
     if me:
         w.mask(*me.span())
+
+
+def sample_length(w: Work) -> None:
+    """A dataset given as samples of a length and no sequence length: the run's sequences hold one sample, the next
+    power of two at or above it (a trainer's cutoff_len is set to cover the samples), 512 at least, 32K at most."""
+    given = w.slots.get("tokens_from") or {}
+    if "tokens_per_sample" not in given or "seq_len" in w.slots or "context_len" in w.slots:
+        return
+    seq = 512
+    while seq < given["tokens_per_sample"] and seq < 32768:
+        seq *= 2
+    w.slots["seq_len"] = given["seq_len"] = seq
 
 
 def _epochs_of_tokens(w: Work) -> None:
@@ -154,8 +186,8 @@ def money(w: Work) -> None:
                 w.slots["user_figures"].append(
                     dict(text=w.span(*m.span()), value=value, unit=cur, kind="price", at=m.start())
                 )
-            w.put("price_currency", cur, m)
-            w.slots.setdefault("price_per_hour", value)
+            w.slots.setdefault("price_currency", cur)
+            w.put("price_per_hour", value, m)  # the mention is the price (its currency is a slot beside it)
             if cur == "CNY":
                 w.slots.setdefault("price_cny_per_hour", value)
     for m in _MONEY.finditer(w.t):

@@ -18,6 +18,7 @@ from bot.offline.understand import lexicon as lx
 from bot.offline.understand.cards.variant import unlisted_variant
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
+from bot.offline.understand.request import name_shapes
 from bot.offline.understand.request.addresses import addresses, named_part
 from bot.offline.understand.request.distilled import distilled, distilled_stand_ins
 from bot.offline.understand.request.name_shapes import SIZE_FIRST, family_name, other_family, sized_name, stand_ins
@@ -191,7 +192,9 @@ def names_in(w: Any) -> None:
             _add(w, "models", _size_label(value / 1e9)) if value > 0 else w.slots["invalid"].append(w.span(*m.span()))
             w.note("models", *m.span())
             w.mask(*m.span(), MODEL_MARK)
+    listed = name_shapes.listed_sizes(w, MODEL_MARK)  # "llama7/13/70b": the 13B too, before the 70B
     _scan(w, names, [(m.start(), m.end(), m.group(0)) for m in names.token_rx.finditer(w.t)])
+    name_shapes.place_listed(w, listed)
     if links and not w.slots["models"] and not w.slots["unknown_models"]:
         _read_links(w, names, links)
     if not w.slots["models"] and not w.slots["unknown_models"] and (m := _FULL_STRENGTH.search(w.t)):

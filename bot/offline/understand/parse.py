@@ -26,7 +26,7 @@ from bot.offline.understand.decide import refine
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.facility import facility
 from bot.offline.understand.intent_model import model
-from bot.offline.understand.money import claims, money, sample_tokens, tokens
+from bot.offline.understand.money import claims, money, sample_length, sample_tokens, tokens
 from bot.offline.understand.names import _C, GPU_MARK, MODEL_MARK, names_in
 from bot.offline.understand.quantities import counts, durations, gpu_hours, grids, hours, lengths, moe_sizes
 from bot.offline.understand.question import INTENTS, Intent, ParsedQuestion, UserFigure
@@ -116,6 +116,7 @@ def _slots(text: str) -> Work:
     durations(w)
     hours(w)
     lengths(w)
+    sample_length(w)
     counts(w)
     words(w)
     return w

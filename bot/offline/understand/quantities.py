@@ -110,7 +110,7 @@ _SEQ = (
     _C(rf"(?<![\d.]){_K}\s*(?:的)?\s*(?:tokens?\s*)?(?:上下文|context|长度|序列|长文本|seq(?:uence)?)"),
     # a bare "32k" / "128K" is a length (money in k needs a currency sign; token amounts say tokens)
     _C(
-        r"(?<![\d.$¥])(\d+(?:\.\d+)?\s*k)(?![a-z\d])(?!\s*(?:tokens?|元|块|rmb|usd|美元|刀|卡时|小时|hours?|gpu|张|卡|条|个|人|用户|样本|steps?|步))"
+        r"(?<![\d.$¥])(\d+(?:\.\d+)?\s*k)(?![a-z\d])(?!\s*(?:tokens?|元|块|rmb|usd|美元|刀|卡时|小时|hours?|gpu|张|卡|条|个|人|用户|样本|steps?|步|samples?|examples?|conversations?|instructions?|rows?|records?|pairs?|dialogues?|documents?|docs?))"
     ),
 )
 #: shortest length read as a sequence or context ("上下文 64 并发" is not a 64-token context)
@@ -362,9 +362,19 @@ def lengths(w: Work) -> None:
         w.put("micro_batch", int(m.group(1)), m)
     for rx in _BATCH:
         for m in rx.finditer(w.t):
-            w.put("batch", int(m.group(1)), m)
+            w.put(_batch_role(m.group(0), train and not infer, w), int(m.group(1)), m)
     if "batch" not in w.slots and "concurrency" in w.slots:
         w.slots["batch"] = w.slots["concurrency"]
+
+
+_GLOBAL = re.compile(r"global|gbs|total|全局|总")
+
+
+def _batch_role(said: str, training: bool, w: Work) -> str:
+    """ "batch 4" in a fine-tuning question is what trainers' batch-size flags mean, sequences per GPU per step."""
+    if training and "micro_batch" not in w.slots and not _GLOBAL.search(said):
+        return "micro_batch"
+    return "batch"
 
 
 _BARE_B = re.compile(r"\d+(?:\.\d+)?B")

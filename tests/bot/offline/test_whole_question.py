@@ -45,7 +45,15 @@ def test_gpu_hours_a_month_set_the_hours_a_day_of_a_rent_or_buy(advisor, caplog)
     assert "按8 卡" not in t.answer and "1000 卡时" in t.answer
 
 
-def test_rent_or_buy_without_a_purchase_price_still_prices_the_rent(advisor, caplog):
+def test_rent_or_buy_without_a_purchase_price_still_prices_the_rent(advisor, caplog, monkeypatch):
+    from tools.catalog import prices
+
+    # every card with a rental quote now has a purchase price too: one is made rent-only for this deployment
+    table = dict(prices.price_table())
+    table["rtx-4090"] = prices.GpuPrices(
+        gpu="rtx-4090", quotes=tuple(q for q in table["rtx-4090"].quotes if q.kind == "rental")
+    )
+    monkeypatch.setattr(prices, "price_table", lambda: table)
     rent_only = next(g for g in gpus() if (pr := prices_for(g)) and pr.default("rental") and not pr.default("purchase"))
     (t,) = ask(advisor, caplog, f"{rent_only.name} 一个月大概用 300 卡时，租还是买？")
     (cost,) = calls(t, "run_cost")

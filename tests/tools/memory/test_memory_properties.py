@@ -141,7 +141,7 @@ def test_a_chunked_loss_never_needs_more_than_a_fused_one_nor_that_more_than_an_
 def test_each_stack_has_its_loss_by_default():
     kw = {"model": "Llama-3.1-8B", "gpu": "H100", "seq_len": 32768}
     assert _train(framework="unsloth", **kw) < _train(framework="hf", **kw) < _train(framework="torchtitan", **kw)
-    assert _train(framework="torchtitan", **kw) == _train(loss_impl="fp32_upcast", **kw)
+    assert _train(framework="torchtitan", **kw) == _train(loss_impl="fp32_upcast", activation_factor=1.0, **kw)
 
 
 @settings(max_examples=40, deadline=None)
@@ -153,7 +153,8 @@ def test_a_growing_kv_cache_never_needs_less_than_a_paged_one(size, ctx, b):
     args = {"model": m, "gpu": GPU_IDS[0], "context_len": ctx, "batch": b}
     paged = fit_inference(FitInferenceInput(**args))
     grown = fit_inference(FitInferenceInput(engine="hf", **args))
-    assert grown.per_gpu_gb >= paged.per_gpu_gb
+    # the cache itself: an engine's start-up reserve (one prefill chunk, the sampler) is not the cache
+    assert grown.breakdown_gb["kv_cache"] >= paged.breakdown_gb["kv_cache"]
     assert grown.kv_cache_gb_per_sequence == paged.kv_cache_gb_per_sequence  # the live cache is the same
 
 
@@ -192,3 +193,27 @@ def test_the_axolotl_full_fine_tune_fits_one_48gb_card():
     kw = {"model": "Llama-3-8B", "gpu": "A40", "optimizer": "paged_adamw8bit", "seq_len": 8192}
     assert fit_training(FitTrainingInput(framework="hf", grad_checkpointing=True, **kw)).verdict != "does not fit"
     assert fit_training(FitTrainingInput(framework="auto", grad_checkpointing=True, **kw)).verdict == "does not fit"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    size=st.floats(min_value=1, max_value=80), method=methods, s=seq, b=st.integers(2, 16), n=st.sampled_from([1, 2, 8])
+)
+def test_a_smaller_micro_batch_offered_fits_and_keeps_the_batch(size, method, s, b, n):
+    """A run that does not fit at its micro-batch is offered the largest smaller one that fits on the same cards,
+    with the accumulation that keeps the batch per step; it is offered only when it really fits."""
+    out = fit_training(
+        FitTrainingInput(model=generic_model(round(size, 1)).id, gpu="rtx-4090", method=method, seq_len=s,
+                         micro_batch=b, n_gpus=n)
+    )  # fmt: skip
+    offered = [x for x in out.suggestions if x.change == "micro_batch"]
+    if out.fits or not offered:
+        return
+    m, k = offered[0].settings["micro_batch"], offered[0].settings["grad_accum"]
+    assert 1 <= m < b and m * k >= b and offered[0].n_gpus == n
+    again = fit_training(
+        FitTrainingInput(
+            model=generic_model(round(size, 1)).id, gpu="rtx-4090", method=method, seq_len=s, micro_batch=m, n_gpus=n
+        )
+    )
+    assert again.fits  # asked again at that micro-batch, the run fits (at the ZeRO stage it then picks)

@@ -123,11 +123,9 @@ def test_run_cost_rejects_nonsense():
 
 
 def test_gpu_without_price_asks_for_price_cny_per_hour(monkeypatch):
-    import tools.money.rent_vs_buy as rent_vs_buy
     import tools.money.run_cost as run_cost
 
-    monkeypatch.setattr(run_cost, "prices_for", lambda gpu: None)
-    monkeypatch.setattr(rent_vs_buy, "prices_for", lambda gpu: None)
+    monkeypatch.setattr(run_cost, "prices_for", lambda gpu: None)  # rent_vs_buy looks prices up through run_cost
     with pytest.raises(InvalidInput) as err:
         tools.call("run_cost", {"gpu": "A100 80GB", "gpu_hours": 5})
     assert err.value.field == "price_cny_per_hour"

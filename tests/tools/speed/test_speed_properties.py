@@ -152,7 +152,8 @@ def test_a_moe_with_more_experts_never_decodes_faster(extra, batch, model):
     from tools.speed import inference_speed as speed
 
     m = lookup.get_model(model)
-    wider = m.model_copy(update={"n_experts": m.n_experts + extra, "id": m.id + "-wider"})
+    # an id per width: fit_inference memoises the batch that fits by record id
+    wider = m.model_copy(update={"n_experts": m.n_experts + extra, "id": f"{m.id}-wider-{extra}"})
     args = InferenceSpeedInput(model=model, gpu="H200", n_gpus=8, batch=batch, context_len=2048)
     base = speed.inference_speed(args).tpot_ms
     with mock.patch.object(speed, "get_model", lambda name: wider):

@@ -362,6 +362,8 @@ def _machines(s: dict, given: dict, pick: dict, run: ToolRun, out: Out) -> None:
             racks=o["racks"],
         )
     )
+    if pick.get("n_gpus") and pick["n_gpus"] < o["n_gpus"]:  # a whole server for a plan of fewer cards: said so
+        out.add(say("serving_machines_partial", lang, need=pick["n_gpus"], gpus=o["n_gpus"]))
 
 
 def _window(s: dict[str, Any], r: dict[str, Any], run: ToolRun, out: Out) -> None:

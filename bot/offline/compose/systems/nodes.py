@@ -24,10 +24,25 @@ def _largest(run: ToolRun) -> tuple[str, int] | None:
         if call.tool not in FIT_TOOLS or call.id in run.surveyed:
             continue  # a survey's row (a card class, a precision) is an option shown, not the job's own count
         o = call.output
+        if not o.get("fits") and _fits_as_is(o):
+            continue  # a smaller micro-batch or an offload fits the user's own cards: no servers to buy for it
         need = o.get("n_gpus") if o.get("fits") else o.get("min_gpus")
         if need and (best is None or need > best[1]):
             best = (call.input.get("gpu") or o.get("gpu"), int(need))
     return best
+
+
+#: remedies that train the same thing on the same cards (no change of method, count or card)
+_SAME_RUN = frozenset(
+    {"micro_batch", "grad_checkpointing", "offload_optimizer", "offload_params", "adamw8bit", "zero3"}
+)
+
+
+def _fits_as_is(output: dict) -> bool:
+    return any(
+        s.get("change") in _SAME_RUN and s.get("n_gpus") == output.get("n_gpus")
+        for s in output.get("suggestions") or []
+    )
 
 
 def across(run: ToolRun, out: Out) -> None:
@@ -43,6 +58,11 @@ def across(run: ToolRun, out: Out) -> None:
         return
     if c["nodes"] <= 1:
         return
+    add_servers(c, out)
+
+
+def add_servers(c: dict, out: Out) -> None:
+    """The servers, network, power, racks and bill of a `plan_cluster` output, as one paragraph."""
     lang = out.lang
     name = (c["platform_name_zh"] if lang == "zh" else c["platform_name"]) or say("nodes_generic", lang)
     text = say("nodes_head", lang, n=c["n_gpus"], gpu=c["gpu"], nodes=c["nodes"], server=name, per=c["gpus_per_node"])

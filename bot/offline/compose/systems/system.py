@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.shortlist import excluded
+from bot.offline.compose.systems import rl
 from bot.offline.compose.systems.capacity import lengths, traffic
 from bot.offline.compose.systems.cards import serving_cards, training_cards
 from bot.offline.say.phrases import say
@@ -65,6 +66,8 @@ def route(intent: str, s: dict[str, Any], request: Request, text: str):
     A count of cards the user has ("用 2 张 H20 放得下吗", "一张 L20 上并发 64 呢") is a check of that setup and
     stays with its frame, unless the question asks how many cards its traffic needs; so do questions that ask
     neither for a count, a choice nor a configuration."""
+    if rl.applies(intent, s, request):  # "train deepseek r1 671b using grpo": the RL run's pools and servers
+        return rl.rl_plan
     given = traffic(request)
     # a population's traffic (QPS, daily users) asks what serves it, whatever words carry the question ("QPS：
     # 300–500，不用 H100，成本尽量低"), even beside cards of the user's own ("with 8 A100 … for 10 000 users")
@@ -74,7 +77,7 @@ def route(intent: str, s: dict[str, Any], request: Request, text: str):
         return None
     if intent not in PLAN_INTENTS and not PLAN_ASKS & set(request.asks) and not sized:
         return None
-    training = s.get("workload") in ("train", "finetune") or bool(s.get("method"))
+    training = trains(s, request)
     budgeted = bool(s.get("budget_cny") or s.get("deadline_hours"))
     if given and not training:
         if budgeted and wants_machines(text):
@@ -87,6 +90,18 @@ def route(intent: str, s: dict[str, Any], request: Request, text: str):
     return None
 
 
+def trains(s: dict[str, Any], request: Request) -> bool:
+    """Whether the job is a training run. The user's own words decide ("微调", "LoRA"); a population's traffic
+    (QPS, daily users, "200 名员工要用") with no training word is a service to run, whatever the frame's default
+    job ("公司 200 名员工要用 Qwen2.5-32B，买什么服务器" is not a fine-tuning run); else the frame's job stands."""
+    p = request.parsed
+    if p.workload in ("train", "finetune", "pretrain") or p.method:
+        return True
+    if p.workload == "infer" or {"qps", "daily_users"} & set(traffic(request)):
+        return False
+    return s.get("workload") in ("train", "finetune") or bool(s.get("method"))
+
+
 def plans_without_model(intent: str, s: dict[str, Any], request: Request) -> bool:
     """Whether a question that names no model is still planned (on the default model, said): it gives traffic
     (concurrency, QPS, daily users) and asks what serves it, with no cards of its own and no model name we do not
@@ -95,10 +110,28 @@ def plans_without_model(intent: str, s: dict[str, Any], request: Request) -> boo
     own = s.get("n_gpus") and not {"qps", "daily_users"} & set(given)  # a concurrency on the user's cards: a check
     if own or request.parsed.unknown_models or request.parsed.models:
         return False
-    training = s.get("workload") in ("train", "finetune") or bool(s.get("method"))
+    training = trains(s, request)
     asks = PLAN_INTENTS | {"serving_capacity"}
     machines = intent in SYSTEM_INTENTS and wants_machines(request.text)  # "200 人并发 100，选购什么规格的服务器"
     return bool(given) and not training and (intent in asks or bool(PLAN_ASKS & set(request.asks)) or machines)
+
+
+def planned_without(planned, s: dict[str, Any], request: Request) -> tuple[str, ...]:
+    """The frame's defaults a plan does not use, so none is assumed or said: the card and the count (it compares
+    cards itself); a service to run takes no training tokens or default job ("200 名员工要用…" is not a 1B-token
+    fine-tune); an RL run is sized, not timed on a token count."""
+    if planned is rl.rl_plan:
+        return ("gpu", "n_gpus", "tokens")
+    if planned is not system_plan and not trains(s, request):
+        return ("gpu", "n_gpus", "tokens", "workload")
+    return ("gpu", "n_gpus")
+
+
+def plans_without_budget(s: dict[str, Any], request: Request) -> bool:
+    """Whether a buying question that states no budget is still planned: a model and the traffic of the people
+    who will use it ("50 employees will use Llama-3.1-8B, which servers should we buy?") size the machines; the
+    budget would only bound them."""
+    return bool(s.get("model")) and bool(traffic(request)) and not trains(s, request)
 
 
 def follow_ups(planned, lang: str) -> list[str]:
@@ -122,7 +155,8 @@ def largest_model(s: dict[str, Any], names: list[str]) -> str:
 
 def system_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) -> None:
     lang = out.lang
-    job = "serve" if s.get("workload") == "infer" else ("train" if s.get("workload") == "train" else "finetune")
+    serve = s.get("workload") == "infer" or not trains(s, request)
+    job = "serve" if serve else ("train" if s.get("workload") == "train" else "finetune")
     model = largest_model(s, request.parsed.models)
     args: dict[str, Any] = {"job": job, "model": model}
     for key in ("budget_cny", "deadline_hours"):

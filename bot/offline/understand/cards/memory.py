@@ -66,9 +66,9 @@ def card_by_memory(
         cards = [g for g in below if g.memory_gb == top]
     if not cards:
         return None
-    # the smallest size that holds it; NVIDIA (the usual card of a size: a card the user has, not one to buy, so
-    # "8*80G" is an A100 80GB rather than a domestic 80 GB card); buyable in mainland China; the longest on the
-    # market (the largest installed base)
+    # the smallest size that holds it; the vendor the words name; else NVIDIA (the card most people who give only a
+    # size have, with published rates for every precision: "8*80G" is an A100/A800/H800 box, not a Moore Threads
+    # one); buyable in mainland China; the longest on the market (the largest installed base)
     return min(
         cards,
         key=lambda g: (

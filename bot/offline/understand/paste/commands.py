@@ -11,7 +11,7 @@ from typing import Any
 from bot.offline.understand.paste.keys import apply, norm
 
 _LAUNCH = re.compile(
-    r"(?:^|(?<=[\s，,:：;；]))\s*(?:[$#>]\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:nohup\s+)?(?:python3?\s+(?:-u\s+)?)?"
+    r"(?:^|(?<=[\s，,:：;；`]))\s*(?:[$#>]\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:nohup\s+)?(?:python3?\s+(?:-u\s+)?)?"
     r"(vllm\s+serve|-m\s+vllm\.entrypoints[\w.]*|-m\s+sglang\.launch_server|torchrun|deepspeed|accelerate\s+launch|"
     r"llamafactory-cli\s+(?:train|api|chat|webchat)|\S+\.py)(?:\s|$)",
     re.IGNORECASE,

@@ -1,4 +1,5 @@
 """A failure told as a fear, a question or advice to anyone ("怕显存不够", "会不会 OOM", "unless you encounter OOM"),
+a question about the cause of another error ("这样是显存不够吗") or the reason for a setting ("因为显存不够，开启了8bit"),
 not as what happened to the asker: such words are no reported error."""
 
 from __future__ import annotations
@@ -24,6 +25,16 @@ _HEDGE_ADVICE = _rx(r"(?:\bunless\b|\b(?:if|when|in case) you\b)(?:\s+[a-z']+){0
 HEDGEABLE = frozenset({"oom", "load_oom"})
 
 
+#: the asker asks whether memory is the cause of something else ("报错 …，这样是显存不够或者算力不行吗"): a question
+#: about the cause, not a failure seen ("还是 OOM 吗" asks of what happened, so 还是 is no such question)
+_ASKED_BEFORE = _rx(r"(?<!还)是(?:不是)?\s*$")
+_ASKED_AFTER = _rx(r"^[^，,。.\n？?]{0,14}[吗么嘛]")
+#: memory given as the reason for a setting ("因为显存不够，模型开启了8bit"): what was done about it, no failure
+_REASON_BEFORE = _rx(r"(?:因为|由于)\s*$")
+_REASON_AFTER = _rx(
+    r"^[^。.\n]{0,6}[，,]\s*[^，,。.\n]{0,10}(?:开启|开了|用了|使用|改用|采用|设置|设了|选择|加了|打开|启用|换成|只能)"
+)
+
 _FAILURE_WORD = _rx(r"out of memory|(?<![a-z])oom|爆显存|显存不足|显存不够")
 
 
@@ -33,4 +44,9 @@ def hedged(text: str, m: re.Match) -> bool:
     inner = _FAILURE_WORD.search(m.group(0))
     at = m.start() + (inner.start() if inner else 0)
     before = text[max(0, at - 32) : at]
-    return bool(_HEDGE_BEFORE.search(before[-16:]) or _HEDGE_ADVICE.search(before) or _HEDGE_IN.search(m.group(0)))
+    end = m.start() + (inner.end() if inner else len(m.group(0)))
+    after = text[end : end + 32]
+    asked = bool(_ASKED_BEFORE.search(before) and _ASKED_AFTER.search(after))
+    reason = bool(_REASON_BEFORE.search(before) and _REASON_AFTER.search(after))
+    return bool(_HEDGE_BEFORE.search(before[-16:]) or _HEDGE_ADVICE.search(before) or _HEDGE_IN.search(m.group(0))
+                or asked or reason)  # fmt: skip

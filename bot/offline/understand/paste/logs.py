@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from bot.offline.understand.paste.cards import cards_indexed, uneven_growth
+from bot.offline.understand.paste.gpus import gpu_facts, gpu_words
 from bot.offline.understand.paste.hedged import HEDGEABLE, hedged
 from bot.offline.understand.paste.usage import used_gb
 from bot.offline.understand.patterns import SPEED_TARGET_AFTER, SPEED_TARGET_BEFORE, C
@@ -62,6 +63,10 @@ KINDS = (
     ("too_many_tokens", _rx(r"not enough memory to handle .{0,40}tokens|max[-_]batch[-_](?:total|prefill)[-_]tokens|"
                             r"(?:decrease|lower|reduce).{0,20}max[-_]num[-_](?:seqs|batched[-_]tokens)")),
     ("heads_not_divisible", _rx(r"(?:number of )?attention heads \((\d+)\) must be divisible by tensor parallel size \((\d+)\)")),
+    # a 4-/8-bit checkpoint's weight cannot be cut into whole quantisation groups (or kernel tiles) per rank
+    ("quant_tp_misaligned", _rx(r"input size is not aligned with the quantized weight shape|"
+                                r"(?:input|output)_size_per_partition\s*=?\s*\d+\s*is not divisible by|"
+                                r"not divisible by (?:the )?(?:quantization )?group[_ ]size")),
     ("heads_not_divisible", _rx(r"(?:key.?value|kv) heads.{0,30}(?:divisible|divide)|(?:heads?|头).{0,30}(?:不整除|不能整除|无法整除|not divisible|indivisible)")),
     ("nccl_timeout", _rx(r"watchdog caught collective operation timeout|nccl.{0,40}timeout|timed out.{0,40}nccl|ProcessGroupNCCL.{0,80}Timeout")),
     ("nccl_error", _rx(r"ncclInternalError|ncclSystemError|ncclUnhandledCudaError|nccl error|NCCL WARN")),
@@ -92,7 +97,13 @@ SYMPTOMS = (
     ("multi_gpu_slower", _rx(r"(?:双卡|多卡|两张卡|两卡|[2-8]\s*卡|多\s*gpu|多个\s*gpu).{0,30}(?:反而|比单卡|更慢|慢了|慢出|没有?.{0,4}(?:快|提升|加速))|"
                              r"(?:双|两|[2-8])\s*(?:张|块|个)\s*\S{2,12}?.{0,40}(?:反而.{0,12}慢|比(?:单|一|1)\s*(?:张|块|卡|个)[^，,。.\n]{0,8}(?:还|更)?慢)|"
                              r"slower (?:with|on|using) (?:\d+|two|multiple|more|several) gpus|(?:ddp|multi-?gpu|two gpus|2 gpus|multiple gpus|more gpus).{0,60}(?:slower|same speed|no speed ?up|not faster)|"
-                             r"same speed.{0,30}(?:one|single|1) gpu|no speed ?up|(?:speed|速度).{0,20}same as.{0,12}(?:1|one|single)|(?:和|跟|与)单卡.{0,4}(?:一样|差不多)")),
+                             r"same speed.{0,30}(?:one|single|1) gpu|no speed ?up|(?:speed|速度).{0,20}same as.{0,12}(?:1|one|single)|(?:和|跟|与)单卡.{0,4}(?:一样|差不多)|"
+                             # "多卡训练速度不如单卡快", "单卡比8卡快", "反而是1卡的时间最短", "one GPU is faster than four"
+                             r"(?:双卡|多卡|两张卡|两卡|[2-8]\s*(?:张|块)?卡|多\s*gpu).{0,20}不如(?:单卡|一张卡|1\s*(?:张)?卡)|"
+                             r"(?:单卡|一张卡|1\s*(?:张)?卡)[^，,。.\n]{0,6}比[^，,。.\n]{0,4}(?:双卡|多卡|两张卡|两卡|[2-8]\s*(?:张|块)?卡)[^，,。.\n]{0,6}(?:还|更|要)?快|"
+                             r"(?:是|就是)(?:单卡|一张卡|1\s*(?:张)?卡)的?(?:时间|耗时)最(?:短|少)|"
+                             r"(?:one|a single|single|1) (?:gpu|card) (?:is|runs?|trains?|was) (?:\w+ )?faster than (?:\d+|two|multiple|several|more|all)|"
+                             r"faster (?:on|with) (?:one|a single|1) (?:gpu|card) than")),
     ("cpu_fallback", _rx(r"(?:does ?n[o']t|not|never|isn't|is not) (?:use|using|utili[sz]\w*|running on) (?:the |my |any |nvidia |amd )*gpu|gpu (?:is )?not (?:being )?used|"
                          r"(?:runs?|running|only) (?:on|off) (?:the )?cpu|instead of (?:the )?gpu|only (?:uses? )?(?:the )?cpu|"
                          r"(?:跑在|运行在|用的是|只用)\s*cpu|(?:启用|改用|走|用)\s*cpu\s*(?:推理|运行|计算|跑)|(?:没有?|不)(?:用|使用|调用)\s*(?:gpu|显卡)")),
@@ -242,8 +253,9 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
     """The evidence a log carries (diagnose field -> value) and what kind of lines were read."""
     ev: dict[str, Any] = {}
     seen: list[str] = []
+    worded = gpu_words(text)
     for kind, rx in KINDS:
-        if m := next((m for m in rx.finditer(text) if kind not in HEDGEABLE or not hedged(text, m)), None):
+        if m := next((m for m in rx.finditer(worded) if kind not in HEDGEABLE or not hedged(worded, m)), None):
             ev.setdefault("error_kind", kind)
             seen.append(kind)
             if kind == "kv_too_small" and m.lastindex == 2:
@@ -326,6 +338,7 @@ def read_log(text: str) -> tuple[dict[str, Any], list[str]]:
         ev.setdefault("measured_tokens_per_s", (generation or speeds)[0])  # the decode figure; else the first one
         ev["throughputs_read"] = speeds
         seen.append("throughput")
+    gpu_facts(text, ev)
     smi = smi_table(text)
     if smi:
         ev.update({k: v for k, v in smi.items() if k not in ev})

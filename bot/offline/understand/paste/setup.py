@@ -169,6 +169,7 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     serving = framework in ("vllm", "sglang", "tgi", "lmdeploy") or ev.get("error_kind") in (
         "kv_too_small",
         "heads_not_divisible",
+        "quant_tp_misaligned",
     )
     if "precision" not in s and (named := name_precision(written, request)):
         s["precision"] = named
@@ -177,9 +178,11 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
             s.setdefault("precision", "nf4")
         else:
             s.setdefault("method", "qlora")
+    if ev.get("base_bits") and "precision" not in s and not serving:  # a bitsandbytes base: its weights' bytes
+        s["precision"] = "int8" if ev["base_bits"] == 8 else "nf4"
     if s.get("method") == "qlora" and s.get("precision") not in ("bf16", "fp16", None):
         s.pop("precision")
-    n = s.pop("n_gpus", None) or p.n_gpus or ev.get("smi_count") or s.get("tp")
+    n = s.pop("n_gpus", None) or p.n_gpus or ev.get("smi_count") or s.get("tp") or ev.get("gpus_said")
     if ev.get("cards_indexed"):  # "0卡 … 1卡": the cards the words name by index ran it, whatever "单卡" said before
         n = max(int(n or 1), ev["cards_indexed"])
     if n:
@@ -191,6 +194,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     for key, val in {**s, **ev}.items():
         if key in _FIELDS and key not in args and val is not None:
             args[key] = val
+    if args.get("error_kind") == "quant_tp_misaligned":  # the engine's refusal, as the tool takes it
+        args["error_kind"], args["quant_misaligned"] = "other", True
     if "used_gb" in args and not (model and fp32_weights(param_count(get_model(model)).total, args["used_gb"])):
         args.pop("used_gb")  # the memory the user says it takes is handed over only where it says the dtype
     workload = slots_of(p).get("workload")
@@ -223,7 +228,10 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if args.get("error_kind") != "host_oom" and not host.get("engine_build"):
         host = {k: v for k, v in host.items() if k not in ("host_ram_gb", "swap_gb")}  # the RAM weighs only there
     args.update(host)
-    if paste.flags:
-        items = [f"{k}={v}" for k, v in paste.flags.items() if not re.search(r"[\s,]", f"{k}{v}")]
+    flags = dict(paste.flags or {})
+    if ev.get("base_bits"):  # "开启了8bit": the bitsandbytes load, as its flag
+        flags.setdefault(f"load_in_{ev['base_bits']}bit", "true")
+    if flags:
+        items = [f"{k}={v}" for k, v in flags.items() if not re.search(r"[\s,]", f"{k}{v}")]
         args["flags"] = " ".join(items)[:20_000] or None
     return {k: v for k, v in args.items() if v is not None}, unknown

@@ -40,7 +40,7 @@ CUES = {
     r"怎么解决|如何解决|怎么办|解决方法|跑不起来|启动(?:就)?(?:挂|失败|报错)|\bwhy\b|slower than|变慢|很慢|慢了|太慢|"
     r"traceback|runtimeerror|\berror\b|\bfailed\b|killed|\bhangs?\b|卡住|\bnan\b|doesn'?t work|not working",
     "min_count": r"几张|几块|几卡(?!时)|几台|多少张|多少块|多少卡(?!时|小时|·时)|多少台|多少个(?:gpu|节点|卡)|最少.{0,4}(?:几|多少)|至少.{0,4}(?:几|多少)|"
-    r"how (?:many|much) (?:gpus?|cards?|nodes?|servers?|machines?|a100s?|h100s?|h800s?|h20s?|4090s?)|"
+    r"how (?:many|much) (?:gpus?|cards?|nodes?|servers?|machines?|a100s?|h100s?|h800s?|h20s?|4090s?)(?![- ]?hours?)|"
     r"min(?:imum)? (?:number of )?(?:gpus?|cards?|nodes?)|最低配置|最低的?(?:显卡|gpu|硬件)配置|"
     # the count asked as resources or requirements ("需要多少资源", "所需卡数", "还是需要多卡", "GPU requirements")
     r"多少的?\s*(?:gpu|显卡)|所需卡数|卡数|(?:多少|什么)(?:的)?(?:硬件|gpu)?资源|硬件资源|需要多卡|最低(?:部署|运行|硬件)?要求|"
@@ -250,9 +250,97 @@ def unworded_lead(intent: str, text: str, p: ParsedQuestion) -> str:
     frame. "在8卡A800的机器上，预训练阶段总共花费了多长的时间" asks how long (a price sheet answers nothing asked);
     "how many H100 GPUs do you need … 5 months" asks for a count, not for the bill of the months."""
     if intent not in _WORDED:
-        return intent
+        return _first_sized(intent, text, p)
     said = cued(text, p)
     if set(said) & _WORDED[intent]:
-        return intent
+        return _first_sized(intent, text, p)
     framed = [ASK_INTENT[a] for a in said if a in _SIZED]
     return framed[0] if framed else intent
+
+
+def _first_sized(intent: str, text: str, p: ParsedQuestion) -> str:
+    """The classifier's pick put back in the order asked, where the words ask for it after a figure a frame
+    computes: "Will it fit and how long for 50k samples?" leads with the fit, "多久能训完？显存够吗？" with the time,
+    "how many servers, and the yearly electricity bill?" with the count (the later asks stay parts)."""
+    asked = cued(text, p)
+    order = list(dict.fromkeys(_ONE_ANSWER.get(a, a) for a in asked))
+    ask = _ASK_OF.get(intent, "")
+    said = _ONE_ANSWER.get(ask, ask)
+    first = next((a for a in asked if a in _SIZED), None)
+    figure = said in _SIZED or said in _FIGURED  # a choice, a comparison or a why keeps its own lead
+    if first and figure and said in order and order.index(_ONE_ANSWER.get(first, first)) < order.index(said):
+        return ASK_INTENT[first]
+    return intent
+
+
+#: asks one answer covers whichever leads (a fit states the count it needs, a count states the fit)
+_ONE_ANSWER = {"min_count": "fits"}
+#: asks besides the sized ones whose answer is a figure of the same job (a bill, a price, the power)
+_FIGURED = frozenset({"cost", "price", "power"})
+_ASK_OF = {intent: ask for ask, intent in ASK_INTENT.items()}
+
+
+#: a how-to asked as a question of its own ("Is there any way to reshard the 8 pths into 4 pths?", "模型怎么下载到本地？")
+_HOW_TO = C(CUES["config"])
+#: a sentence that is a question: its mark, a question particle at its end, or a question word leading it
+_QUESTION = re.compile(
+    r"[?？]\s*$|(?:吗|呢|么|嘛)\s*[。.]?\s*$|^\s*(?:\d+[.)、．]\s*|[-*•]\s*)?"
+    r"(?:how|is there|are there|can|could|should|does|do|is|what|which|why|如何|怎么|怎样|是否|能否|请问)",
+    re.IGNORECASE,
+)
+#: an item of a numbered list of questions ("1. How to solve …", "2、为什么 …"): each is an ask of its own
+_NUMBERED = re.compile(r"^\s*\d+\s*[.)、．]\s*\S")
+#: a numbered item that asks, in so many words (a second question beside a diagnosed error is its own part)
+_ASKING = C(r"\bwhy\b|\bhow\b|\bwhat\b|\bwhich\b|为什么|为何|什么|多大|多少|几|怎么|如何|哪|是否|能否")
+
+
+#: the words of a figure asked (memory, speed, money, a count of cards, a memory lever): a sentence holding one asks
+#: for a figure
+_FIGURE_WORDS = C(
+    r"显存|内存|\bv?ram\b|\bmemory\b|速度|吞吐|\bspeed\b|throughput|tokens?/s|费用|成本|\bcosts?\b|价格|\bprice\b|"
+    r"多少张|几张|多少卡|how many (?:gpus?|cards?)|gpu configurations?|"
+    # the memory levers (quantised weights, offload to the host): the fit's own lines speak to them ("int4", "内存里")
+    r"量化|quantiz\w*|\b[48]-?bit\b|\bint[48]\b|offload\w*|卸载"
+)
+
+
+#: an English sentence's end inside a clause ("… 192GB GPU mem. Is there any way to reshard …")
+_EN_END = re.compile(r"(?<!\d)\.\s+(?=[A-Z])")  # "1. How …": a list number is no sentence end
+
+
+def _sentences(text: str, at: int, line: str, known: set[str]) -> list[tuple[int, int]]:
+    """The sentences of a line at `at` of `text`: its clauses, an English clause cut at each ". " before a capital
+    (a clause `knowledge_clauses` found stays whole)."""
+    out = []
+    for m in _CLAUSE.finditer(line):
+        start, end = at + m.start(), at + m.end()
+        inner = [] if text[start:end].strip() in known else _EN_END.finditer(text[start:end])
+        cuts = [start] + [start + c.end() for c in inner] + [end]
+        out += [(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if text[a:b].strip()]
+    return out
+
+
+def worded_clauses(text: str) -> list[str]:
+    """The parts of the message asked in words, in the order asked: what `knowledge_clauses` finds (how a thing
+    works, what sets it), a how-to asked as a question of its own, and a numbered item that asks. Each is answered
+    by a note or said as not answered (`compose/support.knowledge_part`); a pasted log's lines ask nothing, and a
+    sentence whose words cue an ask a calculator answers (fits, a count, a time…) is that frame's part."""
+    known = set(knowledge_clauses(text))
+    low = _LOG.sub(lambda m: " " * len(m.group(0)), text.lower())
+    out = []
+    for line in re.finditer(r"[^\n]+", low):
+        numbered = bool(_NUMBERED.match(line.group(0)))
+        for start, end in _sentences(text, line.start(), line.group(0), known):
+            clause, said = low[start:end], text[start:end].strip()
+            if said in known:
+                out.append(said)
+                continue
+            question = bool(_QUESTION.search(clause))
+            how_to = question and _HOW_TO.search(clause)
+            item = numbered and (question or _ASKING.search(clause))  # "2. …需要多大数据量": asked without a mark
+            # "8*80G够用吗", "微调占用的内存是多少": a figure the frames compute (or the asks gate names), not words
+            figured = _FIGURE_WORDS.search(clause) or any(_CUES[a].search(clause) for a in ANSWERED_BY)
+            if (how_to or item) and not figured and not _MEASURED.search(clause):
+                out.append(said)
+            numbered = False  # only the item's own first sentence is its question
+    return list(dict.fromkeys(out))

@@ -100,7 +100,9 @@ CONTEXT = (
     (r"", r"^\s*qps\b", "qps"),
     (r"(?:qps)[^\d\n]{0,4}$", r"", "qps"),
     (r"(?:日活|dau|daily (?:active )?users)[^\d\n]{0,4}$", r"", "daily_users"),
-    (r"", r"^\s*(?:个)?(?:用户|人|users)", "daily_users"),
+    # the people who use it ("a workgroup with 50 people", "200 名员工" (the unit holds two characters: "名员"), "50
+    # employees"): its daily users
+    (r"", r"^\s*(?:个|名|位)?(?:用户|人|员工?|同事?|users|people|persons|employees|staff|members|colleagues)", "daily_users"),
     (r"", r"^\s*(?:daily|dau)\b", "daily_users"),  # "2000 daily (active) users", "5000 DAU"
     (r"(?:出租率|上架率|occupancy)[^\d\n]{0,4}$", r"", "occupancy"),
     (r"(?:利用率|utili[sz]ation|mfu)[^\d\n]{0,4}$", r"", "utilisation"),

@@ -155,3 +155,35 @@ def _family_words(w: Any, models: list[str], mark: str) -> None:
 def _add(w: Any, slot: str, value: str) -> None:
     if value not in w.slots[slot]:
         w.slots[slot].append(value)
+
+
+def place_listed(w: Any, listed: list[tuple[str, str]]) -> None:
+    """Each listed size (`listed_sizes`) in the models before the size that carries the unit, in the order written."""
+    models = w.slots["models"]
+    for label, last in listed:
+        if label not in models:
+            models.insert(models.index(last) if last in models else len(models), label)
+
+
+#: sizes listed with the unit on the last one only ("llama7/13/70b", "Qwen2.5 的 7、14、72B"): each is a size asked
+_LISTED = C(r"(?<![\d.])\d+(?:\.\d+)?(?:\s*[/、，,]\s*\d+(?:\.\d+)?)+\s*b\b")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def listed_sizes(w: Any, mark: str) -> list[tuple[str, str]]:
+    """The sizes of a list before its last one, which carries the unit ("13" of "llama7/13/70b"), noted and masked in
+    `w`, as (label, the last size's label): `place_listed` puts each before the last one in the models. A number
+    glued to a name's letters ("llama7") is that name's own size, read with the name."""
+    out = []
+    for m in _LISTED.finditer(w.t):
+        numbers = list(_NUMBER.finditer(m.group(0)))
+        last = f"{plain(float(numbers[-1].group(0)))}B"
+        for n in numbers[:-1]:
+            start, end = m.start() + n.start(), m.start() + n.end()
+            value = float(n.group(0))
+            if (start and w.t[start - 1].isalpha()) or not 0.1 <= value <= 2000:
+                continue
+            out.append((f"{plain(value)}B", last))
+            w.note("models", start, end)
+            w.mask(start, end, mark)
+    return out

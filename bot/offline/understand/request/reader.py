@@ -51,7 +51,7 @@ _STATED = re.compile(
 #: a line that lists the asker's setup: a short label and a colon open it ("GPU：RTX 5090 32GB", "内存：64GB DDR5",
 #: "- RAM: 512GB"); its figures are what they have, not figures to confirm
 _SPEC_LINE = re.compile(r"\s*[-*•]?\s*[\w\u4e00-\u9fff ]{1,16}\s*[:：]")
-_BARE_SIZE = re.compile(r"\d+(?:\.\d+)?\s*[bm]", re.IGNORECASE)
+_BARE_SIZE = re.compile(r"\d+(?:\.\d+)?(?:\s*[bm])?", re.IGNORECASE)  # "13" of "7/13/70b": a size listed
 _CONNECTOR = re.compile(
     r"^(?:or|and|vs\.?|versus|for|on|with|of|和|与|跟|还是|或者|或)\s+|^(?:和|与|跟|还是|或者|或|用|跑)\s*",
     re.IGNORECASE,
