@@ -57,7 +57,7 @@ _PER_SAMPLE = (
     _C(
         rf"(?:每条|每个样本|每段|平均每条|平均|each|per (?:sample|example|conversation|row|record|instruction|pair)"
         rf"|on average|avg\.?|averaging|average(?: length)?)"
-        rf"{_ABOUT}({lx.NUM})\s*(k)?\s*(?:个)?\s*(?:tokens?|toks?)(?![a-z])"
+        rf"{_ABOUT}({lx.NUM})(?:\s*(?:-|–|~|to|到|至)\s*(?P<hi>{lx.NUM}))?\s*(k)?\s*(?:个)?\s*(?:tokens?|toks?)(?![a-z])"
     ),
     # "50k samples of ~1k tokens", "20k examples × 2048 tokens", "10,000 conversations with about 800 tokens"
     _C(rf"{_UNITS_OF_DATA}\s*(?:of|with|at|×|x|\*|,)?{_ABOUT}({lx.NUM})\s*(k)?\s*(?:tokens?|toks?)(?![a-z])"),
@@ -96,7 +96,7 @@ def sample_tokens(w: Work) -> None:
     if not samples or not length:
         return
     samples *= _K_MAG.get((mag or "").lower(), 1.0)
-    length *= _LENGTH_MAG.get(((named["mag"] if "mag" in named else ml.group(2)) or "").lower(), 1)
+    length *= _LENGTH_MAG.get(((named["mag"] if "mag" in named else ml.groups()[-1]) or "").lower(), 1)
     me = _EPOCHS.search(w.t)
     epochs = to_number(me.group(1) or me.group(2)) if me else 1
     if not epochs or epochs > 1000:
