@@ -46,6 +46,7 @@ WINGS: dict[str, tuple[tuple[int, str], ...]] = {
     "bot.offline.compose": ((3, "offline"), (2, "compose")),
     "bot.offline.compose.systems": ((3, "offline"), (2, "compose")),  # capacity, machines, rent or buy as used
     "bot.offline.compose.sizes": ((3, "offline"), (2, "compose")),  # the same answer for other model sizes
+    "bot.offline.compose.measured": ((3, "offline"), (2, "compose")),  # a gap measured between two cards
     "bot.offline": ((3, "offline"), (3, "planner")),
     "bot.llm": ((3, "llm"),),
     "bot.answer": ((4, "answer"),),

@@ -18,10 +18,14 @@ def part_label(part: str, lang: str) -> str:
 
 
 def catalog_name(name: str) -> str:
-    """A variant's label: the model's or the card's catalog name."""
+    """A variant's label: the model's or the card's catalog name. A card whose name holds a size ("ascend-910b",
+    "910B") is the card, never a generic model of that size ("通用稠密 910B")."""
+    found = []
     for get in (get_model, get_gpu):
         try:
-            return get(name).name
+            found.append(get(name))
         except AdvisorError:
             continue
-    return name
+    if not found:
+        return name
+    return next((f.name for f in found if not getattr(f, "generic", False)), found[0].name)

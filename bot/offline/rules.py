@@ -17,6 +17,7 @@ from typing import Any
 from bot.core.language import detect_language
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers, diagnosis, network, proposal, support
+from bot.offline.compose.measured import gap
 from bot.offline.compose.sizes import holds, method, scaling
 from bot.offline.compose.systems import electricity, minimum, nodes, system
 from bot.offline.compose.verdict import verdict
@@ -137,14 +138,12 @@ class RulesPlanner:
         ]
         traffic = ["capacity"] if any(m.role in ("concurrency", "qps", "daily_users") for m in request.mentions) else []
         if missing == ["model"] and not decided.again and (cards := _cards_alone(p, [*request.cued, *traffic])):
-            # "A100 比 4090 慢，正常吗？", "V100 不支持 bf16？": what the cards themselves say answers it; the model
-            # is asked for in one line, not instead of the answer
+            # "A100 比 4090 慢，正常吗？", "V100 不支持 bf16？": the cards' own figures answer; the model asked in a line
             intent, missing = cards, []
             slots = {**slots, "gpus": list(dict.fromkeys(p.gpus)) if cards == "compare" else None}
             out.add(say("no_model_cards", lang))
         if missing == ["model"] and system.plans_without_model(intent, slots, request):
-            # traffic and a sizing ask with no model ("deploy for 10 000 users, which hardware"): planned on the
-            # default model, said in the defaults note, rather than asked back first
+            # traffic and a sizing ask, no model ("deploy for 10 000 users, which hardware"): planned on the default
             slots["model"] = defaulted["model"] = ASK_DEFAULTS["model"]
             missing = []
         missing = [] if missing == ["budget_cny"] and system.plans_without_budget(slots, request) else missing
@@ -287,6 +286,7 @@ class RulesPlanner:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
         # a choice ends in a pick, put first (after the servers: the cards it sizes for the choice size nothing else)
         verdict(request.cued, run, out, answered_at, china, p.workload, p.gpus, bool(setups.named(p)))
+        gap.add(request, run, out, answered_at)  # a gap measured between two named cards, its verdict before the pick
         if len(out.blocks) == shown:
             out.add(say("knowledge_none", lang))  # never an empty answer: say what we can do
         answers.cite(text, intent, run, out)

@@ -256,7 +256,11 @@ def published_expert_bytes(m: ModelSpec, precision: str) -> float | None:
 
 def tp_splits(m: ModelSpec, tp: int) -> bool:
     """A tensor-parallel size the engines accept: it divides the attention heads, and it divides the KV heads or
-    is a multiple of them (each KV head then replicated on tp / kv GPUs, as vLLM and SGLang do)."""
+    is a multiple of them (each KV head then replicated on tp / kv GPUs, as vLLM and SGLang do). A generic shape's
+    head count is our assumption (hidden ÷ 128), not the model's: any power-of-two size splits it, as the real models
+    of every size are built for (a "27B" on 42 heads would otherwise refuse the tp=2 its user runs)."""
+    if m.generic:
+        return tp >= 1 and tp & (tp - 1) == 0
     return m.n_heads % tp == 0 and (m.n_kv_heads % tp == 0 or tp % m.n_kv_heads == 0)
 
 

@@ -166,6 +166,15 @@ def measured_speed(p: ParsedQuestion, s: dict[str, Any] | None = None) -> tuple[
     told = [(m, _subjects(mentions, m.start, normalised(p.text))) for m in found]
     if s is not None and len({tuple(of) for _, of in told if of}) > 1:
         found = [m for m, of in told if any(_own(*one, s, p) for one in of)]
+    elif s is not None and s.get("model") and len(set(p.models)) > 1:
+        # several models, the speed said of one ("Qwen2.5-7B 只有 19 tokens/s，14B 呢"), or of none, where it is the
+        # first model named ("Foo-35B … 为什么不到25t/s，比27b的都慢"): the other models' parts do not get it
+        first = next((str(m.value) for m in mentions if m.role in ("model", "model_size")), None)
+        found = [
+            m for m, of in told
+            if any(_own(*one, s, p) for one in of if one[0] == "model")
+            or (not any(one[0] == "model" for one in of) and first is not None and _own("model", first, s, p))
+        ]  # fmt: skip
     return (found[0].text, found[0].value) if found else None
 
 

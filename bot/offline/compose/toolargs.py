@@ -66,6 +66,8 @@ def serving_args(s: dict[str, Any]) -> dict[str, Any]:
     args: dict[str, Any] = {"model": s["model"], "gpu": s["gpu"], "n_gpus": n_of(s, 1), **serving_extra(s)}
     if s.get("precision") in ("bf16", "fp16", "fp8", "int8", "int4", "nf4"):
         args["precision"] = "int4" if s["precision"] == "nf4" else s["precision"]
+    if s.get("kv_precision"):  # "w/ fp8 kv cache": the cache's own precision
+        args["kv_precision"] = s["kv_precision"]
     return args
 
 

@@ -203,8 +203,9 @@ def verdict(
     `gpus`: the catalog cards the user named, each assessed for the job before the pick; `counts_named`: each card
     came with the user's own count ("8张4090 或者 6张v100"), so where the rent is not known for all, the faster
     setup is the pick rather than the one with fewer cards."""
-    if "choose" not in asks:
-        return
+    named = len(dict.fromkeys(gpus or []))
+    if "choose" not in asks and not (named >= 2 and "compare" in asks and set(asks) <= {"compare", "knowledge"}):
+        return  # no choice asked; a question that only sets cards side by side ("A100 vs H100?") is one
     _assess_the_others(run, list(dict.fromkeys(gpus or [])))
     cards = _candidates(run)
     if len(cards) < 2:  # no job sized on two cards: the spec rows decide, per use

@@ -151,6 +151,7 @@ def slots_of(p: ParsedQuestion) -> dict[str, Any]:
         "sharding": p.sharding,
         "workload": p.workload,
         "precision": p.precision,
+        "kv_precision": p.kv_precision,
         "tokens": p.tokens,
         "seq_len": p.seq_len,
         "batch": p.batch or p.concurrency,

@@ -106,7 +106,7 @@ METHODS = (
         "full",
         r"全参|全量|全参数|full[- ]?(?:parameter|param|fine[- ]?tun\w*|ft\b|sft\b|training)|full fine|all parameters",
     ),
-    ("freeze", r"冻结|freeze|frozen"),
+    ("freeze", r"冻结|(?<![a-z])freez(?:e|ing)(?![a-z])|(?<![a-z])frozen(?![a-z_-])"),
 )
 #: the training objective (tools/memory/preference.py); RLHF and 强化学习 name PPO, the classic RLHF loop
 OBJECTIVES = (

@@ -46,7 +46,8 @@ def tokens(w: Work) -> None:
 # "5 万条数据，每条 2k token，3 个 epoch": a fine-tuning set given as samples × length × epochs
 _SAMPLES = _C(
     rf"(?<![\d.])({lx.NUM})\s*(万|千|k|w)?\s*(?:条|个样本|组|段)(?:数据|样本|对话|指令|问答|训练数据|语料)?"
-    rf"|(?<![\d.])({lx.NUM})\s*(k|m)?\s*(?:samples?|examples?|conversations?|instructions?|rows?|records?)(?![a-z])"
+    rf"|(?<![\d.])({lx.NUM})\s*(k|m|million|thousand)?\s*(?:samples?|examples?|conversations?|instructions?|rows?|records?)"
+    r"(?![a-z])"
 )
 _ABOUT = r"(?:约|大概|长度|length|of|about|around|roughly|approx\.?|approximately|~|≈|is|:|：|\s)*"
 _UNITS_OF_DATA = (
@@ -56,17 +57,24 @@ _PER_SAMPLE = (
     _C(
         rf"(?:每条|每个样本|每段|平均每条|平均|each|per (?:sample|example|conversation|row|record|instruction|pair)"
         rf"|on average|avg\.?|averaging|average(?: length)?)"
-        rf"{_ABOUT}({lx.NUM})\s*(k)?\s*(?:个)?\s*(?:tokens?|toks?)(?![a-z])"
+        rf"{_ABOUT}({lx.NUM})(?:\s*(?:-|–|~|to|到|至)\s*(?P<hi>{lx.NUM}))?\s*(k)?\s*(?:个)?\s*(?:tokens?|toks?)(?![a-z])"
     ),
     # "50k samples of ~1k tokens", "20k examples × 2048 tokens", "10,000 conversations with about 800 tokens"
     _C(rf"{_UNITS_OF_DATA}\s*(?:of|with|at|×|x|\*|,)?{_ABOUT}({lx.NUM})\s*(k)?\s*(?:tokens?|toks?)(?![a-z])"),
     # "1,000 tokens each", "2k tokens per sample", "1k tokens on average"
     _C(rf"(?<![\d.])({lx.NUM})\s*(k)?\s*(?:tokens?|toks?)\s*(?:each|apiece|on average|per {_UNITS_OF_DATA})"),
+    # "My sample size is probably 5-6 hundred tokens": a range taken at its middle, "hundred" read
+    _C(
+        r"(?:sample|example|conversation)s?\s+(?:size|length)s?"
+        rf"(?:\s*(?:约|大概|of|about|around|is|are|probably|roughly|maybe|:|：))*\s*(?P<n>{lx.NUM})"
+        rf"(?:\s*(?:-|–|~|to|到|至)\s*(?P<hi>{lx.NUM}))?\s*(?P<mag>k|hundred|百)?\s*(?:tokens?|toks?)(?![a-z])"
+    ),
 )
 _EPOCHS = _C(
-    rf"(?<![\d.])({lx.NUM})\s*(?:个)?\s*(?:epochs?|轮|遍)(?![a-z])|(?:epochs?|轮数)\s*(?:=|:|：|是|为)?\s*({lx.NUM})"
+    rf"(?<![\d.])({lx.NUM}|{lx.EN_NUM})\s*(?:个)?\s*(?:epochs?|轮|遍)(?![a-z])|(?:epochs?|轮数)\s*(?:=|:|：|是|为)?\s*({lx.NUM})"
 )
-_K_MAG = {"万": 1e4, "w": 1e4, "千": 1e3, "k": 1e3, "m": 1e6, "": 1.0}
+_K_MAG = {"万": 1e4, "w": 1e4, "千": 1e3, "k": 1e3, "m": 1e6, "million": 1e6, "thousand": 1e3, "": 1.0}
+_LENGTH_MAG = {"k": 1024, "hundred": 100, "百": 100}
 
 
 def sample_tokens(w: Work) -> None:
@@ -81,11 +89,14 @@ def sample_tokens(w: Work) -> None:
         return
     count, mag = (ms.group(1), ms.group(2)) if ms.group(1) else (ms.group(3), ms.group(4))
     samples = to_number(count)
-    length = to_number(ml.group(1))
+    named = ml.groupdict()
+    low = to_number(ml.group(1))
+    high = to_number(named["hi"]) if named.get("hi") else None
+    length = (low + high) / 2 if low and high else low  # "5-6 hundred": its middle
     if not samples or not length:
         return
     samples *= _K_MAG.get((mag or "").lower(), 1.0)
-    length *= 1024 if ml.group(2) else 1
+    length *= _LENGTH_MAG.get(((named["mag"] if "mag" in named else ml.groups()[-1]) or "").lower(), 1)
     me = _EPOCHS.search(w.t)
     epochs = to_number(me.group(1) or me.group(2)) if me else 1
     if not epochs or epochs > 1000:

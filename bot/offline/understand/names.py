@@ -22,7 +22,7 @@ from bot.offline.understand.request import name_shapes
 from bot.offline.understand.request.addresses import addresses, named_part
 from bot.offline.understand.request.distilled import distilled, distilled_stand_ins
 from bot.offline.understand.request.name_shapes import SIZE_FIRST, family_name, other_family, sized_name, stand_ins
-from bot.offline.understand.request.same_model import named_size, own_size, refined, shortened
+from bot.offline.understand.request.same_model import named_size, own_size, refined, shortened, size_first
 from tools.catalog import lookup as catalog
 from tools.catalog.stand_in import family_default, is_vision
 from tools.units import plain
@@ -203,6 +203,7 @@ def names_in(w: Any) -> None:
     _sibling_sizes(w, names)
     shortened(w)
     refined(w)
+    size_first(w)  # "(13b) … llama 2 13b": the size said first is the named model's
     distilled(w)
     stand_ins(w, MODEL_MARK)
     distilled_stand_ins(w)

@@ -60,6 +60,7 @@ class ParsedQuestion(BaseModel):
     workload: Literal["pretrain", "finetune", "infer", "train"] | None = None
     precision: Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"] | None = None
     mixed_precision: bool = False
+    kv_precision: Literal["fp8", "int8", "fp16", "bf16"] | None = None  # the KV cache's, said of it
     zero_stage: int | None = None
     offload: bool | Literal["optimizer", "param"] | None = None
     seq_len: int | None = None

@@ -22,6 +22,12 @@ _OFFLOAD = [
     (True, _C(lx.OFFLOAD_ANY)),
 ]
 _MIXED = _C(lx.MIXED_PRECISION)
+#: a precision said of the KV cache ("fp8 kv cache", "KV cache 用 fp8", "--kv-cache-dtype fp8"): the cache's, not the
+#: weights' (a 7B "w/ fp8 kv cache" keeps its bf16 weights)
+_KV_PRECISION = _C(
+    r"\b(fp8|int8|fp16|bf16)(?:_e4m3|_e5m2)?\s*(?:的\s*)?(?:kv[\s_-]*cache|kv\s*缓存)|"
+    r"kv[\s_-]*(?:cache|缓存)[\s_-]*(?:dtype|精度)?\s*(?:[=:：]|用|设为|设成|is|in|at)?\s*(fp8|int8|fp16|bf16)"
+)
 #: the sharding stack named: FSDP (a QLoRA base must be stored in a float dtype to wrap) or DeepSpeed/ZeRO
 _FSDP = _C(r"\bfsdp2?\b|fully[_ ]sharded")
 _DEEPSPEED = _C(r"deepspeed|\bzero[-_ ]?(?:stage[-_ ]?)?[0-3]?\b|\bds_z[0-3]")
@@ -52,8 +58,8 @@ _IF_JOB = _C(
 )
 
 
-def _first(w: Work, slot: str, table) -> None:
-    hits = [(m.start(), name, m) for name, rx in table if (m := rx.search(w.src))]
+def _first(w: Work, slot: str, table, text: str | None = None) -> None:
+    hits = [(m.start(), name, m) for name, rx in table if (m := rx.search(w.src if text is None else text))]
     if hits:
         _, name, m = min(hits, key=lambda h: h[0])
         w.slots[slot] = name
@@ -66,7 +72,16 @@ def words(w: Work) -> None:
     _first(w, "method", _METHODS)
     _first(w, "objective", _OBJECTIVES)
     w.slots["sharding"] = "fsdp" if _FSDP.search(s) else "deepspeed" if _DEEPSPEED.search(s) else None
-    _first(w, "precision", _PRECISIONS)
+    kv = [(m, 1 if m.group(1) else 2) for m in _KV_PRECISION.finditer(s)]
+    if kv:
+        m, g = kv[0]
+        w.slots["kv_precision"] = m.group(g).lower()
+        for m, g in kv:
+            w.note("kv_precision", *m.span(g))
+    weights = w.src
+    for m, g in kv:  # the weights' precision is read without the cache's words
+        weights = weights[: m.start(g)] + " " * (m.end(g) - m.start(g)) + weights[m.end(g) :]
+    _first(w, "precision", _PRECISIONS, weights)
     w.slots["mixed_precision"] = bool(_MIXED.search(s))
     s = _NOT_WORKLOAD.sub(lambda m: " " * len(m.group(0)), s)  # "暂时不考虑训练": the job set aside is not asked
     if _WORKLOADS["pretrain"].search(s):

@@ -152,7 +152,24 @@ _LOG = C(
     r"\[(?:info|warning|error)\]|^\s*file \").*"
 )
 #: words that make "A 还是 B？" a choice between two named things
-_OR = C(r"还是|\bor\b|或者|或是")
+_OR = C(r"还是|\bor\b|或者|或是|或(?!许)")
+
+
+_NAMES = frozenset({"gpus", "unknown_gpus", "models", "unknown_models"})
+_STOPS = "。！？!?\n；;"
+
+
+def _between_names(low: str, p: ParsedQuestion) -> re.Match | None:
+    """The first "还是 / or / 或" that stands between two names of one sentence ("H20 还是 4090？", "单卡3090或4090能跑吗");
+    "是因为 NCCL 还是因为
+    其他的因素" beside two cards named elsewhere chooses between causes, not between the cards."""
+    names = [(a, b) for slot, a, b in p.spans if slot in _NAMES]
+    for m in _OR.finditer(low):
+        opens = max(low.rfind(c, 0, m.start()) for c in _STOPS) + 1
+        closes = min((i for c in _STOPS if (i := low.find(c, m.end())) >= 0), default=len(low))
+        if any(opens <= b <= m.start() for _, b in names) and any(m.end() <= a < closes for a, _ in names):
+            return m
+    return None
 
 
 def cued(text: str, p: ParsedQuestion) -> list[str]:
@@ -174,7 +191,7 @@ def asks(text: str, p: ParsedQuestion, classifier: bool = True) -> list[str]:
     if (at := told(low)) is not None:  # a trouble told in words (it fails, it is slow, "is this normal?") asks why
         placed.append((at, "diagnose"))
     names = len(p.gpus) + len(p.unknown_gpus) + len(p.models) + len(p.unknown_models)
-    if names >= 2 and (m := _OR.search(low)) and not any(a == "rent_vs_buy" for _, a in placed):
+    if names >= 2 and (m := _between_names(low, p)) and not any(a == "rent_vs_buy" for _, a in placed):
         placed.append((m.start(), "choose"))
     found = list(dict.fromkeys(ask for _, ask in sorted(placed)))
     quantity = bool(_QUANTITY_WHAT.search(low)) and any(a not in ("knowledge", "diagnose") for a in found)

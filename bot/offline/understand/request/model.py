@@ -17,7 +17,7 @@ ASKS: tuple[str, ...] = Ask.__args__
 
 #: what a mention is; names first, then figures. `other`: a figure the reader could not place (said so)
 ROLES = (
-    "model", "gpu", "framework", "method", "objective", "precision", "gpus_total", "nodes", "cpu_cores", "ram_gb", "swap_gb",
+    "model", "gpu", "framework", "method", "objective", "precision", "kv_precision", "gpus_total", "nodes", "cpu_cores", "ram_gb", "swap_gb",
     "gpu_memory_gb", "model_size", "tokens", "samples", "epochs", "seq_len", "context_len", "prompt_len",
     "output_len", "batch", "micro_batch", "grad_accum", "concurrency", "qps", "daily_users", "hours_per_day",
     "months", "deadline", "budget", "price_user", "electricity_tariff", "tariff_foreign", "pue", "servers_per_rack", "power_kw",

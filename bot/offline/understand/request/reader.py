@@ -27,7 +27,7 @@ from bot.offline.understand.request.model import Mention, Request
 #: the parser's slot -> the mention's role (slots not here are not figures the user gave: flags, language…)
 SLOT_ROLE = {
     "models": "model", "unknown_models": "model", "gpus": "gpu", "unknown_gpus": "gpu", "n_gpus": "gpus_total",
-    "n_nodes": "nodes", "method": "method", "objective": "objective", "precision": "precision", "zero_stage": "zero_stage",
+    "n_nodes": "nodes", "method": "method", "objective": "objective", "precision": "precision", "kv_precision": "kv_precision", "zero_stage": "zero_stage",
     "offload": "offload", "grad_checkpointing": "checkpointing", "seq_len": "seq_len", "context_len": "context_len",
     "micro_batch": "micro_batch", "batch": "batch", "concurrency": "concurrency", "tokens": "tokens",
     "budget_amount": "budget", "price_per_hour": "price_user", "purchase_price_cny": "price_user",

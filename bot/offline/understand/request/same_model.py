@@ -93,3 +93,26 @@ def refined(w: Any) -> None:
             w.slots["models"].insert(0, models[exact])
             w.slots["models"] = list(dict.fromkeys(w.slots["models"]))
             return
+
+
+_SIZE_SPAN = re.compile(r"\d+(?:\.\d+)?\s*b", re.I)
+
+
+def size_first(w: Any) -> None:
+    """ "Time to fine-tune on 1m samples(13b) … fine-tuning llama 2 13b": a bare size said before the one catalog
+    model the text names, within 10 % of its parameters, is that model's size (a title's tag), not a generic model
+    beside it; not when the text sets models side by side or names one we lack (whose stand-in the size decides)."""
+    models = list(dict.fromkeys(w.slots["models"]))
+    sizes = [m for m in models if _BARE_SIZE.fullmatch(m)]
+    named = [m for m in models if not _BARE_SIZE.fullmatch(m)]
+    if not sizes or len(named) != 1 or w.slots["unknown_models"] or _SIDE_BY_SIDE.search(w.src):
+        return
+    try:
+        params = catalog.get_model(named[0]).params_b
+    except AdvisorError:
+        return
+    if any(abs(params - float(s[:-1])) > 0.1 * float(s[:-1]) for s in sizes):
+        return
+    w.slots["models"] = [m for m in w.slots["models"] if m not in sizes]
+    w.spans = [("model_again" if slot == "models" and _SIZE_SPAN.fullmatch(w.span(a, e).strip()) else slot, a, e)
+               for slot, a, e in w.spans]  # fmt: skip
