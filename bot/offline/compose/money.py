@@ -59,20 +59,24 @@ def cost(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     if s.get("currency") == "USD":
         args["currency"] = "USD"
     c = run("run_cost", args)
-    out.add(
-        say(
-            "cost_only",
-            lang,
-            total=money(c["total_cny"], lang),
-            low=money_span(c["low_cny"], c["high_cny"], lang)[0],
-            high=money_span(c["low_cny"], c["high_cny"], lang)[1],
-            gpu_hours=f"{c['gpu_hours']:,.0f}",
-            price=rate(c["price_cny_per_hour"], lang),
-            price_low=rate(c["price_low_cny_per_hour"], lang),
-            price_high=rate(c["price_high_cny_per_hour"], lang),
-            source=short_source(c["price_source"], lang),
+    if c["price_source"] == "user":  # their price: one figure, no catalog range or source to name
+        out.add(say("cost_only_user", lang, total=money(c["total_cny"], lang), gpu_hours=f"{c['gpu_hours']:,.0f}",
+                    price=rate(c["price_cny_per_hour"], lang)))  # fmt: skip
+    else:
+        out.add(
+            say(
+                "cost_only",
+                lang,
+                total=money(c["total_cny"], lang),
+                low=money_span(c["low_cny"], c["high_cny"], lang)[0],
+                high=money_span(c["low_cny"], c["high_cny"], lang)[1],
+                gpu_hours=f"{c['gpu_hours']:,.0f}",
+                price=rate(c["price_cny_per_hour"], lang),
+                price_low=rate(c["price_low_cny_per_hour"], lang),
+                price_high=rate(c["price_high_cny_per_hour"], lang),
+                source=short_source(c["price_source"], lang),
+            )
         )
-    )
     price_notes(s, c, "price_cny_per_hour", out)
     if not s.get("gpu_hours") and not s.get("hours") and s.get("months"):  # the period said, and the hours it makes
         said = next(iter(p.mentions.get("months", [])), None) or months_label(s["months"], lang)
@@ -80,16 +84,11 @@ def cost(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         at = say("cost_period_daily", lang, daily=daily) if daily else say("cost_period_always", lang)
         out.add(say("cost_period", lang, period=said, at=at, hours=f"{args['hours']:,.0f}"))
     if c.get("total_usd") is not None:
-        out.add(
-            say(
-                "cost_usd",
-                lang,
-                usd=f"{c['total_usd']:,.0f}",
-                low_usd=f"{c['low_usd']:,.0f}",
-                high_usd=f"{c['high_usd']:,.0f}",
-                fx=f"{c['fx_cny_per_usd']:g}",
-            )
-        )
+        usd = {"usd": f"{c['total_usd']:,.0f}", "fx": f"{c['fx_cny_per_usd']:g}"}
+        if c["price_source"] == "user":
+            out.add(say("cost_usd_user", lang, **usd))
+        else:
+            out.add(say("cost_usd", lang, low_usd=f"{c['low_usd']:,.0f}", high_usd=f"{c['high_usd']:,.0f}", **usd))
 
 
 def price(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:

@@ -257,7 +257,18 @@ def edit(p: ParsedQuestion, previous: dict[str, Any]) -> dict[str, Any]:
     for key, value in mine.items():
         if value not in (None, []):
             slots[key] = value
-    return drop_stale(slots, previous["slots"])
+    return drop_stale(_prices_of_the_card(slots, previous["slots"], mine), previous["slots"])
+
+
+#: what is said of one card and is no figure of another ("H100 at $1.8 per hour", then "A800 呢")
+_PER_CARD = ("price_cny_per_hour", "price_usd_per_hour", "purchase_price_cny")
+
+
+def _prices_of_the_card(slots: dict[str, Any], before: dict[str, Any], mine: dict[str, Any]) -> dict[str, Any]:
+    """A price said for the previous card is not carried to another card (unless this question gives one)."""
+    if not before.get("gpu") or slots.get("gpu") == before.get("gpu"):
+        return slots
+    return {k: (None if k in _PER_CARD and mine.get(k) in (None, []) else v) for k, v in slots.items()}
 
 
 _BARE = re.compile(r"(\d+(?:\.\d+)?)B")
@@ -295,16 +306,23 @@ def drop_stale(slots: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if k in stale else v) for k, v in slots.items()}
 
 
+#: slots that say one thing two ways: a question that gives one does not carry the other from before
+_ONE_OF = (("price_cny_per_hour", "price_usd_per_hour"), ("price_usd_per_hour", "price_cny_per_hour"))
+
+
 def carry(p: ParsedQuestion, previous: dict[str, Any] | None) -> dict[str, Any]:
     """A new question's slots, with the conversation's model, GPU… where it gives none."""
     mine = slots_of(p)
     if previous and not (p.models and p.gpus):
         blocked = {"gpu"} if p.unknown_gpus else set()
         blocked |= {"model"} if p.unknown_models else set()
+        for one, other in _ONE_OF:  # a price given now, in either currency, replaces the one said before
+            if mine.get(one) not in (None, []):
+                blocked.add(other)
         for key in CARRIED:
             if key not in blocked and mine.get(key) in (None, []) and previous["slots"].get(key) not in (None, []):
                 mine[key] = previous["slots"][key]
-        return drop_stale(mine, previous["slots"])
+        return drop_stale(_prices_of_the_card(mine, previous["slots"], slots_of(p)), previous["slots"])
     return mine
 
 

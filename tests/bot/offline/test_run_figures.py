@@ -170,3 +170,17 @@ def test_a_first_token_wait_asked_beside_a_capacity_is_given(advisor, caplog, q,
 )
 def test_nodes_then_what_each_holds_is_the_product(q, n):
     assert read(q).parsed.n_gpus == n
+
+
+def test_a_cost_at_the_users_price_is_one_figure_said_as_theirs(advisor, caplog):
+    (t,) = ask(advisor, caplog, "A100 租 100 卡时，每卡时 12 元，多少钱")
+    assert "您给的 12.00 元/卡时" in t.answer and "user" not in t.answer and "区间" not in t.answer
+
+
+def test_a_price_said_for_one_card_is_not_carried_to_another(advisor, caplog):
+    first, second = ask(
+        advisor, caplog, "Rent H100 for 200 GPU-hours at $1.8 per hour, total?", "A800 租 100 卡时多少钱"
+    )
+    assert calls(first, "run_cost")[0].input["price_usd_per_hour"] == 1.8
+    (c,) = calls(second, "run_cost")
+    assert "price_usd_per_hour" not in c.input and "price_cny_per_hour" not in c.input
