@@ -8,13 +8,13 @@ from typing import Any
 
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.shortlist import pick_gpu, pick_time, picks, sourcing_args, spec_distance, without_excluded
-from bot.offline.compose.systems import usage
+from bot.offline.compose.systems import nodes, usage
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, n_of, short_source
 from bot.offline.compose.train import price_notes, time
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, money, money_span, months_label, num, rate
-from bot.offline.understand.decide import RENT
+from bot.offline.understand.decide import BUY, RENT
 from bot.offline.understand.parse import ParsedQuestion
 from tools.catalog.lookup import gpus
 from tools.catalog.prices import prices_for
@@ -97,9 +97,11 @@ def price(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     if not claims and (p.budget_cny or p.purchase_price_cny) and p.gpus and not p.models:
         price_claim(s, p, run, out)  # "H100 只要 1000 元": the catalog's price, never theirs
         return
-    names = list(dict.fromkeys(s.get("gpus") or [s["gpu"]]))
+    names, at = list(dict.fromkeys(s.get("gpus") or [s["gpu"]])), len(out.blocks)
     for name in names[:4]:
         price_ranges(name, run, out, claim=claims[0].text if claims else None)
+    if len(names) == 1 and p.n_gpus and BUY.search(p.text or "") and not RENT.search(p.text or ""):
+        nodes.buy_bill(names[0], p.n_gpus, run, out, at)  # "买 8 张 H20 多少钱": the bill for that many, first
     if len(names) == 1 and (p.n_gpus or 1) > 1 and RENT.search(p.text or ""):  # "2H100 … rent these": their hour
         try:
             c = run("run_cost", {"gpu": names[0], "n_gpus": p.n_gpus, "hours": 1})

@@ -184,3 +184,26 @@ def test_a_price_said_for_one_card_is_not_carried_to_another(advisor, caplog):
     assert calls(first, "run_cost")[0].input["price_usd_per_hour"] == 1.8
     (c,) = calls(second, "run_cost")
     assert "price_usd_per_hour" not in c.input and "price_cny_per_hour" not in c.input
+
+
+@pytest.mark.parametrize(
+    "q, n, said",
+    [
+        ("买 8 张 H20 多少钱", 8, "只算卡约"),
+        ("How much do 16 H100 cost to buy?", 16, "for the cards alone"),
+        ("采购 16 张 910B 要多少钱", 16, "整机"),
+    ],
+)
+def test_buying_a_count_of_cards_gets_the_bill_for_that_many(advisor, caplog, q, n, said):
+    (t,) = ask(advisor, caplog, q)
+    (c,) = calls(t, "plan_cluster")
+    assert c.input["n_gpus"] == n and said in t.answer
+    cards = next(b for b in c.output["bom"] if b["item"].startswith("GPU cards"))
+    assert cards["qty"] == n
+    assert "没有算出" not in t.answer and "not computed" not in t.answer
+
+
+def test_a_count_below_a_full_server_is_never_priced_as_more_cards(advisor, caplog):
+    (t,) = ask(advisor, caplog, "采购 4 张 910B 要多少钱")
+    assert "买 4 张" not in t.answer  # never the price of the server's 8 cards as the price of 4
+    assert "按满配 8 张卡计" in t.answer  # the full server's bill, said to be one

@@ -61,13 +61,35 @@ def across(run: ToolRun, out: Out) -> None:
     add_servers(c, out)
 
 
-def add_servers(c: dict, out: Out) -> None:
+def buy_bill(gpu: str, n: int, run: ToolRun, out: Out, at: int) -> bool:
+    """ "买 8 张 H20 多少钱": the cards at their purchase range × the count, then the machines that hold them (the
+    rest of each server, the network between servers, power and racks), from `plan_cluster`; the cards' line goes
+    first (at block `at`). False when the catalog cannot price it (the price sheet already says so)."""
+    try:
+        c = run("plan_cluster", {"gpu": gpu, "n_gpus": n})
+    except AdvisorError:
+        return False
+    cards = next((b for b in c["bom"] if b["item"].startswith("GPU cards")), None)
+    if cards is None or cards["low_cny"] is None or cards["high_cny"] is None:
+        return False
+    if cards["qty"] != c["n_gpus"]:  # fewer cards than a server holds: the bill is of the full server, said so
+        add_servers(c, out, head="buy_servers_full_head")
+        return True
+    low, high = money_span(cards["low_cny"], cards["high_cny"], out.lang)
+    out.blocks.insert(at, say("buy_cards", out.lang, n=c["n_gpus"], gpu=c["gpu"], low=low, high=high))
+    add_servers(c, out, head="buy_servers_head")
+    return True
+
+
+def add_servers(c: dict, out: Out, head: str = "nodes_head") -> None:
     """The servers, network, power, racks and bill of a `plan_cluster` output, as one paragraph."""
     lang = out.lang
     name = (c["platform_name_zh"] if lang == "zh" else c["platform_name"]) or say("nodes_generic", lang)
-    text = say("nodes_head", lang, n=c["n_gpus"], gpu=c["gpu"], nodes=c["nodes"], server=name, per=c["gpus_per_node"])
+    text = say(head, lang, n=c["n_gpus"], gpu=c["gpu"], nodes=c["nodes"], server=name, per=c["gpus_per_node"])
     net = c["network"]
-    if net:
+    if c["nodes"] <= 1:
+        pass  # one server: no network between servers to size
+    elif net:
         tier = say("nodes_two_tier", lang) if net["tiers"] == 2 else ""
         text += say("nodes_fabric", lang, ports=net["ports"], gbps=num(net["gbps"]), kind=c["nic_kind"],
                     switches=net["switches"], tier=tier, port=c["switch_ports"])  # fmt: skip

@@ -123,7 +123,7 @@ ANSWERED_BY: dict[str, frozenset[str]] = {
     "time": frozenset({"training_time", "plan_system"}),
     "speed": frozenset({"inference_speed", "training_time", "plan_serving", "precision_speedup"}),
     "capacity": frozenset({"plan_serving", "fit_inference"}),
-    "cost": frozenset({"run_cost", "rent_vs_buy", "plan_system", "plan_serving", "power_draw"}),
+    "cost": frozenset({"run_cost", "rent_vs_buy", "plan_system", "plan_serving", "power_draw", "plan_cluster"}),
     "price": frozenset({"gpu_specs", "compare_gpus", "run_cost", "rent_vs_buy", "plan_system", "recommend_gpus"}),
     "rent_vs_buy": frozenset({"rent_vs_buy"}),
     "power": frozenset({"power_draw", "plan_system", "plan_cluster"}),
