@@ -87,6 +87,7 @@ def advisor(tmp_path_factory):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(first=question, second=question)
 @example(first="A100", second="700亿参数0卡1B token0.000001B")  # a size label once printed as 1e-06B
+@example(first="A100", second="99999999999卡0.000001BQwen2.5-72B")  # a size no model has, inside a name
 @example(first="A100700亿参数0卡", second="呢")
 @example(
     first="0.000001B并发 64", second="A100"

@@ -365,7 +365,8 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
     if m := _SIZE.fullmatch(tok):  # a bare size: "70B", "7b", "-5B"
         before = w.t[max(0, start - 2) : start]
         value = float(m.group(1))
-        if value <= 0 or re.search(r"(?:^|[^\w])-$|^-$", before):
+        out_of_range = not catalog.MIN_PARAMS <= value * 1e9 <= catalog.MAX_PARAMS  # "0.000001B": no model, a typo
+        if value <= 0 or out_of_range or re.search(r"(?:^|[^\w])-$|^-$", before):
             w.slots["invalid"].append(w.span(start - (1 if before.endswith("-") else 0), end))
         elif (own := own_size(w, start, value)) is not None:  # the name and its size tag are one mention
             w.spans[own] = ("models", w.spans[own][1], end)

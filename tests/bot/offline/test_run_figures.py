@@ -207,3 +207,9 @@ def test_a_count_below_a_full_server_is_never_priced_as_more_cards(advisor, capl
     (t,) = ask(advisor, caplog, "采购 4 张 910B 要多少钱")
     assert "买 4 张" not in t.answer  # never the price of the server's 8 cards as the price of 4
     assert "按满配 8 张卡计" in t.answer  # the full server's bill, said to be one
+
+
+@pytest.mark.parametrize("q", ["0.000001B 的模型要几张卡", "0.000001BQwen2 能跑吗", "a 500000B model on H100?"])
+def test_a_size_no_model_has_is_never_a_model(q):
+    p = read(q).parsed
+    assert not any(m.endswith("B") and m[:-1].replace(".", "").isdigit() for m in p.models), p.models

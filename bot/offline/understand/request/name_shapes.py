@@ -16,7 +16,7 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from bot.offline.understand.patterns import C
-from tools.catalog.lookup import normalize
+from tools.catalog.lookup import MAX_PARAMS, MIN_PARAMS, normalize
 from tools.catalog.stand_in import family_default, implied_size, read_name, resolve, same_line, stand_in
 from tools.units import plain
 
@@ -123,6 +123,8 @@ def stand_ins(w: Any, mark: str) -> None:
         if parts.experts and size is None:
             n, each = parts.experts[:-1].split("x")
             size = float(n) * float(each)  # no layout in the catalog: all experts counted as dense weights
+        if size is not None and not MIN_PARAMS <= size * 1e9 <= MAX_PARAMS:
+            continue  # "0.000001BQwen2": no size a model has; the name stays unknown, said as such
         model = stand_in(parts, size_b=size) or (same_line(typed) if size is None else None)
         if model is None and size is None:
             continue
