@@ -17,8 +17,9 @@ from typing import Any
 from bot.core.language import detect_language
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers, diagnosis, network, proposal, support
+from bot.offline.compose.evidence import host_ram
 from bot.offline.compose.measured import gap
-from bot.offline.compose.sizes import holds, method, scaling
+from bot.offline.compose.sizes import holds, host, method, scaling
 from bot.offline.compose.systems import electricity, minimum, nodes, system
 from bot.offline.compose.verdict import verdict
 from bot.offline.parts import part_label
@@ -284,6 +285,7 @@ class RulesPlanner:
         china = lang == "zh" or p.china_only
         if not planned and not fabric:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
+        host.add(request, text, run, out, host_ram(p))  # "还有多少内存需求": host RAM per server of the setup sized
         # a choice ends in a pick, put first (after the servers: the cards it sizes for the choice size nothing else)
         verdict(request.cued, run, out, answered_at, china, p.workload, p.gpus, bool(setups.named(p)))
         gap.add(request, run, out, answered_at)  # a gap measured between two named cards, its verdict before the pick

@@ -28,6 +28,7 @@ from tools.memory.hybrid import default_host_bandwidth, hybrid_rows
 from tools.memory.layout_notes import expert_format_note, layout_assumptions
 from tools.memory.search import largest as _largest
 from tools.memory.search import root as _root
+from tools.memory.serving_host import host_ram_fields
 from tools.memory.verdict import convention_assumption, judge
 from tools.schemas.common import assume
 from tools.schemas.memory import FitInferenceInput, FitInferenceOutput
@@ -371,6 +372,7 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
                                   note=f"host memory bandwidth ({said}); decode figures are upper bounds"))  # fmt: skip
     return FitInferenceOutput.trusted(
         hybrid=hybrid,
+        host_ram=host_ram_fields(serving.weights, n, inp.loader, GPUS_PER_NODE) if inp.loader else None,
         host_bandwidth_gb_s=round(host_bw / GB, 1) if host_bw else None,
         model=model.name,
         gpu=gpu.name,

@@ -237,6 +237,11 @@ class FitInferenceInput(ToolInput):
     host_bandwidth_gb_s: float | None = Field(
         None, gt=0, le=1e5, description="Host memory bandwidth, GB/s; omitted: 8 channels of DDR5-4800."
     )
+    loader: Literal["vllm", "hf", "llamacpp"] | None = Field(
+        None,
+        description="With it, the host RAM per node to load and serve (vLLM: checkpoint through the page cache + "
+        "swap space + CPU offload; hf: from_pretrained copies; llamacpp: the mapped GGUF file) and the disk.",
+    )
 
     @model_validator(mode="after")
     def _model(self) -> FitInferenceInput:
@@ -258,6 +263,20 @@ class HybridRow(BaseModel):
     decode_tokens_per_s: float | None = Field(
         None, description="Decode bound, tokens/s; None where the card has no published memory bandwidth."
     )
+
+
+class ServingHostRam(BaseModel):
+    """Host RAM per node for serving (tools/memory/serving_host.py), by term and phase, and the checkpoint's disk."""
+
+    model_config = ConfigDict(frozen=True)
+    loader: str
+    per_node_gb: float  # the larger phase
+    peak_phase: str
+    terms_gb: dict[str, float]
+    phases_gb: dict[str, float]
+    disk_gb: float
+    gpus_per_node: int
+    nodes: int
 
 
 class FitInferenceOutput(VerdictFields, ToolOutput):
@@ -285,6 +304,8 @@ class FitInferenceOutput(VerdictFields, ToolOutput):
     #: with host_ram_gb: the CPU+GPU hybrid run at each format (tools/memory/hybrid.py), largest first
     hybrid: list[HybridRow] = Field(default_factory=list)
     host_bandwidth_gb_s: float | None = None
+    #: with loader: the host RAM per node to load and serve, and the disk (tools/memory/serving_host.py)
+    host_ram: ServingHostRam | None = None
 
     @classmethod
     def _nested(cls):

@@ -85,8 +85,9 @@ CUES = {
     # host RAM asked beside the GPU's ("需要多少显存空间？还有多少内存需求呢？", "how much RAM is needed to build",
     # "GPU Memory and CPU Memory"): a bare "内存" is often the GPU's, so it is the host's only beside "显存" or named so
     "host_ram": r"(?:主机|cpu|系统|服务器)\s*内存|(?<!显)内存(?:需求|要求|要多少|需要多少|占用(?:是)?多少|多大)(?=.{0,80}显存)|"
-    r"(?<=显存).{0,40}(?<!显)内存(?:需求|要求|要多少|需要多少|占用|多大)|(?:多少|多大)(?:的)?(?<!显)内存(?=.{0,80}显存)|"
-    r"(?<=显存).{0,40}(?:多少|多大)(?:的)?(?<!显)内存|how much (?:system |host |cpu )?ram\b|"
+    r"(?<=显存).{0,40}(?<!显)内存(?:需求|要求|要多少|需要多少|占用|多大|(?:分别)?要多大)|(?:多少|多大)(?:的)?(?<!显)内存(?=.{0,80}显存)|"
+    r"(?<=显存).{0,40}(?:多少|多大)(?:的)?(?<!显)内存|(?<=显存).{0,40}对(?<!显)内存有(?:什么|何)?(?:要求|需求)|"
+    r"how much (?:system |host |cpu )?ram\b|"
     r"(?:cpu|host|system) (?:memory|ram)\b|\bram (?:is )?(?:needed|required|nee?ded)",
     "knowledge": r"是什么|什么是|什么意思|原理|what(?:'s|’s| is| are)\b|what does .{1,30} mean|explain|区别是|"
     + KNOWLEDGE_PART,
@@ -131,12 +132,13 @@ ANSWERED_BY: dict[str, frozenset[str]] = {
     "host_ram": frozenset({"fit_training", "fit_inference", "diagnose"}),
 }  # fmt: skip
 #: an ask whose calculator answers it only when its output holds the figure: host RAM is computed by a fit that
-#: offloads to the host (fit_training's host_ram_gb), a CPU+GPU hybrid fit (fit_inference's hybrid rows) or the
+#: offloads to the host (fit_training's host_ram_gb), a CPU+GPU hybrid fit (fit_inference's hybrid rows), a
+#: serving fit given its loader (fit_inference's host_ram: what the engine needs on a node to load and serve) or the
 #: host-RAM cause of a diagnosis; a fit of the GPUs alone says nothing of the host
 ANSWERED_WHEN: dict[str, Any] = {
     "host_ram": lambda c: bool(
         (c.tool == "fit_training" and (c.output or {}).get("host_ram_gb"))
-        or (c.tool == "fit_inference" and (c.output or {}).get("hybrid"))
+        or (c.tool == "fit_inference" and ((c.output or {}).get("hybrid") or (c.output or {}).get("host_ram")))
         or (c.tool == "diagnose" and any(x.get("cause") == "host_ram" for x in (c.output or {}).get("causes", [])))
     )
 }
