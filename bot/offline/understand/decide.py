@@ -39,6 +39,12 @@ BUY = re.compile(BUY_WORDS, re.I)
 RENT = re.compile(RENT_WORDS, re.I)
 #: renting weighed against buying or anything else ("自购还是租", "rent or buy", "TCO 对比")
 _WEIGHED = re.compile(CUES["rent_vs_buy"] + r"|还是|或者|\bor\b|\bvs\.?\b|对比|比较|tco|compar|购|own", re.I)
+#: words that weigh buying against something (renting, another option, its worth), not buying alone
+_BUY_WEIGHED = re.compile(
+    CUES["rent_vs_buy"]
+    + r"|还是|或者|\bor\b|\bvs\.?\b|对比|比较|tco|compar|划算|值得|回本|收回成本|worth|cheaper|break-?even|pay ?back",
+    re.I,
+)
 _CLAIM = re.compile(r"只要|只需|才要?|就要|costs? only|is only|price is|价格是|卖|告诉我", re.I)
 
 
@@ -150,6 +156,8 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
         return "fit"
     if intent == "rent_vs_buy" and RENT.search(p.text) and not (BUY.search(p.text) or _WEIGHED.search(p.text)):
         return "price"  # "what would be good service to rent these from?": renting only, the price of a GPU-hour
+    if intent == "rent_vs_buy" and BUY.search(p.text) and not (RENT.search(p.text) or _BUY_WEIGHED.search(p.text)):
+        return "price"  # "buy 16 H100, how much?": buying only, nothing weighed against it: what the cards cost
     if intent == "fit" and slots.get("model") and not (p.gpus or p.unknown_gpus or p.n_gpus) and SIZING.search(p.text):
         return "min_gpus"  # "要微调满血 DeepSeek-R1，需要什么硬件配置": no card or count to fit, so the count is asked
     if intent in ("knowledge", "out_of_scope") and not slots.get("model") and SIZING.search(p.text):

@@ -213,3 +213,9 @@ def test_a_count_below_a_full_server_is_never_priced_as_more_cards(advisor, capl
 def test_a_size_no_model_has_is_never_a_model(q):
     p = read(q).parsed
     assert not any(m.endswith("B") and m[:-1].replace(".", "").isdigit() for m in p.models), p.models
+
+
+@pytest.mark.parametrize("q", ["buy 16 H100, how much?", "We want to buy 8 A800, what does that cost?"])
+def test_buying_alone_is_priced_not_weighed_against_renting(advisor, caplog, q):
+    (t,) = ask(advisor, caplog, q)
+    assert not calls(t, "rent_vs_buy") and calls(t, "plan_cluster")
