@@ -45,6 +45,11 @@ def largest(ok, cap: int, guess: float) -> int:
             if ok(lo):
                 break
             hi, step = lo, step * 2
+    return bisect(ok, lo, hi)
+
+
+def bisect(ok, lo: int, hi: int) -> int:
+    """The largest x in [lo, hi) with ok(x), given ok(lo) (ok true, then false; hi is never tried)."""
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if ok(mid):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from tools.memory.host_memory import value
+from tools.memory.host_memory import HostRam, value
 from tools.schemas.memory import ServingHostRam
 from tools.units import GB
 
@@ -39,20 +39,11 @@ class ServeHost:
 
 
 @dataclass(frozen=True)
-class ServeHostRam:
-    """Bytes of host RAM per node by term, the phases they add up to, and the disk the checkpoint takes."""
+class ServeHostRam(HostRam):
+    """Bytes of host RAM per node by term and phase (as a training run's `HostRam`), and the disk the checkpoint
+    takes."""
 
-    terms: dict[str, float]
-    phases: dict[str, float]
     disk: float
-
-    @property
-    def total(self) -> float:
-        return max(self.phases.values(), default=0.0)
-
-    @property
-    def peak_phase(self) -> str:
-        return max(self.phases, key=self.phases.get) if self.phases else "load"
 
 
 def serving_host_ram(s: ServeHost) -> ServeHostRam:

@@ -25,6 +25,7 @@ from annotated_types import Le
 
 from tools.catalog.lookup import get_gpu, get_model
 from tools.memory.fit_inference import default_kv_precision, max_batch_that_fits, min_gpus_that_fit
+from tools.memory.search import bisect
 from tools.schemas.speed import InferenceSpeedInput
 
 #: the largest batch inference_speed models (its input's limit): a replica's batch is searched up to it
@@ -116,11 +117,4 @@ def largest_batch(ok, cap: int) -> int:
     """Largest b in [1, cap] with ok(b), ok being true then false as b grows; 0 when ok(1) fails."""
     if cap < 1 or not ok(1):
         return 0
-    lo, hi = 1, cap + 1
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return bisect(ok, 1, cap + 1)
