@@ -10,7 +10,7 @@ from bot.core.toolbox import ToolRun
 from bot.offline.compose.shortlist import pick_gpu, pick_time, picks, sourcing_args, spec_distance, without_excluded
 from bot.offline.compose.systems import nodes, usage
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, n_of, short_source
-from bot.offline.compose.train import price_notes, time
+from bot.offline.compose.train import cost_span, price_notes, time, user_price
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, money, money_span, months_label, num, rate
@@ -52,10 +52,7 @@ def cost(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     else:
         price(s, p, run, out)
         return
-    if s.get("price_cny_per_hour"):
-        args["price_cny_per_hour"] = s["price_cny_per_hour"]
-    elif s.get("price_usd_per_hour"):  # converted by the calculator at its dated rate, and said
-        args["price_usd_per_hour"] = s["price_usd_per_hour"]
+    args.update(user_price(s))  # their price, in 元 or dollars
     if s.get("currency") == "USD":
         args["currency"] = "USD"
     c = run("run_cost", args)
@@ -63,20 +60,7 @@ def cost(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         out.add(say("cost_only_user", lang, total=money(c["total_cny"], lang), gpu_hours=f"{c['gpu_hours']:,.0f}",
                     price=rate(c["price_cny_per_hour"], lang)))  # fmt: skip
     else:
-        out.add(
-            say(
-                "cost_only",
-                lang,
-                total=money(c["total_cny"], lang),
-                low=money_span(c["low_cny"], c["high_cny"], lang)[0],
-                high=money_span(c["low_cny"], c["high_cny"], lang)[1],
-                gpu_hours=f"{c['gpu_hours']:,.0f}",
-                price=rate(c["price_cny_per_hour"], lang),
-                price_low=rate(c["price_low_cny_per_hour"], lang),
-                price_high=rate(c["price_high_cny_per_hour"], lang),
-                source=short_source(c["price_source"], lang),
-            )
-        )
+        out.add(say("cost_only", lang, gpu_hours=f"{c['gpu_hours']:,.0f}", **cost_span(c, lang)))
     price_notes(s, c, "price_cny_per_hour", out)
     if not s.get("gpu_hours") and not s.get("hours") and s.get("months"):  # the period said, and the hours it makes
         said = next(iter(p.mentions.get("months", [])), None) or months_label(s["months"], lang)

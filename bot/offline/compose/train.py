@@ -348,35 +348,44 @@ def _count_for_deadline(
 
 def cost_of(gpu_hours: float, s: dict[str, Any], run: ToolRun, out: Out) -> None:
     lang = out.lang
-    args: dict[str, Any] = {"gpu": s["gpu"], "gpu_hours": gpu_hours}
-    if s.get("price_cny_per_hour"):
-        args["price_cny_per_hour"] = s["price_cny_per_hour"]
-    elif s.get("price_usd_per_hour"):  # the user's dollar price, converted by run_cost at its dated rate
-        args["price_usd_per_hour"] = s["price_usd_per_hour"]
+    args: dict[str, Any] = {"gpu": s["gpu"], "gpu_hours": gpu_hours, **user_price(s)}
     try:
         c = run("run_cost", args)
     except AdvisorError:
         out.add(say("cost_no_price", lang, gpu=get_gpu(s["gpu"]).name))
         return
-    if s.get("price_cny_per_hour") or s.get("price_usd_per_hour"):
+    if c["price_source"] == "user":
         out.add(
             say("cost_user_price", lang, price=rate(c["price_cny_per_hour"], lang), total=money(c["total_cny"], lang))
         )
     else:
-        out.add(
-            say(
-                "cost_line",
-                lang,
-                price=rate(c["price_cny_per_hour"], lang),
-                price_low=rate(c["price_low_cny_per_hour"], lang),
-                price_high=rate(c["price_high_cny_per_hour"], lang),
-                total=money(c["total_cny"], lang),
-                low=money_span(c["low_cny"], c["high_cny"], lang)[0],
-                high=money_span(c["low_cny"], c["high_cny"], lang)[1],
-                source=short_source(c["price_source"], lang),
-            )
-        )
+        out.add(say("cost_line", lang, **cost_span(c, lang)))
     price_notes(s, c, "price_cny_per_hour", out)
+
+
+def user_price(s: dict[str, Any]) -> dict[str, float]:
+    """run_cost's price input from the price the user gave: in 元, else in dollars (converted by the calculator at
+    its dated rate); {} for the catalog's."""
+    if s.get("price_cny_per_hour"):
+        return {"price_cny_per_hour": s["price_cny_per_hour"]}
+    if s.get("price_usd_per_hour"):
+        return {"price_usd_per_hour": s["price_usd_per_hour"]}
+    return {}
+
+
+def cost_span(c: dict[str, Any], lang: str) -> dict[str, str]:
+    """A run_cost output at a catalog price as the cost lines say it: the price and its range, the total and its
+    range, the price's source."""
+    low, high = money_span(c["low_cny"], c["high_cny"], lang)
+    return {
+        "price": rate(c["price_cny_per_hour"], lang),
+        "price_low": rate(c["price_low_cny_per_hour"], lang),
+        "price_high": rate(c["price_high_cny_per_hour"], lang),
+        "total": money(c["total_cny"], lang),
+        "low": low,
+        "high": high,
+        "source": short_source(c["price_source"], lang),
+    }
 
 
 def price_notes(s: dict[str, Any], r: dict[str, Any], key: str, out: Out) -> None:

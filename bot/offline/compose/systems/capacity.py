@@ -332,6 +332,12 @@ def _traffic_lines(r: dict, given: dict, args: dict, run: ToolRun, out: Out) -> 
         )
 
 
+def cheapest_meeting(plan: dict) -> dict | None:
+    """The machines a plan_system output is shown as: the cheapest priced option that meets the ask."""
+    priced = [o for o in plan["options"] if o["total_low_cny"] is not None and o["meets"]]
+    return min(priced, key=lambda o: (o["total_low_cny"], o["servers"][0]["nodes"])) if priced else None
+
+
 def _machines(s: dict, given: dict, pick: dict, run: ToolRun, out: Out) -> None:
     """The servers that hold the pick, from plan_system (the platforms of that card)."""
     lang = out.lang
@@ -341,10 +347,8 @@ def _machines(s: dict, given: dict, pick: dict, run: ToolRun, out: Out) -> None:
         )
     except AdvisorError:
         return
-    priced = [o for o in sysr["options"] if o["total_low_cny"] is not None and o["meets"]]
-    if not priced:
+    if (o := cheapest_meeting(sysr)) is None:
         return
-    o = min(priced, key=lambda o: (o["total_low_cny"], o["servers"][0]["nodes"]))
     server = o["servers"][0]
     low, high = money_span(o["total_low_cny"], o["total_high_cny"], lang)
     rack_kw = next((a["value"] for a in sysr["assumptions"] if a["key"] == "rack_kw"), None)

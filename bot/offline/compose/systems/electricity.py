@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.core.toolbox import ToolRun
 from bot.offline.compose import money
+from bot.offline.compose.systems.capacity import cheapest_meeting
 from bot.offline.say.render import Out
 from bot.offline.say.wording import error_text
 from bot.offline.understand.question import ParsedQuestion
@@ -37,5 +38,4 @@ def add(text: str, slots: dict[str, Any], p: ParsedQuestion, cued: list[str], ru
 
 def _chosen(run: ToolRun) -> dict[str, Any] | None:
     plan = next((c.output for c in reversed(run.calls) if c.tool == "plan_system"), None)
-    priced = [o for o in (plan or {}).get("options", []) if o["total_low_cny"] is not None and o["meets"]]
-    return min(priced, key=lambda o: (o["total_low_cny"], o["servers"][0]["nodes"])) if priced else None
+    return cheapest_meeting(plan) if plan else None

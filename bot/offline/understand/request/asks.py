@@ -251,20 +251,17 @@ def unworded_lead(intent: str, text: str, p: ParsedQuestion) -> str:
     """The classifier's cost or price where the words ask for no money but for a figure a frame computes: that
     frame. "在8卡A800的机器上，预训练阶段总共花费了多长的时间" asks how long (a price sheet answers nothing asked);
     "how many H100 GPUs do you need … 5 months" asks for a count, not for the bill of the months."""
-    if intent not in _WORDED:
-        return _first_sized(intent, text, p)
     said = cued(text, p)
-    if set(said) & _WORDED[intent]:
-        return _first_sized(intent, text, p)
+    if intent not in _WORDED or set(said) & _WORDED[intent]:
+        return _first_sized(intent, said)
     framed = [ASK_INTENT[a] for a in said if a in _SIZED]
     return framed[0] if framed else intent
 
 
-def _first_sized(intent: str, text: str, p: ParsedQuestion) -> str:
-    """The classifier's pick put back in the order asked, where the words ask for it after a figure a frame
-    computes: "Will it fit and how long for 50k samples?" leads with the fit, "多久能训完？显存够吗？" with the time,
-    "how many servers, and the yearly electricity bill?" with the count (the later asks stay parts)."""
-    asked = cued(text, p)
+def _first_sized(intent: str, asked: list[str]) -> str:
+    """The classifier's pick put back in the order asked (`asked`: the cued asks), where the words ask for it after a
+    figure a frame computes: "Will it fit and how long for 50k samples?" leads with the fit, "多久能训完？显存够吗？"
+    with the time, "how many servers, and the yearly electricity bill?" with the count (the later asks stay parts)."""
     order = list(dict.fromkeys(_ONE_ANSWER.get(a, a) for a in asked))
     ask = _ASK_OF.get(intent, "")
     said = _ONE_ANSWER.get(ask, ask)
