@@ -41,6 +41,8 @@ CUES = {
     r"traceback|runtimeerror|\berror\b|\bfailed\b|killed|\bhangs?\b|卡住|\bnan\b|doesn'?t work|not working",
     "min_count": r"几张|几块|几卡(?!时)|几台|多少张|多少块|多少卡(?!时|小时|·时)|多少台|多少个(?:gpu|节点|卡)|最少.{0,4}(?:几|多少)|至少.{0,4}(?:几|多少)|"
     r"how (?:many|much) (?:gpus?|cards?|nodes?|servers?|machines?|a100s?|h100s?|h800s?|h20s?|4090s?)(?![- ]?hours?)|"
+    # a card named between ("how many RTX 4090 GPUs", "how many 80GB A100 cards")
+    r"how many (?:[\w-]+ ){1,3}(?:gpus?|cards?)\b(?![- ]?hours?)|"
     r"min(?:imum)? (?:number of )?(?:gpus?|cards?|nodes?)|最低配置|最低的?(?:显卡|gpu|硬件)配置|"
     # the count asked as resources or requirements ("需要多少资源", "所需卡数", "还是需要多卡", "GPU requirements")
     r"多少的?\s*(?:gpu|显卡)|所需卡数|卡数|(?:多少|什么)(?:的)?(?:硬件|gpu)?资源|硬件资源|需要多卡|最低(?:部署|运行|硬件)?要求|"

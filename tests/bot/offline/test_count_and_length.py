@@ -1,0 +1,80 @@
+"""Issue 23, class 3: a question that asks two figures of one training run gets both. "How many GPUs and how long"
+gets the days at each count (the run's work is fixed), and "the longest sequence I can train" gets the length the
+cards hold. Questions of the kinds met on the real corpus's development rows, and fresh ones from public issues."""
+
+import pytest
+from asking import ask, calls
+
+from bot.offline.compose.sizes import longest, tradeoff
+from bot.offline.understand.request.reader import read
+
+
+def _rows(answer: str) -> list[tuple[int, str]]:
+    """The (count, GPU-hours) rows of the counts-and-days table."""
+    out = []
+    for line in answer.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].isdigit():
+            out.append((int(cells[0]), cells[2]))
+    return out
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "请教一下你们预训练用了1.1T tokens，花了多少GPU和时间",  # gh-minicpm-190's kind
+        "How many RTX 4090 GPUs and how long to fine-tune Llama-3-8B on 2B tokens?",
+    ],
+)
+def test_a_count_and_a_time_asked_get_the_days_at_each_count(advisor, caplog, q):
+    (t,) = ask(advisor, caplog, q)
+    timed = {c.input["n_gpus"]: c.output for c in calls(t, "training_time") if c.input["model"] == _model(t)}
+    rows = _rows(t.answer)
+    assert len(rows) >= 2
+    counts = [n for n, _ in rows]
+    assert counts == [counts[0] * 2**i for i in range(len(counts))]  # doubling from the first
+    for n, gpu_hours in rows:
+        assert gpu_hours == f"{timed[n]['gpu_hours']:,.0f}"  # every figure is training_time's, at that count
+    assert timed[counts[-1]]["hours"] < timed[counts[0]]["hours"] / 8  # more cards, fewer days
+
+
+def _model(t) -> str:
+    return calls(t, "training_time")[0].input["model"]
+
+
+def test_one_figure_asked_gets_no_table(advisor, caplog):
+    (t,) = ask(advisor, caplog, "在 8 张 A100 上全参训练 Qwen2.5-7B，10B token 要多久？")
+    assert calls(t, "training_time") and not _rows(t.answer)
+
+
+def test_how_many_cards_with_the_card_named_between_is_a_count():
+    assert "min_count" in read("How many RTX 4090 GPUs do I need to fine-tune Llama-3-8B?").asks
+    assert "min_count" not in read("How many RTX 4090 GPU-hours did it take?").cued
+
+
+def test_the_counts_double_and_stay_in_range():
+    assert tradeoff.counts(8) == [8, 16, 32, 64, 128]
+    assert max(tradeoff.counts(8192)) <= tradeoff.MOST
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "DeepSeek-V3 Lora微调所需卡数和最大训练长度",  # gh-ms-swift-3043's kind
+        "Qwen2.5-7B LoRA 微调，单张 A100 80G 最大训练长度能到多少？",
+        "What is the maximum sequence length I can train Llama-3-8B with LoRA on one RTX 4090?",
+    ],
+)
+def test_the_longest_sequence_asked_is_the_longest_that_fits(advisor, caplog, q):
+    (t,) = ask(advisor, caplog, q)
+    fits = [c for c in calls(t, "fit_training") if c.input.get("seq_len")]
+    said = fits[-1]  # the length said is one call of its own, after the probes
+    assert said.output["fits"] and f"{said.input['seq_len']:,}" in t.answer
+    longer = [c for c in fits if c.input["seq_len"] > said.input["seq_len"] and c.input["model"] == said.input["model"]]
+    assert longer and not any(c.output["fits"] for c in longer)  # one step longer does not fit
+    assert any(c.input["seq_len"] == said.input["seq_len"] + longest.STEP for c in longer)
+
+
+def test_a_length_given_is_not_a_length_asked():
+    assert not longest.asked("LLaMA3-8B-Instruct+lora微调，单张A800（80GB显存）能否8192长度的token微调")
+    assert longest.asked("max_length 最多能设多少？")
