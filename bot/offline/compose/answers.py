@@ -28,10 +28,12 @@ from tools.units import plain
 def compose(intent: str, s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     """Run the intent's composer (unknown names are said first, with the closest known ones)."""
     if p.unknown_gpus or p.unknown_models:
+        # a name computed on its stand-in ("ChatGLM" as ChatGLM-6B, said so) is known enough for a note to answer
+        stood = not p.unknown_gpus and all(n in p.stand_ins for n in p.unknown_models)
         stops = (
             (p.unknown_gpus and not s.get("gpu"))
             or (p.unknown_models and not s.get("model"))
-            or intent in ("knowledge", "out_of_scope", "specs")
+            or (intent in ("knowledge", "out_of_scope", "specs") and not stood)
         )
         unknown_names(p, run, out)
         if stops:
