@@ -78,3 +78,14 @@ def test_the_longest_sequence_asked_is_the_longest_that_fits(advisor, caplog, q)
 def test_a_length_given_is_not_a_length_asked():
     assert not longest.asked("LLaMA3-8B-Instruct+lora微调，单张A800（80GB显存）能否8192长度的token微调")
     assert longest.asked("max_length 最多能设多少？")
+
+
+def test_a_knowledge_part_asked_in_a_models_repository_gets_its_note(advisor):
+    # gh-chatglm-finetune-lora-33's kind: the repository's "ChatGLM" is computed as ChatGLM-6B, and the question
+    # asked in words (why ZeRO-2 first, does ZeRO-3 cost accuracy) still gets the note's answer
+    t = advisor.ask(
+        "请问为什么推荐先用 ZeRO-2，是因为 ZeRO-3 牺牲了参数的计算精度吗？这会导致模型的训练效果变差吗？",
+        source="lich99/ChatGLM-finetune-LoRA",
+    )
+    assert any(c.tool == "search_knowledge" for c in t.tool_calls)
+    assert "等价" in t.answer and "ZeRO-2" in t.answer
