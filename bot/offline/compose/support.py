@@ -15,7 +15,7 @@ from bot.offline.compose import relevance
 from bot.offline.compose.relevance import shared, terms
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, excerpt
-from bot.offline.understand.request.asks import knowledge_clauses, worded_clauses
+from bot.offline.understand.request.asks import belief_clauses, knowledge_clauses, worded_clauses
 from tools.errors import AdvisorError
 
 #: content words an answer sentence and a passage sentence must share, and the share of the answer sentence's
@@ -116,6 +116,12 @@ ASKING_WORDS = frozenset(
     办法 方法 有没有 请问 为什么 为何 什么 那么 还是 需要 使用 进行 way ways there any how should could can would
     work works does controls control determines decides sets affect affects hurt change difference why""".split()
 )
+#: the words that frame a belief to check ("I read … and got the conclusion that …, is this the right
+#: understanding?"): what the belief is about is the rest
+BELIEF_FRAME = frozenset(
+    """read previous issue got conclusion understanding understand right correct wrong true result another question
+    sense thought think seems seem said says 理解 结论 看到 对吗 是不是 这样""".split()
+)
 #: the words of an asked part quoted back in its heading
 ASKED_CHARS = 48
 #: … and in the line that names a part not answered (the words are all the user sees of it there)
@@ -132,6 +138,8 @@ def knowledge_part(asks: list[str], text: str, run: Any, out: Out, at: int, firs
     dropped without a word (unless the answer is a question back, `first`: the reply answers the question)."""
     at_ = at if first or asks[:1] == ["knowledge"] else None
     explained = set(knowledge_clauses(text)[:2]) if "knowledge" in asks else set()
+    beliefs = set(belief_clauses(text))  # a belief to check: a note on its topic answers it, as an explanation
+    explained |= beliefs
     clauses = [c for c in worded_clauses(text) if c in explained or c not in knowledge_clauses(text)][:4]
     missed = []
     for clause in clauses:
@@ -140,7 +148,7 @@ def knowledge_part(asks: list[str], text: str, run: Any, out: Out, at: int, firs
             r = run("search_knowledge", {"query": clause[:300], "k": 3, "lang": out.lang})
         except AdvisorError:
             return
-        words = relevance.terms(clause)
+        words = relevance.terms(clause) - (BELIEF_FRAME if clause in beliefs else frozenset())
         topic = words - ASKING_WORDS  # what the part is about, without the words that ask it ("哪里控制", "正常吗")
         need = max(1, min(2, len(topic)))
         if clause not in explained:  # a how-to: its words are the setup's (model, GPUs, load); a note must hold most

@@ -89,3 +89,35 @@ def test_a_knowledge_part_asked_in_a_models_repository_gets_its_note(advisor):
     )
     assert any(c.tool == "search_knowledge" for c in t.tool_calls)
     assert "等价" in t.answer and "ZeRO-2" in t.answer
+
+
+@pytest.mark.parametrize(
+    "q, belief",
+    [
+        (
+            "I read that qlora must load all model parameters on a single GPU. Is this the right understanding?",
+            "qlora must load all model parameters on a single GPU",
+        ),
+        ("It doesn't make sense to fine-tune a model that has been quantized to int4, right?", "quantized to int4"),
+        ("QLoRA 只能把整个模型放在一张卡上，对吗？", "QLoRA 只能把整个模型放在一张卡上"),
+    ],
+)
+def test_a_belief_asked_to_be_checked_is_a_part(q, belief):
+    from bot.offline.understand.request.asks import belief_clauses, worded_clauses
+
+    (found,) = belief_clauses(q)
+    assert belief in found and found in worded_clauses(q)
+
+
+def test_a_belief_about_qlora_is_answered_by_its_note(advisor, caplog):
+    # gh-qwen3-780's kind: the two beliefs checked beside the fit each get the note's sentence, cited
+    (t,) = ask(
+        advisor,
+        caplog,
+        "Can Qwen2.5-72B be fine-tuned with QLoRA on 8 RTX 3090? I read that qlora must load all model parameters "
+        "on a single GPU, so 24G is not possible. Is this the right understanding?\n"
+        "Another question: it doesn't make sense to fine-tune a model that has been quantized to int4, right?",
+    )
+    assert "does not have to load all the model's parameters on a single GPU" in t.answer
+    assert "PEFT trains LoRA adapters on top" in t.answer
+    assert any(c.doc_id == "qlora-multi-gpu-en" for c in t.citations)

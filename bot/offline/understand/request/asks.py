@@ -242,6 +242,32 @@ def knowledge_clauses(text: str) -> list[str]:
     return out
 
 
+#: a belief the asker states and asks to have checked ("… Is this the right understanding?", "it doesn't make sense
+#: to fine-tune a model that has been quantized, right?", "QLoRA 只能单卡，对吗？"): its sentence is a part a note answers
+_CHECK = C(
+    r"\bis (?:this|that|it|my understanding) (?:the )?(?:right|correct)\b|\bam i (?:right|correct|wrong)\b|"
+    r"\bis (?:this|that) (?:true|so)\b|[,，]\s*right\s*[?？]|对吗|对不对|是这样吗|是不是这样|理解(?:得)?(?:对|正确|没错)吗"
+)
+#: a check this short says nothing of its own: the sentence before it holds the belief
+_CHECK_ALONE = 40
+
+
+def belief_clauses(text: str) -> list[str]:
+    """The sentences of the message that state a belief and ask whether it holds, in order (a bare "Is this right?"
+    with the sentence before it); a pasted log's lines and a clause about the asker's own measured run are not."""
+    low = _LOG.sub(lambda m: " " * len(m.group(0)), text.lower())
+    spans = [(m.start(), m.end()) for m in _CLAUSE.finditer(low) if m.group(0).strip()]
+    out = []
+    for i, (start, end) in enumerate(spans):
+        if not _CHECK.search(low[start:end]):
+            continue
+        if len(low[start:end].strip()) < _CHECK_ALONE and i:  # "Is this the right understanding?" alone
+            start = spans[i - 1][0]
+        if not _MEASURED.search(low[start:end]):
+            out.append(text[start:end].strip())
+    return list(dict.fromkeys(out))
+
+
 #: the classifier's intents that the words must ask for to lead (money, in so many words); the asks a frame of its
 #: own answers from the model and the cards
 _MONEY = frozenset({"cost", "price", "rent_vs_buy"})
@@ -328,7 +354,7 @@ def worded_clauses(text: str) -> list[str]:
     sentence whose words cue an ask a calculator answers (fits, a count, a time…) is that frame's part."""
     known = set(knowledge_clauses(text))
     low = _LOG.sub(lambda m: " " * len(m.group(0)), text.lower())
-    out = []
+    out = belief_clauses(text)  # a belief to check is a part whatever its words (figures, quantization)
     for line in re.finditer(r"[^\n]+", low):
         numbered = bool(_NUMBERED.match(line.group(0)))
         for start, end in _sentences(text, line.start(), line.group(0), known):
