@@ -81,7 +81,7 @@ def add(request: Request, run: ToolRun, out: Out, since: int) -> None:
     if len(rows) < 2:
         return
     head = say("tradeoff_head", out.lang, gpu=base.output["gpu"], model=base.output["model"])
-    out.add("\n".join([head, say("tradeoff_table", out.lang), *rows]))
+    out.add("\n".join([head, "", say("tradeoff_table", out.lang), *rows]))
     one, most = timings[0], timings[-1]
     out.add(
         say(
