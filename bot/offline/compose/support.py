@@ -120,7 +120,8 @@ ASKING_WORDS = frozenset(
 #: understanding?"): what the belief is about is the rest
 BELIEF_FRAME = frozenset(
     """read previous issue got conclusion understanding understand right correct wrong true result another question
-    sense thought think seems seem said says 理解 结论 看到 对吗 是不是 这样""".split()
+    sense thought think seems seem said says must have only use going larger bigger more 理解 结论 看到 对吗 是不是 这样 只能 必须
+    一定要""".split()
 )
 #: the words of an asked part quoted back in its heading
 ASKED_CHARS = 48
@@ -159,6 +160,8 @@ def knowledge_part(asks: list[str], text: str, run: Any, out: Out, at: int, firs
             for x in relevance.relevant(words, [x for x in r["passages"] if "```" not in x["text"]])
             if relevance.shared(topic, x["text"]) >= need
         ]
+        if clause in beliefs:  # a belief is about its specific words ("qlora"), not the generic ones ("gpu", "model")
+            ranked.sort(key=lambda x: (-shared(specific(topic), x["text"]), -shared(topic, x["text"])))
         quoted = ranked[0]["doc_id"] if ranked else None
         run.citations[before:] = [c for c in run.citations[before:] if c.doc_id == quoted]
         bare = _MARKUP.sub("", _ITEM.sub("", clause))  # "- **GPU Configuration:** For …": the words asked

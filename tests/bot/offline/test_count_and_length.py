@@ -100,6 +100,10 @@ def test_a_knowledge_part_asked_in_a_models_repository_gets_its_note(advisor):
         ),
         ("It doesn't make sense to fine-tune a model that has been quantized to int4, right?", "quantized to int4"),
         ("QLoRA 只能把整个模型放在一张卡上，对吗？", "QLoRA 只能把整个模型放在一张卡上"),
+        (  # a constraint believed, asked as a question (InternLM/xtuner#497's kind)
+            "So if I QLoRA finetune a 72B model, I must use a single GPU with larger memory? Can I stack 8 GPUs?",
+            "I must use a single GPU with larger memory",
+        ),
     ],
 )
 def test_a_belief_asked_to_be_checked_is_a_part(q, belief):
@@ -121,3 +125,9 @@ def test_a_belief_about_qlora_is_answered_by_its_note(advisor, caplog):
     assert "does not have to load all the model's parameters on a single GPU" in t.answer
     assert "PEFT trains LoRA adapters on top" in t.answer
     assert any(c.doc_id == "qlora-multi-gpu-en" for c in t.citations)
+
+
+def test_a_constraint_the_user_states_is_no_belief_to_check():
+    from bot.offline.understand.request.asks import belief_clauses
+
+    assert belief_clauses("目前我只有一张24G的4090，只能用QLoRA微调，请问微调后能跑得动吗？") == []

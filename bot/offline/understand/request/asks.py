@@ -246,7 +246,9 @@ def knowledge_clauses(text: str) -> list[str]:
 #: to fine-tune a model that has been quantized, right?", "QLoRA 只能单卡，对吗？"): its sentence is a part a note answers
 _CHECK = C(
     r"\bis (?:this|that|it|my understanding) (?:the )?(?:right|correct)\b|\bam i (?:right|correct|wrong)\b|"
-    r"\bis (?:this|that) (?:true|so)\b|[,，]\s*right\s*[?？]|对吗|对不对|是这样吗|是不是这样|理解(?:得)?(?:对|正确|没错)吗"
+    r"\bis (?:this|that) (?:true|so)\b|[,，]\s*right\s*[?？]|对吗|对不对|是这样吗|是不是这样|理解(?:得)?(?:对|正确|没错)吗|"
+    # a constraint believed, asked as a question ("i MUST use a single GPU with larger memory?", "QLoRA 只能单卡吗？")
+    r"\b(?:i|we|you|it|one) (?:must|have to|can only)\b[^?？。,，\n]{0,120}[?？]|(?:只能|必须|一定要)[^?？。,，\n]{0,30}(?:吗|么)\s*[?？]"
 )
 #: a check this short says nothing of its own: the sentence before it holds the belief
 _CHECK_ALONE = 40
