@@ -131,3 +131,20 @@ def test_a_constraint_the_user_states_is_no_belief_to_check():
     from bot.offline.understand.request.asks import belief_clauses
 
     assert belief_clauses("目前我只有一张24G的4090，只能用QLoRA微调，请问微调后能跑得动吗？") == []
+
+
+def test_whether_a_change_keeps_the_accuracy_is_a_knowledge_part():
+    from bot.offline.understand.request.asks import knowledge_clauses
+
+    assert knowledge_clauses("Should I increase the batch size 8x? Does this guarantee similar accuracy?")
+    assert knowledge_clauses("8 卡 DDP 把 batch 调大 8 倍，精度会一样吗？")
+
+
+def test_ddp_batch_and_accuracy_asked_get_the_note(advisor):
+    # forum-pytorch-113545's kind: the batch is per GPU, compare epoch time, and how to keep the accuracy
+    t = advisor.ask(
+        "DDP on 8 GPUs is 2x slower than single GPU for my small model. I used the same batch size. "
+        "Should I increase batch size for 8 GPUs DDP 8x times? Does this guarantee similar accuracy?"
+    )
+    assert any(c.doc_id == "ddp-batch-size-en" for c in t.citations)
+    assert "epoch" in t.answer and "global batch" in t.answer

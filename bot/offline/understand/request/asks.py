@@ -26,7 +26,10 @@ KNOWLEDGE_PART = (
     # why one way costs more than another ("Lora比全量微调更耗时是什么原因", "why is LoRA slower than full"): a difference
     r"(?:为什么|为何|什么原因).{0,30}比.{1,20}(?:更|还)?(?:慢|快|耗时|久|占用|大|多|少)|"
     r"比.{1,20}(?:更|还)(?:慢|快|耗时|久|占用|大|多|少).{0,16}(?:是什么原因|什么原因|为什么|为何)|"
-    r"why (?:is|does|do|would|are) .{1,40} (?:slower|faster|more|less|bigger|larger) .{0,30}than"
+    r"why (?:is|does|do|would|are) .{1,40} (?:slower|faster|more|less|bigger|larger) .{0,30}than|"
+    # whether a change keeps the results ("Does this guarantee similar accuracy?", "精度会一样吗")
+    r"(?:guarantees?|keeps?|gives?|preserves?) (?:a |the )?(?:similar|same|comparable) (?:accuracy|results?|quality|loss)|"
+    r"(?:精度|效果|结果)(?:会|能)?(?:一样|相同|不变|一致)吗"
 )
 #: a time or speed measured on the asker's own run ("8500min", "6800 min", "5 tokens/s"): its clause is a
 #: diagnosis of that run, not a question a note answers (a memory figure is often the note's subject: "140 GB")
