@@ -18,6 +18,7 @@ from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import DATA_DIR, normalize
 from tools.errors import UnknownFabric
 from tools.memo import per_record
+from tools.schemas.common import Assumption, assume
 from tools.units import GB
 from tools.yaml_data import load_yaml
 
@@ -89,19 +90,23 @@ def scale_up_gb_s(gpu: GpuSpec) -> tuple[float, str]:
 def bridge_group(gpu: GpuSpec) -> int | None:
     """Cards one NVLink bridge joins (2, or 4 for "2- or 4-card groups"), from the catalog's interconnect kind; None
     for a switched or PCIe-only card."""
+    return _link_rates(gpu)[2]
+
+
+@per_record
+def _link_rates(gpu: GpuSpec) -> tuple[float, float, int | None]:
+    """(scale-up bus GB/s, PCIe x16 bus GB/s, bridged group size or None), once per GPU record."""
+    pcie = PCIE_X16_GB_S.get(gpu.pcie_gen or 4, 64.0) / 2 * SCALE_UP_EFFICIENCY
     kind = gpu.interconnect.kind.lower()
-    if "bridge" not in kind or not gpu.interconnect_gb_s or gpu.interconnect_gb_s <= PCIE_X16_GB_S.get(4, 64.0):
-        return None
-    return 4 if "4-card" in kind else 2
+    bridged = "bridge" in kind and gpu.interconnect_gb_s and gpu.interconnect_gb_s > PCIE_X16_GB_S[4]
+    return scale_up_gb_s(gpu)[0], pcie, ((4 if "4-card" in kind else 2) if bridged else None)
 
 
 def ring_bus_gb_s(gpu: GpuSpec, ranks: int) -> float:
     """Inside a node, the bus bandwidth a ring over `ranks` GPUs gets: the scale-up link, but PCIe x16 when the
     ring is larger than the cards one NVLink bridge joins (a bridged pair's ring of 8 crosses PCIe)."""
-    group = bridge_group(gpu)
-    if group is not None and ranks > group:
-        return PCIE_X16_GB_S.get(gpu.pcie_gen or 4, 64.0) / 2 * SCALE_UP_EFFICIENCY
-    return scale_up_gb_s(gpu)[0]
+    up, pcie, group = _link_rates(gpu)
+    return pcie if group is not None and ranks > group else up
 
 
 def ring_allreduce_s(n_bytes: float, ranks: int, bus_gb_s: float) -> float:
@@ -261,10 +266,8 @@ def exposed_zero3_s(micro_s: float, compute_s: float, layers: float) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def zero3_assumption(z3: Zero3Comm, micro_steps: int, within_node: bool, default: bool):
+def zero3_assumption(z3: Zero3Comm, micro_steps: int, within_node: bool, default: bool) -> Assumption:
     """The ZeRO-3 / FSDP traffic as a stated assumption."""
-    from tools.schemas.common import assume
-
     group = "inside each node (HSDP; gradients all-reduced across nodes once per step)" if within_node else "all"
     return assume(
         key="zero_stage",
@@ -304,3 +307,25 @@ def zero3_plan(inp, gpu: GpuSpec, fabric: Fabric, n_sync: float, grad_bytes: flo
     micro = inp.micro_batch or (None if inp.framework == "torchtitan" else 1)
     steps = 1 if micro is None else max(1, math.ceil(tokens_per_replica / (micro * inp.seq_len)))
     return z3, steps
+
+
+def scale_up_assumption(gpu: GpuSpec, ranks: int) -> Assumption:
+    """The scale-up bus a ring over `ranks` GPUs of one node gets, as a stated assumption (built once per record and
+    outcome)."""
+    crosses = ring_bus_gb_s(gpu, ranks) < scale_up_gb_s(gpu)[0]
+    made = _scale_up_made(gpu)
+    if (crosses, ranks if crosses else 0) not in made:
+        up_note = scale_up_gb_s(gpu)[1]
+        ring = ring_bus_gb_s(gpu, ranks)
+        if crosses:  # a bridged pair (or group of 4) of PCIe cards: a ring over more of them crosses PCIe
+            up_note = f"{up_note}; a ring over {ranks} of these cards crosses PCIe x16: {ring:g} GB/s"
+        made[crosses, ranks if crosses else 0] = assume(
+            key="scale_up_bus_gb_s", value=round(ring, 1), unit="GB/s", note=up_note
+        )
+    return made[crosses, ranks if crosses else 0]
+
+
+@per_record
+def _scale_up_made(gpu: GpuSpec) -> dict:
+    """The scale-up assumptions made for this GPU record, by (ring crosses PCIe, its ranks)."""
+    return {}

@@ -27,8 +27,7 @@ from tools.speed.comm import (
     exposed_dp_s,
     exposed_zero3_s,
     get_fabric,
-    ring_bus_gb_s,
-    scale_up_gb_s,
+    scale_up_assumption,
     zero3_assumption,
     zero3_plan,
 )
@@ -287,7 +286,7 @@ def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, reco
             inp.grad_checkpointing is None,
             _RECOMPUTE_DEFAULT_NOTE if inp.grad_checkpointing is None else _RECOMPUTE_NOTE,
         ),
-        _scale_up_assumption(gpu, min(inp.n_gpus, inp.gpus_per_node)),
+        scale_up_assumption(gpu, min(inp.n_gpus, inp.gpus_per_node)),
         assume("comm_overlap", inp.comm_overlap, "", "comm_overlap" not in given, _OVERLAP_NOTE),
     ]
     if inp.framework != "auto":
@@ -363,15 +362,6 @@ def _width_assumption(hidden: int, tp: int, narrow: float) -> Assumption:
         value=round(narrow, 3),
         note=f"hidden {hidden} / tp {tp} = {hidden // tp} columns per GPU: " + rules().width_note,
     )
-
-
-@functools.lru_cache(maxsize=1024)
-def _scale_up_assumption(gpu: GpuSpec, ranks: int) -> Assumption:
-    up, up_note = scale_up_gb_s(gpu)
-    ring = ring_bus_gb_s(gpu, ranks)
-    if ring < up:  # a bridged pair (or group of 4) of PCIe cards: a ring over more of them crosses PCIe
-        up_note = f"{up_note}; a ring over {ranks} of these cards crosses PCIe x16: {ring:g} GB/s"
-    return assume(key="scale_up_bus_gb_s", value=round(ring, 1), unit="GB/s", note=up_note)
 
 
 @functools.lru_cache(maxsize=256)
