@@ -55,7 +55,7 @@ class ParsedQuestion(BaseModel):
     n_gpus: int | None = None  # total across nodes
     n_nodes: int | None = None
     method: Literal["full", "lora", "qlora", "freeze"] | None = None
-    objective: Literal["dpo", "orpo", "kto", "ppo", "grpo"] | None = None
+    objective: Literal["dpo", "orpo", "kto", "ppo", "grpo", "rloo", "reinforce++", "dapo", "gspo"] | None = None
     sharding: Literal["fsdp", "deepspeed"] | None = None  # the sharding stack the question names
     workload: Literal["pretrain", "finetune", "infer", "train"] | None = None
     precision: Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"] | None = None
