@@ -27,15 +27,15 @@ from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count, said_once
 from bot.offline.say.wording import carried_items, changed_items, defaults_note, error_text
 from bot.offline.understand.decide import SIZING, STAND_IN_FOR, assumed_workload, decide, lengths, parts, wordless
-from bot.offline.understand.dialogue import carried_slots, slots_of
+from bot.offline.understand.dialogue import carried_slots
 from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
 from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.request import setups
 from bot.offline.understand.request.asks import unanswered
 from bot.offline.understand.request.reader import read
-from bot.offline.understand.request.source import source_model_name, with_source
+from bot.offline.understand.request.source import with_source
 from bot.offline.understand.request.variants import VARIANT_SEP, variants
-from tools.catalog.lookup import get_gpu, get_model
+from tools.catalog.lookup import get_model
 from tools.errors import AdvisorError
 
 ASK_KEY = {
@@ -104,14 +104,8 @@ class RulesPlanner:
             offered["carried_frame"] = carried  # figures said in earlier turns: their source
         if p.injection:
             out.add(say("injection_note", lang))
-        if p.gpu_from_memory and p.gpu_from_memory["gpu"] and slots_of(p).get("gpu") == p.gpu_from_memory["gpu"]:
-            memory = p.gpu_from_memory.get("memory_gb") or p.gpu_from_memory.get("memory_gib")
-            unit = "GB" if "memory_gb" in p.gpu_from_memory else "GiB"
-            out.add(
-                say("gpu_from_memory", lang, memory=f"{memory:g} {unit}", gpu=get_gpu(p.gpu_from_memory["gpu"]).name)
-            )
-        if p.model_source:
-            out.add(say("model_from_source", lang, source=p.model_source, model=source_model_name(p)))
+        for line in answers.reading_notes(p, lang):  # what was read for the user: a memory, a source, servers
+            out.add(line)
         f = frame(intent)
         fabric = intent in _NETWORK_INTENTS and bool(user_slots.get("gpu")) and network.applies(text, p)
         slots = lengths(intent, dict(user_slots))
