@@ -139,7 +139,8 @@ _CONCURRENCY = (
 
 
 def counts(w: Work) -> None:
-    board_servers(w)  # before a card count takes "4台H100" for four GPUs
+    if not any(rx.search(w.t) for rx in (_NODES_EACH, _NODES_AND_CARDS, _NODES_THEN_CARDS, _PLATFORM_NODES)):
+        board_servers(w)  # no GPUs per server said: before a card count takes "4台H100" for four GPUs
     for m in _NODES_EACH.finditer(w.t):  # "4 nodes that each have 8 A40", "3 台服务器，每台 8 张 A800"
         nodes, cards = to_number(m.group(1)), to_number(m.group(2))
         if nodes and cards and "n_gpus" not in w.slots:

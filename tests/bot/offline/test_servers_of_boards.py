@@ -13,6 +13,13 @@ from bot.offline.understand.parse import parse
     ("question", "gpus", "nodes"),
     [
         ("qwen3-235B-moe在4台H100（80GB）上能否训练成功", 32, 4),
+        (  # the question again in English below it: the same four servers
+            "qwen3-235B-moe在4台H100（80GB）上能否训练成功？\n\nCan qwen3-235B moe be trained on 4 H100 (80GB) machines? "
+            "The official sample was trained on 4 H20 (96GB) machines.",
+            32,
+            4,
+        ),
+        ("两台H800服务器，每台8卡", 16, 2),
         ("can Qwen3-235B be trained on 4 H100 (80GB) machines?", 32, 4),
         ("4台H20部署DeepSeek-R1够不够", 32, 4),
         ("2 nodes of H100 to full fine-tune a 70B: does it fit?", 16, 2),

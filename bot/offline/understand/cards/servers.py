@@ -47,14 +47,16 @@ def board_servers(w: Work) -> None:
     figure for GPUs; how many GPUs they hold is `gpus_of_servers`' (the question may say: "4台A800 … 4*8*A800")."""
     if "n_gpus" in w.slots:
         return
-    for m in _BOARD_NODES.finditer(w.t):
+    for m in list(_BOARD_NODES.finditer(w.t)):
         nodes, gid = to_number(m.group(1)), _named_in(w, *m.span())
-        if gid and _per_node(gid) and nodes and nodes == int(nodes):
-            w.slots["n_nodes"] = int(nodes)
-            w.note("n_nodes", *m.span())
-            w.t = w.t[: m.start()] + "".join(c if c == GPU_MARK else USED_MARK for c in m.group(0)) + w.t[m.end() :]
-            w.board_gpu = gid
-            return
+        if not (gid and _per_node(gid) and nodes and nodes == int(nodes)):
+            continue
+        if getattr(w, "board_gpu", None) is None:
+            w.slots["n_nodes"], w.board_gpu = int(nodes), gid
+        elif w.slots["n_nodes"] != nodes:
+            continue  # other servers ("the official sample ran on 4 H20 machines" counts as the same four)
+        w.note("n_gpus", *m.span())  # (again where the same servers are said twice: a translation below)
+        w.t = w.t[: m.start()] + "".join(c if c == GPU_MARK else USED_MARK for c in m.group(0)) + w.t[m.end() :]
 
 
 def gpus_of_servers(w: Work) -> None:
