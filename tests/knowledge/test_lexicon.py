@@ -125,7 +125,7 @@ def test_unchanged_notes_are_not_tokenized_again_by_the_next_process(config, cor
     monkeypatch.setattr(retrieval, "tokenize", lambda text: cut.append(text) or real(text))
 
     first = Retriever.from_config(config)
-    assert len(cut) == len(first) > 0
+    assert cut == [] and len(first) > 0  # the index build on the fresh folder left every chunk's tokens
     cut.clear()
     again = Retriever(KnowledgeIndex(config))  # a new retriever has no tokens in memory
     assert cut == []
@@ -136,7 +136,7 @@ def test_unchanged_notes_are_not_tokenized_again_by_the_next_process(config, cor
     KnowledgeIndex(config).sync()
     cut.clear()
     edited = Retriever(KnowledgeIndex(config))
-    assert len(cut) == 1 and "随时退租" in cut[0]  # only the changed chunk
+    assert cut == []  # the sync cut the changed chunk and left its tokens
     assert edited.search("随时退租", k=1)[0].doc_id == "rent-vs-buy"
 
     cut.clear()
@@ -184,3 +184,22 @@ def test_the_stores_memory_of_absent_words_is_bounded_and_never_changes_a_cut(st
     for _ in range(2):  # the second time every substring is known: in FREQ, or remembered as no entry
         assert [r for r in runs if store.lcut(r) != full.lcut(r)] == []
         assert len(store._absent) <= 50 + max(len(r) ** 2 for r in runs)
+
+
+def test_an_index_build_leaves_the_tokens_of_what_it_indexed_so_a_reader_cuts_nothing(config, monkeypatch):
+    """The index job (`gpu-advisor kb index`, or the first process on a fresh data folder) cuts the notes it indexes
+    anyway: their tokens go to the token cache, so a worker reading them back from a Chroma server does not load
+    jieba's whole dictionary to cut them again."""
+    index = KnowledgeIndex(config)
+    index.ensure_built()
+    stored = index.stored()
+    cached = lexicon.read_tokens(config.data_dir, lexical.tokens_key())
+    assert stored and {c.hash for c in stored} <= set(cached)
+    assert all(cached[c.hash] == lexical.tokenize(c.text) for c in stored)
+
+    def _no_cutting(text: str) -> list[str]:
+        raise AssertionError("a chunk was cut again")
+
+    monkeypatch.setattr(retrieval, "tokenize", _no_cutting)
+    reader = Retriever(index)
+    assert reader._tokens == {c.hash: cached[c.hash] for c in stored}
