@@ -180,13 +180,14 @@ def fewest_that_hold(args: dict[str, Any], s: dict[str, Any], run: ToolRun) -> t
 
 def speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
-    args, since = serving_args(s), len(run.calls)
+    args = serving_args(s)
     fit, raised = fewest_that_hold(args, s, run)
     if raised:  # no count given: the speed on the fewest cards that hold the model, said up front
         out.add(say("speed_on_min_gpus", lang, gpu=fit["gpu"], model=fit["model"], n=fit["n_gpus"]))
-    if not fit["fits"]:  # the fit (unless a part before gave it), then the speed of the setups that hold it
-        if not working.shown_before(run, args, since):
-            fit_infer(with_host_ram({**s, "workload": "infer"}, p), run, out)
+    if not fit["fits"]:  # the fit (what a part before said is not said again), then the setups that hold it
+        part = Out(lang=lang)
+        fit_infer(with_host_ram({**s, "workload": "infer"}, p), run, part)
+        working.unsaid(part, out)
         working.speed(fit, args, run, out)
         return
     r = run("inference_speed", args)

@@ -33,6 +33,14 @@ _CUE = re.compile(
     r"\W{0,3}(?:显存|vram|gpu memory|memory|of)?\W{0,3}$",
     re.IGNORECASE,
 )
+#: words around a figure that make it the memory the user has, the host's RAM, or one card's share of a split
+_NOT_THE_JOB = re.compile(
+    r"\bhave\b|\bhas\b|我有|手上|手头|ddr\d?|\bram\b|\bcpu\b|host|system memory|主机|内存|"
+    r"(?:gpu|卡|card)\s*\d(?=[^\d.g])|(?<![\d.])\d\s*(?:号)?卡|第.张|每张|每卡|per (?:gpu|card)|each (?:gpu|card)",
+    re.IGNORECASE,
+)
+#: "20到40g", "36G-40G": the figure closes a range whose low end stands before it
+_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:g|gb)?\s*(?:到|至|-|~|～|to)\s*$", re.IGNORECASE)
 #: words before a figure that make it what the user saw in use, not an estimate or a requirement
 _SEEN = re.compile(
     r"实测|占用|占了|用了|消耗|我这边|显示|consum|\buse[sd]?\b|using|takes|\bsee\b|showing", re.IGNORECASE
@@ -48,15 +56,18 @@ def _gb(text: str, m: Mention) -> float | None:
 
 
 def _cards_memory(request: Request) -> set[float]:
-    """The memory of the cards named, one card and all of them (what the user has, not what the job needs)."""
+    """The memory of the cards named, one card and each count said of them (what the user has)."""
     p = request.parsed
+    counts = {1.0, float(p.n_gpus or 1)} | {
+        float(m.value) for m in request.mentions if m.role == "gpus_total" and isinstance(m.value, int | float)
+    }
     have: set[float] = set()
     for g in p.gpus:
         try:
             mem = get_gpu(g).memory_gb
         except AdvisorError:
             continue
-        have |= {mem, mem * (p.n_gpus or 1)}
+        have |= {mem * n for n in counts}
     return have
 
 
@@ -66,13 +77,22 @@ def seen(request: Request, m: Mention) -> bool:
     return bool(_SEEN.search(text[max(0, m.start - 30) : m.start]))
 
 
-def stated(request: Request) -> list[tuple[Mention, float, str | None]]:
-    """The memory figures the user gives for the job, each with the model named nearest before it (as the fit
-    calls name it), in the order said; a figure said twice is one."""
+def _job_figure(request: Request, text: str, m: Mention) -> bool:
+    """The figure is said of the whole job: not the memory the user has, the host's RAM, or what one card of a
+    split was seen using ("0卡的显存占用是2g多", "两张卡占用显存都是72G")."""
+    if _NOT_THE_JOB.search(text, max(0, m.start - 16), m.end + 12):  # words cut at the window's edges are not words
+        return False
+    return not (seen(request, m) and (request.parsed.n_gpus or 1) > 1)
+
+
+def stated(request: Request) -> list[tuple[Mention, float, float, str | None, str]]:
+    """The memory figures the user gives for the job (low and high ends: one figure is both), each with the model
+    named nearest before it (as the fit calls name it) and the user's words, in the order said; a figure said
+    twice is one."""
     text = normalised(request.text)
     have = _cards_memory(request)
     stand_ins = request.parsed.stand_ins
-    out: list[tuple[Mention, float, str | None]] = []
+    out: list[tuple[Mention, float, float, str | None, str]] = []
     model: str | None = None
     for m in request.mentions:
         if m.role in ("model", "model_size") and isinstance(m.value, str):
@@ -83,10 +103,15 @@ def stated(request: Request) -> list[tuple[Mention, float, str | None]]:
         value = _gb(text, m)
         if value is None or any(abs(value - h) <= 0.05 * h for h in have):
             continue
-        if m.role != "claim" and not _CUE.search(text[max(0, m.start - 14) : m.start]):
+        start = max(0, m.start - 24)
+        r = _RANGE.search(text[start : m.start])
+        low = float(r.group(1)) if r and float(r.group(1)) < value else value
+        begins = start + r.start() if low < value else m.start  # the range's words start at its low end
+        cued = m.role == "claim" or _CUE.search(text[max(0, begins - 14) : begins])
+        if not cued or not _job_figure(request, text, m):
             continue
-        if all(abs(value - v) > 1e-9 for _, v, _ in out):
-            out.append((m, value, model))
+        if all(abs(value - v) > 1e-9 for _, _, v, _, _ in out):
+            out.append((m, low, value, model, text[begins : m.end].strip()))
     return out[:_MAX]
 
 
@@ -108,17 +133,19 @@ def _estimate(call: Any, run: ToolRun) -> float | None:
 
 def _basis(call: Any, lang: str) -> str:
     o, i = call.output, call.input
+    where = say("stated_on_one" if o.get("n_gpus") == 1 else "stated_in_all", lang)
     precision = i.get("precision") or next(
         (a.get("value") for a in o.get("assumptions", []) if a.get("key") == "precision"), None
     )
     if call.tool == "fit_inference":
-        return say("stated_basis_serve", lang, precision=precision or "bf16", ctx=f"{o['context_len']:,}")
+        return say("stated_basis_serve", lang, precision=precision or "bf16", ctx=f"{o['context_len']:,}", where=where)
     seq = next((a.get("value") for a in o.get("assumptions", []) if a.get("key") == "seq_len"), None)
     return say(
         "stated_basis_train",
         lang,
         method=method_label(o.get("method", "full"), lang).strip(),
         seq=f"{int(seq):,}" if seq else "—",
+        where=where,
     )
 
 
@@ -131,7 +158,7 @@ def add(request: Request, run: ToolRun, out: Out, at: int, said: str = "") -> No
         return
     fits = [c for c in run.calls if c.tool in _FITS and c.output.get("per_gpu_gb")]
     shown = 0
-    for m, value, model in figures:  # in the order said, from `at` on
+    for m, low, value, model, words in figures:  # in the order said, from `at` on
         # the job as asked is the first fit of its model (a remedy sized after it, int8 or LoRA, is another job)
         call = next((c for c in fits if model and c.input.get("model") == model), None)
         if call is None and len({c.input.get("model") for c in fits}) == 1:
@@ -139,7 +166,9 @@ def add(request: Request, run: ToolRun, out: Out, at: int, said: str = "") -> No
         estimate = _estimate(call, run) if call else None
         if not estimate:
             continue
-        verdict = stated_verdict(value, estimate)
+        # a range agrees when the estimate lies within it; else it is above or below as a whole
+        ends = stated_verdict(low, estimate), stated_verdict(value, estimate)
+        verdict = "above" if ends[0] == "above" else "below" if ends[1] == "below" else "close"
         kind = "serve" if call.tool == "fit_inference" else "train"
         key = f"stated_{verdict}" + (f"_{kind}" if verdict == "above" and seen(request, m) else "")
         out.blocks.insert(
@@ -147,7 +176,7 @@ def add(request: Request, run: ToolRun, out: Out, at: int, said: str = "") -> No
             say(
                 key,
                 out.lang,
-                said=m.text.strip(),
+                said=words,
                 model=call.output.get("model", ""),
                 est=gb(estimate),
                 basis=_basis(call, out.lang),

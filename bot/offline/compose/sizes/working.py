@@ -20,9 +20,10 @@ _BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4"
 _MAX_CARDS = 16
 
 
-def shown_before(run: ToolRun, args: dict[str, Any], since: int) -> bool:
-    """The same fit was made before `since` (an earlier part of this answer gave it): not said twice."""
-    return any(c.tool == "fit_inference" and c.input == args and c.id not in run.surveyed for c in run.calls[:since])
+def unsaid(part: Out, out: Out) -> None:
+    """The blocks of `part` that `out` has not said yet (an earlier part of this answer gave the same fit)."""
+    out.blocks.extend(b for b in part.blocks if b not in out.blocks)
+    out.tail.extend(b for b in part.tail if b not in out.tail)
 
 
 def _precision(fit: dict[str, Any], args: dict[str, Any]) -> str:
