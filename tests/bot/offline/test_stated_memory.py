@@ -33,7 +33,7 @@ def test_a_documented_figure_is_set_against_the_fit_on_the_users_card(advisor):
     # "文档说lora训练只要显存 21g": the repository's model, LoRA on the L40S named
     t = advisor.ask(row("gh-glm4-177"), source="zai-org/GLM-4")
     fit = calls(t, "fit_training")[0].output
-    assert f"**您说的 21g 与估算相符：**GLM-4-9B 这项任务估算约 {gb(fit['per_gpu_gb'])}（LoRA 训练" in t.answer
+    assert f"**您说的 21g 与估算相符：**GLM-4-9B 这项任务估算约 {gb(fit['per_gpu_gb'])}（LoRA训练" in t.answer
 
 
 def test_memory_seen_above_the_estimate_names_the_engines_reserve(advisor):
@@ -70,3 +70,17 @@ def test_the_verdict_grows_with_the_stated_figure(need, a, b):
     assert stated_verdict(need, need) == "close"
     assert stated_verdict(need * (1 + SEEN_BAND) * 1.01, need) == "above"
     assert stated_verdict(need * (1 - SEEN_BAND) * 0.99, need) == "below"
+
+
+def test_a_range_said_at_a_precision_is_the_weights_at_it(advisor):
+    # "each model should be around take around 36G-40G in 4bit": Qwen2-72B's 4-bit weights, not the QLoRA job
+    t = advisor.ask(row("gh-axolotl-1690"), source="axolotl-ai-cloud/axolotl")
+    weights = [c.output["weights_gb"] for c in calls(t, "model_memory") if c.input.get("precision") == "int4"]
+    assert f"**Your 36G-40G agrees with the estimate:** Qwen2.5-72B takes about {gb(weights[0])}" in t.answer
+    assert "(the int4 weights alone)" in t.answer
+
+
+def test_a_range_that_holds_the_estimate_agrees(advisor):
+    # "lora微调一个9b的模型显存的使用应该是20到40g左右"
+    t = advisor.ask(row("gh-flagembedding-1319"), source="FlagOpen/FlagEmbedding")
+    assert "**您说的 20到40g 与估算相符：**" in t.answer

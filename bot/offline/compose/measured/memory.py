@@ -41,6 +41,14 @@ _NOT_THE_JOB = re.compile(
 )
 #: "20到40g", "36G-40G": the figure closes a range whose low end stands before it
 _RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:g|gb)?\s*(?:到|至|-|~|～|to)\s*$", re.IGNORECASE)
+#: "36G-40G": the figure opens a range whose high end follows it
+_RANGE_ON = re.compile(r"^\s*(?:到|至|-|~|～|to)\s*(\d+(?:\.\d+)?)\s*(?:gb|gib|g)(?![a-z])", re.IGNORECASE)
+#: a precision just after the figure ("36G-40G in 4bit", "fp16 下 14G"): the figure is the weights at it, not the job
+_WEIGHTS_AT = re.compile(
+    r"^\W{0,3}(?:of\s+)?(?:weights?\s+)?(?:in|at|用|按|的)?\s*(4[- ]?bit|8[- ]?bit|16[- ]?bit|int4|int8|fp16|bf16|fp8)",
+    re.IGNORECASE,
+)
+_BITS = {"4": "int4", "8": "int8", "16": "bf16"}
 #: words before a figure that make it what the user saw in use, not an estimate or a requirement
 _SEEN = re.compile(
     r"实测|占用|占了|用了|消耗|我这边|显示|consum|\buse[sd]?\b|using|takes|\bsee\b|showing", re.IGNORECASE
@@ -85,14 +93,14 @@ def _job_figure(request: Request, text: str, m: Mention) -> bool:
     return not (seen(request, m) and (request.parsed.n_gpus or 1) > 1)
 
 
-def stated(request: Request) -> list[tuple[Mention, float, float, str | None, str]]:
+def stated(request: Request) -> list[tuple[Mention, float, float, str | None, str, int]]:
     """The memory figures the user gives for the job (low and high ends: one figure is both), each with the model
-    named nearest before it (as the fit calls name it) and the user's words, in the order said; a figure said
-    twice is one."""
+    named nearest before it (as the fit calls name it), the user's words and where they end, in the order said; a
+    figure said twice is one."""
     text = normalised(request.text)
     have = _cards_memory(request)
     stand_ins = request.parsed.stand_ins
-    out: list[tuple[Mention, float, float, str | None, str]] = []
+    out: list[tuple[Mention, float, float, str | None, str, int]] = []
     model: str | None = None
     for m in request.mentions:
         if m.role in ("model", "model_size") and isinstance(m.value, str):
@@ -110,9 +118,29 @@ def stated(request: Request) -> list[tuple[Mention, float, float, str | None, st
         cued = m.role == "claim" or _CUE.search(text[max(0, begins - 14) : begins])
         if not cued or not _job_figure(request, text, m):
             continue
-        if all(abs(value - v) > 1e-9 for _, _, v, _, _ in out):
-            out.append((m, low, value, model, text[begins : m.end].strip()))
+        end = m.end
+        if low == value and (on := _RANGE_ON.match(text[m.end : m.end + 16])) and float(on.group(1)) > value:
+            value, end = float(on.group(1)), m.end + on.end()  # "36G-40G": the range as one figure
+        if all(abs(value - v) > 1e-9 for _, _, v, _, _, _ in out):
+            out.append((m, low, value, model, text[begins:end].strip(), end))
     return out[:_MAX]
+
+
+def _weights_at(text: str, end: int) -> str | None:
+    """The precision a figure ending at `end` is said at when it is the weights' ("in 4bit"): the calculators'
+    name for it."""
+    got = _WEIGHTS_AT.match(text[end : end + 24])
+    if not got:
+        return None
+    word = got.group(1).lower().replace(" ", "").replace("-", "")
+    return _BITS.get(word.removesuffix("bit"), word) if word.endswith("bit") else word
+
+
+def _weights(call: Any, precision: str, run: ToolRun) -> float | None:
+    try:
+        return run("model_memory", {"model": call.input["model"], "precision": precision}).get("weights_gb")
+    except AdvisorError:
+        return None
 
 
 def _estimate(call: Any, run: ToolRun) -> float | None:
@@ -154,16 +182,18 @@ def add(request: Request, run: ToolRun, out: Out, at: int, said: str = "") -> No
     how much, with the settings the estimate stands on, put at `at` (first). `said`: a line already given on a figure (the memory the
     user has in all, "是否只需要 700G 就够"), whose figure is not set against the estimate again."""
     figures = [f for f in stated(request) if f[0].text.strip() not in said]
+    text = normalised(request.text)
     if not figures:
         return
     fits = [c for c in run.calls if c.tool in _FITS and c.output.get("per_gpu_gb")]
     shown = 0
-    for m, low, value, model, words in figures:  # in the order said, from `at` on
+    for m, low, value, model, words, end in figures:  # in the order said, from `at` on
         # the job as asked is the first fit of its model (a remedy sized after it, int8 or LoRA, is another job)
         call = next((c for c in fits if model and c.input.get("model") == model), None)
         if call is None and len({c.input.get("model") for c in fits}) == 1:
             call = fits[0]
-        estimate = _estimate(call, run) if call else None
+        bits = _weights_at(text, end)  # "36G-40G in 4bit": the weights at that precision
+        estimate = (_weights(call, bits, run) if bits else _estimate(call, run)) if call else None
         if not estimate:
             continue
         # a range agrees when the estimate lies within it; else it is above or below as a whole
@@ -179,7 +209,7 @@ def add(request: Request, run: ToolRun, out: Out, at: int, said: str = "") -> No
                 said=words,
                 model=call.output.get("model", ""),
                 est=gb(estimate),
-                basis=_basis(call, out.lang),
+                basis=say("stated_basis_weights", out.lang, precision=bits) if bits else _basis(call, out.lang),
             ),
         )
         shown += 1
