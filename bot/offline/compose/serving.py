@@ -188,7 +188,7 @@ def speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
         part = Out(lang=lang)
         fit_infer(with_host_ram({**s, "workload": "infer"}, p), run, part)
         working.unsaid(part, out)
-        working.speed(fit, args, run, out)
+        working.speed(fit, args, run, out, p.text or "")
         return
     r = run("inference_speed", args)
     bound = {"memory": "显存带宽", "compute": "算力"}[r["bound"]] if lang == "zh" else r["bound"]

@@ -41,3 +41,9 @@ def test_a_setup_that_holds_the_model_keeps_its_own_speed(advisor):
     t = advisor.ask("两张 4090 跑 Qwen2.5-7B，速度大概多少？")
     assert "按放得下的配置" not in t.answer
     assert calls(t, "inference_speed")[0].input["n_gpus"] == 2
+
+
+def test_a_cpu_gpu_setup_is_not_answered_with_more_cards(advisor):
+    # a hybrid run (KTransformers, GGUF) keeps the model partly in RAM on purpose: its speed is not that of 8 GPUs
+    t = advisor.ask("ktransformers 跑 DeepSeek-V3 GGUF，一张 H20 96G，cpu_infer 64，速度大概多少？")
+    assert "按放得下的配置" not in t.answer

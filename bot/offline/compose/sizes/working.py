@@ -7,6 +7,7 @@ setup the calculators refuse is left out, and with none left nothing is said (th
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from bot.core.toolbox import ToolRun
@@ -16,6 +17,9 @@ from tools.errors import AdvisorError
 
 #: bytes per weight of each precision: a quantised option is one with fewer bytes than the precision asked
 _BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+#: a setup that runs part of the model on the CPU on purpose (llama.cpp, KTransformers, offload): the cards it
+#: has are the setup, and more or lighter cards are no answer to its speed
+HYBRID = re.compile(r"offload|卸载|llama\.cpp|llamacpp|ollama|ktransformers|cpu_infer|gguf", re.IGNORECASE)
 #: the fewest cards are a setup to offer up to this many (beyond it the answer's servers block speaks)
 _MAX_CARDS = 16
 
@@ -49,8 +53,11 @@ def _options(fit: dict[str, Any], args: dict[str, Any], run: ToolRun) -> list[di
     return out
 
 
-def speed(fit: dict[str, Any], args: dict[str, Any], run: ToolRun, out: Out) -> None:
-    """One line with the speed of each setup that holds the model, after the fit that says the asked one does not."""
+def speed(fit: dict[str, Any], args: dict[str, Any], run: ToolRun, out: Out, text: str = "") -> None:
+    """One line with the speed of each setup that holds the model, after the fit that says the asked one does not
+    (`text`: the question; a CPU+GPU setup is answered by the hybrid rows of the fit, not here)."""
+    if HYBRID.search(text):
+        return
     lines = []
     for option in _options(fit, args, run):
         try:
