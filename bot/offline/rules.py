@@ -283,7 +283,7 @@ class RulesPlanner:
             scaling.ask(out, unsized)
         if said := answers.memory_verdict(request, run, lang):  # "是否只需要 700G 显卡": the yes or no, first
             out.blocks.insert(answered_at, said)
-        stated_memory.add(request, run, out, answered_at, said)  # "my estimate about 68GB", "文档说只要 21g": theirs against ours
+        stated_memory.add(request, run, out, answered_at, said)  # "my estimate about 68GB", "文档说只要 21g"
         china = lang == "zh" or p.china_only
         if not planned and not fabric:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
