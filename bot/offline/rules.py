@@ -19,6 +19,7 @@ from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers, diagnosis, network, proposal, support
 from bot.offline.compose.evidence import host_ram
 from bot.offline.compose.measured import gap
+from bot.offline.compose.measured import memory as stated_memory
 from bot.offline.compose.sizes import holds, host, method, scaling
 from bot.offline.compose.systems import electricity, minimum, nodes, system
 from bot.offline.compose.verdict import verdict
@@ -276,6 +277,7 @@ class RulesPlanner:
             scaling.ask(out, unsized)
         if said := answers.memory_verdict(request, run, lang):  # "是否只需要 700G 显卡": the yes or no, first
             out.blocks.insert(answered_at, said)
+        stated_memory.add(request, run, out, answered_at, said)  # "my estimate about 68GB", "文档说只要 21g"
         china = lang == "zh" or p.china_only
         if not planned and not fabric:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
