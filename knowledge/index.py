@@ -37,7 +37,7 @@ import numpy as np
 from knowledge.chunking import chunk_note
 from knowledge.config import KnowledgeConfig
 from knowledge.errors import IndexUnavailable
-from knowledge.lexical import bulk, warm_up
+from knowledge.lexical import bulk, remember_tokens, warm_up
 from knowledge.lock import one_writer
 from knowledge.notes import BUILTIN, CorpusRoot, load_corpus
 from knowledge.records import IndexStats, StoredChunk, SyncReport, from_record, metadata, stored_from
@@ -359,6 +359,8 @@ class KnowledgeIndex:
             col.delete(ids=gone[start : start + _BATCH])
         if progress and gone:
             progress(total, total)
+        if todo:
+            remember_tokens(self.config.data_dir, [(c.hash, c.text) for c in todo])
 
     @staticmethod
     def _manifest_for(roots: list[CorpusRoot]) -> dict[str, Any]:

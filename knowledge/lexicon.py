@@ -51,6 +51,7 @@ jieba = _import_jieba()
 STORE_FILE = "jieba-words.sqlite3"
 TOKENS_FILE = "lexical-tokens.json"
 _BATCH = 500
+_ABSENT_MAX = 100_000
 
 
 class StoreTokenizer(jieba.Tokenizer):
@@ -69,6 +70,9 @@ class StoreTokenizer(jieba.Tokenizer):
         self._connection = connection
         self._longest = longest
         self._fill_lock = threading.Lock()
+        #: substrings looked up and found to be no entry (the store is read-only), so each question does not ask
+        #: SQLite about them again; emptied when it reaches `_ABSENT_MAX` (a few MB) so a long-lived server stays small
+        self._absent: set[str] = set()
 
     def get_DAG(self, sentence: str) -> dict[int, list[int]]:
         self._fill(sentence)
@@ -76,8 +80,11 @@ class StoreTokenizer(jieba.Tokenizer):
 
     def _fill(self, sentence: str) -> None:
         freq, n, longest = self.FREQ, len(sentence), self._longest
+        absent = self._absent
         todo = [
-            w for w in {sentence[i:j] for i in range(n) for j in range(i + 1, min(n, i + longest) + 1)} if w not in freq
+            w
+            for w in {sentence[i:j] for i in range(n) for j in range(i + 1, min(n, i + longest) + 1)}
+            if w not in freq and w not in absent
         ]
         if not todo:
             return
@@ -93,6 +100,9 @@ class StoreTokenizer(jieba.Tokenizer):
             for word, _ in found:
                 for end in range(1, len(word)):
                     freq.setdefault(word[:end], 0)
+            if len(absent) > _ABSENT_MAX:
+                absent.clear()
+            absent.update(w for w in todo if w not in freq)
 
 
 def open_store(data_dir: Path, key: str) -> StoreTokenizer | None:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge.config import KnowledgeConfig, KnowledgeSettings
 from knowledge.index import KnowledgeIndex, StoredChunk
-from knowledge.lexical import LexicalIndex, bulk, tokenize, tokens_key, warm_up
+from knowledge.lexical import LexicalIndex, bulk, settle, tokenize, tokens_key, warm_up
 from knowledge.lexicon import read_tokens, write_tokens
 from knowledge.vectors import content_key, load_cache, nearest, save_cache, unit_rows
 from tools.errors import InvalidInput
@@ -129,6 +129,7 @@ class Retriever:
         self._tokens.update((c.hash, fresh[c.id]) for c in todo if c.hash)
         if any(c.hash for c in todo):
             write_tokens(data_dir, tokens_key(), self._tokens)
+        settle(data_dir)
         self._lexical = LexicalIndex([self._tokens[c.hash] if c.hash else fresh[c.id] for c in self._chunks])
         self._langs = np.array([c.lang for c in self._chunks], dtype=object)
         self._topics = [frozenset(c.topics) for c in self._chunks]

@@ -111,6 +111,20 @@ class Advisor:
         `owner` is the principal the conversation belongs to (see `bot.core.store`): an API key, a widget
         site, a channel workspace ("slack:T0123", "wecom:<corp id>"). A conversation another owner
         holds is refused with `UnknownConversation`, exactly like a missing one."""
+        return self.ask_dumped(text, conversation_id, lang, emit, owner, channel, source)[0]
+
+    def ask_dumped(
+        self,
+        text: str,
+        conversation_id: str | None = None,
+        lang: str | None = None,
+        emit: Emit = _ignore,
+        owner: str = LOCAL_OWNER,
+        channel: str = "api",
+        source: str | None = None,
+    ) -> tuple[AnswerTrace, str]:
+        """`ask`, with the trace's JSON text as the store keeps it (`model_dump_json()`): POST /v1/ask sends that
+        text, so an answer is serialized once, not once for the store and again for the response."""
         text = clean_question(text)
         cid = conversation_id or uuid.uuid4().hex
         idx = self.store.start_turn(cid, text, channel=channel, owner=owner)
@@ -120,8 +134,9 @@ class Advisor:
         except Exception as err:
             self.store.fail_turn(cid, idx, f"{type(err).__name__}: {err}")
             raise
-        self.store.finish_turn(cid, idx, trace, state)
-        return trace
+        dumped = trace.model_dump_json()
+        self.store.finish_turn(cid, idx, trace, state, dumped=dumped)
+        return trace, dumped
 
     def stream(
         self,

@@ -12,13 +12,12 @@ once, when it is created. A fast hash is enough here: the keys are random, not p
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import hashlib
 import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, insert, select, update
+from sqlalchemy import Table, exists, insert, or_, select, update
 
 from bot.core.store import Store
 from bot.core.store_schema import api_keys, widget_keys
@@ -91,17 +90,6 @@ def _active_row(store: Store, table: Table, key: str):
     return None if row is None or row["revoked_at"] is not None else row
 
 
-def _any(store: Store, table: Table) -> bool:
-    with store.engine.connect() as conn:
-        return conn.execute(_any_row(table)).first() is not None
-
-
-@functools.cache
-def _any_row(table: Table):
-    """One row's id, if any: built once per table (an open API asks on every request)."""
-    return select(table.c.id).limit(1)
-
-
 def create(store: Store, name: str, admin: bool = False) -> tuple[KeyInfo, str]:
     """A new key named `name`; returns its record and the key itself (not stored, shown once).
     An admin key may read every conversation (`GET /v1/conversations/{id}`), whoever started it."""
@@ -122,11 +110,6 @@ def verify(store: Store, key: str) -> KeyInfo | None:
     """The active key record matching `key`, or None."""
     row = _active_row(store, api_keys, key)
     return None if row is None else _info(row)
-
-
-def any_created(store: Store) -> bool:
-    """Whether a key was ever created (revoked ones count: revoking the last key does not open the API)."""
-    return _any(store, api_keys)
 
 
 # ---- publishable widget keys ------------------------------------------------------------------------
@@ -186,6 +169,12 @@ def revoke_widget(store: Store, key_id: str) -> bool:
     return _revoke(store, widget_keys, key_id)
 
 
-def any_widget_key(store: Store) -> bool:
-    """Whether a publishable key was ever created: then the API is no longer open to callers without a key."""
-    return _any(store, widget_keys)
+#: either kind of key ever created, in one statement built once (an open API asks on every request)
+_ANY_KEY = select(or_(exists(select(api_keys.c.id)), exists(select(widget_keys.c.id))))
+
+
+def any_key(store: Store) -> bool:
+    """Whether a secret or a publishable key was ever created: then the API is no longer open to callers without a
+    key (revoked ones count: revoking the last key does not open the API)."""
+    with store.engine.connect() as conn:
+        return bool(conn.execute(_ANY_KEY).scalar())

@@ -64,7 +64,7 @@ class KeyRing:
 
     def required(self) -> bool:
         if not self._required:  # once a key exists the API never opens again: remember it
-            self._required = keys.any_created(self.store) or keys.any_widget_key(self.store)
+            self._required = keys.any_key(self.store)
         return self._required
 
     def check(self, token: str) -> Principal | None:

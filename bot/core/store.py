@@ -143,8 +143,15 @@ class Store:
         return idx
 
     def finish_turn(
-        self, conversation_id: str, idx: int, trace: AnswerTrace, state: dict[str, Any] | None = None
+        self,
+        conversation_id: str,
+        idx: int,
+        trace: AnswerTrace,
+        state: dict[str, Any] | None = None,
+        dumped: str | None = None,
     ) -> None:
+        """Complete the turn with its answer and trace; `dumped`: the trace's `model_dump_json()` when the caller
+        has it already."""
         with self._begin() as conn:
             conn.execute(
                 self._hot.finish,
@@ -155,7 +162,7 @@ class Store:
                     "p_language": trace.language,
                     "p_mode": trace.mode,
                     # serialized once, by pydantic (the same values as json.dumps(model_dump(mode="json")), faster)
-                    "p_trace": JsonText(trace.model_dump_json()),
+                    "p_trace": JsonText(trace.model_dump_json() if dumped is None else dumped),
                     "p_state": state,
                 },
             )

@@ -12,6 +12,8 @@ def part_label(part: str, lang: str) -> str:
     """A variant's label: a method or a job in words, a concurrency with its figure, else a catalog name."""
     if part.startswith(("method_", "workload_")):
         return say(part, lang).strip()
+    if part.startswith("precision_"):  # a weight precision named ("int4"): said as the calculators name it
+        return part.removeprefix("precision_")
     if part.startswith("concurrency_"):
         return say("concurrency_level", lang, n=part.removeprefix("concurrency_"))
     return catalog_name(part)

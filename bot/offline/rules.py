@@ -19,6 +19,7 @@ from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers, diagnosis, network, proposal, support
 from bot.offline.compose.evidence import host_ram
 from bot.offline.compose.measured import gap
+from bot.offline.compose.measured import memory as stated_memory
 from bot.offline.compose.sizes import holds, host, longest, method, scaling, tradeoff
 from bot.offline.compose.systems import electricity, minimum, nodes, system
 from bot.offline.compose.verdict import verdict
@@ -27,15 +28,15 @@ from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count, said_once
 from bot.offline.say.wording import carried_items, changed_items, defaults_note, error_text
 from bot.offline.understand.decide import SIZING, STAND_IN_FOR, assumed_workload, decide, lengths, parts, wordless
-from bot.offline.understand.dialogue import carried_slots, slots_of
+from bot.offline.understand.dialogue import carried_slots
 from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
 from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.request import setups
 from bot.offline.understand.request.asks import unanswered
 from bot.offline.understand.request.reader import read
-from bot.offline.understand.request.source import source_model_name, with_source
+from bot.offline.understand.request.source import with_source
 from bot.offline.understand.request.variants import VARIANT_SEP, variants
-from tools.catalog.lookup import get_gpu, get_model
+from tools.catalog.lookup import get_model
 from tools.errors import AdvisorError
 
 ASK_KEY = {
@@ -104,14 +105,8 @@ class RulesPlanner:
             offered["carried_frame"] = carried  # figures said in earlier turns: their source
         if p.injection:
             out.add(say("injection_note", lang))
-        if p.gpu_from_memory and p.gpu_from_memory["gpu"] and slots_of(p).get("gpu") == p.gpu_from_memory["gpu"]:
-            memory = p.gpu_from_memory.get("memory_gb") or p.gpu_from_memory.get("memory_gib")
-            unit = "GB" if "memory_gb" in p.gpu_from_memory else "GiB"
-            out.add(
-                say("gpu_from_memory", lang, memory=f"{memory:g} {unit}", gpu=get_gpu(p.gpu_from_memory["gpu"]).name)
-            )
-        if p.model_source:
-            out.add(say("model_from_source", lang, source=p.model_source, model=source_model_name(p)))
+        for line in answers.reading_notes(p, lang):  # what was read for the user: a memory, a source, servers
+            out.add(line)
         f = frame(intent)
         fabric = intent in _NETWORK_INTENTS and bool(user_slots.get("gpu")) and network.applies(text, p)
         slots = lengths(intent, dict(user_slots))
@@ -284,6 +279,7 @@ class RulesPlanner:
             scaling.ask(out, unsized)
         if said := answers.memory_verdict(request, run, lang):  # "是否只需要 700G 显卡": the yes or no, first
             out.blocks.insert(answered_at, said)
+        stated_memory.add(request, run, out, answered_at, said)  # "my estimate about 68GB", "文档说只要 21g"
         china = lang == "zh" or p.china_only
         if not planned and not fabric:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill

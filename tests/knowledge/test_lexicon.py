@@ -125,7 +125,7 @@ def test_unchanged_notes_are_not_tokenized_again_by_the_next_process(config, cor
     monkeypatch.setattr(retrieval, "tokenize", lambda text: cut.append(text) or real(text))
 
     first = Retriever.from_config(config)
-    assert len(cut) == len(first) > 0
+    assert cut == [] and len(first) > 0  # the index build on the fresh folder left every chunk's tokens
     cut.clear()
     again = Retriever(KnowledgeIndex(config))  # a new retriever has no tokens in memory
     assert cut == []
@@ -136,7 +136,7 @@ def test_unchanged_notes_are_not_tokenized_again_by_the_next_process(config, cor
     KnowledgeIndex(config).sync()
     cut.clear()
     edited = Retriever(KnowledgeIndex(config))
-    assert len(cut) == 1 and "随时退租" in cut[0]  # only the changed chunk
+    assert cut == []  # the sync cut the changed chunk and left its tokens
     assert edited.search("随时退租", k=1)[0].doc_id == "rent-vs-buy"
 
     cut.clear()
@@ -148,3 +148,58 @@ def test_unchanged_notes_are_not_tokenized_again_by_the_next_process(config, cor
     cut.clear()
     assert len(Retriever(KnowledgeIndex(config))) == len(first)
     assert len(cut) == len(first)
+
+
+def test_a_retriever_that_cut_its_notes_with_the_whole_dictionary_lets_it_go_and_cuts_the_same(
+    config, store_dir, monkeypatch
+):
+    """A server on a fresh data folder (or a worker reading a Chroma server's chunks) cuts every note with the
+    whole dictionary, then goes back to the word store: the ~60 MB dictionary is not kept for the process's life."""
+    expected = Retriever.from_config(config)
+    want = [[p.id for p in expected.search(q, k=5)] for q in QUERIES]
+    shutil.copy(store_dir / STORE_FILE, config.data_dir / STORE_FILE)
+    (config.data_dir / TOKENS_FILE).unlink()  # every note is cut again, in bulk
+    monkeypatch.setattr(lexical, "_active", None)  # as in a fresh process
+    monkeypatch.setattr(lexical, "BULK_CHARS", 0)
+    during: list[type] = []
+
+    def bulk(chars: int) -> None:
+        lexical.bulk(chars)
+        during.append(type(lexical._active))
+
+    monkeypatch.setattr(retrieval, "bulk", bulk)
+    fresh = Retriever.from_config(config)
+    assert during and not issubclass(during[-1], StoreTokenizer)  # the notes were cut with the whole dictionary
+    assert isinstance(lexical._active, StoreTokenizer)  # and it was let go
+    assert lexical._full.cache_info().currsize == 0
+    assert fresh._tokens == expected._tokens
+    assert [[p.id for p in fresh.search(q, k=5)] for q in QUERIES] == want
+
+
+def test_the_stores_memory_of_absent_words_is_bounded_and_never_changes_a_cut(store_dir, monkeypatch):
+    monkeypatch.setattr(lexicon, "_ABSENT_MAX", 50)
+    store = lexicon.open_store(store_dir, lexical.dictionary_key())
+    full = lexical._full()
+    runs = _runs()[:300]
+    for _ in range(2):  # the second time every substring is known: in FREQ, or remembered as no entry
+        assert [r for r in runs if store.lcut(r) != full.lcut(r)] == []
+        assert len(store._absent) <= 50 + max(len(r) ** 2 for r in runs)
+
+
+def test_an_index_build_leaves_the_tokens_of_what_it_indexed_so_a_reader_cuts_nothing(config, monkeypatch):
+    """The index job (`gpu-advisor kb index`, or the first process on a fresh data folder) cuts the notes it indexes
+    anyway: their tokens go to the token cache, so a worker reading them back from a Chroma server does not load
+    jieba's whole dictionary to cut them again."""
+    index = KnowledgeIndex(config)
+    index.ensure_built()
+    stored = index.stored()
+    cached = lexicon.read_tokens(config.data_dir, lexical.tokens_key())
+    assert stored and {c.hash for c in stored} <= set(cached)
+    assert all(cached[c.hash] == lexical.tokenize(c.text) for c in stored)
+
+    def _no_cutting(text: str) -> list[str]:
+        raise AssertionError("a chunk was cut again")
+
+    monkeypatch.setattr(retrieval, "tokenize", _no_cutting)
+    reader = Retriever(index)
+    assert reader._tokens == {c.hash: cached[c.hash] for c in stored}

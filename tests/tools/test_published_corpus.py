@@ -61,6 +61,14 @@ def test_the_fresh_calc9_rows_do_not_get_worse(results):
     assert s["median_error"] <= 0.05, s
 
 
+def test_the_fresh_calc10_multi_node_fsdp_rows_hold(results):
+    """calc10's six multi-node FSDP rows (torchtitan's 128-512 H100 tables, Trainy's 32/64 H200; two held out),
+    committed before the ZeRO-3 / FSDP term: 3/6 within, median 25.8% before it, 3/6 and 27.5% after (the misses are
+    the 500 W Grand Teton H100 standing in as a 700 W H100 SXM, and pipeline bubbles, which are not modelled)."""
+    s = accuracy.summary(results)["fresh calc10"]
+    assert s["within"] >= 3 and s["median_error"] <= 0.3, s
+
+
 def test_serving_engines_refuse_what_we_refuse(results):
     """A tensor-parallel size that does not divide the heads is refused, as vLLM refuses it (issue 25, cause 8)."""
     wrong = [r["id"] for r in results if r["kind"] == "refused" and not r["ok"]]

@@ -96,7 +96,7 @@ def named_causes(s: Setup) -> list[Candidate]:
         out.append(Candidate("logits_memory", say("named", what="the vocabulary logits"), "enable_liger_kernel", True,
                              prior=0.6))  # fmt: skip
     if i.measured_tokens_per_s and s.gpu is None:  # nothing to compare with: a setting is the usual reason
-        out.append(Candidate("compute_or_config_slow", say("named", what=f"{i.measured_tokens_per_s:g} tokens/s"),
+        out.append(Candidate("compute_or_config_slow", say("measured_speed", what=f"{i.measured_tokens_per_s:g} tokens/s"),
                              "--enforce-eager", False, prior=0.4))  # fmt: skip
     if symptom == "slow" and s.workload == "train" and not s.oom and (bnb := _bnb_bits(i)):
         bits = bnb  # bitsandbytes: every matmul dequantises the base weights first

@@ -99,3 +99,14 @@ def seen_verdict(seen_gb: float, need_gb: float, capacity_gb: float) -> Seen:
     if seen_gb > need_gb * (1 + SEEN_BAND):
         return "cached"
     return "as_estimated" if seen_gb >= need_gb * (1 - SEEN_BAND) else "below"
+
+
+Stated = Literal["close", "above", "below"]
+
+
+def stated_verdict(stated_gb: float, need_gb: float) -> Stated:
+    """A memory figure the user gives for a whole job (their estimate, a documented requirement) against the
+    estimate of the same job (GB): within `SEEN_BAND` of it (`close`), more (`above`) or less (`below`)."""
+    if stated_gb > need_gb * (1 + SEEN_BAND):
+        return "above"
+    return "close" if stated_gb >= need_gb * (1 - SEEN_BAND) else "below"

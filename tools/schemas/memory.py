@@ -15,7 +15,7 @@ QuantStorage = Literal["auto", "uint8", "bf16", "fp16", "fp32"]
 LossImpl = Literal["auto", "fused", "fp32_upcast", "chunked"]
 
 Method = Literal["full", "lora", "qlora", "freeze"]
-Objective = Literal["sft", "dpo", "orpo", "kto", "ppo", "grpo"]
+Objective = Literal["sft", "dpo", "orpo", "kto", "ppo", "grpo", "rloo", "reinforce++", "dapo", "gspo"]
 TrainPrecision = Literal["fp32", "bf16", "fp16", "fp8"]
 Optimizer = Literal["adamw", "adamw8bit", "paged_adamw", "paged_adamw8bit", "sgd", "adafactor"]
 Offload = Literal["none", "optimizer", "optimizer+params"]
@@ -95,7 +95,8 @@ class FitTrainingInput(ToolInput):
         "sft",
         description="Training objective: sft; dpo and kto (a frozen reference model, none with LoRA/QLoRA; dpo: chosen "
         "+ rejected per sample), orpo (chosen + rejected, no reference), ppo (reference, reward and a trained value "
-        "model), grpo (reference; micro_batch counts completions, as TRL's per_device_train_batch_size does).",
+        "model), grpo, rloo and reinforce++ (a reference for the KL term, no value model; micro_batch counts completions, as TRL's "
+        "per_device_train_batch_size does), dapo and gspo (as grpo without a reference: no KL term).",
     )
     quant_storage: QuantStorage = Field(
         "auto",

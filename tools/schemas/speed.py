@@ -105,6 +105,25 @@ class TrainingTimeInput(ToolInput):
     comm_overlap: float = Field(
         0.5, ge=0, le=1, description="Share of the data-parallel gradient traffic hidden behind backward compute."
     )
+    zero_stage: int | None = Field(
+        None,
+        ge=0,
+        le=3,
+        description="Data-parallel sharding: 0-2 (DDP, ZeRO-1/2, Megatron's distributed optimizer: one gradient "
+        "all-reduce's bytes per step) or 3 (ZeRO-3 / FSDP: parameters all-gathered for forward and backward and "
+        "gradients reduce-scattered on every micro-step); omitted: 3 on torchtitan and llm-foundry (FSDP), else 0.",
+    )
+    shard_within_node: bool = Field(
+        False, description="ZeRO-3 / FSDP sharded inside each node only (HSDP), gradients all-reduced across nodes."
+    )
+    micro_batch: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="Sequences per GPU per forward/backward (ZeRO-3 gathers the parameters once per micro-step); "
+        "omitted: torchtitan runs each GPU's share of the global batch in one pass, other stacks 1 sequence "
+        "with gradient accumulation (HF per_device_train_batch_size).",
+    )
     lora_rank: int = Field(16, ge=1, le=4096, description="LoRA/QLoRA adapter rank r.")
     lora_targets: Literal["all-linear", "attention"] = Field(
         "all-linear", description="Linear layers given adapters: all of them, or the attention projections only."

@@ -20,7 +20,17 @@ from tools.memo import per_record
 from tools.memory.train_breakdown import default_checkpointing
 from tools.schemas.common import Assumption, assume
 from tools.schemas.speed import TrainingTimeInput, TrainingTimeOutput
-from tools.speed.comm import Fabric, comm_times, exposed_dp_s, get_fabric, scale_up_gb_s
+from tools.speed.comm import (
+    Fabric,
+    Zero3Comm,
+    comm_times,
+    exposed_dp_s,
+    exposed_zero3_s,
+    get_fabric,
+    scale_up_assumption,
+    zero3_assumption,
+    zero3_plan,
+)
 from tools.speed.flops import Shape, lora_params, peak_flops, shape, training_flops_per_token
 from tools.speed.inference_speed import inference_speed
 from tools.units import TFLOPS
@@ -78,6 +88,8 @@ class _Timing(NamedTuple):
     t_fast: float
     t_slow: float
     exposed: float
+    zero3: Zero3Comm | None
+    micro_steps: int
     hours: float
     hours_low: float
     hours_high: float
@@ -120,7 +132,12 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
         tokens_per_s_per_gpu=inp.tokens / (hours * 3600) / n,
         comm_share=min(1.0, t.exposed / t_step),
         peak_tflops=peak / TFLOPS,
-        assumptions=_training_assumptions(inp, m, gpu, t.util, t.shape, t.global_batch, t.fabric, peak, t.recompute),
+        assumptions=_training_assumptions(inp, m, gpu, t.util, t.shape, t.global_batch, t.fabric, peak, t.recompute)
+        + (
+            [zero3_assumption(t.zero3, t.micro_steps, inp.shard_within_node, "zero_stage" not in inp.model_fields_set)]
+            if t.zero3
+            else []
+        ),
     )
 
 
@@ -176,11 +193,16 @@ def _timing(inp: TrainingTimeInput) -> _Timing:
         layers=s.layers,
         tp_allreduces_per_layer=tp_ars,
     )
+    # ZeRO-3 / FSDP: gathers on every micro-step replace the all-reduce (HSDP keeps one across the nodes)
+    z3, micro_steps = zero3_plan(inp, gpu, fabric, s.n_sync, grad_bytes, global_batch / dp)
+    t_dp = z3.replica_s if z3 else t_dp
 
     def step(u: float) -> tuple[float, float, float]:
         """(step seconds, exposed comm seconds, compute seconds) per GPU at utilisation u (as `step_comm`)."""
         t_c = hw_fpt * global_batch / (n * peak * u)
         exposed = exposed_dp_s(t_dp, t_c * (1 - fwd_fpt / hw_fpt), inp.comm_overlap) + t_tp
+        if z3 is not None:
+            exposed += micro_steps * exposed_zero3_s(z3.micro_s, t_c / micro_steps, s.layers / pp)
         return t_c + exposed, exposed, t_c
 
     util = default_utilisation(gpu, inp.precision, inp.method, inp.framework)
@@ -214,6 +236,8 @@ def _timing(inp: TrainingTimeInput) -> _Timing:
         t_fast,
         t_slow,
         exposed,
+        z3,
+        micro_steps,
         hours,
         hours_low,
         hours_high,
@@ -262,7 +286,7 @@ def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, reco
             inp.grad_checkpointing is None,
             _RECOMPUTE_DEFAULT_NOTE if inp.grad_checkpointing is None else _RECOMPUTE_NOTE,
         ),
-        _scale_up_assumption(gpu),
+        scale_up_assumption(gpu, min(inp.n_gpus, inp.gpus_per_node)),
         assume("comm_overlap", inp.comm_overlap, "", "comm_overlap" not in given, _OVERLAP_NOTE),
     ]
     if inp.framework != "auto":
@@ -338,12 +362,6 @@ def _width_assumption(hidden: int, tp: int, narrow: float) -> Assumption:
         value=round(narrow, 3),
         note=f"hidden {hidden} / tp {tp} = {hidden // tp} columns per GPU: " + rules().width_note,
     )
-
-
-@per_record
-def _scale_up_assumption(gpu: GpuSpec) -> Assumption:
-    up, up_note = scale_up_gb_s(gpu)
-    return assume(key="scale_up_bus_gb_s", value=round(up, 1), unit="GB/s", note=up_note)
 
 
 @functools.lru_cache(maxsize=256)

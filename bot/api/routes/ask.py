@@ -14,7 +14,7 @@ from pydantic import AfterValidator, ConfigDict, Field, StringConstraints
 
 from bot.answer.advisor import MAX_QUESTION_CHARS
 from bot.answer.streaming import stream_events
-from bot.api.deps import NOT_FOUND, AdvisorDep, ApiSettingsDep, MetricsDep, json_response
+from bot.api.deps import NOT_FOUND, AdvisorDep, ApiSettingsDep, MetricsDep
 from bot.api.errors import TEXT_PATTERN, advisor_error
 from bot.api.json_types import JsonTyped
 from bot.api.routes.conversations import ConversationId, choose_conversation, unknown_conversation
@@ -57,8 +57,8 @@ def router() -> APIRouter:
         lang = body.lang or detect_language(body.text)
         cid = await choose_conversation(request, caller, advisor.store, body.conversation_id)
         try:
-            trace = await run_answer(
-                partial(advisor.ask, body.text, conversation_id=cid, lang=body.lang, owner=caller.owner),
+            trace, dumped = await run_answer(
+                partial(advisor.ask_dumped, body.text, conversation_id=cid, lang=body.lang, owner=caller.owner),
                 request.app.state.answer_limiter,
                 conf.answer_deadline_s,
                 lang,
@@ -68,7 +68,7 @@ def router() -> APIRouter:
         except UnknownConversation:
             raise unknown_conversation(body.conversation_id or cid or "", lang) from None
         metrics.count_answer(trace)
-        return json_response(trace)
+        return Response(dumped, media_type="application/json")  # the text the store kept: serialized once
 
     @router.post(
         "/ask/stream",

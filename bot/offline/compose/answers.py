@@ -333,3 +333,23 @@ FOLLOW_UPS = {
 def follow_ups(intent: str, s: dict[str, Any], lang: str) -> list[str]:
     key = "fit" if intent == "min_gpus" else intent
     return list(FOLLOW_UPS.get(key, {}).get(lang, []))
+
+
+def reading_notes(p: ParsedQuestion, lang: str) -> list[str]:
+    """What was read for the user and is said before the answer: a card known only by its memory, the model of the
+    repository the question came from, the GPUs taken per server of a board-only card ("4台H100" = 32)."""
+    from bot.offline.understand.dialogue import slots_of
+    from bot.offline.understand.request.source import source_model_name
+    from tools.catalog.lookup import get_gpu
+
+    lines, slots = [], slots_of(p)
+    if (seen := p.gpu_from_memory) and seen["gpu"] and slots.get("gpu") == seen["gpu"]:
+        memory = seen.get("memory_gb") or seen.get("memory_gib")
+        unit = "GB" if "memory_gb" in seen else "GiB"
+        lines.append(say("gpu_from_memory", lang, memory=f"{memory:g} {unit}", gpu=get_gpu(seen["gpu"]).name))
+    if p.model_source:
+        lines.append(say("model_from_source", lang, source=p.model_source, model=source_model_name(p)))
+    if (nodes := p.gpus_from_nodes) and slots.get("n_gpus") == nodes["nodes"] * nodes["per_node"]:
+        per, gpu = nodes["per_node"], get_gpu(nodes["gpu"]).name
+        lines.append(say("gpus_from_nodes", lang, nodes=nodes["nodes"], gpu=gpu, per=per, n=slots["n_gpus"]))
+    return lines

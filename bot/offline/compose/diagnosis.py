@@ -154,6 +154,7 @@ def render(
     if causes and causes[0]["leads"]:
         head = [line("measured_lead", lang, measured=measured)] if measured and paste.evidence.get(
             "measured_tokens_per_s") else []  # fmt: skip
+        head = head or _timed(paste, lang)
         head += _answer(out, causes, lang, paste)
         return head + _read_notes(paste, out, unknown, args, lang), []
     est = out.get("estimate") or {}
@@ -162,7 +163,19 @@ def render(
         head.append(line("oom_unexplained", lang, need=f"{est['per_gpu_gb']:g}", usable=f"{est['usable_gb']:g}"))
     elif paste.evidence.get("error_kind") in OOM_KINDS:  # an OOM and no figure to compare: still the log wins
         head.append(line("oom_unpinned", lang))
-    return head, _to_check(out, causes, lang, paste) + _read_notes(paste, out, unknown, args, lang)
+    return head, _timed(paste, lang) + _to_check(out, causes, lang, paste) + _read_notes(
+        paste, out, unknown, args, lang
+    )
+
+
+def _timed(paste: Paste, lang: str) -> list[str]:
+    """The speed worked out from an output and the time it took ("max_tokens 512 … 3分钟才返回"), in its words."""
+    if not (timed := paste.evidence.get("timed_output")):
+        return []
+    basis = "timed_cap" if timed["cap"] else "timed_characters" if timed["characters"] else "timed_counted"
+    rate = f"{paste.evidence['measured_tokens_per_s']:g}"
+    said = {"tokens": f"“{timed['tokens']}”", "time": f"“{timed['time']}”"}
+    return [line("timed_lead", lang, rate=rate, basis=line(basis, lang), **said)]
 
 
 #: causes a speed fix answers: listed only when the measured speed is below what the setup gives

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from bot.core.toolbox import ToolRun
-from bot.offline.compose.train import run_args
+from bot.offline.compose.toolargs import run_args, sharding_args
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, count, duration, method_label, pct
@@ -69,6 +69,7 @@ def network(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> Non
     base = {"model": model, "gpu": s["gpu"], "n_gpus": s["n_gpus"], "tokens": int(s.get("tokens") or 1_000_000_000)}
     if s.get("method") in ("full", "lora", "qlora", "freeze"):
         base["method"] = s["method"]
+    base.update(sharding_args(s))
     if not ids:  # the cards' own link: what it is, and the share of a step it leaves the run waiting
         g, t = run("gpu_specs", {"gpu": s["gpu"]}), run("training_time", base)
         kind = g["interconnect_kind_zh"] if lang == "zh" else g["interconnect_kind"]

@@ -17,6 +17,7 @@ from bot.offline.compose.evidence import (
     target_speed,
 )
 from bot.offline.compose.shortlist import pick_gpu, picks, sourcing_args, without_excluded
+from bot.offline.compose.sizes import working
 from bot.offline.compose.systems import layouts, minimum
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, serving_args
 from bot.offline.say.assumptions import assumptions_block
@@ -183,8 +184,11 @@ def speed(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     fit, raised = fewest_that_hold(args, s, run)
     if raised:  # no count given: the speed on the fewest cards that hold the model, said up front
         out.add(say("speed_on_min_gpus", lang, gpu=fit["gpu"], model=fit["model"], n=fit["n_gpus"]))
-    if not fit["fits"]:
-        fit_infer(with_host_ram({**s, "workload": "infer"}, p), run, out)
+    if not fit["fits"]:  # the fit (what a part before said is not said again), then the setups that hold it
+        part = Out(lang=lang)
+        fit_infer(with_host_ram({**s, "workload": "infer"}, p), run, part)
+        working.unsaid(part, out)
+        working.speed(fit, args, run, out, p.text or "")
         return
     r = run("inference_speed", args)
     bound = {"memory": "显存带宽", "compute": "算力"}[r["bound"]] if lang == "zh" else r["bound"]

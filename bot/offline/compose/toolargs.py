@@ -52,6 +52,29 @@ def training_args(s: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
+def run_args(s: dict[str, Any], method: str) -> dict[str, Any]:
+    """The training run that `time` and `precision_speedup` both price: model, GPUs, tokens, method, sequence."""
+    args = {"model": s["model"], "gpu": s["gpu"], "n_gpus": n_of(s, 8), "tokens": int(s["tokens"]), "method": method}
+    if s.get("seq_len"):
+        args["seq_len"] = s["seq_len"]
+    return args
+
+
+def timing_args(s: dict[str, Any], method: str) -> dict[str, Any]:
+    """The run `training_time` prices, with the sharding the user said (`sharding_args`)."""
+    return {**run_args(s, method), **sharding_args(s)}
+
+
+def sharding_args(s: dict[str, Any]) -> dict[str, Any]:
+    """The ZeRO stage and micro-batch the user said, as `training_time` takes them: ZeRO-3 / FSDP gathers the
+    parameters on every micro-step (tools/speed/comm.py), so both change the time. FSDP's default, FULL_SHARD,
+    moves ZeRO-3's traffic."""
+    args = {k: s[k] for k in ("zero_stage", "micro_batch") if s.get(k) is not None}
+    if s.get("sharding") == "fsdp" and "zero_stage" not in args:
+        args["zero_stage"] = 3
+    return args
+
+
 def is_inference(s: dict[str, Any]) -> bool:
     return s.get("workload") == "infer"
 

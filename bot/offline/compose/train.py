@@ -8,7 +8,7 @@ from typing import Any
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.evidence import against_seen, host_ram, memory_seen, oom_but_fits, reported_oom
 from bot.offline.compose.serving import fit_infer, with_host_ram
-from bot.offline.compose.toolargs import is_inference, n_of, serving_args, short_source, training_args
+from bot.offline.compose.toolargs import is_inference, serving_args, short_source, timing_args, training_args
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
 from bot.offline.say.render import (
@@ -174,7 +174,7 @@ def by_method(s: dict[str, Any], run: ToolRun, lang: str) -> str:
 
 def _method_time(s: dict[str, Any], method: str, n: int, run: ToolRun, lang: str) -> str:
     """One method's time and rented cost for the question's tokens on `n` GPUs, as two table cells."""
-    t = run("training_time", {**run_args(s, method), "n_gpus": n})
+    t = run("training_time", {**timing_args(s, method), "n_gpus": n})
     try:
         c = run(
             "run_cost",
@@ -219,18 +219,10 @@ def _parallel_headline(degrees: dict[str, int], out: Out) -> None:
         out.add(say("parallel_count", out.lang, dp_text="", **values))
 
 
-def run_args(s: dict[str, Any], method: str) -> dict[str, Any]:
-    """The training run that `time` and `precision_speedup` both price: model, GPUs, tokens, method, sequence."""
-    args = {"model": s["model"], "gpu": s["gpu"], "n_gpus": n_of(s, 8), "tokens": int(s["tokens"]), "method": method}
-    if s.get("seq_len"):
-        args["seq_len"] = s["seq_len"]
-    return args
-
-
 def time(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     lang = out.lang
     method = s.get("method") or "full"
-    args = run_args(s, method)
+    args = timing_args(s, method)
     n = args["n_gpus"]
     if s.get("precision") in ("bf16", "fp16", "fp8", "fp32"):
         args["precision"] = s["precision"]

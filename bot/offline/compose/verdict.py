@@ -21,6 +21,7 @@ from typing import Any
 from bot.core.toolbox import ToolRun
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, money, num, rate
+from tools.catalog.lookup import get_gpu
 from tools.errors import AdvisorError
 
 FIT_TOOLS = ("fit_inference", "fit_training")
@@ -77,6 +78,24 @@ def _decode(name: str, card: dict[str, Any], run: ToolRun) -> float | None:
     except AdvisorError:
         return None
     return r.get("decode_tokens_per_s")
+
+
+def _spread(name: str, card: dict[str, Any], run: ToolRun) -> int | None:
+    """The servers a served model's count spans on a card with only PCIe between cards (no NVLink): a model split
+    over several such machines sends every token's tensor-parallel traffic over the network, no workable setup.
+    None: one server holds it, the card has NVLink, or the job is training (data parallel crosses servers)."""
+    if card["tool"] != "fit_inference" or not card.get("need"):
+        return None
+    gpu = card["gpu_id"] or name
+    try:
+        link = get_gpu(gpu).interconnect
+        kind = (link.kind if link else "").lower()
+        if "nvlink" in kind and "no nvlink" not in kind:
+            return None
+        c = run("plan_cluster", {"gpu": gpu, "n_gpus": card["need"]})
+    except AdvisorError:
+        return None
+    return c["nodes"] if c.get("nodes", 1) > 1 else None
 
 
 def _speed_key(card: dict[str, Any]) -> float:
@@ -219,6 +238,7 @@ def verdict(
     for name, card in feasible.items():
         card["rent"] = _rent(name, card, run)
         card["decode"] = _decode(name, card, run)
+        card["spread"] = _spread(name, card, run) if len(feasible) > 1 else None
     priced = all(c.get("rent") is not None for c in feasible.values())
     timed = all(c.get("decode") for c in feasible.values())
 
@@ -227,9 +247,10 @@ def verdict(
         barred = china and (c.get("row") or {}).get("china_available") is False
         # the money for the work: rent per decoded token when both are known, else rent, else cards, else speed
         per_work = c["rent"] / c["decode"] if priced and timed else c["rent"] if priced else 0.0
+        spread = c["spread"] is not None  # a model split over servers of PCIe-only cards ranks after any other
         if counts_named and timed and not priced:
-            return (barred, -c["decode"], c["need"])
-        return (barred, per_work, c["need"], _speed_key(c))
+            return (barred, spread, -c["decode"], c["need"])
+        return (barred, spread, per_work, c["need"], _speed_key(c))
 
     ranked = sorted(feasible.items(), key=key)
     pick, card = ranked[0]
@@ -265,6 +286,8 @@ def verdict(
         ]
         missing = [n for n, c in feasible.items() if c.get("rent") is None]
         reasons.append(say("verdict_rent_partial", lang, known=sep.join(known), missing=" / ".join(missing)))
+    spreads = [(n, c) for n, c in feasible.items() if c.get("spread")]
+    reasons += [say("verdict_spread", lang, gpu=n, n=c["need"], nodes=c["spread"]) for n, c in spreads]
     restricted = [n for n, c in cards.items() if (c.get("row") or {}).get("china_available") is False]
     if restricted and china:
         verb = "are" if len(restricted) > 1 else "is"

@@ -114,6 +114,10 @@ OBJECTIVES = (
     ("orpo", r"\borpo\b"),
     ("kto", r"\bkto\b"),
     ("grpo", r"\bgrpo\b"),
+    ("rloo", r"\brloo\b"),
+    ("reinforce++", r"\breinforce\s*\+\+|\breinforce[_-]pp\b"),
+    ("dapo", r"\bdapo\b"),
+    ("gspo", r"\bgspo\b"),
     ("ppo", r"\bppo\b|\brlhf\b|强化学习|reinforcement learning"),
     ("dpo", r"偏好对齐|偏好优化|preference (?:alignment|optimi[sz]ation|tuning)"),
 )
@@ -139,7 +143,7 @@ NOT_WORKLOAD = (
 )
 TRAINING_RUN = (
     r"训练|预训练|微调|全参|全量|\btrain(?:ing|ed)?\b|fine-?tun\w*|pre-?train\w*|\bsft\b|\brlhf\b|\bdpo\b|"
-    r"\bgrpo\b|\bppo\b|instruction tuning|指令调优|\bepochs?\b|轮次|optimizer|优化器|梯度|gradient"
+    r"\bgrpo\b|\brloo\b|\breinforce\s*\+\+|\bdapo\b|\bgspo\b|\bppo\b|instruction tuning|指令调优|\bepochs?\b|轮次|optimizer|优化器|梯度|gradient"
 )
 PRECISIONS = (
     ("fp32", r"\bfp32\b|float32|单精度|全精度|full precision"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from bot.offline.understand import lexicon as lx
+from bot.offline.understand.cards.servers import board_servers, gpus_of_servers
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.names import _C, GPU_MARK, USED_MARK
 from bot.offline.understand.paste.degrees import launch_counts
@@ -138,6 +139,8 @@ _CONCURRENCY = (
 
 
 def counts(w: Work) -> None:
+    if not any(rx.search(w.t) for rx in (_NODES_EACH, _NODES_AND_CARDS, _NODES_THEN_CARDS, _PLATFORM_NODES)):
+        board_servers(w)  # no GPUs per server said: before a card count takes "4台H100" for four GPUs
     for m in _NODES_EACH.finditer(w.t):  # "4 nodes that each have 8 A40", "3 台服务器，每台 8 张 A800"
         nodes, cards = to_number(m.group(1)), to_number(m.group(2))
         if nodes and cards and "n_gpus" not in w.slots:
@@ -211,6 +214,7 @@ def counts(w: Work) -> None:
                 w.put("n_nodes", int(value), m)
         elif m := _ONE_NODE.search(w.t):
             w.put("n_nodes", 1, m)
+    gpus_of_servers(w)  # "4台H100", "2 nodes of H100": the GPUs the servers hold
 
 
 def grids(w: Work) -> None:

@@ -54,8 +54,10 @@ class ParsedQuestion(BaseModel):
     gpu_from_memory: dict[str, float | str | None] | None = None
     n_gpus: int | None = None  # total across nodes
     n_nodes: int | None = None
+    #: "4台H100": the GPUs taken per server of a board-only card (understand/cards/servers.py), said in the answer
+    gpus_from_nodes: dict[str, int | str] | None = None
     method: Literal["full", "lora", "qlora", "freeze"] | None = None
-    objective: Literal["dpo", "orpo", "kto", "ppo", "grpo"] | None = None
+    objective: Literal["dpo", "orpo", "kto", "ppo", "grpo", "rloo", "reinforce++", "dapo", "gspo"] | None = None
     sharding: Literal["fsdp", "deepspeed"] | None = None  # the sharding stack the question names
     workload: Literal["pretrain", "finetune", "infer", "train"] | None = None
     precision: Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"] | None = None

@@ -49,6 +49,7 @@ def test_conversation_continues_across_two_asks_and_is_readable(client):
     assert [t["question"] for t in conv["turns"]] == [FULL_70B, "换成 8 卡呢？"]
     assert [t["turn"] for t in conv["turns"]] == [0, 1]
     assert conv["turns"][1]["trace"]["answer"] == second["answer"]
+    assert [t["trace"] for t in conv["turns"]] == [first, second]  # the stored traces are the answers sent, whole
     assert all(t["status"] == "answered" for t in conv["turns"])
 
 

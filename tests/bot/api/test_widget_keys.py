@@ -219,3 +219,11 @@ def test_after_an_upgrade_the_panel_never_runs_with_modules_cached_from_the_last
     again = client.get("/widget/assets/i18n.js", headers={"If-None-Match": imported.headers["etag"]})
     assert again.status_code == 304
     assert client.get("/widget/assets/panel.js?v=0000000000").headers["cache-control"] == "no-cache"
+
+
+def test_a_widget_key_alone_closes_the_open_api_and_revoking_it_does_not_open_it_again(client):
+    assert client.get("/v1/models").status_code == 200  # open while no key of either kind exists
+    record = _widget_key(SHOP)
+    assert client.get("/v1/models").status_code == 401
+    assert CliRunner().invoke(cli, ["keys", "revoke", record["id"]]).exit_code == 0
+    assert client.get("/v1/models").status_code == 401

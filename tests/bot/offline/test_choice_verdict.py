@@ -101,3 +101,14 @@ def test_each_card_named_is_sized_for_the_job_before_the_pick(advisor):
     first = next(b for b in t.answer.split("\n\n") if b.startswith("**选 "))
     # the counts are of the same job (bf16, as asked), not an int4 variant's smaller count beside a bf16 one
     assert "最少要 8 张 NVIDIA GeForce RTX 4090" in first and "NVIDIA Tesla V100 SXM2 32GB 要 6 张" in first
+
+
+def test_a_model_split_over_servers_of_pcie_cards_is_no_pick(advisor):
+    """gh-deepseekv3-241 ("用多少卡4090可以哇，或者H100需要多少卡"): 40 RTX 4090 over 5 PCIe servers cost less per
+    hour than 16 H100, but a model split over that many machines is no workable setup: the H100s are the pick,
+    and the reason says why, with the servers from plan_cluster."""
+    t = advisor.ask(_real("gh-deepseekv3-241"), source="deepseek-ai/DeepSeek-V3")
+    assert "**选 NVIDIA H100 SXM5 80GB。**" in t.answer
+    clusters = [c.output for c in t.tool_calls if c.tool == "plan_cluster"]
+    nodes = [c["nodes"] for c in clusters if "4090" in c["gpu"]]
+    assert nodes and f"要分到 {nodes[0]} 台服务器，卡间只有 PCIe（没有 NVLink）" in t.answer

@@ -105,3 +105,15 @@ def test_renting_cards_for_a_test_is_their_hourly_price_not_a_purchase(advisor, 
 def test_renting_weighed_against_buying_stays_rent_or_buy(advisor, clean):
     t = clean(advisor.ask("TCO 对比，自购 910B 还是租，128 张"))
     assert calls(t, "rent_vs_buy")
+
+
+def test_a_memory_type_is_no_card_count():
+    """ "RTX 4090 24GB GDDR6X + DDR4 64GB" (https://github.com/meta-llama/llama/issues/480): the 6 of GDDR6X and
+    the 4 of DDR4 are no counts of cards to weigh."""
+    from bot.offline.compose.sizes.holds import counts
+    from bot.offline.understand.request.reader import read
+
+    text = "Which model can run on RTX 4090 24GB GDDR6X + DDR4 64GB?"
+    assert counts(text, read(text).parsed) == [1, 2, 4, 8]  # none said: the usual ladder
+    text = "2x 4090 GDDR6X 够吗"
+    assert counts(text, read(text).parsed) == [2]

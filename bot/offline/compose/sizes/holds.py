@@ -37,7 +37,7 @@ LARGEST = re.compile(
 #: only when no model is named (with a model, its own fit answers it)
 ENOUGH = re.compile(r"\benough\b|够不够|够吗|够用吗|够用不", re.I)
 _COUNT = re.compile(
-    r"(?<![\d.])(\d{1,2}|one|two|four|eight|一|两|二|四|八)\s*(?:张|块|卡|x\s|×|gpus?\b|cards?\b|(?=h100|a100|4090|h800|a800))",
+    r"(?<![\d.a-z])(\d{1,2}|one|two|four|eight|一|两|二|四|八)\s*(?:张|块|卡|x\s|×|gpus?\b|cards?\b|(?=h100|a100|4090|h800|a800))",
     re.I,
 )
 _EITHER = re.compile(r"\b(one|two|1|2) or (two|three|four|2|3|4)\b", re.I)

@@ -28,7 +28,7 @@ from tools.catalog.lookup import get_gpu, get_model
 from tools.errors import AdvisorError
 
 #: the objectives that generate their own samples each step (a rollout engine beside the training pool)
-RL_OBJECTIVES = ("ppo", "grpo")
+RL_OBJECTIVES = ("ppo", "grpo", "rloo", "reinforce++", "dapo", "gspo")
 #: the sequences the rollout engine holds at once, and each one's prompt + generation (stated in the answer)
 ROLLOUT_BATCH = 64
 ROLLOUT_CONTEXT = 4096

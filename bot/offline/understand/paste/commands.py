@@ -34,7 +34,8 @@ def command_lines(text: str) -> list[str]:
             out.append(line[line.index("--") :].strip())
             continue
         if m := _LAUNCH.search(line):
-            rest = line[m.start() :].strip().lstrip("$#> ").strip()
+            # a command quoted inline ("我使用 `vllm serve X --tensor-parallel-size 4` 来运行") ends at its backtick
+            rest = line[m.start() :].split("`", 1)[0].strip().lstrip("$#> ").strip()
             if _NEEDS_ARGS.match(m.group(1)) and not _ARGS.search(rest):
                 continue  # "deepspeed zero2" in a sentence names a tool, it is not a command
             out.append(rest)

@@ -74,6 +74,10 @@ KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "quantization": ("precision", _quant), "kv_cache_dtype": ("kv_precision", _dtype),
     "nproc_per_node": ("n_gpus", _int), "num_gpus": ("n_gpus", _int), "num_processes": ("n_gpus", _int),
     "cuda_visible_devices": ("n_gpus", _devices),
+    # the same list on Ascend (NPU_VISIBLE_DEVICES, ASCEND_RT_VISIBLE_DEVICES) and on AMD (HIP_, ROCR_)
+    "npu_visible_devices": ("n_gpus", _devices), "ascend_rt_visible_devices": ("n_gpus", _devices),
+    "ascend_visible_devices": ("n_gpus", _devices), "hip_visible_devices": ("n_gpus", _devices),
+    "rocr_visible_devices": ("n_gpus", _devices),
     "per_device_train_batch_size": ("micro_batch", _int), "train_micro_batch_size_per_gpu": ("micro_batch", _int),
     "micro_batch_size": ("micro_batch", _int),
     "gradient_accumulation_steps": ("grad_accum", _int),

@@ -115,7 +115,7 @@ CONTEXT = (
     (r"", r"^\s*(?:b|亿参数)\b", "model_size"),
 )  # fmt: skip
 _CONTEXT = [(C(b) if b else None, C(a) if a else None, role) for b, a, role in CONTEXT]
-_DEVICE = C(r"(?:\bgpu|cuda|device|\brank|\bnode)\s*[:#]?\s*$")
+_DEVICE = C(r"(?:\bgpu|cuda|device|\brank|\bnode)\s*[:#]?\s*$|visible_devices\s*=\s*[\"']?$")
 _LOG_LINE = C(r"out of memory|tried to allocate|traceback|error|exception|warning|info\b|\[rank|nccl|cuda")
 _FRAME = C(r"file \"[^\"]*\", line \d+|line \d+, in|\.py:\d+|0x[0-9a-f]+")
 
@@ -251,7 +251,7 @@ def loose_figures(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
         if start and ((text[start - 1].isalpha() and text[start - 1].isascii()) or text[start - 1] in "_/-"):
             continue  # "gpt2", "sm_80", "cu121", "a/b/7b": a name or a path, not a figure
         unit = m.group(2) or ""
-        if _DEVICE.search(text[max(0, start - 8) : start]):
+        if _DEVICE.search(text[max(0, start - 18) : start]):
             continue  # "GPU 0;", "cuda:1", "rank 3": which device, not a figure of the question
         role, unit_len = ("version", 0) if m.group(1).count(".") >= 2 else role_of(text, start, unit)
         if role == "other" and found and _RANGE_GAP.fullmatch(text, found[-1].end, start):

@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from bot.offline.understand.cards.silicon import chips
+from bot.offline.understand.lexicon import PRECISIONS
 from bot.offline.understand.request import setups
 
 if TYPE_CHECKING:
@@ -22,6 +23,30 @@ _BOTH_JOBS = re.compile(
 #: the intents one answer per alternative suits (a memory fit, a count, a time)
 _PER_VARIANT = ("fit", "min_gpus", "time", "train_memory", "zero_states", "speed", "weights", "recommend")
 _DIGITS = re.compile(r"\d+")
+#: weight precisions a serving question can set side by side ("4-bit / 8-bit 量化", "fp16 还是 int8"), by bytes per
+#: weight: two names of one width ("fp16 / bf16", "nf4 / GPTQ") are one alternative
+_WEIGHTS = [(name, re.compile(rx, re.IGNORECASE)) for name, rx in PRECISIONS if name not in ("tf32", "fp32")]
+_WIDTH = {"bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "nf4": 0.5, "int4": 0.5}
+_SERVING_PER_PRECISION = ("fit", "min_gpus", "speed", "weights")
+
+
+def _in_a_name(span: str, text: str) -> bool:
+    """Every time the span is said it ends a name ("qwen2.5-32b-instruct-gptq-int4", "Qwen2-72B-AWQ"): the model
+    as the user runs it, not an alternative they weigh."""
+    at = [m.start() for m in re.finditer(re.escape(span), text, re.IGNORECASE)]
+    return bool(at) and all(i > 0 and text[i - 1] in "-_" for i in at)
+
+
+def _precisions(p: ParsedQuestion) -> list[str]:
+    """The weight precisions named, one per width, in the order said ("nf4" is said as the 4-bit "int4")."""
+    found: dict[float, str] = {}
+    for span in p.mentions.get("precision", []):
+        if _in_a_name(span, p.text or ""):
+            continue
+        name = next((n for n, rx in _WEIGHTS if rx.search(span)), None)
+        if name:
+            found.setdefault(_WIDTH[name], "int4" if name == "nf4" else name)
+    return list(found.values())
 
 
 def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]:
@@ -61,6 +86,10 @@ def variants(intent: str, p: ParsedQuestion) -> list[tuple[str, dict[str, Any]]]
     )
     if intent in ("speed", "serving_capacity") and 2 <= len(levels) <= 4:
         axes.append([(f"concurrency_{n}", {"batch": n, "concurrency": n}) for n in levels])
+    # "如果使用 4-bit / 8-bit 量化": a serving figure at each weight precision named, one answer each
+    serving = p.workload not in ("train", "finetune", "pretrain") and p.method is None
+    if serving and intent in _SERVING_PER_PRECISION and 2 <= len(named := _precisions(p)) <= 3:
+        axes.append([(f"precision_{q}", {"precision": q}) for q in named])
     gpus = list(dict.fromkeys(p.gpus))
     if not axes and intent == "fit" and 2 <= len(own := setups.named(p)) <= 4:  # "8张4090 或者 6张v100": each as said
         axes.append([(g, {"gpu": g, "n_gpus": n}) for g, n in own])

@@ -1,0 +1,59 @@
+"""A speed the user timed without saying it (issue 23: the asker's own figures used; issue 24: a measured speed is
+the evidence): an output cap and how long the reply took give tokens per second, an upper bound the answer names,
+set against the estimate for the setup. Device lists (NPU_VISIBLE_DEVICES=4,5,6,7) are which devices, not figures."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.offline.understand.paste import read_paste
+from bot.offline.understand.request.reader import read
+
+_ASCEND = (
+    "vllm-ascend 部署成功后，使用4张910B。\n"
+    "NPU_VISIBLE_DEVICES=4,5,6,7 vllm serve --tensor-parallel-size 4 deepseek-ai/DeepSeek-R1-Distill-Qwen-32B\n"
+    "curl http://localhost:8000/v1/completions -d '{\"prompt\": \"描述一下北京的秋天\", \"max_tokens\": 512}'\n"
+    "将近3分钟才返回结果。"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "rate"),
+    [
+        (_ASCEND, 2.84),
+        ("generating 200 tokens takes 40 seconds with llama.cpp on my 3090", 5.0),
+        ("max_new_tokens=1024，耗时 64 秒，Qwen2.5-7B 在 4090 上", 16.0),
+    ],
+)
+def test_an_output_and_the_time_it_took_give_a_measured_speed(text, rate):
+    ev = read_paste(text).evidence
+    assert ev["measured_tokens_per_s"] == pytest.approx(rate, rel=0.01)
+
+
+def test_no_time_no_speed():
+    assert "measured_tokens_per_s" not in read_paste('{"max_tokens": 512} 返回很慢').evidence
+
+
+def test_the_answer_says_the_rate_it_worked_out_and_calls_it_slow(advisor):
+    t = advisor.ask(_ASCEND)
+    head = t.answer.split("\n\n")[0]
+    assert "约 2.84 token/s" in head and "上限" in head and "3分钟" in head
+    assert "59.7" in t.answer  # the estimate it is set against
+    assert "4,5,6,7" not in t.answer  # the device list is not a figure left unexplained
+
+
+def test_a_device_list_is_not_a_figure():
+    r = read("CUDA_VISIBLE_DEVICES=4,5,6,7 vllm serve Qwen/Qwen2.5-32B --tensor-parallel-size 4 太慢")
+    assert not [m for m in r.mentions if m.text == "4,5,6,7"]
+
+
+def test_what_came_back_counts_before_the_cap(advisor):
+    """ "max_new_tokens=512 … 模型返回大约有60个汉字。推理用了两分钟多": 60 characters in 120 s, not 512 tokens."""
+    text = (
+        "model.generate(model_inputs.input_ids, max_new_tokens=512)\n"
+        "上面的代码中prompt有300个汉字，模型返回大约有60个汉字。推理用了两分钟多。Qwen2-57B-A14B-Instruct-GPTQ-Int4 很慢"
+    )
+    assert read_paste(text).evidence["measured_tokens_per_s"] == pytest.approx(0.5)
+    t = advisor.ask(text)
+    assert "约 0.5 token/s" in t.answer and "1 个汉字约 1 个 token" in t.answer
+    assert "日志直接指明" not in t.answer  # the user measured it; no log said it
