@@ -27,12 +27,13 @@ LINEAR = 1.1
 
 
 def _timed(run: ToolRun, since: int) -> Any | None:
-    """The one training run this answer timed (None when it timed none, or several models: a per-model answer
-    already has a time for each, a table for each would bury it)."""
-    timed = [c for c in run.calls[since:] if c.tool == "training_time" and c.output]
+    """The training run this answer timed: the last timing of its first model that is no survey's row (the time
+    block's own, after a method table's), None when it timed none, or several models (a per-model answer already
+    has a time for each, a table for each would bury it)."""
+    timed = [c for c in run.calls[since:] if c.tool == "training_time" and c.output and c.id not in run.surveyed]
     if not timed or len({c.input.get("model") for c in timed}) != 1:
         return None
-    return timed[0]
+    return timed[-1]
 
 
 def _fewest(run: ToolRun, args: dict[str, Any]) -> int:
