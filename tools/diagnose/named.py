@@ -311,6 +311,10 @@ def _spilled(s: Setup) -> list[Candidate]:
             out.append(_estimate_short(s))
         out.append(Candidate("weights_exceed_memory", arith, *fix, named=not (partial and s.oom), prior=0.8))
         out.append(Candidate("compute_or_config_slow", arith, *fix, prior=0.55))
+    elif i.gpu_layers_unset and not s.oom:  # "./main -m x.gguf -n 128": no -ngl, so every layer runs on the CPU
+        rule = fact("llamacpp", "default_gpu_layers")
+        out.append(Candidate("compute_or_config_slow", say("gpu_layers_unset"), rule["flag"], rule["value"],
+                             named=True, prior=0.8, extra={"words": "gpu_layers_unset"}))  # fmt: skip
     elif s.oom and s.framework in LOCAL and "num_gpu" not in flag_values(i):  # its own split, not the user's
         out.append(_estimate_short(s))
     elif i.symptom == "cpu_fallback":
