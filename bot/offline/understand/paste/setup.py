@@ -217,6 +217,12 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         args["zero_stage"] = p.zero_stage
     if p.context_len and "max_model_len" not in args and args.get("workload") != "train":
         args["max_model_len"] = p.context_len  # "支持 max_model_len 为 1M": the length said in words is what ran
+    if args.get("workload") == "train" or (p.method and not serving and args.get("workload") != "infer"):
+        # "序列长度是512，batch_size为1": what the words say a training run used, where no config said it
+        if (p.seq_len or p.context_len) and "seq_len" not in args:
+            args["seq_len"] = p.seq_len or p.context_len
+        if p.micro_batch and "micro_batch" not in args:
+            args["micro_batch"] = p.micro_batch
     if "zero_stage" not in args and (paste.flags or {}).get("fsdp"):  # FSDP's sharding as the ZeRO stage it equals
         args["zero_stage"] = 2 if paste.flags["fsdp"] == "shard_grad_op" else 3
     if "precision" not in args and p.precision in ("bf16", "fp16", "fp8", "fp32"):
