@@ -58,3 +58,13 @@ def test_a_trainers_setting_is_no_fix_for_a_model_that_only_serves():
     out = call("diagnose", {"model": "Qwen2.5-7B", "gpu": "A100 80GB", "workload": "infer", "symptom": "low_gpu_util"})
     flags = [c["fix"]["flag"] for c in out["causes"]]
     assert "dataloader_num_workers" not in flags and "per_device_train_batch_size" not in flags
+
+
+def test_a_training_length_and_batch_said_in_words_are_what_the_diagnosis_sizes(advisor):
+    # llamafactory-6752: "序列长度是512，batch_size为1" under ZeRO-2 on four 3090s; at 512 tokens ZeRO-3 fits
+    trace = advisor.ask("Qwen2.5-3B模型 OOM\n我有四张3090显卡，每张卡24G显存，打算全参数微调，我使用了zero-2，"
+                        "序列长度是512，batch_size为1，为啥显存还不够？")  # fmt: skip
+    call_ = next(c for c in trace.tool_calls if c.tool == "diagnose")
+    assert call_.input["seq_len"] == 512 and call_.input["micro_batch"] == 1
+    assert trace.answer.startswith("**原因：ZeRO-3 以下（这里是 ZeRO-2），4 张卡每张都放着完整的")
+    assert "`zero_optimization.stage=3`" in trace.answer
