@@ -40,7 +40,7 @@ def test_zero2_full_training_whose_states_overflow_is_sent_to_zero3_before_offlo
 
 def test_activations_that_overflow_keep_the_lead_over_sharding():
     # the weights are a small share and a micro-batch of 8 is what overflows: a smaller batch, not ZeRO-3
-    out, first = _lead({"model": "ChatGLM3-6B", "gpu": "A800 80GB", "n_gpus": 4, "method": "full", "zero_stage": 2,
+    _, first = _lead({"model": "ChatGLM3-6B", "gpu": "A800 80GB", "n_gpus": 4, "method": "full", "zero_stage": 2,
                         "seq_len": 1024, "micro_batch": 8, "error_kind": "oom", "workload": "train"})  # fmt: skip
     assert first["cause"] == "activations_too_large"
 
@@ -54,7 +54,7 @@ def test_one_gpu_and_zero3_runs_are_never_told_to_shard():
 
 def test_tensor_parallel_slower_than_one_gpu_is_the_per_collective_latency_computed_from_the_two_speeds():
     # gh-lmdeploy-2534: Qwen2.5-7B, 2 cards at 22 tok/s vs 32 on one
-    out, first = _lead({"model": "Qwen2.5-7B", "gpu": "Ascend 910B", "n_gpus": 2, "tp": 2, "framework": "vllm",
+    _, first = _lead({"model": "Qwen2.5-7B", "gpu": "Ascend 910B", "n_gpus": 2, "tp": 2, "framework": "vllm",
                         "workload": "infer", "measured_tokens_per_s": 22, "single_gpu_tokens_per_s": 32})  # fmt: skip
     assert first["cause"] == "communication_bound"
     extra_ms = 1000 / 22 - 1000 / 32  # 14.2 ms per token, over 2 x 28 layers of all-reduce
