@@ -68,3 +68,13 @@ def test_a_training_length_and_batch_said_in_words_are_what_the_diagnosis_sizes(
     assert call_.input["seq_len"] == 512 and call_.input["micro_batch"] == 1
     assert trace.answer.startswith("**原因：ZeRO-3 以下（这里是 ZeRO-2），4 张卡每张都放着完整的")
     assert "`zero_optimization.stage=3`" in trace.answer
+
+
+def test_tensor_parallel_that_does_not_help_is_read_as_more_gpus_slower(advisor):
+    # vllm-1873's wording: no figures, "not as good as running on a single card"
+    trace = advisor.ask("I can not improve throughput with tensor-parallel on multi-gpus. I have tested the tensor "
+                        "parallelism of vllm on multiple gpus, but the effect is not as good as running on a single "
+                        "card. --model /home/models/CodeLlama-13b-hf/ --tensor-parallel-size=4")  # fmt: skip
+    call_ = next(c for c in trace.tool_calls if c.tool == "diagnose")
+    assert call_.input.get("symptom") == "multi_gpu_slower"
+    assert call_.output["causes"][0]["cause"] == "communication_bound"

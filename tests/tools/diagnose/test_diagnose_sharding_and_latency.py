@@ -76,3 +76,17 @@ def test_the_latency_per_all_reduce_is_the_measured_gap_spread_over_the_all_redu
     gap = 1000 / measured - 1000 / round(single, 1)
     us = float(re.search(r"\((\d+) µs each\)", lead["arithmetic"]).group(1))
     assert abs(us - gap / 56 * 1000) <= 1
+
+
+def test_an_engines_queue_on_consumer_cards_without_p2p_points_at_pcie_and_the_narrowest_tp_that_holds_it():
+    # gh-vllm-16444's class: a 32B model under vLLM on 8 x RTX 4090, requests slow while others queue
+    out = tools.call("diagnose", {"model": "DeepSeek-R1-Distill-Qwen-32B", "gpu": "RTX 4090", "n_gpus": 8,
+                                  "framework": "vllm", "workload": "infer", "symptom": "serial"})  # fmt: skip
+    pcie = next(c for c in out["causes"] if c["cause"] == "p2p_or_interconnect")
+    assert pcie["fix"] == {"flag": "--tensor-parallel-size", "value": 4}  # 65 GB of bf16 weights: 4 x 24 GB hold it
+    assert "128 all-reduces" in pcie["arithmetic"] and "TP 4 with 2 replicas" in pcie["arithmetic"]
+    assert "host memory" in pcie["explanation"] and CJK.search(pcie["explanation_zh"])
+    # on data-centre cards with NVLink there is no such cause
+    nvlink = tools.call("diagnose", {"model": "DeepSeek-R1-Distill-Qwen-32B", "gpu": "A100 80GB", "n_gpus": 8,
+                                     "framework": "vllm", "workload": "infer", "symptom": "serial"})  # fmt: skip
+    assert not any(c["cause"] == "p2p_or_interconnect" for c in nvlink["causes"])
