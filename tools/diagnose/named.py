@@ -7,6 +7,7 @@ from __future__ import annotations
 from tools.diagnose.context import ENGINES, LOCAL, Candidate, Setup, count, flag_values, gib
 from tools.diagnose.facts import fact, say, value
 from tools.diagnose.serve import MAX_UTILIZATION, RAISES, fewest_tp, utilization, weights_bytes
+from tools.memory.capacity import GPUS_PER_NODE
 from tools.units import BYTES_PER_PARAM
 
 #: a kind of error or symptom -> the causes it names, most likely first (with their prior)
@@ -111,6 +112,12 @@ def named_causes(s: Setup) -> list[Candidate]:
         else:
             out.append(Candidate("compute_or_config_slow", say("told", what="slow"), "--enforce-eager", False,
                                  prior=prior, extra={"words": "slow_told"}))  # fmt: skip
+        if s.workload == "infer" and s.model is not None and s.tp > GPUS_PER_NODE:  # TP across servers
+            nodes = -(-s.tp // GPUS_PER_NODE)
+            arith = say("inter_node_told", tp=s.tp, nodes=nodes, per_node=GPUS_PER_NODE,
+                        n_allreduce=2 * s.model.n_layers)  # fmt: skip
+            out.append(Candidate("communication_bound", arith, "tensor × pipeline parallel",
+                                 f"tp {GPUS_PER_NODE}, pp {nodes}", prior=0.65, extra={"cost": "pipeline_nodes"}))  # fmt: skip
         if i.n_gpus > 1 and not s.oom:  # slow on several GPUs: what they exchange, over the link they have
             consumer = s.gpu is not None and s.gpu.segment == "consumer"
             fix = (

@@ -78,3 +78,11 @@ def test_tensor_parallel_that_does_not_help_is_read_as_more_gpus_slower(advisor)
     call_ = next(c for c in trace.tool_calls if c.tool == "diagnose")
     assert call_.input.get("symptom") == "multi_gpu_slower"
     assert call_.output["causes"][0]["cause"] == "communication_bound"
+
+
+def test_so_slow_said_with_zhe_me_or_ru_ci_is_slowness():
+    from bot.offline.understand.paste.logs import SYMPTOMS
+
+    slow = dict(SYMPTOMS)["slow"]
+    for text in ("为啥推理速度如此的慢", "为什么这么慢", "生成怎么那么慢"):
+        assert slow.search(text)

@@ -90,3 +90,13 @@ def test_an_engines_queue_on_consumer_cards_without_p2p_points_at_pcie_and_the_n
     nvlink = tools.call("diagnose", {"model": "DeepSeek-R1-Distill-Qwen-32B", "gpu": "A100 80GB", "n_gpus": 8,
                                      "framework": "vllm", "workload": "infer", "symptom": "serial"})  # fmt: skip
     assert not any(c["cause"] == "p2p_or_interconnect" for c in nvlink["causes"])
+
+
+def test_tensor_parallel_across_servers_told_slow_keeps_tp_inside_a_node_and_a_running_engine_is_not_refused():
+    # gh-vllmascend-5178's class: TP 16 over two 8-card servers, "why so slow", the engine answered
+    out = tools.call("diagnose", {"model": "Qwen3-235B-A22B", "gpu": "Ascend 910B", "n_gpus": 16, "tp": 16,
+                                  "framework": "vllm", "workload": "infer", "symptom": "slow"})  # fmt: skip
+    inter = next(c for c in out["causes"] if c["cause"] == "communication_bound")
+    assert "tp 16 spans 2 nodes of 8 GPUs" in inter["arithmetic"]
+    assert inter["fix"] == {"flag": "tensor × pipeline parallel", "value": "tp 8, pp 2"}
+    assert not any(c["cause"] == "tp_not_divisible" for c in out["causes"])  # it started: the sizes divide

@@ -143,7 +143,7 @@ SYMPTOMS = (
     ("silent_exit", _rx(r"silently (?:fails?|exits?|crash\w*|dies|stops?)|(?:exits?|quits?|crash\w*|dies|stops?) (?:silently|without (?:any )?(?:error|message|traceback))|"
                         r"没有?(?:任何)?报错(?:就|直接)?(?:退出|结束|没了)|闪退|直接退出")),
     ("hang", _rx(r"\bhangs?\b|\bhung\b|\bstuck\b|卡住|卡死|没有反应|no progress")),
-    ("slow", _rx(r"(?:很|太|非常|极|极其|特别|超级|超|巨|贼|好|有点|比较|相当)慢|速度慢|慢得|就是慢|"
+    ("slow", _rx(r"(?:很|太|非常|极|极其|特别|超级|超|巨|贼|好|有点|比较|相当|如此的?|这么|那么)慢|速度慢|慢得|就是慢|"
                  r"慢了?\s*(?:一倍|[\d一二两三四五六七八九十几]+\s*倍|很多|太多|得多|不少|一半)|(?:明显|显著|远)(?:低于|慢于)|"
                  r"(?:速度|效率|性能|吞吐|利用率)(?:[^，,。.\n]{0,6})(?:不理想|不够快|上不去|很低|太低|偏低|低|差(?![距别异多]))|耗时.{0,6}(?:明显|显著|远)?(?:高于|长于|太长|很长)|"
                  r"比[^，,。.\n]{1,24}(?:还|更|要)慢(?![^，,。.\n]{0,3}[吗么?？])|\bslow\b|\bslowly\b|tokens?/s.{0,10}(?:low|only)|\blow (?:throughput|speed|tflops|mfu|tokens?/s|generation rate|output)|"
