@@ -104,11 +104,8 @@ SYMPTOMS = (
                              r"(?:是|就是)(?:单卡|一张卡|1\s*(?:张)?卡)的?(?:时间|耗时)最(?:短|少)|"
                              r"(?:one|a single|single|1) (?:gpu|card) (?:is|runs?|trains?|was) (?:\w+ )?faster than (?:\d+|two|multiple|several|more|all)|"
                              r"faster (?:on|with) (?:one|a single|1) (?:gpu|card) than|"
-                             # "tensor parallelism ... not as good as running on a single card", "TP performs poorly"
-                             r"(?:tensor[- _]?parallel\w*|multi-?gpus?|multiple gpus)[^.\n]{0,120}?(?:not as good as|worse than|"
-                             r"no (?:significant |obvious |real )?(?:increase|improvement|gain|speed ?up)|performs? (?:poorly|worse)|"
-                             r"(?:performance |speed )?degradation|does ?n[o']t (?:improve|increase|help|speed))|"
-                             r"(?:not as good as|worse than|slower than) (?:running |using )?(?:it )?(?:on )?(?:a |one )?single (?:card|gpu)")),
+                             r"(?:tensor[- _]?parallel\w*|multi-?gpus?|multiple gpus)[^.\n]{0,120}?(?:not as good as|worse than|no (?:significant |obvious |real )?(?:increase|improvement|gain|speed ?up)|performs? (?:poorly|worse)|(?:performance |speed )?degradation|does ?n[o']t (?:improve|increase|help|speed))|"
+                             r"(?:not as good as|worse than|slower than) (?:running |using )?(?:it )?(?:on )?(?:a |one )?single (?:card|gpu)")),  # "TP ... not as good as a single card"
     ("cpu_fallback", _rx(r"(?:does ?n[o']t|not|never|isn't|is not) (?:use|using|utili[sz]\w*|running on) (?:the |my |any |nvidia |amd )*gpu|gpu (?:is )?not (?:being )?used|"
                          r"(?:runs?|running|only) (?:on|off) (?:the )?cpu|instead of (?:the )?gpu|only (?:uses? )?(?:the )?cpu|"
                          r"(?:跑在|运行在|用的是|只用)\s*cpu|(?:启用|改用|走|用)\s*cpu\s*(?:推理|运行|计算|跑)|(?:没有?|不)(?:用|使用|调用)\s*(?:gpu|显卡)")),
