@@ -100,3 +100,13 @@ def test_tensor_parallel_across_servers_told_slow_keeps_tp_inside_a_node_and_a_r
     assert "tp 16 spans 2 nodes of 8 GPUs" in inter["arithmetic"]
     assert inter["fix"] == {"flag": "tensor × pipeline parallel", "value": "tp 8, pp 2"}
     assert not any(c["cause"] == "tp_not_divisible" for c in out["causes"])  # it started: the sizes divide
+
+
+def test_a_multi_gpu_training_oom_with_nothing_to_compute_with_names_whole_copies_per_gpu_first():
+    # llamafactory-3025's class: "2张卡训练报错 OOM", no model, no card, no ZeRO stage
+    out = tools.call("diagnose", {"n_gpus": 2, "framework": "pytorch", "error_kind": "oom", "workload": "train"})
+    first = out["causes"][0]
+    assert first["cause"] == "zero_stage_buffers" and first["fix"] == {"flag": "zero_optimization.stage", "value": 3}
+    assert "copy the whole weights to every GPU" in first["explanation"] and not first["matches_evidence"]
+    one = tools.call("diagnose", {"n_gpus": 1, "framework": "pytorch", "error_kind": "oom", "workload": "train"})
+    assert one["causes"][0]["cause"] != "zero_stage_buffers"
