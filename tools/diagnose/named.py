@@ -63,6 +63,12 @@ def named_causes(s: Setup) -> list[Candidate]:
     if kind == "crash":  # a fault inside a kernel or the runtime: no memory term reproduces it, the version does
         out.append(Candidate("version_or_bug", say("named", what="a crash inside the framework or the driver"),
                              "the framework version", "upgrade or pin", named=True, prior=0.7))  # fmt: skip
+    if kind == "weights_oom" and s.model is None:  # the message (or the asker) says the weights do not fit a card
+        more = max(2, i.n_gpus if i.n_gpus > 1 else 2)
+        fix = ("--tensor-parallel-size", more) if s.framework in ENGINES or i.n_gpus > 1 else (
+            "--quantization", "awq (a 4-bit AWQ checkpoint)")  # fmt: skip
+        out.append(Candidate("weights_exceed_memory", say("named", what="the weights do not fit one GPU"), *fix,
+                             named=True, prior=0.75))  # fmt: skip
     if kind == "load_oom" and "fsdp" in flag_values(i):
         out.append(_fsdp_wrap(s))
     elif kind == "load_oom":

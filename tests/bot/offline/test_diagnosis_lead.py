@@ -86,3 +86,12 @@ def test_so_slow_said_with_zhe_me_or_ru_ci_is_slowness():
     slow = dict(SYMPTOMS)["slow"]
     for text in ("为啥推理速度如此的慢", "为什么这么慢", "生成怎么那么慢"):
         assert slow.search(text)
+
+
+def test_a_model_said_to_exceed_one_cards_memory_is_read_as_weights_that_do_not_fit():
+    from bot.offline.understand.paste.logs import KINDS
+
+    weights = dict(KINDS)["weights_oom"]
+    for text in ("load model that exceed the memory size of a single graphics card",
+                 "the single graphics card's memory is not enough to deploy the model", "单卡显存放不下模型"):  # fmt: skip
+        assert weights.search(text)

@@ -110,3 +110,10 @@ def test_a_multi_gpu_training_oom_with_nothing_to_compute_with_names_whole_copie
     assert "copy the whole weights to every GPU" in first["explanation"] and not first["matches_evidence"]
     one = tools.call("diagnose", {"n_gpus": 1, "framework": "pytorch", "error_kind": "oom", "workload": "train"})
     assert one["causes"][0]["cause"] != "zero_stage_buffers"
+
+
+def test_weights_said_not_to_fit_one_card_are_the_cause_and_more_cards_or_4_bit_the_fix():
+    engine = tools.call("diagnose", {"framework": "vllm", "error_kind": "weights_oom"})["causes"][0]
+    assert engine["cause"] == "weights_exceed_memory" and engine["fix"]["flag"] == "--tensor-parallel-size"
+    by_hand = tools.call("diagnose", {"framework": "transformers", "error_kind": "weights_oom"})["causes"][0]
+    assert by_hand["cause"] == "weights_exceed_memory" and by_hand["fix"]["flag"] == "--quantization"

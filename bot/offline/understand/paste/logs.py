@@ -80,7 +80,8 @@ KINDS = (
                                   r"doesn't support bf16|fp8.{0,40}(?:not supported|compute capability|requires)|flash ?attention.{0,30}(?:only supports|ampere|not supported)|"
                                   r"(?:不支持|not support\w*|no longer supports?|doesn'?t support|unsupported|supports?)\s*(?:the\s+)?(?:bf16|bfloat16|fp8)|(?:bf16|bfloat16|fp8)\s*(?:不支持|is not supported|unsupported)|type (?:fp16|bf16|float16|bfloat16) is not supported|cublas_status_not_supported|"
                                   r"use float16 instead|--dtype[= ]half|data ?type error|dtype error|not implemented for '(?:half|bfloat16)'")),
-    ("weights_oom", _rx(r"not enough memory.{0,40}(?:weights|model)|cannot load model.{0,40}memory")),
+    ("weights_oom", _rx(r"not enough memory.{0,40}(?:weights|model)|cannot load model.{0,40}memory|(?:model|weights)[^.\n]{0,40}exceeds? the memory (?:size )?of (?:a |one )?single (?:gpu|card|graphics card)|"
+                        r"(?:a |one )?single (?:gpu|card|graphics card)'?s? memory is not enough[^.\n]{0,30}(?:model|weights)|(?:单卡|一张卡)(?:的)?(?:显存)?(?:放不下|装不下|不够放)(?:模型|权重)?")),
     ("load_oom", _rx(r"(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])).{0,40}(?:in|at|inside|during|when|on)\s*[`'\"]?(?:model\s*=\s*)?(?:FSDP|DDP|DistributedDataParallel|deepspeed\.initialize|accelerator\.prepare|model\.(?:to|cuda))\(|"
                      r"(?:cannot|can't|can not|unable to|fails? to|failed to) (?:load|run|start|fit)\b.{0,60}\d+(?:\.\d+)?\s*(?:gb|gib|g)\b|(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存|显存不足)|(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)|"
                      r"(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])).{0,40}before (?:anything|training|the first step|it starts)|(?:一加载|刚加载)[^，,。.\n]{0,10}(?:就)?(?:oom|爆显存|显存不足)")),
