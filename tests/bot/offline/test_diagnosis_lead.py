@@ -95,3 +95,11 @@ def test_a_model_said_to_exceed_one_cards_memory_is_read_as_weights_that_do_not_
     for text in ("load model that exceed the memory size of a single graphics card",
                  "the single graphics card's memory is not enough to deploy the model", "单卡显存放不下模型"):  # fmt: skip
         assert weights.search(text)
+
+
+def test_a_quantised_checkpoint_named_in_chinese_text_is_the_precision_the_diagnosis_sizes(advisor):
+    # gh-qwen3vl-482: "7b-awq模型" on an A10 under vLLM: 4-bit weights leave the pool room for the default length
+    trace = advisor.ask("7b-awq模型在A10上使用VLLM镜像部署，显存总是oom。我使用的是A10的24Gb的卡。")
+    call_ = next(c for c in trace.tool_calls if c.tool == "diagnose")
+    assert call_.input["precision"] == "int4"
+    assert "--gpu-memory-utilization=0.8" in trace.answer and "max_model_len 131,072 >" not in trace.answer

@@ -47,9 +47,11 @@ _ENGINE_BUILD = re.compile(
 #: a quantised checkpoint's name says its weights' precision ('Qwen2-72B-Instruct-AWQ', '…-GPTQ-Int4', '…-FP8',
 #: '…-bnb-4bit'): AWQ/GPTQ/W4A16 are 4-bit integer weights with group scales, bitsandbytes' 4-bit is NF4
 _NAME_QUANT = re.compile(
-    r"[-_](?:(awq|gptq(?:[-_]int4)?|int4|w4a16)|(bnb[-_]4bit)|(gptq[-_]int8|int8|w8a8)|(fp8))(?=$|[-_./\s])",
+    r"[-_](?:(awq|gptq(?:[-_]int4)?|int4|w4a16)|(bnb[-_]4bit)|(gptq[-_]int8|int8|w8a8)|(fp8))(?=$|[-_./\s]|[\u3000-\u9fff\uff00-\uffef])",
     re.IGNORECASE,
 )
+#: a quantised checkpoint's format named as a precision mention ("部署 7b-awq 模型"): the weights that ran
+_CHECKPOINT_FORMAT = re.compile(r"^(?:awq|gptq(?:[-_]int[48])?|w4a16|w8a8)$", re.IGNORECASE | re.MULTILINE)
 _WHOLE_NAME = re.compile(r"[^\s，。、；：（）,;:()]+")
 _SUFFIX = re.compile(r"[-_](?:instruct|chat|hf|base|it|awq|gptq|int4|int8|fp8|bnb-4bit|\d+k)$", re.IGNORECASE)
 
@@ -227,6 +229,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         args["zero_stage"] = 2 if paste.flags["fsdp"] == "shard_grad_op" else 3
     if "precision" not in args and p.precision in ("bf16", "fp16", "fp8", "fp32"):
         args["precision"] = p.precision
+    elif "precision" not in args and p.precision in ("int4", "int8") and _CHECKPOINT_FORMAT.search(_said(request)):
+        args["precision"] = p.precision  # "7b-awq", "GPTQ-Int4": the checkpoint that ran, not a what-if
     named_config = "deepspeed" in (paste.flags or {}) or paste.setup.get("zero_stage") is not None
     if "offload" not in args and p.offload and not named_config:  # a pasted config says what ran; the words may
         args["offload"] = offload_of(p.offload, args.get("zero_stage"))  # name the alternative that worked
@@ -241,3 +245,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         items = [f"{k}={v}" for k, v in flags.items() if not re.search(r"[\s,]", f"{k}{v}")]
         args["flags"] = " ".join(items)[:20_000] or None
     return {k: v for k, v in args.items() if v is not None}, unknown
+
+
+def _said(request: Request) -> str:
+    """The precision mentions as written, one per line (matched whole against a checkpoint format)."""
+    return "\n".join(m.text for m in request.mentions if m.role == "precision")
