@@ -358,7 +358,14 @@ def _spilled(s: Setup) -> list[Candidate]:
                                  extra={"words": "runtime_estimate_over"}))  # fmt: skip
     if i.symptom == "one_gpu_used" and i.n_gpus > 1:
         what = say("named", what="one GPU holds the whole model")
-        out.append(Candidate("weights_exceed_memory", what, "device_map", "auto", prior=0.6))
+        usable = s.capacity * utilization(s) if s.capacity else 0.0
+        over = s.model is not None and usable > 0 and weights_bytes(s) > usable
+        if over:  # the weights alone are more than the one card they went to gives them
+            what = say("whole_on_one", weights=gib(weights_bytes(s)), usable=gib(usable), cap=gib(s.capacity),
+                       n=i.n_gpus, share=gib(weights_bytes(s) / i.n_gpus))  # fmt: skip
+        fix = ("--tensor-parallel-size", i.n_gpus) if s.framework in ENGINES else ("device_map", "auto")
+        cost = {"cost": "layer_split"} if fix[0] == "device_map" and s.workload == "infer" else {}
+        out.append(Candidate("weights_exceed_memory", what, *fix, named=over, prior=0.8 if over else 0.6, extra=cost))
     return out
 
 

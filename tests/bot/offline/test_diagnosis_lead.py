@@ -103,3 +103,11 @@ def test_a_quantised_checkpoint_named_in_chinese_text_is_the_precision_the_diagn
     call_ = next(c for c in trace.tool_calls if c.tool == "diagnose")
     assert call_.input["precision"] == "int4"
     assert "--gpu-memory-utilization=0.8" in trace.answer and "max_model_len 131,072 >" not in trace.answer
+
+
+def test_a_trainers_api_or_chat_command_is_an_inference_run():
+    from bot.offline.understand.paste.setup import _TRAINER_SERVES
+
+    assert _TRAINER_SERVES.search("在使用llamafactory-cli api加载qwen2-72B-Instruct-AWQ出现CUDA out of memory")
+    assert _TRAINER_SERVES.search("llamafactory-cli chat examples/inference/llama3.yaml")
+    assert not _TRAINER_SERVES.search("llamafactory-cli train examples/train_lora/llama3_lora_sft.yaml")

@@ -117,3 +117,13 @@ def test_weights_said_not_to_fit_one_card_are_the_cause_and_more_cards_or_4_bit_
     assert engine["cause"] == "weights_exceed_memory" and engine["fix"]["flag"] == "--tensor-parallel-size"
     by_hand = tools.call("diagnose", {"framework": "transformers", "error_kind": "weights_oom"})["causes"][0]
     assert by_hand["cause"] == "weights_exceed_memory" and by_hand["fix"]["flag"] == "--quantization"
+
+
+def test_weights_that_went_whole_to_one_of_several_cards_and_exceed_it_lead_with_the_split():
+    # gh-llamafactory-4326's class: a 72B AWQ checkpoint served by a trainer's API on 40 GB A100s, one card used
+    out = tools.call("diagnose", {"model": "Qwen2.5-72B", "gpu": "A100 40GB", "n_gpus": 2, "precision": "int4",
+                                  "workload": "infer", "error_kind": "load_oom", "symptom": "one_gpu_used"})  # fmt: skip
+    first = out["causes"][0]
+    assert first["cause"] == "weights_exceed_memory" and first["fix"] == {"flag": "device_map", "value": "auto"}
+    assert "went whole to one GPU" in first["arithmetic"] and "split over the 2 GPUs" in first["arithmetic"]
+    assert "one GPU computes at a time" in first["cost"]  # the layer split's price for serving, not a trainer's

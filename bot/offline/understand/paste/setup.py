@@ -50,6 +50,8 @@ _NAME_QUANT = re.compile(
     r"[-_](?:(awq|gptq(?:[-_]int4)?|int4|w4a16)|(bnb[-_]4bit)|(gptq[-_]int8|int8|w8a8)|(fp8))(?=$|[-_./\s]|[\u3000-\u9fff\uff00-\uffef])",
     re.IGNORECASE,
 )
+#: a trainer's command that serves or chats instead of training
+_TRAINER_SERVES = re.compile(r"llamafactory-cli\s+(?:api|chat|webchat)(?![a-z])", re.IGNORECASE)
 #: a quantised checkpoint's format named as a precision mention ("部署 7b-awq 模型"): the weights that ran
 _CHECKPOINT_FORMAT = re.compile(r"^(?:awq|gptq(?:[-_]int[48])?|w4a16|w8a8)$", re.IGNORECASE | re.MULTILINE)
 _WHOLE_NAME = re.compile(r"[^\s，。、；：（）,;:()]+")
@@ -201,6 +203,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if "used_gb" in args and not (model and fp32_weights(param_count(get_model(model)).total, args["used_gb"])):
         args.pop("used_gb")  # the memory the user says it takes is handed over only where it says the dtype
     workload = slots_of(p).get("workload")
+    if _TRAINER_SERVES.search(request.text):  # `llamafactory-cli api` / `chat`: the trainer's own inference server
+        args.setdefault("workload", "infer")
     if paste.framework in _LOCAL:
         pass  # a local runtime serves: the question's words ("image", "fine-tuned model") do not make it training
     elif (not framework or framework in _GENERAL) and workload in ("train", "infer"):
