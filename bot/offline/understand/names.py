@@ -88,7 +88,7 @@ class _Names:
         for key in self.index:
             self.by_digits.setdefault(re.sub(r"\D", "", key), []).append(key)
         self._family_rx = re.compile(
-            "^(?:" + "|".join(sorted(map(re.escape, self.families), key=len, reverse=True)) + r")(?:[\d.]+[a-z]?)?$"
+            "^(?:" + "|".join(sorted(map(re.escape, self.families), key=len, reverse=True)) + r")(?:[\d.]+(?:vl|[a-z])?)?$"  # "qwen2.5", "glm4v", "qwen3vl"
         )
 
     def lookup(self, key: str, typed: str | None = None) -> tuple[str, str] | None:
@@ -313,6 +313,38 @@ _FUNCTION_WORDS = frozenset(
 )
 
 
+_ACTIVE_TAG = _C(r"a(\d+(?:\.\d+)?)b")
+
+
+def _active_after(w: Any, toks: list, i: int) -> float | None:
+    """The active size tag joined to the size at token i by a hyphen ("235B-A22B" -> 22), else None."""
+    if i + 1 < len(toks) and w.t[toks[i][1] : toks[i + 1][0]] == "-" and (m := _ACTIVE_TAG.fullmatch(toks[i + 1][2])):
+        return float(m.group(1))
+    return None
+
+
+def _words_to_size(w: Any, toks: list, j: int, names: _Names) -> int:
+    """After a family's word (and its version words) at token j: up to two name words, then versions, then a size
+    ("Hunyuan-MT-7B", "Mistral Small 3.1 24B") belong to the name: the index after the size (and the version words
+    after it); j itself when no size follows so (a function word, a method or a card ends the name)."""
+    k = j
+    while k < min(len(toks), j + 4) and _GAP.fullmatch(w.t, toks[k - 1][1], toks[k][0]) is not None:
+        word = toks[k][2]
+        if _SIZE.fullmatch(word):
+            k += 1
+            while k < len(toks) and k < j + 6 and _GAP.fullmatch(w.t, toks[k - 1][1], toks[k][0]) is not None:
+                if not _VERSION_WORD.match(toks[k][2]) or _SIZE.fullmatch(toks[k][2]) or _is_gpu(toks[k][2], names):
+                    break
+                k += 1
+            return k
+        if word in _FUNCTION_WORDS or word in name_shapes.NOT_MODEL_WORDS or _is_gpu(word, names):
+            return j
+        if not re.fullmatch(r"[a-z]{2,}|\d+(?:\.\d+)*", word) or names.is_family(word):
+            return j
+        k += 1
+    return j
+
+
 def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
     """Handle token i when no catalog name starts there; return the next token to look at."""
     start, end, tok = toks[i]
@@ -344,6 +376,7 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
             j += 1  # "Qwen-Deepsee-32B": a model named for two families, read whole (`stand_in._named_for_all`)
         while joined(j) and j < i + 5 and _VERSION_WORD.match(toks[j][2]) and not _is_gpu(toks[j][2], names):
             j += 1
+        j = _words_to_size(w, toks, j, names)  # "Hunyuan-MT-7B", "Mistral Small 3.1 24B": name words, then the size
         if j == i + 1 and not re.search(r"\d", tok):
             if not (joined(j) and re.match(r"^\d", toks[j][2])):
                 if family_default(w.span(start, end)):  # "Mistral", "ChatGLM": the size the family is known for,
@@ -376,6 +409,12 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
             w.note("model_again", start, end)
             w.mask(start, end, MODEL_MARK)
             return i + 1
+        elif (active := _active_after(w, toks, i)) is not None and active < value:  # "235B-A22B": a MoE's two sizes
+            end = toks[i + 1][1]
+            _add(w, "models", f"{_size_label(value)}-A{_size_label(active)}")
+            w.note("models", start, end)
+            w.mask(start, end, MODEL_MARK)
+            return i + 2
         else:
             _add(w, "models", _size_label(value))
         w.note("models", start, end)

@@ -24,6 +24,8 @@ from tools.units import plain
 _NAME_WORD = C(r"[a-z][a-z\d]*[a-z][a-z\d]*")
 _SIZE_TAG = C(r"\d+(?:\.\d+)?b|\d+x\d+(?:\.\d+)?b")
 _HYPHEN = C(r"[\-_]")
+#: a word between a name's first word and its size: a name word or a version ("mt", "oss", "3.1", "v2")
+_MIDDLE = C(r"[a-z][a-z\d]*|v?\d+(?:\.\d+)*[a-z]?")
 _BARE_SIZE = re.compile(r"\d+(?:\.\d+)?B")
 _INSIDE = re.compile(r"[\w\-./\\]$")
 _FILE_AFTER = re.compile(r"\.[a-z]{2,5}\b|/")
@@ -46,9 +48,14 @@ def sized_name(w: Any, toks: list[tuple[int, int, str]], i: int, tail: Callable[
         or _INSIDE.search(w.t, 0, toks[i][0])
     ):
         return None  # "…-pytorch-20b", "/path/config_671B": part of a longer name or a path, not a name of its own
-    if not (_SIZE_TAG.fullmatch(toks[i + 1][2]) and _HYPHEN.fullmatch(w.t, toks[i][1], toks[i + 1][0])):
+    k = i + 1  # its name words before the size, each joined by a hyphen ("Hunyuan-MT-7B", "Seed-OSS-36B")
+    while k < min(len(toks), i + 4) and _MIDDLE.fullmatch(toks[k][2]) and _HYPHEN.fullmatch(w.t, toks[k - 1][1], toks[k][0]):
+        if _SIZE_TAG.fullmatch(toks[k][2]) or toks[k][2] in NOT_MODEL_WORDS:
+            break
+        k += 1
+    if k >= len(toks) or not (_SIZE_TAG.fullmatch(toks[k][2]) and _HYPHEN.fullmatch(w.t, toks[k - 1][1], toks[k][0])):
         return None
-    j = i + 2  # its version words, joined by a hyphen ("-A3B", "-Chat"); another size ("/ 40B") is another model
+    j = k + 1  # its version words, joined by a hyphen ("-A3B", "-Chat"); another size ("/ 40B") is another model
     while j < len(toks) and j < i + 6 and tail(j) and _HYPHEN.fullmatch(w.t, toks[j - 1][1], toks[j][0]):
         if _SIZE_TAG.fullmatch(toks[j][2]):
             break
