@@ -337,7 +337,7 @@ def _words_to_size(w: Any, toks: list, j: int, names: _Names) -> int:
                     break
                 k += 1
             return k
-        if word in _FUNCTION_WORDS or word in name_shapes.NOT_MODEL_WORDS or _is_gpu(word, names):
+        if word in _FUNCTION_WORDS or word in name_shapes.NAME_STOP_WORDS or _is_gpu(word, names):
             return j
         if not re.fullmatch(r"[a-z]{2,}|\d+(?:\.\d+)*", word) or names.is_family(word):
             return j

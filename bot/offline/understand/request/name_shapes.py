@@ -32,8 +32,11 @@ _FILE_AFTER = re.compile(r"\.[a-z]{2,5}\b|/")
 #: words written against a size that are not a model's name ("LoRA-7B", "MoE-47B", "total-400B")
 NOT_MODEL_WORDS = frozenset(
     "lora qlora dora full sft dpo ppo grpo rlhf moe dense model models llm llms total active params param size "
-    "int fp bf nf awq gptq gguf ggml base chat instruct".split()
+    "int fp bf nf awq gptq gguf ggml base chat instruct distil distill distilled finetune finetuned finetuning fine "
+    "tune tuned train training test eval run my our your the".split()
 )
+#: of those, the words that end a name read up to its size ("Foo-Chat-7B" and "Foo-MoE-30B" are names)
+NAME_STOP_WORDS = NOT_MODEL_WORDS - {"chat", "instruct", "base", "moe"}
 
 
 def sized_name(w: Any, toks: list[tuple[int, int, str]], i: int, tail: Callable[[int], bool], mark: str) -> int | None:
@@ -50,7 +53,7 @@ def sized_name(w: Any, toks: list[tuple[int, int, str]], i: int, tail: Callable[
         return None  # "…-pytorch-20b", "/path/config_671B": part of a longer name or a path, not a name of its own
     k = i + 1  # its name words before the size, each joined by a hyphen ("Hunyuan-MT-7B", "Seed-OSS-36B")
     while k < min(len(toks), i + 4) and _MIDDLE.fullmatch(toks[k][2]) and _HYPHEN.fullmatch(w.t, toks[k - 1][1], toks[k][0]):
-        if _SIZE_TAG.fullmatch(toks[k][2]) or toks[k][2] in NOT_MODEL_WORDS:
+        if _SIZE_TAG.fullmatch(toks[k][2]) or toks[k][2] in NAME_STOP_WORDS:
             break
         k += 1
     if k >= len(toks) or not (_SIZE_TAG.fullmatch(toks[k][2]) and _HYPHEN.fullmatch(w.t, toks[k - 1][1], toks[k][0])):
