@@ -79,6 +79,11 @@ CONTRACT = {
 
 #: calculators added after DESIGN.md's nine (issue 10: quantities that need no GPU), locked the same way
 ADDED = {
+    # issue 23: several models on the same cards, each its own engine (their summed need, each engine's share)
+    "fit_together": (
+        {"models", "gpu", "n_gpus", "precision", "batch", "context_len", "usable_fraction"},
+        {"parts", "per_gpu_gb", "capacity_gb", "usable_gb", "fits", "headroom_gb", "shortfall_gb", "share_fraction"},
+    ),
     "model_memory": (
         {"model", "precision", "kv_precision", "context_len", "batch", "method", "n_gpus", "seq_len"},
         {
@@ -182,6 +187,10 @@ TRUSTED = {
     "plan_serving": [{"model": "Qwen3-32B", "gpus": ["H20", "4090"], "daily_users": 5000}],
     "plan_system": [{"job": "train", "model": "7B", "tokens": "100B", "deadline_hours": 336}],
     "plan_cluster": [{"gpu": "H800", "n_gpus": 144}, {"gpu": "V100", "n_gpus": 40}, {"gpu": "A800", "n_gpus": 8}],
+    "fit_together": [
+        {"models": ["Qwen3-8B", "BGE-M3"], "gpu": "4090"},
+        {"models": ["7B", "20B", "72B"], "gpu": "A100"},
+    ],
 }
 
 

@@ -285,3 +285,60 @@ class PlanClusterOutput(ToolOutput):
     @classmethod
     def _nested(cls):
         return {"bom": BomLine}
+
+
+# ---- Input and output of `fit_together`: several models side by side on the same GPUs.
+
+
+class FitTogetherInput(ToolInput):
+    """Will these models serve side by side on the same GPUs, each its own engine, and what share of each card does
+    each need?"""
+
+    models: list[str] = Field(
+        min_length=2,
+        max_length=8,
+        description="Two or more model names or sizes that share the cards, e.g. ['Qwen3-8B', 'BGE-M3'], ['7B', '20B'].",
+    )
+    gpu: str = Field(description="GPU name or alias, e.g. 'A100 80GB', '4090'.")
+    n_gpus: int = Field(1, ge=1, le=1024, description="GPUs every model is spread over (tensor parallel).")
+    precision: WeightPrecision | None = Field(
+        None, description="Weight precision of every model; omitted: each model's published precision, else bf16."
+    )
+    batch: int = Field(1, ge=1, le=100_000, description="Concurrent sequences of each model.")
+    context_len: int | None = Field(None, ge=1, le=10_000_000, description="Tokens per sequence (prompt + output).")
+    usable_fraction: float = Field(
+        0.9, gt=0.1, le=1.0, description="Share of each card the engines together may take (vLLM's 0.9 default)."
+    )
+
+
+class TogetherPart(BaseModel):
+    """One model's own need on each card: what `fit_inference` gives it alone (weights, KV cache, activations, its
+    process's CUDA context), and the share of the card its engine must be allowed (`gpu_memory_utilization`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str
+    name: str
+    per_gpu_gb: float
+    weights_gb: float
+    kv_cache_gb: float
+    share_fraction: float
+
+
+class FitTogetherOutput(ToolOutput):
+    gpu: str
+    n_gpus: int
+    parts: list[TogetherPart]
+    #: the parts' needs summed on each card, against what the engines together may take
+    per_gpu_gb: float
+    capacity_gb: float
+    usable_gb: float
+    fits: bool
+    headroom_gb: float
+    shortfall_gb: float
+    #: the shares summed: at most `usable_fraction` when the models fit together
+    share_fraction: float
+
+    @classmethod
+    def _nested(cls):
+        return {"parts": TogetherPart}

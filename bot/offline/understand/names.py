@@ -21,6 +21,7 @@ from bot.offline.understand.patterns import C
 from bot.offline.understand.request import name_shapes
 from bot.offline.understand.request.addresses import addresses, named_part
 from bot.offline.understand.request.distilled import distilled, distilled_stand_ins
+from bot.offline.understand.request.name_shapes import FUNCTION_WORDS as _FUNCTION_WORDS
 from bot.offline.understand.request.name_shapes import SIZE_FIRST, family_name, other_family, sized_name, stand_ins
 from bot.offline.understand.request.same_model import named_size, own_size, refined, shortened, size_first
 from tools.catalog import lookup as catalog
@@ -88,7 +89,9 @@ class _Names:
         for key in self.index:
             self.by_digits.setdefault(re.sub(r"\D", "", key), []).append(key)
         self._family_rx = re.compile(
-            "^(?:" + "|".join(sorted(map(re.escape, self.families), key=len, reverse=True)) + r")(?:[\d.]+(?:vl|[a-z])?)?$"  # "qwen2.5", "glm4v", "qwen3vl"
+            "^(?:"
+            + "|".join(sorted(map(re.escape, self.families), key=len, reverse=True))
+            + r")(?:[\d.]+(?:vl|[a-z])?)?$"  # "qwen2.5", "glm4v", "qwen3vl"
         )
 
     def lookup(self, key: str, typed: str | None = None) -> tuple[str, str] | None:
@@ -306,45 +309,6 @@ def _sibling_sizes(w: Any, names: _Names) -> None:
         w.mask(*m.span(), GPU_MARK)
 
 
-#: English words that begin no model or card name (a misspelt-name search starting on one swallows the real name)
-_FUNCTION_WORDS = frozenset(
-    "for on with the and of to in using use run runs running from by at as is are was were an a or vs via into onto "
-    "about than then that this these those my our your their its".split()
-)
-
-
-_ACTIVE_TAG = _C(r"a(\d+(?:\.\d+)?)b")
-
-
-def _active_after(w: Any, toks: list, i: int) -> float | None:
-    """The active size tag joined to the size at token i by a hyphen ("235B-A22B" -> 22), else None."""
-    if i + 1 < len(toks) and w.t[toks[i][1] : toks[i + 1][0]] == "-" and (m := _ACTIVE_TAG.fullmatch(toks[i + 1][2])):
-        return float(m.group(1))
-    return None
-
-
-def _words_to_size(w: Any, toks: list, j: int, names: _Names) -> int:
-    """After a family's word (and its version words) at token j: up to two name words, then versions, then a size
-    ("Hunyuan-MT-7B", "Mistral Small 3.1 24B") belong to the name: the index after the size (and the version words
-    after it); j itself when no size follows so (a function word, a method or a card ends the name)."""
-    k = j
-    while k < min(len(toks), j + 4) and _GAP.fullmatch(w.t, toks[k - 1][1], toks[k][0]) is not None:
-        word = toks[k][2]
-        if _SIZE.fullmatch(word):
-            k += 1
-            while k < len(toks) and k < j + 6 and _GAP.fullmatch(w.t, toks[k - 1][1], toks[k][0]) is not None:
-                if not _VERSION_WORD.match(toks[k][2]) or _SIZE.fullmatch(toks[k][2]) or _is_gpu(toks[k][2], names):
-                    break
-                k += 1
-            return k
-        if word in _FUNCTION_WORDS or word in name_shapes.NAME_STOP_WORDS or _is_gpu(word, names):
-            return j
-        if not re.fullmatch(r"[a-z]{2,}|\d+(?:\.\d+)*", word) or names.is_family(word):
-            return j
-        k += 1
-    return j
-
-
 def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
     """Handle token i when no catalog name starts there; return the next token to look at."""
     start, end, tok = toks[i]
@@ -354,6 +318,7 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
     def joined(j: int) -> bool:
         return j < len(toks) and _GAP.fullmatch(w.t, toks[j - 1][1], toks[j][0]) is not None
 
+    tail = lambda j: joined(j) and _VERSION_WORD.match(toks[j][2]) and not _is_gpu(toks[j][2], names)  # noqa: E731
     if re.search(r"[a-z]{2}|[a-z]\d|\d[a-z]", tok) and not _NOT_NAME.match(tok):  # a misspelt name, longest span first
         last = i
         while last + 1 < min(len(toks), i + 5) and joined(last + 1):
@@ -376,14 +341,14 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
             j += 1  # "Qwen-Deepsee-32B": a model named for two families, read whole (`stand_in._named_for_all`)
         while joined(j) and j < i + 5 and _VERSION_WORD.match(toks[j][2]) and not _is_gpu(toks[j][2], names):
             j += 1
-        j = _words_to_size(w, toks, j, names)  # "Hunyuan-MT-7B", "Mistral Small 3.1 24B": name words, then the size
+        stop = lambda t: t in _FUNCTION_WORDS or _is_gpu(t, names) or names.is_family(t)  # noqa: E731
+        j = name_shapes.words_to_size(toks, j, joined, stop, tail)  # "Hunyuan-MT-7B": name words, then the size
         if j == i + 1 and not re.search(r"\d", tok):
             if not (joined(j) and re.match(r"^\d", toks[j][2])):
                 if family_default(w.span(start, end)):  # "Mistral", "ChatGLM": the size the family is known for,
                     w.slots["family_words"] = [*w.slots.get("family_words", []), (start, end)]  # if nothing else
                 return i + 1  # a bare family word ("Qwen 做客服") names no model
         return family_name(w, start, toks[j - 1][1], j, MODEL_MARK)
-    tail = lambda j: joined(j) and _VERSION_WORD.match(toks[j][2]) and not _is_gpu(toks[j][2], names)  # noqa: E731
     if (j := sized_name(w, toks, i, tail, MODEL_MARK)) is not None:  # "Foo-13B", "FooMoE-30B-A3B": a name we lack
         return j
     if tok in lx.GPU_BRAND_WORDS or tok in lx.GPU_ZH_PREFIXES:  # "rtx 9090", "昇腾 920"
@@ -409,11 +374,7 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
             w.note("model_again", start, end)
             w.mask(start, end, MODEL_MARK)
             return i + 1
-        elif (active := _active_after(w, toks, i)) is not None and active < value:  # "235B-A22B": a MoE's two sizes
-            end = toks[i + 1][1]
-            _add(w, "models", f"{_size_label(value)}-A{_size_label(active)}")
-            w.note("models", start, end)
-            w.mask(start, end, MODEL_MARK)
+        elif name_shapes.moe_size(w, toks, i, value, MODEL_MARK):  # "235B-A22B": a MoE's two sizes, one model
             return i + 2
         else:
             _add(w, "models", _size_label(value))

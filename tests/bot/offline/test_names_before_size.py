@@ -31,11 +31,7 @@ def test_a_name_with_words_before_its_size_is_one_unknown_model(text, named, siz
 
 
 @pytest.mark.parametrize(
-    ("text", "model"),
-    [
-        ("a 235B-A22B model on 8 A100", "235B-A22B"),
-        ("30B-A3B 的模型一张 4090 够吗", "30B-A3B"),
-    ],
+    ("text", "model"), [("a 235B-A22B model on 8 A100", "235B-A22B"), ("30B-A3B 的模型一张 4090 够吗", "30B-A3B")]
 )
 def test_a_size_with_its_active_tag_is_one_moe(text, model):
     p = parse(text)
@@ -52,7 +48,13 @@ def test_a_vision_family_word_reads_the_name_and_not_a_card():
 
 @pytest.mark.parametrize(
     "text",
-    ["LoRA-7B on a 4090", "full-sft-7b 要几张卡", "qwen lora 7b", "llama and 70b", "--experiment-name finetune-visualglm-6b"],
+    [
+        "LoRA-7B on a 4090",
+        "full-sft-7b 要几张卡",
+        "qwen lora 7b",
+        "llama and 70b",
+        "--experiment-name finetune-visualglm-6b",
+    ],
 )
 def test_a_method_or_a_function_word_before_a_size_is_no_name(text):
     assert parse(text).unknown_models == []

@@ -35,7 +35,12 @@ NOT_MODEL_WORDS = frozenset(
     "int fp bf nf awq gptq gguf ggml base chat instruct distil distill distilled finetune finetuned finetuning fine "
     "tune tuned train training test eval run my our your the".split()
 )
-#: of those, the words that end a name read up to its size ("Foo-Chat-7B" and "Foo-MoE-30B" are names)
+#: English words that begin no model or card name (a misspelt-name search starting on one swallows the real name)
+FUNCTION_WORDS = frozenset(
+    "for on with the and of to in using use run runs running from by at as is are was were an a or vs via into onto "
+    "about than then that this these those my our your their its".split()
+)
+#: of the words not a name, those that end a name read up to its size ("Foo-Chat-7B" and "Foo-MoE-30B" are names)
 NAME_STOP_WORDS = NOT_MODEL_WORDS - {"chat", "instruct", "base", "moe"}
 
 
@@ -52,7 +57,11 @@ def sized_name(w: Any, toks: list[tuple[int, int, str]], i: int, tail: Callable[
     ):
         return None  # "…-pytorch-20b", "/path/config_671B": part of a longer name or a path, not a name of its own
     k = i + 1  # its name words before the size, each joined by a hyphen ("Hunyuan-MT-7B", "Seed-OSS-36B")
-    while k < min(len(toks), i + 4) and _MIDDLE.fullmatch(toks[k][2]) and _HYPHEN.fullmatch(w.t, toks[k - 1][1], toks[k][0]):
+    while (
+        k < min(len(toks), i + 4)
+        and _MIDDLE.fullmatch(toks[k][2])
+        and _HYPHEN.fullmatch(w.t, toks[k - 1][1], toks[k][0])
+    ):
         if _SIZE_TAG.fullmatch(toks[k][2]) or toks[k][2] in NAME_STOP_WORDS:
             break
         k += 1
@@ -69,6 +78,46 @@ def sized_name(w: Any, toks: list[tuple[int, int, str]], i: int, tail: Callable[
     _add(w, "unknown_models", w.span(start, end))
     w.note("unknown_models", start, end)
     w.mask(start, end, mark)
+    return j
+
+
+_ACTIVE_TAG = C(r"a(\d+(?:\.\d+)?)b")
+_NAME_PART = C(r"[a-z]{2,}|\d+(?:\.\d+)*")
+
+
+def moe_size(w: Any, toks: list, i: int, total: float, mark: str) -> bool:
+    """A size at token i joined by a hyphen to its active tag ("235B-A22B"): read as one MoE model of those two
+    sizes, noted and masked; False when no smaller active tag follows."""
+    if (
+        i + 1 >= len(toks)
+        or w.t[toks[i][1] : toks[i + 1][0]] != "-"
+        or not (m := _ACTIVE_TAG.fullmatch(toks[i + 1][2]))
+    ):
+        return False
+    if float(m.group(1)) >= total:
+        return False
+    start, end = toks[i][0], toks[i + 1][1]
+    _add(w, "models", f"{plain(total)}B-A{plain(float(m.group(1)))}B")
+    w.note("models", start, end)
+    w.mask(start, end, mark)
+    return True
+
+
+def words_to_size(toks: list, j: int, joined: Callable[[int], bool], stop: Callable[[str], bool],
+                  tail: Callable[[int], bool]) -> int:  # fmt: skip
+    """After a family's word (and its version words) at token j: up to three name words or numbers, then a size,
+    then its version words ("Hunyuan-MT-7B", "Mistral Small 3.1 24B", each `joined` to the last) belong to the
+    name: the index after them; j itself when no size follows so (a word that `stop`s a name, a method word)."""
+    k = j
+    while k < min(len(toks), j + 4) and joined(k):
+        if _SIZE_TAG.fullmatch(toks[k][2]):
+            k += 1
+            while k < min(len(toks), j + 6) and tail(k) and not _SIZE_TAG.fullmatch(toks[k][2]):
+                k += 1
+            return k
+        if toks[k][2] in NAME_STOP_WORDS or stop(toks[k][2]) or not _NAME_PART.fullmatch(toks[k][2]):
+            return j
+        k += 1
     return j
 
 
