@@ -210,6 +210,7 @@ def names_in(w: Any) -> None:
     distilled(w)
     stand_ins(w, MODEL_MARK)
     distilled_stand_ins(w)
+    name_shapes.joined_names(w)  # "DeepSeek-R1-0528-Qwen3-8B": one model, on the name with its size
     if links:  # a linked name the catalog cannot size ("github.com/THUDM/GLM-4/assets/…") is no question back
         w.slots["unknown_models"][:] = [
             n for n in w.slots["unknown_models"] if n in w.slots["stand_ins"] or not _linked(w, n, links)

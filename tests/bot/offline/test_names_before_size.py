@@ -17,7 +17,7 @@ from bot.offline.understand.parse import parse
     [
         ("Hunyuan-MT-7B 用 vllm 部署在 4090 上要多少显存", "Hunyuan-MT-7B", "7B"),
         ("Is it possible to get Mistral Large 2 123B running on 4 L40S?", "Mistral Large 2 123B", "123B"),
-        ("Devstral-Small-24B-Instruct OOM on 8 A10G", "Devstral-Small-24B-Instruct", "24B"),
+        ("Acme-Coder-24B-Instruct OOM on 8 A10G", "Acme-Coder-24B-Instruct", "24B"),
         ("Foo-Chat-7B on a 4090", "Foo-Chat-7B", "7B"),
         ("Seed-OSS-36B-Instruct 4 张 4090 能跑吗", "Seed-OSS-36B-Instruct", "36B"),
         ("Foo-Bar-13B on a 4090", "Foo-Bar-13B", "13B"),
@@ -78,3 +78,25 @@ def test_a_repository_named_for_its_model_is_that_model():
 
     p = sourced(parse("What's the minimum Vram required?"), "Tencent-Hunyuan/Hunyuan-A13B")
     assert p.models == ["hunyuan-a13b"]
+
+
+@pytest.mark.parametrize(
+    ("text", "named", "model"),
+    [
+        ("DeepSeek-R1-0528-Qwen3-8B 在一张 4090 上能跑吗", "DeepSeek-R1-0528-Qwen3-8B", "qwen3-8b"),
+        ("Can I serve deepseek-r1-0528-qwen3-8b on a T4?", "deepseek-r1-0528-qwen3-8b", "qwen3-8b"),
+    ],
+)
+def test_two_catalog_names_written_as_one_are_one_model_on_the_sized_one(text, named, model):
+    p = parse(text)
+    assert p.models == [model]  # never the 671B DeepSeek-R1 beside it
+    assert p.unknown_models == [named] and p.stand_in_basis[named] == "named"
+
+
+def test_two_models_side_by_side_stay_two():
+    assert parse("Qwen2.5-7B 和 Qwen2.5-14B 对比").models == ["qwen2.5-7b", "qwen2.5-14b"]
+
+
+@pytest.mark.parametrize("text", ["Magistral-Small-2506 on a 4090", "Devstral-Small-2507 在 L40S 上"])
+def test_the_fine_tunes_of_mistral_small_keep_its_shape(text):
+    assert parse(text).models == ["mistral-small-3.1-24b"]

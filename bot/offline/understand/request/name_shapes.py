@@ -16,8 +16,9 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from bot.offline.understand.patterns import C
-from tools.catalog.lookup import MAX_PARAMS, MIN_PARAMS, normalize
+from tools.catalog.lookup import MAX_PARAMS, MIN_PARAMS, get_model, normalize
 from tools.catalog.stand_in import family_default, implied_size, read_name, resolve, same_line, stand_in
+from tools.errors import AdvisorError
 from tools.units import plain
 
 #: a word that can open a model's name: letters, digits after the first two letters allowed ("foomoe", "orion2")
@@ -248,3 +249,40 @@ def listed_sizes(w: Any, mark: str) -> list[tuple[str, str]]:
             w.note("models", start, end)
             w.mask(start, end, mark)
     return out
+
+
+#: what joins two catalog names into one name ("DeepSeek-R1-0528-Qwen3-8B"): a hyphen or underscore, no space
+_JOIN = re.compile(r"[\-_]")
+_SIZED = re.compile(r"\d+(?:\.\d+)?b\b", re.IGNORECASE)
+
+
+def joined_names(w: Any) -> None:
+    """Two catalog names written as one ("DeepSeek-R1-0528-Qwen3-8B": R1-0528 distilled into Qwen3-8B) are one model
+    the catalog lacks, computed on the name in it that carries its size (`stand_in_basis` "named"), never as two
+    models (a 671B one beside the 8B)."""
+    spans = sorted((a, b) for slot, a, b in w.spans if slot == "models")
+    for (a1, b1), (a2, b2) in zip(spans, spans[1:], strict=False):
+        if not _JOIN.fullmatch(w.src[b1:a2]) or not _SIZED.search(w.raw[a2:b2]):
+            continue
+        first, second = _catalog_model(w.span(a1, b1)), _catalog_model(w.span(a2, b2))
+        if first is None or second is None or first.id == second.id or first.generic or second.generic:
+            continue
+        models, typed = w.slots["models"], w.span(a1, b2)
+        if first.id in models and sum(_catalog_model(w.span(a, b)) == first for a, b in spans) == 1:
+            models.remove(first.id)
+        mentions = w.slots["mentions"].get("models", [])
+        for said in (w.span(a1, b1), w.span(a2, b2)):
+            if said in mentions:
+                mentions.remove(said)
+        w.spans[:] = [s for s in w.spans if s not in (("models", a1, b1), ("models", a2, b2))]
+        _add(w, "unknown_models", typed)
+        w.note("unknown_models", a1, b2)
+        w.slots["stand_ins"][typed], w.slots["stand_in_basis"][typed] = second.id, "named"
+        return
+
+
+def _catalog_model(name: str):
+    try:
+        return get_model(name)
+    except AdvisorError:
+        return None
