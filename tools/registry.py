@@ -38,7 +38,6 @@ _TOOLS: dict[str, str] = {
     "plan_serving": "tools.plan.plan_serving:plan_serving",
     "plan_system": "tools.plan.plan_system:plan_system",
     "plan_cluster": "tools.plan.cluster:plan_cluster",
-    "fit_together": "tools.plan.fit_together:fit_together",
 }
 
 

@@ -54,7 +54,6 @@ _TOOL_NAMES = (
     "plan_serving",
     "plan_system",
     "plan_cluster",
-    "fit_together",
 )
 
 #: (module, attribute, command-group name or None for top-level commands, the command names it adds)

@@ -48,7 +48,6 @@ WHEN: dict[str, str] = {
     "plan_serving": "How many cards for N users.",
     "plan_system": "What machines to buy.",
     "plan_cluster": "Network, racks, BOM.",
-    "fit_together": "Several models on the same GPUs at once.",
     SEARCH: "Background, policy, China availability, channels, prices, checking a claim. Cite passages as [ref].",
 }
 #: the inputs the model is shown (DESIGN.md's "main inputs"); the calculator still accepts every field of its
@@ -89,7 +88,6 @@ MAIN_INPUTS: dict[str, tuple[str, ...]] = {
     "plan_serving": ("model", "gpus", "concurrency"),
     "plan_system": ("job", "model"),
     "plan_cluster": ("gpu", "n_gpus"),
-    "fit_together": ("models", "gpu", "n_gpus", "precision", "context_len"),
     SEARCH: ("query",),
 }
 DESCRIPTION_CHARS = 36  # a field's description: its first clause or the head of it, at most this long

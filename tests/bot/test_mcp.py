@@ -37,7 +37,6 @@ VALID = {
     "plan_serving": {"model": "Qwen3-32B", "gpus": ["H20"], "concurrency": 200},
     "plan_system": {"job": "finetune", "model": "Qwen2.5-14B", "budget_cny": 2000000},
     "plan_cluster": {"gpu": "H800", "n_gpus": 32},
-    "fit_together": {"models": ["Qwen3-8B", "BGE-M3"], "gpu": "4090"},
 }
 FIT = VALID["fit_training"]
 #: a mistake a model makes -> what the tool error must name

@@ -79,11 +79,6 @@ CONTRACT = {
 
 #: calculators added after DESIGN.md's nine (issue 10: quantities that need no GPU), locked the same way
 ADDED = {
-    # issue 23: several models on the same cards, each its own engine (their summed need, each engine's share)
-    "fit_together": (
-        {"models", "gpu", "n_gpus", "precision", "batch", "context_len", "usable_fraction"},
-        {"parts", "per_gpu_gb", "capacity_gb", "usable_gb", "fits", "headroom_gb", "shortfall_gb", "share_fraction"},
-    ),
     "model_memory": (
         {"model", "precision", "kv_precision", "context_len", "batch", "method", "n_gpus", "seq_len"},
         {
@@ -162,7 +157,10 @@ TRUSTED = {
         {"model": "Llama-2-70B", "gpu": "A100 80GB", "method": "full"},
         {"model": "Qwen2.5-7B", "gpu": "4090", "method": "qlora", "n_gpus": 2},
     ],
-    "fit_inference": [{"model": "Qwen2.5-72B", "gpu": "H20", "n_gpus": 4, "batch": 8}],
+    "fit_inference": [
+        {"model": "Qwen2.5-72B", "gpu": "H20", "n_gpus": 4, "batch": 8},
+        {"model": "Qwen3-8B", "gpu": "4090", "alongside": ["BGE-M3", "7B"]},
+    ],
     "training_time": [{"model": "DeepSeek-V3", "gpu": "H800", "n_gpus": 2048, "tokens": "14.8T", "precision": "fp8"}],
     "rent_vs_buy": [{"gpu": "H800", "n_gpus": 8, "hours_per_day": 20, "months": 24, "currency": "USD"}],
     "diagnose": [
@@ -187,10 +185,6 @@ TRUSTED = {
     "plan_serving": [{"model": "Qwen3-32B", "gpus": ["H20", "4090"], "daily_users": 5000}],
     "plan_system": [{"job": "train", "model": "7B", "tokens": "100B", "deadline_hours": 336}],
     "plan_cluster": [{"gpu": "H800", "n_gpus": 144}, {"gpu": "V100", "n_gpus": 40}, {"gpu": "A800", "n_gpus": 8}],
-    "fit_together": [
-        {"models": ["Qwen3-8B", "BGE-M3"], "gpu": "4090"},
-        {"models": ["7B", "20B", "72B"], "gpu": "A100"},
-    ],
 }
 
 

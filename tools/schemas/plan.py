@@ -287,28 +287,7 @@ class PlanClusterOutput(ToolOutput):
         return {"bom": BomLine}
 
 
-# ---- Input and output of `fit_together`: several models side by side on the same GPUs.
-
-
-class FitTogetherInput(ToolInput):
-    """Will these models serve side by side on the same GPUs, each its own engine, and what share of each card does
-    each need?"""
-
-    models: list[str] = Field(
-        min_length=2,
-        max_length=8,
-        description="Two or more model names or sizes that share the cards, e.g. ['Qwen3-8B', 'BGE-M3'], ['7B', '20B'].",
-    )
-    gpu: str = Field(description="GPU name or alias, e.g. 'A100 80GB', '4090'.")
-    n_gpus: int = Field(1, ge=1, le=1024, description="GPUs every model is spread over (tensor parallel).")
-    precision: WeightPrecision | None = Field(
-        None, description="Weight precision of every model; omitted: each model's published precision, else bf16."
-    )
-    batch: int = Field(1, ge=1, le=100_000, description="Concurrent sequences of each model.")
-    context_len: int | None = Field(None, ge=1, le=10_000_000, description="Tokens per sequence (prompt + output).")
-    usable_fraction: float = Field(
-        0.9, gt=0.1, le=1.0, description="Share of each card the engines together may take (vLLM's 0.9 default)."
-    )
+# ---- `fit_inference` with `alongside`: several models on the same GPUs, each its own engine.
 
 
 class TogetherPart(BaseModel):
@@ -325,20 +304,15 @@ class TogetherPart(BaseModel):
     share_fraction: float
 
 
-class FitTogetherOutput(ToolOutput):
-    gpu: str
-    n_gpus: int
+class SharedCard(BaseModel):
+    """The models' needs summed on each card against what the engines together may take; the shares summed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     parts: list[TogetherPart]
-    #: the parts' needs summed on each card, against what the engines together may take
     per_gpu_gb: float
-    capacity_gb: float
     usable_gb: float
     fits: bool
     headroom_gb: float
     shortfall_gb: float
-    #: the shares summed: at most `usable_fraction` when the models fit together
     share_fraction: float
-
-    @classmethod
-    def _nested(cls):
-        return {"parts": TogetherPart}

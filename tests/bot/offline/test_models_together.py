@@ -23,8 +23,8 @@ def test_the_summed_fit_opens_the_answer(advisor, text, head, tool_fits):
     t = advisor.ask(text)
     lead = next(b for b in t.answer.split("\n\n") if not b.startswith(("（", "(")))  # after a stated default
     assert head in lead
-    (call,) = [c for c in t.tool_calls if c.tool == "fit_together"]
-    assert call.output["fits"] is tool_fits
+    (shared,) = [c.output["shared"] for c in t.tool_calls if c.tool == "fit_inference" and c.output.get("shared")]
+    assert shared["fits"] is tool_fits
     assert not t.ungrounded  # the sum is the tool's, not the composer's
     if tool_fits:
         assert "--gpu-memory-utilization" in t.answer
@@ -32,4 +32,4 @@ def test_the_summed_fit_opens_the_answer(advisor, text, head, tool_fits):
 
 def test_models_asked_one_after_another_get_no_sum(advisor):
     t = advisor.ask("Qwen3-8B 和 Qwen3-14B 分别要多少显存？一张 4090 够吗")
-    assert not [c for c in t.tool_calls if c.tool == "fit_together"]
+    assert not [c for c in t.tool_calls if c.tool == "fit_inference" and c.output.get("shared")]

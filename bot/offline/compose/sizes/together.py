@@ -1,18 +1,19 @@
 """Several models on the same cards ("A100 80G 同时部署 7B 和 20B 模型", "Qwen3-8B 和 bge-m3 放在一张 4090 上能一起跑吗",
 "run the chat model and the embedding model together on one L40S"): each model's own need is answered above
-(one part each); whether they fit *together* is the sum, which `fit_together` computes (each model its own engine:
+(one part each); whether they fit *together* is the sum, which `fit_inference` computes given the others `alongside` (its
+`shared`; each model its own engine:
 weights, KV cache and one CUDA context each) against what the card gives, and the share of the card each engine
 must be held to so that the first to start does not take the whole card. The verdict opens the answer."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from bot.core.toolbox import ToolRun
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, gb
 from bot.offline.understand.parse import ParsedQuestion
+from tools.catalog.lookup import get_gpu
 from tools.errors import AdvisorError
 
 #: the words that put several models on the same cards at once
@@ -24,8 +25,6 @@ TOGETHER = re.compile(
     r"on the same (?:gpu|card)|share (?:a|one|the) (?:gpu|card)|both (?:models )?(?:on|in|fit) (?:one|a single|the same)",
     re.IGNORECASE,
 )
-#: the frame slots that say how each model is served (the same for every model)
-_SERVING = ("precision", "batch", "context_len")
 
 
 def asked(text: str, p: ParsedQuestion) -> bool:
@@ -41,13 +40,11 @@ def add(text: str, p: ParsedQuestion, run: ToolRun, out: Out, at: int) -> None:
     fits = [c.input for c in run.calls if c.tool == "fit_inference" and c.id not in run.surveyed]
     if not fits:
         return
-    first = fits[0]
-    args: dict[str, Any] = {"models": list(dict.fromkeys(p.models))[:8], "gpu": first["gpu"]}
-    for key in ("n_gpus", *_SERVING):
-        if first.get(key) and not (key == "precision" and first[key] not in ("bf16", "fp16", "fp8", "int8", "int4")):
-            args[key] = first[key]
+    first, models = fits[0], list(dict.fromkeys(p.models))[:8]
+    args = {k: v for k, v in first.items() if k != "alongside"} | {"model": models[0], "alongside": models[1:]}
     try:
-        r = run("fit_together", args)
+        with run.survey():  # a sum for this line: no other part reads it as another model's own fit
+            r = run("fit_inference", args)["shared"]
     except AdvisorError:
         return  # a model or card the per-model parts above already named as unknown
     lang = out.lang
@@ -60,8 +57,8 @@ def add(text: str, p: ParsedQuestion, run: ToolRun, out: Out, at: int) -> None:
         key,
         lang,
         names=names,
-        count=r["n_gpus"],
-        gpu=r["gpu"],
+        count=first.get("n_gpus", 1),
+        gpu=get_gpu(first["gpu"]).name,
         total=gb(r["per_gpu_gb"]),
         needs=needs,
         usable=gb(r["usable_gb"]),
