@@ -20,7 +20,7 @@ from bot.offline.compose import answers, diagnosis, network, proposal, support
 from bot.offline.compose.evidence import host_ram
 from bot.offline.compose.measured import gap
 from bot.offline.compose.measured import memory as stated_memory
-from bot.offline.compose.sizes import holds, host, longest, method, scaling, tradeoff
+from bot.offline.compose.sizes import holds, host, longest, method, scaling, together, tradeoff
 from bot.offline.compose.systems import electricity, minimum, nodes, system
 from bot.offline.compose.verdict import verdict
 from bot.offline.parts import part_label
@@ -269,6 +269,7 @@ class RulesPlanner:
         holds.add(text, p, run, out)  # "is one or two enough", "1卡最多推理什么模型": what the cards named hold
         tradeoff.add(request, run, out, calls_at)  # a count and a time asked: the days at each count
         longest.add(text, run, out)  # "最大训练长度": the longest sequence the fitted run holds
+        together.add(text, p, run, out, answered_at)  # "7B 和 20B 同时部署在一张卡上": their summed fit
         if scaled:
             scaling.add(intent, slots["model"], run, calls_at, out)
             # "MLU370 能训大模型吗": and what the card gives; a run's time or bill on one card asks nothing of the card,

@@ -210,8 +210,9 @@ def score(verdicts: list[dict[str, Any]]) -> dict[str, dict[str, float | int]]:
 #: the held-out fifth as committed (ids and their solution causes): a change is a visible, deliberate act.
 #: d77bbcb472ee25b1: the first 103 threads (16 held out); 8438c3a30b86f985: with the second batch
 #: (fresh_2026.yaml, 30 threads, 7 of them held out), frozen in the commit that added that data alone;
-#: 8752131dba68b23a: with the third batch (fresh_dec.yaml, 28 threads, 6 of them held out), the same way
-FROZEN_HELD_OUT = "8752131dba68b23a"
+#: 8752131dba68b23a: with the third batch (fresh_dec.yaml, 28 threads, 6 of them held out), the same way;
+#: 74d16d246de55bfe: with the fourth batch (fresh_s10.yaml, 20 threads, 2 of them held out), the same way
+FROZEN_HELD_OUT = "74d16d246de55bfe"
 
 
 def held_out_digest() -> str:

@@ -157,7 +157,10 @@ TRUSTED = {
         {"model": "Llama-2-70B", "gpu": "A100 80GB", "method": "full"},
         {"model": "Qwen2.5-7B", "gpu": "4090", "method": "qlora", "n_gpus": 2},
     ],
-    "fit_inference": [{"model": "Qwen2.5-72B", "gpu": "H20", "n_gpus": 4, "batch": 8}],
+    "fit_inference": [
+        {"model": "Qwen2.5-72B", "gpu": "H20", "n_gpus": 4, "batch": 8},
+        {"model": "Qwen3-8B", "gpu": "4090", "alongside": ["BGE-M3", "7B"]},
+    ],
     "training_time": [{"model": "DeepSeek-V3", "gpu": "H800", "n_gpus": 2048, "tokens": "14.8T", "precision": "fp8"}],
     "rent_vs_buy": [{"gpu": "H800", "n_gpus": 8, "hours_per_day": 20, "months": 24, "currency": "USD"}],
     "diagnose": [

@@ -127,7 +127,7 @@ def _candidates(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
     if s.model is not None:
         out += slow.speed_causes(s)
         if s.workload == "infer" and s.framework not in (ENGINES - SERVING) | LOCAL and not layers_split:
-            out += serve.tp_causes(s)
+            out += serve.tp_causes(s) if not runs(s.inp) else []  # it started and answers: the sizes divide
             if not any(c.cause == "tp_not_divisible" for c in out) and not runs(s.inp) and s.inp.error_kind != "crash":
                 out += serve.memory_causes(s)
                 est = serve.estimate(s)

@@ -126,6 +126,9 @@ def _usual_suspects(s: Setup) -> list[Candidate]:
         return out + [Candidate("optimizer_states_unsharded", what, "zero_optimization.stage", 3, prior=0.34),
                 Candidate("zero_stage_buffers", what, "reduce_bucket_size", 50_000_000, prior=0.32),
                 Candidate("needs_offload", what, "zero_optimization.offload_optimizer.device", "cpu", prior=0.28)]  # fmt: skip
+    if s.workload == "train" and i.n_gpus > 1 and not i.zero_stage:  # data parallel copies the model to each GPU
+        out.append(Candidate("zero_stage_buffers", what, "zero_optimization.stage", 3, prior=0.34,
+                             extra={"words": "unsharded_weights"}))  # fmt: skip
     if s.workload == "train":
         return out + [Candidate("activations_too_large", what, "gradient_checkpointing", True, prior=0.32),
                 Candidate("optimizer_states_unsharded", what, "finetuning_type", "lora", prior=0.3)]  # fmt: skip

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from tools.diagnose.context import ENGINES, LOCAL, Candidate, Setup, count, flag_values, gib
 from tools.diagnose.facts import fact, say, value
-from tools.diagnose.serve import MAX_UTILIZATION, RAISES, utilization
+from tools.diagnose.serve import MAX_UTILIZATION, RAISES, fewest_tp, utilization, weights_bytes
+from tools.memory.capacity import GPUS_PER_NODE
 from tools.units import BYTES_PER_PARAM
 
 #: a kind of error or symptom -> the causes it names, most likely first (with their prior)
@@ -62,6 +63,12 @@ def named_causes(s: Setup) -> list[Candidate]:
     if kind == "crash":  # a fault inside a kernel or the runtime: no memory term reproduces it, the version does
         out.append(Candidate("version_or_bug", say("named", what="a crash inside the framework or the driver"),
                              "the framework version", "upgrade or pin", named=True, prior=0.7))  # fmt: skip
+    if kind == "weights_oom" and s.model is None:  # the message (or the asker) says the weights do not fit a card
+        more = max(2, i.n_gpus if i.n_gpus > 1 else 2)
+        fix = ("--tensor-parallel-size", more) if s.framework in ENGINES or i.n_gpus > 1 else (
+            "--quantization", "awq (a 4-bit AWQ checkpoint)")  # fmt: skip
+        out.append(Candidate("weights_exceed_memory", say("named", what="the weights do not fit one GPU"), *fix,
+                             named=True, prior=0.75))  # fmt: skip
     if kind == "load_oom" and "fsdp" in flag_values(i):
         out.append(_fsdp_wrap(s))
     elif kind == "load_oom":
@@ -78,7 +85,7 @@ def named_causes(s: Setup) -> list[Candidate]:
             ("communication_bound", "p2p_or_interconnect") if p2p else ("p2p_or_interconnect", "communication_bound")
         )
         what = say("named", what="more GPUs, slower")
-        fix = ("--tensor-parallel-size", 1) if s.workload == "infer" else ("gradient_accumulation_steps", 4)
+        fix = ("--tensor-parallel-size", fewest_tp(s)) if s.workload == "infer" else ("gradient_accumulation_steps", 4)
         out.append(Candidate(first, what, *fix, named=True, prior=0.7))
         out.append(Candidate(second, what, *fix, prior=_SLOW_SECOND))
         if not i.layer_split and _parallelism_unknown(s):  # one process over several GPUs: often layers in turn
@@ -111,9 +118,19 @@ def named_causes(s: Setup) -> list[Candidate]:
         else:
             out.append(Candidate("compute_or_config_slow", say("told", what="slow"), "--enforce-eager", False,
                                  prior=prior, extra={"words": "slow_told"}))  # fmt: skip
+        if s.workload == "infer" and s.model is not None and s.tp > GPUS_PER_NODE:  # TP across servers
+            nodes = -(-s.tp // GPUS_PER_NODE)
+            arith = say("inter_node_told", tp=s.tp, nodes=nodes, per_node=GPUS_PER_NODE,
+                        n_allreduce=2 * s.model.n_layers)  # fmt: skip
+            out.append(Candidate("communication_bound", arith, "tensor × pipeline parallel",
+                                 f"tp {GPUS_PER_NODE}, pp {nodes}", prior=0.65, extra={"cost": "pipeline_nodes"}))  # fmt: skip
         if i.n_gpus > 1 and not s.oom:  # slow on several GPUs: what they exchange, over the link they have
             consumer = s.gpu is not None and s.gpu.segment == "consumer"
-            fix = ("--tensor-parallel-size", 1) if s.workload == "infer" else ("gradient_accumulation_steps", 4)
+            fix = (
+                ("--tensor-parallel-size", fewest_tp(s))
+                if s.workload == "infer"
+                else ("gradient_accumulation_steps", 4)
+            )
             cause = "p2p_or_interconnect" if consumer and i.p2p is not True else "communication_bound"
             out.append(Candidate(cause, say("told", what="slow"), *fix, prior=0.45))
     out += _spilled(s)
@@ -144,6 +161,8 @@ def named_causes(s: Setup) -> list[Candidate]:
         out.append(Candidate("requests_not_batched", say("said", what="requests served one after another"),
                              "server", _ENGINE_SERVER if engine else _BATCHING, named=not engine,
                              prior=0.5 if engine else 0.8))  # fmt: skip
+        if engine:
+            out += _queued_over_pcie(s)
     if symptom == "other_process":
         out.append(Candidate("other_process_memory", say("named", what="another process on the GPU"),
                              "CUDA_VISIBLE_DEVICES", "a GPU with nothing else on it", named=True, prior=0.75))  # fmt: skip
@@ -158,6 +177,22 @@ def named_causes(s: Setup) -> list[Candidate]:
         out.append(Candidate("other_process_memory", say("runtime_oom"), "CUDA_VISIBLE_DEVICES",
                              "a GPU with nothing else on it", named=True, prior=0.55))  # fmt: skip
     return out
+
+
+def _queued_over_pcie(s: Setup) -> list[Candidate]:
+    """A batching engine whose requests queue on consumer GPUs without peer-to-peer: every layer of every token
+    all-reduces through host memory, and a queued prompt's prefill runs through the same all-reduces while the
+    running decodes wait; where fewer GPUs hold the weights, a narrower TP with replicas is the fix."""
+    i = s.inp
+    consumer = s.gpu is not None and s.gpu.segment == "consumer"
+    if s.model is None or not consumer or i.p2p is True or max(s.tp, i.n_gpus) < 2:
+        return []
+    tp = max(s.tp, i.n_gpus)
+    narrow = fewest_tp(s)
+    arith = say("queued_pcie", n=tp, gpu=s.gpu.name, n_allreduce=2 * s.model.n_layers, narrow=narrow,
+                weights=gib(weights_bytes(s)), replicas=max(1, tp // narrow))  # fmt: skip
+    return [Candidate("p2p_or_interconnect", arith, "--tensor-parallel-size", narrow, prior=0.6,
+                      extra={"words": "queued_pcie"})]  # fmt: skip
 
 
 #: the group size of 4-bit GPTQ/AWQ checkpoints as published (frameworks.yaml `vllm.quant_group_size`)
@@ -311,6 +346,10 @@ def _spilled(s: Setup) -> list[Candidate]:
             out.append(_estimate_short(s))
         out.append(Candidate("weights_exceed_memory", arith, *fix, named=not (partial and s.oom), prior=0.8))
         out.append(Candidate("compute_or_config_slow", arith, *fix, prior=0.55))
+    elif i.gpu_layers_unset and not s.oom:  # "./main -m x.gguf -n 128": no -ngl, so every layer runs on the CPU
+        rule = fact("llamacpp", "default_gpu_layers")
+        out.append(Candidate("compute_or_config_slow", say("gpu_layers_unset"), rule["flag"], rule["value"],
+                             named=True, prior=0.8, extra={"words": "gpu_layers_unset"}))  # fmt: skip
     elif s.oom and s.framework in LOCAL and "num_gpu" not in flag_values(i):  # its own split, not the user's
         out.append(_estimate_short(s))
     elif i.symptom == "cpu_fallback":
@@ -323,7 +362,14 @@ def _spilled(s: Setup) -> list[Candidate]:
                                  extra={"words": "runtime_estimate_over"}))  # fmt: skip
     if i.symptom == "one_gpu_used" and i.n_gpus > 1:
         what = say("named", what="one GPU holds the whole model")
-        out.append(Candidate("weights_exceed_memory", what, "device_map", "auto", prior=0.6))
+        usable = s.capacity * utilization(s) if s.capacity else 0.0
+        over = s.model is not None and usable > 0 and weights_bytes(s) > usable
+        if over:  # the weights alone are more than the one card they went to gives them
+            what = say("whole_on_one", weights=gib(weights_bytes(s)), usable=gib(usable), cap=gib(s.capacity),
+                       n=i.n_gpus, share=gib(weights_bytes(s) / i.n_gpus))  # fmt: skip
+        fix = ("--tensor-parallel-size", i.n_gpus) if s.framework in ENGINES else ("device_map", "auto")
+        cost = {"cost": "layer_split"} if fix[0] == "device_map" and s.workload == "infer" else {}
+        out.append(Candidate("weights_exceed_memory", what, *fix, named=over, prior=0.8 if over else 0.6, extra=cost))
     return out
 
 

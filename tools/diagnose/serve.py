@@ -67,6 +67,17 @@ def weights_bytes(s: Setup) -> float:
     return _weights_gb(s.model.id, precision(s)) * GB
 
 
+def fewest_tp(s: Setup) -> int:
+    """The narrowest tensor parallel (1, 2, 4, … up to the GPUs there are) whose weights per GPU leave a fifth of
+    each card for the KV cache, with heads that divide; 1 where model or card is unknown (the usual advice)."""
+    if s.model is None or s.capacity is None:
+        return 1
+    for t in (1, 2, 4, 8, 16):
+        if t <= max(s.inp.n_gpus, s.tp) and heads_ok(s, t) and weights_bytes(s) / t < 0.8 * s.capacity:
+            return t
+    return max(s.tp, 1)
+
+
 @functools.lru_cache(maxsize=1024)
 def _weights_gb(model_id: str, precision_: str) -> float:
     """model_memory's weights_gb: a per-record constant of the catalog model at a precision (asked by the pool,

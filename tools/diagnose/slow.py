@@ -70,11 +70,28 @@ def _slower_multi(s: Setup, terms: Terms | None) -> Candidate:
         share = f"{comm / compute * 100:.0f}" if compute else "∞"
         verdict = say("comm_dominates" if dominant else "compute_dominates", share=share)
         en, zh = f"{en}; {t_en}: {verdict[0]}", f"{zh}；{t_zh}：{verdict[1]}"
+        if not dominant and infer and s.tp > 1 and s.tp == i.n_gpus and s.model is not None:
+            return _allreduce_latency(s, comm)
         if not dominant:
             cause = "compute_or_config_slow"
             flag, val = ("--data-parallel-size", i.n_gpus) if infer else (
                 "device_map", "one GPU per process (torchrun / accelerate launch)")  # fmt: skip
     return Candidate(cause, (en, zh), flag, val, named=True, prior=0.8)
+
+
+def _allreduce_latency(s: Setup, comm_ms: float) -> Candidate:
+    """Tensor parallel measured slower than one GPU while the all-reduces' bytes are negligible: the extra time per
+    token, spread over the all-reduces TP adds to each token, is the fixed cost of each collective (computed from
+    the two measurements, not assumed); one GPU per replica removes it."""
+    i = s.inp
+    extra_ms = 1000 / i.measured_tokens_per_s - 1000 / i.single_gpu_tokens_per_s
+    n_allreduce = 2 * s.model.n_layers
+    arith = say("allreduce_latency", n=i.n_gpus, measured=f"{i.measured_tokens_per_s:g}",
+                single=f"{i.single_gpu_tokens_per_s:g}", extra=f"{extra_ms:.1f}", n_allreduce=n_allreduce,
+                per=f"{extra_ms / n_allreduce * 1000:.0f}", bw_ms=f"{comm_ms:.2f}")  # fmt: skip
+    if _fits_one(s):  # one replica per GPU: no all-reduce per token, and the GPUs still all serve
+        return Candidate("communication_bound", arith, "--data-parallel-size", i.n_gpus, named=True, prior=0.8)
+    return Candidate("communication_bound", arith, "--tensor-parallel-size", s.tp, named=True, prior=0.8)
 
 
 def _decode(s: Setup, terms: list[Terms]) -> list[Candidate]:

@@ -220,6 +220,9 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
     tail = b["activations"] + b.get("logits", 0)
     over = not r["fits"]
     weights_alone = b["weights"] * 1e9 > cap
+    zero = stage(s) if stage(s) is not None else r["zero_stage"]
+    unsharded = _unsharded(s, zero, b) if over and i.method != "qlora" and (weights_alone or states >= tail) else []
+    out += unsharded  # several GPUs that each hold the whole weights (states, not activations, overflow): ZeRO-3
     if weights_alone and i.method == "qlora":  # already 4-bit: sharding the base, or more memory, is what is left
         out.append(_qlora_weights(s, arith))
     elif weights_alone:
@@ -233,7 +236,6 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
                     share=f"{b['weights'] * 1e9 / cap * 100:.0f}", lora=gib(lora["per_gpu_gb"] * 1e9))  # fmt: skip
             out.append(Candidate("weights_exceed_memory", w, "finetuning_type", "qlora", prior=0.65,
                                  after=_after(s, "QLoRA", method="qlora")))  # fmt: skip
-    zero = stage(s) if stage(s) is not None else r["zero_stage"]
     if over and states >= tail:
         if zero < 2 and i.n_gpus > 1 and i.method == "full":
             flag, val, after = _bigger_stage(s)
@@ -244,7 +246,9 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
             out.append(Candidate("zero_stage_buffers", w, flag, val, prior=0.55, after=after))
         else:
             z3 = fit(s, zero_stage=3, offload="optimizer") if i.n_gpus >= 1 else None
-            if z3 and z3["fits"]:
+            if unsharded:
+                pass  # ZeRO-3 alone fits (the unsharded weights above): offloading is not what is missing
+            elif z3 and z3["fits"]:
                 out.append(Candidate("needs_offload", arith, "zero_optimization.offload_optimizer.device", "cpu",
                                      prior=0.55, after=_after(s, "ZeRO-3 + optimizer offload", zero_stage=3,
                                                               offload="optimizer")))  # fmt: skip
@@ -275,6 +279,22 @@ def memory_causes(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
     return out, est
 
 
+def _unsharded(s: Setup, zero: int, b: dict[str, float]) -> list[Candidate]:
+    """Several GPUs below ZeRO-3 (data parallel, ZeRO-1/2) each hold the whole 16-bit weights, so adding GPUs adds
+    no room for them: where ZeRO-3 on the same GPUs fits, sharding is the fix, before changing the method or
+    moving states to the CPU (both cost more)."""
+    i = s.inp
+    if i.n_gpus < 2 or zero >= 3 or stage(s) == 3 or (i.method == "full" and zero < 2):
+        return []  # (full training below ZeRO-2: the unsharded Adam states are the larger term, said on their own)
+    z3 = fit(s, zero_stage=3)
+    if not z3 or not z3["fits"]:
+        return []
+    w = say("unsharded_weights", n=i.n_gpus, fig=gib(b["weights"] * 1e9), zero=zero,
+            shard=gib(b["weights"] * 1e9 / i.n_gpus), after=gib(z3["per_gpu_gb"] * 1e9))  # fmt: skip
+    return [Candidate("zero_stage_buffers", w, "zero_optimization.stage", 3, prior=0.85,
+                      after=_after(s, "ZeRO-3", zero_stage=3), extra={"shortfall": True, "words": "unsharded_weights"})]  # fmt: skip
+
+
 def _qlora_weights(s: Setup, arith: tuple[str, str]) -> Candidate:
     """A QLoRA run whose 4-bit base alone exceeds each GPU: on several GPUs that do not shard it (data parallel, or
     ZeRO-3 with uint8 storage) every GPU holds all of it, and bf16 storage under ZeRO-3 / FSDP shards it; where it is
@@ -296,6 +316,9 @@ def _qlora_weights(s: Setup, arith: tuple[str, str]) -> Candidate:
 WEIGHTS_SHARE = 0.5
 #: a term at least this share of the per-GPU estimate is large enough to be why a fitting estimate still OOMs
 LARGE_TERM = 0.15
+#: full training whose weights, gradients and optimizer states alone take this share of the card leaves no room
+#: for the activation peak: where it OOMs although the estimate fits, offloading the optimizer is the fix
+STATES_SHARE = 0.75
 #: the estimate above this share of the usable memory leaves little headroom: under ZeRO-3 offload is next
 THIN_HEADROOM = 0.8
 
@@ -315,6 +338,13 @@ def _margin_causes(s: Setup, arith: tuple[str, str], cap: float, zero: int, r: d
         fix = ("cutoff_len", seq // 2, _after(s, f"cutoff_len {seq // 2}", seq_len=seq // 2))
     out.append(Candidate("activations_too_large", arith, fix[0], fix[1], after=fix[2],
                          prior=0.35 if tail >= LARGE_TERM * need else 0.2))  # fmt: skip
+    states = b["weights"] + b["gradients"] + b["optimizer"]
+    if i.method == "full" and i.offload == "none" and states * 1e9 >= STATES_SHARE * cap:
+        z3 = fit(s, zero_stage=3, offload="optimizer")  # the states alone fill the card: no spike has room
+        if z3 and z3["fits"]:
+            w = say("offload", n=i.n_gpus, need=gib(need * 1e9), cap=gib(cap), after=gib(z3["per_gpu_gb"] * 1e9))
+            out.append(Candidate("needs_offload", w, "zero_optimization.offload_optimizer.device", "cpu", prior=0.45,
+                                 after=_after(s, "ZeRO-3 + optimizer offload", zero_stage=3, offload="optimizer")))  # fmt: skip
     if r["verdict"] == "tight" and tail >= LARGE_TERM * need:  # the estimate itself is at the card's edge, and the
         out[-1].extra["shortfall"] = True  # per-token terms are a large part of it: the OOM's arithmetic
     if zero == 3 and i.offload == "none" and need >= THIN_HEADROOM * r["usable_gb"]:

@@ -8,10 +8,12 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from tools.catalog.gpu_spec import GpuSpec
 from tools.memo import per_record
 from tools.schemas.common import Assumption, assume
+from tools.schemas.plan import SharedCard, TogetherPart
 from tools.units import GB, GiB
 
 GPUS_PER_NODE = 8
@@ -70,3 +72,22 @@ def round_count(n: int) -> int:
     if n <= GPUS_PER_NODE:
         return 1 << math.ceil(math.log2(n))
     return math.ceil(n / GPUS_PER_NODE) * GPUS_PER_NODE
+
+
+def shared_card(fits: list[tuple[str, Any]]) -> SharedCard:
+    """Several models on the same cards, each its own engine (a chat model beside an embedding model): each one's
+    `fit_inference` alone (`fits`: the name asked, its output), their needs summed against the usable memory, and
+    the share of the card each engine must be allowed, ⌈need / capacity⌉ to 0.01 (vLLM preallocates its share, so
+    the first to start must not take the whole card)."""
+    parts = [
+        TogetherPart(model=typed, name=out.model, per_gpu_gb=out.per_gpu_gb,
+                     weights_gb=out.breakdown_gb.get("weights", 0.0), kv_cache_gb=out.breakdown_gb.get("kv_cache", 0.0),
+                     share_fraction=math.ceil(out.per_gpu_gb / out.capacity_gb * 100 - 1e-9) / 100)
+        for typed, out in fits
+    ]  # fmt: skip
+    need, usable = round(sum(p.per_gpu_gb for p in parts), 2), fits[0][1].usable_gb
+    return SharedCard(
+        parts=parts, per_gpu_gb=need, usable_gb=usable, fits=need <= usable,
+        headroom_gb=round(max(0.0, usable - need), 2), shortfall_gb=round(max(0.0, need - usable), 2),
+        share_fraction=round(sum(p.share_fraction for p in parts), 2),
+    )  # fmt: skip

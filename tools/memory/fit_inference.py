@@ -22,6 +22,7 @@ from tools.memory.capacity import (
     capacity_assumption,
     capacity_bytes,
     round_count,
+    shared_card,
     usable_gib,
 )
 from tools.memory.hybrid import default_host_bandwidth, hybrid_rows
@@ -39,16 +40,14 @@ PREFILL_CHUNK_TOKENS = 8192  # tokens per scheduler step (vLLM chunked prefill b
 #: token budget (max_num_batched_tokens) and its sequences (max_num_seqs, the dummy sampling pass, whose fp32 logits
 #: over the whole vocabulary are gathered on every tensor-parallel rank). Cards of 70 GiB or more other than the
 #: A100 get 8,192 tokens and 1,024 sequences; the others 2,048 and 256.
-ENGINE_BUDGET_LARGE = (8192, 1024)
-ENGINE_BUDGET_SMALL = (2048, 256)
+ENGINE_BUDGET_LARGE, ENGINE_BUDGET_SMALL = (8192, 1024), (2048, 256)
 LARGE_CARD_BYTES = 70 * 2**30
 #: live 16-bit tensors per token at the peak of one layer's forward (the MLP): three hidden-size tensors (residual,
 #: normed input, output) and three ffn-size ones (gate and up outputs, their product). Under tensor parallelism the
 #: ffn-size ones are split over the ranks and the hidden-size ones are not: every rank holds the whole residual
 #: stream. Golden: vLLM issue 10517's profile (Llama-3.1-8B, RTX 3090, 20,000 profiled tokens: peak 17.06 GiB less
 #: 14.99 GiB of weights = 2.07 GiB of activations).
-HIDDEN_COPIES = 3
-FFN_COPIES = 3
+HIDDEN_COPIES = FFN_COPIES = 3
 #: reserved / live bytes of a KV cache that grows a token at a time (transformers' DynamicCache concatenates each
 #: step): every step asks the caching allocator for a block one token larger than the one it frees, so the freed
 #: blocks are not reused and about twice the live cache stays reserved. Engines preallocate a paged cache (1).
@@ -370,7 +369,7 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
         assumptions.append(assume("host_bandwidth", value=round(host_bw / GB, 1), unit="GB/s",
                                   default=inp.host_bandwidth_gb_s is None,
                                   note=f"host memory bandwidth ({said}); decode figures are upper bounds"))  # fmt: skip
-    return FitInferenceOutput.trusted(
+    out = FitInferenceOutput.trusted(
         hybrid=hybrid,
         host_ram=host_ram_fields(serving.weights, n, inp.loader, GPUS_PER_NODE) if inp.loader else None,
         host_bandwidth_gb_s=round(host_bw / GB, 1) if host_bw else None,
@@ -397,3 +396,5 @@ def fit_inference(inp: FitInferenceInput) -> FitInferenceOutput:
         assumptions=assumptions,
         **judge(parts, usable),
     )
+    others = [(m, fit_inference(inp.model_copy(update={"model": m, "alongside": None}))) for m in inp.alongside or ()]
+    return out.model_copy(update={"shared": shared_card([(inp.model, out), *others])}) if others else out

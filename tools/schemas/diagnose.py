@@ -99,6 +99,9 @@ class DiagnoseInput(ToolInput):
     )
     layers_on_gpu: int | None = Field(None, ge=0, le=100_000, description="Layers a local runtime put on the GPU.")
     layers_total: int | None = Field(None, ge=1, le=100_000, description="The model's layers (llama.cpp / Ollama).")
+    gpu_layers_unset: bool = Field(
+        False, description="A llama.cpp command that sets no -ngl / --n-gpu-layers: its layers stay on the CPU."
+    )
     required_gib: float | None = Field(
         None, gt=0, le=1e6, description="Memory a local runtime says a full GPU offload needs (Ollama), GiB."
     )

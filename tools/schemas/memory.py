@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tools.errors import InvalidInput
 from tools.schemas.architecture import ModelRef, resolve_model
 from tools.schemas.common import ToolInput, ToolOutput, fit_layout, when
+from tools.schemas.plan import SharedCard
 
 TrainFramework = Literal["auto", "hf", "unsloth", "torchtitan", "torchtune", "megatron", "deepspeed", "llm-foundry"]
 QuantStorage = Literal["auto", "uint8", "bf16", "fp16", "fp32"]
@@ -243,6 +244,9 @@ class FitInferenceInput(ToolInput):
         description="With it, the host RAM per node to load and serve (vLLM: checkpoint through the page cache + "
         "swap space + CPU offload; hf: from_pretrained copies; llamacpp: the mapped GGUF file) and the disk.",
     )
+    alongside: list[str] | None = Field(
+        None, max_length=7, description="Other models served on the same GPUs at once (own engines)."
+    )
 
     @model_validator(mode="after")
     def _model(self) -> FitInferenceInput:
@@ -307,6 +311,8 @@ class FitInferenceOutput(VerdictFields, ToolOutput):
     host_bandwidth_gb_s: float | None = None
     #: with loader: the host RAM per node to load and serve, and the disk (tools/memory/serving_host.py)
     host_ram: ServingHostRam | None = None
+    #: with alongside: this model and the others on the same cards, summed (tools/memory/capacity.py shared_card)
+    shared: SharedCard | None = None
 
     @classmethod
     def _nested(cls):

@@ -285,3 +285,34 @@ class PlanClusterOutput(ToolOutput):
     @classmethod
     def _nested(cls):
         return {"bom": BomLine}
+
+
+# ---- `fit_inference` with `alongside`: several models on the same GPUs, each its own engine.
+
+
+class TogetherPart(BaseModel):
+    """One model's own need on each card: what `fit_inference` gives it alone (weights, KV cache, activations, its
+    process's CUDA context), and the share of the card its engine must be allowed (`gpu_memory_utilization`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str
+    name: str
+    per_gpu_gb: float
+    weights_gb: float
+    kv_cache_gb: float
+    share_fraction: float
+
+
+class SharedCard(BaseModel):
+    """The models' needs summed on each card against what the engines together may take; the shares summed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    parts: list[TogetherPart]
+    per_gpu_gb: float
+    usable_gb: float
+    fits: bool
+    headroom_gb: float
+    shortfall_gb: float
+    share_fraction: float

@@ -199,6 +199,8 @@ def stand_in_line(name: str, value: str, lang: str, basis: str | None = None) ->
     (`basis`: "default" for the size a family is known for, else the figure that implies the size)."""
     if basis == "default":  # "ChatGLM" is ChatGLM-6B: an assumption, said so that they can correct it
         return say("stand_in_family_default", lang, name=name, model=get_model(value).name)
+    if basis == "named":  # "DeepSeek-R1-0528-Qwen3-8B": the model in its name that carries the size
+        return say("stand_in_named", lang, name=name, model=get_model(value).name)
     if basis:  # "Baichuan2 … fp16 26G": the size its weights at that precision imply
         return say("stand_in_implied", lang, name=name, model=get_model(value).name, figure=basis)
     parts = read_name(name)

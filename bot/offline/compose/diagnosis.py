@@ -247,7 +247,7 @@ def _answer(out: dict[str, Any], causes: list[dict[str, Any]], lang: str, paste:
         blocks.append(line(f"fix_server_{fix['value']}", lang, cost=first["cost_zh" if zh else "cost"]))
     elif fix["flag"]:  # (none: what it would set is already so, or this framework has no such knob)
         cost = first["cost_zh" if zh else "cost"]
-        blocks.append(line("fix", lang, flag=fix["flag"], value=_value(fix["value"]), cost=cost))
+        blocks.append(line("fix", lang, setting=_setting(fix["flag"], fix["value"]), cost=cost))
     after = _after(out.get("after_fix") or {}, lang)
     if after:
         blocks.append(after)
@@ -263,8 +263,15 @@ def _item(c: dict[str, Any], lang: str) -> str:
     if c["fix"]["flag"] == SERVER_FIX:
         key = f"other_server_{c['fix']['value']}"
     return line(key, lang, explanation=c["explanation_zh" if zh else "explanation"],
-                arithmetic=c["arithmetic_zh" if zh else "arithmetic"], flag=c["fix"]["flag"],
-                value=_value(c["fix"]["value"]))  # fmt: skip
+                arithmetic=c["arithmetic_zh" if zh else "arithmetic"],
+                setting=_setting(c["fix"]["flag"], c["fix"]["value"]))  # fmt: skip
+
+
+def _setting(flag: str, value: Any) -> str:
+    """A flag as it is typed: `--key=value`, `key=value`, and a short flag with its value after a space (`-ngl 99`:
+    llama.cpp reads no '=' there)."""
+    sep = " " if flag.startswith("-") and not flag.startswith("--") else "="
+    return f"{flag}{sep}{_value(value)}"
 
 
 def _to_check(out: dict[str, Any], causes: list[dict[str, Any]], lang: str, paste: Paste) -> list[str]:

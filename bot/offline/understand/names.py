@@ -21,6 +21,7 @@ from bot.offline.understand.patterns import C
 from bot.offline.understand.request import name_shapes
 from bot.offline.understand.request.addresses import addresses, named_part
 from bot.offline.understand.request.distilled import distilled, distilled_stand_ins
+from bot.offline.understand.request.name_shapes import FUNCTION_WORDS as _FUNCTION_WORDS
 from bot.offline.understand.request.name_shapes import SIZE_FIRST, family_name, other_family, sized_name, stand_ins
 from bot.offline.understand.request.same_model import named_size, own_size, refined, shortened, size_first
 from tools.catalog import lookup as catalog
@@ -88,7 +89,9 @@ class _Names:
         for key in self.index:
             self.by_digits.setdefault(re.sub(r"\D", "", key), []).append(key)
         self._family_rx = re.compile(
-            "^(?:" + "|".join(sorted(map(re.escape, self.families), key=len, reverse=True)) + r")(?:[\d.]+[a-z]?)?$"
+            "^(?:"
+            + "|".join(sorted(map(re.escape, self.families), key=len, reverse=True))
+            + r")(?:[\d.]+(?:vl|[a-z])?)?$"  # "qwen2.5", "glm4v", "qwen3vl"
         )
 
     def lookup(self, key: str, typed: str | None = None) -> tuple[str, str] | None:
@@ -207,6 +210,7 @@ def names_in(w: Any) -> None:
     distilled(w)
     stand_ins(w, MODEL_MARK)
     distilled_stand_ins(w)
+    name_shapes.joined_names(w)  # "DeepSeek-R1-0528-Qwen3-8B": one model, on the name with its size
     if links:  # a linked name the catalog cannot size ("github.com/THUDM/GLM-4/assets/…") is no question back
         w.slots["unknown_models"][:] = [
             n for n in w.slots["unknown_models"] if n in w.slots["stand_ins"] or not _linked(w, n, links)
@@ -306,13 +310,6 @@ def _sibling_sizes(w: Any, names: _Names) -> None:
         w.mask(*m.span(), GPU_MARK)
 
 
-#: English words that begin no model or card name (a misspelt-name search starting on one swallows the real name)
-_FUNCTION_WORDS = frozenset(
-    "for on with the and of to in using use run runs running from by at as is are was were an a or vs via into onto "
-    "about than then that this these those my our your their its".split()
-)
-
-
 def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
     """Handle token i when no catalog name starts there; return the next token to look at."""
     start, end, tok = toks[i]
@@ -322,6 +319,7 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
     def joined(j: int) -> bool:
         return j < len(toks) and _GAP.fullmatch(w.t, toks[j - 1][1], toks[j][0]) is not None
 
+    tail = lambda j: joined(j) and _VERSION_WORD.match(toks[j][2]) and not _is_gpu(toks[j][2], names)  # noqa: E731
     if re.search(r"[a-z]{2}|[a-z]\d|\d[a-z]", tok) and not _NOT_NAME.match(tok):  # a misspelt name, longest span first
         last = i
         while last + 1 < min(len(toks), i + 5) and joined(last + 1):
@@ -344,13 +342,14 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
             j += 1  # "Qwen-Deepsee-32B": a model named for two families, read whole (`stand_in._named_for_all`)
         while joined(j) and j < i + 5 and _VERSION_WORD.match(toks[j][2]) and not _is_gpu(toks[j][2], names):
             j += 1
+        stop = lambda t: t in _FUNCTION_WORDS or _is_gpu(t, names) or names.is_family(t)  # noqa: E731
+        j = name_shapes.words_to_size(toks, j, joined, stop, tail)  # "Hunyuan-MT-7B": name words, then the size
         if j == i + 1 and not re.search(r"\d", tok):
             if not (joined(j) and re.match(r"^\d", toks[j][2])):
                 if family_default(w.span(start, end)):  # "Mistral", "ChatGLM": the size the family is known for,
                     w.slots["family_words"] = [*w.slots.get("family_words", []), (start, end)]  # if nothing else
                 return i + 1  # a bare family word ("Qwen 做客服") names no model
         return family_name(w, start, toks[j - 1][1], j, MODEL_MARK)
-    tail = lambda j: joined(j) and _VERSION_WORD.match(toks[j][2]) and not _is_gpu(toks[j][2], names)  # noqa: E731
     if (j := sized_name(w, toks, i, tail, MODEL_MARK)) is not None:  # "Foo-13B", "FooMoE-30B-A3B": a name we lack
         return j
     if tok in lx.GPU_BRAND_WORDS or tok in lx.GPU_ZH_PREFIXES:  # "rtx 9090", "昇腾 920"
@@ -376,6 +375,8 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
             w.note("model_again", start, end)
             w.mask(start, end, MODEL_MARK)
             return i + 1
+        elif name_shapes.moe_size(w, toks, i, value, MODEL_MARK):  # "235B-A22B": a MoE's two sizes, one model
+            return i + 2
         else:
             _add(w, "models", _size_label(value))
         w.note("models", start, end)

@@ -58,3 +58,56 @@ def test_a_trainers_setting_is_no_fix_for_a_model_that_only_serves():
     out = call("diagnose", {"model": "Qwen2.5-7B", "gpu": "A100 80GB", "workload": "infer", "symptom": "low_gpu_util"})
     flags = [c["fix"]["flag"] for c in out["causes"]]
     assert "dataloader_num_workers" not in flags and "per_device_train_batch_size" not in flags
+
+
+def test_a_training_length_and_batch_said_in_words_are_what_the_diagnosis_sizes(advisor):
+    # llamafactory-6752: "序列长度是512，batch_size为1" under ZeRO-2 on four 3090s; at 512 tokens ZeRO-3 fits
+    trace = advisor.ask("Qwen2.5-3B模型 OOM\n我有四张3090显卡，每张卡24G显存，打算全参数微调，我使用了zero-2，"
+                        "序列长度是512，batch_size为1，为啥显存还不够？")  # fmt: skip
+    call_ = next(c for c in trace.tool_calls if c.tool == "diagnose")
+    assert call_.input["seq_len"] == 512 and call_.input["micro_batch"] == 1
+    assert trace.answer.startswith("**原因：ZeRO-3 以下（这里是 ZeRO-2），4 张卡每张都放着完整的")
+    assert "`zero_optimization.stage=3`" in trace.answer
+
+
+def test_tensor_parallel_that_does_not_help_is_read_as_more_gpus_slower(advisor):
+    # vllm-1873's wording: no figures, "not as good as running on a single card"
+    trace = advisor.ask("I can not improve throughput with tensor-parallel on multi-gpus. I have tested the tensor "
+                        "parallelism of vllm on multiple gpus, but the effect is not as good as running on a single "
+                        "card. --model /home/models/CodeLlama-13b-hf/ --tensor-parallel-size=4")  # fmt: skip
+    call_ = next(c for c in trace.tool_calls if c.tool == "diagnose")
+    assert call_.input.get("symptom") == "multi_gpu_slower"
+    assert call_.output["causes"][0]["cause"] == "communication_bound"
+
+
+def test_so_slow_said_with_zhe_me_or_ru_ci_is_slowness():
+    from bot.offline.understand.paste.logs import SYMPTOMS
+
+    slow = dict(SYMPTOMS)["slow"]
+    for text in ("为啥推理速度如此的慢", "为什么这么慢", "生成怎么那么慢"):
+        assert slow.search(text)
+
+
+def test_a_model_said_to_exceed_one_cards_memory_is_read_as_weights_that_do_not_fit():
+    from bot.offline.understand.paste.logs import KINDS
+
+    weights = dict(KINDS)["weights_oom"]
+    for text in ("load model that exceed the memory size of a single graphics card",
+                 "the single graphics card's memory is not enough to deploy the model", "单卡显存放不下模型"):  # fmt: skip
+        assert weights.search(text)
+
+
+def test_a_quantised_checkpoint_named_in_chinese_text_is_the_precision_the_diagnosis_sizes(advisor):
+    # gh-qwen3vl-482: "7b-awq模型" on an A10 under vLLM: 4-bit weights leave the pool room for the default length
+    trace = advisor.ask("7b-awq模型在A10上使用VLLM镜像部署，显存总是oom。我使用的是A10的24Gb的卡。")
+    call_ = next(c for c in trace.tool_calls if c.tool == "diagnose")
+    assert call_.input["precision"] == "int4"
+    assert "--gpu-memory-utilization=0.8" in trace.answer and "max_model_len 131,072 >" not in trace.answer
+
+
+def test_a_trainers_api_or_chat_command_is_an_inference_run():
+    from bot.offline.understand.paste.setup import _TRAINER_SERVES
+
+    assert _TRAINER_SERVES.search("在使用llamafactory-cli api加载qwen2-72B-Instruct-AWQ出现CUDA out of memory")
+    assert _TRAINER_SERVES.search("llamafactory-cli chat examples/inference/llama3.yaml")
+    assert not _TRAINER_SERVES.search("llamafactory-cli train examples/train_lora/llama3_lora_sft.yaml")

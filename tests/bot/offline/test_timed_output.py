@@ -12,7 +12,7 @@ from bot.offline.understand.request.reader import read
 _ASCEND = (
     "vllm-ascend 部署成功后，使用4张910B。\n"
     "NPU_VISIBLE_DEVICES=4,5,6,7 vllm serve --tensor-parallel-size 4 deepseek-ai/DeepSeek-R1-Distill-Qwen-32B\n"
-    "curl http://localhost:8000/v1/completions -d '{\"prompt\": \"描述一下北京的秋天\", \"max_tokens\": 512}'\n"
+    'curl http://localhost:8000/v1/completions -d \'{"prompt": "描述一下北京的秋天", "max_tokens": 512}\'\n'
     "将近3分钟才返回结果。"
 )
 
@@ -57,3 +57,23 @@ def test_what_came_back_counts_before_the_cap(advisor):
     t = advisor.ask(text)
     assert "约 0.5 token/s" in t.answer and "1 个汉字约 1 个 token" in t.answer
     assert "日志直接指明" not in t.answer  # the user measured it; no log said it
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "./main -m ./models/7B/ggml-model-q4_0.bin -n 128",
+        "CUDA_VISIBLE_DEVICES=7 ./build/bin/main -m ./models/llama-7b/q4.gguf -n 128",
+    ],
+)
+def test_a_llama_cpp_command_without_ngl_leads_with_the_layers_on_the_cpu(advisor, command):
+    """No -ngl: every layer on the CPU, the usual reason a CUDA build of llama.cpp is slow; the fix is typed as
+    llama.cpp reads it (a space, not '=')."""
+    t = advisor.ask(f"My 3090 with llama.cpp is much slower than pytorch, only 11 tokens/s:\n{command}\nwhy?")
+    head = t.answer.split("---")[0]
+    assert "no -ngl" in head and "`-ngl 99`" in head
+
+
+def test_a_command_that_offloads_is_not_told_to():
+    assert "gpu_layers_unset" not in read_paste("./main -m ./models/7B/ggml-model-q4_0.bin -n 128 -ngl 35").setup
+    assert read_paste("python /srv/main.py --model x").framework != "llama.cpp"

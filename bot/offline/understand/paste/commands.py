@@ -13,13 +13,18 @@ from bot.offline.understand.paste.keys import apply, norm
 _LAUNCH = re.compile(
     r"(?:^|(?<=[\s，,:：;；`]))\s*(?:[$#>]\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:nohup\s+)?(?:python3?\s+(?:-u\s+)?)?"
     r"(vllm\s+serve|-m\s+vllm\.entrypoints[\w.]*|-m\s+sglang\.launch_server|torchrun|deepspeed|accelerate\s+launch|"
-    r"llamafactory-cli\s+(?:train|api|chat|webchat)|\S+\.py)(?:\s|$)",
+    r"llamafactory-cli\s+(?:train|api|chat|webchat)|\S+\.py|"
+    r"(?:\S*/)?llama-(?:cli|server|simple|run)(?:\.exe)?|\.{1,2}/(?:\S*/)?(?:main|server)(?:\.exe)?)(?:\s|$)",
     re.IGNORECASE,
 )
 _NEEDS_ARGS = re.compile(r"torchrun|deepspeed|accelerate", re.IGNORECASE)
 _ARGS = re.compile(r"\s--?[a-z]|\S\.(?:py|ya?ml|json)\b", re.IGNORECASE)
 _ARG_LINE = re.compile(r"(?:^|\s)--[a-z][\w-]*[ =]\S+.*\s--[a-z][\w-]*", re.IGNORECASE)
 _ENV = re.compile(r"^[A-Z_][A-Z0-9_]*=")
+#: llama.cpp's programs ("./main", "./build/bin/main", "llama-cli", "llama-server"), the word a command starts with
+_LLAMACPP = re.compile(r"(?:^|/)(?:llama-(?:cli|server|simple|run)|main|server)(?:\.exe)?$")
+#: the flags that put llama.cpp's layers on the GPU
+_GPU_LAYERS = ("ngl", "n_gpu_layers", "gpu_layers")
 #: the framework each launcher names
 FRAMEWORK = (("vllm", "vllm"), ("sglang", "sglang"), ("llamafactory", "llamafactory"), ("deepspeed", "deepspeed"),
              ("accelerate", "accelerate"), ("torchrun", "pytorch"))  # fmt: skip
@@ -55,6 +60,8 @@ def read_command(line: str, setup: dict[str, Any], flags: dict[str, str]) -> str
         name, _, val = words[i].partition("=")
         apply(name, val, setup, flags)
         i += 1
+    if i < len(words) and _LLAMACPP.search(words[i]) and (words[i].startswith(".") or "llama-" in words[i]):
+        framework = "llama.cpp"
     nodes = 1
     positional_model = framework == "vllm" and "serve" in words
     while i < len(words):
@@ -87,4 +94,6 @@ def read_command(line: str, setup: dict[str, Any], flags: dict[str, str]) -> str
         i += 1
     if nodes > 1 and "n_gpus" in setup:
         setup["n_gpus"] *= nodes
+    if framework == "llama.cpp" and not any(k in flags for k in _GPU_LAYERS):
+        setup["gpu_layers_unset"] = True  # no -ngl: llama.cpp keeps the layers on the CPU (frameworks.yaml)
     return framework

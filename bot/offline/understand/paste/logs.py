@@ -80,7 +80,8 @@ KINDS = (
                                   r"doesn't support bf16|fp8.{0,40}(?:not supported|compute capability|requires)|flash ?attention.{0,30}(?:only supports|ampere|not supported)|"
                                   r"(?:不支持|not support\w*|no longer supports?|doesn'?t support|unsupported|supports?)\s*(?:the\s+)?(?:bf16|bfloat16|fp8)|(?:bf16|bfloat16|fp8)\s*(?:不支持|is not supported|unsupported)|type (?:fp16|bf16|float16|bfloat16) is not supported|cublas_status_not_supported|"
                                   r"use float16 instead|--dtype[= ]half|data ?type error|dtype error|not implemented for '(?:half|bfloat16)'")),
-    ("weights_oom", _rx(r"not enough memory.{0,40}(?:weights|model)|cannot load model.{0,40}memory")),
+    ("weights_oom", _rx(r"not enough memory.{0,40}(?:weights|model)|cannot load model.{0,40}memory|(?:model|weights)[^.\n]{0,40}exceeds? the memory (?:size )?of (?:a |one )?single (?:gpu|card|graphics card)|"
+                        r"(?:a |one )?single (?:gpu|card|graphics card)'?s? memory is not enough[^.\n]{0,30}(?:model|weights)|(?:单卡|一张卡)(?:的)?(?:显存)?(?:放不下|装不下|不够放)(?:模型|权重)?")),
     ("load_oom", _rx(r"(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])).{0,40}(?:in|at|inside|during|when|on)\s*[`'\"]?(?:model\s*=\s*)?(?:FSDP|DDP|DistributedDataParallel|deepspeed\.initialize|accelerator\.prepare|model\.(?:to|cuda))\(|"
                      r"(?:cannot|can't|can not|unable to|fails? to|failed to) (?:load|run|start|fit)\b.{0,60}\d+(?:\.\d+)?\s*(?:gb|gib|g)\b|(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存|显存不足)|(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)|"
                      r"(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])).{0,40}before (?:anything|training|the first step|it starts)|(?:一加载|刚加载)[^，,。.\n]{0,10}(?:就)?(?:oom|爆显存|显存不足)")),
@@ -103,7 +104,9 @@ SYMPTOMS = (
                              r"(?:单卡|一张卡|1\s*(?:张)?卡)[^，,。.\n]{0,6}比[^，,。.\n]{0,4}(?:双卡|多卡|两张卡|两卡|[2-8]\s*(?:张|块)?卡)[^，,。.\n]{0,6}(?:还|更|要)?快|"
                              r"(?:是|就是)(?:单卡|一张卡|1\s*(?:张)?卡)的?(?:时间|耗时)最(?:短|少)|"
                              r"(?:one|a single|single|1) (?:gpu|card) (?:is|runs?|trains?|was) (?:\w+ )?faster than (?:\d+|two|multiple|several|more|all)|"
-                             r"faster (?:on|with) (?:one|a single|1) (?:gpu|card) than")),
+                             r"faster (?:on|with) (?:one|a single|1) (?:gpu|card) than|"
+                             r"(?:tensor[- _]?parallel\w*|multi-?gpus?|multiple gpus)[^.\n]{0,120}?(?:not as good as|worse than|no (?:significant |obvious |real )?(?:increase|improvement|gain|speed ?up)|performs? (?:poorly|worse)|(?:performance |speed )?degradation|does ?n[o']t (?:improve|increase|help|speed))|"
+                             r"(?:not as good as|worse than|slower than) (?:running |using )?(?:it )?(?:on )?(?:a |one )?single (?:card|gpu)")),  # "TP ... not as good as a single card"
     ("cpu_fallback", _rx(r"(?:does ?n[o']t|not|never|isn't|is not) (?:use|using|utili[sz]\w*|running on) (?:the |my |any |nvidia |amd )*gpu|gpu (?:is )?not (?:being )?used|"
                          r"(?:runs?|running|only) (?:on|off) (?:the )?cpu|instead of (?:the )?gpu|only (?:uses? )?(?:the )?cpu|"
                          r"(?:跑在|运行在|用的是|只用)\s*cpu|(?:启用|改用|走|用)\s*cpu\s*(?:推理|运行|计算|跑)|(?:没有?|不)(?:用|使用|调用)\s*(?:gpu|显卡)")),
@@ -138,7 +141,7 @@ SYMPTOMS = (
     ("silent_exit", _rx(r"silently (?:fails?|exits?|crash\w*|dies|stops?)|(?:exits?|quits?|crash\w*|dies|stops?) (?:silently|without (?:any )?(?:error|message|traceback))|"
                         r"没有?(?:任何)?报错(?:就|直接)?(?:退出|结束|没了)|闪退|直接退出")),
     ("hang", _rx(r"\bhangs?\b|\bhung\b|\bstuck\b|卡住|卡死|没有反应|no progress")),
-    ("slow", _rx(r"(?:很|太|非常|极|极其|特别|超级|超|巨|贼|好|有点|比较|相当)慢|速度慢|慢得|就是慢|"
+    ("slow", _rx(r"(?:很|太|非常|极|极其|特别|超级|超|巨|贼|好|有点|比较|相当|如此的?|这么|那么)慢|速度慢|慢得|就是慢|"
                  r"慢了?\s*(?:一倍|[\d一二两三四五六七八九十几]+\s*倍|很多|太多|得多|不少|一半)|(?:明显|显著|远)(?:低于|慢于)|"
                  r"(?:速度|效率|性能|吞吐|利用率)(?:[^，,。.\n]{0,6})(?:不理想|不够快|上不去|很低|太低|偏低|低|差(?![距别异多]))|耗时.{0,6}(?:明显|显著|远)?(?:高于|长于|太长|很长)|"
                  r"比[^，,。.\n]{1,24}(?:还|更|要)慢(?![^，,。.\n]{0,3}[吗么?？])|\bslow\b|\bslowly\b|tokens?/s.{0,10}(?:low|only)|\blow (?:throughput|speed|tflops|mfu|tokens?/s|generation rate|output)|"

@@ -47,9 +47,13 @@ _ENGINE_BUILD = re.compile(
 #: a quantised checkpoint's name says its weights' precision ('Qwen2-72B-Instruct-AWQ', '…-GPTQ-Int4', '…-FP8',
 #: '…-bnb-4bit'): AWQ/GPTQ/W4A16 are 4-bit integer weights with group scales, bitsandbytes' 4-bit is NF4
 _NAME_QUANT = re.compile(
-    r"[-_](?:(awq|gptq(?:[-_]int4)?|int4|w4a16)|(bnb[-_]4bit)|(gptq[-_]int8|int8|w8a8)|(fp8))(?=$|[-_./\s])",
+    r"[-_](?:(awq|gptq(?:[-_]int4)?|int4|w4a16)|(bnb[-_]4bit)|(gptq[-_]int8|int8|w8a8)|(fp8))(?=$|[-_./\s]|[\u3000-\u9fff\uff00-\uffef])",
     re.IGNORECASE,
 )
+#: a trainer's command that serves or chats instead of training
+_TRAINER_SERVES = re.compile(r"llamafactory-cli\s+(?:api|chat|webchat)(?![a-z])", re.IGNORECASE)
+#: a quantised checkpoint's format named as a precision mention ("部署 7b-awq 模型"): the weights that ran
+_CHECKPOINT_FORMAT = re.compile(r"^(?:awq|gptq(?:[-_]int[48])?|w4a16|w8a8)$", re.IGNORECASE | re.MULTILINE)
 _WHOLE_NAME = re.compile(r"[^\s，。、；：（）,;:()]+")
 _SUFFIX = re.compile(r"[-_](?:instruct|chat|hf|base|it|awq|gptq|int4|int8|fp8|bnb-4bit|\d+k)$", re.IGNORECASE)
 
@@ -199,6 +203,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if "used_gb" in args and not (model and fp32_weights(param_count(get_model(model)).total, args["used_gb"])):
         args.pop("used_gb")  # the memory the user says it takes is handed over only where it says the dtype
     workload = slots_of(p).get("workload")
+    if _TRAINER_SERVES.search(request.text):  # `llamafactory-cli api` / `chat`: the trainer's own inference server
+        args.setdefault("workload", "infer")
     if paste.framework in _LOCAL:
         pass  # a local runtime serves: the question's words ("image", "fine-tuned model") do not make it training
     elif (not framework or framework in _GENERAL) and workload in ("train", "infer"):
@@ -217,10 +223,18 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         args["zero_stage"] = p.zero_stage
     if p.context_len and "max_model_len" not in args and args.get("workload") != "train":
         args["max_model_len"] = p.context_len  # "支持 max_model_len 为 1M": the length said in words is what ran
+    if args.get("workload") == "train" or (p.method and not serving and args.get("workload") != "infer"):
+        # "序列长度是512，batch_size为1": what the words say a training run used, where no config said it
+        if (p.seq_len or p.context_len) and "seq_len" not in args:
+            args["seq_len"] = p.seq_len or p.context_len
+        if p.micro_batch and "micro_batch" not in args:
+            args["micro_batch"] = p.micro_batch
     if "zero_stage" not in args and (paste.flags or {}).get("fsdp"):  # FSDP's sharding as the ZeRO stage it equals
         args["zero_stage"] = 2 if paste.flags["fsdp"] == "shard_grad_op" else 3
     if "precision" not in args and p.precision in ("bf16", "fp16", "fp8", "fp32"):
         args["precision"] = p.precision
+    elif "precision" not in args and p.precision in ("int4", "int8") and _CHECKPOINT_FORMAT.search(_said(request)):
+        args["precision"] = p.precision  # "7b-awq", "GPTQ-Int4": the checkpoint that ran, not a what-if
     named_config = "deepspeed" in (paste.flags or {}) or paste.setup.get("zero_stage") is not None
     if "offload" not in args and p.offload and not named_config:  # a pasted config says what ran; the words may
         args["offload"] = offload_of(p.offload, args.get("zero_stage"))  # name the alternative that worked
@@ -235,3 +249,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         items = [f"{k}={v}" for k, v in flags.items() if not re.search(r"[\s,]", f"{k}{v}")]
         args["flags"] = " ".join(items)[:20_000] or None
     return {k: v for k, v in args.items() if v is not None}, unknown
+
+
+def _said(request: Request) -> str:
+    """The precision mentions as written, one per line (matched whole against a checkpoint format)."""
+    return "\n".join(m.text for m in request.mentions if m.role == "precision")

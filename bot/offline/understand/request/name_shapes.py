@@ -16,22 +16,33 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from bot.offline.understand.patterns import C
-from tools.catalog.lookup import MAX_PARAMS, MIN_PARAMS, normalize
+from tools.catalog.lookup import MAX_PARAMS, MIN_PARAMS, get_model, normalize
 from tools.catalog.stand_in import family_default, implied_size, read_name, resolve, same_line, stand_in
+from tools.errors import AdvisorError
 from tools.units import plain
 
 #: a word that can open a model's name: letters, digits after the first two letters allowed ("foomoe", "orion2")
 _NAME_WORD = C(r"[a-z][a-z\d]*[a-z][a-z\d]*")
 _SIZE_TAG = C(r"\d+(?:\.\d+)?b|\d+x\d+(?:\.\d+)?b")
 _HYPHEN = C(r"[\-_]")
+#: a word between a name's first word and its size: a name word or a version ("mt", "oss", "3.1", "v2")
+_MIDDLE = C(r"[a-z][a-z\d]*|v?\d+(?:\.\d+)*[a-z]?")
 _BARE_SIZE = re.compile(r"\d+(?:\.\d+)?B")
 _INSIDE = re.compile(r"[\w\-./\\]$")
 _FILE_AFTER = re.compile(r"\.[a-z]{2,5}\b|/")
 #: words written against a size that are not a model's name ("LoRA-7B", "MoE-47B", "total-400B")
 NOT_MODEL_WORDS = frozenset(
     "lora qlora dora full sft dpo ppo grpo rlhf moe dense model models llm llms total active params param size "
-    "int fp bf nf awq gptq gguf ggml base chat instruct".split()
+    "int fp bf nf awq gptq gguf ggml base chat instruct distil distill distilled finetune finetuned finetuning fine "
+    "tune tuned train training test eval run my our your the".split()
 )
+#: English words that begin no model or card name (a misspelt-name search starting on one swallows the real name)
+FUNCTION_WORDS = frozenset(
+    "for on with the and of to in using use run runs running from by at as is are was were an a or vs via into onto "
+    "about than then that this these those my our your their its".split()
+)
+#: of the words not a name, those that end a name read up to its size ("Foo-Chat-7B" and "Foo-MoE-30B" are names)
+NAME_STOP_WORDS = NOT_MODEL_WORDS - {"chat", "instruct", "base", "moe"}
 
 
 def sized_name(w: Any, toks: list[tuple[int, int, str]], i: int, tail: Callable[[int], bool], mark: str) -> int | None:
@@ -46,9 +57,18 @@ def sized_name(w: Any, toks: list[tuple[int, int, str]], i: int, tail: Callable[
         or _INSIDE.search(w.t, 0, toks[i][0])
     ):
         return None  # "…-pytorch-20b", "/path/config_671B": part of a longer name or a path, not a name of its own
-    if not (_SIZE_TAG.fullmatch(toks[i + 1][2]) and _HYPHEN.fullmatch(w.t, toks[i][1], toks[i + 1][0])):
+    k = i + 1  # its name words before the size, each joined by a hyphen ("Hunyuan-MT-7B", "Seed-OSS-36B")
+    while (
+        k < min(len(toks), i + 4)
+        and _MIDDLE.fullmatch(toks[k][2])
+        and _HYPHEN.fullmatch(w.t, toks[k - 1][1], toks[k][0])
+    ):
+        if _SIZE_TAG.fullmatch(toks[k][2]) or toks[k][2] in NAME_STOP_WORDS:
+            break
+        k += 1
+    if k >= len(toks) or not (_SIZE_TAG.fullmatch(toks[k][2]) and _HYPHEN.fullmatch(w.t, toks[k - 1][1], toks[k][0])):
         return None
-    j = i + 2  # its version words, joined by a hyphen ("-A3B", "-Chat"); another size ("/ 40B") is another model
+    j = k + 1  # its version words, joined by a hyphen ("-A3B", "-Chat"); another size ("/ 40B") is another model
     while j < len(toks) and j < i + 6 and tail(j) and _HYPHEN.fullmatch(w.t, toks[j - 1][1], toks[j][0]):
         if _SIZE_TAG.fullmatch(toks[j][2]):
             break
@@ -59,6 +79,46 @@ def sized_name(w: Any, toks: list[tuple[int, int, str]], i: int, tail: Callable[
     _add(w, "unknown_models", w.span(start, end))
     w.note("unknown_models", start, end)
     w.mask(start, end, mark)
+    return j
+
+
+_ACTIVE_TAG = C(r"a(\d+(?:\.\d+)?)b")
+_NAME_PART = C(r"[a-z]{2,}|\d+(?:\.\d+)*")
+
+
+def moe_size(w: Any, toks: list, i: int, total: float, mark: str) -> bool:
+    """A size at token i joined by a hyphen to its active tag ("235B-A22B"): read as one MoE model of those two
+    sizes, noted and masked; False when no smaller active tag follows."""
+    if (
+        i + 1 >= len(toks)
+        or w.t[toks[i][1] : toks[i + 1][0]] != "-"
+        or not (m := _ACTIVE_TAG.fullmatch(toks[i + 1][2]))
+    ):
+        return False
+    if float(m.group(1)) >= total:
+        return False
+    start, end = toks[i][0], toks[i + 1][1]
+    _add(w, "models", f"{plain(total)}B-A{plain(float(m.group(1)))}B")
+    w.note("models", start, end)
+    w.mask(start, end, mark)
+    return True
+
+
+def words_to_size(toks: list, j: int, joined: Callable[[int], bool], stop: Callable[[str], bool],
+                  tail: Callable[[int], bool]) -> int:  # fmt: skip
+    """After a family's word (and its version words) at token j: up to three name words or numbers, then a size,
+    then its version words ("Hunyuan-MT-7B", "Mistral Small 3.1 24B", each `joined` to the last) belong to the
+    name: the index after them; j itself when no size follows so (a word that `stop`s a name, a method word)."""
+    k = j
+    while k < min(len(toks), j + 4) and joined(k):
+        if _SIZE_TAG.fullmatch(toks[k][2]):
+            k += 1
+            while k < min(len(toks), j + 6) and tail(k) and not _SIZE_TAG.fullmatch(toks[k][2]):
+                k += 1
+            return k
+        if toks[k][2] in NAME_STOP_WORDS or stop(toks[k][2]) or not _NAME_PART.fullmatch(toks[k][2]):
+            return j
+        k += 1
     return j
 
 
@@ -189,3 +249,40 @@ def listed_sizes(w: Any, mark: str) -> list[tuple[str, str]]:
             w.note("models", start, end)
             w.mask(start, end, mark)
     return out
+
+
+#: what joins two catalog names into one name ("DeepSeek-R1-0528-Qwen3-8B"): a hyphen or underscore, no space
+_JOIN = re.compile(r"[\-_]")
+_SIZED = re.compile(r"\d+(?:\.\d+)?b\b", re.IGNORECASE)
+
+
+def joined_names(w: Any) -> None:
+    """Two catalog names written as one ("DeepSeek-R1-0528-Qwen3-8B": R1-0528 distilled into Qwen3-8B) are one model
+    the catalog lacks, computed on the name in it that carries its size (`stand_in_basis` "named"), never as two
+    models (a 671B one beside the 8B)."""
+    spans = sorted((a, b) for slot, a, b in w.spans if slot == "models")
+    for (a1, b1), (a2, b2) in zip(spans, spans[1:], strict=False):
+        if not _JOIN.fullmatch(w.src[b1:a2]) or not _SIZED.search(w.raw[a2:b2]):
+            continue
+        first, second = _catalog_model(w.span(a1, b1)), _catalog_model(w.span(a2, b2))
+        if first is None or second is None or first.id == second.id or first.generic or second.generic:
+            continue
+        models, typed = w.slots["models"], w.span(a1, b2)
+        if first.id in models and sum(_catalog_model(w.span(a, b)) == first for a, b in spans) == 1:
+            models.remove(first.id)
+        mentions = w.slots["mentions"].get("models", [])
+        for said in (w.span(a1, b1), w.span(a2, b2)):
+            if said in mentions:
+                mentions.remove(said)
+        w.spans[:] = [s for s in w.spans if s not in (("models", a1, b1), ("models", a2, b2))]
+        _add(w, "unknown_models", typed)
+        w.note("unknown_models", a1, b2)
+        w.slots["stand_ins"][typed], w.slots["stand_in_basis"][typed] = second.id, "named"
+        return
+
+
+def _catalog_model(name: str):
+    try:
+        return get_model(name)
+    except AdvisorError:
+        return None
