@@ -28,6 +28,9 @@ class Work:
                             "stand_ins": {}, "stand_in_basis": {}}  # fmt: skip
         #: (slot, start, end) of every span a stage recognised, on `raw`: the request's mentions (request/reader.py)
         self.spans: list[tuple[str, int, int]] = []
+        #: traffic said as a count of the people who use it ("给 300 人用", "for 500 users"): not a concurrency slot
+        #: (those are daily users, request/figures.py), but the classifier's traffic flag as a concurrency is
+        self.people = False
 
     def span(self, start: int, end: int) -> str:
         return self.raw[start:end].strip()
