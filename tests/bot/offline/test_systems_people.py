@@ -146,3 +146,11 @@ def test_running_a_model_within_a_budget_is_serving_with_no_training_tokens(advi
     rec = next(c for c in t.tool_calls if c.tool == "recommend_gpus")
     assert rec.input["workload"] == "infer" and "tokens" not in rec.input
     assert "1B token" not in t.answer and rec.input["budget_cny"] == 10_000
+
+
+def test_machines_to_serve_with_assume_no_training_tokens(advisor):
+    # "预算 50 万买服务器跑 Qwen2.5-72B": a serving plan of machines; no fine-tune's 1B tokens is assumed or said
+    t = advisor.ask("预算 50 万买服务器跑 Qwen2.5-72B")
+    plan = calls(t, "plan_system")[0]
+    assert plan.input["job"] == "serve" and "tokens" not in plan.input
+    assert "1B token" not in t.answer

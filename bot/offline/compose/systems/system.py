@@ -127,8 +127,8 @@ def planned_without(planned, s: dict[str, Any], request: Request) -> tuple[str, 
     fine-tune); an RL run is sized, not timed on a token count."""
     if planned is rl.rl_plan:
         return ("gpu", "n_gpus", "tokens")
-    if planned is not system_plan and not trains(s, request):
-        return ("gpu", "n_gpus", "tokens", "workload")
+    if not trains(s, request):  # machines to serve with ("预算 20 万买服务器跑 72B") take no tokens either
+        return ("gpu", "n_gpus", "tokens") if planned is system_plan else ("gpu", "n_gpus", "tokens", "workload")
     return ("gpu", "n_gpus")
 
 
