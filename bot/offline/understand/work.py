@@ -19,7 +19,8 @@ class Work:
     """The text being parsed, its masked copy and the slots found so far."""
 
     def __init__(self, text: str):
-        self.raw = unicodedata.normalize("NFKC", text).replace("\u3000", " ")
+        # a Markdown-escaped star ("3\\*8*A100" pasted from a GitHub issue) is the star it shows (same length: spans hold)
+        self.raw = unicodedata.normalize("NFKC", text).replace("\u3000", " ").replace("\\*", " *")
         low = self.raw.lower()
         self.src = low if len(low) == len(self.raw) else self.raw
         self.t = self.src

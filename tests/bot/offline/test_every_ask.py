@@ -41,6 +41,12 @@ def test_a_batch_size_said_with_is_is_read():
     assert r.parsed.micro_batch == 1 and r.parsed.n_gpus == 4
 
 
+def test_a_markdown_escaped_star_is_the_star_it_shows():
+    # GitHub text escapes stars: "3\\*8*A100 (40G)" is 3 servers of 8 A100 40GB, 24 cards
+    r = read("Is it possible to fine tune the llama-2-70B for a 3\\*8*A100 (40G) configuration, thanks!")
+    assert r.parsed.n_gpus == 24 and r.parsed.gpus == ["a100-sxm4-40gb"]
+
+
 # --- the plan answers every ask its calculators answer ----------------------------------------------------------
 
 
