@@ -47,6 +47,15 @@ def test_a_markdown_escaped_star_is_the_star_it_shows():
     assert r.parsed.n_gpus == 24 and r.parsed.gpus == ["a100-sxm4-40gb"]
 
 
+def test_the_card_written_with_the_count_is_sized_beside_a_card_named_with_its_memory():
+    # "requires 80GB A100 GPUs … nodes that each have 8 48GB A40 GPUs": the asker's cards are the counted A40s
+    from bot.offline.understand.dialogue import slots_of
+    from bot.offline.understand.parse import parse
+
+    p = parse("the readme says it requires 80GB A100 GPUs. I have access to nodes that each have 8 48GB A40 GPUs.")
+    assert slots_of(p)["gpu"] == "a40" and p.n_gpus == 8
+
+
 # --- the plan answers every ask its calculators answer ----------------------------------------------------------
 
 
