@@ -154,3 +154,14 @@ def test_machines_to_serve_with_assume_no_training_tokens(advisor):
     plan = calls(t, "plan_system")[0]
     assert plan.input["job"] == "serve" and "tokens" not in plan.input
     assert "1B token" not in t.answer
+
+
+def test_a_machines_plan_for_people_says_how_they_were_read(advisor):
+    # "采购预算 50 万，部署 Qwen2.5-14B 给 100 人用": servers for the people's traffic, the reading said once
+    t = advisor.ask("采购预算 50 万，部署 Qwen2.5-14B 给 100 人用")
+    plan = calls(t, "plan_system")[0]
+    assert plan.input["daily_users"] == 100
+    flight = next(
+        o["capacity"]["concurrency"] for o in plan.output["options"] if (o["capacity"] or {}).get("concurrency")
+    )
+    assert f"高峰 {flight:.1f} 个并发请求" in t.answer and "这里把“100 人”读作使用它的人数" in t.answer

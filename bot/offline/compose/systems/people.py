@@ -16,6 +16,7 @@ from bot.offline.say.render import Out, num
 from bot.offline.understand.request.model import Request
 from bot.offline.understand.request.reader import normalised
 from tools.errors import AdvisorError
+from tools.schemas.plan import PlanServingInput
 
 #: the words that make a count of users a daily count already ("日活 300", "300 DAU", "300 daily active users")
 _DAILY = re.compile(r"日活|活跃|dau|daily|active|per day|a day|每天|每日", re.I)
@@ -77,3 +78,25 @@ def all_at_once(request: Request, r: dict, pick: dict | None, args: dict[str, An
         )
     )
     return True
+
+
+def reading_in_plan(request: Request, r: dict, out: Out) -> None:
+    """The reading of a count of people beside a machines plan (plan_system, which turns daily users into requests
+    in flight at plan_serving's defaults): said once, with those defaults and what it came to."""
+    users = people_count(request)
+    flight = next(
+        (o["capacity"]["concurrency"] for o in r["options"] if (o.get("capacity") or {}).get("concurrency")), None
+    )
+    if users is None or r["job"] != "serve" or flight is None:
+        return
+    fields = PlanServingInput.model_fields
+    out.add(
+        say(
+            "people_read_plan",
+            out.lang,
+            users=f"{users:,}",
+            rpu=num(fields["requests_per_user"].default),
+            peak=num(fields["peak_factor"].default),
+            derived=num(flight),
+        )
+    )

@@ -17,6 +17,7 @@ from bot.offline.compose.shortlist import excluded
 from bot.offline.compose.systems import rl
 from bot.offline.compose.systems.capacity import lengths, traffic
 from bot.offline.compose.systems.cards import serving_cards, training_cards
+from bot.offline.compose.systems.people import reading_in_plan
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, count, duration, method_label, money, money_span, num
 from bot.offline.understand.request.model import Request
@@ -192,6 +193,7 @@ def system_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) -> 
     _header(r, args, lang, out, None if s.get("budget_cny") else s.get("budget_usd"))
     if defaulted_traffic:
         out.add(say("serve_default_traffic", lang, concurrency=DEFAULT_CONCURRENCY))
+    reading_in_plan(request, r, out)  # "给 100 人用": the people read as daily users, said
     _table(r, args, lang, out)
     _picks(r, lang, out)
     if job == "serve":  # the cards side by side at the traffic planned for (the plan's lengths)
