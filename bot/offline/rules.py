@@ -113,6 +113,8 @@ class RulesPlanner:
         unknown = {"gpu"} if p.unknown_gpus else set()
         unknown |= {"model"} if p.unknown_models and not p.models else set()
         defaulted = {k: v for k, v in f.defaults.items() if slots.get(k) in (None, []) and k not in unknown}
+        if slots.get("workload") == "infer":  # a service to run takes no training tokens, so none is assumed or said
+            defaulted.pop("tokens", None)
         serving = slots.get("workload") == "infer" or intent in ("speed", "serving_capacity", "recommend_serving")
         if defaulted.get("gpu") == DEFAULT_GPU and (
             slots.get("precision") == "fp8" or (serving and _fp8_native(slots))

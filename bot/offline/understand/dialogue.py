@@ -128,7 +128,12 @@ LABELS = {
 def _counted_gpu(p: ParsedQuestion) -> str | None:
     """The card the question is about: the one its GPU count is written with ("a 4090 … say 8x H100s": the
     H100), else the first named."""
-    cards = [(start, end) for slot, start, end in p.spans if slot == "gpus"]
+    cards: list[tuple[int, int]] = []
+    for start, end in sorted((start, end) for slot, start, end in p.spans if slot == "gpus"):
+        if cards and start - cards[-1][1] <= 1:  # "80GB A100": the card's memory and its name are one card
+            cards[-1] = (cards[-1][0], max(end, cards[-1][1]))
+        else:
+            cards.append((start, end))
     if len(p.gpus) > 1 and len(cards) == len(p.gpus):  # one span per card, in order
         for slot, start, end in p.spans:
             if slot == "n_gpus":

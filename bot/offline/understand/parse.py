@@ -83,7 +83,8 @@ def _abstract(w: Work) -> str:
 
 def _flags(w: Work) -> list[str]:
     s = w.slots
-    flags = [flag for slot, flag in _FLAGS if s.get(slot) not in (None, [], False)]
+    # the people who use a model are traffic to the classifier, as a concurrency is (quantities.py)
+    flags = [f for slot, f in _FLAGS if s.get(slot) not in (None, [], False) or (slot == "concurrency" and w.people)]
     if len(s.get("gpus", [])) + len(s.get("unknown_gpus", [])) >= 2:
         flags.append("gpus2")
     if s.get("unknown_models") and not s.get("models"):

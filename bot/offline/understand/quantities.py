@@ -42,7 +42,11 @@ _CARDS = (
     _C(
         rf"(?<![\d.a-z])(-?{_N})\s*(?:张|块|片|个)?\s*(?:{G}\s*)?(?:卡|显卡|gpus?|cards?|accelerators?)(?!时|小时|·时)(?!\s*[:：])"
     ),
-    _C(rf"(?<![\d.a-z])(-?{lx.NUM}|{lx.EN_NUM})\s*(?:[x×*]\s*|张\s*|块\s*|台\s*)?{G}"),
+    # "4 x A100", "8张H800", "4个80G A100", "8 张 40GB 的 A100": a card's memory may stand between the count and it
+    _C(
+        rf"(?<![\d.a-z])(-?{lx.NUM}|{lx.EN_NUM})\s*(?:[x×*]\s*|张\s*|块\s*|台\s*|个\s*)?"
+        rf"(?:(?<=[张块台个\s])\d{{2,3}}\s*g(?:b|i?b)?\s*(?:的\s*)?)?{G}"
+    ),
     _C(rf"{G}\s*(?:\(\s*{G}\s*\)\s*)?(?:[x×*]|\*)\s*(\d+)(?![\d.])"),  # "A800(80GB) X8", "A100（40G）× 4"
     _C(rf"(?<![\d.a-z])(-?{lx.NUM})\s*(?:张|块)(?![钱元])(?!\s*{USED_MARK})"),
 )
@@ -113,7 +117,7 @@ _MICRO = _C(
 )
 _BATCH = (
     _C(
-        rf"(?:global[_\s-]*batch(?:[_\s-]*size)?|gbs|batch[_\s-]*size|batch|bs|批大小|批量大小|批次大小|批量|批次)\s*(?:=|:|是|为|of|设为|开到|{lx.CHANGE_TO})?\s*(\d+)"
+        rf"(?:global[_\s-]*batch(?:[_\s-]*size)?|gbs|batch[_\s-]*size|batch|bs|批大小|批量大小|批次大小|批量|批次)\s*(?:=|:|是|为|of|is|was|设为|开到|{lx.CHANGE_TO})?\s*(\d+)"
     ),
     _C(r"(?<![\d.])(\d+)\s*(?:的)?\s*(?:batch|bs)(?![a-z])"),
 )
@@ -125,16 +129,24 @@ _CONCURRENCY = (
         rf"(?<![\d.])({lx.NUM})\s*(?:个|路)?\s*(?:人|用户|请求)?\s*(?:并发|concurrent|simultaneous|人同时|个?用户同时|同时在线|路并发)"
     ),
     _C(r"(?<![\d.])(\d+)\s*(?:users|requests)\s*(?:at once|at the same time|in parallel|simultaneously)"),
+    # requests in flight need a word of simultaneity: "for 64 concurrent users", "100 sessions"; the people who
+    # use a model ("serve it to about 12 people", "给 300 人用", "300 人使用") are its users, read as daily users
+    # (request/figures.py) and turned into requests in flight by plan_serving, with the reading said
     _C(
-        rf"(?:\bfor|serve|serving|support|supports|handle|\bto)\s+(?:about\s+|around\s+|roughly\s+|approximately\s+|up to\s+|~\s*)?({lx.NUM})\s+(?:concurrent\s+|simultaneous\s+|active\s+)?(?:users|people|persons|customers|sessions|colleagues|employees)"
+        rf"(?:\bfor|serve|serving|support|supports|handle|\bto)\s+(?:about\s+|around\s+|roughly\s+|approximately\s+|up to\s+|~\s*)?({lx.NUM})\s+(?:(?:concurrent|simultaneous)\s+(?:users|people|persons|customers|sessions|colleagues|employees)|sessions)"
     ),
-    # "serve Llama-3.3-70b to about 5 people", "a chatbot for around 20 users"
+    _C(rf"(?<![\d.])({lx.NUM})\s*(?:个|名|位)?\s*(?:人|用户|员工)\s*(?:同时\s*(?:用|使用|在线|访问)|在线)"),
+    _C(rf"并行\s*(?:有|来)?\s*({lx.NUM})\s*(?:个|路)?\s*(?:人|用户)?\s*(?:的)?\s*请求"),  # "并行有100个人请求"
+)
+
+#: the people who use a model, said as a count ("给 300 人用", "300 人使用", "serve it to about 12 people"): daily
+#: users, not requests in flight; found here only to tell the intent classifier that traffic was given
+_PEOPLE = (
     _C(
-        rf"(?:\bto|\bfor)\s+(?:about|around|roughly|approximately|up to|~)?\s*({lx.NUM})\s+(?:concurrent\s+|simultaneous\s+)?"
-        r"(?:people|users|persons|colleagues|customers)\b"
+        rf"(?:\bfor|serve|serving|support|supports|handle|\bto|\bwith|\bhave)\s+(?:about\s+|around\s+|roughly\s+|approximately\s+|up to\s+|~\s*)?({lx.NUM})\s+(?:active\s+)?(?:users|people|persons|customers|colleagues|employees)"
     ),
     _C(rf"(?:给|供|让|支持|服务)\s*({lx.NUM})\s*(?:个|名|位)?\s*(?:人|用户|客户|员工|同学)"),
-    _C(rf"(?<![\d.])({lx.NUM})\s*(?:个|名|位)?\s*(?:人|用户|员工)\s*(?:同时)?\s*(?:用|使用|在线|访问)"),
+    _C(rf"(?<![\d.])({lx.NUM})\s*(?:个|名|位)?\s*(?:人|用户|员工)\s*(?:用|使用|访问)"),
 )
 
 
@@ -336,6 +348,7 @@ def lengths(w: Work) -> None:
     for rx in _BATCH:
         for m in rx.finditer(w.t):
             w.put(_batch_role(m.group(0), train and not infer, w), int(m.group(1)), m)
+    w.people = any(rx.search(w.t) for rx in _PEOPLE)
     if "batch" not in w.slots and "concurrency" in w.slots:
         w.slots["batch"] = w.slots["concurrency"]
 

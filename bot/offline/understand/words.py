@@ -101,13 +101,13 @@ def words(w: Work) -> None:
             )
             else "finetune"
         )
-    elif _WORKLOADS["infer"].search(s) or "concurrency" in w.slots:
+    elif _WORKLOADS["infer"].search(s) or "concurrency" in w.slots or w.people:  # traffic: a service
         w.slots["workload"] = "infer"
     elif _WORKLOADS["train"].search(s):
         w.slots["workload"] = "train"
-    elif _RUN.search(s) and (w.slots["models"] or w.slots["unknown_models"]):
+    elif _RUN.search(s) and (w.slots["models"] or w.slots["unknown_models"] or w.slots.get("budget_amount")):
         w.slots["workload"] = (
-            "infer"  # "Qwen3-8B 在 A10 上跑得动吗": running a model, with no training word, is serving
+            "infer"  # "Qwen3-8B 在 A10 上跑得动吗", "预算 1w 以内什么显卡可以跑": running, no training word: serving
         )
     if m := _ZERO.search(s):
         w.slots["zero_stage"] = int(m.group(1) or m.group(2))

@@ -19,7 +19,8 @@ class Work:
     """The text being parsed, its masked copy and the slots found so far."""
 
     def __init__(self, text: str):
-        self.raw = unicodedata.normalize("NFKC", text).replace("\u3000", " ")
+        # a Markdown-escaped star ("3\\*8*A100" pasted from a GitHub issue) is the star it shows (same length: spans hold)
+        self.raw = unicodedata.normalize("NFKC", text).replace("\u3000", " ").replace("\\*", " *")
         low = self.raw.lower()
         self.src = low if len(low) == len(self.raw) else self.raw
         self.t = self.src
@@ -28,6 +29,9 @@ class Work:
                             "stand_ins": {}, "stand_in_basis": {}}  # fmt: skip
         #: (slot, start, end) of every span a stage recognised, on `raw`: the request's mentions (request/reader.py)
         self.spans: list[tuple[str, int, int]] = []
+        #: traffic said as a count of the people who use it ("给 300 人用", "for 500 users"): not a concurrency slot
+        #: (those are daily users, request/figures.py), but the classifier's traffic flag as a concurrency is
+        self.people = False
 
     def span(self, start: int, end: int) -> str:
         return self.raw[start:end].strip()

@@ -29,9 +29,31 @@ def test_the_ask_is_read_in_the_words_people_use(q, ask_):
     assert ask_ in read(q).asks
 
 
-def test_people_served_are_the_concurrency():
+def test_people_served_are_its_users_not_a_concurrency():
+    # issue 26: people are the users of a service (daily users); only a word of simultaneity makes a concurrency
     r = read("I want to serve Qwen2.5-32B to about 12 people with vLLM")
-    assert r.parsed.concurrency == 12 and any(m.role == "concurrency" for m in r.mentions)
+    assert r.parsed.concurrency is None and any(m.role == "daily_users" and m.value == 12 for m in r.mentions)
+
+
+def test_a_batch_size_said_with_is_is_read():
+    # "if the batch size is 1, do I still need 4 A100": the batch is a figure of the run, not an unread "1"
+    r = read("Hi, if the batch size is 1, do I still need 4 A100 to start the training process?")
+    assert r.parsed.micro_batch == 1 and r.parsed.n_gpus == 4
+
+
+def test_a_markdown_escaped_star_is_the_star_it_shows():
+    # GitHub text escapes stars: "3\\*8*A100 (40G)" is 3 servers of 8 A100 40GB, 24 cards
+    r = read("Is it possible to fine tune the llama-2-70B for a 3\\*8*A100 (40G) configuration, thanks!")
+    assert r.parsed.n_gpus == 24 and r.parsed.gpus == ["a100-sxm4-40gb"]
+
+
+def test_the_card_written_with_the_count_is_sized_beside_a_card_named_with_its_memory():
+    # "requires 80GB A100 GPUs … nodes that each have 8 48GB A40 GPUs": the asker's cards are the counted A40s
+    from bot.offline.understand.dialogue import slots_of
+    from bot.offline.understand.parse import parse
+
+    p = parse("the readme says it requires 80GB A100 GPUs. I have access to nodes that each have 8 48GB A40 GPUs.")
+    assert slots_of(p)["gpu"] == "a40" and p.n_gpus == 8
 
 
 # --- the plan answers every ask its calculators answer ----------------------------------------------------------

@@ -186,9 +186,10 @@ def test_a_data_set_given_as_samples_length_and_epochs_is_timed_on_their_product
 def test_a_dollar_budget_is_used_not_dropped(advisor):
     """ "Our budget is $200k…" was answered with a month of rent and no budget: budget_cny is 元 only."""
     trace = advisor.ask("Our budget is $200k for an inference cluster serving 70B models, what should we buy?")
-    call = next(c for c in trace.tool_calls if c.tool == "recommend_gpus")
-    assert call.input["budget_usd"] == 200_000 and call.input["pricing"] == "buy"
-    assert "$200,000 (about 1,420,000 CNY)" in trace.answer and trace.ungrounded == []
+    # issue 26: a budget to buy an inference cluster with is machines (plan_system), in 元 at the stated rate
+    call = next(c for c in trace.tool_calls if c.tool == "plan_system")
+    assert call.input["budget_cny"] == 1_420_000 and call.input["job"] == "serve"
+    assert "$200,000 (about 1,420,000 CNY at 7.10 CNY/$)" in trace.answer and trace.ungrounded == []
 
 
 def test_a_speed_comparison_times_the_job_on_each_card(advisor):

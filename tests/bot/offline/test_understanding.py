@@ -286,7 +286,9 @@ def test_a_hardware_budget_for_serving_is_priced_as_cards_not_rent(advisor, ques
         assert call.input.get("context_len", 4096) <= 131072  # "300k CNY" is money, not a 307,200-token context
         assert ("采购" in t.answer) or ("purchase" in t.answer.lower())
     else:  # issue 26: traffic and a budget to buy with are servers for that traffic, at purchase prices
-        assert call.input["job"] == "serve" and call.input.get("concurrency") in (64, 100)
+        # "64 concurrent users" is a concurrency; "给 100 人用" the people who use it (daily users)
+        assert call.input["job"] == "serve"
+        assert call.input.get("concurrency") == 64 or call.input.get("daily_users") == 100
         assert ("预算" in t.answer) or ("budget" in t.answer.lower())
 
 

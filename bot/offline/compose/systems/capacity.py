@@ -16,6 +16,7 @@ from bot.core.toolbox import ToolRun
 from bot.offline.compose.shortlist import allowed
 from bot.offline.compose.systems.cards import serving_cards
 from bot.offline.compose.systems.layouts import per_request_claim, per_request_correction
+from bot.offline.compose.systems.people import all_at_once, as_sessions
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, gb, money_span, num, pct
 from bot.offline.understand.frames import DEFAULT_GPU
@@ -140,6 +141,7 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
     if claim := per_request_claim(request):  # "单次推理需要 13G，80G 是不是只能 8 个": weights once, KV per request
         named = s.get("gpus") or ([s["gpu"]] if s.get("gpu") else [])
         per_request_correction(s, claim, named[0] if named else DEFAULT_GPU, run, out)
+    sessions = as_sessions(request, args)  # people who each keep a window: that many sessions at once
     r = run("plan_serving", args)
     cands = r["candidates"]
     if said:
@@ -243,7 +245,10 @@ def serving_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) ->
                 load=f"{pick['batch_per_replica']:,}",
             )
         )
-    _traffic_lines(r, given, args, run, out)
+    if sessions:  # people who each keep a window, planned as that many sessions: the reading said
+        out.add(say("people_sessions", lang, users=f"{sessions:,}", window=f"{args['context_tokens']:,}"))
+    elif not all_at_once(request, r, pick, args, run, out):  # a count of people: its reading said, with the bound
+        _traffic_lines(r, given, args, run, out)
     restricted = sorted({c["gpu"] for c in cands if c["export_restricted"]})
     if restricted:
         out.add(say("restricted_note", lang, gpus="、".join(restricted) if lang == "zh" else ", ".join(restricted)))

@@ -17,12 +17,14 @@ from bot.offline.compose.shortlist import excluded
 from bot.offline.compose.systems import rl
 from bot.offline.compose.systems.capacity import lengths, traffic
 from bot.offline.compose.systems.cards import serving_cards, training_cards
+from bot.offline.compose.systems.people import reading_in_plan
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, count, duration, method_label, money, money_span, num
 from bot.offline.understand.request.model import Request
 from tools.catalog.lookup import get_model
 from tools.catalog.servers import platforms
 from tools.errors import AdvisorError
+from tools.money.run_cost import usd_rate
 from tools.schemas.plan import PlanSystemInput
 
 #: the words that ask for machines rather than for cards or rented hours ("怎么配", "搭一台", "买服务器")
@@ -35,8 +37,12 @@ MACHINE_CUES = re.compile(
 DEFAULT_CONCURRENCY = 10
 
 
+#: a personal build ("build a PC", "配一台电脑"): the cards a budget buys (recommend_gpus), not servers
+_PERSONAL = re.compile(r"\bpcs?\b|desktop|workstation|gaming rig|home ?lab|电脑|台式机|工作站|个人主机", re.I)
+
+
 def wants_machines(text: str) -> bool:
-    return bool(MACHINE_CUES.search(text))
+    return bool(MACHINE_CUES.search(text)) and not _PERSONAL.search(text)
 
 
 #: intents whose question, given traffic or a budget for machines, is a capacity or system plan
@@ -78,7 +84,7 @@ def route(intent: str, s: dict[str, Any], request: Request, text: str):
     if intent not in PLAN_INTENTS and not PLAN_ASKS & set(request.asks) and not sized:
         return None
     training = trains(s, request)
-    budgeted = bool(s.get("budget_cny") or s.get("deadline_hours"))
+    budgeted = bool(s.get("budget_cny") or s.get("budget_usd") or s.get("deadline_hours"))  # "$50,000 for servers"
     if given and not training:
         if budgeted and wants_machines(text):
             return system_plan
@@ -122,8 +128,8 @@ def planned_without(planned, s: dict[str, Any], request: Request) -> tuple[str, 
     fine-tune); an RL run is sized, not timed on a token count."""
     if planned is rl.rl_plan:
         return ("gpu", "n_gpus", "tokens")
-    if planned is not system_plan and not trains(s, request):
-        return ("gpu", "n_gpus", "tokens", "workload")
+    if not trains(s, request):  # machines to serve with ("预算 20 万买服务器跑 72B") take no tokens either
+        return ("gpu", "n_gpus", "tokens") if planned is system_plan else ("gpu", "n_gpus", "tokens", "workload")
     return ("gpu", "n_gpus")
 
 
@@ -162,6 +168,8 @@ def system_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) -> 
     for key in ("budget_cny", "deadline_hours"):
         if s.get(key):
             args[key] = s[key]
+    if s.get("budget_usd") and not s.get("budget_cny"):  # a budget in dollars: in 元 at the TCO rate, said
+        args["budget_cny"] = round(s["budget_usd"] * usd_rate(None)[0])
     if s.get("method") in ("full", "lora", "qlora") and job != "serve":
         args["method"] = s["method"]
     if s.get("tokens") and job != "serve":
@@ -182,9 +190,10 @@ def system_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) -> 
         if not any(k in args for k in ("concurrency", "qps", "daily_users")):
             args["concurrency"], defaulted_traffic = DEFAULT_CONCURRENCY, True
     r = run("plan_system", args)
-    _header(r, args, lang, out)
+    _header(r, args, lang, out, None if s.get("budget_cny") else s.get("budget_usd"))
     if defaulted_traffic:
         out.add(say("serve_default_traffic", lang, concurrency=DEFAULT_CONCURRENCY))
+    reading_in_plan(request, r, out)  # "给 100 人用": the people read as daily users, said
     _table(r, args, lang, out)
     _picks(r, lang, out)
     if job == "serve":  # the cards side by side at the traffic planned for (the plan's lengths)
@@ -230,16 +239,19 @@ def _share_from_source(source: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def _header(r: dict, args: dict, lang: str, out: Out) -> None:
+def _header(r: dict, args: dict, lang: str, out: Out, usd: float | None = None) -> None:
     method = next((a["value"] for a in r["assumptions"] if a["key"] == "method"), None)
     tokens = next((a["value"] for a in r["assumptions"] if a["key"] == "tokens"), None)
     if r["job"] == "serve":
-        job = say("job_serve", lang, concurrency=num(args.get("concurrency") or 0)) if "concurrency" in args else ""
-        job = job or say("job_serve", lang, concurrency="—")
+        # the requests in flight planned for: as given, else what the daily users or QPS came to in the plan
+        flight = args.get("concurrency") or next(
+            (o["capacity"]["concurrency"] for o in r["options"] if (o.get("capacity") or {}).get("concurrency")), None
+        )
+        job = say("job_serve", lang, concurrency=num(flight) if flight else "—")
     else:
         job = say(f"job_{r['job']}", lang, method=method_label(method, lang).strip(), tokens=count(tokens))
     if args.get("budget_cny"):
-        out.add(say("system_header", lang, job=job, model=r["model"], budget=money(args["budget_cny"], lang)))
+        out.add(say("system_header", lang, job=job, model=r["model"], budget=_budget(usd, args, lang)))
     elif args.get("deadline_hours"):
         out.add(
             say(
@@ -374,3 +386,12 @@ def _bom(o: dict, lang: str, out: Out) -> None:
                 tiers=n["tiers"],
             )
         )
+
+
+def _budget(usd: float | None, args: dict[str, Any], lang: str) -> str:
+    """The budget as the user gave it: in 元, or in dollars with the 元 it was planned at and the rate."""
+    cny = money(args["budget_cny"], lang)
+    if not usd:
+        return cny
+    rate = num(usd_rate(None)[0], 2)
+    return f"${usd:,.0f}（按 {rate} 元/美元约 {cny}）" if lang == "zh" else f"${usd:,.0f} (about {cny} at {rate} CNY/$)"

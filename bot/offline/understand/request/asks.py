@@ -126,7 +126,7 @@ ANSWERED_BY: dict[str, frozenset[str]] = {
                        "recommend_gpus"}),
     "min_count": frozenset({"fit_training", "fit_inference", "plan_serving", "plan_system", "plan_cluster",
                             "recommend_gpus"}),
-    "time": frozenset({"training_time", "plan_system"}),
+    "time": frozenset({"training_time", "plan_system", "rent_vs_buy"}),  # rent_vs_buy: break-even / payback months
     "speed": frozenset({"inference_speed", "training_time", "plan_serving", "precision_speedup"}),
     "capacity": frozenset({"plan_serving", "fit_inference"}),
     "cost": frozenset({"run_cost", "rent_vs_buy", "plan_system", "plan_serving", "power_draw", "plan_cluster"}),

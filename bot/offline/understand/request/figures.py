@@ -142,6 +142,7 @@ def line_at(text: str, i: int) -> str:
 #: a count of requests said with its rate or its simultaneity ("5000 requests per second", "100 requests concurrently")
 _RATE_AFTER = (
     (C(r"^[\d,.]+\s*k?\s*(?:input|prompt)\s+tokens?"), "prompt_len"),
+    (C(r"^[\d,.]+\s*%\s*(?:occupancy|occupied|rented out|rental rate|出租率|上架率)"), "occupancy"),  # "70% occupancy"
     (C(r"^[\d,.]+\s*k?\s*(?:output|generated|new)\s+tokens?"), "output_len"),
     (C(r"^[\d,.]+\s*(?:requests?|reqs?|queries|calls)\s*(?:/\s*s\b|per\s+sec(?:ond)?|a\s+second|每秒)"), "qps"),
     # a latency or a rate the user measured ("309 ms per token", "1 steps per minute", "3.28 requests/s" measured)
