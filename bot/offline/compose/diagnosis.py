@@ -160,7 +160,8 @@ def render(
     est = out.get("estimate") or {}
     head = []
     if out.get("contradicts_estimate") and est:  # an OOM the estimate does not reproduce: the log wins, said first
-        head.append(line("oom_unexplained", lang, need=f"{est['per_gpu_gb']:g}", usable=f"{est['usable_gb']:g}"))
+        head.append(line("oom_unexplained", lang, need=f"{est['per_gpu_gb']:g}", usable=f"{est['usable_gb']:g}",
+                         at=_at(est, lang)))  # fmt: skip
     elif paste.evidence.get("error_kind") in OOM_KINDS:  # an OOM and no figure to compare: still the log wins
         head.append(line("oom_unpinned", lang))
     return head, _timed(paste, lang) + _to_check(out, causes, lang, paste) + _read_notes(
@@ -239,7 +240,7 @@ def _answer(out: dict[str, Any], causes: list[dict[str, Any]], lang: str, paste:
     est = out.get("estimate") or {}
     if out.get("contradicts_estimate") and est:
         key = "contradicts" if first["matches_evidence"] else "contradicts_unmatched"
-        blocks.append(line(key, lang, need=f"{est['per_gpu_gb']:g}", usable=f"{est['usable_gb']:g}"))
+        blocks.append(line(key, lang, need=f"{est['per_gpu_gb']:g}", usable=f"{est['usable_gb']:g}", at=_at(est, lang)))
     fix = first["fix"]
     if _version_only(first):  # no flag to set: the version is what to change
         blocks.append(line("fix_version", lang))
@@ -265,6 +266,12 @@ def _item(c: dict[str, Any], lang: str) -> str:
     return line(key, lang, explanation=c["explanation_zh" if zh else "explanation"],
                 arithmetic=c["arithmetic_zh" if zh else "arithmetic"],
                 setting=_setting(c["fix"]["flag"], c["fix"]["value"]))  # fmt: skip
+
+
+def _at(est: dict[str, Any], lang: str) -> str:
+    """The length a serving estimate was made at (the engine's max_model_len), so the figure is never read against
+    the estimate below it at another length."""
+    return line("engine_length", lang, n=f"{est['context_len']:,}") if est.get("context_len") else ""
 
 
 def _setting(flag: str, value: Any) -> str:

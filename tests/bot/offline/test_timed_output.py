@@ -77,3 +77,10 @@ def test_a_llama_cpp_command_without_ngl_leads_with_the_layers_on_the_cpu(adviso
 def test_a_command_that_offloads_is_not_told_to():
     assert "gpu_layers_unset" not in read_paste("./main -m ./models/7B/ggml-model-q4_0.bin -n 128 -ngl 35").setup
     assert read_paste("python /srv/main.py --model x").framework != "llama.cpp"
+
+
+def test_an_engine_estimate_says_the_length_it_was_made_at(advisor):
+    """The diagnosis's serving estimate is at the engine's max_model_len (the model's full length when none is set),
+    the estimate below it at the question's context: the opening says which, so the two figures never contradict."""
+    t = advisor.ask("请问我部署qwen2VL-7b-awq模型，使用VLLM镜像，总是会报超过显存的问题。我使用的是A10的24Gb的卡。")
+    assert "max_model_len 131,072" in t.answer.split("---")[0]
