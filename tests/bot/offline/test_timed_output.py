@@ -82,5 +82,8 @@ def test_a_command_that_offloads_is_not_told_to():
 def test_an_engine_estimate_says_the_length_it_was_made_at(advisor):
     """The diagnosis's serving estimate is at the engine's max_model_len (the model's full length when none is set),
     the estimate below it at the question's context: the opening says which, so the two figures never contradict."""
-    t = advisor.ask("请问我部署qwen2VL-7b-awq模型，使用VLLM镜像，总是会报超过显存的问题。我使用的是A10的24Gb的卡。")
+    t = advisor.ask(
+        "7b-awq模型在A10上使用VLLM镜像部署，显存总是oom。\n请问我部署qwen2VL-7b-awq模型，使用VLLM镜像，总是会报超过显存的问题。\n"
+        "我使用的是A10的24Gb的卡。"
+    )
     assert "max_model_len 131,072" in t.answer.split("---")[0]
