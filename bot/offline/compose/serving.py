@@ -29,6 +29,8 @@ from bot.offline.understand.request.reader import read
 from tools.catalog.lookup import get_gpu, get_model
 
 #: the question asks for long context ("支持长文本", "128k context"): the longest sequence the cards hold is said
+#: a context shorter than this is no remedy for a chat or RAG deployment
+SHORTEST_USEFUL_CONTEXT = 1024
 LONG_CONTEXT = re.compile(
     r"长文本|长上下文|长序列|长对话|long[- ]?context|long (?:text|input|prompt|document)s?|\d+\s*k\s*(?:context|上下文)",
     re.I,
@@ -88,6 +90,8 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False, text
                     say("quantized_fit", lang, precision=lower, need=gb(q["per_gpu_gb"]), n=q["n_gpus"], gpu=q["gpu"])
                 )
                 break
+    if not r["fits"] and r.get("max_context", 0) >= SHORTEST_USEFUL_CONTEXT:  # only the KV of this length overflows
+        todo.append(say("shorter_context_fits", lang, ctx=f"{r['max_context']:,}", asked=f"{r['context_len']:,}"))
     if not r["fits"] and r["min_gpus"]:
         todo.append(say("min_gpus_infer", lang, n=r["min_gpus"], gpu=r["gpu"]))
     if not r["fits"] and (fp8 := minimum.on_fp8_cards(args, r, run, lang)):
