@@ -315,4 +315,5 @@ def estimate(s: Setup) -> dict[str, Any]:
                                         precision=s.inp.precision, context_len=_max_len(s),
                                         usable_fraction=utilization(s)))  # fmt: skip
     return {"tool": "fit_inference", "fits": r.fits, "per_gpu_gb": r.per_gpu_gb, "usable_gb": r.usable_gb,
-            "params": count(s.params.total), "context_len": _max_len(s)}  # fmt: skip
+            "params": count(s.params.total), "context_len": _max_len(s),
+            "context_set": s.inp.max_model_len is not None}  # fmt: skip

@@ -271,7 +271,8 @@ def _item(c: dict[str, Any], lang: str) -> str:
 def _at(est: dict[str, Any], lang: str) -> str:
     """The length a serving estimate was made at (the engine's max_model_len), so the figure is never read against
     the estimate below it at another length."""
-    return line("engine_length", lang, n=f"{est['context_len']:,}") if est.get("context_len") else ""
+    key = "engine_length_set" if est.get("context_set") else "engine_length"
+    return line(key, lang, n=f"{est['context_len']:,}") if est.get("context_len") else ""
 
 
 def _setting(flag: str, value: Any) -> str:

@@ -84,13 +84,29 @@ def relevant(query: set[str], passages: list[dict[str, Any]]) -> list[dict[str, 
         return []
     # a short question ("拆机卡靠谱吗", "租算力要问清楚哪些事情") has two or three content words: one shared is on topic
     need = 1 if len(query) <= SHORT else max(MIN_SHARED, round(MIN_SHARE * len(query)))
-    scored = [(shared(query, p["text"]), i, p) for i, p in enumerate(passages)]
+    scored = [(shared(query, p["text"]), i, p) for i, p in enumerate(passages) if _has_prose(p["text"])]
     return [p for n, _, p in sorted(scored, key=lambda x: (-x[0], x[1])) if n >= need]
+
+
+_CODE_ONLY = re.compile(r"`[^`]+`[.;。]?")
+
+
+def _prose(text: str) -> list[str]:
+    """The sentences of a note that can answer: a command line quoted alone (`gpu-advisor fit …`) is how to check a
+    figure, not an answer to a question."""
+    sentences = [s.strip(" >-*") for s in _SENTENCE.findall(text) if len(s.strip(" >-*")) >= 8]
+    return [s for s in sentences if not _CODE_ONLY.fullmatch(s.strip())]
+
+
+def _has_prose(text: str) -> bool:
+    """Prose beside the heading a passage starts with ("Note title › section"): a passage of command lines only
+    (a note's "check it" section) supports and answers nothing."""
+    return any(" › " not in s and not s.startswith("#") for s in _prose(text))
 
 
 def best_sentence(query: set[str], text: str, limit: int = 220) -> str:
     """The sentence of `text` sharing the most words with the question (the first on ties), cut to `limit`."""
-    sentences = [s.strip(" >-*") for s in _SENTENCE.findall(text) if len(s.strip(" >-*")) >= 8]
+    sentences = _prose(text)
     if not sentences:
         return text[:limit]
     best = max(sentences, key=lambda s: (shared(query, s), -sentences.index(s)))
@@ -100,7 +116,7 @@ def best_sentence(query: set[str], text: str, limit: int = 220) -> str:
 def best_sentences(query: set[str], text: str, n: int = 2, limit: int = 320) -> str:
     """The `n` sentences of `text` sharing the most words with the question, in the text's order (a list line
     alone rarely answers; the sentence that leads its section usually goes with it), cut to `limit`."""
-    sentences = [s.strip(" >-*") for s in _SENTENCE.findall(text) if len(s.strip(" >-*")) >= 8]
+    sentences = _prose(text)
     ranked = sorted(range(len(sentences)), key=lambda i: (-shared(query, sentences[i]), i))
     picked = [sentences[i] for i in sorted(ranked[:n]) if shared(query, sentences[i])]
     joined = " ".join(picked) if picked else best_sentence(query, text)

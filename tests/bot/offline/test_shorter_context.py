@@ -23,3 +23,11 @@ def test_a_near_miss_says_the_context_that_fits(advisor):
 def test_no_context_line_where_even_a_short_one_does_not_fit(advisor):
     t = advisor.ask("Can Llama-3-70B in bf16 run on one RTX 4090?")
     assert "fits with a context" not in t.answer
+
+
+def test_a_knowledge_answer_is_never_a_bare_command_line(advisor):
+    """A note's "check it" section (command lines only) supports and answers nothing (dev row gh-open-llama-58)."""
+    t = advisor.ask(
+        "how much gpu resources is needed to run this?\nok. sorry, i was asking about training the model not inferencing."
+    )
+    assert "gpu-advisor fit" not in t.answer

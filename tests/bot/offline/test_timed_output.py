@@ -86,4 +86,4 @@ def test_an_engine_estimate_says_the_length_it_was_made_at(advisor):
         "7b-awq模型在A10上使用VLLM镜像部署，显存总是oom。\n请问我部署qwen2VL-7b-awq模型，使用VLLM镜像，总是会报超过显存的问题。\n"
         "我使用的是A10的24Gb的卡。"
     )
-    assert "max_model_len 131,072" in t.answer.split("---")[0]
+    assert "max_model_len 131,072（未设置，取模型的最大长度）" in t.answer.split("---")[0]
