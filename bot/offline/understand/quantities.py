@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from bot.offline.understand import lexicon as lx
-from bot.offline.understand.cards.servers import board_servers, gpus_of_servers
+from bot.offline.understand.cards.servers import board_servers, gpus_of_servers, own_count
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.names import _C, GPU_MARK, USED_MARK
 from bot.offline.understand.paste.degrees import launch_counts
@@ -181,6 +181,7 @@ def counts(w: Work) -> None:
     for m in _GRID.finditer(w.t):
         w.slots.setdefault("n_nodes", int(m.group(1)))
         w.put("n_gpus", int(m.group(1)) * int(m.group(2)), m, 0, mark=GPU_MARK)
+    said: list[tuple[int, int]] = []
     for rx in _CARDS:
         for m in rx.finditer(w.t):
             line = w.t[w.t.rfind("\n", 0, m.start()) + 1 : (w.t.find("\n", m.end()) + 1 or len(w.t) + 1) - 1]
@@ -200,12 +201,15 @@ def counts(w: Work) -> None:
                 w.slots["invalid"].append(w.span(m.start(1), m.end()).replace(GPU_MARK, ""))
             w.note("n_gpus", *m.span())
             w.slots.setdefault("n_gpus", value)
+            said.append((m.start(), value))
             # keep the GPU marker so "8×H800 and 4×A100" still sees the second GPU
             w.t = (
                 w.t[: m.start()]
                 + "".join(c if c == GPU_MARK else USED_MARK for c in w.t[m.start() : m.end()])
                 + w.t[m.end() :]
             )
+    if own := own_count(w, sorted(said)):
+        w.slots["n_gpus"] = own  # "官方说 2 张 80G 可以…，我这里 4 张 40G": the asker's cards, not the reference's
     if "n_gpus" not in w.slots:
         launch_counts(w)
     if "n_gpus" not in w.slots and (m := _AN.search(w.t)):

@@ -48,3 +48,15 @@ def test_an_inline_quoted_launch_command_keeps_its_tensor_parallel_size(advisor)
         "会出现OOM的情况。是否意味着4卡H20是没法运行的"
     )
     assert "÷ tp 4" in t.answer and "÷ tp 1" not in t.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "gpus"),
+    [
+        ("官方benchmark说，2张a100的80G可以到128k，可是我这里4张a100 40G，输入长度到2w多显存就满了", 4),
+        ("the README runs it on 8 A100s, but I have 2 A100s: enough for Llama-3-70B?", 2),
+        ("2 张 4090 和 4 张 3090 哪个好", 2),  # no reference said: the first count stands
+    ],
+)
+def test_the_askers_own_cards_win_over_a_reference_setup(question, gpus):
+    assert parse(question).n_gpus == gpus

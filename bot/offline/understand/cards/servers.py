@@ -1,4 +1,4 @@
-"""Servers counted where the card comes only on boards of several GPUs: "4台H100（80GB）" and "4 H100 machines" are
+"""Whose cards a count is, and servers counted where the card comes only on boards of several GPUs: "4台H100（80GB）" and "4 H100 machines" are
 four 8-GPU servers (H100 SXM, H20, MI300X and Ascend modules are not sold one to a box), and "2 nodes of H100" with no
 card count holds 16. The answer says the GPUs it took per server (`gpus_from_nodes`)."""
 
@@ -73,3 +73,23 @@ def gpus_of_servers(w: Work) -> None:
     if per := _per_node(gid):
         w.slots["n_gpus"] = w.slots["n_nodes"] * per
         w.slots["gpus_from_nodes"] = {"nodes": w.slots["n_nodes"], "per_node": per, "gpu": gid}
+
+
+#: a setup someone else ran, said before the asker's own: "官方benchmark说，2张a100的80G…", "the README runs it on 8"
+_REFERENCE = _C(
+    r"(?:官方|benchmark|基准|文档|readme|论文|paper|official|示例|样例|例子|教程|tutorial|report|报告|model card)"
+    r"[^。.!?！？\n]{0,30}$"
+)
+#: the asker's own setup: "我这里4张", "我们用 8 卡", "on my 4 GPUs", "we have 2"
+_OWN = _C(
+    r"(?:我这里|我这边|我们这里|我这|我的|我用|我们用|我们的|我有|本地|自己的|\bmy\b|\bour\b|\bi have\b|\bwe have\b|"
+    r"\bi use\b|\bi(?:'m| am) using\b)[^。.!?！？\n]{0,12}$"
+)
+
+
+def own_count(w: Work, said: list[tuple[int, int]]) -> int | None:
+    """The asker's card count where the first count said is a reference's (a benchmark, the docs, the official
+    example) and a later one is introduced as the asker's own."""
+    if len(said) < 2 or not _REFERENCE.search(w.src[max(0, said[0][0] - 40) : said[0][0]]):
+        return None
+    return next((n for at, n in said[1:] if _OWN.search(w.src[max(0, at - 20) : at])), None)
