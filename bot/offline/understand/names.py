@@ -181,6 +181,7 @@ def _add(w: Any, slot: str, value: str) -> None:
 def names_in(w: Any) -> None:
     """Find GPU and model names in `w` (parse's working text), record them in its slots and mask them."""
     names = catalog.user_models.refresh() or _names()  # a model added since (`gpu-advisor models add`) is read at once
+    w.t = name_shapes.TAG.sub(" ", w.t)  # an Ollama tag, "deepseek-r1:32b" / "qwen2.5:7b", is the name and its size
     links = []  # the repository or model an address points at: read only when the prose names no model
     for start, end in addresses(w.t):  # "…/assets/eba8985c-fe1b-48b3-b705-…": no card or figure in an address
         if named := named_part(w.t, start, end):

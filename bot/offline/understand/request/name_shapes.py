@@ -21,6 +21,8 @@ from tools.catalog.stand_in import family_default, implied_size, read_name, reso
 from tools.errors import AdvisorError
 from tools.units import plain
 
+#: the colon of an Ollama model tag ("deepseek-r1:32b", "qwen2.5:7b-instruct-q4_K_M"): read as a space (same length)
+TAG = re.compile(r"(?<=[a-z0-9]):(?=\d+(?:\.\d+)?[bm](?![a-z]))", re.IGNORECASE)
 #: a word that can open a model's name: letters, digits after the first two letters allowed ("foomoe", "orion2")
 _NAME_WORD = C(r"[a-z][a-z\d]*[a-z][a-z\d]*")
 _SIZE_TAG = C(r"\d+(?:\.\d+)?b|\d+x\d+(?:\.\d+)?b")
