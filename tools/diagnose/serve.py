@@ -169,6 +169,11 @@ def tp_causes(s: Setup) -> list[Candidate]:
                       after=lambda: _after_tp(s, fix))]  # fmt: skip
 
 
+def torch_oom(s: Setup) -> bool:
+    """The log shows the allocator's own failure ("Tried to allocate …"), not words that it did not run."""
+    return s.inp.error_kind == "oom" and s.inp.failed_alloc_gib is not None
+
+
 def _tp_evidenced(s: Setup) -> bool:
     """The divisibility rule is a cause only where the engine said so (its error) or the asker set the size and
     no other failure is reported: a size read off the card count is our guess, and an engine that ran out of
@@ -239,14 +244,10 @@ def memory_causes(s: Setup) -> list[Candidate]:
         off = bool(said) and abs(r["kv_tokens"] - said) > MATCH_SHARE * said  # the log's pool is not the estimate's
         out.append(Candidate("kv_pool_too_small", (en, zh), flag, val, figure=r["kv_tokens"], reported=said,
                              named=s.inp.error_kind == "kv_too_small" and not off,
-                             prior=0.3 if off or not short or s.inp.error_kind == "oom" else 0.8, after=after, extra=dict(RAISES)))  # fmt: skip
+                             prior=0.3 if off or not short or torch_oom(s) else 0.8, after=after, extra=dict(RAISES)))  # fmt: skip
         # an engine that pre-allocates its pool refuses to start by arithmetic, with its own ValueError: a torch
         # out-of-memory error is an allocation that failed, not that refusal
-        if (
-            short
-            and s.inp.error_kind != "oom"
-            and (s.framework in SERVING or (s.framework is None and s.inp.max_model_len))
-        ):
+        if short and not torch_oom(s) and (s.framework in SERVING or (s.framework is None and s.inp.max_model_len)):
             out[-1].extra["shortfall"] = True
     if r["pool"] <= 0 or s.inp.error_kind == "no_cache_memory":
         arith = say("utilization_none", cap=gib(s.capacity), util=f"{util:g}", usable=gib(s.capacity * util),

@@ -46,3 +46,16 @@ def test_transformers_generate_names_moe_loop_and_quant_kernels():
 def test_training_slowness_is_not_a_generate_answer():
     out = diagnose(DiagnoseInput(model="Qwen2.5-7B", framework="transformers", workload="train", symptom="slow"))
     assert not any("generate()" in c.arithmetic for c in out.causes)
+
+
+def test_words_that_it_did_not_run_keep_the_pool_shortfall():
+    # gh-glm4-149: "40G显存跑不起来" with max_model_len 1M: no allocator message, the pool arithmetic is the answer
+    out = diagnose(DiagnoseInput(model="glm-4-9b-chat-1m", framework="vllm", capacity_gib=40, max_model_len=1048576,
+                                 error_kind="oom"))  # fmt: skip
+    assert out.causes[0].cause == "kv_pool_too_small" and out.causes[0].leads
+
+
+def test_plain_generate_of_a_dense_model_on_one_card_names_no_term():
+    out = diagnose(DiagnoseInput(model="Qwen2.5-7B", gpu="NVIDIA A10 24GB", framework="transformers", workload="infer",
+                                 symptom="slow", layer_split=True, flags="device_map=auto"))  # fmt: skip
+    assert not any("generate()" in c.arithmetic for c in out.causes)

@@ -52,7 +52,10 @@ _NAME_QUANT = re.compile(
 )
 #: a trainer's command that serves or chats instead of training
 #: a Hugging Face generation call in the paste
-_GENERATES = re.compile(r"\.generate\(|pipeline\(\s*[\"'](?:text-generation|text2text-generation)", re.I)
+_GENERATES = re.compile(
+    r"\.generate\(|\.from_quantized\(|TextGenerationPipeline|pipeline\(\s*[\"'](?:text-generation|text2text-generation)",
+    re.I,
+)
 _TRAINER_SERVES = re.compile(r"llamafactory-cli\s+(?:api|chat|webchat)(?![a-z])", re.IGNORECASE)
 #: a quantised checkpoint's format named as a precision mention ("部署 7b-awq 模型"): the weights that ran
 _CHECKPOINT_FORMAT = re.compile(r"^(?:awq|gptq(?:[-_]int[48])?|w4a16|w8a8)$", re.IGNORECASE | re.MULTILINE)
