@@ -102,3 +102,11 @@ def test_generate_call_is_a_generation_run():
     )
     args, _ = diagnose_args(read_paste(q), read(q))
     assert args.get("workload") == "infer"
+
+
+def test_offload_is_not_loading():
+    # gh-llamafactory-7528: "启动deepspeed z3 offload，任然OOM" is an OOM in training, not one while loading
+    from bot.offline.understand.paste import read_paste
+
+    assert read_paste("启动deepspeed z3 offload，任然OOM").evidence.get("error_kind") == "oom"
+    assert read_paste("from_pretrained 加载就 OOM 了").evidence.get("error_kind") == "load_oom"
