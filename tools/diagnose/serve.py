@@ -146,7 +146,7 @@ def tp_causes(s: Setup) -> list[Candidate]:
     not proposed again as it was: with fewer than the visible GPUs, the fix shows the engine only those (early
     releases refuse a size that does not divide the GPUs they see, frameworks.yaml `visible_gpus_divisible`)."""
     tp = s.tp
-    if heads_ok(s, tp):
+    if heads_ok(s, tp) or not _tp_evidenced(s):
         return []
     h, kv = heads(s)
     arith = say("heads", heads=h, tp=tp, ratio=f"{h / tp:.2f}", kv=kv) if h % tp else say("kv_heads", kv=kv, tp=tp)
@@ -167,6 +167,20 @@ def tp_causes(s: Setup) -> list[Candidate]:
                           after=lambda: _after_tp(s, fix))]  # fmt: skip
     return [Candidate("tp_not_divisible", arith, "--tensor-parallel-size", fix, named=True, prior=0.9,
                       after=lambda: _after_tp(s, fix))]  # fmt: skip
+
+
+def torch_oom(s: Setup) -> bool:
+    """The log shows the allocator's own failure ("Tried to allocate …"), not words that it did not run."""
+    return s.inp.error_kind == "oom" and s.inp.failed_alloc_gib is not None
+
+
+def _tp_evidenced(s: Setup) -> bool:
+    """The divisibility rule is a cause only where the engine said so (its error) or the asker set the size and
+    no other failure is reported: a size read off the card count is our guess, and an engine that ran out of
+    memory got past its start-up check of the heads."""
+    if s.inp.error_kind == "heads_not_divisible":
+        return True
+    return bool(s.inp.tp) and s.inp.error_kind in (None, "crash")
 
 
 def tried(s: Setup, field: str) -> set[float]:
@@ -230,9 +244,11 @@ def memory_causes(s: Setup) -> list[Candidate]:
         off = bool(said) and abs(r["kv_tokens"] - said) > MATCH_SHARE * said  # the log's pool is not the estimate's
         out.append(Candidate("kv_pool_too_small", (en, zh), flag, val, figure=r["kv_tokens"], reported=said,
                              named=s.inp.error_kind == "kv_too_small" and not off,
-                             prior=0.3 if off or not short else 0.8, after=after, extra=dict(RAISES)))  # fmt: skip
-        if short and (s.framework in SERVING or (s.framework is None and s.inp.max_model_len)):
-            out[-1].extra["shortfall"] = True  # an engine that pre-allocates its pool refuses to start, by arithmetic
+                             prior=0.3 if off or not short or torch_oom(s) else 0.8, after=after, extra=dict(RAISES)))  # fmt: skip
+        # an engine that pre-allocates its pool refuses to start by arithmetic, with its own ValueError: a torch
+        # out-of-memory error is an allocation that failed, not that refusal
+        if short and not torch_oom(s) and (s.framework in SERVING or (s.framework is None and s.inp.max_model_len)):
+            out[-1].extra["shortfall"] = True
     if r["pool"] <= 0 or s.inp.error_kind == "no_cache_memory":
         arith = say("utilization_none", cap=gib(s.capacity), util=f"{util:g}", usable=gib(s.capacity * util),
                     weights=gib(r["weights"]), act=gib(r["act"]))  # fmt: skip

@@ -9,8 +9,8 @@ per optimizer step: a ring moves 2 (n − 1) / n of them over the slowest link.
 
 from __future__ import annotations
 
-from tools.diagnose.context import Candidate, Setup
-from tools.diagnose.facts import say
+from tools.diagnose.context import Candidate, Setup, flag_values
+from tools.diagnose.facts import Said, say
 from tools.errors import AdvisorError
 from tools.memory.capacity import GPUS_PER_NODE
 from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput
@@ -48,6 +48,44 @@ def speed_causes(s: Setup) -> list[Candidate]:
     if i.single_gpu_tokens_per_s and i.n_gpus > 1 and i.measured_tokens_per_s <= i.single_gpu_tokens_per_s * 1.1:
         out.append(_slower_multi(s, terms[0] if terms else None))
     return out
+
+
+def hf_generate(s: Setup) -> bool:
+    """Slow generation with plain transformers (`from_pretrained` + `generate`), nothing broken."""
+    i = s.inp
+    return (s.framework == "transformers" and s.workload == "infer" and not s.oom
+            and (i.symptom == "slow" or bool(i.measured_tokens_per_s)))  # fmt: skip
+
+
+def hf_generate_slow(s: Setup) -> Candidate:
+    """What plain transformers generation lacks, said for what the setup has: an MoE's experts in a Python loop,
+    a GPTQ/AWQ checkpoint's dequantisation without its fast kernels, layers split over GPUs in turn."""
+    i, parts = s.inp, [say("hf_generate")]
+    if s.model is not None and s.model.is_moe:
+        parts.append(say("hf_generate_moe"))
+    if i.precision in ("int4", "int8") and not _bnb(i):
+        parts.append(say("hf_generate_quant", bits=4 if i.precision == "int4" else 8))
+    if (i.layer_split and (s.gpu is None or i.n_gpus > 1)) or (i.n_gpus > 1 and "device_map" in flag_values(i)):
+        parts.append(say("hf_generate_split"))  # (device_map="auto" on one known card splits nothing)
+    arith = Said(("".join(p[0] for p in parts), "".join(p[1] for p in parts)))
+    arith.template = "hf_generate"
+    return Candidate("compute_or_config_slow", arith, "engine",
+                     "vLLM or SGLang (fused MoE and GPTQ/AWQ Marlin kernels, continuous batching)", named=True,
+                     prior=0.7, extra={"words": "hf_generate_slow"})  # fmt: skip
+
+
+def hf_generate_causes(s: Setup) -> list[Candidate]:
+    """Only where the setup has one of the terms: plain generate() of a dense bf16 model on one card is slow by a
+    setting, not by a term this names (and the same code on two cards is not why one is slower)."""
+    c = hf_generate_slow(s) if hf_generate(s) else None
+    return [c] if c is not None and c.arith[0] != say("hf_generate")[0] else []
+
+
+def _bnb(i) -> bool:
+    flags = flag_values(i)
+    return i.method == "qlora" or any(
+        str(flags.get(k, "")).lower() in ("true", "1") for k in ("load_in_8bit", "load_in_4bit")
+    )
 
 
 #: the communication and compute times the model gives for one step (training) or one token (decode), the line

@@ -80,3 +80,33 @@ def test_the_answers_lead_with_the_cause_and_the_flag(advisor):
     bits = advisor.ask(BITS_ZH).answer
     assert not bits.startswith("**您已经遇到了 OOM")  # nothing ran out
     assert "load_in_8bit" in bits and "反量化" in bits
+
+
+def test_more_cards_then_an_error_is_not_a_slowness():
+    # gh-lmdeploy-3648: "一个模型在单卡上能跑，多卡反而报RuntimeError: NPU out of memory."
+    from bot.offline.understand.paste import read_paste
+
+    ev = read_paste("一个模型在单卡上能跑，多卡反而报RuntimeError: NPU out of memory.").evidence
+    assert ev.get("symptom") != "multi_gpu_slower" and ev.get("error_kind") == "oom"
+    assert read_paste("双卡反而更慢了，比单卡还慢").evidence.get("symptom") == "multi_gpu_slower"
+
+
+def test_generate_call_is_a_generation_run():
+    from bot.offline.understand.paste import read_paste
+    from bot.offline.understand.paste.setup import diagnose_args
+    from bot.offline.understand.request.reader import read
+
+    q = (
+        'Qwen2.5-7B 推理很慢\nmodel = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-7B-Instruct", '
+        'device_map="auto")\nout = model.generate(input_ids, max_new_tokens=512)\n'
+    )
+    args, _ = diagnose_args(read_paste(q), read(q))
+    assert args.get("workload") == "infer"
+
+
+def test_offload_is_not_loading():
+    # gh-llamafactory-7528: "启动deepspeed z3 offload，任然OOM" is an OOM in training, not one while loading
+    from bot.offline.understand.paste import read_paste
+
+    assert read_paste("启动deepspeed z3 offload，任然OOM").evidence.get("error_kind") == "oom"
+    assert read_paste("from_pretrained 加载就 OOM 了").evidence.get("error_kind") == "load_oom"

@@ -83,7 +83,7 @@ KINDS = (
     ("weights_oom", _rx(r"not enough memory.{0,40}(?:weights|model)|cannot load model.{0,40}memory|(?:model|weights)[^.\n]{0,40}exceeds? the memory (?:size )?of (?:a |one )?single (?:gpu|card|graphics card)|"
                         r"(?:a |one )?single (?:gpu|card|graphics card)'?s? memory is not enough[^.\n]{0,30}(?:model|weights)|(?:单卡|一张卡)(?:的)?(?:显存)?(?:放不下|装不下|不够放)(?:模型|权重)?")),
     ("load_oom", _rx(r"(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])).{0,40}(?:in|at|inside|during|when|on)\s*[`'\"]?(?:model\s*=\s*)?(?:FSDP|DDP|DistributedDataParallel|deepspeed\.initialize|accelerator\.prepare|model\.(?:to|cuda))\(|"
-                     r"(?:cannot|can't|can not|unable to|fails? to|failed to) (?:load|run|start|fit)\b.{0,60}\d+(?:\.\d+)?\s*(?:gb|gib|g)\b|(?:load|loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存|显存不足)|(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)|"
+                     r"(?:cannot|can't|can not|unable to|fails? to|failed to) (?:load|run|start|fit)\b.{0,60}\d+(?:\.\d+)?\s*(?:gb|gib|g)\b|(?:(?<![a-z])load|(?<![a-z])loading|加载|from_pretrained|merge|合并|导出|export).{0,40}(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存|显存不足)|(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|爆显存).{0,20}(?:while|when|during|在).{0,10}(?:load|加载)|"
                      r"(?:out of memory|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])).{0,40}before (?:anything|training|the first step|it starts)|(?:一加载|刚加载)[^，,。.\n]{0,10}(?:就)?(?:oom|爆显存|显存不足)")),
     ("oom", _rx(r"out[- ]of[- ]memory|outofmemoryerror|显存.{0,6}(?:不足|不够|溢出|超|爆|炸)|爆显存|(?<![a-z])oom(?:s|ed|ing)?(?![a-z])|insufficient (?:gpu |cuda )?memory|"
                 r"(?<!得动)(?<!得起)(?<!起来)(?<!会)跑不(?:起来|起|动)(?![^，,。.\n]{0,2}[吗么?？])|(?:没有?|无)(?:办法|法)跑(?:起来)?|(?:gpu|显卡|计算)?资源不足|"
@@ -95,7 +95,7 @@ KINDS = (
 )  # fmt: skip
 #: what the user describes without a figure (evidence key `symptom`)
 SYMPTOMS = (
-    ("multi_gpu_slower", _rx(r"(?:双卡|多卡|两张卡|两卡|[2-8]\s*卡|多\s*gpu|多个\s*gpu).{0,30}(?:反而|比单卡|更慢|慢了|慢出|没有?.{0,4}(?:快|提升|加速))|"
+    ("multi_gpu_slower", _rx(r"(?:双卡|多卡|两张卡|两卡|[2-8]\s*卡|多\s*gpu|多个\s*gpu).{0,30}(?:反而[^，,。.\n报]{0,10}(?:慢|不如|下降|降低|变差)|比单卡|更慢|慢了|慢出|没有?.{0,4}(?:快|提升|加速))|"
                              r"(?:双|两|[2-8])\s*(?:张|块|个)\s*\S{2,12}?.{0,40}(?:反而.{0,12}慢|比(?:单|一|1)\s*(?:张|块|卡|个)[^，,。.\n]{0,8}(?:还|更)?慢)|"
                              r"slower (?:with|on|using) (?:\d+|two|multiple|more|several) gpus|(?:ddp|multi-?gpu|two gpus|2 gpus|multiple gpus|more gpus).{0,60}(?:slower|same speed|no speed ?up|not faster)|"
                              r"same speed.{0,30}(?:one|single|1) gpu|no speed ?up|(?:speed|速度).{0,20}same as.{0,12}(?:1|one|single)|(?:和|跟|与)单卡.{0,4}(?:一样|差不多)|"

@@ -51,6 +51,11 @@ _NAME_QUANT = re.compile(
     re.IGNORECASE,
 )
 #: a trainer's command that serves or chats instead of training
+#: a Hugging Face generation call in the paste
+_GENERATES = re.compile(
+    r"\.generate\(|\.from_quantized\(|TextGenerationPipeline|pipeline\(\s*[\"'](?:text-generation|text2text-generation)",
+    re.I,
+)
 _TRAINER_SERVES = re.compile(r"llamafactory-cli\s+(?:api|chat|webchat)(?![a-z])", re.IGNORECASE)
 #: a quantised checkpoint's format named as a precision mention ("部署 7b-awq 模型"): the weights that ran
 _CHECKPOINT_FORMAT = re.compile(r"^(?:awq|gptq(?:[-_]int[48])?|w4a16|w8a8)$", re.IGNORECASE | re.MULTILINE)
@@ -203,6 +208,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if "used_gb" in args and not (model and fp32_weights(param_count(get_model(model)).total, args["used_gb"])):
         args.pop("used_gb")  # the memory the user says it takes is handed over only where it says the dtype
     workload = slots_of(p).get("workload")
+    if _GENERATES.search(request.text) and not p.method:  # `model.generate(...)`: a generation run, not training
+        args.setdefault("workload", "infer")
     if _TRAINER_SERVES.search(request.text):  # `llamafactory-cli api` / `chat`: the trainer's own inference server
         args.setdefault("workload", "infer")
     if paste.framework in _LOCAL:
