@@ -95,6 +95,7 @@ def unknown_names(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
             checked = against_memory(p, float(memory), run, out.lang)
             variant = (p.gpu_from_memory or {}).get("named") == name  # "5060 Ti 8G": a card named, its size unlisted
             key = "unknown_variant" if variant else "unknown_memory_card"
+            key = "unknown_device" if variant and (p.gpu_from_memory or {}).get("unlisted") else key  # "M2 Ultra 192GB"
             out.add(say(f"{key}_checked" if checked else key, out.lang, name=name, memory=f"{float(memory):g} GB"))
             out.add(checked)
             continue
