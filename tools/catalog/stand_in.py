@@ -144,6 +144,7 @@ def stand_in(parts: NameParts, size_b: float | None = None, active_b: float | No
     if size is None or size <= 0:
         return None
     moe = parts.moe or active is not None
+    vision = is_vision(parts.typed)
     if parts.words and (both := _named_for_all(parts, size, moe)):
         return both  # "Qwen-Deepsee-32B": the catalog's 32B model whose name has both words (R1-Distill-Qwen-32B)
     for version in (True, False) if parts.version else (False,):
@@ -154,8 +155,15 @@ def stand_in(parts: NameParts, size_b: float | None = None, active_b: float | No
             and abs(m.params_b - size) <= NEAR * size
             and (active is None or abs(m.active_b - active) <= NEAR * active)
         ]
-        if near:  # the nearest size; of equal sizes the newest release
-            return min(near, key=lambda m: (abs(m.params_b - size), -int((m.release or "0").replace("-", ""))))
+        if near:  # the same modality (a text name, a text model), then the nearest size, then the newest release
+            return min(
+                near,
+                key=lambda m: (
+                    is_vision(m.name) != vision,
+                    abs(m.params_b - size),
+                    -int((m.release or "0").replace("-", "")),
+                ),
+            )
     return None
 
 
