@@ -23,8 +23,6 @@ from tools.catalog.model_spec import ModelSpec
 #: how far (relative) a catalog model's size may be from the typed size to stand in for it
 NEAR = 0.15
 
-#: what marks a vision-language model in a normalised name ("glm4v9b", "qwen2vl7b", "internvl2")
-_VISION = re.compile(r"\dv(?=\d|$)|vl|vision|visual")
 _FAMILY = re.compile(r"[a-z\u4e00-\u9fff]+")
 _PIECE = re.compile(
     r"(?P<experts>\d+x\d+(?:\.\d+)?b)|a(?P<active>\d+(?:\.\d+)?)b(?![a-z])|(?P<size>\d+(?:\.\d+)?)(?P<unit>[bm])(?![a-z])"
@@ -67,7 +65,7 @@ def _spaced(name: str) -> str:
 
 def is_vision(name: str) -> bool:
     """A vision-language model's name ("GLM-4V-9B", "Qwen2-VL-7B", "InternVL2-26B")."""
-    return bool(_VISION.search(lookup.normalize(name)))
+    return bool(lookup.VISION_MARK.search(lookup.normalize(name)))
 
 
 def read_name(name: str) -> NameParts | None:

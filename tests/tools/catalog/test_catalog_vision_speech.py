@@ -56,3 +56,8 @@ def test_whisper_counts_its_encoder_and_the_decoders_cross_attention():
 def test_a_text_model_name_stands_in_with_a_text_model(typed):
     m = stand_in(read_name(typed))
     assert m is not None and not is_vision(m.name)
+
+
+@pytest.mark.parametrize("typed", ["Qwen2-7B-Instruct", "qwen2-7b", "Qwen3-8B-Instruct"])
+def test_a_text_model_name_is_no_typo_of_a_vision_model(typed):
+    assert not is_vision(get_model(typed).name)
