@@ -41,9 +41,8 @@ def test_a_size_with_its_active_tag_is_one_moe(text, model):
 
 def test_a_vision_family_word_reads_the_name_and_not_a_card():
     p = parse("8*A100 (80G) deploy Qwen3vl 235B-A22B-Instruct cuda OOM")
-    assert p.unknown_models == ["Qwen3vl 235B-A22B-Instruct"]
-    assert p.models == ["qwen3-235b-a22b"]  # the text model of its family, the answer says the vision part comes on top
-    assert not p.unknown_gpus
+    assert p.models == ["qwen3-vl-235b-a22b"]  # the catalog's vision model, its tower counted
+    assert not p.unknown_models and not p.unknown_gpus
 
 
 @pytest.mark.parametrize(
