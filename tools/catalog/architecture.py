@@ -136,11 +136,13 @@ def linear_state_elements(m: ModelSpec) -> int:
 
 
 def vision_params(m: ModelSpec) -> int:
-    """A ViT encoder: per layer attention 4·h² and a two-matrix MLP 2·h·f (patch embedding and projector left out)."""
+    """A ViT encoder: per layer attention 4·h² and a two-matrix MLP 2·h·f (patch embedding and projector left out);
+    an encoder-decoder's encoder the same, plus the decoder's cross-attention (4·h² per decoder layer)."""
     if not m.vision_layers:
         return 0
     h, f = m.vision_hidden_size or 0, m.vision_ffn_size or 0
-    return m.vision_layers * (4 * h * h + 2 * h * f)
+    cross = m.n_layers * 4 * m.hidden_size * m.hidden_size if m.cross_attention else 0
+    return m.vision_layers * (4 * h * h + 2 * h * f) + cross
 
 
 def mlp_params(h: int, f: int, kind: str) -> int:

@@ -195,11 +195,19 @@ def _digits(key: str) -> str:
     return "".join(ch for ch in key if ch.isdigit())
 
 
-def _typo(key: str, index: dict):
-    """The one record whose name is a small typo away, with the same digits ("H8OO" is not "H800", "5090" never "4090")."""
+#: what marks a vision-language model in a normalised name ("glm4v9b", "qwen2vl7b", "internvl2")
+VISION_MARK = re.compile(r"\dv(?=\d|$)|vl|vision|visual")
+
+
+def _typo(key: str, index: dict, kind: str = "gpu"):
+    """The one record whose name is a small typo away, with the same digits ("H8OO" is not "H800", "5090" never "4090")
+    and, for models, the same modality ("qwen27b" is no typo of "qwen2vl7b": a vision model is another model)."""
     if len(key) < 3:
         return None
-    same = [k for k in index if _digits(k) == _digits(key)]
+    vision = kind == "model" and bool(VISION_MARK.search(key))
+    same = [
+        k for k in index if _digits(k) == _digits(key) and (kind != "model" or bool(VISION_MARK.search(k)) == vision)
+    ]
     if not same:
         return None
     hits = process.extract(key, same, scorer=fuzz.ratio, limit=8)
@@ -234,7 +242,7 @@ def _resolve(name: str, index: dict, kind: str):
     if hit is None:
         hit = _word_index(kind).get(word_key(name))
     if hit is None:
-        hit = _typo(key, index)
+        hit = _typo(key, index, kind)
     if hit is None:  # a misspelt vendor word ("Gefroce RTX 4090", "Nvidai H800"): drop it and try again
         words = _spaced(name).split()
         kept = [w for w in words if not (w.isalpha() and len(w) > 3 and _near_vendor_word(w))]
@@ -288,7 +296,7 @@ def _model_named(name: str) -> ModelSpec:
         if hit is not None:
             return hit
         raise UnknownModel(name, _closest(name, models(), index))
-    hit = _word_index("model").get(word_key(name)) or _typo(normalize(name), index)
+    hit = _word_index("model").get(word_key(name)) or _typo(normalize(name), index, "model")
     if hit is not None:
         return hit
     if not MIN_PARAMS <= size <= MAX_PARAMS:  # a name that is no model we know, nor a size we can stand in for

@@ -78,6 +78,9 @@ class ModelSpec(Frozen):
     vision_layers: int | None = Field(default=None, gt=0)
     vision_hidden_size: int | None = Field(default=None, gt=0)
     vision_ffn_size: int | None = Field(default=None, gt=0)
+    #: an encoder-decoder (Whisper): the encoder is the plain transformer of the `vision_*` fields (an audio encoder
+    #: there) and every decoder layer adds a cross-attention over its output (q, k, v, o: 4·h²), counted with it
+    cross_attention: bool = False
     #: "swiglu" (gate, up, down: 3 matrices) or "gelu" (up, down: 2 matrices)
     mlp: Literal["swiglu", "gelu"] = "swiglu"
     max_context: int = Field(gt=0)
@@ -112,6 +115,10 @@ class ModelSpec(Frozen):
             raise ValueError("expert_precision is for MoE models")
         if bool(self.vision_layers) != bool(self.vision_hidden_size and self.vision_ffn_size):
             raise ValueError("a vision encoder needs vision_layers, vision_hidden_size and vision_ffn_size")
+        if self.cross_attention and not self.vision_layers:
+            raise ValueError(
+                "cross_attention needs the encoder's vision_layers, vision_hidden_size and vision_ffn_size"
+            )
         return self
 
     @property

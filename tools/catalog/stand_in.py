@@ -23,8 +23,6 @@ from tools.catalog.model_spec import ModelSpec
 #: how far (relative) a catalog model's size may be from the typed size to stand in for it
 NEAR = 0.15
 
-#: what marks a vision-language model in a normalised name ("glm4v9b", "qwen2vl7b", "internvl2")
-_VISION = re.compile(r"\dv(?=\d|$)|vl|vision|visual")
 _FAMILY = re.compile(r"[a-z\u4e00-\u9fff]+")
 _PIECE = re.compile(
     r"(?P<experts>\d+x\d+(?:\.\d+)?b)|a(?P<active>\d+(?:\.\d+)?)b(?![a-z])|(?P<size>\d+(?:\.\d+)?)(?P<unit>[bm])(?![a-z])"
@@ -67,7 +65,7 @@ def _spaced(name: str) -> str:
 
 def is_vision(name: str) -> bool:
     """A vision-language model's name ("GLM-4V-9B", "Qwen2-VL-7B", "InternVL2-26B")."""
-    return bool(_VISION.search(lookup.normalize(name)))
+    return bool(lookup.VISION_MARK.search(lookup.normalize(name)))
 
 
 def read_name(name: str) -> NameParts | None:
@@ -144,6 +142,7 @@ def stand_in(parts: NameParts, size_b: float | None = None, active_b: float | No
     if size is None or size <= 0:
         return None
     moe = parts.moe or active is not None
+    vision = is_vision(parts.typed)
     if parts.words and (both := _named_for_all(parts, size, moe)):
         return both  # "Qwen-Deepsee-32B": the catalog's 32B model whose name has both words (R1-Distill-Qwen-32B)
     for version in (True, False) if parts.version else (False,):
@@ -154,8 +153,15 @@ def stand_in(parts: NameParts, size_b: float | None = None, active_b: float | No
             and abs(m.params_b - size) <= NEAR * size
             and (active is None or abs(m.active_b - active) <= NEAR * active)
         ]
-        if near:  # the nearest size; of equal sizes the newest release
-            return min(near, key=lambda m: (abs(m.params_b - size), -int((m.release or "0").replace("-", ""))))
+        if near:  # the same modality (a text name, a text model), then the nearest size, then the newest release
+            return min(
+                near,
+                key=lambda m: (
+                    is_vision(m.name) != vision,
+                    abs(m.params_b - size),
+                    -int((m.release or "0").replace("-", "")),
+                ),
+            )
     return None
 
 

@@ -129,8 +129,8 @@ class _Names:
             return None
         candidates = [c for c in candidates if c[:1] == key[:1]]  # a typo keeps the first letter: "mydeepseek2" no
         match = process.extractOne(key, candidates, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
-        if match and is_vision(key) and not is_vision(match[0]):
-            return None  # "GLM-4V-9B" is the vision model, not GLM-4-9B: said as not in the catalog, then stood in for
+        if match and is_vision(key) != is_vision(match[0]):
+            return None  # "GLM-4V-9B" is the vision model, not GLM-4-9B (and "Qwen2-7B" not Qwen2-VL-7B): another model
         if match and typed and (mine := numbers(typed)) not in self.numbers.get(match[0], {mine}):
             return None  # "Deepsee-32B" is a 32B model, not DeepSeek-V3.2: the same digits, another number
         return self.lookup(match[0], typed) if match else None

@@ -41,9 +41,8 @@ def test_a_size_with_its_active_tag_is_one_moe(text, model):
 
 def test_a_vision_family_word_reads_the_name_and_not_a_card():
     p = parse("8*A100 (80G) deploy Qwen3vl 235B-A22B-Instruct cuda OOM")
-    assert p.unknown_models == ["Qwen3vl 235B-A22B-Instruct"]
-    assert p.models == ["qwen3-235b-a22b"]  # the text model of its family, the answer says the vision part comes on top
-    assert not p.unknown_gpus
+    assert p.models == ["qwen3-vl-235b-a22b"]  # the catalog's vision model, its tower counted
+    assert not p.unknown_models and not p.unknown_gpus
 
 
 @pytest.mark.parametrize(
@@ -100,3 +99,15 @@ def test_two_models_side_by_side_stay_two():
 @pytest.mark.parametrize("text", ["Magistral-Small-2506 on a 4090", "Devstral-Small-2507 在 L40S 上"])
 def test_the_fine_tunes_of_mistral_small_keep_its_shape(text):
     assert parse(text).models == ["mistral-small-3.1-24b"]
+
+
+@pytest.mark.parametrize(
+    ("text", "models"),
+    [
+        ("一张4090 单卡部署qwen2-7b模型占用了20g显存", ["qwen2.5-7b"]),  # a text model: never Qwen2-VL-7B
+        ("7b-awq模型在A10上部署总是oom。请问我部署qwen2VL-7b-awq模型", ["qwen2-vl-7b"]),  # "7b" is its own size
+        ("t4 *3 lora微调qwen-vl-chat，显存不够", ["qwen-vl-7b"]),
+    ],
+)
+def test_vision_and_text_names_stay_apart(text, models):
+    assert parse(text).models == models

@@ -14,6 +14,17 @@ _BARE_SIZE = re.compile(r"\d+(?:\.\d+)?B")
 _TAG_GAP = re.compile(r"[\s:_\-/]*(?:[a-z][a-z0-9.]{0,15}[_\-/]+){0,3}")
 
 
+def _is_its_size(model: str, value_b: float) -> bool:
+    """A size within 10 % of the model's parameters, or of the size its own name says ("Qwen2-VL-7B" is the 7B
+    though its vision tower makes it 8.3B); False for a name the catalog cannot give back."""
+    try:
+        m = catalog.get_model(model)
+    except AdvisorError:
+        return False
+    said = catalog.parse_param_count(m.name)
+    return any(abs(b - value_b) <= 0.1 * value_b for b in (m.params_b, *((said / 1e9,) if said else ())))
+
+
 def own_size(w: Any, start: int, value_b: float) -> int | None:
     """ "DeepSeek-R1:671b" (an Ollama tag), "Llama-3.1-70B 70b": a size written right after a catalog model's name
     and within 10 % of its parameters is that model's own size, not a second model to compare with: the index
@@ -22,11 +33,7 @@ def own_size(w: Any, start: int, value_b: float) -> int | None:
     named = [m for m in w.slots["models"] if not _BARE_SIZE.fullmatch(m)]
     if not before or not named or not _TAG_GAP.fullmatch(w.t, before[-1][0], start):
         return None
-    try:
-        params = catalog.get_model(named[-1]).params_b
-    except AdvisorError:  # a name the catalog cannot give back is no size to compare with
-        return None
-    return before[-1][1] if abs(params - value_b) <= 0.1 * value_b else None
+    return before[-1][1] if _is_its_size(named[-1], value_b) else None
 
 
 def named_size(w: Any, value_b: float) -> bool:
@@ -37,11 +44,7 @@ def named_size(w: Any, value_b: float) -> bool:
     named = [m for m in w.slots["models"] if not _BARE_SIZE.fullmatch(m)]
     if len(set(named)) != 1 or any(_BARE_SIZE.fullmatch(m) for m in w.slots["models"]) or w.slots["unknown_models"]:
         return False  # a name we lack ("Llama 3.1 … the 70B model") may be the one this size belongs to
-    try:
-        params = catalog.get_model(named[0]).params_b
-    except AdvisorError:
-        return False
-    return abs(params - value_b) <= 0.1 * value_b
+    return _is_its_size(named[0], value_b)
 
 
 def shortened(w: Any) -> None:
@@ -107,11 +110,7 @@ def size_first(w: Any) -> None:
     named = [m for m in models if not _BARE_SIZE.fullmatch(m)]
     if not sizes or len(named) != 1 or w.slots["unknown_models"] or _SIDE_BY_SIDE.search(w.src):
         return
-    try:
-        params = catalog.get_model(named[0]).params_b
-    except AdvisorError:
-        return
-    if any(abs(params - float(s[:-1])) > 0.1 * float(s[:-1]) for s in sizes):
+    if not all(_is_its_size(named[0], float(s[:-1])) for s in sizes):
         return
     w.slots["models"] = [m for m in w.slots["models"] if m not in sizes]
     w.spans = [("model_again" if slot == "models" and _SIZE_SPAN.fullmatch(w.span(a, e).strip()) else slot, a, e)
