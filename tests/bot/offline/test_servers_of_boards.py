@@ -60,3 +60,15 @@ def test_an_inline_quoted_launch_command_keeps_its_tensor_parallel_size(advisor)
 )
 def test_the_askers_own_cards_win_over_a_reference_setup(question, gpus):
     assert parse(question).n_gpus == gpus
+
+
+def test_memory_seen_full_on_a_reserving_engine_is_its_reservation_on_the_askers_card(advisor):
+    """ "显存就要满了" on vLLM with nothing failing: the engine's 0.9 reservation, worked out on the asker's own
+    40 GB card, not the benchmark's 80 GB one named first."""
+    t = advisor.ask(
+        "官方benchmark说，2张a100的80G，vllm推理qwen2-72b-instruct-gptq-int4输入长度可以到128k，可是我这里4张a100 40G，"
+        "输入长度到2w多，显存就要满了。\n启动参数python -m vllm.entrypoints.openai.api_server --quantization gptq "
+        "--tensor-parallel-size 4 --enforce-eager"
+    )
+    head = t.answer.split("---")[0]
+    assert "0.9 × 40.00 GiB" in head and "预留" in head

@@ -136,8 +136,10 @@ def _told(text: str, out: Paste) -> None:
         ev["symptom"] = "engine_memory"
 
 
-#: memory the user sees in use ("占用了20g显存", "每张都会各占20g", "it uses 22GB", "takes 90% of the VRAM")
+#: memory the user sees in use ("占用了20g显存", "每张都会各占20g", "it uses 22GB", "takes 90% of the VRAM"), or sees
+#: full ("显存就要满了", "VRAM is almost full") with nothing failing: on a reserving engine, its reservation
 _USAGE = re.compile(
+    r"(?:显存|内存)\s*(?:就|都|很快|马上)?\s*(?:要|快)?\s*(?:被)?(?:占)?满了?|(?:vram|gpu memory|memory)\s+(?:is\s+)?(?:almost\s+|nearly\s+)?full\b|"
     r"(?:占用了?|占了|各占|占到|用了|吃了|吃掉)\s*(?:约|大约|差不多)?\s*\d+(?:\.\d+)?\s*(?:g|gb|gib|%)(?![a-z])|"
     r"\b(?:uses?|using|takes?|taking|occupies|occupying|consumes?|allocates?)\s+(?:about |around |~)?\d+(?:\.\d+)?\s*(?:g|gb|gib|%)",
     re.I,

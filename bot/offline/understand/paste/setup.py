@@ -160,7 +160,7 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         unknown["model"] = written
     if model:
         args["model"] = model
-    gpu = gpu_id(ev.get("smi_gpu")) or (p.gpus[0] if p.gpus else None)
+    gpu = gpu_id(ev.get("smi_gpu")) or slots_of(p).get("gpu") or (p.gpus[0] if p.gpus else None)  # the answer's card
     if gpu and not ev.get("smi_gpu") and ev.get("capacity_gib") and _disagrees(gpu, ev["capacity_gib"]):
         gpu = None  # the log's "total capacity" is what ran: a card read from the question's words that holds
         # a different amount ("我有40G显存" over four 10 GB cards) is not that card
