@@ -1,6 +1,7 @@
-"""Whose cards a count is, and servers counted where the card comes only on boards of several GPUs: "4台H100（80GB）" and "4 H100 machines" are
-four 8-GPU servers (H100 SXM, H20, MI300X and Ascend modules are not sold one to a box), and "2 nodes of H100" with no
-card count holds 16. The answer says the GPUs it took per server (`gpus_from_nodes`)."""
+"""Whose cards a count is, and servers counted where the card comes only on boards of several GPUs:
+"4台H100（80GB）" and "4 H100 machines" are four 8-GPU servers (H100 SXM, H20, MI300X and Ascend modules are not sold
+one to a box), and "2 nodes of H100" with no card count holds 16. The answer says the GPUs it took per server
+(`gpus_from_nodes`). A count said for a reference setup ("官方benchmark说 2 张…") gives way to the asker's own."""
 
 from __future__ import annotations
 
