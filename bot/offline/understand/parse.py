@@ -23,6 +23,7 @@ from bot.core.language import detect_language
 from bot.offline.understand import lexicon as lx
 from bot.offline.understand.cards.memory import card_memory
 from bot.offline.understand.cards.unlisted import unlisted
+from bot.offline.understand.cards.variant import named_variant
 from bot.offline.understand.decide import refine
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.facility import facility
@@ -106,6 +107,7 @@ def _slots(text: str) -> Work:
     w = Work(text or "")
     tokens(w)
     names_in(w)
+    named_variant(w)
     unlisted(w)
     excluded(w)
     moe_sizes(w)

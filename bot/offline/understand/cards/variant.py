@@ -28,3 +28,37 @@ def unlisted_variant(text: str, end: int, card: GpuSpec) -> tuple[int, float | N
     ):
         return m.end(), float(m.group(1))
     return None
+
+
+#: a card named by its family alone ("A100", "nvidia h100", "910B"): the catalog's default variant of that family
+_BARE = C(r"(?:nvidia\s+|huawei\s+|ascend\s+)?([a-z]{0,2}\d{2,4}[a-z]?)")
+
+
+_CHOICE = C(r"还是|或者|哪个|哪一个|对比|比较|区别|\bvs\.?\b|\bversus\b|\bor\b|\bcompare|\bwhich\b|\bdifference")
+
+
+def named_variant(w) -> None:
+    """One card named twice, by its family ("qwen2.5-vl-72b oom in 4 A100") and by its variant ("GPU type: NVIDIA
+    A100-PCIE-40GB"): the variant is the card, and the family's default (the A100 80GB) is not a second card."""
+    from tools.catalog.lookup import get_gpu
+    from tools.errors import AdvisorError
+
+    said = w.slots["mentions"].get("gpus") or []
+    if _CHOICE.search(w.src):  # "H100 还是 H100 NVL": the two are the choice asked
+        return
+    bare = {m.group(1).lower() for t in said if (m := _BARE.fullmatch(t.strip().lower()))}
+    if not bare or len(w.slots["gpus"]) < 2:
+        return
+    for text in said:
+        low = text.strip().lower()
+        if _BARE.fullmatch(low):
+            continue
+        family = next((b for b in bare if b in low.replace("nvidia ", "").split("-")[0].split()[:1]), None)
+        if family is None:
+            continue
+        try:
+            default, variant = get_gpu(family).id, get_gpu(text).id
+        except AdvisorError:
+            continue
+        if default != variant and default in w.slots["gpus"] and variant in w.slots["gpus"]:
+            w.slots["gpus"].remove(default)
