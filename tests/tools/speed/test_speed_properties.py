@@ -246,3 +246,27 @@ def test_eager_decode_of_a_deeper_model_is_never_faster(gpu, batch):
     chain = ["Qwen2.5-0.5B", "Qwen2.5-1.5B", "Qwen2.5-3B", "Qwen2.5-14B", "Qwen2.5-32B"]
     times = [_infer(model=m, gpu=gpu, batch=batch, context_len=1024, eager=True).tpot_ms for m in chain]
     assert all(a <= b * (1 + REL) for a, b in zip(times, times[1:])), times
+
+
+@SETTINGS
+@given(
+    gpu=st.sampled_from(TRAIN_GPUS),
+    precision=st.sampled_from(["bf16", "fp8"]),
+    method=st.sampled_from(["full", "lora", "qlora", "freeze"]),
+)
+def test_a_stack_base_factor_only_lifts_its_own_generation(gpu, precision, method):
+    """Megatron-Core's own Hopper base (mfu.yaml framework_base): on Hopper its BF16 utilisation is above the generic
+    base, its band holds the value, and on every other generation its BF16 utilisation is the generic one."""
+    from tools.catalog.lookup import get_gpu
+    from tools.catalog.mfu import default_utilisation, generation_of
+
+    card = get_gpu(gpu)
+    if precision == "fp8" and not card.peak_tflops("fp8"):
+        return
+    mega, auto = default_utilisation(card, precision, method, "megatron"), default_utilisation(card, precision, method)
+    assert mega.low <= mega.value <= mega.high
+    if precision == "bf16":
+        if generation_of(card).id == "hopper":
+            assert mega.value > auto.value
+        else:
+            assert mega.value == auto.value
