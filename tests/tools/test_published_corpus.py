@@ -54,10 +54,12 @@ def test_every_published_verdict_on_held_out_rows_is_right(results):
 def test_the_fresh_calc9_rows_do_not_get_worse(results):
     """calc9's 24 fresh rows (9 sources new to the corpus, committed before any rule they inform): 12/19 figures
     within tolerance, median 12.2%, verdicts 2/5 with no calculator change; after the engine reserve, the eager-stack
-    activation factor and torchtune's QLoRA defaults 16/19, median 2.9%, verdicts 3/5. Their held-out fifth still
-    holds one published OOM (a LitGPT micro-batch 4) that the calculators do not call: it is not to be fitted."""
+    activation factor and torchtune's QLoRA defaults 16/19, median 2.9%, verdicts 3/5; with the Hugging Face
+    Trainer's fp32 loss (calc11) verdicts 4/5 (LLaMA-Factory's Qwen2-72B at 32K tokens is out of memory, as published).
+    Their held-out fifth still holds one published OOM (a LitGPT micro-batch 4) that the calculators do not call: it
+    is not to be fitted."""
     s = accuracy.summary(results)["fresh calc9"]
-    assert s["within"] >= 16 and s["verdicts_right"] >= 3, s
+    assert s["within"] >= 16 and s["verdicts_right"] >= 4, s
     assert s["median_error"] <= 0.05, s
 
 
@@ -88,6 +90,13 @@ def test_held_out_figures_do_not_get_worse(results):
 def test_development_figures_do_not_get_worse(results):
     s = accuracy.summary(results)["dev"]
     assert s["within"] >= 90 and s["verdicts_right"] >= 14, s
+
+
+def test_every_development_verdict_is_right(results):
+    """After the Hugging Face Trainer's fp32 loss (calc11), every published working run of the development split
+    fits and every published OOM does not (17/17; LLaMA-Factory issue 4141's 32K-token Qwen2-72B was 'tight')."""
+    wrong = [r["id"] for r in results if not r["held_out"] and r["kind"] in ("verdict", "refused") and not r["ok"]]
+    assert not wrong
 
 
 def test_the_peer_is_handed_the_same_shapes_we_use():
