@@ -1,11 +1,12 @@
 """How close the calculators come to published figures they were never fitted to (issue 25).
 
-    .venv/bin/python bench/accuracy.py [--rows] [--json]
+    .venv/bin/python bench/accuracy.py [--rows | --dev-misses] [--json]
 
 Reads tests/golden/published.yaml, runs every row through the calculator its `kind` names, and prints, for the
 held-out fifth (sha256(id) % 5 == 0) and the development rows separately: the share within tolerance (memory
 ±15%, time and speed ±25%) and the median relative error per kind, and how many published verdicts (fits, OOM,
-refused tensor-parallel sizes) come out right. `--rows` lists every row with our figure and the error. Then, when
+refused tensor-parallel sizes) come out right. `--rows` lists every row with our figure and the error; `--dev-misses`
+only the development rows outside tolerance (what to read when fixing a cause: held-out rows stay unread). Then, when
 llm-analysis is installed (the `bench` extra), the same held-out rows through it beside ours (`--no-peer` skips it).
 """
 
@@ -370,6 +371,7 @@ def print_peer(cmp: dict | str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", action="store_true", help="list every row")
+    ap.add_argument("--dev-misses", action="store_true", help="list the development rows outside tolerance only")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     ap.add_argument("--no-peer", action="store_true", help="leave out the llm-analysis comparison")
     args = ap.parse_args()
@@ -378,8 +380,9 @@ def main() -> None:
     if args.json:
         print(json.dumps(s, indent=1))
         return
-    if args.rows:
-        for r in sorted(results, key=lambda r: (not r["held_out"], r["kind"], r["id"])):
+    if args.rows or args.dev_misses:
+        shown = [r for r in results if not (r["held_out"] or r["ok"])] if args.dev_misses else results
+        for r in sorted(shown, key=lambda r: (not r["held_out"], r["kind"], r["id"])):
             fig = r.get("published", "")
             err = f"{r['error']:+.1%}" if isinstance(r.get("error"), float) else r.get("error", "")
             mark = "ok " if r["ok"] else "MISS"

@@ -54,10 +54,12 @@ def test_every_published_verdict_on_held_out_rows_is_right(results):
 def test_the_fresh_calc9_rows_do_not_get_worse(results):
     """calc9's 24 fresh rows (9 sources new to the corpus, committed before any rule they inform): 12/19 figures
     within tolerance, median 12.2%, verdicts 2/5 with no calculator change; after the engine reserve, the eager-stack
-    activation factor and torchtune's QLoRA defaults 16/19, median 2.9%, verdicts 3/5. Their held-out fifth still
-    holds one published OOM (a LitGPT micro-batch 4) that the calculators do not call: it is not to be fitted."""
+    activation factor and torchtune's QLoRA defaults 16/19, median 2.9%, verdicts 3/5; with the Hugging Face
+    Trainer's fp32 loss (calc11) verdicts 4/5 (LLaMA-Factory's Qwen2-72B at 32K tokens is out of memory, as published).
+    Their held-out fifth still holds one published OOM (a LitGPT micro-batch 4) that the calculators do not call: it
+    is not to be fitted."""
     s = accuracy.summary(results)["fresh calc9"]
-    assert s["within"] >= 16 and s["verdicts_right"] >= 3, s
+    assert s["within"] >= 16 and s["verdicts_right"] >= 4, s
     assert s["median_error"] <= 0.05, s
 
 
@@ -90,6 +92,13 @@ def test_development_figures_do_not_get_worse(results):
     assert s["within"] >= 90 and s["verdicts_right"] >= 14, s
 
 
+def test_every_development_verdict_is_right(results):
+    """After the Hugging Face Trainer's fp32 loss (calc11), every published working run of the development split
+    fits and every published OOM does not (17/17; LLaMA-Factory issue 4141's 32K-token Qwen2-72B was 'tight')."""
+    wrong = [r["id"] for r in results if not r["held_out"] and r["kind"] in ("verdict", "refused") and not r["ok"]]
+    assert not wrong
+
+
 def test_the_peer_is_handed_the_same_shapes_we_use():
     """bench/accuracy.py's llm-analysis column: the peer's parameter count of our translated shapes is the catalog's
     (its input embedding only, as it counts), so the two tools differ in formulas, not in the model they size."""
@@ -112,3 +121,34 @@ def test_the_peer_says_why_it_cannot_state_a_row(results):
     held = [r for r in results if r["held_out"]]
     assert expressed + len(cmp["skipped"]) == len(held)
     assert all(cmp["skipped"].values()) and expressed >= len(held) // 2
+
+
+def test_the_fresh_calc11_rows_hold(results):
+    """calc11's 22 fresh rows (NVIDIA dgxc-benchmarking's Llama 3.1 pretraining and Llama 3 SFT/LoRA tables, new to the
+    corpus; six Qwen2.5 transformers batch-1 speeds), committed before any rule they inform: 14/22 within, median
+    22.1% with no calculator change (the eager transformers rows ~4x fast); after the eager-decode host bound 20/22,
+    median 15.7%."""
+    s = accuracy.summary(results)["fresh calc11"]
+    assert s["within"] >= 20 and s["median_error"] <= 0.17, s
+
+
+def test_eager_decode_rows_are_host_bound(results):
+    """Eager PyTorch decode (LitGPT's plain generate, transformers generate) runs at the host's launch pace: the
+    LitGPT rows that set the rule (tutorials/resource-tables.md, 2023-10-20, A100 40GB) land within 2%."""
+    got = {r["id"]: r for r in results}
+    for rid in ("litgpt-tab-l2-7b-tpot", "litgpt-tab-l2-13b-tpot"):
+        assert abs(got[rid]["error"]) <= 0.02, got[rid]
+
+
+def test_megatron_bf16_on_hopper_holds(results):
+    """Megatron-Core on Hopper has its own base (NVIDIA dgxc-benchmarking BF16 runs, development rows): before it the
+    development BF16 rows were 21-30% slow, with it every development Megatron row on H100 is within 17%."""
+    rows = {r["id"]: r for r in accuracy.load()}
+    mega = [
+        r
+        for r in results
+        if not r["held_out"]
+        and rows[r["id"]]["input"].get("framework") == "megatron"
+        and rows[r["id"]]["input"]["gpu"] == "H100 SXM"
+    ]
+    assert len(mega) >= 20 and all(abs(r["error"]) <= 0.17 for r in mega), [(r["id"], r["error"]) for r in mega]

@@ -51,6 +51,9 @@ class MfuRules:
     width_note: str = ""
     framework_fp8: dict[str, Factor] | None = None
     framework_no_recompute: tuple[str, ...] = ()
+    #: stack -> generation -> factor on the generation's base (every precision), where a stack's published runs on
+    #: that generation sit apart from the base set on other stacks
+    framework_base: dict[str, dict[str, Factor]] | None = None
 
 
 def _factor(row) -> Factor:
@@ -86,6 +89,7 @@ def rules() -> MfuRules:
         width_note=doc["gemm_width"]["note"],
         framework_fp8={k: _factor(v) for k, v in doc.get("framework_fp8", {}).items()},
         framework_no_recompute=tuple(doc.get("framework_no_recompute", ())),
+        framework_base={k: {g: _factor(f) for g, f in v.items()} for k, v in doc.get("framework_base", {}).items()},
     )
 
 
@@ -125,10 +129,17 @@ def _utilisation(gen: Generation, precision: str, method: str, framework: str = 
     if stack is not None:  # the stack's own FP8 efficiency, in the generic FP8 band
         prec = Factor(stack.value, min(prec.low, stack.value), max(prec.high, stack.value), stack.note)
     meth = r.method[method]
-    value = gen.base * prec.value * meth.value
-    low = gen.base * gen.low * prec.low * meth.low
-    high = min(0.95, gen.base * gen.high * prec.high * meth.high)
+    own = stack_base(framework, gen.id)
+    base = gen.base * (own.value if own else 1.0)
+    value = base * prec.value * meth.value
+    low = base * gen.low * prec.low * meth.low
+    high = min(0.95, base * gen.high * prec.high * meth.high)
     return Utilisation(value, low, high, gen, prec, meth)
+
+
+def stack_base(framework: str, generation: str) -> Factor | None:
+    """The training stack's own factor on a generation's base (mfu.yaml framework_base), or None."""
+    return ((rules().framework_base or {}).get(framework) or {}).get(generation)
 
 
 def width_factor(hidden: int, tp: int) -> float:

@@ -44,8 +44,11 @@ QLORA_UNQUANTISED_BY_FRAMEWORK = {"unsloth": 2.0, "torchtune": 2.0}
 #: cross_entropy_loss upcasts the whole prediction); chunked: the fused figure over 8 chunks (torchtune's
 #: num_output_chunks default; Unsloth and Liger never hold all logits either)
 LOGIT_BYTES = {"fused": 6.0, "fp32_upcast": 10.0, "chunked": 6.0 / 8}
-#: the loss implementation each stack uses by default (auto, hf, deepspeed, llm-foundry: fused)
-LOSS_BY_FRAMEWORK = {"unsloth": "chunked", "torchtitan": "fp32_upcast", "torchtune": "chunked"}
+#: the loss implementation each stack uses by default (auto, deepspeed, llm-foundry: fused). The Hugging Face
+#: Trainer (and LLaMA-Factory, axolotl, TRL on it) computes the loss with transformers' ForCausalLMLoss, which upcasts
+#: the whole prediction (`logits = logits.float()`, src/transformers/loss/loss_utils.py; before 4.46 the same
+#: `.float()` sat in each *ForCausalLM.forward): fp32_upcast, as torchtitan
+LOSS_BY_FRAMEWORK = {"unsloth": "chunked", "torchtitan": "fp32_upcast", "torchtune": "chunked", "hf": "fp32_upcast"}
 
 #: Korthikanti's activations hold for stacks with fused kernels (Megatron-LM, torchtitan, torchtune, llm-foundry,
 #: Unsloth's own kernels); eager PyTorch stacks keep more copies per layer. 1.3 from LitGPT's resource table

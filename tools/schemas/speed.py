@@ -205,6 +205,12 @@ class InferenceSpeedInput(ToolInput):
         description="Tokens each request generates: with batch > 1 the other requests' prefills run among the decode "
         "steps and lengthen the time per token; omitted: decode steps alone.",
     )
+    eager: bool = Field(
+        False,
+        description="Eager PyTorch decode without CUDA graphs (transformers generate, LitGPT or gpt-fast without "
+        "compile): the host launches every layer's kernels each step, and a small model waits on it; omitted: an "
+        "engine that replays captured graphs (vLLM, SGLang, TensorRT-LLM).",
+    )
     kernel: Literal["auto", "marlin", "torch"] = Field(
         "auto",
         description="Weight-only int4/int8 kernel family: marlin (vLLM's AWQ/GPTQ kernels), torch (gpt-fast, "

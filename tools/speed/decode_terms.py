@@ -41,6 +41,11 @@ MLA_LAYER_S = 390e-6
 #: Llama-70B throughput at 128 in / 2,048 out on one H200. Set on the development Llama-2-70B rows of the TensorRT-LLM
 #: v0.6.1 throughput tables (before XQA): 0.5 puts 6 of 7 within 25% (every re-read reaching HBM: 4 of 7, too slow).
 PER_HEAD_KV_REREAD = 0.5
+#: host time per layer per decode step in eager PyTorch (no CUDA graphs): Python dispatch and the launch of each
+#: layer's ~15 kernels, during which a small model's GPU work is already done, so the step lasts the longer of the two.
+#: Set on the development rows of LitGPT's resource tables (plain generate on A100 40GB: Llama-2-7B 32.29 ms over 32
+#: layers, 13B 40.29 ms over 40, i.e. 1.01 ms a layer for both, while their weights read in 11 and 22 ms).
+EAGER_LAYER_HOST_S = 1.0e-3
 #: latency of one small all-reduce inside a node (NCCL, NVLink), seconds
 ALLREDUCE_LATENCY_S = 15e-6
 #: a weight-only quantised format leaves embeddings and the LM head in 16-bit

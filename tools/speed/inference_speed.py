@@ -24,6 +24,7 @@ from tools.speed.comm import ring_allreduce_s, scale_up_gb_s
 from tools.speed.decode_terms import (
     ALLREDUCE_LATENCY_S,
     BANDWIDTH_EFFICIENCY,
+    EAGER_LAYER_HOST_S,
     MARLIN_EFFICIENCY,
     MLA_LAYER_S,
     MOE_LAYER_S,
@@ -63,6 +64,7 @@ class _Fixed(NamedTuple):
     prefill_s: float  # prompt / prefill rate + the prefill's tensor-parallel all-reduces
     dense_bytes: float | None  # a dense model's weight bytes per step (None for MoE: they grow with the batch)
     output_len: int | None  # continuous batching: other requests' prefills counted in the time per token
+    t_host: float  # eager decode: the host's launch time per step (0 with captured graphs)
 
 
 class _Speed(NamedTuple):
@@ -138,7 +140,8 @@ def _fixed(inp: InferenceSpeedInput) -> _Fixed:
     dense = None if m.is_moe else decode_weight_bytes(m, s, precision, 1)[0]
     return _Fixed(m, gpu, s, tp, precision, compute_precision, kernel, eff, bw, prompt, ctx, fits, kv_seq,
                   2 * n_active + attn_flops, peak * inp.compute_efficiency, up, t_moe, prefill_tps, prefill_eff,
-                  prompt / prefill_tps + t_prefill_tp, dense, inp.output_len)  # fmt: skip
+                  prompt / prefill_tps + t_prefill_tp, dense, inp.output_len,
+                  s.layers * EAGER_LAYER_HOST_S if inp.eager else 0.0)  # fmt: skip
 
 
 def _at(f: _Fixed, batch: int) -> _Speed:
@@ -154,7 +157,8 @@ def _at(f: _Fixed, batch: int) -> _Speed:
     t_tp = 0.0
     if tp > 1:  # two all-reduces of b × hidden activations per layer
         t_tp = 2 * s.layers * (ALLREDUCE_LATENCY_S + ring_allreduce_s(b * s.hidden * 2, tp, up))
-    t_step = max(t_mem, t_flops) + STEP_OVERHEAD_S + t_tp + f.t_moe
+    # eager decode: the GPU's work for the step overlaps the host launching it; the longer of the two sets the pace
+    t_step = max(max(t_mem, t_flops) + STEP_OVERHEAD_S + t_tp + f.t_moe, f.t_host)
     bound = "memory" if t_mem >= t_flops else "compute"
     ttft = f.prefill_s + t_step
     if f.output_len and b > 1:
@@ -301,6 +305,17 @@ def inference_speed(inp: InferenceSpeedInput) -> InferenceSpeedOutput:
                 note=f"each of the {group} query heads of a group loads its KV head again; with "
                 f"{PER_HEAD_KV_REREAD:.0%} of those loads reaching HBM the KV read per step is "
                 f"{1 + (group - 1) * PER_HEAD_KV_REREAD:g}x that of a grouped kernel.",
+            )
+        )
+    if inp.eager:
+        assumptions.append(
+            assume(
+                key="eager",
+                value=True,
+                default=False,
+                note=f"eager PyTorch decode (no CUDA graphs): the host launches {f.s.layers} layers × "
+                f"{EAGER_LAYER_HOST_S * 1e3:g} ms of kernels per step, and the step lasts the longer of that and the "
+                "GPU's work (set on LitGPT's plain generate timings, A100).",
             )
         )
     if inp.output_len and b > 1:

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from tools.catalog.architecture import check_parallel, param_count
 from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu, get_model
-from tools.catalog.mfu import Utilisation, default_utilisation, rules, width_factor
+from tools.catalog.mfu import Utilisation, default_utilisation, generation_of, rules, stack_base, width_factor
 from tools.catalog.model_spec import ModelSpec
 from tools.memo import per_record
 from tools.memory.train_breakdown import default_checkpointing
@@ -291,13 +291,15 @@ def _training_assumptions(inp, m, gpu, util, s, global_batch, fabric, peak, reco
     ]
     if inp.framework != "auto":
         stack = (rules().framework_fp8 or {}).get(inp.framework)
+        own = stack_base(inp.framework, generation_of(gpu).id)
         a.append(
             assume(
                 "framework",
                 inp.framework,
                 "",
                 False,
-                (f"FP8 factor {stack.value:g}: {stack.note}" if stack and inp.precision == "fp8" else "")
+                (f"Base factor {own.value:g}: {own.note} " if own else "")
+                + (f"FP8 factor {stack.value:g}: {stack.note}" if stack and inp.precision == "fp8" else "")
                 + (" No full recompute by default." if inp.framework in rules().framework_no_recompute else ""),
             )
         )

@@ -217,3 +217,19 @@ def test_a_smaller_micro_batch_offered_fits_and_keeps_the_batch(size, method, s,
         )
     )
     assert again.fits  # asked again at that micro-batch, the run fits (at the ZeRO stage it then picks)
+
+
+@settings(max_examples=60, deadline=None)
+@given(model=st.sampled_from(["Llama-3-8B", "Qwen2.5-72B", "Qwen2.5-7B", "Llama-2-7B"]), method=methods, s=seq, b=batch)
+def test_the_hf_trainer_holds_the_upcast_logits(model, method, s, b):
+    """The Hugging Face Trainer's loss (transformers ForCausalLMLoss) upcasts the whole prediction to fp32: its logits
+    are the fp32_upcast figure, never less than a fused loss's, and grow with the tokens of the micro-batch."""
+
+    def logits(**kw):
+        inp = {"gpu": GPU_IDS[0], "model": model, "method": method, "seq_len": s, "micro_batch": b} | kw
+        return fit_training(FitTrainingInput(**inp)).breakdown_gb["logits"]
+
+    hf = logits(framework="hf")
+    assert hf == logits(framework="hf", loss_impl="fp32_upcast")
+    assert hf >= logits(framework="hf", loss_impl="fused")
+    assert logits(framework="hf", micro_batch=b + 1) >= hf

@@ -69,8 +69,9 @@ def test_golden_rows_carry_sources():
 def test_mfu_rules_are_few_and_sourced():
     r = rules()
     # 5 for the generation bases, fp8 and band + 2 for the matmul-width rule + 2 stack FP8 factors (megatron,
-    # torchtitan); the golden set has 16 training rows and the published corpus's development split 19 more
-    assert r.free_parameters <= 9
+    # torchtitan) + 1 stack base (Megatron-Core on Hopper); the golden set has 16 training rows and the published
+    # corpus's development split 40 more
+    assert r.free_parameters <= 10
     published = yaml.safe_load((Path(__file__).parents[2] / "golden" / "published.yaml").read_text(encoding="utf-8"))
     dev_training = [
         row

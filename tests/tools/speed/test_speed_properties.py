@@ -5,8 +5,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tools.catalog.lookup import gpus, models
+from tools.catalog.lookup import get_model, gpus, models
 from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput
+from tools.speed.decode_terms import EAGER_LAYER_HOST_S
+from tools.speed.flops import shape
 from tools.speed.training_time import inference_speed, training_time
 
 TRAIN_GPUS = sorted(g.name for g in gpus() if g.peak_tflops("bf16"))
@@ -224,3 +226,47 @@ def test_continuous_batching_prefills_only_ever_lengthen_the_token_time(model, g
     large = _infer(batch=b2, prompt_len=p2, output_len=o1, **args)
     if small.batch == b1 and large.batch == b2:  # neither capped at the batch that fits
         assert large.tpot_ms >= small.tpot_ms * (1 - REL)
+
+
+@SETTINGS
+@given(model=model_st, gpu=st.sampled_from(INFER_GPUS), batch=st.integers(1, 512), ctx=st.integers(1, 32768))
+def test_eager_decode_is_never_faster_than_captured_graphs(model, gpu, batch, ctx):
+    """Eager PyTorch (no CUDA graphs) adds the host's launch time as a floor on every step, never a saving."""
+    args = {"model": model, "gpu": gpu, "batch": batch, "context_len": ctx}
+    graphs, eager = _infer(**args), _infer(eager=True, **args)
+    assert eager.tpot_ms >= graphs.tpot_ms * (1 - REL)
+    assert eager.tpot_ms >= shape(get_model(model)).layers * EAGER_LAYER_HOST_S * 1e3 * (1 - REL)
+    assert any(a.key == "eager" for a in eager.assumptions) and not any(a.key == "eager" for a in graphs.assumptions)
+
+
+@SETTINGS
+@given(gpu=st.sampled_from(INFER_GPUS), batch=st.integers(1, 64))
+def test_eager_decode_of_a_deeper_model_is_never_faster(gpu, batch):
+    """Same family, more layers: Qwen2.5-0.5B (24) < 1.5B (28) < 3B (36) < 14B (48) < 32B (64) under eager decode."""
+    chain = ["Qwen2.5-0.5B", "Qwen2.5-1.5B", "Qwen2.5-3B", "Qwen2.5-14B", "Qwen2.5-32B"]
+    times = [_infer(model=m, gpu=gpu, batch=batch, context_len=1024, eager=True).tpot_ms for m in chain]
+    assert all(a <= b * (1 + REL) for a, b in zip(times, times[1:])), times
+
+
+@SETTINGS
+@given(
+    gpu=st.sampled_from(TRAIN_GPUS),
+    precision=st.sampled_from(["bf16", "fp8"]),
+    method=st.sampled_from(["full", "lora", "qlora", "freeze"]),
+)
+def test_a_stack_base_factor_only_lifts_its_own_generation(gpu, precision, method):
+    """Megatron-Core's own Hopper base (mfu.yaml framework_base): on Hopper its BF16 utilisation is above the generic
+    base, its band holds the value, and on every other generation its BF16 utilisation is the generic one."""
+    from tools.catalog.lookup import get_gpu
+    from tools.catalog.mfu import default_utilisation, generation_of
+
+    card = get_gpu(gpu)
+    if precision == "fp8" and not card.peak_tflops("fp8"):
+        return
+    mega, auto = default_utilisation(card, precision, method, "megatron"), default_utilisation(card, precision, method)
+    assert mega.low <= mega.value <= mega.high
+    if precision == "bf16":
+        if generation_of(card).id == "hopper":
+            assert mega.value > auto.value
+        else:
+            assert mega.value == auto.value
