@@ -21,6 +21,7 @@ from bot.offline.compose.evidence import host_ram
 from bot.offline.compose.measured import gap
 from bot.offline.compose.measured import memory as stated_memory
 from bot.offline.compose.sizes import holds, host, longest, method, scaling, together, tradeoff
+from bot.offline.compose.sizes import verdicts as asked_verdicts
 from bot.offline.compose.systems import electricity, minimum, nodes, system
 from bot.offline.compose.verdict import verdict
 from bot.offline.parts import part_label
@@ -288,7 +289,10 @@ class RulesPlanner:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
         host.add(request, text, run, out, host_ram(p))  # "还有多少内存需求": host RAM per server of the setup sized
         # a choice ends in a pick, put first (after the servers: the cards it sizes for the choice size nothing else)
+        before = len(out.blocks)
         verdict(request.cued, run, out, answered_at, china, p.workload, p.gpus, bool(setups.named(p)))
+        if not planned:  # "能否在1张4090上完成，如果不行2张3090是否可以": a yes or no to each setup asked, in order
+            asked_verdicts.add(request, run, out, answered_at + len(out.blocks) - before, calls_at, intent)
         gap.add(request, run, out, answered_at)  # a gap measured between two named cards, its verdict before the pick
         if len(out.blocks) == shown:
             out.add(say("knowledge_none", lang))  # never an empty answer: say what we can do

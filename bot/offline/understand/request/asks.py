@@ -10,6 +10,7 @@ from typing import Any
 from bot.offline.understand.paste.logs import FORECAST, told
 from bot.offline.understand.patterns import C
 from bot.offline.understand.question import ParsedQuestion
+from bot.offline.understand.request import verdicts
 
 #: a part of a question asked in words beside figures: how a thing works or what sets it, per card or in total,
 #: why one setting is advised over another, whether it changes the results, whether a model can be split
@@ -162,6 +163,11 @@ _LOG = C(
 _OR = C(r"还是|\bor\b|或者|或是|或(?!许)")
 
 
+def blank_logs(low: str) -> str:
+    """`low` with a pasted log's lines blanked, positions kept: what they say is evidence, not a question."""
+    return _LOG.sub(lambda m: " " * len(m.group(0)), low)
+
+
 _NAMES = frozenset({"gpus", "unknown_gpus", "models", "unknown_models"})
 _STOPS = "。！？!?\n；;"
 
@@ -200,6 +206,8 @@ def asks(text: str, p: ParsedQuestion, classifier: bool = True) -> list[str]:
     names = len(p.gpus) + len(p.unknown_gpus) + len(p.models) + len(p.unknown_models)
     if names >= 2 and (m := _between_names(low, p)) and not any(a == "rent_vs_buy" for _, a in placed):
         placed.append((m.start(), "choose"))
+    if classifier:  # the sentence's form: a pick asked for, setups weighed, a comparative (the request's asks; the
+        placed += verdicts.placed(low, p)  # planner's parts stay on the cue words: its yes/no lines answer these)
     found = list(dict.fromkeys(ask for _, ask in sorted(placed)))
     quantity = bool(_QUANTITY_WHAT.search(low)) and any(a not in ("knowledge", "diagnose") for a in found)
     if quantity:  # "what is the yearly cost": the cost is the ask; nothing is to be explained
