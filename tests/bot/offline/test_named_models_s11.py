@@ -1,0 +1,59 @@
+"""A model the asker names is the model sized (issue 23, class missed_model): the first Baichuan-13B is its own
+catalog model (13.26B, a 64,000-token vocabulary), not Baichuan2-13B; a name glued to the Chinese before it
+("请问Orion-14B-Chat-RAG", "微调Mini-Gemini-8x7B") is read whole; and a name the catalog lacks keeps its place
+among the models in the order written (the asker's own model before the one it is set against). The questions are
+from the dev rows gh-llamafactory-634, gh-baichuan13b-113, gh-vllm-ascend-11260, gh-mgm-75 and the fresh rows
+gh-baichuan-13b-107, gh-baichuan-13b-75 and gh-orion-37; the other phrasings are ours."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.offline.understand.parse import parse
+from tools.catalog.lookup import get_model
+from tools.memory.model_memory import model_memory
+from tools.schemas.memory import ModelMemoryInput
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1650显卡 40G内存可以跑起来Baichuan-13B-chat吗？",
+        "如何在多张卡上部署，例如我有两张4090，我想部署非量化的baichuan 13b",
+        "双卡4090 lora微调Baichuan13b发生OOM错误",
+        "请问4*A100 40G能全参数微调Baichuan-13B吗？",
+    ],
+)
+def test_baichuan_13b_is_the_first_baichuan_not_baichuan2(text):
+    p = parse(text)
+    assert p.models == ["baichuan-13b"]
+    assert not p.unknown_models
+
+
+def test_baichuan2_13b_is_still_baichuan2():
+    assert parse("Baichuan2-13B-Chat 推理要多少显存").models == ["baichuan2-13b"]
+
+
+def test_baichuan_13b_weights_are_its_published_count_at_two_bytes():
+    spec = get_model("Baichuan-13B-Chat")
+    assert spec.vocab_size == 64000
+    out = model_memory(ModelMemoryInput(model="baichuan-13b", precision="fp16"))
+    assert out.params_b == pytest.approx(13.26, abs=0.01)
+    assert out.weights_gb == pytest.approx(26.5, abs=0.1)  # the checkpoint index's 26,529,802,240 bytes
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("请问Orion-14B-Chat-RAG需要多大显存可以实现推理呢？", "Orion-14B-Chat"),
+        ("为啥我6张4090 24G,微调Mini-Gemini-8x7B会显存不够QAQ", "Mini-Gemini-8x7B"),
+    ],
+)
+def test_a_name_glued_to_chinese_is_read_whole(text, named):
+    assert parse(text).unknown_models == [named]
+
+
+def test_an_unknown_model_keeps_its_place_in_the_order_written():
+    p = parse("910B部署Ornith-1.0-35B为什么推理很慢，比27b的都慢")
+    assert p.models == ["35B", "27B"]
+    assert parse("Llama-2-7B 和 Foo-13B 哪个快").models == ["llama-2-7b", "13B"]
