@@ -10,7 +10,9 @@ from __future__ import annotations
 import pytest
 
 from bot.offline.understand.parse import parse
+from bot.offline.understand.request.source import sourced
 from tools.catalog.lookup import get_model
+from tools.catalog.stand_in import families, published_size
 from tools.memory.model_memory import model_memory
 from tools.schemas.memory import ModelMemoryInput
 
@@ -57,3 +59,38 @@ def test_an_unknown_model_keeps_its_place_in_the_order_written():
     p = parse("910B部署Ornith-1.0-35B为什么推理很慢，比27b的都慢")
     assert p.models == ["35B", "27B"]
     assert parse("Llama-2-7B 和 Foo-13B 哪个快").models == ["llama-2-7b", "13B"]
+
+
+@pytest.mark.parametrize(
+    ("question", "repository", "named", "sized_on"),
+    [
+        ("请问部署这个模型需要什么机器配置？主要是需要什么显卡，多大显存？", "OrionStarAI/Orion", "Orion-14B", "14B"),
+        ("lora微调训练时间，数据集大小、batch size、训练速度和时长？", "zjunlp/KnowLM", "KnowLM-13B", "13B"),
+        ("7B 的版本 4090 能跑吗", "zjunlp/KnowLM", "KnowLM-7B", "7B"),  # a size the publisher has: that size
+    ],
+)
+def test_a_repository_known_by_its_published_sizes_is_the_model_asked_about(question, repository, named, sized_on):
+    p = sourced(parse(question), repository)
+    assert (p.unknown_models, p.stand_ins, p.models) == ([named], {named: sized_on}, [sized_on])
+    assert p.model_source == repository
+
+
+def test_a_size_the_publisher_never_released_stays_the_askers():
+    p = sourced(parse("70B 的版本要几张卡"), "zjunlp/KnowLM")
+    assert (p.models, p.unknown_models) == (["70B"], [])
+
+
+def test_every_published_family_is_sourced_and_its_default_is_a_size_it_released():
+    for family in families():
+        assert family.default_b in family.sizes_b
+        assert all(s.url.startswith("https://") for s in family.sources)
+    assert published_size("OrionStarAI/Orion") == 14
+    assert published_size("vllm") is None
+
+
+def test_the_answer_says_the_repositorys_model_and_sizes_it(advisor):
+    answer = advisor.ask(
+        "请问部署这个模型需要什么机器配置？主要是需要什么显卡，多大显存？", source="OrionStarAI/Orion"
+    ).answer
+    assert "Orion-14B" in answer and "28 GB" in answer
+    assert "哪个模型" not in answer and "哪款模型" not in answer

@@ -206,24 +206,19 @@ def stand_ins(w: Any, mark: str) -> None:
 
 
 def _place(w: Any, models: list[str], typed: str) -> int:
-    """Where the stand-in of `typed` goes among the models: before the first model the question names after it
-    ("部署 Ornith-1.0-35B …，比27b的都慢": the 35B is the asker's model, the 27B the one it is set against)."""
+    """Where the stand-in of `typed` goes among the models: before the first bare size the question says after it
+    ("部署 Ornith-1.0-35B …，比27b的都慢": the 35B, read here after every bare size, goes back where it was written,
+    before the 27B it is set against); after the catalog models, which keep the order they were read in."""
     at = next((a for slot, a, b in w.spans if slot == "unknown_models" and w.span(a, b) == typed), None)
     if at is None:
         return len(models)
     for k, model in enumerate(models):
-        starts = [a for slot, a, b in w.spans if slot == "models" and _names(w.span(a, b), model)]
+        if not _BARE_SIZE.fullmatch(model):
+            continue
+        starts = [a for slot, a, b in w.spans if slot == "models" and w.span(a, b).strip().lower() == model.lower()]
         if starts and min(starts) > at:
             return k
     return len(models)
-
-
-def _names(said: str, model: str) -> bool:
-    """`said` (a span read as a model) names `model` (a catalog id or a bare size "27B")."""
-    if _BARE_SIZE.fullmatch(model):
-        return said.strip().lower() == model.lower()
-    spec = _catalog_model(said)
-    return spec is not None and spec.id == model
 
 
 def _family_words(w: Any, models: list[str], mark: str) -> None:
