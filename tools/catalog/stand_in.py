@@ -139,6 +139,12 @@ def _in_family(parts: NameParts, version: bool) -> Iterator[ModelSpec]:
             yield m
 
 
+def catalog_family(name: str) -> bool:
+    """The name opens with the family word of a catalog model ("Llama-5-13B", "qwen72b"; not "Reranker-0.6B")."""
+    parts = read_name(name)
+    return bool(parts) and next(_in_family(parts, False), None) is not None
+
+
 def stand_in(parts: NameParts, size_b: float | None = None, active_b: float | None = None) -> ModelSpec | None:
     """The family's catalog model nearest in size (within `NEAR`), the same version first; None when none is."""
     if parts.experts and (same := _index().get(parts.experts)) and same.is_moe:

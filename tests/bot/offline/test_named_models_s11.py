@@ -94,3 +94,13 @@ def test_the_answer_says_the_repositorys_model_and_sizes_it(advisor):
     ).answer
     assert "Orion-14B" in answer and "28 GB" in answer
     assert "哪个模型" not in answer and "哪款模型" not in answer
+
+
+def test_a_name_without_a_family_word_is_the_repositorys_family_at_its_size():
+    # fresh row gh-qwen3-embedding-148: "Reranker-0.6B" asked in QwenLM/Qwen3-Embedding is Qwen3-Reranker-0.6B
+    p = sourced(parse("一张T4 16GB的卡，使用 vllm 运行 Reranker-0.6B 模型报显存溢出"), "QwenLM/Qwen3-Embedding")
+    assert (p.models, p.stand_ins) == (["qwen3-0.6b"], {"Reranker-0.6B": "qwen3-0.6b"})
+    assert p.model_source is None  # the question named its model: nothing is said of the place
+    # a name with its own catalog family keeps it, and a framework's repository names no family
+    assert sourced(parse("Llama-5-13B 4090 能跑吗"), "QwenLM/Qwen3").models == ["llama-2-13b"]
+    assert sourced(parse("Foo-13B 4090 能跑吗"), "vllm-project/vllm").models == ["13B"]

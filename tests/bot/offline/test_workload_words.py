@@ -56,3 +56,11 @@ def test_a_model_run_under_deepspeed_is_the_run_the_words_say():
     assert (args["framework"], args["workload"], args["n_gpus"]) == ("deepspeed", "infer", 2)
     trained = "deepspeed zero3 2张V100 32G 全参微调 internlm-chat-20B 也会oom吗"
     assert diagnose_args(read_paste(trained), read(trained))[0].get("workload") != "infer"
+
+
+def test_other_models_left_untested_are_no_other_process():
+    # gh-xinference-2220: "其他模型未测出" (other models not tried) names no process holding the card's memory
+    text = '嵌入模型，input过长造成显存溢出\n1.使用bge-m3模型，其他模型未测出\n2. 入参{"model":"bge-m3","input":[str1,str2]}'
+    assert read_paste(text).evidence.get("symptom") != "other_process"
+    held = "每张卡上跑了其他模型，每张卡剩余显存都还剩10G左右，对于1B的模型肯定能起来的"  # fresh_dec7: they do hold it
+    assert read_paste(held).evidence.get("symptom") == "other_process"

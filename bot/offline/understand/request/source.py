@@ -32,7 +32,7 @@ from bot.offline.understand.question import ParsedQuestion
 from bot.offline.understand.request.model import Request
 from bot.offline.understand.work import Work
 from tools.catalog.lookup import get_model
-from tools.catalog.stand_in import published
+from tools.catalog.stand_in import catalog_family, published
 
 #: "owner/name", or an address on a code or model host ("https://github.com/owner/name/issues/3")
 _REPO = re.compile(
@@ -55,6 +55,8 @@ def sourced(p: ParsedQuestion, source: str | None) -> ParsedQuestion:
     """`p` with the model of the repository `source` when the question names none (a copy; `p` is not changed);
     `p` itself otherwise. The copy's `model_source` says where the model came from, for the answer to say it."""
     name = repository_name(source)
+    if name and (in_family := _in_family(p, name)):
+        return in_family
     sizes = [m for m in p.models if _BARE_SIZE.fullmatch(m)]
     if not name or p.unknown_models or len(sizes) < len(p.models) or len(sizes) > 1:
         return p  # no place, or the question names its model (or several sizes: which one is the repository's)
@@ -80,6 +82,22 @@ def sourced(p: ParsedQuestion, source: str | None) -> ParsedQuestion:
             "model_source": source.strip(),
         }
     )
+
+
+def _in_family(p: ParsedQuestion, name: str) -> ParsedQuestion | None:
+    """A name with no family word of its own ("Reranker-0.6B"), stood in for by a generic model of its size, asked in
+    a repository of a catalog family ("QwenLM/Qwen3-Embedding") is that family's model: the family's catalog model
+    of the size stands in for it (Qwen3-0.6B, said as the stand-in). None when that is not the case."""
+    if len(p.unknown_models) != 1 or len(p.models) != 1:
+        return None
+    typed = p.unknown_models[0]
+    size = p.stand_ins.get(typed)
+    if size != p.models[0] or not _BARE_SIZE.fullmatch(size or "") or catalog_family(typed):
+        return None  # a catalog model or the name's own family ("Llama-5-13B"): the question's words win
+    found = _read(f"{name}-{size}")
+    if not found or len(found["models"]) != 1 or _BARE_SIZE.fullmatch(found["models"][0]):
+        return None
+    return p.model_copy(update={"models": found["models"], "stand_ins": {typed: found["models"][0]}})
 
 
 def _read(name: str, asked: float | None = None) -> dict | None:
