@@ -6,6 +6,10 @@
 oddly separated name that is a catalog name resolves to it. `stand_in()` picks the catalog MoE of the same expert layout ("8x7B"), else the catalog model of the same family
 (same version first, then any version) with the nearest size, within `NEAR` of it, dense for dense and MoE for MoE;
 None when there is none (the calculators then size a generic model of that size, `lookup.generic_model`).
+`published_size()` reads a family the catalog knows only by its publisher's sizes (tools/data/model_families.yaml):
+
+    >>> published_size("Orion"), published_size("zjunlp/KnowLM"), published_size("Foo")
+    (14.0, 13.0, None)
 """
 
 from __future__ import annotations
@@ -15,10 +19,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from pydantic import Field
 from rapidfuzz import fuzz
 
 from tools.catalog import lookup, user_models
 from tools.catalog.model_spec import ModelSpec
+from tools.catalog.record_base import Frozen, Source
 
 #: how far (relative) a catalog model's size may be from the typed size to stand in for it
 NEAR = 0.15
@@ -133,6 +139,12 @@ def _in_family(parts: NameParts, version: bool) -> Iterator[ModelSpec]:
             yield m
 
 
+def catalog_family(name: str) -> bool:
+    """The name opens with the family word of a catalog model ("Llama-5-13B", "qwen72b"; not "Reranker-0.6B")."""
+    parts = read_name(name)
+    return bool(parts) and next(_in_family(parts, False), None) is not None
+
+
 def stand_in(parts: NameParts, size_b: float | None = None, active_b: float | None = None) -> ModelSpec | None:
     """The family's catalog model nearest in size (within `NEAR`), the same version first; None when none is."""
     if parts.experts and (same := _index().get(parts.experts)) and same.is_moe:
@@ -234,6 +246,39 @@ def same_line(name: str) -> ModelSpec | None:
     if not best or len({m.params_b for m in best}) != 1:
         return None
     return max(best, key=lambda m: int((m.release or "0").replace("-", "")))
+
+
+#: families known only by the sizes their publisher releases (tools/data/model_families.yaml): the catalog has no
+#: shape for them, but a family named without a size ("OrionStarAI/Orion", "KnowLM") still means a size, the one the
+#: publisher releases first, computed on that size's stand-in and said in the answer
+class PublishedFamily(Frozen):
+    family: str
+    org: str
+    names: tuple[str, ...]
+    sizes_b: tuple[float, ...] = Field(min_length=1)
+    default_b: float = Field(gt=0)
+    sources: tuple[Source, ...] = Field(min_length=1)
+
+
+@functools.cache
+def families() -> tuple[PublishedFamily, ...]:
+    return tuple(PublishedFamily.model_validate(row) for row in lookup._load_yaml("model_families.yaml"))
+
+
+@functools.cache
+def _by_name() -> dict[str, PublishedFamily]:
+    return {lookup.normalize(n): f for f in families() for n in (f.family, *f.names)}
+
+
+def published(name: str) -> PublishedFamily | None:
+    """The published family `name` is (a repository "owner/name" by its own name); None for any other name."""
+    return _by_name().get(lookup.normalize(name.strip().rsplit("/", 1)[-1]))
+
+
+def published_size(name: str) -> float | None:
+    """The size (billions) a family's name written without one means: the publisher's first release."""
+    family = published(name)
+    return family.default_b if family else None
 
 
 user_models.on_change(_index_cached.cache_clear)

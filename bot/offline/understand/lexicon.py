@@ -128,7 +128,14 @@ WORKLOADS = (
         r"推理|部署|serving|\bserve\b|inference|上线|线上服务|\bvllm\b|sglang|tensorrt|在线服务|问答服务|客服|api服务|\bdeploy|"
         r"generate\.py|trtllm|build(?:ing)? (?:the )?engine|api_server|web_demo|cli_demo|\bollama\b|llama\.cpp|"
         r"tensor[-_]parallel[-_]size|max[-_]model[-_]len|gpu[-_]memory[-_]utilization|max[-_]num[-_]seqs|kv cache|"
-        r"(?:模型|支持|做|用于|进行)预测|预测功能",
+        r"(?:模型|支持|做|用于|进行)预测|预测功能|"
+        # an embedding or reranker model run over texts: inference too ("计算向量", "encode the corpus", "多文本嵌入")
+        r"计算向量|算向量|生成向量|提取向量|向量化|(?:文本|文档|多文本)嵌入|嵌入(?:文本|文档)|向量入库|"
+        r"\.encode\(|\bencod(?:e|es|ing) (?:the |my |our |all )?(?:texts?|documents?|docs|corpus|queries|passages|sentences)|"
+        r"\b(?:comput|generat|creat)(?:e|es|ed|ing) (?:the )?embeddings?\b|\bembedding (?:api|service|server|endpoint|inference)\b|"
+        r"\brerank(?:s|ed|ing)? (?:the )?(?:results?|documents?|docs|passages|candidates)|重排序?(?:结果|文档)?时|"
+        # a pasted API request that names the model first: a served model's client call ({"model":"bge-m3","input":[…]})
+        r'\{\s*"model"\s*:\s*"[^"\n]{1,80}"\s*,\s*"(?:input|messages)"\s*:',
     ),
     (
         "finetune",

@@ -135,7 +135,7 @@ SYMPTOMS = (
                           r"(?:when|after|once) (?:i |we )?load(?:ed|ing)? (?:it|the model)[^.\n]{0,40}(?:gpu|vram|memory) usage (?:is )?(?:much |far |way )?(?:more|higher|larger|bigger) than|"
                           r"(?:gpu|vram|memory) usage[^.\n]{0,40}(?:more|higher|larger) than (?:the )?model(?:'s)? size|加载.{0,20}显存占用.{0,10}(?:远?超过|比.{0,10}(?:大|多))")),
     ("other_process", _rx(r"(?:other|another) (?:\w+ )?process(?:es)?\b(?! group)|其他进程|别的进程|另一个进程|被(?:其他|别的)?(?:程序|进程)占用|already in use|"
-                         r"(?:其他|别的|另一个)(?:程序|模型|任务)|已经?被.{0,6}占用|(?:显存|显卡).{0,6}(?:不释放|没有?释放|未释放)|(?:不会|没有?)释放显存|僵尸进程|zombie|"
+                         r"(?:其他|别的|另一个)程序|(?:跑|运行|占|部署|加载|开)[了着]?(?:其他|别的|另一个)(?:模型|任务)|(?:其他|别的|另一个)(?:模型|任务)(?=[^，。,.\n]{0,8}(?:占|在跑|在用|运行|显存))|已经?被.{0,6}占用|(?:显存|显卡).{0,6}(?:不释放|没有?释放|未释放)|(?:不会|没有?)释放显存|僵尸进程|zombie|"
                          r"other (?:vram|gpu|cuda) (?:consumers?|users?|processes|applications?|programs?)|(?:gpu memory|vram) (?:is )?(?:not|never) (?:being )?(?:released|freed)")),
     ("logits", _rx(r"(?:vocab\w*|logits?|lm_head|cross[- ]?entropy).{0,80}(?:memory|显存|\boom\b)|(?:memory|显存|\boom\b).{0,80}(?:vocab\w*|logits?|lm_head|cross[- ]?entropy)")),
     ("silent_exit", _rx(r"silently (?:fails?|exits?|crash\w*|dies|stops?)|(?:exits?|quits?|crash\w*|dies|stops?) (?:silently|without (?:any )?(?:error|message|traceback))|"

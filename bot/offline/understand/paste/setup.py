@@ -32,6 +32,9 @@ _FRAMEWORKS = (
 )
 #: frameworks that both train and serve (or none named): the question's words say which ran
 _GENERAL = (None, "pytorch", "transformers", "accelerate", "torch_npu")
+#: frameworks whose run the question's words decide: the general ones and DeepSpeed, which also serves
+#: (deepspeed.init_inference, MII): "deepspeed 2张V100 运行 internlm-chat-20B 也会oom吗" runs a model, trains nothing
+_EITHER = (*_GENERAL, "deepspeed")
 #: runtimes that serve a model on one machine, spilling layers to the CPU when the GPU is too small
 _LOCAL = ("ollama", "llama.cpp")
 #: a GGUF quantisation tag (Q4_K_M, q8_0) says the weights' precision
@@ -214,7 +217,7 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         args.setdefault("workload", "infer")
     if paste.framework in _LOCAL:
         pass  # a local runtime serves: the question's words ("image", "fine-tuned model") do not make it training
-    elif (not framework or framework in _GENERAL) and workload in ("train", "infer"):
+    elif (not framework or framework in _EITHER) and workload in ("train", "infer"):
         args["workload"] = workload  # what the words say ran ("推理", "serve", max_model_len) before any fallback
     elif (not framework or framework in _GENERAL) and ev.get("symptom") == "uneven_growth" and not p.method:
         args["workload"] = "infer"  # one card fills under a layer split, nothing said of training: generation

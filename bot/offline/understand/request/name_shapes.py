@@ -30,7 +30,8 @@ _HYPHEN = C(r"[\-_]")
 #: a word between a name's first word and its size: a name word or a version ("mt", "oss", "3.1", "v2")
 _MIDDLE = C(r"[a-z][a-z\d]*|v?\d+(?:\.\d+)*[a-z]?")
 _BARE_SIZE = re.compile(r"\d+(?:\.\d+)?B")
-_INSIDE = re.compile(r"[\w\-./\\]$")
+#: a character that makes a name part of a longer word or path before it; a Chinese character does not ("请问Orion-14B")
+_INSIDE = re.compile(r"(?:(?![\u2e80-\u9fff\uac00-\ud7af])[\w\-./\\])$")
 _FILE_AFTER = re.compile(r"\.[a-z]{2,5}\b|/")
 #: words written against a size that are not a model's name ("LoRA-7B", "MoE-47B", "total-400B")
 NOT_MODEL_WORDS = frozenset(
@@ -199,9 +200,25 @@ def stand_ins(w: Any, mark: str) -> None:
         if label in models:  # the size given beside the name is this model's: its stand-in replaces it
             models[models.index(label)] = value
             given.remove(label)
-        else:
-            _add(w, "models", value)
+        elif value not in models:
+            models.insert(_place(w, models, typed), value)
         w.slots["stand_ins"][typed] = value
+
+
+def _place(w: Any, models: list[str], typed: str) -> int:
+    """Where the stand-in of `typed` goes among the models: before the first bare size the question says after it
+    ("部署 Ornith-1.0-35B …，比27b的都慢": the 35B, read here after every bare size, goes back where it was written,
+    before the 27B it is set against); after the catalog models, which keep the order they were read in."""
+    at = next((a for slot, a, b in w.spans if slot == "unknown_models" and w.span(a, b) == typed), None)
+    if at is None:
+        return len(models)
+    for k, model in enumerate(models):
+        if not _BARE_SIZE.fullmatch(model):
+            continue
+        starts = [a for slot, a, b in w.spans if slot == "models" and w.span(a, b).strip().lower() == model.lower()]
+        if starts and min(starts) > at:
+            return k
+    return len(models)
 
 
 def _family_words(w: Any, models: list[str], mark: str) -> None:

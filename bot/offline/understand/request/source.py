@@ -10,7 +10,9 @@ figures win: a size the question gives that the repository's model does not have
 asked in "Baichuan-7B"), and a size the family has no catalog model of stays a bare size ("72B" asked in "Qwen3",
 whose repository once held Qwen2 and Qwen1.5, is no "Qwen3 72B"). A name the catalog cannot size, with no size
 asked ("grok-1", "Qwen3"), is no model, as with a linked name (`names._read_links`): it asks no question back, the
-answer goes on as it would without the place.
+answer goes on as it would without the place. A family the catalog knows only by its published sizes
+(tools/data/model_families.yaml: "OrionStarAI/Orion", "zjunlp/KnowLM") is read at the size its publisher releases
+first ("Orion-14B"), computed on that size's stand-in.
 
     >>> from bot.offline.understand.parse import parse
     >>> sourced(parse("32B 的模型 4 张 4090 能跑吗"), "QwenLM/Qwen3").models
@@ -30,6 +32,7 @@ from bot.offline.understand.question import ParsedQuestion
 from bot.offline.understand.request.model import Request
 from bot.offline.understand.work import Work
 from tools.catalog.lookup import get_model
+from tools.catalog.stand_in import catalog_family, published
 
 #: "owner/name", or an address on a code or model host ("https://github.com/owner/name/issues/3")
 _REPO = re.compile(
@@ -52,10 +55,12 @@ def sourced(p: ParsedQuestion, source: str | None) -> ParsedQuestion:
     """`p` with the model of the repository `source` when the question names none (a copy; `p` is not changed);
     `p` itself otherwise. The copy's `model_source` says where the model came from, for the answer to say it."""
     name = repository_name(source)
+    if name and (in_family := _in_family(p, name)):
+        return in_family
     sizes = [m for m in p.models if _BARE_SIZE.fullmatch(m)]
     if not name or p.unknown_models or len(sizes) < len(p.models) or len(sizes) > 1:
         return p  # no place, or the question names its model (or several sizes: which one is the repository's)
-    found = _read(name)
+    found = _read(name, float(sizes[0][:-1]) if sizes else None)
     if sizes:
         own = _SIZE_IN.search(found["span"]) if found else None
         if own and float(own.group(1)) != float(sizes[0][:-1]):
@@ -79,12 +84,32 @@ def sourced(p: ParsedQuestion, source: str | None) -> ParsedQuestion:
     )
 
 
-def _read(name: str) -> dict | None:
+def _in_family(p: ParsedQuestion, name: str) -> ParsedQuestion | None:
+    """A name with no family word of its own ("Reranker-0.6B"), stood in for by a generic model of its size, asked in
+    a repository of a catalog family ("QwenLM/Qwen3-Embedding") is that family's model: the family's catalog model
+    of the size stands in for it (Qwen3-0.6B, said as the stand-in). None when that is not the case."""
+    if len(p.unknown_models) != 1 or len(p.models) != 1:
+        return None
+    typed = p.unknown_models[0]
+    size = p.stand_ins.get(typed)
+    if size != p.models[0] or not _BARE_SIZE.fullmatch(size or "") or catalog_family(typed):
+        return None  # a catalog model or the name's own family ("Llama-5-13B"): the question's words win
+    found = _read(f"{name}-{size}")
+    if not found or len(found["models"]) != 1 or _BARE_SIZE.fullmatch(found["models"][0]):
+        return None
+    return p.model_copy(update={"models": found["models"], "stand_ins": {typed: found["models"][0]}})
+
+
+def _read(name: str, asked: float | None = None) -> dict | None:
     """The one model `name` opens with: its catalog ids, unknown names and stand-ins, and the span read; None when
-    it opens with none (a framework's repository: "vllm", "LlamaFactory") or names several."""
+    it opens with none (a framework's repository: "vllm", "LlamaFactory") or names several. A family known by its
+    published sizes only is read at the size `asked`, if the publisher has it, else at its first release."""
     w = Work(name)
     names_in(w)
     spans = [(a, b) for slot, a, b in w.spans if slot in _NAME_SLOTS]
+    if not spans and (family := published(name)):  # "Orion", "KnowLM": the size asked, if the publisher has it,
+        size = asked if asked in family.sizes_b else family.default_b  # else the one it releases first
+        return _read(f"{name}-{size:g}B")
     if not spans or min(a for a, _ in spans) > 0 or len(w.slots["models"]) > 1:
         return None
     unknown = [n for n in w.slots["unknown_models"] if n in w.slots["stand_ins"]]
