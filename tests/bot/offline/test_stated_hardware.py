@@ -1,0 +1,81 @@
+"""The hardware the user states is the hardware the answer computes on (issue 23, classes misread_gpu_name and
+misread_count: an A100 80GB sized when the user wrote "A100=40G", one card when they wrote "4块A100", a board's
+slot count taken for their cards, a motherboard's chipset taken for a GPU, their 128 GB of host RAM never set
+against what an offload needs). Questions: development rows of tests/corpus/real/, fresh public ones kept verbatim
+in tests/corpus/real/fresh_s11_given11.yaml, and phrasings of ours in both languages."""
+
+from __future__ import annotations
+
+import pytest
+from asking import calls, row
+
+from bot.answer.coverage import covers
+from bot.core.planner import PlanResult
+from bot.core.trace import ToolCall
+from bot.offline.understand.parse import parse
+from bot.offline.understand.request.reader import read
+
+
+@pytest.mark.parametrize(
+    ("text", "gpu"),
+    [
+        ("请问14B全参数训练需要多少显卡？假设是A100=40G.", "a100-sxm4-40gb"),  # gh-qwen-436
+        ("Based on a cluster of 96 NVIDIA DGX-A100 (8X40G), how long will training take?", "a100-sxm4-40gb"),
+        ("4块A100（40G）不能全参数微调吗", "a100-sxm4-40gb"),  # gh-qwenvl-105 (fresh)
+        ("GPU: A100：40GB，能跑 Qwen2.5-32B 推理吗", "a100-sxm4-40gb"),
+        ("8*(v100 16G）可以全参微调 7B 吗", "v100-sxm2-16gb"),
+        ("我有 4 张 A100 80G", "a100-sxm4-80gb"),  # the card's own default memory stays
+    ],
+)
+def test_a_memory_said_right_after_a_card_is_that_cards_variant(text, gpu):
+    assert parse(text).gpus == [gpu]
+
+
+@pytest.mark.parametrize(
+    ("text", "n"),
+    [
+        ("4块A100（40G）不能全参数微调吗", 4),  # 块 before a card counts it (not 4 yuan)
+        ("全参数微调是不是在8*(v100 32G）上才跑得动", 8),  # gh-billa-37
+        ("GPU: NVIDIA RTX 4090 24G 涡轮显卡 *2\n主板：INTEL C621服务器主板 (最大支持4张GPU)", 2),  # gh-qwen-846
+        ("8 x (A100 80GB) 训练 70B 要多久", 8),
+    ],
+)
+def test_the_users_own_count_is_read(text, n):
+    assert parse(text).n_gpus == n
+
+
+def test_a_price_in_kuai_is_still_money():
+    assert parse("H100 租一小时 20块钱，8 张跑一天多少钱").price_per_hour == 20
+
+
+def test_a_board_and_its_slots_are_no_cards():
+    p = parse("主板：INTEL C621服务器主板 (最大支持4张GPU)，GPU: RTX 4090 *2，能微调 14B 吗")
+    assert p.unknown_gpus == [] and p.gpus == ["rtx-4090"] and p.n_gpus == 2
+
+
+def test_the_size_of_the_card_computed_on_is_used_not_explained():
+    # "4卡3090（24GB）": the 24GB is the RTX 3090's memory, which the fit used (gh-qwenvl-471)
+    request = read("Qwen-VL 在 4卡3090（24GB），可否实现LoRA 微调呢？")
+    call = ToolCall(
+        id="c1", tool="fit_training", input={"model": "qwen-vl-7b", "gpu": "rtx-3090", "n_gpus": 4}, output={}
+    )
+    uses = covers(request, PlanResult(answer="放得下。", language="zh", tool_calls=[call]))
+    assert {u.text: u.use for u in uses}["24GB"] == "input"
+    other = ToolCall(id="c1", tool="fit_training", input={"model": "qwen-vl-7b", "gpu": "a100-sxm4-80gb"}, output={})
+    uses = covers(request, PlanResult(answer="放得下。", language="zh", tool_calls=[other]))
+    assert {u.text: u.use for u in uses}["24GB"] == "unused"  # another card's memory is no use of it
+
+
+def test_a_40g_a100_question_is_sized_on_40_gb_cards(advisor):
+    t = advisor.ask(row("gh-qwen-436"), source="QwenLM/Qwen")
+    fit = calls(t, "fit_training")[0]
+    assert fit.input["gpu"] == "a100-sxm4-40gb"
+    assert "A100 SXM4 40GB" in t.answer and "80GB" not in t.answer
+    assert t.unused == [] and t.ungrounded == []
+
+
+def test_the_stated_host_ram_total_is_set_against_an_offload(advisor):
+    t = advisor.ask(row("gh-qwen-846"), source="QwenLM/Qwen")
+    assert calls(t, "fit_training")[0].input["n_gpus"] == 2  # "RTX 4090 24G 涡轮显卡 *2", not the board's 4 slots
+    assert "您的主机内存“128G”不够放卸载的部分" in t.answer  # the machine's total, not one 32G module
+    assert "C621" not in t.answer
