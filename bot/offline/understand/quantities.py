@@ -48,7 +48,8 @@ _CARDS = (
         rf"(?<![\d.a-z])(-?{lx.NUM}|{lx.EN_NUM})\s*(?:[x×*]\s*[（(]?\s*|张\s*|块\s*|台\s*|个\s*)?"
         rf"(?:(?<=[张块台个\s])\d{{2,3}}\s*g(?:b|i?b)?\s*(?:的\s*)?)?{G}"
     ),
-    _C(rf"{G}\s*(?:\(\s*{G}\s*\)\s*)?(?:[x×*]|\*)\s*(\d+)(?![\d.])"),  # "A800(80GB) X8", "A100（40G）× 4"
+    # "A800(80GB) X8", "A100（40G）× 4", "S4000 48G x8": the card's memory may stand between the card and the count
+    _C(rf"{G}\s*(?:\(\s*{G}\s*\)\s*|[（(]?\d{{2,3}}\s*g(?:b|ib)?[)）]?\s*)?(?:[x×*]|\*)\s*(\d+)(?![\d.])"),
     # a parts list: "GPU: RTX 4090 24G 涡轮显卡 *2" (the card, its memory and kind, then the quantity)
     _C(rf"{G}\s*(?:\d{{2,3}}\s*g(?:b|ib)?)?[^\n\d*×]{{0,8}}?(?:显卡|卡|gpus?|cards?)\s*[*×]\s*(\d+)(?![\d.])"),
     _C(rf"(?<![\d.a-z])(-?{lx.NUM})\s*(?:张|块)(?![钱元])(?!\s*{USED_MARK})"),

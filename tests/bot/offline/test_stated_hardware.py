@@ -79,3 +79,50 @@ def test_the_stated_host_ram_total_is_set_against_an_offload(advisor):
     assert calls(t, "fit_training")[0].input["n_gpus"] == 2  # "RTX 4090 24G 涡轮显卡 *2", not the board's 4 slots
     assert "您的主机内存“128G”不够放卸载的部分" in t.answer  # the machine's total, not one 32G module
     assert "C621" not in t.answer
+
+
+@pytest.mark.parametrize(
+    ("text", "gpu"),
+    [
+        ("昇腾910 32G 8卡，微调 Qwen2.5-14B 任然OOM", "ascend-910b4"),  # gh-llamafactory-7528: Huawei's 32 GB card
+        ("MI50 32G 能跑 14B 推理吗", "v100-sxm2-32gb"),  # no AMD card of that memory on file: NVIDIA's
+    ],
+)
+def test_a_card_the_catalog_lacks_named_with_its_memory_is_computed_on_that_memory(text, gpu):
+    p = parse(text)
+    assert p.gpus == [gpu] and p.unknown_gpus == []
+    assert p.gpu_from_memory["memory_gb"] == 32 and p.gpu_from_memory["named"]
+
+
+def test_the_memory_given_with_an_unknown_card_is_said_and_not_asked_for(advisor):
+    t = advisor.ask("昇腾910 32G 8卡，全参微调 DeepSeek-R1-Distill-Qwen-14B 放得下吗")
+    assert "（目录里没有“昇腾910”，按您说的显存 32 GB、同样显存的 Huawei Ascend 910B4 估算" in t.answer
+    assert "每张有多少显存" not in t.answer and "8 张 Huawei Ascend 910B4" in t.answer
+    assert t.unused == [] and t.ungrounded == []
+
+
+@pytest.mark.parametrize(
+    ("text", "precision"),
+    [
+        ('When I run "ollama run llama3.1:70b", only 42/81 layers are offloaded to GPU', "int4"),
+        ("ollama run qwen2.5:7b-instruct-q8_0 很慢", None),  # the tag names its build
+        ("ollama 跑 llama3 8b fp16 要多少显存", "fp16"),  # the words name it
+        ("vllm 跑 llama3 70b 要几张卡", None),  # no runtime default outside Ollama
+    ],
+)
+def test_ollamas_default_tag_is_its_4_bit_build(text, precision):
+    assert parse(text).precision == precision
+
+
+def test_an_ollama_model_is_sized_in_its_default_4_bit_build_and_says_so(advisor):
+    t = advisor.ask(row("gh-ollama-6008"), source="ollama/ollama")
+    assert (
+        "(A model Ollama pulls by its name and size alone is the library's default quantised build (Q4_K_M)" in t.answer
+    )
+    assert "load_in_4bit" not in t.answer  # 4-bit already: the fix is a smaller model or more GPU memory
+    assert all(c.input.get("precision") == "int4" for c in calls(t, "fit_inference"))
+    assert t.ungrounded == []
+
+
+def test_ollama_beside_another_engine_sets_no_precision():
+    assert parse("并发数超过100的，一般采用什么工具部署呢，用ollama和vllm是不是就很难支持了").precision is None
