@@ -15,7 +15,7 @@ from rapidfuzz import fuzz, process
 
 from bot.core.language import HAN_CHARS
 from bot.offline.understand import lexicon as lx
-from bot.offline.understand.cards.variant import unlisted_variant
+from bot.offline.understand.cards.variant import host_part, unlisted_variant
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
 from bot.offline.understand.request import name_shapes
@@ -45,9 +45,6 @@ _GPU_NUMBER = _C(r"^[a-z]{0,3}\d{2,5}[a-z]{0,4}$")
 _UNLISTED_CARD = _C(  # "Z9000 显卡": a card by the word after it, though the catalog lacks it
     r"[a-z]{1,3}\d{3,5}[a-z]?\s*(?:显卡|加速卡|计算卡|gpus?\b(?![- ]?h)|graphics cards?)|\d{4}[a-z]?\s*显卡"
 )
-#: a model number that is a host part, not a card: "INTEL C621服务器主板", "Xeon 6133", "X570 motherboard"
-_HOST_PART_AFTER = _C(r"\s*(?:服务器|server\s*)?(?:主板|芯片组|motherboard|mainboard|chipset|处理器|cpu\b)")
-_HOST_PART_BEFORE = _C(r"(?:intel|xeon|至强|金牌|银牌|epyc|ryzen|酷睿|core\s*i\d|主板|cpu)[^\n\d]{0,4}$")
 _SOFTWARE = _C(lx.SOFTWARE)
 #: "满血版" with no model named: the full DeepSeek-R1 (671B), which the word names in Chinese usage (against its
 #: distilled and quantised versions); the catalog's aliases read it when "DeepSeek" is said beside it
@@ -280,11 +277,9 @@ def _scan(w: Any, names: _Names, toks: list) -> None:
         i = _unknown_name(w, toks, i, names)
 
 
-#: a memory size on its own, or after a count of cards ("8X40G": eight cards of 40 GB each)
 _BARE_MEMORY = _C(r"(?:(?<![\w.])|(?<=\d[x×*]))(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")
 _MEMORY_SUFFIX = _C(r"\s*-?\s*\d{2,3}\s*(?:g|gb|gib)(?![a-z\d])")
-#: what may stand between a card's name and its own memory size ("V100（16G）", "V100-16G", "A800 80g",
-#: "A100=40G", "GPU: A100：40GB", "DGX-A100 (8X40G)": a count of them before the size)
+#: between a card's name and its own memory ("V100（16G）", "V100-16G", "A100=40G", "DGX-A100 (8X40G)": a count)
 _RIGHT_AFTER = re.compile(r"\s*[（(\-=:：]?\s*(?:\d{1,2}\s*[x×*]\s*)?")
 #: host RAM said around a bare size ("RAM: 32G", "32G 内存", "16GB of swap"): not a card's memory
 _HOST_BEFORE = _C(r"(?:\bram\b|(?<!显)内存|system memory|host memory|cpu memory|shm[-_ ]?size|swap)[^\d\n]{0,6}$")
@@ -397,9 +392,8 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
         w.mask(start, end, MODEL_MARK)
         return i + 1
     if not _NOT_NAME.match(tok) and _GPU_NUMBER.match(tok):
-        letters = re.match(r"[a-z]*", tok).group(0)
-        host_part = _HOST_PART_AFTER.match(w.t, end) or _HOST_PART_BEFORE.search(w.t, max(0, start - 12), start)
-        if not host_part and ((letters and letters in names.gpu_letters) or _UNLISTED_CARD.match(w.t, start, end + 16)):
+        letters, part = re.match(r"[a-z]*", tok).group(0), host_part(w.t, start, end)  # "C621主板": a chipset
+        if not part and ((letters and letters in names.gpu_letters) or _UNLISTED_CARD.match(w.t, start, end + 16)):
             _add(w, "unknown_gpus", w.span(start, end))
             w.note("unknown_gpus", start, end)
             w.mask(start, end, GPU_MARK)
