@@ -126,3 +126,10 @@ def test_an_ollama_model_is_sized_in_its_default_4_bit_build_and_says_so(advisor
 
 def test_ollama_beside_another_engine_sets_no_precision():
     assert parse("并发数超过100的，一般采用什么工具部署呢，用ollama和vllm是不是就很难支持了").precision is None
+
+
+def test_a_settings_value_beside_a_size_is_its_length_not_a_second_model():
+    # gh-llama2accessory-91 (fresh): "8 GPUs, max_words = 512, 7B" is a 7B at 512 tokens, not a 512B model
+    p = parse("full parameter finetuning on A100 40G. 8 GPUs, max_words = 512, 7B")
+    assert p.models == ["7B"] and p.seq_len == 512 and p.n_gpus == 8 and p.gpus == ["a100-sxm4-40gb"]
+    assert parse("How much did it take to fine tune llama7/13/70b?").models[-2:] == ["13B", "70B"]  # a list stays
