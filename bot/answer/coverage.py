@@ -21,6 +21,8 @@ from bot.core.trace import MentionUse
 from bot.offline.understand.request.asks import answered
 from bot.offline.understand.request.model import Mention, Request
 from bot.offline.understand.request.reader import canonical, normalised
+from tools.catalog.lookup import get_gpu
+from tools.errors import AdvisorError
 
 TEMPLATES = Path(__file__).with_name("templates") / "coverage.yaml"
 #: at most this many figures are listed per reason (a pasted log can hold dozens); the rest are counted
@@ -70,6 +72,40 @@ def _same(mention: Mention, value: Any) -> bool:
     return False
 
 
+#: a card said by its memory alone ("4卡3090（24GB）", "A100=40G", "每张卡显存是32G")
+_MEMORY_SIZE = re.compile(r"\s*(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)\s*", re.I)
+#: a size the driver reports a little under the card's nominal memory ("15G" on a 16 GB card) is that memory
+_REPORTED_SHARE = 0.9
+
+
+def _memory_said(mention: Mention) -> float | None:
+    """The memory of a card the mention gives, when that is all it gives (a gpu or gpu_memory_gb mention)."""
+    if mention.role == "gpu_memory_gb" and isinstance(mention.value, int | float):
+        return float(mention.value)
+    if mention.role == "gpu" and (m := _MEMORY_SIZE.fullmatch(str(mention.text))):
+        return float(m.group(1))
+    return None
+
+
+def _card_memory(value: Any) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return float(get_gpu(value).memory_gb)
+    except (AdvisorError, ValueError, TypeError):
+        return None
+
+
+def _fed_memory(memory: float, result: PlanResult) -> str | None:
+    """The tool input that is a card with this memory: the size the user gave is the card the answer computed on."""
+    for call in result.tool_calls:
+        for path, value in _leaves(call.input, ""):
+            if path.split(".")[-1] in ("gpu", "gpus") and (have := _card_memory(value)):
+                if _REPORTED_SHARE * have <= memory <= have:
+                    return f"{call.tool}.{path}"
+    return None
+
+
 def _fed(mention: Mention, result: PlanResult) -> str | None:
     for call in result.tool_calls:
         if call.tool == "search_knowledge":
@@ -77,6 +113,8 @@ def _fed(mention: Mention, result: PlanResult) -> str | None:
         for path, value in _leaves(call.input, ""):
             if _same(mention, value):
                 return f"{call.tool}.{path}"
+    if (memory := _memory_said(mention)) is not None and (fed := _fed_memory(memory, result)):
+        return fed
     for source, offered in result.offered.items():
         for path, value in _leaves(offered, ""):
             if _same(mention, value):

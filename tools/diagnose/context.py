@@ -22,6 +22,8 @@ SERVING = frozenset({"vllm", "sglang"})
 ENGINES = SERVING | {"tgi", "lmdeploy"}
 #: runtimes on one machine that choose for themselves how many layers go on the GPU (the rest run on the CPU)
 LOCAL = frozenset({"ollama", "llama.cpp"})
+#: what a GPU too small for the model's weights needs, when they are 4-bit already: a smaller model or more memory
+SMALLER = "a smaller one (fewer parameters or a lower-bit quantisation), or a GPU with more memory"
 #: errors that mean "out of GPU memory" in one form or another
 OOM_KINDS = frozenset({"oom", "kv_too_small", "no_cache_memory", "weights_oom", "load_oom", "too_many_tokens"})
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from tools.diagnose.context import ENGINES, SERVING, Candidate, Setup, gib
+from tools.diagnose.context import ENGINES, SERVING, SMALLER, Candidate, Setup, gib
 from tools.diagnose.facts import fact, say
 from tools.diagnose.host import host_causes
 from tools.units import GiB
@@ -153,6 +153,8 @@ def _weights_alone(s: Setup) -> list[Candidate]:
         return []
     arith = say("weights_per_gpu", weights=gib(w), total=gib(w), tp=1, usable=gib(s.capacity), cap=gib(s.capacity),
                 util="1")  # fmt: skip
+    if s.inp.precision in ("int4", "nf4"):  # a 4-bit build already (Ollama's default tag): no lower bit to load in
+        return [Candidate("weights_exceed_memory", arith, "model", SMALLER, named=True, prior=0.8)]
     return [Candidate("weights_exceed_memory", arith, "load_in_4bit", True, named=True, prior=0.8)]
 
 

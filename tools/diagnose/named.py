@@ -5,6 +5,7 @@ when they are)."""
 from __future__ import annotations
 
 from tools.diagnose.context import ENGINES, LOCAL, Candidate, Setup, count, flag_values, gib
+from tools.diagnose.context import SMALLER as _SMALLER
 from tools.diagnose.facts import fact, say, value
 from tools.diagnose.serve import MAX_UTILIZATION, RAISES, fewest_tp, utilization, weights_bytes
 from tools.memory.capacity import GPUS_PER_NODE
@@ -321,8 +322,6 @@ def _parallelism_unknown(s: Setup) -> bool:
     return s.framework in _PLAIN and i.tp is None and i.zero_stage is None and i.n_gpus > 1
 
 
-#: what a local runtime's GPU is too small for: fewer layers on it, the rest computed on the CPU
-_SMALLER = "a smaller one (fewer parameters or a lower-bit quantisation), or a GPU with more memory"
 #: a full offload needing at most this much more than is free: trimming the context (KV cache, graph) is enough
 NEAR_FIT = 1.3
 

@@ -349,7 +349,10 @@ def reading_notes(p: ParsedQuestion, lang: str) -> list[str]:
     if (seen := p.gpu_from_memory) and seen["gpu"] and slots.get("gpu") == seen["gpu"]:
         memory = seen.get("memory_gb") or seen.get("memory_gib")
         unit = "GB" if "memory_gb" in seen else "GiB"
-        lines.append(say("gpu_from_memory", lang, memory=f"{memory:g} {unit}", gpu=get_gpu(seen["gpu"]).name))
+        key, name = ("gpu_named_memory", seen["named"]) if seen.get("named") else ("gpu_from_memory", None)
+        lines.append(say(key, lang, memory=f"{memory:g} {unit}", gpu=get_gpu(seen["gpu"]).name, name=name))
+    if p.precision_from:  # a runtime's default build, not a precision the user named: said, as every default is
+        lines.append(say(f"precision_from_{p.precision_from}", lang, precision=p.precision))
     if p.model_source:
         lines.append(say("model_from_source", lang, source=p.model_source, model=source_model_name(p)))
     if (nodes := p.gpus_from_nodes) and slots.get("n_gpus") == nodes["nodes"] * nodes["per_node"]:

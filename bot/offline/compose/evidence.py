@@ -116,9 +116,22 @@ def _figure(p: ParsedQuestion, role: str, words: str = "") -> tuple[str, float] 
     return None
 
 
+#: a host RAM said as the machine's total, beside the size of each module ("32G 内存条(总128G)")
+_TOTAL_BEFORE = re.compile(r"(?:总|共|合计|一共|total|in all)\s*(?:[:：=]|是|为|有)?\s*$", re.I)
+
+
+def _total_ram(p: ParsedQuestion) -> tuple[str, float] | None:
+    request = read(p.text)
+    for m in request.mentions:
+        if m.role == "ram_gb" and isinstance(m.value, float) and _TOTAL_BEFORE.search(request.text[: m.start][-8:]):
+            return m.text, m.value
+    return None
+
+
 def host_ram(p: ParsedQuestion) -> tuple[str, float] | None:
-    """The host RAM the user states ("内存 512G", "1TB RAM"), as (their words, GB)."""
-    if found := _figure(p, "ram_gb"):
+    """The host RAM the user states ("内存 512G", "1TB RAM"), as (their words, GB); the total where they give one
+    beside a module's size."""
+    if found := _total_ram(p) or _figure(p, "ram_gb"):
         text, value = found
         return text, value * (1024 if re.search(r"\d\s*t", text, re.I) else 1)
     return None

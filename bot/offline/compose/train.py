@@ -117,6 +117,8 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: s
         if "offload" in sug["settings"] and not r["host_ram_gb"]:  # the host RAM an offload moves states to
             moved = run("fit_training", {**training_args(s), **sug["settings"]})["host_ram_gb"]
             todo += [say("host_ram", lang, ram=gb(moved))] if moved else []
+            if moved and (have := host_ram(p)) is not None:  # the RAM the user gave, against what it needs
+                todo.append(say("host_ram_enough" if have[1] >= moved else "host_ram_short", lang, have=have[0]))
     if any("offload" in x["settings"] for x in near[:4]) and not r["host_ram_gb"]:
         run("fit_training", training_args(s))  # the run answered stays the last one called (the probes came after it)
     shown_more = any(x["change"] == "more_gpus" for x in near[:4])

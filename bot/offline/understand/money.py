@@ -135,7 +135,8 @@ def _epochs_of_tokens(w: Work) -> None:
 
 # --- money --------------------------------------------------------------------------------
 
-_CUR = r"(元|块钱|块(?![卡显a-z\d])|rmb|人民币|cny|美元|美金|刀|usd|dollars?)"
+#: "4块A100": 块 before a card (its mark) counts the cards, as "4块卡" does; "4块钱" is money
+_CUR = r"(元|块钱|块(?![卡显a-z\d\ue000])|rmb|人民币|cny|美元|美金|刀|usd|dollars?)"
 _HOUR = r"(?:(?:/|每|一|per|an?)\s*(?:张|块|个)?\s*(?:卡|gpu|card)?\s*[·/\-]?\s*(?:每|一|per)?\s*(?:卡时|卡小时|小时|钟头|hour|hr|h)(?![a-z])|/\s*(?:卡|gpu)\s*[·/]?\s*(?:时|小时|h)|每卡时)"
 _PRICE_HOUR = (
     _C(rf"([¥$])?\s*({lx.NUM})\s*{_CUR}?\s*{_HOUR}"),

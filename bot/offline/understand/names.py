@@ -15,7 +15,7 @@ from rapidfuzz import fuzz, process
 
 from bot.core.language import HAN_CHARS
 from bot.offline.understand import lexicon as lx
-from bot.offline.understand.cards.variant import unlisted_variant
+from bot.offline.understand.cards.variant import host_part, unlisted_variant
 from bot.offline.understand.lexicon import to_number
 from bot.offline.understand.patterns import C
 from bot.offline.understand.request import name_shapes
@@ -277,10 +277,10 @@ def _scan(w: Any, names: _Names, toks: list) -> None:
         i = _unknown_name(w, toks, i, names)
 
 
-_BARE_MEMORY = _C(r"(?<![\w.])(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")
+_BARE_MEMORY = _C(r"(?:(?<![\w.])|(?<=\d[x×*]))(\d{2,3})\s*(?:g|gb|gib)(?![a-z\d])")
 _MEMORY_SUFFIX = _C(r"\s*-?\s*\d{2,3}\s*(?:g|gb|gib)(?![a-z\d])")
-#: what may stand between a card's name and its own memory size ("V100（16G）", "V100-16G", "A800 80g")
-_RIGHT_AFTER = re.compile(r"\s*[（(\-]?\s*")
+#: between a card's name and its own memory ("V100（16G）", "V100-16G", "A100=40G", "DGX-A100 (8X40G)": a count)
+_RIGHT_AFTER = re.compile(r"\s*[（(\-=:：]?\s*(?:\d{1,2}\s*[x×*]\s*)?")
 #: host RAM said around a bare size ("RAM: 32G", "32G 内存", "16GB of swap"): not a card's memory
 _HOST_BEFORE = _C(r"(?:\bram\b|(?<!显)内存|system memory|host memory|cpu memory|shm[-_ ]?size|swap)[^\d\n]{0,6}$")
 _HOST_AFTER = _C(r"\s*(?:of\s+|的)?\s*(?:\bram\b|内存|swap|system memory|host memory)")
@@ -392,8 +392,8 @@ def _unknown_name(w: Any, toks: list, i: int, names: _Names) -> int:
         w.mask(start, end, MODEL_MARK)
         return i + 1
     if not _NOT_NAME.match(tok) and _GPU_NUMBER.match(tok):
-        letters = re.match(r"[a-z]*", tok).group(0)
-        if (letters and letters in names.gpu_letters) or _UNLISTED_CARD.match(w.t, start, end + 16):
+        letters, part = re.match(r"[a-z]*", tok).group(0), host_part(w.t, start, end)  # "C621主板": a chipset
+        if not part and ((letters and letters in names.gpu_letters) or _UNLISTED_CARD.match(w.t, start, end + 16)):
             _add(w, "unknown_gpus", w.span(start, end))
             w.note("unknown_gpus", start, end)
             w.mask(start, end, GPU_MARK)

@@ -21,7 +21,7 @@ import re
 
 from bot.core.language import detect_language
 from bot.offline.understand import lexicon as lx
-from bot.offline.understand.cards.memory import card_memory
+from bot.offline.understand.cards.memory import card_memory, named_memory
 from bot.offline.understand.cards.unlisted import unlisted
 from bot.offline.understand.cards.variant import named_variant
 from bot.offline.understand.decide import refine
@@ -112,6 +112,7 @@ def _slots(text: str) -> Work:
     excluded(w)
     moe_sizes(w)
     grids(w)
+    named_memory(w)
     card_memory(w)
     sample_tokens(w)
     gpu_hours(w)

@@ -42,13 +42,21 @@ _CARDS = (
     _C(
         rf"(?<![\d.a-z])(-?{_N})\s*(?:张|块|片|个)?\s*(?:{G}\s*)?(?:卡|显卡|gpus?|cards?|accelerators?)(?!时|小时|·时)(?!\s*[:：])"
     ),
-    # "4 x A100", "8张H800", "4个80G A100", "8 张 40GB 的 A100": a card's memory may stand between the count and it
+    # "4 x A100", "8张H800", "4个80G A100", "8 张 40GB 的 A100": a card's memory may stand between the count and it;
+    # "8*(v100 32G)": the card in brackets after the count
     _C(
-        rf"(?<![\d.a-z])(-?{lx.NUM}|{lx.EN_NUM})\s*(?:[x×*]\s*|张\s*|块\s*|台\s*|个\s*)?"
+        rf"(?<![\d.a-z])(-?{lx.NUM}|{lx.EN_NUM})\s*(?:[x×*]\s*[（(]?\s*|张\s*|块\s*|台\s*|个\s*)?"
         rf"(?:(?<=[张块台个\s])\d{{2,3}}\s*g(?:b|i?b)?\s*(?:的\s*)?)?{G}"
     ),
-    _C(rf"{G}\s*(?:\(\s*{G}\s*\)\s*)?(?:[x×*]|\*)\s*(\d+)(?![\d.])"),  # "A800(80GB) X8", "A100（40G）× 4"
+    # "A800(80GB) X8", "A100（40G）× 4", "S4000 48G x8": the card's memory may stand between the card and the count
+    _C(rf"{G}\s*(?:\(\s*{G}\s*\)\s*|[（(]?\d{{2,3}}\s*g(?:b|ib)?[)）]?\s*)?(?:[x×*]|\*)\s*(\d+)(?![\d.])"),
+    # a parts list: "GPU: RTX 4090 24G 涡轮显卡 *2" (the card, its memory and kind, then the quantity)
+    _C(rf"{G}\s*(?:\d{{2,3}}\s*g(?:b|ib)?)?[^\n\d*×]{{0,8}}?(?:显卡|卡|gpus?|cards?)\s*[*×]\s*(\d+)(?![\d.])"),
     _C(rf"(?<![\d.a-z])(-?{lx.NUM})\s*(?:张|块)(?![钱元])(?!\s*{USED_MARK})"),
+)
+#: how many cards a board or server takes, not how many the user has: "主板 (最大支持4张GPU)", "supports up to 8 GPUs"
+_CAPACITY_BEFORE = _C(
+    r"(?:最大|最多|最高|可)?(?:支持|扩展到|可插|能插|插满)\s*$|(?:supports?|takes|holds)\s+up\s+to\s+$"
 )
 #: a card's index, not a count: "0卡的显存占用", "0号卡", a row of a pasted nvidia-smi table
 _INDEX_AFTER = _C(r"^\s*(?:的|号|上的|上|显存|突然|占用|利用率)")
@@ -102,7 +110,7 @@ _MONTHS_WORD = _C(
 _K = r"(\d+(?:\.\d+)?\s*[km]?)(?![a-z\d])(?!\s*(?:个|路|人|用户|张|卡|台|并发|users?|concurrent|requests?|gpus?))"
 _SEQ = (
     _C(
-        rf"(?:seq(?:uence)?[_\s-]*(?:len(?:gth)?)?|序列长度|序列长|max[_\s-]*(?:seq|model)?[_\s-]*len(?:gth)?|cutoff[_\s-]*len|上下文(?:长度|窗口)?|context(?:[_\s-]*(?:length|len|window))?|ctx|长度)\s*(?:=|:|是|为|of|设为|设置为|开到|要|{lx.CHANGE_TO})?\s*(?:约|大概)?\s*{_K}"
+        rf"(?:seq(?:uence)?[_\s-]*(?:len(?:gth)?)?|序列长度|序列长|max[_\s-]*(?:seq|model)?[_\s-]*len(?:gth)?|max[_\s-]*words|cutoff[_\s-]*len|上下文(?:长度|窗口)?|context(?:[_\s-]*(?:length|len|window))?|ctx|长度)\s*(?:=|:|是|为|of|设为|设置为|开到|要|{lx.CHANGE_TO})?\s*(?:约|大概)?\s*{_K}"
     ),
     _C(rf"(?<![\d.]){_K}\s*(?:的)?\s*(?:tokens?\s*)?(?:上下文|context|长度|序列|长文本|seq(?:uence)?)"),
     # a bare "32k" / "128K" is a length (money in k needs a currency sign; token amounts say tokens)
@@ -187,6 +195,8 @@ def counts(w: Work) -> None:
             line = w.t[w.t.rfind("\n", 0, m.start()) + 1 : (w.t.find("\n", m.end()) + 1 or len(w.t) + 1) - 1]
             if line.count("|") >= 2:
                 continue  # a row of a pasted table (nvidia-smi): its first column is the GPU's index
+            if _CAPACITY_BEFORE.search(w.t, max(0, m.start() - 16), m.start()):
+                continue  # "最大支持4张GPU": the board's slots, not the cards the user has
             text = m.group(1)
             sign = -1 if text.startswith("-") else 1
             rng = num_range(text.lstrip("-"))

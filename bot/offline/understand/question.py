@@ -61,6 +61,7 @@ class ParsedQuestion(BaseModel):
     sharding: Literal["fsdp", "deepspeed"] | None = None  # the sharding stack the question names
     workload: Literal["pretrain", "finetune", "infer", "train"] | None = None
     precision: Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"] | None = None
+    precision_from: str | None = None  # a runtime's default build ("ollama"), not a precision the user named
     mixed_precision: bool = False
     kv_precision: Literal["fp8", "int8", "fp16", "bf16"] | None = None  # the KV cache's, said of it
     zero_stage: int | None = None

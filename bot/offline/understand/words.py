@@ -6,6 +6,7 @@ from __future__ import annotations
 from bot.offline.understand import lexicon as lx
 from bot.offline.understand.names import _C
 from bot.offline.understand.work import Work
+from tools.diagnose.facts import value as fact_value
 
 # --- words: method, precision, settings, flags ----------------------------------------------
 
@@ -58,6 +59,14 @@ _IF_JOB = _C(
 )
 
 
+#: Ollama named: a model pulled by its tag alone is the library's 4-bit build (frameworks.yaml `ollama.default_quant`),
+#: unless the words name a quantisation or format (a GGUF tag "q8_0", "Q5_K_M", an imported "gguf"/"safetensors")
+_OLLAMA = _C(r"\bollama\b")
+#: another engine named beside Ollama ("用ollama和vllm"): which one the answer sizes is not Ollama's to say
+_OTHER_ENGINE = _C(r"vllm|sglang|lmdeploy|\btgi\b|tensorrt|trt-?llm|transformers|llama\.cpp|ktransformers|xinference")
+_QUANT_TAG = _C(r"\bq[2-8](?:_[a-z0-9]+)*\b|\bi?q[1-8]_|gguf|safetensors|modelfile|\bbits?\b|-bit\b|量化")
+
+
 def _first(w: Work, slot: str, table, text: str | None = None) -> None:
     hits = [(m.start(), name, m) for name, rx in table if (m := rx.search(w.src if text is None else text))]
     if hits:
@@ -82,6 +91,10 @@ def words(w: Work) -> None:
     for m, g in kv:  # the weights' precision is read without the cache's words
         weights = weights[: m.start(g)] + " " * (m.end(g) - m.start(g)) + weights[m.end(g) :]
     _first(w, "precision", _PRECISIONS, weights)
+    ollama_ran = _OLLAMA.search(s) and not _QUANT_TAG.search(s) and not _OTHER_ENGINE.search(s)
+    if w.slots.get("precision") is None and ollama_ran:
+        w.slots["precision"] = fact_value("ollama", "default_quant")  # "ollama run llama3.1:70b": the tag's 4-bit build
+        w.slots["precision_from"] = "ollama"
     w.slots["mixed_precision"] = bool(_MIXED.search(s))
     s = _NOT_WORKLOAD.sub(lambda m: " " * len(m.group(0)), s)  # "暂时不考虑训练": the job set aside is not asked
     if _WORKLOADS["pretrain"].search(s):

@@ -37,7 +37,7 @@ _VENDOR_WORDS = (
     ("hygon", _C(r"海光|hygon|\bdcu\b")),
     ("metax", _C(r"沐曦|metax")),
     ("biren", _C(r"壁仞|biren")),
-    ("amd", _C(r"\bamd\b|rocm|\bmi\d{3}")),
+    ("amd", _C(r"\bamd\b|rocm|\bmi\d{2,3}")),
     ("nvidia", _C(r"nvidia|英伟达|\bcuda\b|n卡")),
 )
 
@@ -109,3 +109,29 @@ def card_memory(w: Work) -> None:
             w.slots["gpus"].append(gpu)
             w.slots["gpu_from_memory"] = {"memory_gib": reported, "gpu": gpu}
             w.note("gpu_memory", *m.span())
+
+
+#: a memory size right after a card's name: "昇腾910 32G", "Z9000（48GB）", "MI50=32G"
+_MEMORY_RIGHT_AFTER = _C(r"\s*[（(\-=:：]?\s*(\d{1,3})\s*(?:g|gb|gib)(?![a-z\d])")
+
+
+def named_memory(w: Work) -> None:
+    """A card the catalog lacks, named with its memory ("昇腾910 32G 8卡"): the memory is the user's, so the answer is
+    computed on the catalog card with that memory (the vendor the name or the words point at first) and says so,
+    rather than asking for a memory already given."""
+    if w.slots["gpus"] or w.slots.get("gpu_from_memory"):
+        return
+    for slot, start, end in list(w.spans):
+        if slot != "unknown_gpus" or not (m := _MEMORY_RIGHT_AFTER.match(w.t, end)):
+            continue
+        name, memory = w.span(start, end), float(m.group(1))
+        if name not in w.slots["unknown_gpus"] or not (
+            gpu := card_by_memory(memory_gb=memory, vendor=vendor_named(name) or vendor_named(w.src))
+        ):
+            continue
+        w.slots["unknown_gpus"].remove(name)
+        w.slots["gpus"].append(gpu)
+        w.slots["gpu_from_memory"] = {"memory_gb": memory, "gpu": gpu, "named": name}
+        w.note("gpu_memory", *m.span(1))
+        w.mask(m.start(1), m.end(), GPU_MARK)
+        return

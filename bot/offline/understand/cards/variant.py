@@ -30,6 +30,16 @@ def unlisted_variant(text: str, end: int, card: GpuSpec) -> tuple[int, float | N
     return None
 
 
+#: a model number that is a host part, not a card: "INTEL C621服务器主板", "Xeon 6133", "X570 motherboard"
+_HOST_PART_AFTER = C(r"\s*(?:服务器|server\s*)?(?:主板|芯片组|motherboard|mainboard|chipset|处理器|cpu\b)")
+_HOST_PART_BEFORE = C(r"(?:intel|xeon|至强|金牌|银牌|epyc|ryzen|酷睿|core\s*i\d|主板|cpu)[^\n\d]{0,4}$")
+
+
+def host_part(text: str, start: int, end: int) -> bool:
+    """The model number at `text[start:end]` names a motherboard's chipset or a CPU (the words around it say so)."""
+    return bool(_HOST_PART_AFTER.match(text, end) or _HOST_PART_BEFORE.search(text, max(0, start - 12), start))
+
+
 #: a card named by its family alone ("A100", "nvidia h100", "910B"): the catalog's default variant of that family
 _BARE = C(r"(?:nvidia\s+|huawei\s+|ascend\s+)?([a-z]{0,2}\d{2,4}[a-z]?)")
 

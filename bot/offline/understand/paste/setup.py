@@ -178,6 +178,8 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if paste.framework in _LOCAL or framework is None:
         if m := _GGUF.search(" ".join(str(v) for v in (written or "", request.text or ""))):
             s.setdefault("precision", "int4" if int(m.group(1)) <= 5 else "int8")
+        if p.precision_from and "precision" not in s:  # "ollama run llama3.1:70b": the runtime's default build
+            s["precision"] = p.precision
     serving = framework in ("vllm", "sglang", "tgi", "lmdeploy") or ev.get("error_kind") in (
         "kv_too_small",
         "heads_not_divisible",

@@ -249,6 +249,8 @@ def place_listed(w: Any, listed: list[tuple[str, str]]) -> None:
 #: sizes listed with the unit on the last one only ("llama7/13/70b", "Qwen2.5 的 7、14、72B"): each is a size asked
 _LISTED = C(r"(?<![\d.])\d+(?:\.\d+)?(?:\s*[/、，,]\s*\d+(?:\.\d+)?)+\s*b\b")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+#: a number given as a setting's value ("max_words = 512", "batch: 8")
+_SETTING = re.compile(r"[a-z_]\s*[=:：]\s*$", re.IGNORECASE)
 
 
 def listed_sizes(w: Any, mark: str) -> list[tuple[str, str]]:
@@ -262,8 +264,8 @@ def listed_sizes(w: Any, mark: str) -> list[tuple[str, str]]:
         for n in numbers[:-1]:
             start, end = m.start() + n.start(), m.start() + n.end()
             value = float(n.group(0))
-            if (start and w.t[start - 1].isalpha()) or not 0.1 <= value <= 2000:
-                continue
+            if (start and w.t[start - 1].isalpha()) or not 0.1 <= value <= 2000 or _SETTING.search(w.t, 0, start):
+                continue  # "max_words = 512, 7B": a setting's value, not a size of the list
             out.append((f"{plain(value)}B", last))
             w.note("models", start, end)
             w.mask(start, end, mark)
