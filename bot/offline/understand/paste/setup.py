@@ -56,6 +56,10 @@ _GENERATES = re.compile(
     r"\.generate\(|\.from_quantized\(|TextGenerationPipeline|pipeline\(\s*[\"'](?:text-generation|text2text-generation)",
     re.I,
 )
+#: words of a training run: an OOM while the weights load says nothing of training without them
+_TRAINING = re.compile(
+    r"(?<!pre)train|fine-?tun|微调|训练|\bsft\b|lora|deepspeed|fsdp|accelerator\.prepare|backward|optimi[sz]er", re.I
+)
 _TRAINER_SERVES = re.compile(r"llamafactory-cli\s+(?:api|chat|webchat)(?![a-z])", re.IGNORECASE)
 #: a quantised checkpoint's format named as a precision mention ("部署 7b-awq 模型"): the weights that ran
 _CHECKPOINT_FORMAT = re.compile(r"^(?:awq|gptq(?:[-_]int[48])?|w4a16|w8a8)$", re.IGNORECASE | re.MULTILINE)
@@ -164,6 +168,9 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if gpu and not ev.get("smi_gpu") and ev.get("capacity_gib") and _disagrees(gpu, ev["capacity_gib"]):
         gpu = None  # the log's "total capacity" is what ran: a card read from the question's words that holds
         # a different amount ("我有40G显存" over four 10 GB cards) is not that card
+    # no card named, only the log's "total capacity": the catalog card of that size stands in for it
+    stand_in = bool(gpu and ev.get("capacity_gib") and not ev.get("smi_gpu"))
+    stand_in = stand_in and not any(m.role == "gpu" for m in request.mentions)
     if gpu:
         args["gpu"] = gpu
     quant = s.pop("method_quant", None)
@@ -219,11 +226,21 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     elif (not framework or framework in _GENERAL) and ev.get("symptom") == "uneven_growth" and not p.method:
         args["workload"] = "infer"  # one card fills under a layer split, nothing said of training: generation
     elif (
+        (not framework or framework in _GENERAL)
+        and ev.get("error_kind") == "load_oom"
+        and not p.method
+        and args.get("zero_stage") is None
+        and not _TRAINING.search(request.text)
+    ):
+        args["workload"] = "infer"  # out of memory while the weights load, nothing said of training: a load to run it
+    elif (
         not framework
         and ev.get("symptom") != "concurrency"
         and (p.method or args.get("zero_stage") is not None or ev.get("error_kind") in ("oom", "load_oom"))
     ):
         args["workload"] = "train"  # an OOM report without an engine is a training question, as the planner reads it
+    if stand_in and args.get("workload") == "infer":  # loading or generating, the capacity sizes the weights; the
+        args.pop("gpu", None)  # stand-in would lend its generation's features (no bf16 on a V100) to an unnamed card
     if not serving and p.method and "method" not in args:
         args["method"] = p.method
     if "zero_stage" not in args and p.zero_stage is not None:

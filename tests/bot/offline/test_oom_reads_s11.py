@@ -1,0 +1,49 @@
+"""What a pasted OOM or start-up error says about the run, read before any cause is ranked (issue 24):
+vLLM's own bf16 check names the engine (its fix is vLLM's `--dtype half`), an OOM while the checkpoint loads
+with nothing said of training is a load to run the model (the weights first), and a card nobody named, only
+the log's capacity, lends no generation's features to the diagnosis."""
+
+T4_BF16 = (
+    "Bfloat16 is only supported on GPUs with compute capability of at least 8.0\nI'm getting this error:\n\n"
+    "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has "
+    "compute capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: "
+    "--dtype=half.\n\nIs there a way to pass the set the dtype parameter?"
+)
+LOADING = (
+    "Met error of CUDA out of memory. How to split the model into multiple GPUs?\nWhen loading the checkpoint, it "
+    "comes out:\n`torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 50.00 MiB (GPU 0; 15.90 GiB "
+    "total capacity; 15.30 GiB already allocated; 31.81 MiB free; 15.30 GiB reserved in total by PyTorch)`"
+)
+OTHER = (
+    "RuntimeError: CUDA out of memory\n> RuntimeError: CUDA out of memory. Tried to allocate 60.00 MiB (GPU 0; "
+    "11.17 GiB total capacity; 505.96 MiB already allocated; 12.50 MiB free; 530.00 MiB reserved in total by "
+    "PyTorch)\nPyTorch version: 1.5.1"
+)
+
+
+def _diagnose(trace):
+    return next(c for c in trace.tool_calls if c.tool == "diagnose")
+
+
+def test_vllms_bf16_check_names_the_engine_and_its_flag(advisor):
+    # gh-vllm-docker-37 (a T4 in a vLLM container; the message is vLLM's own)
+    t = advisor.ask(T4_BF16)
+    call = _diagnose(t)
+    assert call.input["framework"] == "vllm"
+    assert call.output["causes"][0]["cause"] == "precision_unsupported"
+    assert "--dtype=half" in t.answer and "fp16=true" not in t.answer
+
+
+def test_an_oom_while_loading_is_a_load_and_the_weights_come_first(advisor):
+    # openchat-16 (diagnose corpus): 13B on a 16 GB card, OOM while the checkpoint loads
+    call = _diagnose(advisor.ask(LOADING))
+    assert call.input["error_kind"] == "load_oom" and call.input["workload"] == "infer"
+    assert "gpu" not in call.input  # only the capacity was given: no V100 stands in for it
+    top2 = [c["cause"] for c in call.output["causes"][:2]]
+    assert "weights_exceed_memory" in top2 and "precision_unsupported" not in top2
+
+
+def test_memory_held_elsewhere_leads_with_its_figure(advisor):
+    t = advisor.ask(OTHER)
+    assert _diagnose(t).output["causes"][0]["cause"] == "other_process_memory"
+    assert "10.64 GiB held outside this process" in t.answer and "nvidia-smi" in t.answer
