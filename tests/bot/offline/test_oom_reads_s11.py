@@ -47,3 +47,27 @@ def test_memory_held_elsewhere_leads_with_its_figure(advisor):
     t = advisor.ask(OTHER)
     assert _diagnose(t).output["causes"][0]["cause"] == "other_process_memory"
     assert "10.64 GiB held outside this process" in t.answer and "nvidia-smi" in t.answer
+
+
+TRAINER_OOM = (
+    "提供的base微调16G显存 out of memory.请问需要多大的显存\n"
+    "python3 finetune.py --train_format input-output --train_file train_data.jsonl --lora_rank 8 --lora_alpha 32 "
+    "--max_seq_length 256 --model_name_or_path /home/u/chatglm3-6b --output_dir output_test/ "
+    "--per_device_train_batch_size 1 --gradient_accumulation_steps 1 --max_steps 500\n"
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.74 GiB total capacity; "
+    "14.89 GiB already allocated; 18.56 MiB free; 15.10 GiB reserved in total by PyTorch)"
+)
+
+
+def test_a_trainer_script_without_checkpointing_runs_the_trainers_default_off(advisor):
+    # gh-chatglm3-567: the Hugging Face Trainer's flags, no word of checkpointing: TrainingArguments' default (off)
+    call = _diagnose(advisor.ask(TRAINER_OOM))
+    assert call.input["grad_checkpointing"] is False
+    acts = next(c for c in call.output["causes"] if c["cause"] == "activations_too_large")
+    assert acts["fix"]["flag"] == "gradient_checkpointing" and acts["fix"]["value"] is True
+
+
+def test_llamafactory_keys_keep_its_own_default_on(advisor):
+    # LLaMA-Factory turns checkpointing on by itself: its keys beside the Trainer's flags leave the default alone
+    lf = TRAINER_OOM.replace("--train_format input-output", "--stage sft --finetuning_type lora --cutoff_len 256")
+    assert "grad_checkpointing" not in _diagnose(advisor.ask(lf)).input

@@ -12,6 +12,7 @@ from bot.offline.understand.request.model import Request
 from tools.catalog.architecture import param_count
 from tools.catalog.lookup import get_gpu, get_model
 from tools.diagnose.dtype import fp32_weights
+from tools.diagnose.facts import fact
 from tools.errors import AdvisorError
 from tools.memory.capacity import capacity_bytes
 from tools.schemas.diagnose import DiagnoseInput
@@ -60,6 +61,10 @@ _GENERATES = re.compile(
 _TRAINING = re.compile(
     r"(?<!pre)train|fine-?tun|微调|训练|\bsft\b|lora|deepspeed|fsdp|accelerator\.prepare|backward|optimi[sz]er", re.I
 )
+#: the Hugging Face Trainer's own flags: the script runs TrainingArguments, with its defaults
+_HF_TRAINER = re.compile(r"--(?:per_device_train_batch_size|gradient_accumulation_steps)\b", re.I)
+#: LLaMA-Factory's own keys: it turns checkpointing on by itself (frameworks.yaml llamafactory.gradient_checkpointing)
+_LLAMAFACTORY_KEYS = re.compile(r"--(?:finetuning_type|cutoff_len|template|stage)\b", re.I)
 _TRAINER_SERVES = re.compile(r"llamafactory-cli\s+(?:api|chat|webchat)(?![a-z])", re.IGNORECASE)
 #: a quantised checkpoint's format named as a precision mention ("部署 7b-awq 模型"): the weights that ran
 _CHECKPOINT_FORMAT = re.compile(r"^(?:awq|gptq(?:[-_]int[48])?|w4a16|w8a8)$", re.IGNORECASE | re.MULTILINE)
@@ -241,6 +246,15 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         args["workload"] = "train"  # an OOM report without an engine is a training question, as the planner reads it
     if stand_in and args.get("workload") == "infer":  # loading or generating, the capacity sizes the weights; the
         args.pop("gpu", None)  # stand-in would lend its generation's features (no bf16 on a V100) to an unnamed card
+    if (
+        (args.get("workload") == "train" or (p.method and not serving and args.get("workload") != "infer"))
+        and "grad_checkpointing" not in args
+        and framework in _GENERAL
+        and _HF_TRAINER.search(request.text)
+        and not _LLAMAFACTORY_KEYS.search(request.text)
+        and "checkpointing" not in request.text.lower()
+    ):  # the Trainer's flags and no word of checkpointing: TrainingArguments' default (off) is what ran
+        args["grad_checkpointing"] = fact("transformers", "trainer_gradient_checkpointing")["value"]
     if not serving and p.method and "method" not in args:
         args["method"] = p.method
     if "zero_stage" not in args and p.zero_stage is not None:
