@@ -71,3 +71,22 @@ def test_llamafactory_keys_keep_its_own_default_on(advisor):
     # LLaMA-Factory turns checkpointing on by itself: its keys beside the Trainer's flags leave the default alone
     lf = TRAINER_OOM.replace("--train_format input-output", "--stage sft --finetuning_type lora --cutoff_len 256")
     assert "grad_checkpointing" not in _diagnose(advisor.ask(lf)).input
+
+
+FP32_LOAD = (
+    "RTX 4090 24GB, why does this OOM?\n"
+    "model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-7B-Instruct', device_map='cuda')\n"
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 130.00 MiB (GPU 0; 23.65 GiB total capacity; "
+    "22.95 GiB already allocated; 110.06 MiB free; 22.99 GiB reserved in total by PyTorch)"
+)
+
+
+def test_from_pretrained_without_a_dtype_is_read_as_fp32_and_the_fix_is_torch_dtype(advisor):
+    t = advisor.ask(FP32_LOAD)
+    call = _diagnose(t)
+    assert call.input["precision"] == "fp32" and call.input["workload"] == "infer"
+    top = call.output["causes"][0]
+    assert top["cause"] == "weights_exceed_memory" and top["fix"]["flag"] == "torch_dtype"
+    assert "torch_dtype=torch.float16" in t.answer
+    said = FP32_LOAD.replace("device_map='cuda')", "device_map='cuda', torch_dtype=torch.bfloat16)")
+    assert _diagnose(advisor.ask(said)).input.get("precision") != "fp32"

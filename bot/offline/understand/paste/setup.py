@@ -61,6 +61,13 @@ _GENERATES = re.compile(
 _TRAINING = re.compile(
     r"(?<!pre)train|fine-?tun|微调|训练|\bsft\b|lora|deepspeed|fsdp|accelerator\.prepare|backward|optimi[sz]er", re.I
 )
+#: a load by hand, and what says its dtype (or a quantised load) beside it
+_FROM_PRETRAINED = re.compile(r"\.from_pretrained\(", re.I)
+_DTYPE_SAID = re.compile(
+    r"torch_dtype|\bdtype\s*=|\.half\(\)|\.bfloat16\(\)|\.to\(\s*torch\.(?:b?float16|half)|load_in_[48]bit|"
+    r"quantization_config|from_quantized|gptq|awq|gguf|bnb",
+    re.I,
+)
 #: the Hugging Face Trainer's own flags: the script runs TrainingArguments, with its defaults
 _HF_TRAINER = re.compile(r"--(?:per_device_train_batch_size|gradient_accumulation_steps)\b", re.I)
 #: LLaMA-Factory's own keys: it turns checkpointing on by itself (frameworks.yaml llamafactory.gradient_checkpointing)
@@ -255,6 +262,11 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
         and "checkpointing" not in request.text.lower()
     ):  # the Trainer's flags and no word of checkpointing: TrainingArguments' default (off) is what ran
         args["grad_checkpointing"] = fact("transformers", "trainer_gradient_checkpointing")["value"]
+    by_hand = framework in _GENERAL and _FROM_PRETRAINED.search(request.text)
+    if by_hand and "workload" not in args and not p.method and not _TRAINING.search(request.text):
+        args["workload"] = "infer"  # a load by hand with nothing said of training: a load to run the model
+    if by_hand and args.get("workload") == "infer" and "precision" not in args and not _DTYPE_SAID.search(request.text):
+        args["precision"] = "fp32"  # no dtype: transformers 4.x loads fp32 (frameworks.yaml from_pretrained_dtype)
     if not serving and p.method and "method" not in args:
         args["method"] = p.method
     if "zero_stage" not in args and p.zero_stage is not None:
