@@ -45,8 +45,12 @@ def log_causes(s: Setup) -> list[Candidate]:
         # the other process is why only if its memory, freed, would have covered the request (a 128 GiB request on
         # a 32 GiB card fails whoever else is there)
         covers = x is None or x <= other + (i.free_gib or 0) * GiB
+        # read from the older message on a multi-GPU job, what this rank's allocator does not hold may be the job's
+        # other ranks on this card (each touching GPU 0): a cause to check, not the one that leads
+        ranks = i.process_gib is None and i.other_process_gib is None and i.n_gpus > 1
+        named = covers and not ranks
         out.append(Candidate("other_process_memory", arith, "CUDA_VISIBLE_DEVICES", "a GPU with nothing else on it",
-                             named=covers, prior=0.7 if covers else 0.1, figure=other))  # fmt: skip
+                             named=named, prior=0.7 if named else 0.3 if covers else 0.1, figure=other))  # fmt: skip
     out += host_causes(s)
     if i.error_kind in ("nccl_timeout", "nccl_error"):
         consumer = s.gpu is not None and s.gpu.segment == "consumer"

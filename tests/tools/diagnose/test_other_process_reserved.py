@@ -35,3 +35,12 @@ def test_a_request_larger_than_the_other_processes_memory_is_not_theirs():
                   allocated_gib=9.33, reserved_gib=9.34)  # fmt: skip
     other = [c for c in out if c.cause == "other_process_memory"]
     assert out[0].cause != "other_process_memory" and not any(c.leads for c in other)
+
+
+def test_on_a_multi_gpu_job_memory_outside_the_rank_is_checked_not_led_with():
+    # gh-yi-249: 8 ranks, GPU 0 has 9.29 GiB reserved and 0.04 GiB free of 44.32: the job's other ranks may hold it
+    out = _causes(model="Yi-34B", gpu="L40", n_gpus=8, framework="deepspeed", zero_stage=2, method="lora",
+                  error_kind="oom", failed_alloc_gib=0.0957, capacity_gib=44.32, free_gib=0.04, allocated_gib=9.29,
+                  reserved_gib=9.29)  # fmt: skip
+    other = next(c for c in out if c.cause == "other_process_memory")
+    assert out[0].cause != "other_process_memory" and not other.leads and "34.99 GiB" in other.arithmetic
