@@ -121,7 +121,7 @@ def _out(c: Candidate, s: Setup) -> CauseOut:
 
 def _candidates(s: Setup) -> tuple[list[Candidate], dict[str, Any]]:
     out = evidence.log_causes(s) + named.named_causes(s) + split.split_causes(s) + zero3.zero3_causes(s)
-    out += dtype.dtype_causes(s) + slow.hf_generate_causes(s)
+    out += dtype.dtype_causes(s) + dtype.default_fp32_causes(s) + slow.hf_generate_causes(s)
     est: dict[str, Any] = {}
     layers_split = split.applies(s)  # one process over the GPUs: no engine's pool or head rule, and it loaded
     if s.model is not None:

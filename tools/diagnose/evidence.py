@@ -14,6 +14,12 @@ from tools.units import GiB
 LARGE_UNALLOCATED = 0.05
 #: memory held outside this process that counts as "another process" (the CUDA context alone is less)
 OTHER_PROCESS_MIN = 1.0 * GiB
+#: the older message ("… free; … reserved in total by PyTorch", no "this process has") leaves this process's own
+#: memory outside PyTorch's allocator (CUDA context, cuBLAS workspaces, NCCL buffers: up to ~2.5 GiB on the
+#: multi-GPU A100 runs of the corpus) inside "capacity − free − reserved"; only more than this share of the card,
+#: and at least `OTHER_PROCESS_RESERVED_MIN`, is another process's
+OTHER_PROCESS_SHARE = 0.10
+OTHER_PROCESS_RESERVED_MIN = 3.0 * GiB
 #: a vocabulary this large makes the fp32 logits one of the largest single tensors of a training step
 LARGE_VOCAB = 100_000
 
@@ -32,13 +38,19 @@ def log_causes(s: Setup) -> list[Candidate]:
                              after=lambda: {"tool": "diagnose", "change": "expandable_segments:True",
                                             "reclaimable_gib": round(loose / GiB, 2),
                                             "covers_request": enough}))  # fmt: skip
-    other = _other_process(s)
+    other, own = _other_process(s)
     if other is not None and other >= OTHER_PROCESS_MIN:
         cap = s.capacity or 0
-        own = i.process_gib * GiB if i.process_gib is not None else 0
         arith = say("other_process", fig=gib(other), cap=gib(cap), free=f"{i.free_gib or 0:.2f}", own=gib(own))
+        # the other process is why only if its memory, freed, would have covered the request (a 128 GiB request on
+        # a 32 GiB card fails whoever else is there)
+        covers = x is None or x <= other + (i.free_gib or 0) * GiB
+        # read from the older message on a multi-GPU job, what this rank's allocator does not hold may be the job's
+        # other ranks on this card (each touching GPU 0): a cause to check, not the one that leads
+        ranks = i.process_gib is None and i.other_process_gib is None and i.n_gpus > 1
+        named = covers and not ranks
         out.append(Candidate("other_process_memory", arith, "CUDA_VISIBLE_DEVICES", "a GPU with nothing else on it",
-                             named=True, prior=0.7, figure=other))  # fmt: skip
+                             named=named, prior=0.7 if named else 0.3 if covers else 0.1, figure=other))  # fmt: skip
     out += host_causes(s)
     if i.error_kind in ("nccl_timeout", "nccl_error"):
         consumer = s.gpu is not None and s.gpu.segment == "consumer"
@@ -158,13 +170,22 @@ def _weights_alone(s: Setup) -> list[Candidate]:
     return [Candidate("weights_exceed_memory", arith, "load_in_4bit", True, named=True, prior=0.8)]
 
 
-def _other_process(s: Setup) -> float | None:
+def _other_process(s: Setup) -> tuple[float | None, float]:
+    """Memory on the card that this process does not hold, and what this process holds: as the log says it
+    ("this process has …"), or, from the older message, what PyTorch reserved (then only a share of the card
+    this process's own context cannot account for counts: `OTHER_PROCESS_SHARE`)."""
     i = s.inp
+    own = i.process_gib * GiB if i.process_gib is not None else 0.0
     if i.other_process_gib is not None:
-        return i.other_process_gib * GiB
+        return i.other_process_gib * GiB, own
     if s.capacity and i.free_gib is not None and i.process_gib is not None:
-        return s.capacity - i.free_gib * GiB - i.process_gib * GiB
-    return None
+        return s.capacity - i.free_gib * GiB - own, own
+    if s.capacity and i.free_gib is not None and i.reserved_gib is not None:
+        reserved = i.reserved_gib * GiB
+        outside = s.capacity - i.free_gib * GiB - reserved
+        if outside >= max(OTHER_PROCESS_RESERVED_MIN, OTHER_PROCESS_SHARE * s.capacity):
+            return outside, reserved
+    return None, own
 
 
 def precision_causes(s: Setup) -> list[Candidate]:

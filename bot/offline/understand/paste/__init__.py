@@ -236,7 +236,8 @@ _ENGINE_MARKS = (
     ("vllm", re.compile(
         r"^\(?(?:INFO|WARNING|ERROR|DEBUG)\)? \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w./-]+\.py:\d+\]|\bEngineCore\b|\bVllmWorker\b|"
         r"must be divisible by tensor parallel size|that can be stored in kv cache|no available memory for the cache blocks|"
-        r"--gpu-memory-utilization|--max-model-len|--tensor-parallel-size", re.I | re.M)),
+        r"--gpu-memory-utilization|--max-model-len|--tensor-parallel-size|"
+        r"setting the\s*`?dtype`? flag in CLI", re.I | re.M)),  # its bf16 check (frameworks.yaml vllm.bf16_check)
     ("sglang", re.compile(r"--mem-fraction-static|mem_fraction_static|--max-prefill-tokens|\bsglang\.launch_server", re.I)),
     ("tgi", re.compile(r"--max-batch-total-tokens|--max-batch-prefill-tokens|text-generation-launcher", re.I)),
     ("lmdeploy", re.compile(r"cache_max_entry_count|--cache-max-entry-count|\bturbomind\b", re.I)),

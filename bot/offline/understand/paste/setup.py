@@ -12,6 +12,7 @@ from bot.offline.understand.request.model import Request
 from tools.catalog.architecture import param_count
 from tools.catalog.lookup import get_gpu, get_model
 from tools.diagnose.dtype import fp32_weights
+from tools.diagnose.facts import fact
 from tools.errors import AdvisorError
 from tools.memory.capacity import capacity_bytes
 from tools.schemas.diagnose import DiagnoseInput
@@ -59,6 +60,21 @@ _GENERATES = re.compile(
     r"\.generate\(|\.from_quantized\(|TextGenerationPipeline|pipeline\(\s*[\"'](?:text-generation|text2text-generation)",
     re.I,
 )
+#: words of a training run: an OOM while the weights load says nothing of training without them
+_TRAINING = re.compile(
+    r"(?<!pre)train|fine-?tun|微调|训练|\bsft\b|lora|deepspeed|fsdp|accelerator\.prepare|backward|optimi[sz]er", re.I
+)
+#: a load by hand, and what says its dtype (or a quantised load) beside it
+_FROM_PRETRAINED = re.compile(r"\.from_pretrained\(", re.I)
+_DTYPE_SAID = re.compile(
+    r"torch_dtype|\bdtype\s*=|\.half\(\)|\.bfloat16\(\)|\.to\(\s*torch\.(?:b?float16|half)|load_in_[48]bit|"
+    r"quantization_config|from_quantized|gptq|awq|gguf|bnb",
+    re.I,
+)
+#: the Hugging Face Trainer's own flags: the script runs TrainingArguments, with its defaults
+_HF_TRAINER = re.compile(r"--(?:per_device_train_batch_size|gradient_accumulation_steps)\b", re.I)
+#: LLaMA-Factory's own keys: it turns checkpointing on by itself (frameworks.yaml llamafactory.gradient_checkpointing)
+_LLAMAFACTORY_KEYS = re.compile(r"--(?:finetuning_type|cutoff_len|template|stage)\b", re.I)
 _TRAINER_SERVES = re.compile(r"llamafactory-cli\s+(?:api|chat|webchat)(?![a-z])", re.IGNORECASE)
 #: a quantised checkpoint's format named as a precision mention ("部署 7b-awq 模型"): the weights that ran
 _CHECKPOINT_FORMAT = re.compile(r"^(?:awq|gptq(?:[-_]int[48])?|w4a16|w8a8)$", re.IGNORECASE | re.MULTILINE)
@@ -167,6 +183,9 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if gpu and not ev.get("smi_gpu") and ev.get("capacity_gib") and _disagrees(gpu, ev["capacity_gib"]):
         gpu = None  # the log's "total capacity" is what ran: a card read from the question's words that holds
         # a different amount ("我有40G显存" over four 10 GB cards) is not that card
+    # no card named, only the log's "total capacity": the catalog card of that size stands in for it
+    stand_in = bool(gpu and ev.get("capacity_gib") and not ev.get("smi_gpu"))
+    stand_in = stand_in and not any(m.role == "gpu" for m in request.mentions)
     if gpu:
         args["gpu"] = gpu
     quant = s.pop("method_quant", None)
@@ -224,11 +243,35 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     elif (not framework or framework in _GENERAL) and ev.get("symptom") == "uneven_growth" and not p.method:
         args["workload"] = "infer"  # one card fills under a layer split, nothing said of training: generation
     elif (
+        (not framework or framework in _GENERAL)
+        and ev.get("error_kind") == "load_oom"
+        and not p.method
+        and args.get("zero_stage") is None
+        and not _TRAINING.search(request.text)
+    ):
+        args["workload"] = "infer"  # out of memory while the weights load, nothing said of training: a load to run it
+    elif (
         not framework
         and ev.get("symptom") != "concurrency"
         and (p.method or args.get("zero_stage") is not None or ev.get("error_kind") in ("oom", "load_oom"))
     ):
         args["workload"] = "train"  # an OOM report without an engine is a training question, as the planner reads it
+    if stand_in and args.get("workload") == "infer":  # loading or generating, the capacity sizes the weights; the
+        args.pop("gpu", None)  # stand-in would lend its generation's features (no bf16 on a V100) to an unnamed card
+    if (
+        (args.get("workload") == "train" or (p.method and not serving and args.get("workload") != "infer"))
+        and "grad_checkpointing" not in args
+        and framework in _GENERAL
+        and _HF_TRAINER.search(request.text)
+        and not _LLAMAFACTORY_KEYS.search(request.text)
+        and "checkpointing" not in request.text.lower()
+    ):  # the Trainer's flags and no word of checkpointing: TrainingArguments' default (off) is what ran
+        args["grad_checkpointing"] = fact("transformers", "trainer_gradient_checkpointing")["value"]
+    by_hand = framework in _GENERAL and _FROM_PRETRAINED.search(request.text)
+    if by_hand and "workload" not in args and not p.method and not _TRAINING.search(request.text):
+        args["workload"] = "infer"  # a load by hand with nothing said of training: a load to run the model
+    if by_hand and args.get("workload") == "infer" and "precision" not in args and not _DTYPE_SAID.search(request.text):
+        args["precision"] = "fp32"  # no dtype: transformers 4.x loads fp32 (frameworks.yaml from_pretrained_dtype)
     if not serving and p.method and "method" not in args:
         args["method"] = p.method
     if "zero_stage" not in args and p.zero_stage is not None:
