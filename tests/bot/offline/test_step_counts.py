@@ -42,3 +42,10 @@ def test_a_count_that_agrees_is_said_to_agree(advisor, caplog):
 def test_a_rate_of_steps_beside_a_question_of_time_is_not_this_answer():
     assert run_counts(row("gh-flymyai-36")) in (None, {"samples": 50, "stated_steps": 3000.0})
     assert run_counts("50 images, 1 steps per minute, 16 hours: is that normal?") is None
+
+
+def test_a_gpu_hours_sum_is_redone_on_the_askers_figures(advisor, caplog):
+    (t,) = ask(advisor, caplog, "8 卡 A800 跑了 24 小时，算下来是 192 卡时，这样算对吗？")
+    assert t.answer.startswith("**算得对：**") and "8 张卡 × 24 小时 = 192 卡时" in t.answer
+    (t,) = ask(advisor, caplog, "I ran 16 H100 for 3 days, that is 1000 GPU-hours, is my math right?")
+    assert "does not add up" in t.answer and "1,152 GPU-hours" in t.answer

@@ -1,4 +1,4 @@
-"""A step or epoch count the asker saw, explained on their own figures ("29450条，batch_size=1，为什么一个epoch约1800
+"""A step or epoch count (or a GPU-hours sum) the asker saw, explained on their own figures ("29450条，batch_size=1，为什么一个epoch约1800
 steps?", "global batch 1*4*7=28 … but the log gives 2007", "200 epoch, gradient accumulation = 6 … 1200 epochs?"):
 their arithmetic redone (`diagnose`'s `steps`: global batch = micro-batch × accumulation × GPUs, steps = samples ×
 epochs ÷ global batch), then where the count they saw agrees or not: the setting the gap equals and why a trainer
@@ -27,9 +27,11 @@ def _n(value: float) -> str:
 
 def plan(text: str, request: Request, run: Any, lang: str) -> PlanResult | None:
     """The whole answer for a count seen asked about and nothing else a calculator answers; else None."""
-    counts = run_counts(text)
-    if counts is None or "knowledge" not in request.asks or not set(request.cued) <= OWN_ASKS:
+    if "knowledge" not in request.asks or not set(request.cued) <= OWN_ASKS:
         return None  # a count said beside a question of time or memory is that question's figure
+    counts = run_counts(text)
+    if counts is None:
+        return _card_hours(request, run, lang)
     if (own := _own_reckoning(text, counts)) is not None:
         counts = {**counts, "expected_steps": own}
     try:
@@ -74,6 +76,35 @@ def _own_reckoning(text: str, counts: dict[str, Any]) -> float | None:
     given = {float(v) for v in counts.values()}
     found = [v for m in _RECKONED.finditer(text) if (v := float(m.group(1).replace(",", ""))) not in given]
     return found[-1] if found else None  # the last: "1*4*7=28 … 8031*1/28≈286.82" ends on the steps
+
+
+def _card_hours(request: Request, run: Any, lang: str) -> PlanResult | None:
+    """ "8 卡跑了 24 小时，算下来 192 卡时，对吗？": GPUs × hours redone (run_cost on the card named), set against the
+    GPU-hours the asker wrote (the bill is not asked: a price would need its own caveats)."""
+    said = {}
+    for m in request.mentions:
+        said.setdefault(m.role, m.value)
+    gpus, hours, stated = said.get("gpus_total"), said.get("wall_clock"), said.get("gpu_hours")
+    if not (request.parsed.gpus and gpus and hours and stated):
+        return None
+    try:
+        c = run("run_cost", {"gpu": request.parsed.gpus[0], "hours": float(hours), "n_gpus": int(gpus)})
+    except AdvisorError:
+        return None
+    agrees = abs(c["gpu_hours"] / float(stated) - 1) <= AGREE
+    line = say(
+        "card_hours_agree" if agrees else "card_hours_differ",
+        lang,
+        n=_n(gpus),
+        hours=_n(hours),
+        total=_n(c["gpu_hours"]),
+        stated=_n(stated),
+    )
+    return PlanResult(answer=line, language=lang, tool_calls=run.calls, citations=run.citations, follow_ups=[])
+
+
+#: a figure that agrees with the one redone: within this share
+AGREE = 0.05
 
 
 def _verdict(o: dict[str, Any], lang: str) -> str:
