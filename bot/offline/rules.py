@@ -18,7 +18,7 @@ from bot.core.language import detect_language
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers, diagnosis, network, proposal, support
 from bot.offline.compose.evidence import host_ram
-from bot.offline.compose.measured import gap
+from bot.offline.compose.measured import gap, steps
 from bot.offline.compose.measured import memory as stated_memory
 from bot.offline.compose.sizes import holds, host, longest, method, scaling, together, tradeoff
 from bot.offline.compose.sizes import verdicts as asked_verdicts
@@ -66,6 +66,8 @@ class RulesPlanner:
         lang = ctx.language or request.parsed.language
         if proposal.asked(text):  # "生成方案": the proposal of what the conversation planned, as files
             return proposal.plan(ctx.state, run, lang)
+        if (counted := steps.plan(text, request, run, lang)) is not None:  # "为什么一个 epoch 1800 步": redone
+            return counted
         lead, below = None, ""
         if (paste := diagnosis.pasted(text, request)) is not None:  # a log, command or config: why it broke
             with run.survey():  # its what-if fits explain the evidence; the servers block sizes the estimate's job

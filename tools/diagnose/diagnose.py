@@ -15,6 +15,7 @@ from tools.diagnose.context import ENGINES, LOCAL, SERVING, Candidate, Setup, fl
 from tools.diagnose.facts import WORDS_ONLY, cause_words, say, words
 from tools.schemas.common import assume
 from tools.schemas.diagnose import CauseOut, DiagnoseInput, DiagnoseOutput, Fix
+from tools.speed import steps
 
 #: a cause's figure within this share of the log's "matches" it
 MATCH_TOLERANCE = 0.10
@@ -187,6 +188,7 @@ def diagnose(inp: DiagnoseInput) -> DiagnoseOutput:
         framework=inp.framework, workload=s.workload, causes=[_out(c, s) for c in ranked], speed=dict(s.speed),
         after_fix={k: v for k, v in after.items() if isinstance(v, str | int | float | bool) or v is None},
         contradicts_estimate=contradicts, estimate=est, unread=unread, assumptions=_assumptions(s),
+        steps=steps.counted(inp),
     )  # fmt: skip
 
 

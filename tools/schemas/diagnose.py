@@ -57,6 +57,11 @@ class DiagnoseInput(ToolInput):
     seq_len: int | None = Field(None, ge=1, le=10_000_000, description="Training tokens per sequence (cutoff_len).")
     micro_batch: int = Field(1, ge=1, le=100_000, description="Sequences per GPU per step.")
     grad_accum: int = Field(1, ge=1, le=100_000, description="Gradient accumulation steps.")
+    samples: int | None = Field(None, ge=1, le=10**12, description="Training samples in the dataset (with the steps).")
+    epochs: float | None = Field(None, gt=0, le=100_000, description="Passes over the dataset (num_train_epochs).")
+    stated_steps: float | None = Field(None, gt=0, le=10**12, description="A step count the log or user states.")
+    stated_epochs: float | None = Field(None, gt=0, le=10**7, description="An epoch count the log or user states.")
+    expected_steps: float | None = Field(None, gt=0, le=10**12, description="The step count the user worked out.")
     grad_checkpointing: bool | None = Field(None, description="Gradient checkpointing; omitted: the trainer's default.")
     max_model_len: int | None = Field(None, ge=1, le=10_000_000, description="vLLM --max-model-len / SGLang context.")
     gpu_memory_utilization: float | None = Field(
@@ -169,6 +174,10 @@ class DiagnoseOutput(ToolOutput):
     #: a measured speed against the estimate for the setup (tools/speed/measured.py): measured_tokens_per_s,
     #: expected_tokens_per_s, ratio_pct, verdict (high, normal, low, very_low), bound; empty when none was measured
     speed: dict[str, str | int | float | None] = {}
+    #: the run's optimizer steps from its samples and batch settings against a count the user saw
+    #: (tools/speed/steps.py): global_batch, steps_per_epoch, total_steps, stated, ratio, agrees, factor, implied_batch;
+    #: empty when no samples were given
+    steps: dict[str, str | int | float | bool | None] = {}
 
     @classmethod
     def _nested(cls):

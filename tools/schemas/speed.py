@@ -297,3 +297,41 @@ class PrecisionSpeedupOutput(ToolOutput):
     speedup: float  # baseline hours / faster hours
     peak_ratio: float | None  # peak TFLOPS of `precision` / peak of `baseline` (dense)
     hours_saved: float
+
+
+class TrainingStepsInput(ToolInput):
+    """How many optimizer steps a training run takes, from its samples and batch settings, and how a step or epoch
+    count the user saw compares with it (which of their settings the gap equals)."""
+
+    samples: int = Field(ge=1, description="Training samples (examples, rows, images) in the dataset.")
+    epochs: float = Field(1, gt=0, le=100_000, description="Passes over the dataset (num_train_epochs).")
+    micro_batch: int = Field(1, ge=1, le=1_000_000, description="Samples per GPU per forward pass.")
+    grad_accum: int = Field(1, ge=1, le=1_000_000, description="Gradient accumulation steps.")
+    n_gpus: int = Field(1, ge=1, le=1_000_000, description="Data-parallel GPUs (processes) training.")
+    stated_steps: float | None = Field(None, gt=0, description="A total step count the user saw, to compare.")
+    stated_epochs: float | None = Field(None, gt=0, description="An epoch count the user saw, to compare.")
+
+
+class StepsFactor(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str  # the setting the gap equals: grad_accum, n_gpus, micro_batch, epochs
+    value: float
+
+
+class TrainingStepsOutput(ToolOutput):
+    samples: int
+    epochs: float
+    micro_batch: int
+    grad_accum: int
+    n_gpus: int
+    global_batch: int  # micro_batch × grad_accum × n_gpus: samples per optimizer step
+    batches_per_epoch: int  # ⌈samples ÷ (micro_batch × n_gpus)⌉: forward passes per GPU per epoch
+    steps_per_epoch: int  # batches_per_epoch ÷ grad_accum, rounded down (at least 1), as the HF Trainer counts
+    total_steps: int  # steps_per_epoch × epochs, rounded up
+    stated_steps: float | None = None
+    stated_epochs: float | None = None
+    agrees: bool | None = None  # the stated figure within 5% of the computed one
+    ratio: float | None = None  # stated ÷ computed
+    factors: list[StepsFactor] = Field(default_factory=list)  # settings the ratio (or its inverse) equals
+    implied_global_batch: float | None = None  # samples × epochs ÷ stated steps: the batch the stated count implies

@@ -15,7 +15,7 @@ from bot.offline.compose import relevance
 from bot.offline.compose.relevance import shared, terms
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, excerpt
-from bot.offline.understand.request.asks import belief_clauses, knowledge_clauses, worded_clauses
+from bot.offline.understand.request.asks import belief_clauses, form_only, knowledge_clauses, worded_clauses
 from tools.errors import AdvisorError
 
 #: content words an answer sentence and a passage sentence must share, and the share of the answer sentence's
@@ -152,7 +152,8 @@ def knowledge_part(asks: list[str], text: str, run: Any, out: Out, at: int, firs
         words = relevance.terms(clause) - (BELIEF_FRAME if clause in beliefs else frozenset())
         topic = words - ASKING_WORDS  # what the part is about, without the words that ask it ("哪里控制", "正常吗")
         need = max(1, min(2, len(topic)))
-        if clause not in explained:  # a how-to: its words are the setup's (model, GPUs, load); a note must hold most
+        # a how-to, or a part found by its form alone ("有文档不"): its words are the setup's; a note must hold most
+        if clause not in explained or (clause not in beliefs and form_only(clause)):
             topic = frozenset(t for t in topic - GENERIC if not _NUMBER.fullmatch(t))
             need = max(3, math.ceil(HOW_TO_SHARE * len(topic)))
         ranked = [

@@ -11,6 +11,7 @@ from bot.offline.understand.paste.logs import FORECAST, told
 from bot.offline.understand.patterns import C
 from bot.offline.understand.question import ParsedQuestion
 from bot.offline.understand.request import verdicts
+from bot.offline.understand.request.forms import CONFIG_FORM, DOUBT_FORM, EXPLAIN_FORM
 
 #: a part of a question asked in words beside figures: how a thing works or what sets it, per card or in total,
 #: why one setting is advised over another, whether it changes the results, whether a model can be split
@@ -32,6 +33,9 @@ KNOWLEDGE_PART = (
     r"(?:guarantees?|keeps?|gives?|preserves?) (?:a |the )?(?:similar|same|comparable) (?:accuracy|results?|quality|loss)|"
     r"(?:精度|效果|结果)(?:会|能)?(?:一样|相同|不变|一致)吗"
 )
+#: … and an explanation asked in so many words, whatever the topic (forms.py): what it means, how it was worked out
+_WORDED_PART = KNOWLEDGE_PART
+KNOWLEDGE_PART = KNOWLEDGE_PART + "|" + EXPLAIN_FORM
 #: a time or speed measured on the asker's own run ("8500min", "6800 min", "5 tokens/s"): its clause is a
 #: diagnosis of that run, not a question a note answers (a memory figure is often the note's subject: "140 GB")
 _MEASURED = C(r"\d+(?:\.\d+)?\s*(?:min|mins|分钟|小时|hours?|秒|tokens?/s|tok/s|t/s|it/s)")
@@ -87,7 +91,7 @@ CUES = {
     r"how (?:can|could|do|should) (?:i|we|one)\b|how to (?:load|run|deploy|serve|fine-?tune|tune|train|set|configure|"
     r"split|shard|use|make|solve|enable|distribute|divide|speed up|reduce|avoid|get)|what should (?:be|i|we|the)\b|"
     r"should (?:i|we) (?:incr\w*|decr\w*|set|change|reduce|adjust|enable|turn)|(?:guidance|examples?|recipes?) (?:on|for)|"
-    r"recommended .{0,24}(?:config\w*|settings?|setup)|what (?:gpu |hardware )?configurations?",
+    r"recommended .{0,24}(?:config\w*|settings?|setup)|what (?:gpu |hardware )?configurations?|" + CONFIG_FORM,
     # host RAM asked beside the GPU's ("需要多少显存空间？还有多少内存需求呢？", "how much RAM is needed to build",
     # "GPU Memory and CPU Memory"): a bare "内存" is often the GPU's, so it is the host's only beside "显存" or named so
     "host_ram": r"(?:主机|cpu|系统|服务器)\s*内存|(?<!显)内存(?:需求|要求|要多少|需要多少|占用(?:是)?多少|多大)(?=.{0,80}显存)|"
@@ -107,6 +111,16 @@ _QUANTITY_WHAT = C(
 )
 _CUES = {ask: C(rx) for ask, rx in CUES.items()}
 _KNOWLEDGE = C(KNOWLEDGE_PART)
+_TOPICAL = C(_WORDED_PART)
+_DOUBT = C(DOUBT_FORM)
+
+
+def form_only(clause: str) -> bool:
+    """Whether a part was found by its sentence form alone (forms.EXPLAIN_FORM: "有文档不", "how is this calculated"),
+    not by words that say what it is about: a note answers it only when it holds most of the part's own words."""
+    return not _TOPICAL.search(clause.lower())
+
+
 #: the classifier's intents, as asks
 INTENT_ASK = {
     "fit": "fits", "weights": "fits", "kv_cache": "fits", "zero_states": "fits", "train_memory": "fits",
@@ -220,6 +234,8 @@ def asks(text: str, p: ParsedQuestion, classifier: bool = True) -> list[str]:
         found.remove("price" if p.intent != "price" else "cost")
     if not classifier:
         return found
+    if _DOUBT.search(low) and "knowledge" not in found:  # a doubt of figures or beliefs: explained after the parts
+        found.append("knowledge")
     lead = INTENT_ASK.get(p.intent)
     out = [lead] if lead and lead not in found and not (quantity and lead == "knowledge") else []
     for ask in [*found, *(INTENT_ASK.get(i) for i in p.intents)]:
