@@ -92,3 +92,25 @@ def test_an_engine_estimate_says_the_length_it_was_made_at(advisor):
     m = re.search(r"按引擎的 max_model_len ([\d,]+)（未设置，取模型的最大长度）", head)
     assert m, head
     assert int(m.group(1).replace(",", "")) > 4096  # the model's full length, not the 4,096 of the estimate below
+
+
+@pytest.mark.parametrize(
+    ("text", "rate"),
+    [
+        ("Pygmalion-13b-4bit: my token generation at around 0.7s/token, which feels extremely slow", 1.429),
+        ("When I load the 33B model it's too slow to generate a token. And per token is about 2.9s", 0.345),
+        ("推理速度这么慢？8*V100 32G，一个step就需要10s+，max_new_token=512", 0.1),
+    ],
+)
+def test_a_time_per_token_is_the_decode_speed(text, rate):
+    assert read_paste(text).evidence["measured_tokens_per_s"] == rate
+
+
+def test_a_training_step_time_is_no_decode_speed():
+    assert "measured_tokens_per_s" not in read_paste("训练时一个step需要10s，8卡 A100 微调 Qwen2.5-7B").evidence
+
+
+def test_text_generation_webui_layers_and_width_are_read():
+    # oobabooga/textgen issue 2216: 26 layers on the GPU, GPTQ 4-bit weights
+    setup = read_paste("python server.py --chat --auto-devices --pre_layer 26 --groupsize 128 --wbits 4").setup
+    assert setup.get("layers_on_gpu") == 26 and setup.get("precision") == "int4"

@@ -18,7 +18,7 @@ from bot.offline.understand.paste.commands import command_lines, read_command
 from bot.offline.understand.paste.configs import read_from_pretrained, read_json, read_yaml
 from bot.offline.understand.paste.keys import KEYS, apply, norm
 from bot.offline.understand.paste.logs import SLOW_WORDS, forecast, read_log, subject, trouble
-from bot.offline.understand.paste.timed import timed_output
+from bot.offline.understand.paste.timed import per_token, timed_output
 from bot.offline.understand.paste.tried import tried_settings
 
 #: a paste longer than this is cut: its head (commands and configs come first) and its tail (the error is last)
@@ -76,6 +76,8 @@ def read_paste(text: str) -> Paste:
         setup["tried"] = tried
     ev, seen = read_log(text)
     timed_output(text, ev)
+    if per_token(text, ev):
+        seen.append("throughput")
     out.read += seen + (["timed_output"] if "timed_output" in ev else [])
     for key in ("max_model_len", "tp", "gpu_memory_utilization", "n_gpus"):  # the log's own figures of the setup
         if key in ev:
