@@ -101,7 +101,7 @@ def _leads(c: Candidate, s: Setup) -> bool:
 
 def _out(c: Candidate, s: Setup) -> CauseOut:
     # the cause said for what established it (a runtime's own estimate, a merge, an engine's reservation)
-    variant = words()["cause_variants"][c.extra["words"]] if c.extra.get("words") else {}
+    variant = words()["cause_variants"][c.extra["words"]] if c.extra.get("words") else c.extra.get("variant", {})
     w = {**cause_words(c.cause), **variant}
     if c.flag in words()["flag_costs"] and "cost_en" not in variant:  # (a flag in another framework's spelling)
         w = {**w, **{f"cost_{k}": v for k, v in words()["flag_costs"][c.flag].items()}}

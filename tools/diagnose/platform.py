@@ -59,9 +59,9 @@ def findings(s: Setup, expected: float, precision: str | None) -> list[Finding]:
     return sorted(out, key=lambda f: -(f.factor or 0.0))
 
 
-def platform_slow(s: Setup, expected: float, bound: str, precision: str | None) -> tuple[Said, str, Any] | None:
-    """The arithmetic line naming the causes (ranked by the share of the gap each explains) and the leading fix;
-    None where the setup shows none of them."""
+def platform_slow(s: Setup, expected: float, bound: str, precision: str | None) -> tuple[Said, str, Any, dict] | None:
+    """The arithmetic line naming the causes (ranked by the share of the gap each explains), the leading fix and
+    the words said with it (explanation and the lead fix's cost); None where the setup shows none of them."""
     measured = s.inp.measured_tokens_per_s
     found = findings(s, expected, precision)
     if not found or not measured or not expected:
@@ -86,7 +86,9 @@ def platform_slow(s: Setup, expected: float, bound: str, precision: str | None) 
                                           items=sep.join(items)) + tail)  # fmt: skip
     said = Said(tuple(out))
     said.template = "platform_slow"
-    return said, found[0].flag, found[0].value
+    lead = w["causes"][found[0].words or found[0].id]
+    variant = {**w["explanation"], "cost_en": lead["cost_en"], "cost_zh": lead["cost_zh"]}
+    return said, found[0].flag, found[0].value, variant
 
 
 def _item(f: Finding, k: int, lang: str) -> str:

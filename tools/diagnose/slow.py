@@ -174,10 +174,10 @@ def _decode(s: Setup, terms: list[Terms]) -> list[Candidate]:
             out.append(Candidate("communication_bound", arith, "--tensor-parallel-size", max(1, tp // 2), prior=0.5))
     shown = platform_slow(s, expected, r.bound, i.precision) if slow else None
     if shown is not None:  # the setup shows known engine/platform causes: they, ranked by their share, lead, but
-        said, flag, val = shown  # after a comparison the user measured (several GPUs against one: _slower_multi)
+        said, flag, val, variant = shown  # after a comparison the user measured (several GPUs against one)
         prior = 0.75 if i.single_gpu_tokens_per_s else 0.9
         out.append(Candidate("compute_or_config_slow", said, flag, val, named=True, prior=prior,
-                             extra={"words": "platform_slow"}))  # fmt: skip
+                             extra={"variant": variant}))  # fmt: skip
     arith = say("slow_measured", measured=f"{i.measured_tokens_per_s:g}", ratio=f"{ratio * 100:.0f}",
                 expected=f"{expected:.1f}", bound=r.bound)  # fmt: skip
     extra = {}

@@ -114,3 +114,12 @@ def test_text_generation_webui_layers_and_width_are_read():
     # oobabooga/textgen issue 2216: 26 layers on the GPU, GPTQ 4-bit weights
     setup = read_paste("python server.py --chat --auto-devices --pre_layer 26 --groupsize 128 --wbits 4").setup
     assert setup.get("layers_on_gpu") == 26 and setup.get("precision") == "int4"
+
+
+def test_a_slow_run_asked_in_the_vllm_ascend_repository_is_vllm_on_ascend(advisor):
+    # vllm-ascend issue 770: 8 x 910B3, Qwen3-30B-A3B at 6 token/s; the place, not the words, names the engine
+    t = advisor.ask("[Usage]: v0.8.4rc2 推理速度太慢\n8卡 910B3 推理 Qwen3-30B-A3B模型\n平均 6 token/s 不应该这么慢啊",
+                    source="vllm-project/vllm-ascend")  # fmt: skip
+    head = t.answer.split("---")[0]
+    assert "vllm-ascend" in head and "图模式" in head and "0.9.1" in head
+    assert "vllm-project/vllm-ascend/issues/171" in head

@@ -82,3 +82,11 @@ def test_an_engine_with_nothing_known_keeps_the_generic_line():
     out = diagnose(DiagnoseInput(model="llama-2-7b", gpu="a100-sxm4-80gb", framework="vllm",
                                  measured_tokens_per_s=5))  # fmt: skip
     assert not any("what this setup shows" in c.arithmetic for c in out.causes)
+
+
+def test_the_cost_said_is_the_leading_fix_s():
+    # llama.cpp without -ngl: the fix puts the layers on the GPU, which costs GPU memory, not "outputs unchanged"
+    _out, c = _lead(model="llama-2-7b", gpu="rtx-3090", framework="llama.cpp", workload="infer", precision="int4",
+                    gpu_layers_unset=True, measured_tokens_per_s=11)  # fmt: skip
+    assert c.leads and c.fix.flag == "-ngl" and c.fix.value == 99
+    assert "no -ngl" in c.arithmetic and "GPU memory" in c.cost
