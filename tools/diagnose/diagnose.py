@@ -39,7 +39,7 @@ UNDERSTOOD = frozenset({
     "model_name_or_path", "model_path", "model", "tokenizer", "lora_alpha", "lora_dropout", "weight_decay",
     "max_grad_norm", "gradient_clipping", "train_batch_size", "steps_per_print", "wall_clock_breakdown",
     "nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port", "num_gpus", "num_processes",
-    "mixed_precision", "zero_allow_untested_optimizer", "fp16", "bf16", "deepspeed", "config_file", "fsdp",
+    "mixed_precision", "zero_allow_untested_optimizer", "vllm_ascend_version", "fp16", "bf16", "deepspeed", "config_file", "fsdp",
 })  # fmt: skip
 
 

@@ -209,9 +209,18 @@ def _ascend(s: Setup) -> Finding | None:
     if s.framework != "vllm" or s.gpu is None or s.gpu.vendor != "huawei":
         return None
     fix = facts()["slow_causes"]["ascend_eager"]["fix"]
+    ran = _version(flag_values(s.inp).get("vllm_ascend_version"))
+    if ran is not None and ran >= _version(fix["value"].rstrip("+")):  # a release with graph mode on: not this
+        return None
     return Finding("ascend_eager", None, {"card": s.gpu.name}, fix["flag"], fix["value"])
 
 
 def _pct(p: float) -> str:
     """A share in per cent as people say it: whole numbers, one significant figure under 1% (0.4%, not 0%)."""
     return f"{p:.0f}" if p >= 1 else f"{p:.1g}"
+
+
+def _version(text: str | None) -> tuple[int, ...] | None:
+    """'0.9.1' -> (0, 9, 1); None for no version."""
+    parts = [int(p) for p in (text or "").split(".") if p.isdigit()]
+    return tuple(parts) or None

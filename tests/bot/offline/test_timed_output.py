@@ -123,3 +123,8 @@ def test_a_slow_run_asked_in_the_vllm_ascend_repository_is_vllm_on_ascend(adviso
     head = t.answer.split("---")[0]
     assert "vllm-ascend" in head and "图模式" in head and "0.9.1" in head
     assert "vllm-project/vllm-ascend/issues/171" in head
+
+
+def test_the_vllm_ascend_release_is_read():
+    assert read_paste("export IMAGE=quay.io/ascend/vllm-ascend:v0.18.0\n").flags["vllm_ascend_version"] == "0.18.0"
+    assert read_paste("pip install vllm-ascend==0.7.3 后推理很慢").flags["vllm_ascend_version"] == "0.7.3"

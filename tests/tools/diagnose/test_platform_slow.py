@@ -90,3 +90,12 @@ def test_the_cost_said_is_the_leading_fix_s():
                     gpu_layers_unset=True, measured_tokens_per_s=11)  # fmt: skip
     assert c.leads and c.fix.flag == "-ngl" and c.fix.value == 99
     assert "no -ngl" in c.arithmetic and "GPU memory" in c.cost
+
+
+def test_a_vllm_ascend_release_with_graph_mode_is_not_blamed():
+    kw = dict(model="deepseek-r1-distill-qwen-32b", gpu="ascend-910b", framework="vllm", n_gpus=4, tp=4,
+              measured_tokens_per_s=2.84)  # fmt: skip
+    new = diagnose(DiagnoseInput(**kw, flags="vllm_ascend_version=0.18.0"))
+    assert not any("vllm-ascend" in c.arithmetic for c in new.causes)
+    old = diagnose(DiagnoseInput(**kw, flags="vllm_ascend_version=0.7.1"))
+    assert "vllm-ascend" in old.causes[0].arithmetic and "vllm_ascend_version" not in old.unread

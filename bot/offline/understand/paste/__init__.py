@@ -71,6 +71,8 @@ def read_paste(text: str) -> Paste:
     if frameworks:
         out.read.append("command")
     inline_settings(text, setup)
+    if m := _ASCEND_VERSION.search(text):  # which vllm-ascend ran: early releases decode eagerly (frameworks.yaml)
+        out.flags.setdefault("vllm_ascend_version", m.group(1))
     fsdp_sharding(text, out.flags)
     if tried := tried_settings(text):
         setup["tried"] = tried
@@ -171,6 +173,10 @@ _INLINE = re.compile(
     r"(?<![\w.-])([a-z][a-z0-9_]{2,40})\s*(?:[=:]|设(?:置)?(?:为|成|到)?|改(?:为|成)|调(?:到|成)|(?:is )?set (?:to|at))\s*['\"]?([\w.\-/]+)",
     re.I,
 )  # "gpu_memory_utilization=0.95", "gpu_memory_utilization 设 0.95", "cutoff_len set to 16384"
+
+
+#: the vllm-ascend release a paste names ("quay.io/ascend/vllm-ascend:v0.18.0", "vllm-ascend 0.7.3", "vllm_ascend==0.9.1")
+_ASCEND_VERSION = re.compile(r"vllm[-_]ascend\s*(?:[:=]=?|\s)\s*v?(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
 
 
 def inline_settings(text: str, setup: dict[str, Any]) -> None:
