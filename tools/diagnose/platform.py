@@ -81,7 +81,7 @@ def platform_slow(s: Setup, expected: float, bound: str, precision: str | None) 
         else:
             tail = w["rest_unexplained"][lang].format(rest=f"{rest:.1f}")
         sep = "; " if lang == "en" else "；"
-        out.append(w["head"][lang].format(measured=f"{measured:g}", pct=_pct(measured / expected * 100),
+        out.append(w["head"][lang].format(measured=f"{measured:g}", pct=pct(measured / expected * 100),
                                           expected=f"{expected:.1f}", bound=bound, gap=f"{gap:.1f}",
                                           items=sep.join(items)) + tail)  # fmt: skip
     said = Said(tuple(out))
@@ -215,7 +215,7 @@ def _ascend(s: Setup) -> Finding | None:
     return Finding("ascend_eager", None, {"card": s.gpu.name}, fix["flag"], fix["value"])
 
 
-def _pct(p: float) -> str:
+def pct(p: float) -> str:
     """A share in per cent as people say it: whole numbers, one significant figure under 1% (0.4%, not 0%)."""
     return f"{p:.0f}" if p >= 1 else f"{p:.1g}"
 
