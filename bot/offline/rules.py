@@ -35,7 +35,7 @@ from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.request import setups
 from bot.offline.understand.request.asks import unanswered
 from bot.offline.understand.request.reader import read
-from bot.offline.understand.request.source import with_source
+from bot.offline.understand.request.source import engine_of_source, with_source
 from bot.offline.understand.request.variants import VARIANT_SEP, variants
 from tools.catalog.lookup import get_model
 from tools.errors import AdvisorError
@@ -70,6 +70,8 @@ class RulesPlanner:
             return counted
         lead, below = None, ""
         if (paste := diagnosis.pasted(text, request)) is not None:  # a log, command or config: why it broke
+            if paste.framework is None:  # a question filed in an engine's repository is about that engine
+                paste.framework = engine_of_source(ctx.source)
             with run.survey():  # its what-if fits explain the evidence; the servers block sizes the estimate's job
                 lead, below = diagnosis.plan(text, paste, request, run, lang)
             # an error the estimate cannot speak to: the diagnosis is the answer, unless a part asked still needs it

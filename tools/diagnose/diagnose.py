@@ -40,7 +40,7 @@ UNDERSTOOD = frozenset({
     "model_name_or_path", "model_path", "model", "tokenizer", "lora_alpha", "lora_dropout", "weight_decay",
     "max_grad_norm", "gradient_clipping", "train_batch_size", "steps_per_print", "wall_clock_breakdown",
     "nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port", "num_gpus", "num_processes",
-    "mixed_precision", "zero_allow_untested_optimizer", "fp16", "bf16", "deepspeed", "config_file", "fsdp",
+    "mixed_precision", "zero_allow_untested_optimizer", "vllm_ascend_version", "fp16", "bf16", "deepspeed", "config_file", "fsdp",
 })  # fmt: skip
 
 
@@ -102,7 +102,7 @@ def _leads(c: Candidate, s: Setup) -> bool:
 
 def _out(c: Candidate, s: Setup) -> CauseOut:
     # the cause said for what established it (a runtime's own estimate, a merge, an engine's reservation)
-    variant = words()["cause_variants"][c.extra["words"]] if c.extra.get("words") else {}
+    variant = words()["cause_variants"][c.extra["words"]] if c.extra.get("words") else c.extra.get("variant", {})
     w = {**cause_words(c.cause), **variant}
     if c.flag in words()["flag_costs"] and "cost_en" not in variant:  # (a flag in another framework's spelling)
         w = {**w, **{f"cost_{k}": v for k, v in words()["flag_costs"][c.flag].items()}}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from tools.diagnose.context import Candidate, Setup, flag_values
 from tools.diagnose.facts import Said, say
+from tools.diagnose.platform import pct, platform_slow
 from tools.errors import AdvisorError
 from tools.memory.capacity import GPUS_PER_NODE
 from tools.schemas.speed import InferenceSpeedInput, TrainingTimeInput
@@ -171,7 +172,13 @@ def _decode(s: Setup, terms: list[Terms]) -> list[Candidate]:
                                  extra={"cost": "single_gpu"} if _fits_one(s) else {}))  # fmt: skip
         elif comm > compute:
             out.append(Candidate("communication_bound", arith, "--tensor-parallel-size", max(1, tp // 2), prior=0.5))
-    arith = say("slow_measured", measured=f"{i.measured_tokens_per_s:g}", ratio=f"{ratio * 100:.0f}",
+    shown = platform_slow(s, expected, r.bound, i.precision) if slow else None
+    if shown is not None:  # the setup shows known engine/platform causes: they, ranked by their share, lead, but
+        said, flag, val, variant = shown  # after a comparison the user measured (several GPUs against one)
+        prior = 0.75 if i.single_gpu_tokens_per_s else 0.9
+        out.append(Candidate("compute_or_config_slow", said, flag, val, named=True, prior=prior,
+                             extra={"variant": variant}))  # fmt: skip
+    arith = say("slow_measured", measured=f"{i.measured_tokens_per_s:g}", ratio=pct(ratio * 100),
                 expected=f"{expected:.1f}", bound=r.bound)  # fmt: skip
     extra = {}
     if tp > 1 and not _p2p(s) and _fits_one(s):
@@ -227,7 +234,7 @@ def _train(s: Setup, terms: list[Terms]) -> list[Candidate]:
             cause = "p2p_or_interconnect" if not _p2p(s) else "communication_bound"
             out.append(Candidate(cause, arith, "gradient_accumulation_steps", max(4, i.grad_accum * 4),
                                  prior=0.7 if slow else 0.3))  # fmt: skip
-    arith = say("slow_measured", measured=f"{i.measured_tokens_per_s:g}", ratio=f"{ratio * 100:.0f}",
+    arith = say("slow_measured", measured=f"{i.measured_tokens_per_s:g}", ratio=pct(ratio * 100),
                 expected=f"{expected:.0f}", bound="compute")  # fmt: skip
     flag, val = ("zero_optimization.offload_optimizer.device", "none") if i.offload != "none" else (
         "per_device_train_batch_size", i.micro_batch * 2)  # fmt: skip

@@ -115,7 +115,7 @@ def plan(text: str, paste: Paste, request: Request, run, lang: str) -> tuple[Pla
             out = run("diagnose", args)
     if out is not None:
         _estimate(args, out, run)
-    speed = paste.evidence.get("measured_tokens_per_s")
+    speed = args.get("measured_tokens_per_s", paste.evidence.get("measured_tokens_per_s"))  # (the slow card's)
     measured = next(
         (m.text for m in request.mentions if m.role == "throughput_measured" and m.value == speed), None
     )  # the user's words for the figure the diagnosis compares

@@ -92,3 +92,50 @@ def test_an_engine_estimate_says_the_length_it_was_made_at(advisor):
     m = re.search(r"按引擎的 max_model_len ([\d,]+)（未设置，取模型的最大长度）", head)
     assert m, head
     assert int(m.group(1).replace(",", "")) > 4096  # the model's full length, not the 4,096 of the estimate below
+
+
+@pytest.mark.parametrize(
+    ("text", "rate"),
+    [
+        ("Pygmalion-13b-4bit: my token generation at around 0.7s/token, which feels extremely slow", 1.429),
+        ("When I load the 33B model it's too slow to generate a token. And per token is about 2.9s", 0.345),
+        ("推理速度这么慢？8*V100 32G，一个step就需要10s+，max_new_token=512", 0.1),
+    ],
+)
+def test_a_time_per_token_is_the_decode_speed(text, rate):
+    assert read_paste(text).evidence["measured_tokens_per_s"] == rate
+
+
+def test_a_training_step_time_is_no_decode_speed():
+    assert "measured_tokens_per_s" not in read_paste("训练时一个step需要10s，8卡 A100 微调 Qwen2.5-7B").evidence
+
+
+def test_text_generation_webui_layers_and_width_are_read():
+    # oobabooga/textgen issue 2216: 26 layers on the GPU, GPTQ 4-bit weights
+    setup = read_paste("python server.py --chat --auto-devices --pre_layer 26 --groupsize 128 --wbits 4").setup
+    assert setup.get("layers_on_gpu") == 26 and setup.get("precision") == "int4"
+
+
+def test_a_slow_run_asked_in_the_vllm_ascend_repository_is_vllm_on_ascend(advisor):
+    # vllm-ascend issue 770: 8 x 910B3, Qwen3-30B-A3B at 6 token/s; the place, not the words, names the engine
+    t = advisor.ask("[Usage]: v0.8.4rc2 推理速度太慢\n8卡 910B3 推理 Qwen3-30B-A3B模型\n平均 6 token/s 不应该这么慢啊",
+                    source="vllm-project/vllm-ascend")  # fmt: skip
+    head = t.answer.split("---")[0]
+    assert "vllm-ascend" in head and "图模式" in head and "0.9.1" in head
+    assert "vllm-project/vllm-ascend/issues/171" in head
+
+
+def test_the_vllm_ascend_release_is_read():
+    assert read_paste("export IMAGE=quay.io/ascend/vllm-ascend:v0.18.0\n").flags["vllm_ascend_version"] == "0.18.0"
+    assert read_paste("pip install vllm-ascend==0.7.3 后推理很慢").flags["vllm_ascend_version"] == "0.7.3"
+
+
+def test_two_cards_with_a_speed_each_diagnose_the_slow_one(advisor):
+    # vllm-ascend issue 111: the 3090's 300 token/s is the reference, the 910B's 20-30 the complaint
+    t = advisor.ask("Inference speed is slow\n在测试 Qwen/Qwen2.5-0.5B-Instruct 时发现，3090能达到 300 token/s，"
+                    "910B 单卡维持在20 ～ 30 token/s，似乎慢了不少", source="vllm-project/vllm-ascend")  # fmt: skip
+    head = t.answer.split("---")[0]
+    assert "30 token/s" in head and "300 token/s" not in head
+    assert "Ascend 910B" in head and "vllm-ascend" in head
+    diagnose = next(c for c in t.tool_calls if c.tool == "diagnose")
+    assert diagnose.input["gpu"] == "ascend-910b" and diagnose.input["measured_tokens_per_s"] == 30

@@ -18,7 +18,7 @@ from bot.offline.understand.paste.commands import command_lines, read_command
 from bot.offline.understand.paste.configs import read_from_pretrained, read_json, read_yaml
 from bot.offline.understand.paste.keys import KEYS, apply, norm
 from bot.offline.understand.paste.logs import SLOW_WORDS, forecast, read_log, subject, trouble
-from bot.offline.understand.paste.timed import timed_output
+from bot.offline.understand.paste.timed import per_token, timed_output
 from bot.offline.understand.paste.tried import tried_settings
 
 #: a paste longer than this is cut: its head (commands and configs come first) and its tail (the error is last)
@@ -71,11 +71,15 @@ def read_paste(text: str) -> Paste:
     if frameworks:
         out.read.append("command")
     inline_settings(text, setup)
+    if m := _ASCEND_VERSION.search(text):  # which vllm-ascend ran: early releases decode eagerly (frameworks.yaml)
+        out.flags.setdefault("vllm_ascend_version", m.group(1))
     fsdp_sharding(text, out.flags)
     if tried := tried_settings(text):
         setup["tried"] = tried
     ev, seen = read_log(text)
     timed_output(text, ev)
+    if per_token(text, ev):
+        seen.append("throughput")
     out.read += seen + (["timed_output"] if "timed_output" in ev else [])
     for key in ("max_model_len", "tp", "gpu_memory_utilization", "n_gpus"):  # the log's own figures of the setup
         if key in ev:
@@ -169,6 +173,10 @@ _INLINE = re.compile(
     r"(?<![\w.-])([a-z][a-z0-9_]{2,40})\s*(?:[=:]|设(?:置)?(?:为|成|到)?|改(?:为|成)|调(?:到|成)|(?:is )?set (?:to|at))\s*['\"]?([\w.\-/]+)",
     re.I,
 )  # "gpu_memory_utilization=0.95", "gpu_memory_utilization 设 0.95", "cutoff_len set to 16384"
+
+
+#: the vllm-ascend release a paste names ("quay.io/ascend/vllm-ascend:v0.18.0", "vllm-ascend 0.7.3", "vllm_ascend==0.9.1")
+_ASCEND_VERSION = re.compile(r"vllm[-_]ascend\s*(?:[:=]=?|\s)\s*v?(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
 
 
 def inline_settings(text: str, setup: dict[str, Any]) -> None:

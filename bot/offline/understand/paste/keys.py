@@ -70,6 +70,8 @@ KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "max_num_seqs": ("max_num_seqs", _int), "max_running_requests": ("max_num_seqs", _int),
     "max_num_batched_tokens": ("max_num_batched_tokens", _int),
     "enforce_eager": ("enforce_eager", _bool), "vllm_enforce_eager": ("enforce_eager", _bool),
+    # text-generation-webui: the layers it puts on the GPU (the rest run on the CPU), and GPTQ's weight width
+    "pre_layer": ("layers_on_gpu", _int), "wbits": ("precision", lambda v: {"4": "int4", "8": "int8"}.get(str(v))),
     "dtype": ("precision", _dtype), "torch_dtype": ("precision", _dtype), "infer_dtype": ("precision", _dtype),
     "quantization": ("precision", _quant), "kv_cache_dtype": ("kv_precision", _dtype),
     "nproc_per_node": ("n_gpus", _int), "num_gpus": ("n_gpus", _int), "num_processes": ("n_gpus", _int),

@@ -8,6 +8,7 @@ from typing import Any
 
 from bot.offline.understand.dialogue import slots_of
 from bot.offline.understand.paste import Paste
+from bot.offline.understand.paste.paired import slowest_card
 from bot.offline.understand.request.model import Request
 from tools.catalog.architecture import param_count
 from tools.catalog.lookup import get_gpu, get_model
@@ -183,6 +184,10 @@ def diagnose_args(paste: Paste, request: Request) -> tuple[dict[str, Any], dict[
     if gpu and not ev.get("smi_gpu") and ev.get("capacity_gib") and _disagrees(gpu, ev["capacity_gib"]):
         gpu = None  # the log's "total capacity" is what ran: a card read from the question's words that holds
         # a different amount ("我有40G显存" over four 10 GB cards) is not that card
+    read_speed = ev.get("symptom") == "slow" and ev.get("measured_tokens_per_s") and gpu_id(gpu)
+    slowest = slowest_card(request) if read_speed else None
+    if slowest and gpu_id(slowest[0]):  # two cards, a speed each, and "slow": the slow card's run is the question's
+        gpu, args["measured_tokens_per_s"] = slowest
     # no card named, only the log's "total capacity": the catalog card of that size stands in for it
     stand_in = bool(gpu and ev.get("capacity_gib") and not ev.get("smi_gpu"))
     stand_in = stand_in and not any(m.role == "gpu" for m in request.mentions)

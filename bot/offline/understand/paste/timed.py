@@ -32,6 +32,33 @@ _TOOK = re.compile(
     re.IGNORECASE,
 )
 _SECONDS = {"分钟": 60.0, "分": 60.0, "秒": 1.0, "秒钟": 1.0}
+#: a time per generated token ("0.7s/token", "per token is about 2.9s", "每个token要2秒", "一个step就需要10s+"): its
+#: inverse is the decode speed; a "step" counts only where the text is about generating (a training step is not one)
+_UNIT = r"(s|secs?|seconds?|秒)"
+_PER_TOKEN = re.compile(
+    rf"(\d+(?:\.\d+)?)\s*{_UNIT}\s*(?:/|per|每个?)\s*(token|tok|step)\b"
+    rf"|\b(?:per|each|every|one)\s+(token|step)\s+(?:is|takes?|took|needs?)\s+(?:about\s+|around\s+|~\s*)?(\d+(?:\.\d+)?)\s*{_UNIT}(?![a-z])"
+    rf"|(?:每个?|一个)\s*(token|step)\s*(?:就|都)?\s*(?:需要|要|用了?|花了?)?\s*(?:约|大约|大概)?\s*(\d+(?:\.\d+)?)\s*{_UNIT}",
+    re.IGNORECASE,
+)
+_GENERATING = re.compile(r"推理|生成|infer|generat|decod|serv", re.IGNORECASE)
+_TRAINING = re.compile(r"训练|微调|train|fine-?tun", re.IGNORECASE)
+
+
+def per_token(text: str, ev: dict[str, Any]) -> bool:
+    """The decode speed a time per token gives (`measured_tokens_per_s` = 1 / seconds), where no speed was given."""
+    if ev.get("measured_tokens_per_s") or ev.get("error_kind"):
+        return False
+    for m in _PER_TOKEN.finditer(text):
+        g = m.groups()
+        value, unit, what = (g[0], g[1], g[2]) if g[0] else (g[4], g[5], g[3]) if g[4] else (g[7], g[8], g[6])
+        if what.lower() == "step" and (not _GENERATING.search(text) or _TRAINING.search(text)):
+            continue
+        seconds = _seconds(value, unit)
+        if seconds and 1e-4 <= seconds <= 3600:
+            ev["measured_tokens_per_s"] = round(1 / seconds, 3)
+            return True
+    return False
 
 
 def _seconds(value: str, unit: str) -> float | None:

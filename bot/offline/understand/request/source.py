@@ -133,6 +133,24 @@ def with_source(request: Request, source: str | None, state: dict | None = None)
     return request if parsed is request.parsed else request.model_copy(update={"parsed": parsed})
 
 
+#: an inference engine's own repository: a question filed there is about that engine (vllm-ascend is vLLM's backend
+#: for Ascend NPUs, run as `vllm serve`), whatever the paste's words name
+ENGINE_REPOSITORIES = {
+    "vllm": "vllm", "vllm-ascend": "vllm", "sglang": "sglang", "lmdeploy": "lmdeploy",
+    "text-generation-inference": "tgi", "ollama": "ollama", "llama.cpp": "llama.cpp",
+}  # fmt: skip
+
+
+def engine_of_source(source: str | None) -> str | None:
+    """The engine whose repository `source` is ("vllm-project/vllm-ascend" -> "vllm"); None for any other place.
+
+    >>> engine_of_source("vllm-project/vllm-ascend"), engine_of_source("QwenLM/Qwen3")
+    ('vllm', None)
+    """
+    name = repository_name(source)
+    return ENGINE_REPOSITORIES.get(name.lower()) if name else None
+
+
 def source_model_name(p: ParsedQuestion) -> str:
     """The name of the model `sourced` took from the place: the repository's own name for a model the catalog
     lacks (its stand-in is said by the stand-in line), else the catalog's name."""
