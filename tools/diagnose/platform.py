@@ -4,8 +4,10 @@ explains, largest first.
 
 A cause's share is computed where a rule gives one: layers placed on n GPUs in turn decode at one card's bandwidth
 (×n against the roofline's tensor parallel); layers on the CPU are read at host-memory bandwidth; bitsandbytes
-weights decode no faster than bf16 (the roofline at their width over the roofline at bf16). Causes with no such
-rule (eager decode, kernels a loader lacks, an early Ascend backend) are named for what is left once the computed
+weights decode no faster than bf16 (the roofline at their width over the roofline at bf16); an eager decode
+(transformers `generate()`, `--enforce-eager`) waits on the host launching each layer's kernels
+(`inference_speed(eager=True)` over the captured-graphs figure). Causes with no such rule (kernels a loader lacks,
+an early Ascend backend) are named for what is left once the computed
 shares are taken out. Each is said with its fix and the address of its documentation.
 """
 
@@ -32,6 +34,8 @@ EXPLAINED = 1.5
 LAYER_PLACING = frozenset({"transformers", "accelerate"})
 #: flags that place the layers over the GPUs (transformers / accelerate, text-generation-webui)
 PLACING_FLAGS = ("device_map", "auto_devices", "gpu_split")
+#: an eager decode slower than captured graphs by less than this share is not counted as explaining the gap
+EAGER_SHARE = 1.05
 
 
 @functools.cache
@@ -55,7 +59,7 @@ class Finding:
 def findings(s: Setup, expected: float, precision: str | None) -> list[Finding]:
     """Every known cause this setup shows, largest computed share first, then those without one."""
     out = [f for f in (_layers_in_turn(s), _cpu_layers(s), _bnb(s, expected, precision)) if f is not None]
-    out += [f for f in (_gptq(s), _moe(s), _hf_eager(s), _engine_eager(s), _ascend(s)) if f is not None]
+    out += [f for f in (_gptq(s), _moe(s), _hf_eager(s, precision), _engine_eager(s, precision), _ascend(s)) if f]
     return sorted(out, key=lambda f: -(f.factor or 0.0))
 
 
@@ -185,22 +189,43 @@ def _moe(s: Setup) -> Finding | None:
     return Finding("moe_python_loop", None, {}, "engine", "vLLM / SGLang (fused MoE kernels)")
 
 
-def _hf_eager(s: Setup) -> Finding | None:
+def _eager_factor(s: Setup, precision: str | None) -> float | None:
+    """How much slower the same decode runs eagerly (the host launching every layer's kernels each step,
+    `inference_speed(eager=True)`) than with captured CUDA graphs; None where it makes no difference (a step whose
+    GPU work outlasts the launches) or nothing can be computed."""
+    if s.model is None or s.gpu is None:
+        return None
+    # bitsandbytes weights decode at bf16's pace at best (`_bnb` takes that share): the launches are set on bf16's
+    precision = "bf16" if _bnb_bits(s) is not None else precision
+    args = dict(model=s.model.id, gpu=s.gpu.id, n_gpus=min(s.tp, 64), precision=precision or "bf16")
+    try:
+        graphs = inference_speed(InferenceSpeedInput(**args)).total_tokens_per_s
+        eager = inference_speed(InferenceSpeedInput(**args, eager=True)).total_tokens_per_s
+    except AdvisorError:
+        return None
+    factor = graphs / eager if graphs and eager else None
+    return factor if factor and factor >= EAGER_SHARE else None
+
+
+def _hf_eager(s: Setup, precision: str | None = None) -> Finding | None:
     if s.framework != "transformers":
         return None
-    return Finding("hf_eager", None, {}, "engine", "vLLM / SGLang (CUDA graphs, continuous batching)")
+    return Finding("hf_eager", _eager_factor(s, precision), {}, "engine",
+                   "vLLM / SGLang (CUDA graphs, continuous batching)")  # fmt: skip
 
 
-def _engine_eager(s: Setup) -> Finding | None:
+def _engine_eager(s: Setup, precision: str | None = None) -> Finding | None:
     i = s.inp
     if s.framework == "vllm" and i.enforce_eager:
-        return Finding("engine_eager", None, {"flag": "--enforce-eager"}, "--enforce-eager", False)
+        return Finding("engine_eager", _eager_factor(s, precision), {"flag": "--enforce-eager"}, "--enforce-eager",
+                       False)  # fmt: skip
     if (
         s.framework == "sglang"
         and str(flag_values(i).get("disable_cuda_graph", "")).lower() in ("", "true", "1")
         and ("disable_cuda_graph" in flag_values(i))
     ):
-        return Finding("engine_eager", None, {"flag": "--disable-cuda-graph"}, "--disable-cuda-graph", False)
+        return Finding("engine_eager", _eager_factor(s, precision), {"flag": "--disable-cuda-graph"},
+                       "--disable-cuda-graph", False)  # fmt: skip
     return None
 
 

@@ -76,7 +76,10 @@ def test_a_40g_a100_question_is_sized_on_40_gb_cards(advisor):
 
 def test_the_stated_host_ram_total_is_set_against_an_offload(advisor):
     t = advisor.ask(row("gh-qwen-846"), source="QwenLM/Qwen")
-    assert calls(t, "fit_training")[0].input["n_gpus"] == 2  # "RTX 4090 24G 涡轮显卡 *2", not the board's 4 slots
+    # the setup asked of (not the method table's count probes, which set checkpointing): "RTX 4090 24G 涡轮显卡 *2",
+    # not the board's 4 slots
+    asked = [c.input for c in calls(t, "fit_training") if not {"grad_checkpointing", "offload"} & set(c.input)]
+    assert asked and {c["n_gpus"] for c in asked} == {2}
     assert "您的主机内存“128G”不够放卸载的部分" in t.answer  # the machine's total, not one 32G module
     assert "C621" not in t.answer
 

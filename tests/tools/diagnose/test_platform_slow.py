@@ -99,3 +99,19 @@ def test_a_vllm_ascend_release_with_graph_mode_is_not_blamed():
     assert not any("vllm-ascend" in c.arithmetic for c in new.causes)
     old = diagnose(DiagnoseInput(**kw, flags="vllm_ascend_version=0.7.1"))
     assert "vllm-ascend" in old.causes[0].arithmetic and "vllm_ascend_version" not in old.unread
+
+
+def test_eager_generate_is_given_its_share_of_the_gap():
+    # transformers generate() on one A100 at batch 1: the host launching each of 32 layers' kernels per token
+    # (inference_speed eager) explains a factor of the gap, computed from the same decode with and without graphs
+    from tools.schemas.speed import InferenceSpeedInput
+    from tools.speed.inference_speed import inference_speed
+
+    args = dict(model="llama-2-7b", gpu="a100-sxm4-80gb", precision="bf16")
+    graphs = inference_speed(InferenceSpeedInput(**args)).total_tokens_per_s
+    eager = inference_speed(InferenceSpeedInput(**args, eager=True)).total_tokens_per_s
+    assert graphs > eager
+    _out, c = _lead(**args, framework="transformers", workload="infer", measured_tokens_per_s=eager / 2)
+    assert c.leads
+    assert f"explains ×{graphs / eager:.1f}" in c.arithmetic
+    assert "generate() runs eagerly" in c.arithmetic
