@@ -16,12 +16,12 @@ from typing import Any
 
 from bot.core.language import detect_language
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
-from bot.offline.compose import answers, diagnosis, network, proposal, support
+from bot.offline.compose import answers, diagnosis, info, network, proposal, support
 from bot.offline.compose.evidence import host_ram
 from bot.offline.compose.measured import gap
 from bot.offline.compose.measured import memory as stated_memory
 from bot.offline.compose.sizes import holds, host, longest, method, scaling, together, tradeoff
-from bot.offline.compose.systems import electricity, minimum, nodes, system
+from bot.offline.compose.systems import electricity, hostside, minimum, nodes, system
 from bot.offline.compose.verdict import verdict
 from bot.offline.parts import part_label
 from bot.offline.say.phrases import localize_name, say
@@ -46,6 +46,8 @@ ASK_KEY = {
     "gpu_hours": "ask_hours",
     "budget_cny": "ask_budget",
 }
+#: calculators that size the job on a card (the answer went on with a stated card, so no question back is needed)
+SIZED_BY = frozenset({"fit_training", "fit_inference", "recommend_gpus", "plan_serving", "plan_system"})
 #: the sizes the question for an unknown model's size gives as examples ("13B"; "总参 47B、激活 13B")
 SIZE_EXAMPLE = {"dense_params_b": 13, "moe_total_params_b": 47, "moe_active_params_b": 13}
 #: the example a question for a slot gives ("例如 80 万"), with its value
@@ -287,6 +289,11 @@ class RulesPlanner:
         if not planned and not fabric:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
         host.add(request, text, run, out, host_ram(p))  # "还有多少内存需求": host RAM per server of the setup sized
+        hostside.add(text, run, out)  # "GPU and CPU", "显卡，CPU和内存": each server's CPU cores, RAM and disk
+        # a knowledge part with no passage asked back for the card, and the answer then sized the job on one: the
+        # question back is moot ("hardware requirement (GPU and CPU) for 70B SFT" asked which GPU, then chose it)
+        if (back := info.ask_back(p, lang)) in out.blocks and any(c.tool in SIZED_BY for c in run.calls):
+            out.blocks.remove(back)
         # a choice ends in a pick, put first (after the servers: the cards it sizes for the choice size nothing else)
         verdict(request.cued, run, out, answered_at, china, p.workload, p.gpus, bool(setups.named(p)))
         gap.add(request, run, out, answered_at)  # a gap measured between two named cards, its verdict before the pick
