@@ -1,7 +1,8 @@
 """The host side of each GPU server a plan buys: CPU cores, system RAM and local disk, sized for the job.
 
     cores = GPUs per server × cores per GPU (tco.yaml `host`: serving 8–12, training 12–24)
-    RAM   = the server's GPU memory × the multiple (serving 2×, training 3–4×), at least the floor (128 GB) and any
+    RAM   = the server's GPU memory × the multiple (serving 2×, training 3–4×), at least a server's floor (128 GB; a
+            PC of consumer cards has none) and any
             host RAM a calculator computed for this run (an offload, the checkpoint's load), up to a 64 GB step
     disk  = one checkpoint: training in full, the 16-bit weights plus the fp32 master and Adam states (DeepSpeed's
             estimator's 16 B per trainable parameter less its 4 B fp32 gradient, which no checkpoint keeps, plus the
@@ -58,12 +59,14 @@ def host_side(
     method: str = "full",
     precision: str = "bf16",
     need_gb: float | None = None,
+    consumer: bool = False,
 ) -> HostSide:
-    """The CPU cores, system RAM and disk of one server of `gpus_per_node` cards of `gpu_memory_gb` each."""
+    """The CPU cores, system RAM and disk of one server of `gpus_per_node` cards of `gpu_memory_gb` each; a PC of
+    consumer cards is held to the multiple only (the floor is a server's)."""
     h = host_params()
     cores = h["cpu_cores_per_gpu_train" if workload == "train" else "cpu_cores_per_gpu_infer"]
     mult = h["ram_vs_vram_train" if workload == "train" else "ram_vs_vram_infer"]
-    floor = h["ram_floor_gb"].default
+    floor = 0.0 if consumer else h["ram_floor_gb"].default
     vram = gpus_per_node * gpu_memory_gb
     least = max(floor, need_gb or 0.0)
     ram_low, ram_high = _step(max(vram * mult.low, least)), _step(max(vram * mult.high, least))

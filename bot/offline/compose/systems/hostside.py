@@ -1,7 +1,7 @@
 """The host side of the machine a buyer orders, when the question asks it beside the GPUs ("hardware requirement
 (GPU and CPU) for 70B SFT", "What GPU, ram, and CPU do you recommend", "显卡，CPU和内存怎么选", "How much storage
 space"): for the setup the answer sized (the largest GPU count its fits need, on their card), each server's CPU
-cores, system RAM and disk, from `plan_cluster`'s `host` (tools/plan/host.py: sizing rules with their sources, the
+cores, system RAM and disk (the cards a recommendation picked first), from `plan_cluster`'s `host` (tools/plan/host.py: sizing rules with their sources, the
 host RAM a fit computed where larger, the checkpoint's size). With no setup sized (the answer asks for the model),
 the rules per GPU, so the CPU and RAM part is answered anyway. Every figure is a tool output."""
 
@@ -20,6 +20,20 @@ from tools.errors import AdvisorError
 FIT_TOOLS = ("fit_training", "fit_inference")
 #: a language model named in words ("LLM", "大模型")
 _LLM = re.compile(r"\bllms?\b|大模型|language model", re.I)
+
+
+def _pick(run: ToolRun) -> dict[str, Any] | None:
+    """The cards a recommendation picked (its best value, else its first option): the machine the answer proposes."""
+    rec = next((c for c in run.calls if c.tool == "recommend_gpus" and c.id not in run.surveyed), None)
+    if rec is None:
+        return None
+    o = rec.output
+    best = o.get("best_value") or next(iter(o.get("options") or []), None)
+    if not best:
+        return None
+    work = "infer" if o.get("workload") == "infer" else "train"
+    args = {"gpu": best["gpu"], "n_gpus": int(best["n_gpus"]), "model": rec.input["model"], "host_workload": work}
+    return args | ({"method": o["method"]} if work == "train" and o.get("method") else {})
 
 
 def _setup(run: ToolRun) -> Any | None:
@@ -61,12 +75,14 @@ def add(text: str, run: ToolRun, out: Out) -> bool:
     """Append each server's CPU, RAM and disk for the setup sized, when the question asks for the host side."""
     if not HOST_SIDE.search(text):
         return False
-    call = _setup(run)
-    if call is None:  # the rules are for AI work: a question about other code (a simulation) is not given them
+    args = _pick(run)
+    if args is None and (call := _setup(run)) is not None:
+        args = _args(call)
+    if args is None:  # the rules are for AI work: a question about other code (a simulation) is not given them
         llm = TRAINING_RUN.search(text) or SERVING_RUN.search(text) or _LLM.search(text)
         return rules(run, out) if llm else False
     try:
-        c = run("plan_cluster", _args(call))
+        c = run("plan_cluster", args)
     except AdvisorError:
         return False
     h, lang = c["host"], out.lang
@@ -84,7 +100,7 @@ def add(text: str, run: ToolRun, out: Out) -> bool:
                 work=say(f"host_side_work_{work}", lang), cores_low=h["cores_low"], cores_high=h["cores_high"],
                 cpg_low=num(h["cores_per_gpu_low"]), cpg_high=num(h["cores_per_gpu_high"]),
                 why=say(f"host_side_why_{work}", lang), ram=ram, vram=gb(h["vram_gb"]), mult=mult, need=need,
-                disk=disk, floor=gb(h["ram_floor_gb"]), ref=h["reference_zh" if lang == "zh" else "reference"]))  # fmt: skip
+                disk=disk, floor=say("host_side_floor", lang, floor=gb(h["ram_floor_gb"])) if h["ram_floor_gb"] else "", ref=h["reference_zh" if lang == "zh" else "reference"]))  # fmt: skip
     return True
 
 
