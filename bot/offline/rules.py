@@ -133,7 +133,7 @@ class RulesPlanner:
             k
             for k in (*f.needs, *sorted(unknown & set(f.defaults)))
             if slots.get(k) in (None, [])
-            and not (k == "budget_cny" and slots.get("budget_usd"))
+            and not (k == "budget_cny" and (slots.get("budget_usd") or slots.get("budget_eur")))
             and not (fabric and k == "model")  # the network comparison states its example model
         ]
         traffic = ["capacity"] if any(m.role in ("concurrency", "qps", "daily_users") for m in request.mentions) else []

@@ -12,11 +12,19 @@ def budget_args(s: dict[str, Any]) -> dict[str, Any]:
     """The budget as recommend_gpus takes it: in 元, or in US dollars (the tool converts, at a rate it states)."""
     if s.get("budget_cny"):
         return {"budget_cny": s["budget_cny"]}
+    if s.get("budget_eur"):
+        return {"budget_eur": s["budget_eur"]}
     return {"budget_usd": s["budget_usd"]} if s.get("budget_usd") else {}
 
 
 def budget_text(r: dict[str, Any], lang: str) -> str:
     """The budget a recommend_gpus output was held to, as the user gave it ("$200,000 (1,420,000 元)")."""
+    if r.get("budget_eur"):
+        return (
+            f"€{r['budget_eur']:,.0f}（约 {money(r['budget_cny'], lang)}）"
+            if lang == "zh"
+            else f"€{r['budget_eur']:,.0f} (about {money(r['budget_cny'], lang)})"
+        )
     if r.get("budget_usd"):
         return (
             f"${r['budget_usd']:,.0f}（约 {money(r['budget_cny'], lang)}）"
