@@ -48,6 +48,19 @@ ASK_KEY = {
 }
 #: calculators that size the job on a card (the answer went on with a stated card, so no question back is needed)
 SIZED_BY = frozenset({"fit_training", "fit_inference", "recommend_gpus", "plan_serving", "plan_system"})
+
+
+def _on_pick(slots: dict[str, Any], p: ParsedQuestion, run: Any) -> dict[str, Any]:
+    """The slots the further parts of a recommendation are answered on: the card and count it picked ("€1,000 …
+    at 5 tokens/s or more": the speed of the 2 × RTX 4060 Ti recommended, not of a default card), where the user
+    named no card or count of their own."""
+    rec = next((c for c in run.calls if c.tool == "recommend_gpus" and c.id not in run.surveyed), None)
+    best = rec and (rec.output.get("best_value") or next(iter(rec.output.get("options") or []), None))
+    if not best or p.gpus or p.n_gpus:
+        return slots
+    return {**slots, "gpu": best["gpu_id"], "n_gpus": int(best["n_gpus"])}
+
+
 #: the sizes the question for an unknown model's size gives as examples ("13B"; "总参 47B、激活 13B")
 SIZE_EXAMPLE = {"dense_params_b": 13, "moe_total_params_b": 47, "moe_active_params_b": 13}
 #: the example a question for a slot gives ("例如 80 万"), with its value
@@ -258,12 +271,13 @@ class RulesPlanner:
             intent = "time"  # cited and carried as the training run it is
         else:
             self._answer(intent, slots, p, run, out, offered)
+        on = _on_pick(slots, p, run)  # the parts after a recommendation: on the cards it recommends
         for extra in () if planned else parts(intent, p, request.cued):
-            self._part(extra, slots, p, run, out, offered, answered_at)
+            self._part(extra, on, p, run, out, offered, answered_at)
         if not planned and not fabric:  # an ask the parts above left without its calculator: its own frame
             for extra in [_SIZED_ASKS[a] for a in unanswered(request.cued, run.calls) if a in _SIZED_ASKS]:
                 if extra != intent:
-                    self._part(extra, slots, p, run, out, offered, answered_at)
+                    self._part(extra, on, p, run, out, offered, answered_at)
         if intent != "knowledge":  # a part asked in words: the note that answers it (first, when asked first)
             answers.knowledge_part(request.cued, text, run, out, answered_at)
         none = say("knowledge_none", lang)  # one part found nothing while another answered: that part is not said

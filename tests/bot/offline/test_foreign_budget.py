@@ -37,3 +37,28 @@ def test_a_euro_budget_for_machines_is_planned_at_the_rate_said(advisor):
     t = advisor.ask("预算 5 万欧元，搭一台服务器微调 13B 模型，怎么配？")
     assert t.ungrounded == [] and t.unused == []
     assert "€50,000" in t.answer and "7.85" in t.answer
+
+
+def test_a_speed_target_beside_a_budget_is_checked_on_the_recommended_cards(advisor):
+    t = advisor.ask(
+        "I want to buy the hardware to run a 7B model on a GPU at ideally about 5 tokens per second or more. "
+        "What GPU, ram, and CPU do you recommend? My budget is about 1000€"
+    )
+    assert t.ungrounded == [] and t.unused == []
+    rec = next(c for c in t.tool_calls if c.tool == "recommend_gpus")
+    pick = rec.output["best_value"]
+    speed = next(c for c in t.tool_calls if c.tool == "inference_speed")
+    assert speed.input["gpu"] == pick["gpu_id"] and speed.input["n_gpus"] == pick["n_gpus"]  # not a default A100
+    assert "Your target of “5 tokens per second” is met by this setup" in t.answer
+    assert "“5”" not in t.answer  # the one-digit target is quoted with its unit, so it is not listed as unused
+    assert f"**Host side (per server, {pick['n_gpus']} × {pick['gpu']}, serving):**" in t.answer
+
+
+def test_a_one_digit_figure_is_named_only_when_quoted_with_its_words():
+    from bot.answer.coverage import _named
+    from bot.offline.understand.request.model import Mention
+
+    q = "at about 5 tokens per second or more"
+    m = Mention(text="5", role="speed_target", value=5.0, start=q.index("5"), end=q.index("5") + 1)
+    assert _named(m, "your target of “5 tokens per second” is met", q)
+    assert not _named(m, "about 5 gb per gpu", q)  # the bare digit elsewhere is not the user's figure
