@@ -54,9 +54,11 @@ def _on_pick(slots: dict[str, Any], p: ParsedQuestion, run: Any) -> dict[str, An
     """The slots the further parts of a recommendation are answered on: the card and count it picked ("€1,000 …
     at 5 tokens/s or more": the speed of the 2 × RTX 4060 Ti recommended, not of a default card), where the user
     named no card or count of their own."""
-    rec = next((c for c in run.calls if c.tool == "recommend_gpus" and c.id not in run.surveyed), None)
-    best = rec and (rec.output.get("best_value") or next(iter(rec.output.get("options") or []), None))
-    if not best or p.gpus or p.n_gpus:
+    recs = [c for c in run.calls if c.tool == "recommend_gpus" and c.id not in run.surveyed]
+    if len(recs) != 1 or p.gpus or p.n_gpus:  # several models recommended for: each its own pick, none for all
+        return slots
+    best = recs[0].output.get("best_value") or next(iter(recs[0].output.get("options") or []), None)
+    if not best:
         return slots
     return {**slots, "gpu": best["gpu_id"], "n_gpus": int(best["n_gpus"])}
 

@@ -24,9 +24,10 @@ _LLM = re.compile(r"\bllms?\b|大模型|language model", re.I)
 
 def _pick(run: ToolRun) -> dict[str, Any] | None:
     """The cards a recommendation picked (its best value, else its first option): the machine the answer proposes."""
-    rec = next((c for c in run.calls if c.tool == "recommend_gpus" and c.id not in run.surveyed), None)
-    if rec is None:
+    recs = [c for c in run.calls if c.tool == "recommend_gpus" and c.id not in run.surveyed]
+    if len(recs) != 1:  # none, or one per model: the largest fit below is the machine
         return None
+    rec = recs[0]
     o = rec.output
     best = o.get("best_value") or next(iter(o.get("options") or []), None)
     if not best:
