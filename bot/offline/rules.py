@@ -22,6 +22,7 @@ from bot.offline.compose.measured import gap
 from bot.offline.compose.measured import memory as stated_memory
 from bot.offline.compose.sizes import holds, host, longest, method, scaling, together, tradeoff
 from bot.offline.compose.systems import electricity, hostside, minimum, nodes, system
+from bot.offline.compose.toolargs import on_pick
 from bot.offline.compose.verdict import verdict
 from bot.offline.parts import part_label
 from bot.offline.say.phrases import localize_name, say
@@ -46,23 +47,6 @@ ASK_KEY = {
     "gpu_hours": "ask_hours",
     "budget_cny": "ask_budget",
 }
-#: calculators that size the job on a card (the answer went on with a stated card, so no question back is needed)
-SIZED_BY = frozenset({"fit_training", "fit_inference", "recommend_gpus", "plan_serving", "plan_system"})
-
-
-def _on_pick(slots: dict[str, Any], p: ParsedQuestion, run: Any) -> dict[str, Any]:
-    """The slots the further parts of a recommendation are answered on: the card and count it picked ("€1,000 …
-    at 5 tokens/s or more": the speed of the 2 × RTX 4060 Ti recommended, not of a default card), where the user
-    named no card or count of their own."""
-    recs = [c for c in run.calls if c.tool == "recommend_gpus" and c.id not in run.surveyed]
-    if len(recs) != 1 or p.gpus or p.n_gpus:  # several models recommended for: each its own pick, none for all
-        return slots
-    best = recs[0].output.get("best_value") or next(iter(recs[0].output.get("options") or []), None)
-    if not best:
-        return slots
-    return {**slots, "gpu": best["gpu_id"], "n_gpus": int(best["n_gpus"])}
-
-
 #: the sizes the question for an unknown model's size gives as examples ("13B"; "总参 47B、激活 13B")
 SIZE_EXAMPLE = {"dense_params_b": 13, "moe_total_params_b": 47, "moe_active_params_b": 13}
 #: the example a question for a slot gives ("例如 80 万"), with its value
@@ -273,7 +257,7 @@ class RulesPlanner:
             intent = "time"  # cited and carried as the training run it is
         else:
             self._answer(intent, slots, p, run, out, offered)
-        on = _on_pick(slots, p, run)  # the parts after a recommendation: on the cards it recommends
+        on = on_pick(slots, p, run)  # the parts after a recommendation: on the cards it recommends
         for extra in () if planned else parts(intent, p, request.cued):
             self._part(extra, on, p, run, out, offered, answered_at)
         if not planned and not fabric:  # an ask the parts above left without its calculator: its own frame
@@ -306,10 +290,7 @@ class RulesPlanner:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
         host.add(request, text, run, out, host_ram(p))  # "还有多少内存需求": host RAM per server of the setup sized
         hostside.add(text, run, out)  # "GPU and CPU", "显卡，CPU和内存": each server's CPU cores, RAM and disk
-        # a knowledge part with no passage asked back for the card, and the answer then sized the job on one: the
-        # question back is moot ("hardware requirement (GPU and CPU) for 70B SFT" asked which GPU, then chose it)
-        if (back := info.ask_back(p, lang)) in out.blocks and any(c.tool in SIZED_BY for c in run.calls):
-            out.blocks.remove(back)
+        info.drop_moot_ask_back(p, run, out)  # asked back for a card, then sized the job on one: not asked
         # a choice ends in a pick, put first (after the servers: the cards it sizes for the choice size nothing else)
         verdict(request.cued, run, out, answered_at, china, p.workload, p.gpus, bool(setups.named(p)))
         gap.add(request, run, out, answered_at)  # a gap measured between two named cards, its verdict before the pick

@@ -18,13 +18,13 @@ from bot.offline.compose.systems import rl
 from bot.offline.compose.systems.capacity import lengths, traffic
 from bot.offline.compose.systems.cards import serving_cards, training_cards
 from bot.offline.compose.systems.people import reading_in_plan
+from bot.offline.compose.toolargs import budget_said, foreign_budget, rate
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, count, duration, method_label, money, money_span, num
 from bot.offline.understand.request.model import Request
 from tools.catalog.lookup import get_model
 from tools.catalog.servers import platforms
 from tools.errors import AdvisorError
-from tools.money.run_cost import eur_rate, usd_rate
 from tools.schemas.plan import PlanSystemInput
 
 #: the words that ask for machines rather than for cards or rented hours ("怎么配", "搭一台", "买服务器")
@@ -170,9 +170,8 @@ def system_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) -> 
     for key in ("budget_cny", "deadline_hours"):
         if s.get(key):
             args[key] = s[key]
-    given = None if s.get("budget_cny") else next(((s[k], c) for k, c in _FOREIGN if s.get(k)), None)
-    if given:  # a budget in dollars or euros: in 元 at the stated rate, said
-        args["budget_cny"] = round(given[0] * _RATE[given[1]]()[0])
+    if given := foreign_budget(s):  # a budget in dollars or euros: in 元 at the stated rate, said
+        args["budget_cny"] = round(given[0] * rate(given[1]))
     if s.get("method") in ("full", "lora", "qlora") and job != "serve":
         args["method"] = s["method"]
     if s.get("tokens") and job != "serve":
@@ -254,7 +253,9 @@ def _header(r: dict, args: dict, lang: str, out: Out, given: tuple[float, str] |
     else:
         job = say(f"job_{r['job']}", lang, method=method_label(method, lang).strip(), tokens=count(tokens))
     if args.get("budget_cny"):
-        out.add(say("system_header", lang, job=job, model=r["model"], budget=_budget(given, args, lang)))
+        out.add(
+            say("system_header", lang, job=job, model=r["model"], budget=budget_said(given, args["budget_cny"], lang))
+        )
     elif args.get("deadline_hours"):
         out.add(
             say(
@@ -389,24 +390,3 @@ def _bom(o: dict, lang: str, out: Out) -> None:
                 tiers=n["tiers"],
             )
         )
-
-
-#: a budget in another currency: its slot and currency, the rate it is planned at, and how it is written
-_FOREIGN = (("budget_usd", "USD"), ("budget_eur", "EUR"))
-_RATE = {"USD": usd_rate, "EUR": eur_rate}
-_SIGN = {"USD": ("$", "美元", "$"), "EUR": ("€", "欧元", "€")}
-
-
-def _budget(given: tuple[float, str] | None, args: dict[str, Any], lang: str) -> str:
-    """The budget as the user gave it: in 元, or in dollars or euros with the 元 it was planned at and the rate."""
-    cny = money(args["budget_cny"], lang)
-    if not given:
-        return cny
-    amount, cur = given
-    sign, zh, en = _SIGN[cur]
-    rate = num(_RATE[cur]()[0], 2)
-    return (
-        f"{sign}{amount:,.0f}（按 {rate} 元/{zh}约 {cny}）"
-        if lang == "zh"
-        else f"{sign}{amount:,.0f} (about {cny} at {rate} CNY/{en})"
-    )
