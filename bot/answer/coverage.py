@@ -122,9 +122,14 @@ def _fed(mention: Mention, result: PlanResult) -> str | None:
     return None
 
 
-def _named(mention: Mention, answer: str) -> bool:
+def _named(mention: Mention, answer: str, question: str = "") -> bool:
     text = mention.text.lower().strip()
-    return len(text) >= 2 and text in answer
+    if len(text) >= 2:
+        return text in answer
+    # a one-character figure counts as named where the answer quotes it with the words after it ("“5 tokens per
+    # second”"): the bare digit would match any figure
+    span = question[mention.start : mention.end + 24].lower()
+    return any(f"“{span[:n].strip()}”" in answer for n in range(len(text) + 2, len(span) + 1))
 
 
 def covers(request: Request, result: PlanResult) -> list[MentionUse]:
@@ -133,7 +138,7 @@ def covers(request: Request, result: PlanResult) -> list[MentionUse]:
     uses = []
     for m in request.mentions:
         fed = _fed(m, result)
-        use = "input" if fed else "named" if _named(m, answer) else "unused"
+        use = "input" if fed else "named" if _named(m, answer, request.text) else "unused"
         uses.append(MentionUse(text=m.text, role=m.role, use=use, fed=fed))
     return uses
 

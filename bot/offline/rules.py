@@ -16,13 +16,14 @@ from typing import Any
 
 from bot.core.language import detect_language
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
-from bot.offline.compose import answers, diagnosis, network, proposal, support
+from bot.offline.compose import answers, diagnosis, info, network, proposal, support
 from bot.offline.compose.evidence import host_ram
 from bot.offline.compose.measured import gap, steps
 from bot.offline.compose.measured import memory as stated_memory
 from bot.offline.compose.sizes import holds, host, longest, method, scaling, together, tradeoff
 from bot.offline.compose.sizes import verdicts as asked_verdicts
-from bot.offline.compose.systems import electricity, minimum, nodes, system
+from bot.offline.compose.systems import electricity, hostside, minimum, nodes, system
+from bot.offline.compose.toolargs import on_pick
 from bot.offline.compose.verdict import verdict
 from bot.offline.parts import part_label
 from bot.offline.say.phrases import localize_name, say
@@ -136,7 +137,7 @@ class RulesPlanner:
             k
             for k in (*f.needs, *sorted(unknown & set(f.defaults)))
             if slots.get(k) in (None, [])
-            and not (k == "budget_cny" and slots.get("budget_usd"))
+            and not (k == "budget_cny" and (slots.get("budget_usd") or slots.get("budget_eur")))
             and not (fabric and k == "model")  # the network comparison states its example model
         ]
         traffic = ["capacity"] if any(m.role in ("concurrency", "qps", "daily_users") for m in request.mentions) else []
@@ -261,12 +262,13 @@ class RulesPlanner:
             intent = "time"  # cited and carried as the training run it is
         else:
             self._answer(intent, slots, p, run, out, offered)
+        on = on_pick(slots, p, run)  # the parts after a recommendation: on the cards it recommends
         for extra in () if planned else parts(intent, p, request.cued):
-            self._part(extra, slots, p, run, out, offered, answered_at)
+            self._part(extra, on, p, run, out, offered, answered_at)
         if not planned and not fabric:  # an ask the parts above left without its calculator: its own frame
             for extra in [_SIZED_ASKS[a] for a in unanswered(request.cued, run.calls) if a in _SIZED_ASKS]:
                 if extra != intent:
-                    self._part(extra, slots, p, run, out, offered, answered_at)
+                    self._part(extra, on, p, run, out, offered, answered_at)
         if intent != "knowledge":  # a part asked in words: the note that answers it (first, when asked first)
             answers.knowledge_part(request.cued, text, run, out, answered_at)
         none = say("knowledge_none", lang)  # one part found nothing while another answered: that part is not said
@@ -292,6 +294,8 @@ class RulesPlanner:
         if not planned and not fabric:
             nodes.across(run, out)  # a count beyond one server: the servers, network, power, racks and bill
         host.add(request, text, run, out, host_ram(p))  # "还有多少内存需求": host RAM per server of the setup sized
+        hostside.add(text, run, out)  # "GPU and CPU", "显卡，CPU和内存": each server's CPU cores, RAM and disk
+        info.drop_moot_ask_back(p, run, out)  # asked back for a card, then sized the job on one: not asked
         # a choice ends in a pick, put first (after the servers: the cards it sizes for the choice size nothing else)
         before = len(out.blocks)
         verdict(request.cued, run, out, answered_at, china, p.workload, p.gpus, bool(setups.named(p)))

@@ -240,6 +240,24 @@ def tco_params() -> dict[str, TcoParam]:
 
 
 @functools.cache
+def host_params() -> dict[str, TcoParam]:
+    """tco.yaml's `host` rules (CPU cores per GPU, system RAM per GB of GPU memory), each with its sources."""
+    return {k: TcoParam.model_validate(v) for k, v in _load("tco.yaml")["host"].items()}
+
+
+@functools.cache
+def fx_params() -> dict[str, TcoParam]:
+    """tco.yaml's `fx`: exchange rates other than the dollar's (fx_cny_per_eur), each with its source."""
+    return {k: TcoParam.model_validate(v) for k, v in _load("tco.yaml")["fx"].items()}
+
+
+@functools.cache
+def host_reference() -> dict:
+    """tco.yaml's `host_reference`: a published 8-GPU server's cores and RAM, to set the rules against."""
+    return dict(_load("tco.yaml")["host_reference"])
+
+
+@functools.cache
 def node_power_table() -> tuple[NodePower, ...]:
     return tuple(NodePower.model_validate(row) for row in _load("tco.yaml").get("node_power", []))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tools.catalog.gpu_spec import GpuSpec
 from tools.catalog.lookup import get_gpu
-from tools.catalog.prices import GpuPrices, Kind, PriceQuote, prices_for, tco_params
+from tools.catalog.prices import GpuPrices, Kind, PriceQuote, fx_params, prices_for, tco_params
 from tools.errors import InvalidInput, Unsupported
 from tools.schemas.common import Assumption, assume
 from tools.schemas.money import RunCostInput, RunCostOutput
@@ -32,11 +32,18 @@ def quote_assumptions(prefix: str, quotes: tuple[PriceQuote, ...], unit: str) ->
     ]
 
 
-def usd_rate(given: float | None) -> tuple[float, Assumption]:
+def usd_rate(given: float | None = None) -> tuple[float, Assumption]:
     """元 per US dollar: the one given, else the TCO default, with its assumption."""
     param = tco_params()["fx_cny_per_usd"]
     value = given if given is not None else param.default
     return value, assume(key="fx_cny_per_usd", value=value, unit="元/$", default=given is None, note=param.cite())
+
+
+def eur_rate(given: float | None = None) -> tuple[float, Assumption]:
+    """元 per euro: the one given, else the dated default (tco.yaml `fx`), with its assumption."""
+    param = fx_params()["fx_cny_per_eur"]
+    value = given if given is not None else param.default
+    return value, assume(key="fx_cny_per_eur", value=value, unit="元/€", default=given is None, note=param.cite())
 
 
 def priced(gpu: GpuSpec, kind: Kind) -> tuple[GpuPrices | None, GpuSpec]:
@@ -138,4 +145,4 @@ def run_cost(inp: RunCostInput) -> RunCostOutput:
     return RunCostOutput(**out, assumptions=assumptions)
 
 
-__all__ = ["missing_price", "quote_assumptions", "run_cost", "usd_rate"]
+__all__ = ["eur_rate", "missing_price", "quote_assumptions", "run_cost", "usd_rate"]

@@ -32,7 +32,7 @@ from tools.memory.capacity import GPUS_PER_NODE, capacity_bytes, next_count
 from tools.memory.fit_inference import engine_budget, fit_inference
 from tools.memory.fit_training import training_memory
 from tools.memory.train_breakdown import default_checkpointing
-from tools.money.run_cost import usd_rate
+from tools.money.run_cost import eur_rate, usd_rate
 from tools.recommend.candidates import Candidate, option, rank
 from tools.recommend.reasons import BEST_VALUE_INFER, BEST_VALUE_TRAIN, cost_basis, drop, recommend_assumptions, verdict
 from tools.schemas.common import ToolInput
@@ -318,6 +318,9 @@ def recommend_gpus(inp: RecommendInput) -> RecommendOutput:
     if inp.budget_usd is not None:  # a dollar budget is compared in 元, at the rate it states
         fx, fx_assumption = usd_rate(inp.fx_cny_per_usd)
         inp = inp.model_copy(update={"budget_cny": round(inp.budget_usd * fx, 2)})
+    elif inp.budget_eur is not None:  # a euro budget likewise, at the dated euro rate
+        fx, fx_assumption = eur_rate(inp.fx_cny_per_eur)
+        inp = inp.model_copy(update={"budget_cny": round(inp.budget_eur * fx, 2)})
     job = _Job(inp)  # resolves the model: an unknown name fails here, before any work
     model = job.model
     cands: list[Candidate] = []
@@ -344,6 +347,7 @@ def recommend_gpus(inp: RecommendInput) -> RecommendOutput:
         cost_basis=cost_basis(inp),
         budget_cny=inp.budget_cny,
         budget_usd=inp.budget_usd,
+        budget_eur=inp.budget_eur,
         deadline_hours=inp.deadline_hours,
         china_available=inp.china_available,
         domestic=inp.domestic,

@@ -261,6 +261,43 @@ class PlanClusterInput(BaseModel):
     gpu: str = Field(..., description="GPU name, e.g. 'H800'.")
     n_gpus: int = Field(..., ge=1, le=100_000, description="GPUs the job needs.")
     rack_kw: float = Field(15, gt=0, le=200, description="kW per rack.")
+    #: the host side of each server (CPU cores, system RAM, disk), sized for this job when given
+    host_workload: Literal["train", "infer"] | None = Field(
+        None, description="Size each server's CPU cores, system RAM and disk for this job (training or serving)."
+    )
+    model: str | None = Field(None, description="The job's model, for the disk its checkpoints take.")
+    method: Literal["full", "lora", "qlora", "freeze"] = Field(
+        "full", description="Training method (host_workload train)."
+    )
+    precision: str = Field("bf16", description="The weights' precision when serving (their file on disk).")
+    host_need_gb: float | None = Field(
+        None, gt=0, le=1e6, description="Host RAM per server a calculator already computed (offload, loading)."
+    )
+
+
+class HostSide(BaseModel):
+    """One server's host side (tools/plan/host.py): CPU cores and system RAM by the sizing rules (tco.yaml `host`),
+    the RAM a calculator computed where larger, and the disk of the job's checkpoints."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workload: Literal["train", "infer"]
+    gpus_per_node: int
+    cores_per_gpu_low: float
+    cores_per_gpu_high: float
+    cores_low: int
+    cores_high: int
+    vram_gb: float  # the server's GPU memory, all cards
+    ram_multiple_low: float
+    ram_multiple_high: float
+    ram_low_gb: float  # rounded up to a 64 GB step, at least the floor and the computed need
+    ram_high_gb: float
+    ram_floor_gb: float  # the least RAM the rules put in any server
+    ram_need_gb: float | None  # what a calculator computed per server, when given
+    checkpoint_gb: float | None  # one checkpoint (training: weights + optimizer states; serving: the weights file)
+    checkpoint_note: str | None
+    reference: str  # a published server's cores and RAM, to set the rules against
+    reference_zh: str
 
 
 class PlanClusterOutput(ToolOutput):
@@ -281,6 +318,7 @@ class PlanClusterOutput(ToolOutput):
     bom: list[BomLine]
     total_low_cny: float | None  # None: no public price for part of the BOM
     total_high_cny: float | None
+    host: HostSide | None = None  # with host_workload: each server's CPU cores, system RAM and disk
 
     @classmethod
     def _nested(cls):

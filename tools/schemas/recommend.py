@@ -41,6 +41,10 @@ class RecommendInput(ToolInput):
         None, gt=0, description="The budget in US dollars instead of budget_cny: converted at fx_cny_per_usd."
     )
     fx_cny_per_usd: float | None = Field(None, gt=0, le=100, description="元 per US dollar; omitted: the TCO default.")
+    budget_eur: float | None = Field(
+        None, gt=0, description="The budget in euros instead of budget_cny: converted at fx_cny_per_eur."
+    )
+    fx_cny_per_eur: float | None = Field(None, gt=0, le=100, description="元 per euro; omitted: the dated default.")
     deadline_hours: float | None = Field(
         None, gt=0, description="Wall-clock hours the run must finish within (train/finetune). Omitted: no deadline."
     )
@@ -89,7 +93,7 @@ class RecommendInput(ToolInput):
 
     @model_validator(mode="after")
     def _one_budget(self):
-        if self.budget_cny is not None and self.budget_usd is not None:
+        if sum(b is not None for b in (self.budget_cny, self.budget_usd, self.budget_eur)) > 1:
             raise InvalidInput(
                 "Give the budget once: in 元 (budget_cny) or in US dollars (budget_usd), not both.",
                 "预算请只给一种：人民币（budget_cny）或美元（budget_usd），不要同时给。",
@@ -199,6 +203,7 @@ class RecommendOutput(ToolOutput):
     cost_basis: str = Field(description="What total_cny means for this workload and pricing.")
     budget_cny: float | None
     budget_usd: float | None = None  # the budget as given, when in US dollars (budget_cny is its conversion)
+    budget_eur: float | None = None  # the budget as given, when in euros (budget_cny is its conversion)
     deadline_hours: float | None
     china_available: bool | None
     domestic: bool | None = None

@@ -108,11 +108,19 @@ def oom_but_serves(args: dict[str, Any], r: dict[str, Any], run: ToolRun, out: O
     out.add(say("oom_serving_causes", lang))
 
 
+#: a figure with the speed unit written after it, as the user wrote it ("5 tokens per second")
+_UNIT = re.compile(r"[^\n]*?(?:tokens? per second|tokens?/s|tok/s|t/s|token/秒|字/秒)", re.I)
+
+
 def _figure(p: ParsedQuestion, role: str, words: str = "") -> tuple[str, float] | None:
     """The first figure of the question read in `role` (and written with `words`, when given): (their words, value)."""
-    for m in read(p.text).mentions:
-        if m.role == role and isinstance(m.value, float) and re.search(words, m.text, re.I):
-            return m.text, m.value
+    request = read(p.text)
+    for m in request.mentions:
+        # the words may follow the figure ("5 tokens per second or more": the mention is the "5")
+        written = m.text if re.search(words, m.text, re.I) else request.text[m.start : m.end + 24]
+        if m.role == role and isinstance(m.value, float) and re.search(words, written, re.I):
+            unit = _UNIT.match(written)
+            return (unit.group(0) if unit and written != m.text else m.text).strip(), m.value
     return None
 
 

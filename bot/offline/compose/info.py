@@ -390,3 +390,10 @@ def out_of_scope(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -
 
 def greeting(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out) -> None:
     out.add(say("greeting", out.lang))
+
+
+def drop_moot_ask_back(p: ParsedQuestion, run: ToolRun, out: Out) -> None:
+    """The question back for a card is moot once the answer sized the job on one ("(GPU and CPU) for 70B SFT")."""
+    sized = {"fit_training", "fit_inference", "recommend_gpus", "plan_serving", "plan_system"}
+    if (back := ask_back(p, out.lang)) in out.blocks and any(c.tool in sized for c in run.calls):
+        out.blocks.remove(back)

@@ -4,19 +4,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.offline.say.render import money
+from bot.offline.say.render import money, num
 from tools.catalog.prices import source_title
+from tools.money.run_cost import eur_rate, usd_rate
 
 
 def budget_args(s: dict[str, Any]) -> dict[str, Any]:
     """The budget as recommend_gpus takes it: in 元, or in US dollars (the tool converts, at a rate it states)."""
     if s.get("budget_cny"):
         return {"budget_cny": s["budget_cny"]}
+    if s.get("budget_eur"):
+        return {"budget_eur": s["budget_eur"]}
     return {"budget_usd": s["budget_usd"]} if s.get("budget_usd") else {}
 
 
 def budget_text(r: dict[str, Any], lang: str) -> str:
     """The budget a recommend_gpus output was held to, as the user gave it ("$200,000 (1,420,000 元)")."""
+    if r.get("budget_eur"):
+        return (
+            f"€{r['budget_eur']:,.0f}（约 {money(r['budget_cny'], lang)}）"
+            if lang == "zh"
+            else f"€{r['budget_eur']:,.0f} (about {money(r['budget_cny'], lang)})"
+        )
     if r.get("budget_usd"):
         return (
             f"${r['budget_usd']:,.0f}（约 {money(r['budget_cny'], lang)}）"
@@ -101,3 +110,46 @@ def assumed(r: dict[str, Any], key: str) -> Any:
 def short_source(text: str, lang: str) -> str:
     """A price source as an answer in `lang` names it (tools/catalog/prices.source_title)."""
     return source_title(text, lang)
+
+
+def on_pick(slots: dict[str, Any], p: Any, run: Any) -> dict[str, Any]:
+    """The slots the further parts of a recommendation are answered on: the card and count it picked ("€1,000 …
+    at 5 tokens/s or more": the speed of the 2 × RTX 4060 Ti recommended, not of a default card), where the user
+    named no card or count of their own."""
+    recs = [c for c in run.calls if c.tool == "recommend_gpus" and c.id not in run.surveyed]
+    if len(recs) != 1 or p.gpus or p.n_gpus:  # several models recommended for: each its own pick, none for all
+        return slots
+    best = recs[0].output.get("best_value") or next(iter(recs[0].output.get("options") or []), None)
+    if not best:
+        return slots
+    return {**slots, "gpu": best["gpu_id"], "n_gpus": int(best["n_gpus"])}
+
+
+#: a budget in another currency: its slot and currency, and how it is written (sign, Chinese name, English sign)
+_FOREIGN = (("budget_usd", "USD"), ("budget_eur", "EUR"))
+_SIGN = {"USD": ("$", "美元", "$"), "EUR": ("€", "欧元", "€")}
+
+
+def foreign_budget(s: dict[str, Any]) -> tuple[float, str] | None:
+    """The budget in dollars or euros as the user gave it, (amount, currency), where no budget in 元 was given."""
+    return None if s.get("budget_cny") else next(((s[k], c) for k, c in _FOREIGN if s.get(k)), None)
+
+
+def rate(currency: str) -> float:
+    """元 per unit of `currency` at the dated default (tco.yaml: fx_cny_per_usd, fx.fx_cny_per_eur)."""
+    return (eur_rate if currency == "EUR" else usd_rate)()[0]
+
+
+def budget_said(given: tuple[float, str] | None, budget_cny: float, lang: str) -> str:
+    """The budget as the user gave it: in 元, or in dollars or euros with the 元 it was planned at and the rate."""
+    cny = money(budget_cny, lang)
+    if not given:
+        return cny
+    amount, cur = given
+    sign, zh, en = _SIGN[cur]
+    r = num(rate(cur), 2)
+    return (
+        f"{sign}{amount:,.0f}（按 {r} 元/{zh}约 {cny}）"
+        if lang == "zh"
+        else f"{sign}{amount:,.0f} (about {cny} at {r} CNY/{en})"
+    )

@@ -53,7 +53,7 @@ def refine(intent: str, slots: dict[str, Any], p: ParsedQuestion) -> str:
     Each rule says the question it exists for."""
     if intent in ("train_memory", "zero_states") and slots.get("workload") == "infer" and not slots.get("method"):
         return "fit"  # "用 vllm 部署 qwen3-30b-a3b 需要多少显存": serving memory, not training states
-    budget = slots.get("budget_cny") or slots.get("budget_usd")
+    budget = slots.get("budget_cny") or slots.get("budget_usd") or slots.get("budget_eur")
     if intent in ("fit", "min_gpus") and budget and not p.gpus and slots.get("model"):
         # "客户要一个能跑 70B 推理的方案，预算 50 万": a budget and no card is a request for a shortlist
         return "recommend_serving" if slots.get("workload") == "infer" else "recommend"

@@ -136,7 +136,7 @@ def _epochs_of_tokens(w: Work) -> None:
 # --- money --------------------------------------------------------------------------------
 
 #: "4块A100": 块 before a card (its mark) counts the cards, as "4块卡" does; "4块钱" is money
-_CUR = r"(元|块钱|块(?![卡显a-z\d\ue000])|rmb|人民币|cny|美元|美金|刀|usd|dollars?)"
+_CUR = r"(元|块钱|块(?![卡显a-z\d\ue000])|rmb|人民币|cny|美元|美金|刀|usd|dollars?|欧元|€|euros?|eur)"
 _HOUR = r"(?:(?:/|每|一|per|an?)\s*(?:张|块|个)?\s*(?:卡|gpu|card)?\s*[·/\-]?\s*(?:每|一|per)?\s*(?:卡时|卡小时|小时|钟头|hour|hr|h)(?![a-z])|/\s*(?:卡|gpu)\s*[·/]?\s*(?:时|小时|h)|每卡时)"
 _PRICE_HOUR = (
     _C(rf"([¥$])?\s*({lx.NUM})\s*{_CUR}?\s*{_HOUR}"),
@@ -145,7 +145,7 @@ _PRICE_HOUR = (
     ),
 )
 _MONEY = _C(
-    rf"(?<![a-z\d.\-])([¥$])?\s*({lx.NUM_RANGE})\s*(万元|万块|w(?![a-z])|千元|k(?![a-z])|m(?![a-z])|{_CUR[1:-1]})?"
+    rf"(?<![a-z\d.\-])([¥$€])?\s*({lx.NUM_RANGE})\s*(万元|万块|w(?![a-z])|千元|k(?![a-z])|k(?=\s*(?:€|eur))|m(?![a-z])|{_CUR[1:-1]})?"
     rf"(?:\s*{_CUR}(?![a-z]))?"  # "300k CNY", "2万 RMB": the currency after a magnitude
 )
 #: what makes an amount something other than a sum of money to spend: a count, a duration, or a rate per unit of
@@ -169,6 +169,8 @@ _CONFIRM = _C(lx.CONFIRM)
 def _currency(symbol: str | None, unit: str | None) -> str:
     if symbol == "$" or (unit and re.match(r"美|刀|usd|dollar", unit, re.I)):
         return "USD"
+    if symbol == "€" or (unit and re.match(r"欧|€|eur", unit, re.I)):  # "1000€", "30 kEuro"
+        return "EUR"
     return "CNY"
 
 

@@ -76,7 +76,7 @@ class ParsedQuestion(BaseModel):
     tokens_from: dict[str, float] | None = None
     budget_cny: float | None = None  # set only when the budget is in CNY (no exchange rate here)
     budget_amount: float | None = None
-    budget_currency: Literal["CNY", "USD"] | None = None
+    budget_currency: Literal["CNY", "USD", "EUR"] | None = None
     price_cny_per_hour: float | None = None  # per GPU-hour, CNY only
     price_per_hour: float | None = None
     price_currency: Literal["CNY", "USD"] | None = None

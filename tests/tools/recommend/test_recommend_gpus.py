@@ -405,3 +405,13 @@ def test_an_fp8_native_model_is_sized_in_fp8_where_the_gpu_computes_in_it():
     assert h200 and min(o["n_gpus"] for o in h200) == 8
     a100 = [o for o in out["options"] if "A100" in o["gpu"]]
     assert all(o["n_gpus"] >= 16 for o in a100)  # no FP8 tensor cores: bf16 weights
+
+
+def test_a_euro_budget_is_held_in_yuan_at_the_dated_euro_rate():
+    r = tools.call("recommend_gpus", {"model": "7B", "workload": "infer", "budget_eur": 1000, "pricing": "buy"})
+    fx = next(a for a in r["assumptions"] if a["key"] == "fx_cny_per_eur")
+    assert fx["value"] == 7.85 and "eatsip365.com" in fx["note"]
+    assert r["budget_eur"] == 1000 and r["budget_cny"] == 7850
+    assert r["options"] and all(o["total_cny"] <= 7850 for o in r["options"] if o["total_cny"] is not None)
+    with pytest.raises(InvalidInput):
+        tools.call("recommend_gpus", {"model": "7B", "workload": "infer", "budget_eur": 1, "budget_usd": 1})

@@ -18,13 +18,13 @@ from bot.offline.compose.systems import rl
 from bot.offline.compose.systems.capacity import lengths, traffic
 from bot.offline.compose.systems.cards import serving_cards, training_cards
 from bot.offline.compose.systems.people import reading_in_plan
+from bot.offline.compose.toolargs import budget_said, foreign_budget, rate
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, count, duration, method_label, money, money_span, num
 from bot.offline.understand.request.model import Request
 from tools.catalog.lookup import get_model
 from tools.catalog.servers import platforms
 from tools.errors import AdvisorError
-from tools.money.run_cost import usd_rate
 from tools.schemas.plan import PlanSystemInput
 
 #: the words that ask for machines rather than for cards or rented hours ("怎么配", "搭一台", "买服务器")
@@ -84,7 +84,9 @@ def route(intent: str, s: dict[str, Any], request: Request, text: str):
     if intent not in PLAN_INTENTS and not PLAN_ASKS & set(request.asks) and not sized:
         return None
     training = trains(s, request)
-    budgeted = bool(s.get("budget_cny") or s.get("budget_usd") or s.get("deadline_hours"))  # "$50,000 for servers"
+    budgeted = bool(
+        s.get("budget_cny") or s.get("budget_usd") or s.get("budget_eur") or s.get("deadline_hours")
+    )  # "$50,000 for servers"
     if given and not training:
         if budgeted and wants_machines(text):
             return system_plan
@@ -168,8 +170,8 @@ def system_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) -> 
     for key in ("budget_cny", "deadline_hours"):
         if s.get(key):
             args[key] = s[key]
-    if s.get("budget_usd") and not s.get("budget_cny"):  # a budget in dollars: in 元 at the TCO rate, said
-        args["budget_cny"] = round(s["budget_usd"] * usd_rate(None)[0])
+    if given := foreign_budget(s):  # a budget in dollars or euros: in 元 at the stated rate, said
+        args["budget_cny"] = round(given[0] * rate(given[1]))
     if s.get("method") in ("full", "lora", "qlora") and job != "serve":
         args["method"] = s["method"]
     if s.get("tokens") and job != "serve":
@@ -190,7 +192,7 @@ def system_plan(s: dict[str, Any], request: Request, run: ToolRun, out: Out) -> 
         if not any(k in args for k in ("concurrency", "qps", "daily_users")):
             args["concurrency"], defaulted_traffic = DEFAULT_CONCURRENCY, True
     r = run("plan_system", args)
-    _header(r, args, lang, out, None if s.get("budget_cny") else s.get("budget_usd"))
+    _header(r, args, lang, out, given)
     if defaulted_traffic:
         out.add(say("serve_default_traffic", lang, concurrency=DEFAULT_CONCURRENCY))
     reading_in_plan(request, r, out)  # "给 100 人用": the people read as daily users, said
@@ -239,7 +241,7 @@ def _share_from_source(source: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def _header(r: dict, args: dict, lang: str, out: Out, usd: float | None = None) -> None:
+def _header(r: dict, args: dict, lang: str, out: Out, given: tuple[float, str] | None = None) -> None:
     method = next((a["value"] for a in r["assumptions"] if a["key"] == "method"), None)
     tokens = next((a["value"] for a in r["assumptions"] if a["key"] == "tokens"), None)
     if r["job"] == "serve":
@@ -251,7 +253,9 @@ def _header(r: dict, args: dict, lang: str, out: Out, usd: float | None = None) 
     else:
         job = say(f"job_{r['job']}", lang, method=method_label(method, lang).strip(), tokens=count(tokens))
     if args.get("budget_cny"):
-        out.add(say("system_header", lang, job=job, model=r["model"], budget=_budget(usd, args, lang)))
+        out.add(
+            say("system_header", lang, job=job, model=r["model"], budget=budget_said(given, args["budget_cny"], lang))
+        )
     elif args.get("deadline_hours"):
         out.add(
             say(
@@ -386,12 +390,3 @@ def _bom(o: dict, lang: str, out: Out) -> None:
                 tiers=n["tiers"],
             )
         )
-
-
-def _budget(usd: float | None, args: dict[str, Any], lang: str) -> str:
-    """The budget as the user gave it: in 元, or in dollars with the 元 it was planned at and the rate."""
-    cny = money(args["budget_cny"], lang)
-    if not usd:
-        return cny
-    rate = num(usd_rate(None)[0], 2)
-    return f"${usd:,.0f}（按 {rate} 元/美元约 {cny}）" if lang == "zh" else f"${usd:,.0f} (about {cny} at {rate} CNY/$)"

@@ -162,6 +162,15 @@ ANSWERED_WHEN: dict[str, Any] = {
         or (c.tool == "diagnose" and any(x.get("cause") == "host_ram" for x in (c.output or {}).get("causes", [])))
     )
 }
+#: the host side of a server asked beside its GPUs ("hardware requirement (GPU and CPU)", "What GPU, ram, and CPU do
+#: you recommend", "Optimal CPU and GPU Configurations", "How much storage space", "显卡，CPU和内存怎么选"): the CPU
+#: cores, system RAM and disk of the machine a plan buys (compose/systems/hostside.py)
+HOST_SIDE = C(
+    r"\b(?:gpus?|cards?)\s*(?:,\s*(?:ram|memory)\s*,?\s*)?(?:and|&|/|,)\s*(?:the\s+)?cpus?\b|"
+    r"\bcpus?\s*(?:and|&|/|,)\s*(?:the\s+)?(?:gpus?|ram|memory)\b(?!\s*(?:offload|memory))|\b(?:ram|memory),?\s*(?:and|&|/)\s*cpus?\b|"
+    r"how much (?:disk|storage)|storage (?:space|requirements?)|"
+    r"(?:显卡|gpu|cpu)\s*[，,、和与及/]\s*(?:cpu|内存)|cpu\s*[，,、和与及/]\s*(?:内存|显卡|gpu)|内存\s*[，,、和与及/]\s*cpu"
+)
 #: a training run named ("训练成本", "training cost", "Training Llama3 70B … only 20 TFLOPS"): its cost is billed
 #: through its time, and its speed is the training run's (tokens/s, MFU), not a decode speed
 TRAINING_RUN = C(r"训练|预训练|微调|\btrain(?:ing|ed)?\b|fine-?tun\w*|pre-?train\w*")
@@ -248,7 +257,13 @@ def answered(ask: str, calls: list[Any]) -> bool:
     """Whether a call in `calls` answers `ask` (an ask with no calculator counts as answered: words answer it)."""
     tools = ANSWERED_BY.get(ask)
     holds = ANSWERED_WHEN.get(ask, lambda c: True)
-    return tools is None or any(c.tool in tools and holds(c) for c in calls)
+    return tools is None or any(c.tool in tools and holds(c) and not _rules_only(c) for c in calls)
+
+
+def _rules_only(c: Any) -> bool:
+    """A `plan_cluster` call made only for the host-side rules per GPU (no model, no job): it sizes nothing asked."""
+    args = getattr(c, "input", None) or {}
+    return c.tool == "plan_cluster" and bool(args.get("host_workload")) and not args.get("model")
 
 
 def unanswered(asks: list[str], calls: list[Any]) -> list[str]:
