@@ -41,3 +41,11 @@ def test_workstation_cards_with_ecc_off_keep_their_label():
     """RTX A6000 and RTX 6000 Ada ship with ECC off: their 48 GB is 48 GiB as before."""
     for card in ("RTX A6000", "RTX 6000 Ada"):
         assert capacity_bytes(get_gpu(card)) == 48 * GiB
+
+
+@pytest.mark.parametrize(("card", "mib"), [("RTX 5090", 32607), ("RTX PRO 6000D", 85651)])
+def test_other_cards_whose_driver_figure_is_below_the_label(card, mib):
+    """GDDR7 cards report a little less than their label too (the RTX 5090's "32 GB" is 32607 MiB)."""
+    gpu = get_gpu(card)
+    assert gpu.memory_reported_gib == pytest.approx(mib / 1024, abs=0.01)
+    assert capacity_bytes(gpu) < gpu.memory_gb * GiB
