@@ -17,7 +17,7 @@ from bot.offline.compose.evidence import (
     target_speed,
 )
 from bot.offline.compose.shortlist import pick_gpu, picks, sourcing_args, without_excluded
-from bot.offline.compose.sizes import working
+from bot.offline.compose.sizes import wayout, working
 from bot.offline.compose.systems import layouts, minimum
 from bot.offline.compose.toolargs import assumed, budget_args, budget_text, serving_args
 from bot.offline.say.assumptions import assumptions_block
@@ -29,8 +29,7 @@ from bot.offline.understand.request.reader import read
 from tools.catalog.lookup import get_gpu, get_model
 
 #: the question asks for long context ("支持长文本", "128k context"): the longest sequence the cards hold is said
-#: a context shorter than this is no remedy for a chat or RAG deployment
-SHORTEST_USEFUL_CONTEXT = 1024
+SHORTEST_USEFUL_CONTEXT = wayout.SHORTEST_USEFUL_CONTEXT
 LONG_CONTEXT = re.compile(
     r"长文本|长上下文|长序列|长对话|long[- ]?context|long (?:text|input|prompt|document)s?|\d+\s*k\s*(?:context|上下文)",
     re.I,
@@ -82,21 +81,11 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False, text
         )
     )
     todo = []
-    if not r["fits"]:
-        for lower in _LOWER_PRECISIONS.get(precision, ()):
-            q = run("fit_inference", {**args, "precision": lower})
-            if q["fits"]:
-                todo.append(
-                    say("quantized_fit", lang, precision=lower, need=gb(q["per_gpu_gb"]), n=q["n_gpus"], gpu=q["gpu"])
-                )
-                break
-    if not r["fits"] and r.get("max_context", 0) >= SHORTEST_USEFUL_CONTEXT:  # only the KV of this length overflows
-        todo.append(say("shorter_context_fits", lang, ctx=f"{r['max_context']:,}", asked=f"{r['context_len']:,}"))
-    if not r["fits"] and r["min_gpus"]:
-        todo.append(say("min_gpus_infer", lang, n=r["min_gpus"], gpu=r["gpu"]))
-    if not r["fits"] and (fp8 := minimum.on_fp8_cards(args, r, run, lang)):
-        todo.append(fp8)  # "8×A100 够跑 R1 吗": the count on cards that run it as published
-    elif r["fits"]:
+    if not r["fits"]:  # the ways out on their own cards first, more cards last (sizes/wayout: one order)
+        todo += wayout.serving(args, r, run, lang, precision=precision, owned=owned_count(text),
+                               has_fp8=bool(get_gpu(args["gpu"]).fp8_tflops),
+                               host_ram=bool(args.get("host_ram_gb")) or "host_ram" in read(text).cued)  # fmt: skip
+    else:
         todo.append(say("max_batch_line", lang, n=r["n_gpus"], ctx=f"{r['context_len']:,}", max_batch=r["max_batch"]))
         if r.get("max_context") and LONG_CONTEXT.search(text) and "diagnose" not in read(text).cued:
             # "支持长文本": the longest one sequence these cards hold (not for a trouble told, whose cause is asked)
@@ -133,6 +122,14 @@ def fit_infer(s: dict[str, Any], run: ToolRun, out: Out, oom: bool = False, text
     out.add(assumptions_block(r["assumptions"], lang))
 
 
+def owned_count(text: str) -> int | None:
+    """The most cards the question says the asker has ("8 A100", "GPU number: 8"), or None."""
+    if not text:
+        return None
+    counts = [int(m.value) for m in read(text).mentions if m.role == "gpus_total" and isinstance(m.value, int | float)]
+    return max(counts, default=None)
+
+
 def _how_to_split(args: dict[str, Any], r: dict[str, Any], precision: str, run: ToolRun, lang: str) -> list[str]:
     """A fit on several cards says how to set them up ("多卡怎么部署" is what such a question asks): the split the
     calculator sized (tensor parallel, or pipeline when the heads do not divide), and one copy per card when one
@@ -160,16 +157,7 @@ def _how_to_split(args: dict[str, Any], r: dict[str, Any], precision: str, run: 
     return lines
 
 
-#: what to try when the weights do not fit: the next smaller formats, in order
-
-
-_LOWER_PRECISIONS = {
-    "fp32": ("bf16", "int8", "int4"),
-    "bf16": ("int8", "int4"),
-    "fp16": ("int8", "int4"),
-    "fp8": ("int4",),
-    "int8": ("int4",),
-}
+_LOWER_PRECISIONS = wayout.LOWER_PRECISIONS
 
 
 def fewest_that_hold(args: dict[str, Any], s: dict[str, Any], run: ToolRun) -> tuple[dict[str, Any], bool]:

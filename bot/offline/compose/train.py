@@ -8,6 +8,7 @@ from typing import Any
 from bot.core.toolbox import ToolRun
 from bot.offline.compose.evidence import against_seen, host_ram, memory_seen, oom_but_fits, reported_oom
 from bot.offline.compose.serving import fit_infer, with_host_ram
+from bot.offline.compose.sizes import wayout
 from bot.offline.compose.toolargs import is_inference, serving_args, short_source, timing_args, training_args
 from bot.offline.say.assumptions import assumptions_block
 from bot.offline.say.phrases import say
@@ -109,9 +110,13 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: s
                 trainable=count(r["trainable_params_b"] * 1e9),
             )
         )
-    todo = []
-    near = [x for x in r["suggestions"] if x["change"] != "more_gpus" or x["n_gpus"] <= MANY_GPUS]
-    for sug in near[:4]:
+    todo, short = [], set()  # short: an offload whose host RAM exceeds what the user states (after the adapters)
+    near = [x for x in r["suggestions"] if x["change"] != "more_gpus" or x["n_gpus"] <= MANY_GPUS]  # sizes/wayout
+    if (have := host_ram(p)) is not None and not r["host_ram_gb"]:
+        short = {x["change"] for x in near if "offload" in x["settings"]
+                 and (run("fit_training", {**training_args(s), **x["settings"]})["host_ram_gb"] or 0) > have[1]}  # fmt: skip
+    near = wayout.pick_training(near, r["method"], short=short)
+    for sug in near:
         todo.append(say("suggestion", lang, text=sug[f"description_{lang}"], need=gb(sug["per_gpu_gb"]),
                         n=sug["n_gpus"], gpu=sug["gpu"]))  # fmt: skip
         if "offload" in sug["settings"] and not r["host_ram_gb"]:  # the host RAM an offload moves states to
@@ -119,12 +124,12 @@ def fit(s: dict[str, Any], p: ParsedQuestion, run: ToolRun, out: Out, methods: s
             todo += [say("host_ram", lang, ram=gb(moved))] if moved else []
             if moved and (have := host_ram(p)) is not None:  # the RAM the user gave, against what it needs
                 todo.append(say("host_ram_enough" if have[1] >= moved else "host_ram_short", lang, have=have[0]))
-    if any("offload" in x["settings"] for x in near[:4]) and not r["host_ram_gb"]:
+    if any("offload" in x["settings"] for x in r["suggestions"]) and not r["host_ram_gb"]:
         run("fit_training", training_args(s))  # the run answered stays the last one called (the probes came after it)
-    shown_more = any(x["change"] == "more_gpus" for x in near[:4])
+    shown_more = any(x["change"] == "more_gpus" for x in near)
     if r["min_gpus"] and r["min_gpus"] != r["n_gpus"] and not shown_more and (r["min_gpus"] <= MANY_GPUS or not near):
         todo.append(say("min_gpus_train", lang, n=r["min_gpus"], gpu=r["gpu"], zero=r["min_gpus_zero_stage"]))
-    elif not r["min_gpus"] and not any(x["change"] == "quant_storage" for x in near[:4]):
+    elif not r["min_gpus"] and not any(x["change"] == "quant_storage" for x in near):
         todo.append(say("min_gpus_none", lang))  # (a 4-bit base ZeRO-3 leaves whole: the storage line says the way)
     if r["host_ram_gb"]:
         todo.append(say("host_ram", lang, ram=gb(r["host_ram_gb"])))
