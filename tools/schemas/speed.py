@@ -143,8 +143,7 @@ class TrainingTimeInput(ToolInput):
     )
     measured_unit: TrainSpeedUnit | None = Field(
         None,
-        description="Unit of measured: s_per_step (s/it of an optimizer step), steps_per_s (it/s), samples_per_s, "
-        "tokens_per_s (all GPUs), tokens_per_s_per_gpu, tflops_per_gpu; a step holds global_batch_tokens tokens.",
+        description="The unit of measured (a step holds global_batch_tokens tokens).",
     )
 
     @model_validator(mode="after")
