@@ -142,8 +142,7 @@ class TrainingTimeInput(ToolInput):
         None, gt=0, description="A speed the user measured on this run, in measured_unit: judged against the estimate."
     )
     measured_unit: TrainSpeedUnit | None = Field(
-        None,
-        description="The unit of measured (a step holds global_batch_tokens tokens).",
+        None, description="The unit of measured (a step holds global_batch_tokens tokens)."
     )
 
     @model_validator(mode="after")

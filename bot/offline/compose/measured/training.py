@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from bot.core.toolbox import ToolRun
+from bot.offline.compose.evidence import reported_oom
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, gb
 from bot.offline.understand.request.model import Request
@@ -120,12 +121,12 @@ def add(request: Request, run: ToolRun, out: Out, at: int) -> bool:
     if (setup := _setup(run)) is None:
         return False
     seen = figure(request)
-    if _rl(setup, request) and (seen or _SPEED_ASKED.search(request.text)):
+    if _rl(setup, request) and (seen or _SPEED_ASKED.search(request.text)) and not reported_oom(request.parsed):
         # a GRPO/PPO step is generation first: its time is not a fine-tuning step's tokens, so no tokens/s verdict
         head = say("train_rl_figure", out.lang, measured=seen[0]) if seen else say("train_rl_no_figure", out.lang)
         out.blocks[at:at] = [head + " " + say("train_cause_rl", out.lang)]
         return True
-    if seen is None or len({m.value for m in request.mentions if m.role == "method"}) > 1:
+    if seen is None or len({m.text.lower() for m in request.mentions if m.role == "method"}) > 1:
         return False  # no figure, or several methods compared: which run the figure is of is not said
     shown, unit, value = seen
     if unit == "tokens_per_s" and any(c.tool == "inference_speed" for c in run.calls):
