@@ -79,3 +79,30 @@ def test_no_speed_measured_is_not_said_beside_a_judged_speed(advisor):
     ).answer
     assert "明显偏慢" in answer
     assert "没有实测速度" not in answer
+
+
+@pytest.mark.parametrize(
+    ("text", "lead"),
+    [
+        ("在4张A100上用GRPO全参训练qwen2.5-1.5b，训练速度不知道是否为正常速度？", "**GRPO/PPO 的训练速度不能按普通微调来衡量：**"),
+        ("GRPO full fine-tuning of Qwen2.5-1.5B on 4 A100s with TRL, is this training speed normal? It feels very slow.",
+         "**A GRPO/PPO run's speed is not a fine-tuning run's:**"),
+    ],
+)  # fmt: skip
+def test_a_grpo_speed_asked_without_a_figure_is_told_what_a_step_spends(advisor, text, lead):
+    first = head(advisor.ask(text))
+    assert first.startswith(lead)
+    assert "vLLM" in first
+
+
+def test_an_oom_in_a_grpo_run_gets_no_speed_line(advisor):
+    answer = advisor.ask("GRPO 训练 qwen2.5-7b，8张A100，报错 CUDA out of memory，训练速度也很慢").answer
+    assert "GRPO/PPO 的训练速度" not in answer
+
+
+def test_two_methods_compared_get_no_verdict_on_one_figure(advisor):
+    answer = advisor.ask(
+        "Qwen2-72B on 8 * A100 80G, Deepspeed zero 3. Freeze: train_samples_per_second = 1.051. "
+        "LoRA: train_samples_per_second = 0.394. Is this normal?"
+    ).answer
+    assert "alone cannot be judged" not in answer and "Your measured" not in answer
