@@ -27,6 +27,7 @@ def head(trace) -> str:
          296.5),
         ("4 张 A100 全参微调，当前训练速度是1.93it/s", "steps_per_s", 1.93),
         ("elapsed time per iteration (ms): 9496.4 | throughput", "s_per_step", 9.4964),
+        ("lora on a 4090, it's showing 3000 steps and does about 2 steps per minute", "s_per_step", 30.0),
     ],
 )  # fmt: skip
 def test_the_measured_training_figure_and_its_unit(text, unit, value):

@@ -31,6 +31,7 @@ _AFTER = (
         re.compile(r"^\s*(?:s|秒|sec\w*)\s*/\s*(?:it|iter\w*|step|步)|^\s*(?:秒|s|sec\w*)\s*(?:一步|每步)", re.I),
         "s_per_step",
     ),
+    (re.compile(r"^\s*(?:steps?|its?|iter\w*)\s*(?:per|/|每)\s*(?:min\w*|分钟)", re.I), "steps_per_min"),
     (re.compile(r"^\s*(?:it|iter\w*|steps?)\s*/\s*s|^\s*steps?\s*per\s*sec", re.I), "steps_per_s"),
     (re.compile(r"^\s*samples?\s*(?:/|per)\s*s", re.I), "samples_per_s"),
     (
@@ -87,6 +88,8 @@ def figure(request: Request) -> tuple[str, str, float] | None:
         value = m.value
         if unit == "ms_per_step":
             unit, value = "s_per_step", value / 1000
+        elif unit == "steps_per_min":
+            unit, value = "s_per_step", 60 / value
         elif unit == "s_per_step" and _MINUTES.search(written):
             value *= 60
         return shown, unit, value
