@@ -18,7 +18,7 @@ from bot.core.language import detect_language
 from bot.core.planner import Context, Emit, PlanResult, ToolRunFactory, _ignore
 from bot.offline.compose import answers, diagnosis, info, network, proposal, support
 from bot.offline.compose.evidence import host_ram
-from bot.offline.compose.measured import gap, steps
+from bot.offline.compose.measured import gap, steps, training
 from bot.offline.compose.measured import memory as stated_memory
 from bot.offline.compose.sizes import holds, host, longest, method, scaling, together, tradeoff
 from bot.offline.compose.sizes import verdicts as asked_verdicts
@@ -80,6 +80,8 @@ class RulesPlanner:
         result = self._plan(text, ctx, run, request)
         # a cause that earned the lead first, then the estimate of the setup as asked, then what to check
         if lead is not None:
+            if result.offered.get("training_speed"):  # their speed was judged: "no speed measured" is not said
+                below = training.without_unmeasured(below, lang)
             parts = [lead.answer, diagnosis.line("details_header", lang)] if lead.answer else []
             result.answer = said_once([b for b in (*parts, result.answer, below) if b])
             result.offered = {**lead.offered, **result.offered}
@@ -298,6 +300,8 @@ class RulesPlanner:
         if not planned:  # "能否在1张4090上完成，如果不行2张3090是否可以": a yes or no to each setup asked, in order
             asked_verdicts.add(request, run, out, answered_at + len(out.blocks) - before, calls_at, intent)
         gap.add(request, run, out, answered_at)  # a gap measured between two named cards, its verdict before the pick
+        if training.add(request, run, out, answered_at):  # "48s/it，正常吗": their training speed judged, first
+            offered["training_speed"] = True
         if len(out.blocks) == shown:
             out.add(say("knowledge_none", lang))  # never an empty answer: say what we can do
         answers.cite(text, intent, run, out)

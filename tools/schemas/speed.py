@@ -11,6 +11,9 @@ from tools.schemas.common import MAX_INPUT_MAGNITUDE, ToolInput, ToolOutput, fit
 
 Method = Literal["full", "lora", "qlora", "freeze"]
 TrainPrecision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
+#: the unit of a training speed the user measured (tools/speed/measured.py converts each into tokens/s)
+TrainSpeedUnit = Literal["s_per_step", "steps_per_s", "samples_per_s", "tokens_per_s", "tokens_per_s_per_gpu",
+                         "tflops_per_gpu"]  # fmt: skip
 WeightPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"]
 KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 Framework = Literal["auto", "megatron", "torchtitan", "llm-foundry", "deepspeed", "hf"]
@@ -135,9 +138,17 @@ class TrainingTimeInput(ToolInput):
         "hf (transformers Trainer, LLaMA-Factory, axolotl), or auto. Sets its published FP8 efficiency and its "
         "checkpointing default.",
     )
+    measured: float | None = Field(
+        None, gt=0, description="A speed the user measured on this run, in measured_unit: judged against the estimate."
+    )
+    measured_unit: TrainSpeedUnit | None = Field(
+        None, description="The unit of measured (a step holds global_batch_tokens tokens)."
+    )
 
     @model_validator(mode="after")
     def _parallel(self) -> TrainingTimeInput:
+        if (self.measured is None) != (self.measured_unit is None):
+            raise ValueError("measured and measured_unit go together")
         fit_layout(self)
         if self.tp > self.gpus_per_node:
             self.note(
@@ -174,6 +185,20 @@ class TrainingTimeOutput(ToolOutput):
     tokens_per_s_per_gpu: float
     comm_share: float = Field(description="Share of step time spent in exposed (not overlapped) communication.")
     peak_tflops: float
+    step_tokens: int = Field(0, description="Tokens per optimizer step across all GPUs (the global batch).")
+    seconds_per_step: float = Field(0.0, description="Estimated wall-clock seconds per optimizer step.")
+    # the user's measured speed (given `measured`), in the estimate's units, and its verdict
+    measured_tokens_per_s: float | None = None
+    measured_tokens_per_s_per_gpu: float | None = None
+    measured_seconds_per_step: float | None = None
+    measured_mfu: float | None = Field(None, description="The model FLOPs utilisation the measured speed implies.")
+    measured_ratio: float | None = Field(None, description="Measured tokens/s over the estimate's.")
+    measured_verdict: Literal["faster", "normal", "slow", "very_slow"] | None = None
+    normal_tokens: int | None = Field(
+        None,
+        description="Tokens a step (a sample, for samples_per_s) would hold for the measured figure to run at "
+        "the estimate's pace.",
+    )
 
 
 class InferenceSpeedInput(ToolInput):

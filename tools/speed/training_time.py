@@ -20,6 +20,7 @@ from tools.memo import per_record
 from tools.memory.train_breakdown import default_checkpointing
 from tools.schemas.common import Assumption, assume
 from tools.schemas.speed import TrainingTimeInput, TrainingTimeOutput
+from tools.speed import measured
 from tools.speed.comm import (
     Fabric,
     Zero3Comm,
@@ -108,6 +109,15 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
     hours, hours_low, hours_high = t.hours, t.hours_low, t.hours_high
     mfu = flops_step_gpu / (peak * t_step)
     total = model_fpt * inp.tokens
+    tokens_s = inp.tokens / (hours * 3600)
+    judged = (  # the user's measured speed on this run, in tokens/s, with its MFU and verdict
+        measured.training(
+            inp.measured, inp.measured_unit, expected_tokens_per_s=tokens_s, step_tokens=t.global_batch,
+            seq_len=inp.seq_len, n_gpus=n, flops_per_token=model_fpt, peak_flops=peak,
+        )
+        if inp.measured is not None and inp.measured_unit is not None
+        else {}
+    )  # fmt: skip
     return TrainingTimeOutput.trusted(
         model=m.name,
         gpu=gpu.name,
@@ -128,8 +138,11 @@ def training_time(inp: TrainingTimeInput) -> TrainingTimeOutput:
         mfu_low=flops_step_gpu / (peak * t_slow),
         mfu_high=flops_step_gpu / (peak * t_fast),
         hfu=mfu * hw_fpt / model_fpt,
-        tokens_per_s=inp.tokens / (hours * 3600),
-        tokens_per_s_per_gpu=inp.tokens / (hours * 3600) / n,
+        tokens_per_s=tokens_s,
+        tokens_per_s_per_gpu=tokens_s / n,
+        step_tokens=t.global_batch,
+        seconds_per_step=t.global_batch / tokens_s,
+        **judged,
         comm_share=min(1.0, t.exposed / t_step),
         peak_tflops=peak / TFLOPS,
         assumptions=_training_assumptions(inp, m, gpu, t.util, t.shape, t.global_batch, t.fabric, peak, t.recompute)

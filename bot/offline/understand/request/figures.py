@@ -60,6 +60,17 @@ _NUMBER = re.compile(
 )
 #: roles read from the words around a figure: (pattern on the text before, pattern on the unit after, role)
 CONTEXT = (
+    # a training run's measured speed (tools/speed/measured.py converts each unit into tokens/s): a logged key
+    # ("step_time": 2.98, train_samples_per_second = 0.394, "TFLOP/s/GPU): 137.5"), TFLOPS per GPU or tokens per GPU
+    # ("296.5 TFLOPs/s/GPU", "1500 Tokens/GPU/Second"), TFLOPS said as reached ("only achieves 20 TFLOPS"), the
+    # time of one step ("迭代一步要48秒", "每步 3 秒", "each step takes 5 s")
+    (r"(?:step_time|time_per_step|elapsed time per iteration \(ms\)|(?:train_)?(?:samples|steps|tokens)_per_second"
+     r"|tflop/s/gpu\)?|tflops?_per_gpu)[\"']?\s*[:=]\s*$", r"", "throughput_measured"),
+    (r"", r"^\s*(?:tflops?(?:/s)?\s*(?:/|per)\s*gpu|tokens?\s*(?:/|per)\s*gpu\s*(?:/|per)\s*s)", "throughput_measured"),
+    (r"(?:throughput|achiev\w*|only|reach\w*|got|get|吞吐|只有|仅|才|达到|实测)[^\d\n]{0,20}$", r"^\s*tflops?\b",
+     "throughput_measured"),
+    (r"(?:一步|每步|每个\s*step|一个\s*step|per step|each step|a step|one step)\s*(?:要|需要|花了?|用了|大概|约|takes?|took)?\s*$",
+     r"^\s*(?:秒|s\b|sec\w*|分钟|min\w*)", "throughput_measured"),
     # serving targets a buyer states ("首字 500ms 以内", "TTFT under 1 ms", "每用户 30 token/s")
     # (a figure the user measured, "首字要 3 秒", "每用户只有 5 token/s", is not a target: those words exclude it)
     (r"(?:首字|首\s*token|首个\s*token|ttft|time to first token|first token)"
