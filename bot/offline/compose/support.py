@@ -24,7 +24,7 @@ MIN_SHARE = 0.25
 #: words every answer about GPUs shares with every note: they count toward MIN_SHARED, not toward MIN_SPECIFIC
 GENERIC = frozenset(
     """gpu gpus memory training train trained card cards model models per about usable needs need needed fits fit
-    full fine-tune fine-tuning tuning it does not nvidia gb tokens token parameters parameter but only short
+    full fine-tune fine-tuning tuning fine tune it does not nvidia gb tokens token parameters parameter but only short
     with without than more less one two single
     显存 训练 每卡 模型 推理 可用 约需 全参 微调 参数 显卡 一张 单卡 why 原因 怎么办""".split()
 )
