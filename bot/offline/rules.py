@@ -31,7 +31,17 @@ from bot.offline.say.render import Out, count, said_once
 from bot.offline.say.wording import carried_items, changed_items, defaults_note, error_text
 from bot.offline.understand.decide import SIZING, STAND_IN_FOR, assumed_workload, decide, lengths, parts, wordless
 from bot.offline.understand.dialogue import carried_slots
-from bot.offline.understand.frames import ASK_DEFAULTS, DEFAULT_GPU, DEFAULT_LABEL, FP8_GPU, frame
+from bot.offline.understand.frames import (
+    ASK_DEFAULTS,
+    ASK_EXAMPLES,
+    ASK_KEY,
+    DEFAULT_GPU,
+    DEFAULT_LABEL,
+    FP8_GPU,
+    SIZE_EXAMPLE,
+    fp8_native,
+    frame,
+)
 from bot.offline.understand.parse import ParsedQuestion
 from bot.offline.understand.request import setups
 from bot.offline.understand.request.asks import unanswered
@@ -40,18 +50,6 @@ from bot.offline.understand.request.source import engine_of_source, with_source
 from bot.offline.understand.request.variants import VARIANT_SEP, variants
 from tools.catalog.lookup import get_model
 from tools.errors import AdvisorError
-
-ASK_KEY = {
-    "model": "ask_model",
-    "gpu": "ask_gpu",
-    "tokens": "ask_tokens",
-    "gpu_hours": "ask_hours",
-    "budget_cny": "ask_budget",
-}
-#: the sizes the question for an unknown model's size gives as examples ("13B"; "总参 47B、激活 13B")
-SIZE_EXAMPLE = {"dense_params_b": 13, "moe_total_params_b": 47, "moe_active_params_b": 13}
-#: the example a question for a slot gives ("例如 80 万"), with its value
-ASK_EXAMPLES = {"budget_cny": {"value": 800_000, "zh": "80 万", "en": "800,000 CNY"}}
 
 
 class RulesPlanner:
@@ -122,9 +120,7 @@ class RulesPlanner:
         if slots.get("workload") == "infer":  # a service to run takes no training tokens, so none is assumed or said
             defaulted.pop("tokens", None)
         serving = slots.get("workload") == "infer" or intent in ("speed", "serving_capacity", "recommend_serving")
-        if defaulted.get("gpu") == DEFAULT_GPU and (
-            slots.get("precision") == "fp8" or (serving and _fp8_native(slots))
-        ):
+        if defaulted.get("gpu") == DEFAULT_GPU and (slots.get("precision") == "fp8" or (serving and fp8_native(slots))):
             defaulted["gpu"] = FP8_GPU  # the card we assume must run what was asked: the A100 has no FP8
         if workload := assumed_workload(intent, slots, p):
             defaulted["workload"] = workload  # said in the defaults note
@@ -375,16 +371,6 @@ def _cards_alone(p: ParsedQuestion, cued: list[str]) -> str | None:
 def _previous_language(ctx: Context) -> str | None:
     """The language of the conversation's last question, for a reply in none ("Qwen2.5-32B")."""
     return detect_language(ctx.history[-1][0]) if ctx.history else None
-
-
-def _fp8_native(slots: dict[str, Any]) -> bool:
-    """A model published in FP8 (DeepSeek-V3/R1) served at its own precision needs a card with FP8."""
-    if slots.get("precision") or not slots.get("model"):
-        return False
-    try:
-        return get_model(slots["model"]).native_precision == "fp8"
-    except AdvisorError:
-        return False
 
 
 def _clean(slots: dict[str, Any]) -> dict[str, Any]:

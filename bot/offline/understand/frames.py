@@ -16,6 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tools.catalog.lookup import get_model
+from tools.errors import AdvisorError
+
 DEFAULT_GPU = "a100-sxm4-80gb"
 FP8_GPU = "h100-sxm5-80gb"  # FP8 needs FP8 tensor cores: the precision comparison defaults to a Hopper card
 
@@ -141,3 +144,27 @@ def frame(intent: str) -> Frame:
 def needed(intent: str) -> set[str]:
     """Every slot the intent's answer can depend on being asked for (for the 'never asks for more' test)."""
     return set(frame(intent).needs)
+
+
+#: the template of the question back for each slot the answer cannot do without
+ASK_KEY = {
+    "model": "ask_model",
+    "gpu": "ask_gpu",
+    "tokens": "ask_tokens",
+    "gpu_hours": "ask_hours",
+    "budget_cny": "ask_budget",
+}
+#: the sizes the question for an unknown model's size gives as examples ("13B"; "总参 47B、激活 13B")
+SIZE_EXAMPLE = {"dense_params_b": 13, "moe_total_params_b": 47, "moe_active_params_b": 13}
+#: the example a question for a slot gives ("例如 80 万"), with its value
+ASK_EXAMPLES = {"budget_cny": {"value": 800_000, "zh": "80 万", "en": "800,000 CNY"}}
+
+
+def fp8_native(slots: dict[str, Any]) -> bool:
+    """A model published in FP8 (DeepSeek-V3/R1) served at its own precision needs a card with FP8."""
+    if slots.get("precision") or not slots.get("model"):
+        return False
+    try:
+        return get_model(slots["model"]).native_precision == "fp8"
+    except AdvisorError:
+        return False

@@ -218,5 +218,8 @@ def test_similar_nvidia_cards_get_the_same_capacity():
     from tools.catalog.lookup import get_gpu
     from tools.memory.capacity import capacity_bytes
 
-    caps = [capacity_bytes(get_gpu(g)) / GB for g in ("RTX 4090", "RTX 3090", "A10", "L4", "A30")]
+    caps = [capacity_bytes(get_gpu(g)) / GB for g in ("RTX 4090", "RTX 3090", "A30")]
     assert max(caps) / min(caps) < 1.025
+    # data-center GDDR cards run with ECC on, which holds back 1/16 of the memory: they report less, alike
+    ecc = [capacity_bytes(get_gpu(g)) / GB for g in ("A10", "A10G", "L4")]
+    assert max(ecc) / min(ecc) < 1.001 and max(ecc) < min(caps) * 0.96

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from bot.core.toolbox import ToolRun
 from bot.offline.say.phrases import say
 from bot.offline.say.render import Out
-from bot.offline.understand.request.asks import SERVING_RUN, TRAINING_RUN
+from bot.offline.understand.request.forms import SERVING_RUN, TRAINING_RUN
 from bot.offline.understand.request.model import Mention, Request
 from bot.offline.understand.request.reader import canonical, normalised
 from tools.catalog.lookup import get_gpu

@@ -18,7 +18,7 @@ from bot.offline.say.phrases import say
 from bot.offline.say.render import Out, gb, method_label
 from bot.offline.understand.parse import parse
 from bot.offline.understand.request import setups
-from bot.offline.understand.request.asks import SERVING_RUN, TRAINING_RUN, blank_logs
+from bot.offline.understand.request.forms import SERVING_RUN, TRAINING_RUN, blank_logs
 from bot.offline.understand.request.verdicts import SUFFICE, clauses, yes_no
 from tools.errors import AdvisorError
 

@@ -14,7 +14,7 @@ from bot.core.toolbox import ToolRun
 from bot.offline.say.phrases import localize_name, say
 from bot.offline.say.render import Out, gb, num
 from bot.offline.understand.frames import DEFAULT_GPU
-from bot.offline.understand.request.asks import HOST_SIDE, SERVING_RUN, TRAINING_RUN
+from bot.offline.understand.request.forms import HOST_SIDE, SERVING_RUN, TRAINING_RUN
 from tools.errors import AdvisorError
 
 FIT_TOOLS = ("fit_training", "fit_inference")

@@ -11,7 +11,15 @@ from bot.offline.understand.paste.logs import FORECAST, told
 from bot.offline.understand.patterns import C
 from bot.offline.understand.question import ParsedQuestion
 from bot.offline.understand.request import verdicts
-from bot.offline.understand.request.forms import CONFIG_FORM, DOUBT_FORM, EXPLAIN_FORM
+from bot.offline.understand.request.forms import (
+    CONFIG_FORM,
+    DOUBT_FORM,
+    EXPLAIN_FORM,
+    LOG_LINE,
+    SERVING_RUN,
+    TRAINING_RUN,
+    blank_logs,
+)
 
 #: a part of a question asked in words beside figures: how a thing works or what sets it, per card or in total,
 #: why one setting is advised over another, whether it changes the results, whether a model can be split
@@ -162,33 +170,8 @@ ANSWERED_WHEN: dict[str, Any] = {
         or (c.tool == "diagnose" and any(x.get("cause") == "host_ram" for x in (c.output or {}).get("causes", [])))
     )
 }
-#: the host side of a server asked beside its GPUs ("hardware requirement (GPU and CPU)", "What GPU, ram, and CPU do
-#: you recommend", "Optimal CPU and GPU Configurations", "How much storage space", "显卡，CPU和内存怎么选"): the CPU
-#: cores, system RAM and disk of the machine a plan buys (compose/systems/hostside.py)
-HOST_SIDE = C(
-    r"\b(?:gpus?|cards?)\s*(?:,\s*(?:ram|memory)\s*,?\s*)?(?:and|&|/|,)\s*(?:the\s+)?cpus?\b|"
-    r"\bcpus?\s*(?:and|&|/|,)\s*(?:the\s+)?(?:gpus?|ram|memory)\b(?!\s*(?:offload|memory))|\b(?:ram|memory),?\s*(?:and|&|/)\s*cpus?\b|"
-    r"how much (?:disk|storage)|storage (?:space|requirements?)|"
-    r"(?:显卡|gpu|cpu)\s*[，,、和与及/]\s*(?:cpu|内存)|cpu\s*[，,、和与及/]\s*(?:内存|显卡|gpu)|内存\s*[，,、和与及/]\s*cpu"
-)
-#: a training run named ("训练成本", "training cost", "Training Llama3 70B … only 20 TFLOPS"): its cost is billed
-#: through its time, and its speed is the training run's (tokens/s, MFU), not a decode speed
-TRAINING_RUN = C(r"训练|预训练|微调|\btrain(?:ing|ed)?\b|fine-?tun\w*|pre-?train\w*")
-SERVING_RUN = C(
-    r"推理|部署|serv(?:e|ing)|inference|deploy|decod\w*|generat\w*|users?\b|用户|并发|concurren|vllm|sglang"
-)
-#: a line of a pasted log: what it says is evidence, not a question (its error is the `diagnose` cue)
-_LOG = C(
-    r"(?:tried to allocate|total capacity|already allocated|reserved in total|outofmemoryerror|traceback|"
-    r"\[(?:info|warning|error)\]|^\s*file \").*"
-)
 #: words that make "A 还是 B？" a choice between two named things
 _OR = C(r"还是|\bor\b|或者|或是|或(?!许)")
-
-
-def blank_logs(low: str) -> str:
-    """`low` with a pasted log's lines blanked, positions kept: what they say is evidence, not a question."""
-    return _LOG.sub(lambda m: " " * len(m.group(0)), low)
 
 
 _NAMES = frozenset({"gpus", "unknown_gpus", "models", "unknown_models"})
@@ -217,9 +200,9 @@ def asks(text: str, p: ParsedQuestion, classifier: bool = True) -> list[str]:
     """The asks, in the order their cue words come; the classifier's intent leads when no cue placed it.
     A pasted log or trace is evidence: its words ("total capacity") ask nothing, its error asks why."""
     low = text.lower()
-    evidence = _LOG.search(low)
+    evidence = LOG_LINE.search(low)
     placed: list[tuple[int, str]] = [(evidence.start(), "diagnose")] if evidence else []
-    low = _LOG.sub(lambda m: " " * len(m.group(0)), low)  # positions kept
+    low = blank_logs(low)  # positions kept
     low = FORECAST.sub(lambda m: " " * len(m.group(0)), low)  # "会不会很慢" asks for a forecast, not why
     for ask, rx in _CUES.items():
         if m := rx.search(low):
@@ -275,7 +258,7 @@ def knowledge_clauses(text: str) -> list[str]:
     """The sentences of the message that ask how something works, what sets it or whether it holds, beside
     figures ("这里的GPU memory 是单卡的大小,还是多张加起来的大小", "KV cache 的大小是哪里控制的？"), in order;
     a pasted log's lines and a clause about the asker's own measured run are not among them."""
-    low = _LOG.sub(lambda m: " " * len(m.group(0)), text.lower())
+    low = blank_logs(text.lower())
     out = []
     for m in _CLAUSE.finditer(low):
         clause = m.group(0)
@@ -299,7 +282,7 @@ _CHECK_ALONE = 40
 def belief_clauses(text: str) -> list[str]:
     """The sentences of the message that state a belief and ask whether it holds, in order (a bare "Is this right?"
     with the sentence before it); a pasted log's lines and a clause about the asker's own measured run are not."""
-    low = _LOG.sub(lambda m: " " * len(m.group(0)), text.lower())
+    low = blank_logs(text.lower())
     spans = [(m.start(), m.end()) for m in _CLAUSE.finditer(low) if m.group(0).strip()]
     out = []
     for i, (start, end) in enumerate(spans):
@@ -397,7 +380,7 @@ def worded_clauses(text: str) -> list[str]:
     by a note or said as not answered (`compose/support.knowledge_part`); a pasted log's lines ask nothing, and a
     sentence whose words cue an ask a calculator answers (fits, a count, a time…) is that frame's part."""
     known = set(knowledge_clauses(text))
-    low = _LOG.sub(lambda m: " " * len(m.group(0)), text.lower())
+    low = blank_logs(text.lower())
     out = belief_clauses(text)  # a belief to check is a part whatever its words (figures, quantization)
     for line in re.finditer(r"[^\n]+", low):
         numbered = bool(_NUMBERED.match(line.group(0)))

@@ -6,6 +6,8 @@ max_model_len, steps, 卡时) play no part: the form is the ask. `asks.py` joins
 
 from __future__ import annotations
 
+from bot.offline.understand.patterns import C
+
 #: a setting asked for: the flags, parameters, command or configuration to use, the value to set, another way
 CONFIG_FORM = (
     # "应该使用什么启动参数", "有什么更不占显存的配置呢", "哪些参数需要改"
@@ -71,3 +73,32 @@ DOUBT_FORM = (
     r"\b(?:is|are) (?:all )?[^.?!\n]{1,40} (?:performed|done|stored|computed) in (?:fp8|fp16|bf16|int8|int4)\b|"
     r"\bdoes (?:this|it|that) (?:harm|hurt|degrade)\b"
 )
+
+
+# --- the run a sentence is about, and the log lines that are no sentence (shared with compose/) ---------------
+
+#: the host side of a server asked beside its GPUs ("hardware requirement (GPU and CPU)", "What GPU, ram, and CPU do
+#: you recommend", "Optimal CPU and GPU Configurations", "How much storage space", "显卡，CPU和内存怎么选"): the CPU
+#: cores, system RAM and disk of the machine a plan buys (compose/systems/hostside.py)
+HOST_SIDE = C(
+    r"\b(?:gpus?|cards?)\s*(?:,\s*(?:ram|memory)\s*,?\s*)?(?:and|&|/|,)\s*(?:the\s+)?cpus?\b|"
+    r"\bcpus?\s*(?:and|&|/|,)\s*(?:the\s+)?(?:gpus?|ram|memory)\b(?!\s*(?:offload|memory))|\b(?:ram|memory),?\s*(?:and|&|/)\s*cpus?\b|"
+    r"how much (?:disk|storage)|storage (?:space|requirements?)|"
+    r"(?:显卡|gpu|cpu)\s*[，,、和与及/]\s*(?:cpu|内存)|cpu\s*[，,、和与及/]\s*(?:内存|显卡|gpu)|内存\s*[，,、和与及/]\s*cpu"
+)
+#: a training run named ("训练成本", "training cost", "Training Llama3 70B … only 20 TFLOPS"): its cost is billed
+#: through its time, and its speed is the training run's (tokens/s, MFU), not a decode speed
+TRAINING_RUN = C(r"训练|预训练|微调|\btrain(?:ing|ed)?\b|fine-?tun\w*|pre-?train\w*")
+SERVING_RUN = C(
+    r"推理|部署|serv(?:e|ing)|inference|deploy|decod\w*|generat\w*|users?\b|用户|并发|concurren|vllm|sglang"
+)
+#: a line of a pasted log: what it says is evidence, not a question (its error is the `diagnose` cue)
+LOG_LINE = C(
+    r"(?:tried to allocate|total capacity|already allocated|reserved in total|outofmemoryerror|traceback|"
+    r"\[(?:info|warning|error)\]|^\s*file \").*"
+)
+
+
+def blank_logs(low: str) -> str:
+    """`low` with a pasted log's lines blanked, positions kept: what they say is evidence, not a question."""
+    return LOG_LINE.sub(lambda m: " " * len(m.group(0)), low)
