@@ -24,7 +24,7 @@ MIN_SHARE = 0.25
 #: words every answer about GPUs shares with every note: they count toward MIN_SHARED, not toward MIN_SPECIFIC
 GENERIC = frozenset(
     """gpu gpus memory training train trained card cards model models per about usable needs need needed fits fit
-    full fine-tune fine-tuning tuning it does not nvidia gb tokens token parameters parameter but only short
+    full fine-tune fine-tuning tuning fine tune it does not nvidia gb tokens token parameters parameter but only short
     with without than more less one two single
     显存 训练 每卡 模型 推理 可用 约需 全参 微调 参数 显卡 一张 单卡 why 原因 怎么办""".split()
 )
@@ -114,7 +114,8 @@ def supports(blocks: list[str], passages: list[dict[str, Any]]) -> list[Support]
 ASKING_WORDS = frozenset(
     """哪里 这里 那里 一起 起来 原因 正常 是否 怎么 如何 可以 能否 影响 决定 控制 设置 配置 问题 请教 想问 一下 区别
     办法 方法 有没有 请问 为什么 为何 什么 那么 还是 需要 使用 进行 way ways there any how should could can would
-    work works does controls control determines decides sets affect affects hurt change difference why""".split()
+    work works does controls control determines decides sets affect affects hurt change difference why
+    want know wonder wondering guess 一般来说 比如 例如 想请教 请教下""".split()
 )
 #: the words that frame a belief to check ("I read … and got the conclusion that …, is this the right
 #: understanding?"): what the belief is about is the rest
@@ -155,7 +156,8 @@ def knowledge_part(asks: list[str], text: str, run: Any, out: Out, at: int, firs
         # a how-to, or a part found by its form alone ("有文档不"): its words are the setup's; a note must hold most
         if clause not in explained or (clause not in beliefs and form_only(clause)):
             topic = frozenset(t for t in topic - GENERIC if not _NUMBER.fullmatch(t))
-            need = max(3, math.ceil(HOW_TO_SHARE * len(topic)))
+            # most of its words, at least three; a part of two words ("并发越高…显存越多吗") needs both
+            need = max(3, math.ceil(HOW_TO_SHARE * len(topic))) if len(topic) != 2 else 2
         ranked = [
             x
             for x in relevance.relevant(words, [x for x in r["passages"] if "```" not in x["text"]])

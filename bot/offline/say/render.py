@@ -6,6 +6,7 @@ number written stays traceable to the tool output it came from.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +63,8 @@ class Out:
 
 #: a paragraph repeated is dropped only when it is longer than this (a short line such as "---" may recur)
 _REPEAT_MIN_CHARS = 20
+#: a citation marker (" [2]") that `compose/answers.cite` puts after a supported sentence
+_CITED = re.compile(r" \[\d+\]")
 
 
 def said_once(blocks: list[str], prose_only: bool = False) -> str:
@@ -72,11 +75,11 @@ def said_once(blocks: list[str], prose_only: bool = False) -> str:
     for block in blocks:
         kept = []
         for paragraph in block.split("\n\n"):
-            key = paragraph.strip()
+            key = _CITED.sub("", paragraph).strip()  # a citation marker on one copy does not make it new
             repeat = key in seen and len(key) > _REPEAT_MIN_CHARS
             if not (repeat and not (prose_only and key.startswith(("|", "-", "*", "#")))):
                 kept.append(paragraph)
-        seen.update(p.strip() for p in kept)
+        seen.update(_CITED.sub("", p).strip() for p in kept)
         if any(p.strip() for p in kept):
             out.append("\n\n".join(kept))
     return "\n\n".join(out)
