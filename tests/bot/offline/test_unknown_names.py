@@ -14,7 +14,7 @@ def _models(trace):
 
 
 def test_the_rows_quoted_here_are_development_rows():
-    ids = {"gh-llamafactory-1766", "gh-lmdeploy-585", "gh-mgm-75", "gh-ms-swift-495", "gh-paddle-73439",
+    ids = {"gh-axolotl-1690", "gh-llamafactory-1766", "gh-lmdeploy-585", "gh-mgm-75", "gh-ms-swift-495", "gh-paddle-73439",
            "gh-qwen3-552", "gh-qwen3vl-340", "gh-vllmascend-11793"}  # fmt: skip
     assert not [i for i in ids if real.held_out(i)]
 
@@ -167,3 +167,13 @@ def test_a_later_version_of_a_one_size_line_is_sized_on_that_line_without_a_cras
     # found by the advisor fuzz test: a name the catalog lacks, with no size, on a one-size line raised a TypeError
     p = parse("DeepSeek-V3.9 要多少显存")
     assert p.models == ["deepseek-v3"] and p.stand_ins == {"DeepSeek-V3.9": "deepseek-v3"}
+
+
+def test_a_family_and_version_said_bare_beside_its_sized_model_is_that_model():
+    # gh-axolotl-1690: "Add FSDP support to Qwen2-72B model … However, Qwen2 doesn't have support for FSDP"
+    p = parse(next(r["text"] for r in real.rows() if r["id"] == "gh-axolotl-1690"))
+    assert "qwen2-72b" in p.models and p.unknown_models == []
+    # another version is another model: "Qwen2" beside Qwen2.5-7B is still a name we lack
+    assert parse("Qwen2.5-7B 和 Qwen2 哪个好").unknown_models == ["Qwen2"]
+    assert parse("Baichuan2-13B 部署，Baichuan2 需要几张卡").unknown_models == []
+    assert parse("Qwen2-72B 和 Qwen2-VL 哪个好").unknown_models == ["Qwen2-VL"]  # a vision model is another line

@@ -16,6 +16,8 @@ from tools.catalog.stand_in import read_name, resolve, stand_in
 PUBLISHED = {
     "qwen2-57b-a14b": (57, 14, "model card table: '#Params 57B', '#Activated Params 14B'"),
     "llama-33b": (32.5, None, "LLaMA paper, Table 2: 32.5B"),
+    "bloom-7b1": (7.069, None, "a BLOOM model table: 7,069 M"),
+    "qwen2.5-vl-72b": (73.19, None, "worked out from the config, vision tower included (marketed 72B)"),
     "qwen2-72b": (72.7, None, "worked out from config.json (marketed 72B)"),
     "qwen2-7b": (7.62, None, "worked out from config.json (marketed 7B)"),
     "qwen-72b": (72.3, None, "worked out from config.json (marketed 72B)"),
@@ -30,7 +32,8 @@ PUBLISHED = {
 }
 #: the size class each is marketed as: the worked-out count is within 15% of it (a shape read wrong would not be)
 MARKETED = {"qwen2-72b": 72, "qwen2-7b": 7, "qwen-72b": 72, "qwen1.5-0.5b": 0.5, "qwen1.5-1.8b": 1.8, "qwen1.5-4b": 4,
-            "qwen1.5-14b": 14, "qwen1.5-32b": 32, "qwen1.5-110b": 110, "baichuan-7b": 7, "chatglm2-6b": 6}  # fmt: skip
+            "qwen1.5-14b": 14, "qwen1.5-32b": 32, "qwen1.5-110b": 110, "baichuan-7b": 7, "chatglm2-6b": 6,
+            "qwen2.5-vl-72b": 72}  # fmt: skip
 
 
 @pytest.mark.parametrize("model_id", sorted(PUBLISHED))
@@ -70,6 +73,11 @@ SPELLINGS = [
     ("Qwen1.5-14B-Chat", "qwen1.5-14b", ""),
     ("Qwen1.5-110B-Chat", "qwen1.5-110b", ""),
     ("qwen1.5_32b", "qwen1.5-32b", ""),
+    ("BLOOM-7.1B", "bloom-7b1", ""),
+    ("bloomz-7b1", "bloom-7b1", ""),
+    ("Qwen2.5-VL-72B-Instruct", "qwen2.5-vl-72b", "gh-qwen3vl-958"),
+    ("qwen2.5-vl-72b", "qwen2.5-vl-72b", "gh-vllm-16570"),
+    ("bloom 7b", "bloom-7b1", "gh-belle-374"),
 ]
 
 
