@@ -33,8 +33,8 @@ def test_a_weight_figure_at_a_precision_picks_the_size_it_implies(advisor, caplo
 
 def test_a_size_glued_before_the_family_is_read():
     p = parse(row("gh-qwen-708"))
-    # the family's nearest 72B: Qwen1.5-72B (72.3B; the 1st-generation Qwen-72B's shape, full multi-head attention)
-    assert p.unknown_models == ["72Bqwen"] and p.stand_ins == {"72Bqwen": "qwen1.5-72b"}
+    # "72Bqwen" is "qwen 72b": the catalog's 1st-generation Qwen-72B (a name, no stand-in)
+    assert p.unknown_models == [] and p.models == ["qwen-72b"]
 
 
 def test_a_name_made_of_two_families_is_the_model_named_for_both_not_a_model_with_the_same_digits(advisor, caplog):

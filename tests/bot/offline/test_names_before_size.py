@@ -104,7 +104,7 @@ def test_the_fine_tunes_of_mistral_small_keep_its_shape(text):
 @pytest.mark.parametrize(
     ("text", "models"),
     [
-        ("一张4090 单卡部署qwen2-7b模型占用了20g显存", ["qwen2.5-7b"]),  # a text model: never Qwen2-VL-7B
+        ("一张4090 单卡部署qwen2-7b模型占用了20g显存", ["qwen2-7b"]),  # a text model: never Qwen2-VL-7B
         ("7b-awq模型在A10上部署总是oom。请问我部署qwen2VL-7b-awq模型", ["qwen2-vl-7b"]),  # "7b" is its own size
         ("t4 *3 lora微调qwen-vl-chat，显存不够", ["qwen-vl-7b"]),
     ],

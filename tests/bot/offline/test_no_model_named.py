@@ -59,11 +59,12 @@ def test_a_bare_keyword_is_still_asked_back(advisor, caplog):
 # --- class 6: a name the catalog lacks is said, and computed on the size its name gives -----------------------
 
 
-def test_an_unknown_moe_name_is_sized_as_a_moe_of_its_total_and_active_sizes(advisor, caplog):
+def test_a_moe_name_is_computed_on_the_catalogs_moe_not_a_dense_model_of_its_size(advisor, caplog):
     (t,) = ask(advisor, caplog, row("gh-qwen3-552"))  # "Qwen2-57B-A14B-Instruct-GPTQ-Int4模型生成tokens很慢"
     speeds = calls(t, "inference_speed")
-    assert speeds and speeds[0].input["model"] == "57B-A14B"  # not a dense 57B: decode reads the 14B active
-    assert "“Qwen2-57B-A14B-Instruct”不在目录里" in t.answer and "激活 14B" in t.answer
+    # the catalog's Qwen2-57B-A14B (not a dense 57B: decode reads the 14B active), no longer a generic MoE
+    assert speeds and speeds[0].input["model"] == "qwen2-57b-a14b"
+    assert "不在目录里" not in t.answer and "Qwen2-57B-A14B" in t.answer
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ def _models(trace):
 
 
 def test_the_rows_quoted_here_are_development_rows():
-    ids = {"gh-llamafactory-1766", "gh-lmdeploy-585", "gh-mgm-75", "gh-ms-swift-495", "gh-paddle-73439",
+    ids = {"gh-axolotl-1690", "gh-llamafactory-1766", "gh-lmdeploy-585", "gh-mgm-75", "gh-ms-swift-495", "gh-paddle-73439",
            "gh-qwen3-552", "gh-qwen3vl-340", "gh-vllmascend-11793"}  # fmt: skip
     assert not [i for i in ids if real.held_out(i)]
 
@@ -28,9 +28,9 @@ GEMINI = "为啥我6张4090 24G,微调Mini-Gemini-8x7B会显存不够QAQ\n是zer
 
 
 def test_a_glued_size_is_read_and_the_familys_nearest_size_stands_in():
+    # "qwen72b" is the catalog's Qwen-72B now (the 1st generation, model.chat's API): a name, not a stand-in
     p = parse(QWEN72B)
-    # the family's nearest 72B (Qwen1.5-72B, 72.3B: model.chat is the Qwen-1 API, whose 72B has that shape)
-    assert p.unknown_models == ["qwen72b"] and p.stand_ins == {"qwen72b": "qwen1.5-72b"}
+    assert p.unknown_models == [] and p.models == ["qwen-72b"]
     assert parse(LLAMA70B).stand_ins == {"llama70b": "llama-3.3-70b"}
 
 
@@ -49,11 +49,12 @@ def test_an_expert_layout_stands_in_by_the_catalogs_model_of_that_layout(advisor
     assert "mixtral-8x7b" in _models(trace)
 
 
-def test_a_moe_with_no_catalog_neighbour_is_sized_on_its_total_and_active_sizes_and_said():
-    # gh-qwen3-552: never Qwen2.5-7B (same digits once the dots go), never the GPU "A14B", never a dense 57B
+def test_a_moe_name_with_a_quantisation_tail_is_the_catalogs_moe():
+    # gh-qwen3-552: never Qwen2.5-7B (same digits once the dots go), never the GPU "A14B", never a dense 57B; the
+    # catalog has Qwen2-57B-A14B now, and "-Instruct-GPTQ-Int4" is its flavour and format, not another model
     p = parse("Qwen2-57B-A14B-Instruct-GPTQ-Int4模型生成tokens很慢")
     assert p.unknown_gpus == [] and "qwen2.5-7b" not in p.models
-    assert p.stand_ins == {"Qwen2-57B-A14B-Instruct": "57B-A14B"} and p.models == ["57B-A14B"]
+    assert p.stand_ins == {} and p.models == ["qwen2-57b-a14b"]
 
 
 def test_a_name_with_no_size_gets_one_question_and_a_default_is_said(advisor):
@@ -67,9 +68,9 @@ def test_a_name_with_no_size_gets_one_question_and_a_default_is_said(advisor):
 
 
 def test_a_size_given_after_the_question_picks_the_familys_model():
-    # gh-ms-swift-495 reads "Qwen1.8B" as Qwen 1.8B (the family's nearest: Qwen3-1.7B)
+    # gh-ms-swift-495 reads "Qwen1.8B" as Qwen 1.8B (the family's nearest: Qwen1.5-1.8B, the shape of Qwen-1.8B)
     p = parse("内存基本用不到，感觉就吃显存，Qwen1.8B单机训练差不多10.53it/s")
-    assert p.stand_ins == {"Qwen1.8B": "qwen3-1.7b"}
+    assert p.stand_ins == {"Qwen1.8B": "qwen1.5-1.8b"}
 
 
 def test_a_reply_with_the_size_is_computed_on_the_familys_model_of_that_size(advisor):
@@ -166,3 +167,13 @@ def test_a_later_version_of_a_one_size_line_is_sized_on_that_line_without_a_cras
     # found by the advisor fuzz test: a name the catalog lacks, with no size, on a one-size line raised a TypeError
     p = parse("DeepSeek-V3.9 要多少显存")
     assert p.models == ["deepseek-v3"] and p.stand_ins == {"DeepSeek-V3.9": "deepseek-v3"}
+
+
+def test_a_family_and_version_said_bare_beside_its_sized_model_is_that_model():
+    # gh-axolotl-1690: "Add FSDP support to Qwen2-72B model … However, Qwen2 doesn't have support for FSDP"
+    p = parse(next(r["text"] for r in real.rows() if r["id"] == "gh-axolotl-1690"))
+    assert "qwen2-72b" in p.models and p.unknown_models == []
+    # another version is another model: "Qwen2" beside Qwen2.5-7B is still a name we lack
+    assert parse("Qwen2.5-7B 和 Qwen2 哪个好").unknown_models == ["Qwen2"]
+    assert parse("Baichuan2-13B 部署，Baichuan2 需要几张卡").unknown_models == []
+    assert parse("Qwen2-72B 和 Qwen2-VL 哪个好").unknown_models == ["Qwen2-VL"]  # a vision model is another line

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from tools.catalog import lookup as catalog
+from tools.catalog.stand_in import is_vision, read_name
 from tools.errors import AdvisorError
 
 _BARE_SIZE = re.compile(r"\d+(?:\.\d+)?B")
@@ -49,14 +50,34 @@ def named_size(w: Any, value_b: float) -> bool:
 
 def shortened(w: Any) -> None:
     """ "ChatGLM3 … 另外 GLM3 能在 vLLM 上运行吗": a name we lack that is the tail of a catalog model's name said in
-    the same text is that model written short, not a second, unknown model."""
-    said = [catalog.normalize(m) for m in w.slots["mentions"].get("models", [])]
+    the same text is that model written short, not a second, unknown model; so is its family and version without a
+    size ("Qwen2-72B … Qwen2 doesn't have support for FSDP": never "Qwen2.5", another version)."""
+    typed = w.slots["mentions"].get("models", [])
+    said = [catalog.normalize(m) for m in typed]
+    lines = {_line(m) for m in typed} - {None}
     short = [
-        u for u in w.slots["unknown_models"] if any(k != (n := catalog.normalize(u)) and k.endswith(n) for k in said)
+        u
+        for u in w.slots["unknown_models"]
+        if any(k != (n := catalog.normalize(u)) and k.endswith(n) for k in said) or _bare_line(u) in lines
     ]
     if short and w.slots["models"]:
         w.slots["unknown_models"] = [u for u in w.slots["unknown_models"] if u not in short]
         w.spans = [(slot, a, b) for slot, a, b in w.spans if not (slot == "unknown_models" and w.span(a, b) in short)]
+
+
+def _line(name: str) -> tuple[str, str, bool] | None:
+    """The family and version a model name opens with, and whether it is a vision model ("Qwen2-72B-Instruct" ->
+    ("qwen", "2", False); "Qwen2-VL" is another line), None without a version."""
+    parts = read_name(name)
+    return (parts.family, parts.version, is_vision(name)) if parts and parts.version else None
+
+
+def _bare_line(name: str) -> tuple[str, str, bool] | None:
+    """The family and version of a name that says nothing more: no size, no experts, no other word ("Qwen2")."""
+    parts = read_name(name)
+    if parts is None or parts.size_b is not None or parts.moe or parts.words:
+        return None
+    return _line(name)
 
 
 #: words that put two models side by side: then a family and its later version are two models, not one
