@@ -172,6 +172,31 @@ def _plan_tp(inp: PlanServingInput, model: str, gpu: str, precision: str, tp: in
     )
 
 
+def _no_fit(gpu: str, precision: str, restricted: bool, note: str) -> ServingCandidate:
+    """A card on which no replica can be laid out within one node: it meets no target, and the note says why."""
+    return ServingCandidate(
+        gpu=gpu,
+        precision=precision,
+        meets_targets=False,
+        gpus_per_replica=None,
+        batch_per_replica=0,
+        max_batch_per_replica=0,
+        replicas_for_memory=0,
+        replicas_for_throughput=0,
+        replicas=0,
+        n_gpus=0,
+        limited_by="memory",
+        ttft_s=None,
+        tokens_per_s_per_user=None,
+        output_tokens_per_s_per_replica=None,
+        prefill_share=None,
+        cny_per_million_tokens={"rent": None, "own": None},
+        export_restricted=restricted,
+        unmet=["fit"],
+        note=note,
+    )
+
+
 def _candidate(inp: PlanServingInput, model: str, gpu_name: str, precision: str, c: float) -> ServingCandidate:
     gpu = get_gpu(gpu_name)
     context = held(inp)
@@ -179,27 +204,9 @@ def _candidate(inp: PlanServingInput, model: str, gpu_name: str, precision: str,
     heads = get_model(model).n_heads
     first = min_gpus(model, gpu.name, precision, context)
     if first is None or first > GPUS_PER_NODE:
-        return ServingCandidate(
-            gpu=gpu.name,
-            precision=precision,
-            meets_targets=False,
-            gpus_per_replica=None,
-            batch_per_replica=0,
-            max_batch_per_replica=0,
-            replicas_for_memory=0,
-            replicas_for_throughput=0,
-            replicas=0,
-            n_gpus=0,
-            limited_by="memory",
-            ttft_s=None,
-            tokens_per_s_per_user=None,
-            output_tokens_per_s_per_replica=None,
-            prefill_share=None,
-            cny_per_million_tokens={"rent": None, "own": None},
-            export_restricted=restricted,
-            unmet=["fit"],
-            note=f"one replica needs {first or 'more than any count of'} GPUs: more than one {GPUS_PER_NODE}-GPU node",
-        )
+        return _no_fit(gpu.name, precision, restricted,
+                       f"one replica needs {first or 'more than any count of'} GPUs: more than one "
+                       f"{GPUS_PER_NODE}-GPU node")  # fmt: skip
     plans = []
     tp = first
     while tp <= GPUS_PER_NODE:
@@ -208,6 +215,10 @@ def _candidate(inp: PlanServingInput, model: str, gpu_name: str, precision: str,
             if plan is not None:
                 plans.append(plan)
         tp *= 2
+    if not plans:  # no tensor-parallel size from the fewest cards up to a node divides the attention heads
+        return _no_fit(gpu.name, precision, restricted,
+                       f"one replica needs at least {first} GPUs, and no tensor-parallel size from {first} to "
+                       f"{GPUS_PER_NODE} (doubling) divides the model's {heads} attention heads")  # fmt: skip
     meeting = [p for p in plans if not p["unmet"]]
     if meeting:
         best = min(meeting, key=lambda p: (p["replicas"] * p["tp"], p["peak"].ttft_s))

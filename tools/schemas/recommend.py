@@ -95,8 +95,8 @@ class RecommendInput(ToolInput):
     def _one_budget(self):
         if sum(b is not None for b in (self.budget_cny, self.budget_usd, self.budget_eur)) > 1:
             raise InvalidInput(
-                "Give the budget once: in 元 (budget_cny) or in US dollars (budget_usd), not both.",
-                "预算请只给一种：人民币（budget_cny）或美元（budget_usd），不要同时给。",
+                "Give the budget once: in 元 (budget_cny), in US dollars (budget_usd) or in euros (budget_eur).",
+                "预算请只给一种：人民币（budget_cny）、美元（budget_usd）或欧元（budget_eur）。",
                 field="budget_usd",
             )
         return self
@@ -124,6 +124,11 @@ class RecommendInput(ToolInput):
             "budget_usd": {
                 "if": {"properties": {"budget_usd": {"type": "number"}}, "required": ["budget_usd"]},
                 "then": {"properties": {"budget_cny": {"type": "null"}}},
+            },
+            # a euro budget leaves the other two out (or null)
+            "budget_eur": {
+                "if": {"properties": {"budget_eur": {"type": "number"}}, "required": ["budget_eur"]},
+                "then": {"properties": {"budget_cny": {"type": "null"}, "budget_usd": {"type": "null"}}},
             },
         }
 

@@ -147,8 +147,11 @@ class TrainingTimeInput(ToolInput):
 
     @model_validator(mode="after")
     def _parallel(self) -> TrainingTimeInput:
-        if (self.measured is None) != (self.measured_unit is None):
-            raise ValueError("measured and measured_unit go together")
+        if (self.measured is None) != (self.measured_unit is None):  # half a measurement: nothing to judge, said
+            given = "measured" if self.measured is not None else "measured_unit"
+            self.note("measured_ignored", given, note=f"{given} was given without the other half "
+                      "(measured and measured_unit go together), so no measured speed is judged")  # fmt: skip
+            self.resolve(measured=None, measured_unit=None)
         fit_layout(self)
         if self.tp > self.gpus_per_node:
             self.note(

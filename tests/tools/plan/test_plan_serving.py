@@ -232,3 +232,15 @@ def test_a_context_window_sizes_the_kv_cache_while_each_request_prefills_its_pro
     assert h["max_batch_per_replica"] == f["max_batch_per_replica"]  # the same KV memory per request
     assert h["ttft_s"] < 2 < f["ttft_s"]  # prefilling 1,000 tokens vs 130,772
     assert any(a["key"] == "context_tokens" for a in held["assumptions"])
+
+
+def test_a_card_whose_fewest_gpus_split_no_heads_is_no_fit_said_not_an_error():
+    # Qwen2-57B-A14B has 28 attention heads: bf16 on 24 GB cards needs 8 per replica, and 8 does not divide 28
+    # (engines refuse that tensor-parallel size), so the card gets no layout, with the reason; int4 still plans
+    from tools import registry
+
+    out = registry.call("plan_serving", {"model": "Qwen2-57B-A14B", "gpus": ["NVIDIA A10 24GB"]})
+    by = {c["precision"]: c for c in out["candidates"]}
+    assert by["bf16"]["n_gpus"] == 0 and by["bf16"]["unmet"] == ["fit"]
+    assert "28 attention heads" in by["bf16"]["note"]
+    assert by["int4"]["n_gpus"] >= 1
