@@ -89,6 +89,8 @@ def advisor(tmp_path_factory):
 @example(first="A100", second="700亿参数0卡1B token0.000001B")  # a size label once printed as 1e-06B
 @example(first="A100", second="99999999999卡0.000001BQwen2.5-72B")  # a size no model has, inside a name
 @example(first="A100700亿参数0卡", second="呢")
+@example(first="并发 64？H800H800how long", second="呢")  # a time part with no token count: asked, not a crash
+@example(first="NaN卡时∞0.000001B20元/卡时", second="并发 64")  # the follow-up's time part lost its tokens
 @example(
     first="0.000001B并发 64", second="A100"
 )  # a calculator's refusal states its own limits (0.01B to 100,000B)  # digits glued to a card's name are no model size

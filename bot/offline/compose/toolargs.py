@@ -6,6 +6,7 @@ from typing import Any
 
 from bot.offline.say.render import money, num
 from tools.catalog.prices import source_title
+from tools.errors import InvalidInput
 from tools.money.run_cost import eur_rate, usd_rate
 
 
@@ -63,6 +64,12 @@ def training_args(s: dict[str, Any]) -> dict[str, Any]:
 
 def run_args(s: dict[str, Any], method: str) -> dict[str, Any]:
     """The training run that `time` and `precision_speedup` both price: model, GPUs, tokens, method, sequence."""
+    if s.get("tokens") is None:  # a run with no token count (a part the frame did not fill): asked, not assumed
+        raise InvalidInput(
+            "How many tokens will the training run see? Give them, e.g. '1B tokens' or '10亿 token'.",
+            "训练要跑多少 token？请给出数量，例如“1B token”或“10亿 token”。",
+            field="tokens",
+        )
     args = {"model": s["model"], "gpu": s["gpu"], "n_gpus": n_of(s, 8), "tokens": int(s["tokens"]), "method": method}
     if s.get("seq_len"):
         args["seq_len"] = s["seq_len"]
