@@ -6,24 +6,11 @@ tests/corpus/real/fresh_s11_asks11a.yaml."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from asking import row
 
 from bot.offline.understand.request.reader import read
 from bot.offline.understand.request.verdicts import clauses
-
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def _real(row_id: str) -> str:
-    spec = importlib.util.spec_from_file_location("real_corpus", ROOT / "tests" / "corpus" / "real.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    row = next(r for r in module.rows() if r["id"] == row_id)
-    assert not module.held_out(row_id)  # development rows only
-    return row["text"]
 
 
 @pytest.mark.parametrize(
@@ -45,8 +32,8 @@ def test_the_sentence_form_marks_a_choice_or_a_yes_no(text, kinds):
 def test_yes_no_sentences_that_weigh_two_setups_ask_for_a_choice():
     # the fresh gh-chinese-llama-alpaca-332 and dev gh-ms-swift-8488: two setups, each asked "enough?"
     assert "choose" in read("继续微调的话，能否在1张4090 24GB上完成呢，如果不行2张3090 24GB是否可以").asks
-    assert "choose" in read(_real("gh-ms-swift-8488")).asks
-    assert "choose" in read(_real("gh-llamachinese-338")).asks  # "两张A100/A800 80G足够吗": either card
+    assert "choose" in read(row("gh-ms-swift-8488")).asks
+    assert "choose" in read(row("gh-llamachinese-338")).asks  # "两张A100/A800 80G足够吗": either card
     # one setup said twice (a title repeated in the body) weighs nothing
     assert (
         "choose"

@@ -6,19 +6,7 @@ asked, under the headline, from the fits the answer computed (`compose/sizes/ver
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def _real(row_id: str) -> str:
-    spec = importlib.util.spec_from_file_location("real_corpus", ROOT / "tests" / "corpus" / "real.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    row = next(r for r in module.rows() if r["id"] == row_id)
-    assert not module.held_out(row_id)  # development rows only
-    return row["text"]
+from asking import row
 
 
 def _verdicts(answer: str) -> list[str]:
@@ -50,7 +38,7 @@ def test_each_setup_asked_gets_its_yes_or_no_in_the_order_asked(advisor):
 
 def test_training_and_serving_asked_of_two_setups_get_a_verdict_each(advisor):
     # gh-ms-swift-8488: "微调8卡a800够吗 … 推理 … 8卡4090够吗": the serving fit is run on the model the answer sized
-    lines = _verdicts(advisor.ask(_real("gh-ms-swift-8488")).answer)
+    lines = _verdicts(advisor.ask(row("gh-ms-swift-8488")).answer)
     assert len(lines) == 2
     assert "8卡a800" in lines[0] and "全参训练" in lines[0] and "**不行。**" in lines[0]
     assert "8卡4090" in lines[1] and "部署" in lines[1] and "**不行。**" in lines[1]
@@ -58,7 +46,7 @@ def test_training_and_serving_asked_of_two_setups_get_a_verdict_each(advisor):
 
 def test_either_card_of_an_alternative_gets_its_verdict_for_each_job_sized(advisor):
     # gh-llamachinese-338: "两张A100/A800 80G足够吗？" beside 微调与推理: serving fits on both, full training on neither
-    lines = _verdicts(advisor.ask(_real("gh-llamachinese-338")).answer)
+    lines = _verdicts(advisor.ask(row("gh-llamachinese-338")).answer)
     body = "\n".join(lines)
     assert body.count("**可以。**部署 Llama-3-70B") == 2
     assert body.count("**不行。**全参训练 Llama-3-70B") == 2
@@ -67,7 +55,7 @@ def test_either_card_of_an_alternative_gets_its_verdict_for_each_job_sized(advis
 
 def test_a_choice_keeps_its_pick_first_and_the_yes_no_lines_follow_the_headline(advisor):
     # gh-yi-55: "单卡3090或4090能跑吗？": the pick (int4 on one card) leads, each card's bf16 verdict follows
-    t = advisor.ask(_real("gh-yi-55"))
+    t = advisor.ask(row("gh-yi-55"))
     assert t.answer.startswith("**选 ")
     assert "int4" in t.answer.split("\n\n")[0]
     lines = _verdicts(t.answer)
